@@ -1,0 +1,55 @@
+#pragma once
+// The options every statistic shares, and how they become engine inputs.
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "progress_bar.hpp"
+#include "twobody/box.hpp"
+#include "twobody/engine.hpp"
+#include "twobody/io.hpp"
+#include "twobody/statistics.hpp"
+#include "twobody/table.hpp"
+
+namespace twobody::cli {
+
+struct CommonOptions {
+  std::string data, data2;
+  std::string columns, columns2;
+  int weight_column = 0;
+  std::string bins_file;
+  std::optional<double> rmin, rmax;
+  std::size_t nbins = 0;
+  bool log_bins = false;
+  std::vector<double> box;
+  bool wrap = false;
+  std::string backend = "auto";
+  int threads = 0;
+  std::string output;
+  std::string format = "csv";
+  bool explain = false;
+  std::size_t max_pairs = std::size_t(1) << 31;
+};
+
+struct Features {
+  bool second_set = true;
+  bool weights = true;
+  bool box = true;
+  bool box_required = false;
+  const char* columns_default = "";  // e.g. "1,2" for RA, Dec
+  const char* variable = "r";        // the binned variable's name in help texts
+};
+
+void add_common_options(CLI::App& app, CommonOptions& o, const Features& f);
+
+// Points from a file or a built-in catalogue ("builtin:clustered-sky", see builtin_catalogs.hpp).
+PointSet load_points(const std::string& spec, const std::string& columns, int weight_column,
+                     const char* columns_default);
+Binning make_binning(const CommonOptions& o, const char* variable);
+std::optional<Box> make_box(const CommonOptions& o, int dim);
+RunOptions make_run_options(const CommonOptions& o, ProgressBar& bar);
+void emit(const Table& t, const CommonOptions& o);
+
+}  // namespace twobody::cli

@@ -1,0 +1,170 @@
+// The twobody command line: one subcommand per statistic, each a thin layer that reads points,
+// builds the statistic's declaration through the library and writes its table.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <iostream>
+#include <new>
+
+#include "common_options.hpp"
+#include "twobody/error.hpp"
+#include "twobody/generate.hpp"
+#include "twobody/io.hpp"
+#include "twobody/statistics.hpp"
+
+using namespace twobody;
+using namespace twobody::cli;
+
+namespace {
+
+struct Loaded {
+  PointSet a, b;
+  bool cross = false;
+};
+
+Loaded load_sets(const CommonOptions& o, const Features& f) {
+  Loaded l;
+  l.a = load_points(o.data, o.columns, o.weight_column, f.columns_default);
+  if (!o.data2.empty()) {
+    l.b = load_points(o.data2, o.columns2.empty() ? o.columns : o.columns2, o.weight_column, f.columns_default);
+    l.cross = true;
+  }
+  return l;
+}
+
+void maybe_explain(const CommonOptions& o, const Statistic& s, const PointSet& a, const PointSet* b) {
+  if (o.explain) std::cerr << explain(s, a, b, {o.backend, o.threads, {}, o.max_pairs}) << '\n';
+}
+
+void finish(BinnedResult r, const CommonOptions& o, ProgressBar& bar) {
+  bar.finish();
+  emit(binned_table(r), o);
+}
+
+void add_generate(CLI::App& app) {
+  auto* g = app.add_subcommand("generate", "write a test catalogue (uniform or clustered)");
+  static std::string kind, output, cluster = "soneira-peebles";
+  static std::size_t n = 100000;
+  static int dim = 3;
+  static double side = 1000.0;
+  static std::uint64_t seed = 1;
+  static bool sky = false;
+  static ClusterOptions c;
+  g->add_option("kind", kind, "uniform | clustered")->required()->check(CLI::IsMember({"uniform", "clustered"}));
+  g->add_option("-n,--npoints", n, "number of points")->check(CLI::PositiveNumber);
+  g->add_option("--dim", dim, "dimension (box catalogues)")->check(CLI::Range(1, kMaxDim));
+  g->add_option("--box", side, "box side; points lie in [0, side)^dim")->check(CLI::PositiveNumber);
+  g->add_flag("--sky", sky, "points on the sphere, written as RA Dec in degrees");
+  g->add_option("--seed", seed, "random seed (same seed, same catalogue)");
+  g->add_option("--cluster", cluster, "soneira-peebles | blobs")->check(CLI::IsMember({"soneira-peebles", "blobs"}));
+  g->add_option("--blobs", c.blobs, "blobs: number of Gaussian blobs");
+  g->add_option("--sigma", c.sigma, "blobs: width, fraction of the side (radians on the sky)");
+  g->add_option("--eta", c.eta, "soneira-peebles: sub-clusters per level");
+  g->add_option("--lambda", c.lambda, "soneira-peebles: radius ratio between levels");
+  g->add_option("--levels", c.levels, "soneira-peebles: levels");
+  g->add_option("--radius", c.radius, "soneira-peebles: top radius, fraction of the side (radians on the sky)");
+  g->add_option("-o,--output", output, "output file (.npy for NumPy, otherwise text)")->required();
+  g->callback([&] {
+    c.kind = cluster == "blobs" ? ClusterOptions::Kind::GaussianBlobs : ClusterOptions::Kind::SoneiraPeebles;
+    PointSet p = kind == "uniform" ? (sky ? generate_uniform_sky(n, seed) : generate_uniform_box(n, dim, side, seed))
+                                   : (sky ? generate_clustered_sky(n, c, seed)
+                                          : generate_clustered_box(n, dim, side, c, seed));
+    write_points(output, p);
+  });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"twobody: exact 2-body statistics (pair counts, histograms, correlation functions) on CPU and GPU"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string(kVersion));
+
+  CommonOptions o;
+  ProgressBar bar;
+
+  auto* sdh_cmd = app.add_subcommand("sdh", "spatial distance histogram of one point set");
+  const Features sdh_f{.second_set = false, .weights = false, .box = false};
+  add_common_options(*sdh_cmd, o, sdh_f);
+  sdh_cmd->callback([&] {
+    PointSet a = load_points(o.data, o.columns, 0, "");
+    // Without --rmax, SDH spans the whole data set: nbins from 0 to its bounding-box diagonal.
+    const Binning bins = (!o.bins_file.empty() || o.rmax) ? make_binning(o, "r")
+                         : sdh_default_binning(a, o.nbins ? o.nbins : 256);
+    Statistic s{Traversal::Auto, Metric::Euclidean, {}, bins, OutputKind::Histogram, false};
+    maybe_explain(o, s, a, nullptr);
+    finish(sdh(a, bins, make_run_options(o, bar)), o, bar);
+  });
+
+  auto* pc_cmd = app.add_subcommand("paircount", "DD(r) pair counts, auto or cross, open or periodic");
+  const Features pc_f{};
+  add_common_options(*pc_cmd, o, pc_f);
+  pc_cmd->callback([&] {
+    Loaded l = load_sets(o, pc_f);
+    const Binning bins = make_binning(o, "r");
+    auto box = make_box(o, l.a.dim());
+    if (box && o.wrap) {
+      wrap_into_box(l.a, *box);
+      if (l.cross) wrap_into_box(l.b, *box);
+    }
+    const bool weighted = o.weight_column > 0;
+    Statistic s{l.cross ? Traversal::Cross : Traversal::Auto, box ? Metric::Periodic : Metric::Euclidean,
+                box.value_or(Box{}), bins, OutputKind::Histogram, weighted};
+    maybe_explain(o, s, l.a, l.cross ? &l.b : nullptr);
+    finish(paircount(l.a, l.cross ? &l.b : nullptr, bins, box, weighted, make_run_options(o, bar)), o, bar);
+  });
+
+  auto* rdf_cmd = app.add_subcommand("rdf", "radial distribution function g(r) in a periodic box");
+  const Features rdf_f{.weights = false, .box_required = true};
+  add_common_options(*rdf_cmd, o, rdf_f);
+  rdf_cmd->callback([&] {
+    Loaded l = load_sets(o, rdf_f);
+    const Binning bins = make_binning(o, "r");
+    const Box box = *make_box(o, l.a.dim());
+    if (o.wrap) {
+      wrap_into_box(l.a, box);
+      if (l.cross) wrap_into_box(l.b, box);
+    }
+    Statistic s{l.cross ? Traversal::Cross : Traversal::Auto, Metric::Periodic, box, bins, OutputKind::Histogram, false};
+    maybe_explain(o, s, l.a, l.cross ? &l.b : nullptr);
+    finish(rdf(l.a, l.cross ? &l.b : nullptr, bins, box, make_run_options(o, bar)), o, bar);
+  });
+
+  auto* ang_cmd = app.add_subcommand("angular", "DD(theta) pair counts on the sphere from RA, Dec (degrees)");
+  const Features ang_f{.box = false, .columns_default = "1,2", .variable = "theta (degrees)"};
+  add_common_options(*ang_cmd, o, ang_f);
+  ang_cmd->callback([&] {
+    Loaded l = load_sets(o, ang_f);
+    const Binning bins = make_binning(o, "theta (degrees)");
+    const bool weighted = o.weight_column > 0;
+    if (o.explain) {
+      const PointSet ua = sky_to_unit_vectors(l.a);
+      const PointSet ub = l.cross ? sky_to_unit_vectors(l.b) : PointSet();
+      Statistic s{l.cross ? Traversal::Cross : Traversal::Auto, Metric::Angular, {}, bins, OutputKind::Histogram, weighted};
+      maybe_explain(o, s, ua, l.cross ? &ub : nullptr);
+    }
+    finish(angular(l.a, l.cross ? &l.b : nullptr, bins, weighted, make_run_options(o, bar)), o, bar);
+  });
+
+  add_generate(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  } catch (const Error& e) {
+    bar.finish();
+    std::cerr << "twobody: error: " << e.what() << '\n';
+    return e.exit_code();
+  } catch (const std::bad_alloc&) {
+    bar.finish();
+    std::cerr << "twobody: error: out of memory (the input or the requested output is too large for this machine)\n";
+    return static_cast<int>(ErrorKind::Resource);
+  } catch (const std::exception& e) {
+    bar.finish();
+    std::cerr << "twobody: internal error: " << e.what() << '\n';
+    return 1;
+  }
+  return 0;
+}

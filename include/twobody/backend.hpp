@@ -1,0 +1,36 @@
+#pragma once
+// The interface every backend implements. The planner hands a backend a validated Plan; the
+// backend owns everything about how pairs are visited and reduced on its hardware.
+#include <memory>
+#include <string>
+
+#include "twobody/bins.hpp"
+#include "twobody/engine.hpp"
+
+namespace twobody {
+
+struct Plan {
+  const Statistic* stat = nullptr;
+  const PointSet* a = nullptr;
+  const PointSet* b = nullptr;  // equals a for Auto traversal
+  KeyEdges edges;               // binning mapped to key space (range for Reduction/PairList)
+  int threads = 1;
+  std::size_t max_pairs = 0;
+  std::function<void(double)> progress;
+  std::string explanation;
+  bool is_auto() const { return stat->traversal == Traversal::Auto; }
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  virtual std::string device() const = 0;
+  virtual Result run(const Plan& plan) = 0;
+};
+
+std::unique_ptr<Backend> make_cpu_backend();
+// Null when the library was built without CUDA or no CUDA device is visible.
+std::unique_ptr<Backend> make_cuda_backend();
+
+}  // namespace twobody

@@ -1,0 +1,13 @@
+#pragma once
+// TWOBODY_HD marks code that runs on the host and, when compiled by nvcc, on the device: pair
+// functions and bin lookup are written once and shared by both backends.
+#if defined(__CUDACC__)
+#define TWOBODY_HD __host__ __device__ __forceinline__
+#else
+#define TWOBODY_HD inline
+#endif
+
+namespace twobody {
+inline constexpr int kMaxDim = 8;
+inline constexpr const char* kVersion = "0.1.0";
+}  // namespace twobody

@@ -1,0 +1,126 @@
+#pragma once
+// What a pair produces on the CPU backend. Each thread owns one sink (output privatisation, seed
+// 000 section 4.3, the CPU form of it), fills it without synchronisation and merges it once.
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "twobody/bins.hpp"
+#include "twobody/result.hpp"
+
+namespace twobody::cpu {
+
+struct PairWeights {
+  const double* a = nullptr;  // null when unweighted
+  const double* b = nullptr;
+};
+
+class HistogramSink {
+ public:
+  HistogramSink(const KeyEdges& e, PairWeights w)
+      : e_(e.padded.data()), nbins_(e.nbins), steps_(e.steps), w_(w),
+        counts_(e.nbins, 0), wsum_(w.a ? e.nbins : 0, 0.0) {}
+
+  template <class NaturalOf>
+  void consume(std::size_t i, std::size_t j0, const double* keys, std::size_t n, const NaturalOf&) {
+    for (std::size_t t = 0; t < n; ++t) {
+      const int k = find_bin(e_, nbins_, steps_, keys[t]);
+      if (k < 0) continue;
+      ++counts_[k];
+      if (w_.a) wsum_[k] += w_.a[i] * w_.b[j0 + t];
+    }
+  }
+  void merge_into(Result& r) const {
+    if (r.counts.empty()) {
+      r.counts.assign(counts_.size(), 0);
+      r.weighted.assign(wsum_.size(), 0.0);
+    }
+    for (std::size_t k = 0; k < counts_.size(); ++k) r.counts[k] += counts_[k];
+    for (std::size_t k = 0; k < wsum_.size(); ++k) r.weighted[k] += wsum_[k];
+  }
+
+ private:
+  const double* e_;
+  int nbins_, steps_;
+  PairWeights w_;
+  std::vector<std::uint64_t> counts_;
+  std::vector<double> wsum_;
+};
+
+// Type I: one total in registers per thread.
+class ReductionSink {
+ public:
+  ReductionSink(const KeyEdges& e, PairWeights w) : lo_(e.lo()), hi_(e.hi()), w_(w) {}
+
+  template <class NaturalOf>
+  void consume(std::size_t i, std::size_t j0, const double* keys, std::size_t n, const NaturalOf&) {
+    std::uint64_t c = 0;
+    for (std::size_t t = 0; t < n; ++t) c += (keys[t] >= lo_) & (keys[t] < hi_);
+    count_ += c;
+    if (w_.a) {
+      double s = 0;
+      for (std::size_t t = 0; t < n; ++t)
+        if (keys[t] >= lo_ && keys[t] < hi_) s += w_.b[j0 + t];
+      wsum_ += w_.a[i] * s;
+    }
+  }
+  void merge_into(Result& r) const {
+    if (r.counts.empty()) {
+      r.counts.assign(1, 0);
+      r.weighted.assign(w_.a ? 1 : 0, 0.0);
+    }
+    r.counts[0] += count_;
+    if (w_.a) r.weighted[0] += wsum_;
+  }
+
+ private:
+  double lo_, hi_;
+  PairWeights w_;
+  std::uint64_t count_ = 0;
+  double wsum_ = 0;
+};
+
+// Type III: each thread appends to its own list; lists are concatenated and sorted by (i, j).
+class PairListSink {
+ public:
+  PairListSink(const KeyEdges& e, std::size_t max_pairs) : lo_(e.lo()), hi_(e.hi()), max_(max_pairs) {}
+
+  template <class NaturalOf>
+  void consume(std::size_t i, std::size_t j0, const double* keys, std::size_t n, const NaturalOf& nat) {
+    for (std::size_t t = 0; t < n; ++t)
+      if (keys[t] >= lo_ && keys[t] < hi_) pairs_.push_back({i, j0 + t, nat(keys[t])});
+    overflow_ = overflow_ || pairs_.size() > max_;
+  }
+  bool overflow() const { return overflow_; }
+  std::size_t size() const { return pairs_.size(); }
+  void merge_into(Result& r) const { r.pairs.insert(r.pairs.end(), pairs_.begin(), pairs_.end()); }
+
+ private:
+  double lo_, hi_;
+  std::size_t max_;
+  bool overflow_ = false;
+  std::vector<PairRecord> pairs_;
+};
+
+// Dense matrix: threads write disjoint cells of one shared matrix, so nothing is merged.
+class MatrixSink {
+ public:
+  MatrixSink(double* m, std::size_t cols, bool symmetric) : m_(m), cols_(cols), symmetric_(symmetric) {}
+
+  template <class NaturalOf>
+  void consume(std::size_t i, std::size_t j0, const double* keys, std::size_t n, const NaturalOf& nat) {
+    for (std::size_t t = 0; t < n; ++t) {
+      const double v = nat(keys[t]);
+      m_[i * cols_ + j0 + t] = v;
+      if (symmetric_) m_[(j0 + t) * cols_ + i] = v;
+    }
+  }
+  void merge_into(Result&) const {}
+
+ private:
+  double* m_;
+  std::size_t cols_;
+  bool symmetric_;
+};
+
+}  // namespace twobody::cpu

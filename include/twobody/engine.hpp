@@ -1,0 +1,32 @@
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <string>
+
+#include "twobody/points.hpp"
+#include "twobody/result.hpp"
+#include "twobody/statistic.hpp"
+
+namespace twobody {
+
+struct RunOptions {
+  std::string backend = "auto";  // auto | cpu | cuda
+  int threads = 0;               // CPU threads; 0: all available
+  // Called with the fraction done, from one thread, often; the callee rate-limits its display.
+  std::function<void(double)> progress;
+  // Pair lists larger than this are refused with Error(Resource) instead of exhausting memory.
+  std::size_t max_pairs = std::size_t(1) << 31;
+};
+
+// Validates the statistic against the points, plans it and runs it on a backend.
+// `b` is the second set for Cross traversal and must be null for Auto.
+Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt = {});
+
+// The plan the engine would run, as text (the CLI's --explain).
+std::string explain(const Statistic& stat, const PointSet& a, const PointSet* b,
+                    const RunOptions& opt = {});
+
+// Backends compiled into this library ("cpu", and "cuda" when built with CUDA).
+std::vector<std::string> available_backends();
+
+}  // namespace twobody

@@ -1,0 +1,31 @@
+#pragma once
+// Test catalogues, deterministic for a given seed on every platform (the generator and its
+// transforms are our own, not the implementation-defined std:: distributions).
+#include <cstdint>
+
+#include "twobody/points.hpp"
+
+namespace twobody {
+
+// n points uniform in [0, side)^dim.
+PointSet generate_uniform_box(std::size_t n, int dim, double side, std::uint64_t seed);
+// n points uniform on the sphere, as (RA, Dec) in degrees.
+PointSet generate_uniform_sky(std::size_t n, std::uint64_t seed);
+
+struct ClusterOptions {
+  enum class Kind { GaussianBlobs, SoneiraPeebles } kind = Kind::SoneiraPeebles;
+  std::size_t blobs = 32;   // Gaussian blobs: number of blobs
+  double sigma = 0.02;      // Gaussian blobs: width as a fraction of the side (or radians on the sky)
+  int eta = 4;              // Soneira–Peebles: sub-clusters per cluster
+  double lambda = 2.2;      // Soneira–Peebles: radius ratio between levels
+  int levels = 6;           // Soneira–Peebles: depth of the hierarchy
+  double radius = 0.25;     // Soneira–Peebles: top-level radius, fraction of the side (radians on the sky)
+};
+
+// Clustered points in a periodic box [0, side)^dim (positions wrapped into the box).
+PointSet generate_clustered_box(std::size_t n, int dim, double side, const ClusterOptions& c,
+                                std::uint64_t seed);
+// Clustered points on the sphere, as (RA, Dec) in degrees.
+PointSet generate_clustered_sky(std::size_t n, const ClusterOptions& c, std::uint64_t seed);
+
+}  // namespace twobody

@@ -1,0 +1,52 @@
+#pragma once
+// A point set in structure-of-arrays form: one contiguous float64 array per coordinate, so that
+// kernels load a coordinate of consecutive points with unit stride (seed 000, section 4.1).
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "twobody/config.hpp"
+
+namespace twobody {
+
+class PointSet {
+ public:
+  PointSet() = default;
+  PointSet(int dim, std::size_t n);
+
+  int dim() const noexcept { return dim_; }
+  std::size_t size() const noexcept { return n_; }
+  bool empty() const noexcept { return n_ == 0; }
+
+  std::span<double> coord(int d) { return {coords_[d].data(), n_}; }
+  std::span<const double> coord(int d) const { return {coords_[d].data(), n_}; }
+
+  // Optional per-point weight (pair weight w_i * w_j) and integer region label (jackknife).
+  bool has_weights() const noexcept { return !weights_.empty(); }
+  std::span<const double> weights() const { return weights_; }
+  void set_weights(std::vector<double> w);
+  bool has_regions() const noexcept { return !regions_.empty(); }
+  std::span<const std::int32_t> regions() const { return regions_; }
+  void set_regions(std::vector<std::int32_t> r);
+
+  // float32 copy of coordinate d, made on first use, for fast kernels that bound their rounding.
+  std::span<const float> float_view(int d) const;
+
+  void push_back(std::span<const double> x);
+  // Throws Error(Input) naming `source` and the 1-based point if any coordinate is NaN or Inf.
+  void check_finite(const std::string& source) const;
+  // Concatenation A ∪ B (same dimension); weights kept when both have them.
+  static PointSet concat(const PointSet& a, const PointSet& b);
+
+ private:
+  int dim_ = 0;
+  std::size_t n_ = 0;
+  std::vector<std::vector<double>> coords_;
+  std::vector<double> weights_;
+  std::vector<std::int32_t> regions_;
+  mutable std::vector<std::vector<float>> float_;
+};
+
+}  // namespace twobody

@@ -1,0 +1,35 @@
+#pragma once
+// A statistic is a declaration handed to the engine: which pairs (traversal), what a pair is worth
+// (metric / pair function), how values are reduced (binning + output kind). Kernels, threads,
+// privatised histograms and output buffers live once, in the backends.
+#include "twobody/binning.hpp"
+#include "twobody/box.hpp"
+
+namespace twobody {
+
+// Auto: one set, each unordered pair i<j once. Cross: two sets, every (i, j).
+enum class Traversal { Auto, Cross };
+
+// Euclidean and Periodic take 1..kMaxDim coordinates; Angular takes unit vectors (x, y, z).
+enum class Metric { Euclidean, Periodic, Angular };
+
+// Seed 000's output types plus the dense matrix:
+//   Reduction (type I): pairs with value in [lo, hi) counted (and weighted) into one total;
+//   Histogram (type II): one count (and weighted sum) per bin;
+//   PairList (type III): every pair with value in [lo, hi), as (i, j, value);
+//   Matrix: the value of every pair (i, j), n1 x n2 (n x n, symmetric, for auto).
+enum class OutputKind { Reduction, Histogram, PairList, Matrix };
+
+struct Statistic {
+  Traversal traversal = Traversal::Auto;
+  Metric metric = Metric::Euclidean;
+  Box box;          // Periodic only
+  Binning binning;  // Histogram bins; Reduction and PairList use its range [lo, hi)
+  OutputKind output = OutputKind::Histogram;
+  bool weighted = false;  // add w_i * w_j per pair (both sets need weights)
+};
+
+const char* to_string(Metric m);
+const char* to_string(OutputKind k);
+
+}  // namespace twobody

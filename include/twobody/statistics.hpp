@@ -1,0 +1,56 @@
+#pragma once
+// The statistics twobody ships. Each is a small declaration handed to the engine (see
+// src/statistics/), plus the post-processing its users expect (g(r) normalisation, ...).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "twobody/binning.hpp"
+#include "twobody/box.hpp"
+#include "twobody/engine.hpp"
+#include "twobody/points.hpp"
+#include "twobody/result.hpp"
+
+namespace twobody {
+
+struct NamedColumn {
+  std::string name;
+  std::vector<double> values;
+};
+
+// A binned statistic: the bins, the engine's raw result (npairs, weighted sums) and derived
+// per-bin columns (e.g. g(r)).
+struct BinnedResult {
+  Binning binning;
+  Result raw;
+  std::vector<NamedColumn> derived;
+};
+
+// Spatial distance histogram of one set (seed 000): counts of distinct pairs per distance bin.
+BinnedResult sdh(const PointSet& points, const Binning& bins, const RunOptions& opt = {});
+// SDH's default bins: nbins equal bins from 0 to the diagonal of the points' bounding box (just
+// above it, so that the farthest pair is counted).
+Binning sdh_default_binning(const PointSet& points, std::size_t nbins);
+
+// DD(r): pair counts, auto (b == nullptr) or cross, open space or periodic box.
+BinnedResult paircount(const PointSet& a, const PointSet* b, const Binning& bins,
+                       const std::optional<Box>& box, bool weighted, const RunOptions& opt = {});
+
+// g(r) in a periodic box: pair counts over the ideal-gas count in each shell,
+// N(N-1)/2 · V_shell/V (auto) or N_A N_B · V_shell/V (cross). Columns: npairs, expected, g_r.
+BinnedResult rdf(const PointSet& a, const PointSet* b, const Binning& bins, const Box& box,
+                 const RunOptions& opt = {});
+// Volume of the D-dimensional shell lo <= r < hi.
+double shell_volume(int dim, double lo, double hi);
+
+// DD(θ) on the sphere from (RA, Dec) in degrees; θ bins in degrees.
+BinnedResult angular(const PointSet& radec_a, const PointSet* radec_b, const Binning& bins,
+                     bool weighted, const RunOptions& opt = {});
+// (RA, Dec) in degrees -> unit vectors (cos Dec cos RA, cos Dec sin RA, sin Dec); weights kept.
+// Throws Error(Input) for |Dec| > 90.
+PointSet sky_to_unit_vectors(const PointSet& radec);
+
+// Wraps every coordinate into [0, L) (the CLI's --wrap).
+void wrap_into_box(PointSet& p, const Box& box);
+
+}  // namespace twobody

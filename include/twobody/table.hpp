@@ -1,0 +1,39 @@
+#pragma once
+// Output tables: named columns written as CSV (with a header), JSON (columns plus metadata) or an
+// aligned text table for a terminal.
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "twobody/statistics.hpp"
+
+namespace twobody {
+
+struct TableColumn {
+  std::string name;
+  std::variant<std::vector<std::uint64_t>, std::vector<double>> values;
+};
+
+struct Table {
+  std::vector<TableColumn> columns;
+  nlohmann::json meta = nlohmann::json::object();
+  std::size_t rows() const;
+};
+
+enum class TableFormat { Csv, Json, Text };
+TableFormat parse_table_format(const std::string& name);
+
+// Columns lo, hi, npairs, [wnpairs], then the derived columns; meta from the run.
+Table binned_table(const BinnedResult& r);
+// Columns i, j, value (0-based point indices).
+Table pair_list_table(const Result& r, const std::string& value_name);
+// The run's metadata: version, backend, device, N, wall time, pairs per second.
+nlohmann::json run_metadata(const Result& r);
+
+void write_table(std::ostream& out, const Table& t, TableFormat f);
+
+}  // namespace twobody

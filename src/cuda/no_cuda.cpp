@@ -1,0 +1,6 @@
+// Built when CUDA is off at configure time: the engine then offers the CPU backend only.
+#include "twobody/backend.hpp"
+
+namespace twobody {
+std::unique_ptr<Backend> make_cuda_backend() { return nullptr; }
+}  // namespace twobody

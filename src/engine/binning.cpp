@@ -1,0 +1,119 @@
+#include "twobody/binning.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+
+#include "twobody/bins.hpp"
+#include "twobody/error.hpp"
+#include "twobody/statistic.hpp"
+
+namespace twobody {
+
+Binning Binning::from_edges(std::vector<double> e) {
+  if (e.size() < 2) throw_config("binning needs at least one bin (two edges)");
+  for (std::size_t k = 0; k < e.size(); ++k) {
+    if (!std::isfinite(e[k])) throw_config(fmt::format("bin edge {} is not finite", k));
+    if (e[k] < 0) throw_config(fmt::format("bin edge {} is negative ({})", k, e[k]));
+    if (k > 0 && !(e[k] > e[k - 1]))
+      throw_config(fmt::format("bin edges must increase strictly: edge {} ({}) follows {}", k, e[k],
+                               e[k - 1]));
+  }
+  return Binning(std::move(e));
+}
+
+Binning Binning::linear(double lo, double hi, std::size_t n) {
+  if (n == 0) throw_config("the number of bins must be positive");
+  if (!(hi > lo)) throw_config(fmt::format("rmax ({}) must exceed rmin ({})", hi, lo));
+  std::vector<double> e(n + 1);
+  // Each edge from lo and hi directly (not by accumulation), and the last is hi exactly.
+  for (std::size_t k = 0; k <= n; ++k) e[k] = lo + (hi - lo) * static_cast<double>(k) / n;
+  e[n] = hi;
+  return from_edges(std::move(e));
+}
+
+Binning Binning::logarithmic(double lo, double hi, std::size_t n) {
+  if (n == 0) throw_config("the number of bins must be positive");
+  if (!(lo > 0)) throw_config(fmt::format("logarithmic bins need rmin > 0, not {}", lo));
+  if (!(hi > lo)) throw_config(fmt::format("rmax ({}) must exceed rmin ({})", hi, lo));
+  std::vector<double> e(n + 1);
+  const double a = std::log10(lo), b = std::log10(hi);
+  for (std::size_t k = 0; k <= n; ++k) e[k] = std::pow(10.0, a + (b - a) * static_cast<double>(k) / n);
+  e[0] = lo;
+  e[n] = hi;
+  return from_edges(std::move(e));
+}
+
+Binning Binning::from_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw_input(fmt::format("{}: cannot open bin file", path));
+  std::vector<double> e;
+  std::string line;
+  std::size_t lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    const auto hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    std::istringstream ss(line);
+    double lo, hi;
+    if (!(ss >> lo)) continue;  // blank line
+    std::string rest;
+    if (!(ss >> hi) || (ss >> rest))
+      throw_input(fmt::format("{}:{}: a bin line needs two numbers, 'lo hi'", path, lineno));
+    if (!std::isfinite(lo) || !std::isfinite(hi))
+      throw_input(fmt::format("{}:{}: bin edges must be finite", path, lineno));
+    if (e.empty()) {
+      e.push_back(lo);
+    } else if (lo != e.back()) {
+      throw_config(fmt::format("{}:{}: bin starts at {} but the previous bin ends at {}", path,
+                               lineno, lo, e.back()));
+    }
+    e.push_back(hi);
+  }
+  if (e.empty()) throw_input(fmt::format("{}: the bin file holds no bins", path));
+  try {
+    return from_edges(std::move(e));
+  } catch (const Error& err) {
+    throw Error(err.kind(), fmt::format("{}: {}", path, err.what()));
+  }
+}
+
+KeyEdges KeyEdges::from_keys(std::vector<double> keys) {
+  for (std::size_t k = 1; k < keys.size(); ++k)
+    if (!(keys[k] > keys[k - 1]))
+      throw_config(fmt::format("bin edges {} and {} coincide after mapping to the pair function's "
+                               "key (too close to tell apart in float64)", k - 1, k));
+  KeyEdges e;
+  e.nbins = static_cast<int>(keys.size()) - 1;
+  std::size_t p = 1;
+  e.steps = 0;
+  while (p < keys.size()) {
+    p *= 2;
+    ++e.steps;
+  }
+  e.padded = std::move(keys);
+  e.padded.resize(p, HUGE_VAL);
+  return e;
+}
+
+const char* to_string(Metric m) {
+  switch (m) {
+    case Metric::Euclidean: return "euclidean";
+    case Metric::Periodic: return "periodic";
+    case Metric::Angular: return "angular";
+  }
+  return "?";
+}
+
+const char* to_string(OutputKind k) {
+  switch (k) {
+    case OutputKind::Reduction: return "reduction";
+    case OutputKind::Histogram: return "histogram";
+    case OutputKind::PairList: return "pair list";
+    case OutputKind::Matrix: return "matrix";
+  }
+  return "?";
+}
+
+}  // namespace twobody

@@ -1,0 +1,55 @@
+#include <chrono>
+#include <fmt/format.h>
+
+#include "engine/planner.hpp"
+#include "twobody/backend.hpp"
+#include "twobody/error.hpp"
+
+namespace twobody {
+
+namespace {
+
+std::unique_ptr<Backend> select_backend(const std::string& name) {
+  if (name == "cpu") return make_cpu_backend();
+  if (name == "cuda") {
+    auto b = make_cuda_backend();
+    if (!b)
+      throw Error(ErrorKind::Backend,
+                  "the cuda backend was requested but this build has no CUDA support or no CUDA "
+                  "device is visible");
+    return b;
+  }
+  if (name == "auto") {
+    if (auto b = make_cuda_backend()) return b;
+    return make_cpu_backend();
+  }
+  throw_config(fmt::format("unknown backend '{}' (auto, cpu or cuda)", name));
+}
+
+}  // namespace
+
+Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt) {
+  Plan plan = make_plan(stat, a, b, opt);
+  auto backend = select_backend(opt.backend);
+  const auto t0 = std::chrono::steady_clock::now();
+  Result r = backend->run(plan);
+  r.info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.info.backend = backend->name();
+  r.info.device = backend->device();
+  r.info.plan = fmt::format("backend: {} ({})\n{}", r.info.backend, r.info.device, plan.explanation);
+  return r;
+}
+
+std::string explain(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt) {
+  Plan plan = make_plan(stat, a, b, opt);
+  auto backend = select_backend(opt.backend);
+  return fmt::format("backend: {} ({})\n{}", backend->name(), backend->device(), plan.explanation);
+}
+
+std::vector<std::string> available_backends() {
+  std::vector<std::string> v{"cpu"};
+  if (make_cuda_backend()) v.emplace_back("cuda");
+  return v;
+}
+
+}  // namespace twobody

@@ -1,0 +1,112 @@
+// The planner: validates a statistic against its points, maps the binning to key space and
+// writes down what will run and why (the CLI's --explain).
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <omp.h>
+
+#include "twobody/backend.hpp"
+#include "twobody/cpu/tiled_traversal.hpp"
+#include "twobody/custom.hpp"
+#include "twobody/error.hpp"
+#include "twobody/metric_dispatch.hpp"
+#include "engine/planner.hpp"
+
+namespace twobody {
+
+namespace {
+
+void check_inside_box(const PointSet& p, const Box& box, const char* which) {
+  for (int d = 0; d < p.dim(); ++d) {
+    const auto x = p.coord(d);
+    for (std::size_t i = 0; i < x.size(); ++i)
+      if (!(x[i] >= 0.0 && x[i] < box.length[d]))
+        throw_input(fmt::format("{} point {} lies outside the periodic box [0, {}) in coordinate "
+                                "{} (value {}); pass --wrap to wrap points into the box",
+                                which, i + 1, box.length[d], d + 1, x[i]));
+  }
+}
+
+double physical_memory_bytes() {
+  return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+}
+
+}  // namespace
+
+Plan make_plan_base(const Statistic& s, const PointSet& a, const PointSet* b, const RunOptions& opt,
+                    int dim) {
+  const bool is_auto = s.traversal == Traversal::Auto;
+  if (is_auto && b) throw_config("auto traversal takes one point set; use cross for two");
+  if (!is_auto && !b) throw_config("cross traversal needs a second point set");
+  if (a.empty()) throw_input("the point set is empty");
+  if (b && b->empty()) throw_input("the second point set is empty");
+  if (b && b->dim() != a.dim())
+    throw_config(fmt::format("the two point sets have {} and {} coordinates", a.dim(), b->dim()));
+  if (a.dim() != dim)
+    throw_config(fmt::format("the pair function takes {}-D points, the data are {}-D", dim, a.dim()));
+  if (s.weighted && (!a.has_weights() || (b && !b->has_weights())))
+    throw_config("weighted counts need a weight for every point of both sets");
+  if (s.output != OutputKind::Matrix && s.binning.nbins() == 0)
+    throw_config("the statistic has no bins");
+
+  const PointSet& bb = b ? *b : a;
+  if (s.output == OutputKind::Matrix) {
+    const double bytes = 8.0 * static_cast<double>(a.size()) * static_cast<double>(bb.size());
+    if (bytes > 0.8 * physical_memory_bytes())
+      throw Error(ErrorKind::Resource,
+                  fmt::format("a {} x {} matrix needs {:.1f} GiB, more than this machine's memory "
+                              "({:.1f} GiB)", a.size(), bb.size(), bytes / (1 << 30),
+                              physical_memory_bytes() / (1 << 30)));
+  }
+
+  Plan p;
+  p.stat = &s;
+  p.a = &a;
+  p.b = &bb;
+  p.threads = opt.threads > 0 ? opt.threads : omp_get_max_threads();
+  p.max_pairs = opt.max_pairs;
+  p.progress = opt.progress;
+  const std::size_t tile = cpu::choose_tile(std::max(a.size(), bb.size()), p.threads);
+  p.explanation = fmt::format(
+      "traversal {}: {} x {} points, {} distinct pairs\n"
+      "output: {}{}\n"
+      "cpu path: brute-force tiles of {} x {} points, {} threads, dynamic schedule, "
+      "per-thread private outputs merged once",
+      is_auto ? "auto (each unordered pair once)" : "cross (every (i, j))", a.size(), bb.size(),
+      cpu::pair_total(a.size(), bb.size(), is_auto), to_string(s.output),
+      s.output == OutputKind::Matrix ? std::string()
+                                     : fmt::format(" over {} bin(s) [{}, {})", s.binning.nbins(),
+                                                   s.binning.lo(), s.binning.hi()),
+      tile, tile, p.threads);
+  return p;
+}
+
+Plan make_plan(const Statistic& s, const PointSet& a, const PointSet* b, const RunOptions& opt) {
+  int dim = a.dim();
+  if (s.metric == Metric::Angular && a.dim() != 3)
+    throw_config(fmt::format("angular separations need unit vectors (3 coordinates), not {}-D "
+                             "points; RA/Dec are converted by the angular statistic", a.dim()));
+  if (dim < 1 || dim > kMaxDim)
+    throw_config(fmt::format("{}-D points are not supported (1 to {})", dim, kMaxDim));
+  Plan p = make_plan_base(s, a, b, opt, dim);
+  if (s.metric == Metric::Periodic) {
+    if (s.box.dim != dim)
+      throw_config(fmt::format("the box has {} sides but the points have {} coordinates", s.box.dim, dim));
+    check_inside_box(a, s.box, b ? "first set:" : "");
+    if (b) check_inside_box(*b, s.box, "second set:");
+    if (s.output != OutputKind::Matrix && s.binning.hi() > 0.5 * s.box.min_length())
+      throw_config(fmt::format("rmax {} exceeds half the periodic box ({}): the minimum image is "
+                               "only unique up to L/2", s.binning.hi(), 0.5 * s.box.min_length()));
+  }
+  if (s.metric == Metric::Angular && s.output != OutputKind::Matrix && s.binning.hi() > 180.0)
+    throw_config(fmt::format("angular bins end at {} degrees, beyond 180", s.binning.hi()));
+  if (s.output != OutputKind::Matrix)
+    p.edges = visit_pair_function(s, dim, [&](const auto& f) { return KeyEdges::make(s.binning, f); });
+  p.explanation = fmt::format("metric: {} {}-D{}, binned on {}\n{}", to_string(s.metric), dim,
+                              s.metric == Metric::Periodic ? " in box " + s.box.describe() : "",
+                              s.metric == Metric::Angular ? "-cos(theta) edges" : "squared edges",
+                              p.explanation);
+  return p;
+}
+
+}  // namespace twobody

@@ -1,0 +1,69 @@
+#include "twobody/points.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+
+#include "twobody/error.hpp"
+
+namespace twobody {
+
+PointSet::PointSet(int dim, std::size_t n) : dim_(dim), n_(n), coords_(dim, std::vector<double>(n)) {
+  if (dim < 1 || dim > kMaxDim)
+    throw_config(fmt::format("points must have 1 to {} coordinates, not {}", kMaxDim, dim));
+  float_.resize(dim);
+}
+
+void PointSet::set_weights(std::vector<double> w) {
+  if (!w.empty() && w.size() != n_)
+    throw_input(fmt::format("{} weights given for {} points", w.size(), n_));
+  weights_ = std::move(w);
+}
+
+void PointSet::set_regions(std::vector<std::int32_t> r) {
+  if (!r.empty() && r.size() != n_)
+    throw_input(fmt::format("{} region labels given for {} points", r.size(), n_));
+  regions_ = std::move(r);
+}
+
+std::span<const float> PointSet::float_view(int d) const {
+  auto& f = float_[d];
+  if (f.size() != n_) f.assign(coords_[d].begin(), coords_[d].end());
+  return f;
+}
+
+void PointSet::push_back(std::span<const double> x) {
+  if (static_cast<int>(x.size()) != dim_)
+    throw_input(fmt::format("point with {} coordinates added to a {}-D set", x.size(), dim_));
+  for (int d = 0; d < dim_; ++d) coords_[d].push_back(x[d]);
+  ++n_;
+  for (auto& f : float_) f.clear();
+}
+
+void PointSet::check_finite(const std::string& source) const {
+  for (std::size_t i = 0; i < n_; ++i)
+    for (int d = 0; d < dim_; ++d)
+      if (!std::isfinite(coords_[d][i]))
+        throw_input(fmt::format("{}: point {} has a non-finite coordinate {} ({})", source, i + 1,
+                                d + 1, coords_[d][i]));
+  for (std::size_t i = 0; i < weights_.size(); ++i)
+    if (!std::isfinite(weights_[i]))
+      throw_input(fmt::format("{}: point {} has a non-finite weight", source, i + 1));
+}
+
+PointSet PointSet::concat(const PointSet& a, const PointSet& b) {
+  if (a.dim() != b.dim())
+    throw_config(fmt::format("cannot join a {}-D and a {}-D point set", a.dim(), b.dim()));
+  PointSet c(a.dim(), a.size() + b.size());
+  for (int d = 0; d < a.dim(); ++d) {
+    std::copy(a.coords_[d].begin(), a.coords_[d].end(), c.coords_[d].begin());
+    std::copy(b.coords_[d].begin(), b.coords_[d].end(), c.coords_[d].begin() + a.size());
+  }
+  if (a.has_weights() && b.has_weights()) {
+    std::vector<double> w(a.weights_);
+    w.insert(w.end(), b.weights_.begin(), b.weights_.end());
+    c.set_weights(std::move(w));
+  }
+  return c;
+}
+
+}  // namespace twobody

@@ -1,0 +1,39 @@
+#pragma once
+// A file's numeric columns before they become points; each reader fills one.
+#include <cmath>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "twobody/error.hpp"
+
+namespace twobody {
+
+struct RawTable {
+  int ncols = 0;
+  std::size_t rows = 0;
+  std::vector<std::vector<double>> cols;  // cols[c-1][row]
+  std::vector<std::size_t> line_of_row;   // text files: the 1-based line of each row
+  std::string row_word = "point";
+
+  const std::vector<double>& column(int c) const { return cols[c - 1]; }
+
+  void check_finite(int c, const std::string& path) const {
+    const auto& v = column(c);
+    for (std::size_t r = 0; r < v.size(); ++r)
+      if (!std::isfinite(v[r])) {
+        if (!line_of_row.empty())
+          throw_input(fmt::format("{}:{}: non-finite value '{}' in column {}", path, line_of_row[r], v[r], c));
+        throw_input(fmt::format("{}: {} {} has a non-finite value '{}' in column {}", path, row_word, r + 1, v[r], c));
+      }
+  }
+};
+
+std::string read_whole_file(const std::string& path);
+RawTable read_text(const std::string& path);
+RawTable read_npy(const std::string& path);
+RawTable read_fast_food(const std::string& path);
+
+}  // namespace twobody

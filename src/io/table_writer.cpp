@@ -1,0 +1,105 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "twobody/error.hpp"
+#include "twobody/table.hpp"
+
+namespace twobody {
+
+std::size_t Table::rows() const {
+  if (columns.empty()) return 0;
+  return std::visit([](const auto& v) { return v.size(); }, columns.front().values);
+}
+
+TableFormat parse_table_format(const std::string& name) {
+  if (name == "csv") return TableFormat::Csv;
+  if (name == "json") return TableFormat::Json;
+  if (name == "table" || name == "text") return TableFormat::Text;
+  throw_config(fmt::format("unknown output format '{}' (csv, json or table)", name));
+}
+
+nlohmann::json run_metadata(const Result& r) {
+  return {{"version", kVersion},
+          {"backend", r.info.backend},
+          {"device", r.info.device},
+          {"threads", r.info.threads},
+          {"wall_seconds", r.info.seconds},
+          {"pairs_evaluated", r.info.pairs_evaluated},
+          {"pairs_per_second", r.pairs_per_second()}};
+}
+
+Table binned_table(const BinnedResult& r) {
+  Table t;
+  std::vector<double> lo, hi;
+  for (std::size_t k = 0; k < r.binning.nbins(); ++k) {
+    lo.push_back(r.binning.lo(k));
+    hi.push_back(r.binning.hi(k));
+  }
+  t.columns.push_back({"lo", lo});
+  t.columns.push_back({"hi", hi});
+  t.columns.push_back({"npairs", r.raw.counts});
+  if (!r.raw.weighted.empty()) t.columns.push_back({"wnpairs", r.raw.weighted});
+  for (const auto& c : r.derived) t.columns.push_back({c.name, c.values});
+  t.meta = run_metadata(r.raw);
+  return t;
+}
+
+Table pair_list_table(const Result& r, const std::string& value_name) {
+  Table t;
+  std::vector<std::uint64_t> i, j;
+  std::vector<double> v;
+  for (const auto& p : r.pairs) {
+    i.push_back(p.i);
+    j.push_back(p.j);
+    v.push_back(p.value);
+  }
+  t.columns = {{"i", std::move(i)}, {"j", std::move(j)}, {value_name, std::move(v)}};
+  t.meta = run_metadata(r);
+  return t;
+}
+
+namespace {
+
+std::string cell(const TableColumn& c, std::size_t row) {
+  if (const auto* u = std::get_if<std::vector<std::uint64_t>>(&c.values)) return fmt::format("{}", (*u)[row]);
+  // Shortest representation that reads back to the same double.
+  return fmt::format("{}", std::get<std::vector<double>>(c.values)[row]);
+}
+
+}  // namespace
+
+void write_table(std::ostream& out, const Table& t, TableFormat f) {
+  const std::size_t n = t.rows();
+  if (f == TableFormat::Json) {
+    nlohmann::json j = t.meta;
+    nlohmann::json cols = nlohmann::json::object();
+    for (const auto& c : t.columns) std::visit([&](const auto& v) { cols[c.name] = v; }, c.values);
+    j["columns"] = cols;
+    out << j.dump(2) << '\n';
+    return;
+  }
+  if (f == TableFormat::Csv) {
+    for (std::size_t c = 0; c < t.columns.size(); ++c) out << (c ? "," : "") << t.columns[c].name;
+    out << '\n';
+    for (std::size_t r = 0; r < n; ++r) {
+      for (std::size_t c = 0; c < t.columns.size(); ++c) out << (c ? "," : "") << cell(t.columns[c], r);
+      out << '\n';
+    }
+    return;
+  }
+  std::vector<std::size_t> width;
+  for (const auto& c : t.columns) {
+    std::size_t w = c.name.size();
+    for (std::size_t r = 0; r < n; ++r) w = std::max(w, cell(c, r).size());
+    width.push_back(w);
+  }
+  for (std::size_t c = 0; c < t.columns.size(); ++c) out << fmt::format("{:>{}}  ", t.columns[c].name, width[c]);
+  out << '\n';
+  for (std::size_t r = 0; r < n; ++r) {
+    for (std::size_t c = 0; c < t.columns.size(); ++c) out << fmt::format("{:>{}}  ", cell(t.columns[c], r), width[c]);
+    out << '\n';
+  }
+}
+
+}  // namespace twobody

@@ -1,0 +1,30 @@
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "twobody/statistics.hpp"
+
+namespace twobody {
+
+Binning sdh_default_binning(const PointSet& p, std::size_t nbins) {
+  double diag2 = 0;
+  for (int d = 0; d < p.dim(); ++d) {
+    const auto x = p.coord(d);
+    const auto [lo, hi] = std::minmax_element(x.begin(), x.end());
+    diag2 += (*hi - *lo) * (*hi - *lo);
+  }
+  // The farthest pair sits exactly at the diagonal at most; the last edge must lie above it.
+  const double top = std::nextafter(std::sqrt(diag2) * (1 + 1e-12), std::numeric_limits<double>::infinity());
+  return Binning::linear(0.0, top > 0 ? top : 1.0, nbins);
+}
+
+BinnedResult sdh(const PointSet& points, const Binning& bins, const RunOptions& opt) {
+  Statistic s;
+  s.traversal = Traversal::Auto;
+  s.metric = Metric::Euclidean;
+  s.binning = bins;
+  s.output = OutputKind::Histogram;
+  return {bins, run(s, points, nullptr, opt), {}};
+}
+
+}  // namespace twobody
