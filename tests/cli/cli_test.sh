@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# End-to-end tests of the twobody command line: every bad input gets its exit code and a message
+# that says what is wrong; good inputs give the documented columns. Prints "N passed, N failed".
+set -u
+tb=$1
+shared=${2:-}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+pass=0
+fail=0
+
+# expect CODE REGEX -- command...: exit status CODE and stderr matching REGEX.
+expect() {
+  local code=$1 regex=$2
+  shift 3
+  local err
+  err=$("$@" 2>&1 >/dev/null)
+  local rc=$?
+  if [[ $rc -eq $code && $err =~ $regex ]]; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1))
+    echo "FAIL: $* -> exit $rc (want $code), stderr: $err (want /$regex/)"
+  fi
+}
+check() {  # check DESCRIPTION COMMAND: passes when COMMAND succeeds
+  local what=$1
+  shift
+  if eval "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $what"; fi
+}
+
+printf '1 2 3\n4 5 6\n7 nan 9\n' >"$work/nan.txt"
+printf '1 2 3\n4 5 6\n7 8\n' >"$work/cols.txt"
+: >"$work/empty.txt"
+printf '1 2 3\n4 5 6\n12 1 1\n' >"$work/outside.txt"
+printf '0.1 0.2\n0.2 0.2\n' >"$work/flat_bins.txt"
+printf -- '-1 0.2\n0.2 0.5\n' >"$work/neg_bins.txt"
+printf '1 2 3 4 5 6 7 8 9\n2 3 4 5 6 7 8 9 1\n' >"$work/nine.txt"
+printf '10 20\n30 95\n' >"$work/baddec.txt"
+
+expect 3 'nan.txt:3' -- "$tb" paircount --data "$work/nan.txt" --rmax 5 --nbins 4
+expect 3 'cols.txt:3: 2 columns' -- "$tb" paircount --data "$work/cols.txt" --rmax 5 --nbins 4
+expect 3 'empty' -- "$tb" paircount --data "$work/empty.txt" --rmax 5 --nbins 4
+expect 3 'no such file' -- "$tb" paircount --data "$work/missing.txt" --rmax 5 --nbins 4
+expect 3 'outside the periodic box.*--wrap' -- "$tb" paircount --data "$work/outside.txt" --box 10 --rmax 5 --nbins 4
+expect 0 '' -- "$tb" paircount --data "$work/outside.txt" --box 10 --wrap --rmax 5 --nbins 4
+expect 4 'increase strictly' -- "$tb" paircount --data "$work/outside.txt" --bins "$work/flat_bins.txt"
+expect 4 'negative' -- "$tb" paircount --data "$work/outside.txt" --bins "$work/neg_bins.txt"
+expect 4 'exceeds half the periodic box' -- "$tb" rdf --data "$work/outside.txt" --box 20 --rmax 10.5 --nbins 4
+expect 4 'at most 8' -- "$tb" paircount --data "$work/nine.txt" --rmax 5 --nbins 4
+expect 4 'RA and Dec' -- "$tb" angular --data "$work/nine.txt" --columns 1,2,3 --rmax 5 --nbins 4
+expect 3 'declination 95' -- "$tb" angular --data "$work/baddec.txt" --rmax 5 --nbins 4
+expect 4 'rmax .* must exceed rmin' -- "$tb" paircount --data "$work/outside.txt" --rmin 3 --rmax 2 --nbins 4
+expect 4 'bins are needed' -- "$tb" paircount --data "$work/outside.txt"
+expect 2 'not expected|unrecognized' -- "$tb" paircount --data "$work/outside.txt" --rmax 5 --nbins 4 --bogus
+expect 2 'required' -- "$tb" paircount --rmax 5 --nbins 4
+expect 2 '' -- "$tb" paircount --data "$work/outside.txt" --rmax 5 --nbins 0
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  expect 6 'cuda backend was requested' -- "$tb" paircount --data "$work/outside.txt" --rmax 5 --nbins 4 --backend cuda
+fi
+
+# Good runs: generated catalogues through every statistic, CSV header and JSON metadata.
+"$tb" generate uniform -n 3000 --box 50 --seed 3 -o "$work/box.txt"
+"$tb" generate clustered --sky -n 3000 --seed 3 -o "$work/sky.npy"
+check "paircount csv header" "\"$tb\" paircount --data \"$work/box.txt\" --box 50 --rmax 10 --nbins 5 | head -1 | grep -qx 'lo,hi,npairs'"
+check "paircount bins rows" "[ \$(\"$tb\" paircount --data \"$work/box.txt\" --rmax 10 --nbins 5 | wc -l) -eq 6 ]"
+check "rdf columns" "\"$tb\" rdf --data \"$work/box.txt\" --box 50 --rmax 10 --nbins 5 | head -1 | grep -qx 'lo,hi,npairs,expected,g_r'"
+check "sdh total pairs" "[ \$(\"$tb\" sdh --data \"$work/box.txt\" --nbins 64 | awk -F, 'NR>1{s+=\$3} END{print s}') -eq 4498500 ]"
+check "angular npy json metadata" "\"$tb\" angular --data \"$work/sky.npy\" --rmin 0.1 --rmax 10 --nbins 5 --log --format json -o \"$work/a.json\" && python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j[\"backend\"] and j[\"pairs_evaluated\"]==4498500 and j[\"pairs_per_second\"]>0 and len(j[\"columns\"][\"npairs\"])==5 and j[\"version\"]' \"$work/a.json\""
+check "cross with data2" "[ \$(\"$tb\" paircount --data \"$work/box.txt\" --data2 \"$work/box.txt\" --rmax 100 --nbins 1 | tail -1 | cut -d, -f3) -eq 9000000 ]"
+check "weights column" "\"$tb\" paircount --data \"$work/outside.txt\" --weights-column 3 --columns 1,2 --rmax 20 --nbins 2 | head -1 | grep -qx 'lo,hi,npairs,wnpairs'"
+check "explain" "\"$tb\" angular --data builtin:uniform-sky:500 --rmax 10 --nbins 3 --explain 2>&1 >/dev/null | grep -q 'traversal auto'"
+check "builtin clustered sky table" "\"$tb\" angular --data builtin:clustered-sky:2000 --rmin 0.01 --rmax 10 --nbins 4 --log --format table | head -1 | grep -q npairs"
+check "no progress bar off a terminal" "[ -z \"\$(\"$tb\" sdh --data \"$work/box.txt\" --nbins 8 2>&1 >/dev/null)\" ]"
+if [[ -n "$shared" && -f "$shared/Mr19_mock_northonly.rdcz.ff" ]]; then
+  check "shared mock angular first bin" "[ \$(\"$tb\" angular --data \"$shared/Mr19_mock_northonly.rdcz.ff\" --bins \"$shared/angular_bins_corrfunc.txt\" | sed -n 2p | cut -d, -f3) -eq 1468 ]"
+fi
+
+echo "cli: $pass passed, $fail failed"
+[[ $fail -eq 0 ]]

@@ -1,0 +1,50 @@
+#pragma once
+// Fresh random inputs for every run: the seed comes from the clock and is printed with any failure.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <random>
+
+#include "oracle/brute_force.hpp"
+#include "twobody/points.hpp"
+
+namespace testing_support {
+
+inline std::uint64_t fresh_seed() {
+  static const std::uint64_t base = static_cast<std::uint64_t>(
+      std::chrono::high_resolution_clock::now().time_since_epoch().count());
+  static std::uint64_t k = 0;
+  return base + 7919 * (k++);
+}
+
+inline twobody::PointSet to_pointset(const oracle::Points& p) {
+  twobody::PointSet s(p.dim, p.x.size());
+  for (std::size_t i = 0; i < p.x.size(); ++i)
+    for (int d = 0; d < p.dim; ++d) s.coord(d)[i] = p.x[i][d];
+  if (!p.w.empty()) s.set_weights(p.w);
+  return s;
+}
+
+inline oracle::Points uniform_points(std::size_t n, int dim, double lo, double hi, std::mt19937_64& rng,
+                                     bool weights = false) {
+  std::uniform_real_distribution<double> u(lo, hi), uw(0.5, 2.0);
+  oracle::Points p;
+  p.dim = dim;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<double> x(dim);
+    for (auto& v : x) v = u(rng);
+    p.x.push_back(x);
+    if (weights) p.w.push_back(uw(rng));
+  }
+  return p;
+}
+
+inline oracle::Points sky_points(std::size_t n, std::mt19937_64& rng, double dec_lo = -90, double dec_hi = 90) {
+  std::uniform_real_distribution<double> ura(0, 360), uz(std::sin(dec_lo * M_PI / 180), std::sin(dec_hi * M_PI / 180));
+  oracle::Points p;
+  p.dim = 2;
+  for (std::size_t i = 0; i < n; ++i) p.x.push_back({ura(rng), std::asin(uz(rng)) * 180 / M_PI});
+  return p;
+}
+
+}  // namespace testing_support
