@@ -21,6 +21,12 @@ struct Plan {
   bool is_auto() const { return stat->traversal == Traversal::Auto; }
 };
 
+// Distinct pairs a traversal evaluates: n(n-1)/2 for auto, na·nb for cross.
+inline std::uint64_t pair_total(std::size_t na, std::size_t nb, bool is_auto) {
+  return is_auto ? static_cast<std::uint64_t>(na) * (na ? na - 1 : 0) / 2
+                 : static_cast<std::uint64_t>(na) * nb;
+}
+
 class Backend {
  public:
   virtual ~Backend() = default;

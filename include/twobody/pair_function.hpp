@@ -31,7 +31,7 @@ struct Euclidean {
     return s;
   }
   double key_of(double r) const { return r * r; }
-  double natural_of(double k) const { return std::sqrt(k); }
+  TWOBODY_HD double natural_of(double k) const { return sqrt(k); }
 };
 
 // Minimum image in an orthorhombic box: dx = a - b, then dx -= L if dx > L/2, dx += L if
@@ -42,6 +42,7 @@ struct PeriodicEuclidean {
   double length[D > 0 ? D : 1];
   double half[D > 0 ? D : 1];
 
+  PeriodicEuclidean() = default;
   explicit PeriodicEuclidean(const Box& box) {
     for (int d = 0; d < D; ++d) {
       length[d] = box.length[d];
@@ -60,7 +61,7 @@ struct PeriodicEuclidean {
     return s;
   }
   double key_of(double r) const { return r * r; }
-  double natural_of(double k) const { return std::sqrt(k); }
+  TWOBODY_HD double natural_of(double k) const { return sqrt(k); }
 };
 
 // Angular separation of unit vectors (x, y, z) made from RA/Dec: key = −(a·b) = −cos θ, so a
@@ -72,9 +73,9 @@ struct AngularSeparation {
     return -(a[0] * b[0] + a[1] * b[1] + a[2] * b[2]);
   }
   double key_of(double theta_deg) const { return -std::cos(theta_deg * (std::numbers::pi / 180.0)); }
-  double natural_of(double k) const {
+  TWOBODY_HD double natural_of(double k) const {
     const double c = k < -1.0 ? 1.0 : (k > 1.0 ? -1.0 : -k);
-    return std::acos(c) * (180.0 / std::numbers::pi);
+    return acos(c) * 57.295779513082320876798154814105;  // 180/π
   }
 };
 

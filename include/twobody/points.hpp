@@ -25,10 +25,10 @@ class PointSet {
 
   // Optional per-point weight (pair weight w_i * w_j) and integer region label (jackknife).
   bool has_weights() const noexcept { return !weights_.empty(); }
-  std::span<const double> weights() const { return weights_; }
+  std::span<const double> weights() const { return {weights_.data(), weights_.size()}; }
   void set_weights(std::vector<double> w);
   bool has_regions() const noexcept { return !regions_.empty(); }
-  std::span<const std::int32_t> regions() const { return regions_; }
+  std::span<const std::int32_t> regions() const { return {regions_.data(), regions_.size()}; }
   void set_regions(std::vector<std::int32_t> r);
 
   // float32 copy of coordinate d, made on first use, for fast kernels that bound their rounding.

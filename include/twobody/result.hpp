@@ -19,6 +19,7 @@ struct RunInfo {
   int threads = 0;
   double seconds = 0;                // kernel wall time, excluding file parsing
   std::uint64_t pairs_evaluated = 0;  // distinct pairs whose value was computed
+  std::uint64_t pairs_settled_fp64 = 0;  // fast path: pairs re-evaluated in float64 near an edge
   std::string plan;                  // the planner's explanation
 };
 

@@ -73,7 +73,7 @@ Plan make_plan_base(const Statistic& s, const PointSet& a, const PointSet* b, co
       "cpu path: brute-force tiles of {} x {} points, {} threads, dynamic schedule, "
       "per-thread private outputs merged once",
       is_auto ? "auto (each unordered pair once)" : "cross (every (i, j))", a.size(), bb.size(),
-      cpu::pair_total(a.size(), bb.size(), is_auto), to_string(s.output),
+      pair_total(a.size(), bb.size(), is_auto), to_string(s.output),
       s.output == OutputKind::Matrix ? std::string()
                                      : fmt::format(" over {} bin(s) [{}, {})", s.binning.nbins(),
                                                    s.binning.lo(), s.binning.hi()),

@@ -26,7 +26,8 @@ nlohmann::json run_metadata(const Result& r) {
           {"threads", r.info.threads},
           {"wall_seconds", r.info.seconds},
           {"pairs_evaluated", r.info.pairs_evaluated},
-          {"pairs_per_second", r.pairs_per_second()}};
+          {"pairs_per_second", r.pairs_per_second()},
+          {"pairs_settled_fp64", r.info.pairs_settled_fp64}};
 }
 
 Table binned_table(const BinnedResult& r) {

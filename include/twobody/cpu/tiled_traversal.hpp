@@ -105,10 +105,4 @@ auto traverse(const PairFunction& f, const SoaView<D>& A, const SoaView<D>& B,
   return sinks;
 }
 
-// Distinct pairs a traversal evaluates.
-inline std::uint64_t pair_total(std::size_t na, std::size_t nb, bool is_auto) {
-  return is_auto ? static_cast<std::uint64_t>(na) * (na ? na - 1 : 0) / 2
-                 : static_cast<std::uint64_t>(na) * nb;
-}
-
 }  // namespace twobody::cpu

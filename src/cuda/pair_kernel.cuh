@@ -1,0 +1,237 @@
+#pragma once
+// The CUDA agent for reductions (type I), histograms (type II) and pair lists (type III).
+//
+// A persistent grid claims work items from a global counter. An item is a tile of kAnchors anchor
+// points (kThreads threads × kPerThread anchors each, held in registers) against a chunk of
+// kChunk partner points, staged through shared memory kThreads at a time (seed 000's Reg-SHM
+// tiling, with several anchors per thread so each partner read from shared memory feeds
+// kPerThread pairs). Auto traversal skips items entirely at or below the diagonal and checks
+// j > i only in items that cross it.
+//
+// Each pair's proxy is computed in float32 and classified against the guard bands; pairs inside a
+// band are settled with the float64 pair function and the float64 edges (fast_path.hpp). Histogram
+// counts go to `copies` privatised sub-histograms in shared memory (lane % copies, seed 000
+// Algorithm 4), which are summed and added to the global 64-bit histogram after every item, so
+// 32-bit shared counters never overflow.
+#include <cstdint>
+
+#include "twobody/fast_path.hpp"
+
+namespace twobody::cuda {
+
+constexpr int kThreads = 256;
+constexpr int kPerThread = 4;
+constexpr int kAnchors = kThreads * kPerThread;
+constexpr int kChunk = 2048;
+
+enum class OutputMode { Reduce, Histogram, PairList };
+
+struct DeviceSet {
+  const float* x[kMaxDim];
+  const double* x64[kMaxDim];
+  const double* w;
+  std::uint32_t n;
+};
+
+template <class Proxy, class Exact>
+struct PairKernelArgs {
+  DeviceSet A, B;
+  bool is_auto;
+  Proxy proxy;
+  Exact exact;
+  const float* guard_lo;   // nbins + 1
+  const float* guard_hi;   // nbins + 1
+  const double* edges64;   // nbins + 1 key edges
+  int nbins, steps, copies;
+  unsigned long long* counts;   // nbins (Reduce: 1)
+  double* wsums;                // nbins, when weighted
+  unsigned long long* settled;  // pairs re-evaluated in float64
+  unsigned long long* next_item;
+  unsigned long long n_items;
+  std::uint32_t chunks_per_row;
+  // Pair lists
+  unsigned long long* list_count;
+  unsigned long long list_capacity;
+  std::uint32_t* list_i;
+  std::uint32_t* list_j;
+  double* list_value;
+};
+
+template <int D, OutputMode Mode, bool Weighted, class Proxy, class Exact>
+__global__ void __launch_bounds__(kThreads) pair_kernel(const PairKernelArgs<Proxy, Exact> args) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  float* s_b = reinterpret_cast<float*>(smem);                          // [D][kThreads]
+  double* s_bw = reinterpret_cast<double*>(s_b + D * kThreads);         // [kThreads] if Weighted
+  float* s_lo = reinterpret_cast<float*>(s_bw + (Weighted ? kThreads : 0));
+  const int edge_stride = (args.nbins + 2) & ~1;  // keeps the doubles after the bands 8-byte aligned
+  float* s_hi = s_lo + edge_stride;
+  double* s_wh = reinterpret_cast<double*>(s_hi + edge_stride);  // [nbins] if Weighted histogram
+  unsigned* s_hist = reinterpret_cast<unsigned*>(s_wh + ((Weighted && Mode == OutputMode::Histogram) ? args.nbins : 0));
+  __shared__ unsigned long long s_item;
+
+  const int tid = threadIdx.x;
+  const int nb = args.nbins;
+  for (int k = tid; k <= nb; k += kThreads) {
+    s_lo[k] = args.guard_lo[k];
+    s_hi[k] = args.guard_hi[k];
+  }
+  if constexpr (Mode == OutputMode::Histogram) {
+    for (int k = tid; k < nb * args.copies; k += kThreads) s_hist[k] = 0;
+    if constexpr (Weighted)
+      for (int k = tid; k < nb; k += kThreads) s_wh[k] = 0.0;
+  }
+  unsigned* my_hist = s_hist + (tid % 32 % args.copies) * nb;
+  unsigned long long n_settled = 0, r_count = 0;
+  double r_wsum = 0.0;
+
+  // One accepted pair (bin k, anchor i, partner j).
+  auto accept = [&](int k, std::uint32_t i, std::uint32_t j, double wprod) {
+    if constexpr (Mode == OutputMode::Histogram) {
+      atomicAdd(&my_hist[k], 1u);
+      if constexpr (Weighted) atomicAdd(&s_wh[k], wprod);
+    } else if constexpr (Mode == OutputMode::Reduce) {
+      ++r_count;
+      if constexpr (Weighted) r_wsum += wprod;
+    } else {
+      double a64[D], b64[D];
+#pragma unroll
+      for (int d = 0; d < D; ++d) {
+        a64[d] = args.A.x64[d][i];
+        b64[d] = args.B.x64[d][j];
+      }
+      const unsigned long long slot = atomicAdd(args.list_count, 1ull);
+      if (slot < args.list_capacity) {
+        args.list_i[slot] = i;
+        args.list_j[slot] = j;
+        args.list_value[slot] = args.exact.natural_of(args.exact.key(a64, b64));
+      }
+    }
+  };
+  // The float64 rule, for pairs inside a guard band.
+  auto settle = [&](std::uint32_t i, std::uint32_t j) {
+    double a64[D], b64[D];
+#pragma unroll
+    for (int d = 0; d < D; ++d) {
+      a64[d] = args.A.x64[d][i];
+      b64[d] = args.B.x64[d][j];
+    }
+    ++n_settled;
+    return find_bin_unpadded(args.edges64, nb, args.steps, args.exact.key(a64, b64));
+  };
+
+  for (;;) {
+    __syncthreads();
+    if (tid == 0) s_item = atomicAdd(args.next_item, 1ull);
+    __syncthreads();
+    const unsigned long long item = s_item;
+    if (item >= args.n_items) break;
+    const std::uint32_t I = static_cast<std::uint32_t>(item / args.chunks_per_row);
+    const std::uint32_t J = static_cast<std::uint32_t>(item % args.chunks_per_row);
+    const std::uint32_t i0 = I * kAnchors;
+    const std::uint32_t j0 = J * kChunk;
+    const std::uint32_t j1 = min(j0 + kChunk, args.B.n);
+    if (args.is_auto && j1 <= i0 + 1) continue;  // every partner at or below every anchor
+
+    float a[kPerThread][D];
+    double wa[kPerThread];
+    std::uint32_t ia[kPerThread];
+#pragma unroll
+    for (int r = 0; r < kPerThread; ++r) {
+      ia[r] = i0 + r * kThreads + tid;
+      const bool ok = ia[r] < args.A.n;
+#pragma unroll
+      for (int d = 0; d < D; ++d) a[r][d] = ok ? args.A.x[d][ia[r]] : 0.f;
+      if constexpr (Weighted) wa[r] = ok ? args.A.w[ia[r]] : 0.0;
+    }
+    const bool anchors_full = i0 + kAnchors <= args.A.n;
+
+    for (std::uint32_t jt = j0; jt < j1; jt += kThreads) {
+      __syncthreads();
+      const std::uint32_t jl = jt + tid;
+      if (jl < j1) {
+#pragma unroll
+        for (int d = 0; d < D; ++d) s_b[d * kThreads + tid] = args.B.x[d][jl];
+        if constexpr (Weighted) s_bw[tid] = args.B.w[jl];
+      }
+      __syncthreads();
+      const int nj = min(static_cast<std::uint32_t>(kThreads), j1 - jt);
+      const bool full = anchors_full && nj == kThreads && (!args.is_auto || jt >= i0 + kAnchors);
+      if (full) {
+        // Every pair of this sub-tile is wanted: no index checks in the hot loop.
+#pragma unroll 4
+        for (int jj = 0; jj < kThreads; ++jj) {
+          float b[D];
+#pragma unroll
+          for (int d = 0; d < D; ++d) b[d] = s_b[d * kThreads + jj];
+#pragma unroll
+          for (int r = 0; r < kPerThread; ++r) {
+            int k = classify_proxy(s_lo, s_hi, nb, args.steps, args.proxy(a[r], b));
+            if (k == -2) k = settle(ia[r], jt + jj);
+            if (k >= 0) accept(k, ia[r], jt + jj, Weighted ? wa[r] * s_bw[jj] : 0.0);
+          }
+        }
+      } else {
+        for (int jj = 0; jj < nj; ++jj) {
+          float b[D];
+#pragma unroll
+          for (int d = 0; d < D; ++d) b[d] = s_b[d * kThreads + jj];
+          const std::uint32_t j = jt + jj;
+#pragma unroll
+          for (int r = 0; r < kPerThread; ++r) {
+            if (ia[r] >= args.A.n || (args.is_auto && j <= ia[r])) continue;
+            int k = classify_proxy(s_lo, s_hi, nb, args.steps, args.proxy(a[r], b));
+            if (k == -2) k = settle(ia[r], j);
+            if (k >= 0) accept(k, ia[r], j, Weighted ? wa[r] * s_bw[jj] : 0.0);
+          }
+        }
+      }
+    }
+
+    if constexpr (Mode == OutputMode::Histogram) {
+      __syncthreads();
+      for (int k = tid; k < nb; k += kThreads) {
+        unsigned long long c = 0;
+        for (int h = 0; h < args.copies; ++h) {
+          c += s_hist[h * nb + k];
+          s_hist[h * nb + k] = 0;
+        }
+        if (c) atomicAdd(&args.counts[k], c);
+        if constexpr (Weighted) {
+          if (s_wh[k] != 0.0) atomicAdd(&args.wsums[k], s_wh[k]);
+          s_wh[k] = 0.0;
+        }
+      }
+    }
+  }
+
+  // Per-thread totals: warp sums, then one atomic per warp.
+  for (int off = 16; off > 0; off >>= 1) {
+    n_settled += __shfl_down_sync(0xffffffffu, n_settled, off);
+    if constexpr (Mode == OutputMode::Reduce) {
+      r_count += __shfl_down_sync(0xffffffffu, r_count, off);
+      if constexpr (Weighted) r_wsum += __shfl_down_sync(0xffffffffu, r_wsum, off);
+    }
+  }
+  if (tid % 32 == 0) {
+    if (n_settled) atomicAdd(args.settled, n_settled);
+    if constexpr (Mode == OutputMode::Reduce) {
+      if (r_count) atomicAdd(&args.counts[0], r_count);
+      if constexpr (Weighted) atomicAdd(&args.wsums[0], r_wsum);
+    }
+  }
+}
+
+// Shared memory the kernel needs for a given shape.
+template <int D>
+std::size_t pair_kernel_smem(OutputMode mode, bool weighted, int nbins, int copies) {
+  std::size_t b = sizeof(float) * D * kThreads;
+  if (weighted) b += sizeof(double) * kThreads;
+  b += sizeof(float) * 2 * (((nbins + 1) + 1) & ~1);
+  if (mode == OutputMode::Histogram) {
+    if (weighted) b += sizeof(double) * nbins;
+    b += sizeof(unsigned) * nbins * copies;
+  }
+  return b;
+}
+
+}  // namespace twobody::cuda

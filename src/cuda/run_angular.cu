@@ -1,0 +1,5 @@
+#include "cuda/run_on_device.cuh"
+
+namespace twobody::cuda {
+template Result run_on_device(const AngularSeparation&, const Plan&);
+}  // namespace twobody::cuda

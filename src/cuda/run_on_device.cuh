@@ -1,0 +1,252 @@
+#pragma once
+// Host side of the CUDA backend for one pair function: uploads the points (float32 for the fast
+// path, float64 for the exact rule), builds the guard bands, sizes the privatised histograms and
+// the persistent grid from the device's properties, and runs the kernel for the output kind.
+// Instantiated per metric in run_*.cu, so the kernels compile in parallel.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include "cuda/cuda_check.hpp"
+#include "cuda/device_buffer.hpp"
+#include "cuda/fast_proxies.cuh"
+#include "cuda/matrix_kernel.cuh"
+#include "cuda/pair_kernel.cuh"
+#include "twobody/backend.hpp"
+
+namespace twobody::cuda {
+
+struct DeviceInfo {
+  int sms = 0;
+  std::size_t smem_optin = 0;
+  std::string name;
+};
+DeviceInfo device_info();
+
+// One point set on the device, float32 (shifted by `shift`) and float64 (as given).
+struct DevicePoints {
+  std::vector<DeviceBuffer<float>> f32;
+  std::vector<DeviceBuffer<double>> f64;
+  DeviceBuffer<double> w;
+  DeviceSet view{};
+
+  DevicePoints(const PointSet& p, const std::vector<double>& shift, bool weights) {
+    view.n = static_cast<std::uint32_t>(p.size());
+    std::vector<float> tmp(p.size());
+    for (int d = 0; d < p.dim(); ++d) {
+      const auto x = p.coord(d);
+      for (std::size_t i = 0; i < x.size(); ++i) tmp[i] = static_cast<float>(x[i] - shift[d]);
+      f32.emplace_back(tmp);
+      f64.emplace_back(std::vector<double>(x.begin(), x.end()));
+      view.x[d] = f32.back().get();
+      view.x64[d] = f64.back().get();
+    }
+    if (weights) {
+      w = DeviceBuffer<double>(std::vector<double>(p.weights().begin(), p.weights().end()));
+      view.w = w.get();
+    }
+  }
+};
+
+// Sub-histogram copies: as many as fit in a third of the shared memory a block may use, up to
+// one per lane. (The seed's occupancy/collision model refines this choice; see issue 4.)
+inline int choose_copies(int nbins, std::size_t smem_budget) {
+  int copies = 32;
+  while (copies > 1 && static_cast<std::size_t>(copies) * nbins * sizeof(unsigned) > smem_budget / 3) copies /= 2;
+  return copies;
+}
+
+template <class F>
+Result run_pairs(const F& f, const Plan& plan) {
+  constexpr int D = F::dim;
+  using Fast = FastPath<F>;
+  const Statistic& s = *plan.stat;
+  const PointSet& A = *plan.a;
+  const PointSet& B = *plan.b;
+  if (A.size() >= (std::size_t(1) << 32) || B.size() >= (std::size_t(1) << 32))
+    throw Error(ErrorKind::Resource, "the CUDA backend takes at most 2^32 - 1 points per set");
+
+  // Shift to the centre of the joint range (distances) so float32 keeps the most bits.
+  std::vector<double> shift(D, 0.0);
+  typename Fast::Model model{};
+  if constexpr (Fast::shift) {
+    double M = 0, offset = 0;
+    for (int d = 0; d < D; ++d) {
+      double lo = HUGE_VAL, hi = -HUGE_VAL;
+      for (const PointSet* p : {&A, &B}) {
+        const auto x = p->coord(d);
+        const auto [mn, mx] = std::minmax_element(x.begin(), x.end());
+        lo = std::min(lo, *mn);
+        hi = std::max(hi, *mx);
+      }
+      shift[d] = 0.5 * (lo + hi);
+      M = std::max({M, std::abs(hi - shift[d]), std::abs(lo - shift[d])});
+      offset = std::max({offset, std::abs(lo), std::abs(hi)});
+    }
+    model.dim = D;
+    model.M = M;
+    model.offset = offset;
+    if (s.metric == Metric::Periodic) {
+      for (int d = 0; d < D; ++d) model.wrap = std::max(model.wrap, s.box.length[d]);
+    }
+  }
+
+  const bool weighted = s.weighted;
+  DevicePoints da(A, shift, weighted);
+  std::unique_ptr<DevicePoints> db_owner;
+  const DevicePoints* db = &da;
+  if (!plan.is_auto()) {
+    db_owner = std::make_unique<DevicePoints>(B, shift, weighted);
+    db = db_owner.get();
+  }
+
+  const GuardBands guard = make_guard_bands(plan.edges, model);
+  const int nb = plan.edges.nbins;
+  std::vector<double> e64(plan.edges.padded.begin(), plan.edges.padded.begin() + nb + 1);
+  DeviceBuffer<float> d_lo(guard.lo), d_hi(guard.hi);
+  DeviceBuffer<double> d_e64(e64);
+  const OutputMode mode = s.output == OutputKind::Reduction ? OutputMode::Reduce
+                          : s.output == OutputKind::PairList ? OutputMode::PairList
+                                                             : OutputMode::Histogram;
+  DeviceBuffer<unsigned long long> d_counts(mode == OutputMode::Histogram ? nb : 1);
+  DeviceBuffer<double> d_wsums(mode == OutputMode::Histogram ? nb : 1);
+  DeviceBuffer<unsigned long long> d_scalars(3);  // settled, next item, list count
+  d_counts.zero();
+  d_wsums.zero();
+
+  const DeviceInfo info = device_info();
+  const int copies = mode == OutputMode::Histogram ? choose_copies(nb, info.smem_optin) : 1;
+  const std::size_t smem = pair_kernel_smem<D>(mode, weighted, nb, copies);
+  if (smem > info.smem_optin)
+    throw Error(ErrorKind::Resource, std::to_string(nb) + " bins need " + std::to_string(smem) +
+                                                 " bytes of shared memory per block; the device allows " +
+                                                 std::to_string(info.smem_optin));
+
+  PairKernelArgs<typename Fast::Proxy, F> args{};
+  args.A = da.view;
+  args.B = db->view;
+  args.is_auto = plan.is_auto();
+  args.proxy = Fast::proxy(f);
+  args.exact = f;
+  args.guard_lo = d_lo.get();
+  args.guard_hi = d_hi.get();
+  args.edges64 = d_e64.get();
+  args.nbins = nb;
+  args.steps = plan.edges.steps;
+  args.copies = copies;
+  args.counts = d_counts.get();
+  args.wsums = d_wsums.get();
+  args.settled = d_scalars.get();
+  args.next_item = d_scalars.get() + 1;
+  args.list_count = d_scalars.get() + 2;
+  const std::uint64_t rows = (A.size() + kAnchors - 1) / kAnchors;
+  args.chunks_per_row = static_cast<std::uint32_t>((B.size() + kChunk - 1) / kChunk);
+  args.n_items = rows * args.chunks_per_row;
+
+  auto launch = [&](auto kernel) {
+    TWOBODY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    int per_sm = 0;
+    TWOBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem));
+    const int grid = std::max(1, per_sm) * info.sms;
+    TWOBODY_CUDA_CHECK(cudaMemset(d_scalars.get(), 0, 3 * sizeof(unsigned long long)));
+    kernel<<<grid, kThreads, smem>>>(args);
+    TWOBODY_CUDA_CHECK_LAUNCH("pair_kernel");
+    TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
+  };
+
+  Result r;
+  r.output = s.output;
+  using P = typename Fast::Proxy;
+  DeviceBuffer<std::uint32_t> li, lj;
+  DeviceBuffer<double> lv;
+  switch (mode) {
+    case OutputMode::Histogram:
+      weighted ? launch(pair_kernel<D, OutputMode::Histogram, true, P, F>)
+               : launch(pair_kernel<D, OutputMode::Histogram, false, P, F>);
+      break;
+    case OutputMode::Reduce:
+      weighted ? launch(pair_kernel<D, OutputMode::Reduce, true, P, F>)
+               : launch(pair_kernel<D, OutputMode::Reduce, false, P, F>);
+      break;
+    case OutputMode::PairList: {
+      // First pass with a modest buffer; the counter keeps counting past capacity, so a second
+      // pass (only when the first overflowed) gets an exact-size buffer.
+      std::size_t capacity = std::min<std::size_t>(plan.max_pairs, std::max<std::size_t>(A.size(), 1 << 20));
+      for (int pass = 0; pass < 2; ++pass) {
+        li = DeviceBuffer<std::uint32_t>(capacity);
+        lj = DeviceBuffer<std::uint32_t>(capacity);
+        lv = DeviceBuffer<double>(capacity);
+        args.list_i = li.get();
+        args.list_j = lj.get();
+        args.list_value = lv.get();
+        args.list_capacity = capacity;
+        launch(pair_kernel<D, OutputMode::PairList, false, P, F>);
+        const auto scal = d_scalars.download();
+        if (scal[2] > plan.max_pairs)
+          throw Error(ErrorKind::Resource, "pair list of " + std::to_string(scal[2]) + " pairs exceeds the limit of " +
+                                               std::to_string(plan.max_pairs) + "; narrow the range or raise --max-pairs");
+        if (scal[2] <= capacity) {
+          capacity = scal[2];
+          break;
+        }
+        capacity = scal[2];
+      }
+      const auto hi = li.download(), hj = lj.download();
+      const auto hv = lv.download();
+      r.pairs.resize(capacity);
+      for (std::size_t k = 0; k < capacity; ++k) r.pairs[k] = {hi[k], hj[k], hv[k]};
+      std::sort(r.pairs.begin(), r.pairs.end(), [](const PairRecord& x, const PairRecord& y) {
+        return x.i != y.i ? x.i < y.i : x.j < y.j;
+      });
+      break;
+    }
+  }
+  if (mode != OutputMode::PairList) {
+    const auto counts = d_counts.download();
+    r.counts.assign(counts.begin(), counts.end());
+    if (weighted) r.weighted = d_wsums.download();
+  }
+  r.info.pairs_evaluated = pair_total(A.size(), B.size(), plan.is_auto());
+  r.info.pairs_settled_fp64 = d_scalars.download()[0];
+  r.info.threads = kThreads;
+  return r;
+}
+
+template <class F>
+Result run_matrix(const F& f, const Plan& plan) {
+  constexpr int D = F::dim;
+  const PointSet& A = *plan.a;
+  const PointSet& B = *plan.b;
+  const std::vector<double> no_shift(D, 0.0);
+  DevicePoints da(A, no_shift, false), db(B, no_shift, false);
+  Result r;
+  r.output = OutputKind::Matrix;
+  r.rows = A.size();
+  r.cols = B.size();
+  r.matrix.resize(r.rows * r.cols);
+  // Rows in chunks that fit comfortably in device memory; each chunk is copied out as it is done.
+  std::size_t free_b = 0, total_b = 0;
+  TWOBODY_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  const std::size_t row_bytes = sizeof(double) * r.cols;
+  const std::size_t rows_per_chunk = std::max<std::size_t>(1, std::min(r.rows, (free_b / 2) / row_bytes));
+  DeviceBuffer<double> out(rows_per_chunk * r.cols);
+  for (std::size_t row0 = 0; row0 < r.rows; row0 += rows_per_chunk) {
+    const std::size_t nrows = std::min(rows_per_chunk, r.rows - row0);
+    const dim3 block(32, 8);
+    const dim3 grid(static_cast<unsigned>((r.cols + 31) / 32), static_cast<unsigned>((nrows + 7) / 8));
+    matrix_kernel<D><<<grid, block>>>(da.view, db.view, f, static_cast<std::uint32_t>(row0),
+                                      static_cast<std::uint32_t>(nrows), out.get());
+    TWOBODY_CUDA_CHECK_LAUNCH("matrix_kernel");
+    TWOBODY_CUDA_CHECK(cudaMemcpy(r.matrix.data() + row0 * r.cols, out.get(), nrows * row_bytes, cudaMemcpyDeviceToHost));
+  }
+  r.info.pairs_evaluated = static_cast<std::uint64_t>(r.rows) * r.cols;
+  return r;
+}
+
+template <class F>
+Result run_on_device(const F& f, const Plan& plan) {
+  return plan.stat->output == OutputKind::Matrix ? run_matrix(f, plan) : run_pairs(f, plan);
+}
+
+}  // namespace twobody::cuda
