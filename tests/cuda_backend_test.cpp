@@ -1,0 +1,217 @@
+// The CUDA backend against the CPU backend and the float64 oracle: the float32 fast path with its
+// guard bands must give the float64 counts exactly, on random data, on lattices where most pairs
+// lie exactly on an edge, and on coordinates with large offsets. Label: gpu.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "test_support.hpp"
+#include "twobody/backend.hpp"
+#include "twobody/engine.hpp"
+#include "twobody/io.hpp"
+#include "twobody/statistics.hpp"
+
+using namespace twobody;
+using testing_support::fresh_seed;
+using testing_support::to_pointset;
+using testing_support::uniform_points;
+
+namespace {
+
+RunOptions on(const char* backend) {
+  RunOptions o;
+  o.backend = backend;
+  return o;
+}
+
+class Cuda : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!make_cuda_backend()) GTEST_SKIP() << "no CUDA backend or device";
+  }
+};
+
+Statistic stat(Metric m, Traversal t, const Binning& b, OutputKind out = OutputKind::Histogram, bool w = false) {
+  Statistic s;
+  s.metric = m;
+  s.traversal = t;
+  s.binning = b;
+  s.output = out;
+  s.weighted = w;
+  return s;
+}
+
+void expect_same(const Result& gpu, const Result& cpu) {
+  EXPECT_EQ(gpu.info.backend, "cuda");
+  EXPECT_EQ(gpu.counts, cpu.counts);
+  ASSERT_EQ(gpu.weighted.size(), cpu.weighted.size());
+  for (std::size_t k = 0; k < cpu.weighted.size(); ++k)
+    EXPECT_NEAR(gpu.weighted[k], cpu.weighted[k], 1e-9 * (1 + std::abs(cpu.weighted[k])));
+}
+
+}  // namespace
+
+TEST_F(Cuda, EuclideanHistogramsEqualCpuAcrossDimsAndSizes) {
+  for (int dim : {1, 2, 3, 5, 8})
+    for (std::size_t n : {1u, 2u, 17u, 1023u, 1025u, 4099u}) {
+      const auto seed = fresh_seed();
+      SCOPED_TRACE("seed " + std::to_string(seed) + " dim " + std::to_string(dim) + " n " + std::to_string(n));
+      std::mt19937_64 rng(seed);
+      const auto A = to_pointset(uniform_points(n, dim, -20, 20, rng, true));
+      const auto B = to_pointset(uniform_points(n / 3 + 5, dim, -20, 20, rng, true));
+      const Binning bins = Binning::logarithmic(0.5, 40.0, 23);
+      for (bool w : {false, true}) {
+        if (n >= 2) {
+          const auto s = stat(Metric::Euclidean, Traversal::Auto, bins, OutputKind::Histogram, w);
+          expect_same(run(s, A, nullptr, on("cuda")), run(s, A, nullptr, on("cpu")));
+        }
+        const auto c = stat(Metric::Euclidean, Traversal::Cross, bins, OutputKind::Histogram, w);
+        expect_same(run(c, A, &B, on("cuda")), run(c, A, &B, on("cpu")));
+      }
+    }
+}
+
+TEST_F(Cuda, PeriodicUpToHalfTheBox) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const std::vector<double> L{100.0, 80.0, 120.0};
+  auto pa = uniform_points(6000, 3, 0, 1, rng);
+  auto pb = uniform_points(3001, 3, 0, 1, rng);
+  for (auto* p : {&pa, &pb})
+    for (auto& x : p->x)
+      for (int d = 0; d < 3; ++d) x[d] = std::min(x[d] * L[d], std::nextafter(L[d], 0.0));
+  const auto A = to_pointset(pa), B = to_pointset(pb);
+  auto s = stat(Metric::Periodic, Traversal::Auto, Binning::linear(0.0, 40.0, 64));
+  s.box = Box::from_lengths(L);
+  expect_same(run(s, A, nullptr, on("cuda")), run(s, A, nullptr, on("cpu")));
+  s.traversal = Traversal::Cross;
+  expect_same(run(s, A, &B, on("cuda")), run(s, A, &B, on("cpu")));
+  // A 2-D box, thin bins.
+  auto p2 = uniform_points(5000, 2, 0, 10, rng);
+  auto s2 = stat(Metric::Periodic, Traversal::Auto, Binning::linear(0.0, 5.0, 500));
+  s2.box = Box::cube(2, 10.0);
+  expect_same(run(s2, to_pointset(p2), nullptr, on("cuda")), run(s2, to_pointset(p2), nullptr, on("cpu")));
+}
+
+TEST_F(Cuda, LatticePairsOnEdgesAreSettledExactly) {
+  oracle::Points p;
+  p.dim = 3;
+  for (int x = 0; x < 24; ++x)
+    for (int y = 0; y < 20; ++y)
+      for (int z = 0; z < 17; ++z) p.x.push_back({0.5 * x, 0.5 * y, 0.5 * z});
+  const auto A = to_pointset(p);
+  const auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, 6.0, 12));
+  const auto g = run(s, A, nullptr, on("cuda"));
+  EXPECT_EQ(g.counts, oracle::histogram(p, nullptr, s.binning.edges(), 0).counts);
+  EXPECT_GT(g.info.pairs_settled_fp64, 0u);
+  auto ps = stat(Metric::Periodic, Traversal::Auto, Binning::linear(0.0, 4.25, 17));
+  ps.box = Box::from_lengths(std::vector<double>{12.0, 10.0, 8.5});
+  EXPECT_EQ(run(ps, A, nullptr, on("cuda")).counts, run(ps, A, nullptr, on("cpu")).counts);
+}
+
+TEST_F(Cuda, LargeOffsetsStayExact) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const auto p = uniform_points(3000, 3, 1e4, 1e4 + 1.0, rng);
+  const auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, 1.0, 50));
+  const auto g = run(s, to_pointset(p), nullptr, on("cuda"));
+  EXPECT_EQ(g.counts, oracle::histogram(p, nullptr, s.binning.edges(), 0).counts);
+  // With the centre shift only pairs near an edge need float64: a small fraction.
+  EXPECT_LT(g.info.pairs_settled_fp64, g.info.pairs_evaluated / 20);
+}
+
+TEST_F(Cuda, AngularEqualsCpu) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const auto a = to_pointset(testing_support::sky_points(7000, rng, -10, 30));
+  const auto b = to_pointset(testing_support::sky_points(2500, rng, -10, 30));
+  const auto bins = Binning::logarithmic(0.001, 30.0, 25);
+  EXPECT_EQ(angular(a, nullptr, bins, false, on("cuda")).raw.counts, angular(a, nullptr, bins, false, on("cpu")).raw.counts);
+  EXPECT_EQ(angular(a, &b, bins, false, on("cuda")).raw.counts, angular(a, &b, bins, false, on("cpu")).raw.counts);
+}
+
+TEST_F(Cuda, SharedMockEqualsCorrfunc) {
+  const std::string dir = TWOBODY_SHARED_DATA;
+  const std::string mock = dir + "/Mr19_mock_northonly.rdcz.ff";
+  if (!std::ifstream(mock)) GTEST_SKIP() << "shared mock not present";
+  ReadOptions o;
+  o.columns = {1, 2};
+  const auto r = angular(read_points(mock, o), nullptr, Binning::from_file(dir + "/angular_bins_corrfunc.txt"), false, on("cuda"));
+  const std::vector<std::uint64_t> corrfunc_half = {1468, 2531, 4253, 6889, 11524, 19264, 32763, 55136, 93517, 156754,
+                                                    265331, 465107, 835864, 1549521, 2914326, 5488205, 10423582,
+                                                    19664059, 37193924, 69948062};
+  EXPECT_EQ(r.raw.counts, corrfunc_half);
+}
+
+TEST_F(Cuda, EveryBinCountFromOneTo8192) {
+  const auto seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  const auto A = to_pointset(uniform_points(12000, 3, 0, 100, rng));
+  for (std::size_t nb : {1u, 8u, 32u, 256u, 1000u, 1024u, 8192u}) {
+    SCOPED_TRACE("bins " + std::to_string(nb));
+    const auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, 175.0, nb));
+    expect_same(run(s, A, nullptr, on("cuda")), run(s, A, nullptr, on("cpu")));
+  }
+}
+
+TEST_F(Cuda, ReductionPairListAndMatrix) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const auto A = to_pointset(uniform_points(9000, 3, 0, 10, rng, true));
+  const auto B = to_pointset(uniform_points(700, 3, 0, 10, rng, true));
+  auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::from_edges({0.0, 1.5}), OutputKind::Reduction, true);
+  expect_same(run(s, A, nullptr, on("cuda")), run(s, A, nullptr, on("cpu")));
+  s.traversal = Traversal::Cross;
+  expect_same(run(s, A, &B, on("cuda")), run(s, A, &B, on("cpu")));
+
+  // Pair lists: one small, one larger than the first-pass buffer (2^20 pairs).
+  s.weighted = false;
+  s.output = OutputKind::PairList;
+  for (double r : {0.7, 6.0}) {
+    s.traversal = Traversal::Auto;
+    s.binning = Binning::from_edges({0.0, r});
+    const auto g = run(s, A, nullptr, on("cuda"));
+    const auto c = run(s, A, nullptr, on("cpu"));
+    ASSERT_EQ(g.pairs.size(), c.pairs.size());
+    for (std::size_t k = 0; k < c.pairs.size(); ++k) {
+      ASSERT_EQ(g.pairs[k].i, c.pairs[k].i);
+      ASSERT_EQ(g.pairs[k].j, c.pairs[k].j);
+      ASSERT_EQ(g.pairs[k].value, c.pairs[k].value);
+    }
+  }
+
+  s.output = OutputKind::Matrix;
+  s.traversal = Traversal::Cross;
+  const auto gm = run(s, B, &A, on("cuda"));
+  const auto cm = run(s, B, &A, on("cpu"));
+  ASSERT_EQ(gm.matrix.size(), cm.matrix.size());
+  for (std::size_t k = 0; k < cm.matrix.size(); ++k) ASSERT_EQ(gm.matrix[k], cm.matrix[k]) << k;
+}
+
+TEST_F(Cuda, StatisticsRunOnCudaByDefault) {
+  std::mt19937_64 rng(fresh_seed());
+  const auto p = to_pointset(uniform_points(3000, 3, 0, 50, rng));
+  const auto r = rdf(p, nullptr, Binning::linear(0.5, 25, 10), Box::cube(3, 50.0));
+  EXPECT_EQ(r.raw.info.backend, "cuda");
+  EXPECT_EQ(r.raw.counts, rdf(p, nullptr, Binning::linear(0.5, 25, 10), Box::cube(3, 50.0), on("cpu")).raw.counts);
+}
+
+// Small enough for compute-sanitizer's memcheck and racecheck: every output mode once.
+TEST_F(Cuda, SmallMixedOutputs) {
+  std::mt19937_64 rng(fresh_seed());
+  const auto A = to_pointset(uniform_points(700, 3, 0, 4, rng, true));
+  const auto B = to_pointset(uniform_points(300, 3, 0, 4, rng, true));
+  auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, 3.0, 40), OutputKind::Histogram, true);
+  expect_same(run(s, A, nullptr, on("cuda")), run(s, A, nullptr, on("cpu")));
+  s.traversal = Traversal::Cross;
+  expect_same(run(s, A, &B, on("cuda")), run(s, A, &B, on("cpu")));
+  s.output = OutputKind::Reduction;
+  expect_same(run(s, A, &B, on("cuda")), run(s, A, &B, on("cpu")));
+  s.output = OutputKind::PairList;
+  s.weighted = false;
+  EXPECT_EQ(run(s, A, &B, on("cuda")).pairs.size(), run(s, A, &B, on("cpu")).pairs.size());
+}
