@@ -17,7 +17,9 @@
 // with γ_n = nu/(1−nu). Coordinates are shifted to the centre of their range in float64 first, so M
 // is half the data's extent, not its distance from the origin (1e4 + small spread stays fast).
 #include <cmath>
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -138,6 +140,79 @@ GuardBands make_guard_bands(const KeyEdges& edges, const Model& m) {
   // classify_proxy still only certifies a bin between H_k and L_{k+1}. Keep L monotone for the search.
   for (int k = 1; k <= edges.nbins; ++k) g.lo[k] = std::max(g.lo[k], g.lo[k - 1]);
   return g;
+}
+
+// A faster classifier for many bins: a table indexed by the float's bit pattern (monotone in the
+// value for non-negative floats, and logarithmic, so it resolves small and large separations
+// alike) gives a bin at or below the answer; a short walk up the bands finds the bin, and one more
+// comparison checks the band. On a GPU that is two or three shared-memory loads per pair instead
+// of one per binary-search step.
+struct alignas(8) BandPair {
+  float hi;       // H_k: at or above it the pair is certainly at or above edge k
+  float lo_next;  // L_{k+1}: below it the pair is certainly below edge k+1 (+inf after the last)
+};
+
+struct GuardTable {
+  std::vector<BandPair> bands;  // nbins + 1
+  std::vector<std::uint16_t> cells;
+  float lo0 = 0;
+  std::uint32_t base_bits = 0;
+  int shift = 0;
+  int nbins = 0;
+};
+
+TWOBODY_HD std::uint32_t float_bits(float x) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(x);
+#else
+  std::uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+#endif
+}
+
+// Same contract as classify_proxy. `ncells` must be the table's size.
+TWOBODY_HD int classify_table(const BandPair* bands, const std::uint16_t* cells, int ncells, float lo0,
+                              std::uint32_t base_bits, int shift, int nbins, float s) {
+  if (!(s >= lo0)) return -1;
+  const std::uint32_t u = float_bits(s);
+  int k = 0;
+  if (u >= base_bits) {
+    const std::uint32_t c = (u - base_bits) >> shift;
+    k = cells[c < static_cast<std::uint32_t>(ncells) ? c : ncells - 1];
+  }
+  BandPair b = bands[k];
+  while (s >= b.lo_next) b = bands[++k];
+  if (s < b.hi) return -2;
+  return k < nbins ? k : -1;
+}
+
+// Cells: a power of two, about four per bin, at least 256 and at most max_cells (<= 65536).
+inline GuardTable make_guard_table(const GuardBands& g, int max_cells) {
+  GuardTable t;
+  t.nbins = g.nbins;
+  t.lo0 = g.lo[0];
+  t.bands.resize(g.nbins + 1);
+  for (int k = 0; k <= g.nbins; ++k)
+    t.bands[k] = {g.hi[k], k < g.nbins ? g.lo[k + 1] : std::numeric_limits<float>::infinity()};
+  const float base = std::max(g.lo[1], std::numeric_limits<float>::min());
+  t.base_bits = float_bits(base);
+  const float top = std::max(g.lo[g.nbins], base);
+  const std::uint32_t range = float_bits(top) - t.base_bits;
+  int ncells = 256;
+  while (ncells < 4 * g.nbins && ncells < max_cells) ncells *= 2;
+  while (t.shift < 32 && (static_cast<std::uint64_t>(range) >> t.shift) >= static_cast<std::uint64_t>(ncells)) ++t.shift;
+  t.cells.resize(ncells);
+  int k = 0;
+  for (int c = 0; c < ncells; ++c) {
+    const std::uint64_t bits = static_cast<std::uint64_t>(t.base_bits) + (static_cast<std::uint64_t>(c) << t.shift);
+    float start;
+    const std::uint32_t b32 = static_cast<std::uint32_t>(std::min<std::uint64_t>(bits, 0x7f7fffffu));
+    std::memcpy(&start, &b32, sizeof start);
+    while (k < g.nbins && g.lo[k + 1] <= start) ++k;
+    t.cells[c] = static_cast<std::uint16_t>(k);
+  }
+  return t;
 }
 
 }  // namespace twobody

@@ -9,10 +9,13 @@
 // j > i only in items that cross it.
 //
 // Each pair's proxy is computed in float32 and classified against the guard bands; pairs inside a
-// band are settled with the float64 pair function and the float64 edges (fast_path.hpp). Histogram
-// counts go to `copies` privatised sub-histograms in shared memory (lane % copies, seed 000
-// Algorithm 4), which are summed and added to the global 64-bit histogram after every item, so
-// 32-bit shared counters never overflow.
+// band are settled with the float64 pair function and the float64 edges (fast_path.hpp).
+//   Reduce and PairList: one range, its four band thresholds in registers.
+//   Histogram: the float-bits table of fast_path.hpp in shared memory (two or three shared loads
+//   per pair, whatever the number of bins). Counts go to `copies` privatised sub-histograms (lane
+//   % copies, seed 000 Algorithm 4) laid out with an odd stride, so that lanes adding to the same
+//   bin of their own copies hit different banks; they are summed into the global 64-bit histogram
+//   after every item, so 32-bit shared counters never overflow.
 #include <cstdint>
 
 #include "twobody/fast_path.hpp"
@@ -20,9 +23,9 @@
 namespace twobody::cuda {
 
 constexpr int kThreads = 256;
-constexpr int kPerThread = 4;
+constexpr int kPerThread = 8;
 constexpr int kAnchors = kThreads * kPerThread;
-constexpr int kChunk = 2048;
+constexpr int kChunk = 4096;
 
 enum class OutputMode { Reduce, Histogram, PairList };
 
@@ -39,10 +42,17 @@ struct PairKernelArgs {
   bool is_auto;
   Proxy proxy;
   Exact exact;
-  const float* guard_lo;   // nbins + 1
-  const float* guard_hi;   // nbins + 1
-  const double* edges64;   // nbins + 1 key edges
-  int nbins, steps, copies;
+  // Range classification (Reduce, PairList): bands of the two edges.
+  float range_lo0, range_hi0, range_lo1, range_hi1;
+  // Table classification (Histogram).
+  const BandPair* bands;  // nbins + 1
+  const std::uint16_t* cells;
+  int ncells;
+  float lo0;
+  std::uint32_t base_bits;
+  int shift;
+  const double* edges64;  // nbins + 1 key edges, for settling
+  int nbins, steps, copies, hist_stride;
   unsigned long long* counts;   // nbins (Reduce: 1)
   double* wsums;                // nbins, when weighted
   unsigned long long* settled;  // pairs re-evaluated in float64
@@ -57,36 +67,60 @@ struct PairKernelArgs {
   double* list_value;
 };
 
+// Shared memory the kernel needs for a given shape, in the order the kernel lays it out.
+template <int D>
+constexpr std::size_t pair_kernel_smem(OutputMode mode, bool weighted, int nbins, int ncells, int copies, int stride) {
+  std::size_t b = sizeof(float) * D * kThreads;
+  if (weighted) b += sizeof(double) * kThreads;
+  if (mode == OutputMode::Histogram) {
+    b += sizeof(BandPair) * (nbins + 1);
+    if (weighted) b += sizeof(double) * nbins;
+    b += sizeof(unsigned) * stride * copies;
+    b += sizeof(std::uint16_t) * ncells;
+  }
+  return b;
+}
+
 template <int D, OutputMode Mode, bool Weighted, class Proxy, class Exact>
 __global__ void __launch_bounds__(kThreads) pair_kernel(const PairKernelArgs<Proxy, Exact> args) {
   extern __shared__ __align__(16) unsigned char smem[];
-  float* s_b = reinterpret_cast<float*>(smem);                          // [D][kThreads]
-  double* s_bw = reinterpret_cast<double*>(s_b + D * kThreads);         // [kThreads] if Weighted
-  float* s_lo = reinterpret_cast<float*>(s_bw + (Weighted ? kThreads : 0));
-  const int edge_stride = (args.nbins + 2) & ~1;  // keeps the doubles after the bands 8-byte aligned
-  float* s_hi = s_lo + edge_stride;
-  double* s_wh = reinterpret_cast<double*>(s_hi + edge_stride);  // [nbins] if Weighted histogram
-  unsigned* s_hist = reinterpret_cast<unsigned*>(s_wh + ((Weighted && Mode == OutputMode::Histogram) ? args.nbins : 0));
+  constexpr bool kHist = Mode == OutputMode::Histogram;
+  const int nb = args.nbins;
+  float* s_b = reinterpret_cast<float*>(smem);                   // [D][kThreads]
+  double* s_bw = reinterpret_cast<double*>(s_b + D * kThreads);  // [kThreads] if Weighted
+  BandPair* s_bands = reinterpret_cast<BandPair*>(s_bw + (Weighted ? kThreads : 0));
+  double* s_wh = reinterpret_cast<double*>(s_bands + (kHist ? nb + 1 : 0));
+  unsigned* s_hist = reinterpret_cast<unsigned*>(s_wh + (kHist && Weighted ? nb : 0));
+  std::uint16_t* s_cells = reinterpret_cast<std::uint16_t*>(s_hist + (kHist ? args.hist_stride * args.copies : 0));
   __shared__ unsigned long long s_item;
 
   const int tid = threadIdx.x;
-  const int nb = args.nbins;
-  for (int k = tid; k <= nb; k += kThreads) {
-    s_lo[k] = args.guard_lo[k];
-    s_hi[k] = args.guard_hi[k];
-  }
-  if constexpr (Mode == OutputMode::Histogram) {
-    for (int k = tid; k < nb * args.copies; k += kThreads) s_hist[k] = 0;
+  if constexpr (kHist) {
+    for (int k = tid; k <= nb; k += kThreads) s_bands[k] = args.bands[k];
+    for (int k = tid; k < args.ncells; k += kThreads) s_cells[k] = args.cells[k];
+    for (int k = tid; k < args.hist_stride * args.copies; k += kThreads) s_hist[k] = 0;
     if constexpr (Weighted)
       for (int k = tid; k < nb; k += kThreads) s_wh[k] = 0.0;
   }
-  unsigned* my_hist = s_hist + (tid % 32 % args.copies) * nb;
+  unsigned* my_hist = s_hist + (tid % 32 % args.copies) * args.hist_stride;
+  const float lo0 = kHist ? args.lo0 : args.range_lo0;
+  const float hi0 = args.range_hi0, lo1 = args.range_lo1, hi1 = args.range_hi1;
   unsigned long long n_settled = 0, r_count = 0;
   double r_wsum = 0.0;
 
+  auto classify = [&](float s) -> int {
+    if constexpr (kHist) {
+      return classify_table(s_bands, s_cells, args.ncells, lo0, args.base_bits, args.shift, nb, s);
+    } else {
+      if (!(s >= lo0)) return -1;
+      if (s < hi0) return -2;
+      if (s < lo1) return 0;
+      return s < hi1 ? -2 : -1;
+    }
+  };
   // One accepted pair (bin k, anchor i, partner j).
   auto accept = [&](int k, std::uint32_t i, std::uint32_t j, double wprod) {
-    if constexpr (Mode == OutputMode::Histogram) {
+    if constexpr (kHist) {
       atomicAdd(&my_hist[k], 1u);
       if constexpr (Weighted) atomicAdd(&s_wh[k], wprod);
     } else if constexpr (Mode == OutputMode::Reduce) {
@@ -117,6 +151,11 @@ __global__ void __launch_bounds__(kThreads) pair_kernel(const PairKernelArgs<Pro
     }
     ++n_settled;
     return find_bin_unpadded(args.edges64, nb, args.steps, args.exact.key(a64, b64));
+  };
+  auto pair = [&](const float* a, const float* b, std::uint32_t i, std::uint32_t j, double wprod) {
+    int k = classify(args.proxy(a, b));
+    if (k == -2) k = settle(i, j);
+    if (k >= 0) accept(k, i, j, wprod);
   };
 
   for (;;) {
@@ -158,17 +197,13 @@ __global__ void __launch_bounds__(kThreads) pair_kernel(const PairKernelArgs<Pro
       const bool full = anchors_full && nj == kThreads && (!args.is_auto || jt >= i0 + kAnchors);
       if (full) {
         // Every pair of this sub-tile is wanted: no index checks in the hot loop.
-#pragma unroll 4
+#pragma unroll 2
         for (int jj = 0; jj < kThreads; ++jj) {
           float b[D];
 #pragma unroll
           for (int d = 0; d < D; ++d) b[d] = s_b[d * kThreads + jj];
 #pragma unroll
-          for (int r = 0; r < kPerThread; ++r) {
-            int k = classify_proxy(s_lo, s_hi, nb, args.steps, args.proxy(a[r], b));
-            if (k == -2) k = settle(ia[r], jt + jj);
-            if (k >= 0) accept(k, ia[r], jt + jj, Weighted ? wa[r] * s_bw[jj] : 0.0);
-          }
+          for (int r = 0; r < kPerThread; ++r) pair(a[r], b, ia[r], jt + jj, Weighted ? wa[r] * s_bw[jj] : 0.0);
         }
       } else {
         for (int jj = 0; jj < nj; ++jj) {
@@ -179,21 +214,19 @@ __global__ void __launch_bounds__(kThreads) pair_kernel(const PairKernelArgs<Pro
 #pragma unroll
           for (int r = 0; r < kPerThread; ++r) {
             if (ia[r] >= args.A.n || (args.is_auto && j <= ia[r])) continue;
-            int k = classify_proxy(s_lo, s_hi, nb, args.steps, args.proxy(a[r], b));
-            if (k == -2) k = settle(ia[r], j);
-            if (k >= 0) accept(k, ia[r], j, Weighted ? wa[r] * s_bw[jj] : 0.0);
+            pair(a[r], b, ia[r], j, Weighted ? wa[r] * s_bw[jj] : 0.0);
           }
         }
       }
     }
 
-    if constexpr (Mode == OutputMode::Histogram) {
+    if constexpr (kHist) {
       __syncthreads();
       for (int k = tid; k < nb; k += kThreads) {
         unsigned long long c = 0;
         for (int h = 0; h < args.copies; ++h) {
-          c += s_hist[h * nb + k];
-          s_hist[h * nb + k] = 0;
+          c += s_hist[h * args.hist_stride + k];
+          s_hist[h * args.hist_stride + k] = 0;
         }
         if (c) atomicAdd(&args.counts[k], c);
         if constexpr (Weighted) {
@@ -219,19 +252,6 @@ __global__ void __launch_bounds__(kThreads) pair_kernel(const PairKernelArgs<Pro
       if constexpr (Weighted) atomicAdd(&args.wsums[0], r_wsum);
     }
   }
-}
-
-// Shared memory the kernel needs for a given shape.
-template <int D>
-std::size_t pair_kernel_smem(OutputMode mode, bool weighted, int nbins, int copies) {
-  std::size_t b = sizeof(float) * D * kThreads;
-  if (weighted) b += sizeof(double) * kThreads;
-  b += sizeof(float) * 2 * (((nbins + 1) + 1) & ~1);
-  if (mode == OutputMode::Histogram) {
-    if (weighted) b += sizeof(double) * nbins;
-    b += sizeof(unsigned) * nbins * copies;
-  }
-  return b;
 }
 
 }  // namespace twobody::cuda

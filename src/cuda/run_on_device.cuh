@@ -10,7 +10,7 @@
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_buffer.hpp"
-#include "cuda/fast_proxies.cuh"
+#include "twobody/fast_proxies.hpp"
 #include "cuda/matrix_kernel.cuh"
 #include "cuda/pair_kernel.cuh"
 #include "twobody/backend.hpp"
@@ -49,14 +49,6 @@ struct DevicePoints {
   }
 };
 
-// Sub-histogram copies: as many as fit in a third of the shared memory a block may use, up to
-// one per lane. (The seed's occupancy/collision model refines this choice; see issue 4.)
-inline int choose_copies(int nbins, std::size_t smem_budget) {
-  int copies = 32;
-  while (copies > 1 && static_cast<std::size_t>(copies) * nbins * sizeof(unsigned) > smem_budget / 3) copies /= 2;
-  return copies;
-}
-
 template <class F>
 Result run_pairs(const F& f, const Plan& plan) {
   constexpr int D = F::dim;
@@ -68,29 +60,9 @@ Result run_pairs(const F& f, const Plan& plan) {
     throw Error(ErrorKind::Resource, "the CUDA backend takes at most 2^32 - 1 points per set");
 
   // Shift to the centre of the joint range (distances) so float32 keeps the most bits.
-  std::vector<double> shift(D, 0.0);
-  typename Fast::Model model{};
-  if constexpr (Fast::shift) {
-    double M = 0, offset = 0;
-    for (int d = 0; d < D; ++d) {
-      double lo = HUGE_VAL, hi = -HUGE_VAL;
-      for (const PointSet* p : {&A, &B}) {
-        const auto x = p->coord(d);
-        const auto [mn, mx] = std::minmax_element(x.begin(), x.end());
-        lo = std::min(lo, *mn);
-        hi = std::max(hi, *mx);
-      }
-      shift[d] = 0.5 * (lo + hi);
-      M = std::max({M, std::abs(hi - shift[d]), std::abs(lo - shift[d])});
-      offset = std::max({offset, std::abs(lo), std::abs(hi)});
-    }
-    model.dim = D;
-    model.M = M;
-    model.offset = offset;
-    if (s.metric == Metric::Periodic) {
-      for (int d = 0; d < D; ++d) model.wrap = std::max(model.wrap, s.box.length[d]);
-    }
-  }
+  const FastSetup<F> setup = make_fast_setup(f, A, B);
+  const std::vector<double>& shift = setup.shift;
+  const auto& model = setup.model;
 
   const bool weighted = s.weighted;
   DevicePoints da(A, shift, weighted);
@@ -103,8 +75,10 @@ Result run_pairs(const F& f, const Plan& plan) {
 
   const GuardBands guard = make_guard_bands(plan.edges, model);
   const int nb = plan.edges.nbins;
+  if (nb > 65534)
+    throw Error(ErrorKind::Config, "the CUDA backend takes at most 65534 bins (this histogram has " +
+                                       std::to_string(nb) + "); use --backend cpu");
   std::vector<double> e64(plan.edges.padded.begin(), plan.edges.padded.begin() + nb + 1);
-  DeviceBuffer<float> d_lo(guard.lo), d_hi(guard.hi);
   DeviceBuffer<double> d_e64(e64);
   const OutputMode mode = s.output == OutputKind::Reduction ? OutputMode::Reduce
                           : s.output == OutputKind::PairList ? OutputMode::PairList
@@ -115,13 +89,25 @@ Result run_pairs(const F& f, const Plan& plan) {
   d_counts.zero();
   d_wsums.zero();
 
+  // Histogram shape: the float-bits table, and as many sub-histogram copies (up to one per lane)
+  // as leave room for two blocks per multiprocessor.
   const DeviceInfo info = device_info();
-  const int copies = mode == OutputMode::Histogram ? choose_copies(nb, info.smem_optin) : 1;
-  const std::size_t smem = pair_kernel_smem<D>(mode, weighted, nb, copies);
+  const bool hist = mode == OutputMode::Histogram;
+  const std::size_t budget = info.smem_optin / 2 - 1024;
+  int max_cells = 65536;
+  while (max_cells > 256 && pair_kernel_smem<D>(mode, weighted, nb, max_cells, 1, nb | 1) > budget) max_cells /= 2;
+  const GuardTable table = hist ? make_guard_table(guard, max_cells) : GuardTable{};
+  const int ncells = static_cast<int>(table.cells.size());
+  const int stride = nb | 1;  // odd: same bin, different copies, different banks
+  int copies = hist ? 32 : 1;
+  while (copies > 1 && pair_kernel_smem<D>(mode, weighted, nb, ncells, copies, stride) > budget) copies /= 2;
+  const std::size_t smem = pair_kernel_smem<D>(mode, weighted, nb, ncells, copies, stride);
   if (smem > info.smem_optin)
     throw Error(ErrorKind::Resource, std::to_string(nb) + " bins need " + std::to_string(smem) +
-                                                 " bytes of shared memory per block; the device allows " +
-                                                 std::to_string(info.smem_optin));
+                                         " bytes of shared memory per block; the device allows " +
+                                         std::to_string(info.smem_optin));
+  DeviceBuffer<BandPair> d_bands(table.bands);
+  DeviceBuffer<std::uint16_t> d_cells(table.cells);
 
   PairKernelArgs<typename Fast::Proxy, F> args{};
   args.A = da.view;
@@ -129,12 +115,21 @@ Result run_pairs(const F& f, const Plan& plan) {
   args.is_auto = plan.is_auto();
   args.proxy = Fast::proxy(f);
   args.exact = f;
-  args.guard_lo = d_lo.get();
-  args.guard_hi = d_hi.get();
+  args.range_lo0 = guard.lo[0];
+  args.range_hi0 = guard.hi[0];
+  args.range_lo1 = guard.lo[std::min(nb, 1)];
+  args.range_hi1 = guard.hi[std::min(nb, 1)];
+  args.bands = d_bands.get();
+  args.cells = d_cells.get();
+  args.ncells = ncells;
+  args.lo0 = table.lo0;
+  args.base_bits = table.base_bits;
+  args.shift = table.shift;
   args.edges64 = d_e64.get();
   args.nbins = nb;
   args.steps = plan.edges.steps;
   args.copies = copies;
+  args.hist_stride = stride;
   args.counts = d_counts.get();
   args.wsums = d_wsums.get();
   args.settled = d_scalars.get();

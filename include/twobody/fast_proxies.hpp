@@ -1,14 +1,21 @@
 #pragma once
 // float32 proxies of the built-in pair functions (see twobody/fast_path.hpp for the exactness
-// argument), and the trait that pairs each pair function with its proxy and error model.
+// argument), and the trait that pairs each pair function with its proxy and error model. Host and
+// device share them, so the CPU tests check the error model on the very arithmetic the GPU runs.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "twobody/points.hpp"
+
 #include "twobody/fast_path.hpp"
 #include "twobody/pair_function.hpp"
 
-namespace twobody::cuda {
+namespace twobody {
 
 template <int D>
 struct SquaredDistanceProxy {
-  __device__ __forceinline__ float operator()(const float* a, const float* b) const {
+  TWOBODY_HD float operator()(const float* a, const float* b) const {
     float s = 0.f;
 #pragma unroll
     for (int d = 0; d < D; ++d) {
@@ -23,7 +30,7 @@ template <int D>
 struct PeriodicSquaredDistanceProxy {
   float length[D];
   float half[D];
-  __device__ __forceinline__ float operator()(const float* a, const float* b) const {
+  TWOBODY_HD float operator()(const float* a, const float* b) const {
     float s = 0.f;
 #pragma unroll
     for (int d = 0; d < D; ++d) {
@@ -38,7 +45,7 @@ struct PeriodicSquaredDistanceProxy {
 
 // chord² between unit vectors: monotone in θ and, unlike 1 − cos θ, resolved by float32 at small θ.
 struct ChordProxy {
-  __device__ __forceinline__ float operator()(const float* a, const float* b) const {
+  TWOBODY_HD float operator()(const float* a, const float* b) const {
     const float dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
     return fmaf(dz, dz, fmaf(dy, dy, dx * dx));
   }
@@ -79,4 +86,42 @@ struct FastPath<AngularSeparation> {
   static Proxy proxy(const AngularSeparation&) { return {}; }
 };
 
-}  // namespace twobody::cuda
+// The float32 view a fast kernel uses: coordinates shifted to the centre of the joint range of
+// both sets (distances; angles are unit vectors and stay as they are), and the error model for
+// the shifted data.
+template <class F>
+struct FastSetup {
+  std::vector<double> shift;
+  typename FastPath<F>::Model model{};
+};
+
+template <class F>
+FastSetup<F> make_fast_setup(const F& f, const PointSet& A, const PointSet& B) {
+  constexpr int D = F::dim;
+  FastSetup<F> fs;
+  fs.shift.assign(D, 0.0);
+  if constexpr (FastPath<F>::shift) {
+    double M = 0, offset = 0;
+    for (int d = 0; d < D; ++d) {
+      double lo = HUGE_VAL, hi = -HUGE_VAL;
+      for (const PointSet* p : {&A, &B}) {
+        const auto x = p->coord(d);
+        const auto [mn, mx] = std::minmax_element(x.begin(), x.end());
+        lo = std::min(lo, *mn);
+        hi = std::max(hi, *mx);
+      }
+      fs.shift[d] = 0.5 * (lo + hi);
+      M = std::max({M, std::abs(hi - fs.shift[d]), std::abs(lo - fs.shift[d])});
+      offset = std::max({offset, std::abs(lo), std::abs(hi)});
+    }
+    fs.model.dim = D;
+    fs.model.M = M;
+    fs.model.offset = offset;
+    if constexpr (requires { f.length[0]; }) {
+      for (int d = 0; d < D; ++d) fs.model.wrap = std::max(fs.model.wrap, f.length[d]);
+    }
+  }
+  return fs;
+}
+
+}  // namespace twobody
