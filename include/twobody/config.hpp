@@ -3,8 +3,10 @@
 // functions and bin lookup are written once and shared by both backends.
 #if defined(__CUDACC__)
 #define TWOBODY_HD __host__ __device__ __forceinline__
+#define TWOBODY_UNROLL _Pragma("unroll")
 #else
 #define TWOBODY_HD inline
+#define TWOBODY_UNROLL
 #endif
 
 namespace twobody {

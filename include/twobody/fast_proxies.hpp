@@ -17,7 +17,7 @@ template <int D>
 struct SquaredDistanceProxy {
   TWOBODY_HD float operator()(const float* a, const float* b) const {
     float s = 0.f;
-#pragma unroll
+TWOBODY_UNROLL
     for (int d = 0; d < D; ++d) {
       const float dx = a[d] - b[d];
       s = fmaf(dx, dx, s);
@@ -32,7 +32,7 @@ struct PeriodicSquaredDistanceProxy {
   float half[D];
   TWOBODY_HD float operator()(const float* a, const float* b) const {
     float s = 0.f;
-#pragma unroll
+TWOBODY_UNROLL
     for (int d = 0; d < D; ++d) {
       float dx = a[d] - b[d];
       dx = dx > half[d] ? dx - length[d] : dx;
