@@ -3,9 +3,13 @@
 // functions and bin lookup are written once and shared by both backends.
 #if defined(__CUDACC__)
 #define TWOBODY_HD __host__ __device__ __forceinline__
-#define TWOBODY_UNROLL _Pragma("unroll")
 #else
 #define TWOBODY_HD inline
+#endif
+// Unrolling hints reach the device compiler only (the host pass would warn about them).
+#if defined(__CUDA_ARCH__)
+#define TWOBODY_UNROLL _Pragma("unroll")
+#else
 #define TWOBODY_UNROLL
 #endif
 
