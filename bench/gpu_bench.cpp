@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
     std::vector<float> x(p.float_view(0).begin(), p.float_view(0).end()), y(p.float_view(1).begin(), p.float_view(1).end()),
         z(p.float_view(2).begin(), p.float_view(2).end());
     const double pairs = 0.5 * double(n) * double(n - 1);
-    if (ln <= 20) report({"seed Alg.1 naive (inexact)", n, 256, naive_sdh(x, y, z, std::sqrt(3.0), 256).seconds, pairs, 0});
+    if (ln <= 18) report({"seed Alg.1 naive (inexact)", n, 256, naive_sdh(x, y, z, std::sqrt(3.0), 256).seconds, pairs, 0});
     report({"plain Alg.3 (inexact)", n, 256, alg3_sdh(x, y, z, std::sqrt(3.0), 256).seconds, pairs, 0});
   }
 
