@@ -108,14 +108,14 @@ __global__ void __launch_bounds__(kThreads) pair_kernel(const PairKernelArgs<Pro
   unsigned long long n_settled = 0, r_count = 0;
   double r_wsum = 0.0;
 
+  // The float32 verdict on a proxy: bin >= 0, -1 outside, -2 to be settled in float64.
   auto classify = [&](float s) -> int {
     if constexpr (kHist) {
       return classify_table(s_bands, s_cells, args.ncells, lo0, args.base_bits, args.shift, nb, s);
     } else {
-      if (!(s >= lo0)) return -1;
-      if (s < hi0) return -2;
-      if (s < lo1) return 0;
-      return s < hi1 ? -2 : -1;
+      const bool in = (s >= hi0) & (s < lo1);
+      const bool near = (s >= lo0) & (s < hi1);
+      return in ? 0 : (near ? -2 : -1);
     }
   };
   // One accepted pair (bin k, anchor i, partner j).
@@ -151,11 +151,6 @@ __global__ void __launch_bounds__(kThreads) pair_kernel(const PairKernelArgs<Pro
     }
     ++n_settled;
     return find_bin_unpadded(args.edges64, nb, args.steps, args.exact.key(a64, b64));
-  };
-  auto pair = [&](const float* a, const float* b, std::uint32_t i, std::uint32_t j, double wprod) {
-    int k = classify(args.proxy(a, b));
-    if (k == -2) k = settle(i, j);
-    if (k >= 0) accept(k, i, j, wprod);
   };
 
   for (;;) {
@@ -196,14 +191,41 @@ __global__ void __launch_bounds__(kThreads) pair_kernel(const PairKernelArgs<Pro
       const int nj = min(static_cast<std::uint32_t>(kThreads), j1 - jt);
       const bool full = anchors_full && nj == kThreads && (!args.is_auto || jt >= i0 + kAnchors);
       if (full) {
-        // Every pair of this sub-tile is wanted: no index checks in the hot loop.
+        // Every pair of this sub-tile is wanted: no index checks in the hot loop, and pairs to be
+        // settled in float64 are only marked (one bit per partner) and handled after each group of
+        // 32 partners, so the hot loop has no rarely-taken branch in it.
+        for (int g = 0; g < kThreads; g += 32) {
+          unsigned unsure[kPerThread];
+#pragma unroll
+          for (int r = 0; r < kPerThread; ++r) unsure[r] = 0u;
 #pragma unroll 2
-        for (int jj = 0; jj < kThreads; ++jj) {
-          float b[D];
+          for (int t = 0; t < 32; ++t) {
+            const int jj = g + t;
+            float b[D];
 #pragma unroll
-          for (int d = 0; d < D; ++d) b[d] = s_b[d * kThreads + jj];
+            for (int d = 0; d < D; ++d) b[d] = s_b[d * kThreads + jj];
 #pragma unroll
-          for (int r = 0; r < kPerThread; ++r) pair(a[r], b, ia[r], jt + jj, Weighted ? wa[r] * s_bw[jj] : 0.0);
+            for (int r = 0; r < kPerThread; ++r) {
+              const int k = classify(args.proxy(a[r], b));
+              if constexpr (Mode == OutputMode::Reduce) {
+                r_count += (k >= 0);
+                if constexpr (Weighted) r_wsum += (k >= 0) ? wa[r] * s_bw[jj] : 0.0;
+              } else {
+                if (k >= 0) accept(k, ia[r], jt + jj, Weighted ? wa[r] * s_bw[jj] : 0.0);
+              }
+              unsure[r] |= static_cast<unsigned>(k == -2) << t;
+            }
+          }
+#pragma unroll
+          for (int r = 0; r < kPerThread; ++r) {
+            while (unsure[r]) {
+              const int t = __ffs(unsure[r]) - 1;
+              unsure[r] &= unsure[r] - 1;
+              const std::uint32_t j = jt + g + t;
+              const int k = settle(ia[r], j);
+              if (k >= 0) accept(k, ia[r], j, Weighted ? wa[r] * s_bw[g + t] : 0.0);
+            }
+          }
         }
       } else {
         for (int jj = 0; jj < nj; ++jj) {
@@ -214,7 +236,9 @@ __global__ void __launch_bounds__(kThreads) pair_kernel(const PairKernelArgs<Pro
 #pragma unroll
           for (int r = 0; r < kPerThread; ++r) {
             if (ia[r] >= args.A.n || (args.is_auto && j <= ia[r])) continue;
-            pair(a[r], b, ia[r], j, Weighted ? wa[r] * s_bw[jj] : 0.0);
+            int k = classify(args.proxy(a[r], b));
+            if (k == -2) k = settle(ia[r], j);
+            if (k >= 0) accept(k, ia[r], j, Weighted ? wa[r] * s_bw[jj] : 0.0);
           }
         }
       }

@@ -117,8 +117,8 @@ Result run_pairs(const F& f, const Plan& plan) {
   args.exact = f;
   args.range_lo0 = guard.lo[0];
   args.range_hi0 = guard.hi[0];
-  args.range_lo1 = guard.lo[std::min(nb, 1)];
-  args.range_hi1 = guard.hi[std::min(nb, 1)];
+  args.range_lo1 = guard.lo[nb];  // Reduce and PairList take the whole range [e_0, e_nbins)
+  args.range_hi1 = guard.hi[nb];
   args.bands = d_bands.get();
   args.cells = d_cells.get();
   args.ncells = ncells;
