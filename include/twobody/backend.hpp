@@ -33,6 +33,8 @@ class Backend {
   virtual std::string name() const = 0;
   virtual std::string device() const = 0;
   virtual Result run(const Plan& plan) = 0;
+  // How this backend will run the plan (kernels, tiles, threads), for --explain.
+  virtual std::string describe(const Plan& plan) const = 0;
 };
 
 std::unique_ptr<Backend> make_cpu_backend();

@@ -33,6 +33,8 @@ Result run_custom(const PairFunction& f, const Statistic& stat, const PointSet& 
   r.info.backend = "cpu";
   r.info.device = "host";
   r.info.plan = plan.explanation;
+  r.info.n_a = a.size();
+  r.info.n_b = b ? b->size() : 0;
   return r;
 }
 

@@ -17,6 +17,7 @@ struct RunInfo {
   std::string backend;
   std::string device;
   int threads = 0;
+  std::size_t n_a = 0, n_b = 0;      // points in the first and (cross) second set
   double seconds = 0;                // kernel wall time, excluding file parsing
   std::uint64_t pairs_evaluated = 0;  // distinct pairs whose value was computed
   std::uint64_t pairs_settled_fp64 = 0;  // fast path: pairs re-evaluated in float64 near an edge

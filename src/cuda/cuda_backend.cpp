@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/kernel_shape.hpp"
 #include "twobody/backend.hpp"
 #include "twobody/metric_dispatch.hpp"
 
@@ -34,6 +35,15 @@ class CudaBackend final : public Backend {
   explicit CudaBackend(std::string name) : device_(std::move(name)) {}
   std::string name() const override { return "cuda"; }
   std::string device() const override { return device_; }
+  std::string describe(const Plan& plan) const override {
+    return "cuda path: float32 proxies with guard bands, pairs near an edge settled in float64; persistent grid of " +
+           std::to_string(kThreads) + "-thread blocks claiming tiles of " + std::to_string(kAnchors) + " anchors x " +
+           std::to_string(kChunk) + " partners; " +
+           (plan.stat->output == OutputKind::Histogram
+                ? "float-bits bin table and per-lane sub-histograms in shared memory"
+                : plan.stat->output == OutputKind::Matrix ? "float64 matrix tiles copied out in row chunks"
+                                                          : "range bands in registers");
+  }
   Result run(const Plan& plan) override {
     return visit_pair_function(*plan.stat, plan.a->dim(), [&](const auto& f) { return run_on_device(f, plan); });
   }

@@ -18,14 +18,11 @@
 //   after every item, so 32-bit shared counters never overflow.
 #include <cstdint>
 
+#include "cuda/kernel_shape.hpp"
 #include "twobody/fast_path.hpp"
 
 namespace twobody::cuda {
 
-constexpr int kThreads = 256;
-constexpr int kPerThread = 8;
-constexpr int kAnchors = kThreads * kPerThread;
-constexpr int kChunk = 4096;
 
 enum class OutputMode { Reduce, Histogram, PairList };
 

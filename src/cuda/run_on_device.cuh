@@ -4,6 +4,8 @@
 // the persistent grid from the device's properties, and runs the kernel for the output kind.
 // Instantiated per metric in run_*.cu, so the kernels compile in parallel.
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -139,15 +141,40 @@ Result run_pairs(const F& f, const Plan& plan) {
   args.chunks_per_row = static_cast<std::uint32_t>((B.size() + kChunk - 1) / kChunk);
   args.n_items = rows * args.chunks_per_row;
 
+  // One stream for the kernel; while it runs, a second stream reads the work-item counter so the
+  // caller's progress callback sees how far the persistent grid has come.
+  cudaStream_t stream = nullptr, poll = nullptr;
+  TWOBODY_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  TWOBODY_CUDA_CHECK(cudaStreamCreateWithFlags(&poll, cudaStreamNonBlocking));
+  struct Streams {
+    cudaStream_t a, b;
+    ~Streams() {
+      cudaStreamDestroy(a);
+      cudaStreamDestroy(b);
+    }
+  } streams{stream, poll};
   auto launch = [&](auto kernel) {
     TWOBODY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
     int per_sm = 0;
     TWOBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem));
     const int grid = std::max(1, per_sm) * info.sms;
-    TWOBODY_CUDA_CHECK(cudaMemset(d_scalars.get(), 0, 3 * sizeof(unsigned long long)));
-    kernel<<<grid, kThreads, smem>>>(args);
-    TWOBODY_CUDA_CHECK_LAUNCH("pair_kernel");
+    // Uploads and memsets went to the legacy stream, which a non-blocking stream does not wait for.
     TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
+    TWOBODY_CUDA_CHECK(cudaMemsetAsync(d_scalars.get(), 0, 3 * sizeof(unsigned long long), stream));
+    kernel<<<grid, kThreads, smem, stream>>>(args);
+    TWOBODY_CUDA_CHECK_LAUNCH("pair_kernel");
+    if (plan.progress) {
+      unsigned long long done = 0;
+      cudaError_t q;
+      while ((q = cudaStreamQuery(stream)) == cudaErrorNotReady) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        TWOBODY_CUDA_CHECK(cudaMemcpyAsync(&done, args.next_item, sizeof done, cudaMemcpyDeviceToHost, poll));
+        TWOBODY_CUDA_CHECK(cudaStreamSynchronize(poll));
+        plan.progress(std::min(1.0, static_cast<double>(done) / static_cast<double>(args.n_items)));
+      }
+      if (q != cudaSuccess) TWOBODY_CUDA_CHECK(q);
+    }
+    TWOBODY_CUDA_CHECK(cudaStreamSynchronize(stream));
   };
 
   Result r;
@@ -180,7 +207,7 @@ Result run_pairs(const F& f, const Plan& plan) {
         const auto scal = d_scalars.download();
         if (scal[2] > plan.max_pairs)
           throw Error(ErrorKind::Resource, "pair list of " + std::to_string(scal[2]) + " pairs exceeds the limit of " +
-                                               std::to_string(plan.max_pairs) + "; narrow the range or raise --max-pairs");
+                                               std::to_string(plan.max_pairs) + "; narrow the range or raise RunOptions::max_pairs");
         if (scal[2] <= capacity) {
           capacity = scal[2];
           break;

@@ -36,14 +36,18 @@ Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const Ru
   r.info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.info.backend = backend->name();
   r.info.device = backend->device();
-  r.info.plan = fmt::format("backend: {} ({})\n{}", r.info.backend, r.info.device, plan.explanation);
+  r.info.plan = fmt::format("backend: {} ({})\n{}\n{}", r.info.backend, r.info.device, plan.explanation,
+                            backend->describe(plan));
+  r.info.n_a = a.size();
+  r.info.n_b = b ? b->size() : 0;
   return r;
 }
 
 std::string explain(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt) {
   Plan plan = make_plan(stat, a, b, opt);
   auto backend = select_backend(opt.backend);
-  return fmt::format("backend: {} ({})\n{}", backend->name(), backend->device(), plan.explanation);
+  return fmt::format("backend: {} ({})\n{}\n{}", backend->name(), backend->device(), plan.explanation,
+                     backend->describe(plan));
 }
 
 std::vector<std::string> available_backends() {

@@ -6,7 +6,6 @@
 #include <omp.h>
 
 #include "twobody/backend.hpp"
-#include "twobody/cpu/tiled_traversal.hpp"
 #include "twobody/custom.hpp"
 #include "twobody/error.hpp"
 #include "twobody/metric_dispatch.hpp"
@@ -66,18 +65,14 @@ Plan make_plan_base(const Statistic& s, const PointSet& a, const PointSet* b, co
   p.threads = opt.threads > 0 ? opt.threads : omp_get_max_threads();
   p.max_pairs = opt.max_pairs;
   p.progress = opt.progress;
-  const std::size_t tile = cpu::choose_tile(std::max(a.size(), bb.size()), p.threads);
   p.explanation = fmt::format(
       "traversal {}: {} x {} points, {} distinct pairs\n"
-      "output: {}{}\n"
-      "cpu path: brute-force tiles of {} x {} points, {} threads, dynamic schedule, "
-      "per-thread private outputs merged once",
+      "output: {}{}",
       is_auto ? "auto (each unordered pair once)" : "cross (every (i, j))", a.size(), bb.size(),
       pair_total(a.size(), bb.size(), is_auto), to_string(s.output),
       s.output == OutputKind::Matrix ? std::string()
                                      : fmt::format(" over {} bin(s) [{}, {})", s.binning.nbins(),
-                                                   s.binning.lo(), s.binning.hi()),
-      tile, tile, p.threads);
+                                                   s.binning.lo(), s.binning.hi()));
   return p;
 }
 

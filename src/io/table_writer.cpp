@@ -24,6 +24,8 @@ nlohmann::json run_metadata(const Result& r) {
           {"backend", r.info.backend},
           {"device", r.info.device},
           {"threads", r.info.threads},
+          {"n_points", r.info.n_a},
+          {"n_points2", r.info.n_b},
           {"wall_seconds", r.info.seconds},
           {"pairs_evaluated", r.info.pairs_evaluated},
           {"pairs_per_second", r.pairs_per_second()},

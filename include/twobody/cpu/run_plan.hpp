@@ -47,7 +47,7 @@ Result run_plan(const PairFunction& f, const Plan& plan) {
         if (k.overflow() || total > plan.max_pairs)
           throw Error(ErrorKind::Resource,
                       "pair list exceeds the limit of " + std::to_string(plan.max_pairs) +
-                          " pairs; narrow the range or raise --max-pairs");
+                          " pairs; narrow the range or raise RunOptions::max_pairs");
       r.pairs.reserve(total);
       for (auto& k : sinks) k.merge_into(r);
       std::sort(r.pairs.begin(), r.pairs.end(), [](const PairRecord& x, const PairRecord& y) {
