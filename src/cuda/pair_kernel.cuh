@@ -79,7 +79,7 @@ constexpr std::size_t pair_kernel_smem(OutputMode mode, bool weighted, int nbins
 }
 
 template <int D, OutputMode Mode, bool Weighted, class Proxy, class Exact>
-__global__ void __launch_bounds__(kThreads) pair_kernel(const PairKernelArgs<Proxy, Exact> args) {
+__global__ void __launch_bounds__(kThreads, 2) pair_kernel(const PairKernelArgs<Proxy, Exact> args) {
   extern __shared__ __align__(16) unsigned char smem[];
   constexpr bool kHist = Mode == OutputMode::Histogram;
   const int nb = args.nbins;
@@ -175,6 +175,7 @@ __global__ void __launch_bounds__(kThreads) pair_kernel(const PairKernelArgs<Pro
       if constexpr (Weighted) wa[r] = ok ? args.A.w[ia[r]] : 0.0;
     }
     const bool anchors_full = i0 + kAnchors <= args.A.n;
+    unsigned item_count = 0;  // Reduce: pairs certainly inside, this item (< 2^32 by the tile shape)
 
     for (std::uint32_t jt = j0; jt < j1; jt += kThreads) {
       __syncthreads();
@@ -198,19 +199,29 @@ __global__ void __launch_bounds__(kThreads) pair_kernel(const PairKernelArgs<Pro
 #pragma unroll 2
           for (int t = 0; t < 32; ++t) {
             const int jj = g + t;
+            const unsigned bit = 1u << t;
             float b[D];
 #pragma unroll
             for (int d = 0; d < D; ++d) b[d] = s_b[d * kThreads + jj];
 #pragma unroll
             for (int r = 0; r < kPerThread; ++r) {
-              const int k = classify(args.proxy(a[r], b));
-              if constexpr (Mode == OutputMode::Reduce) {
-                r_count += (k >= 0);
-                if constexpr (Weighted) r_wsum += (k >= 0) ? wa[r] * s_bw[jj] : 0.0;
-              } else {
+              const float s = args.proxy(a[r], b);
+              if constexpr (kHist) {
+                const int k = classify(s);
                 if (k >= 0) accept(k, ia[r], jt + jj, Weighted ? wa[r] * s_bw[jj] : 0.0);
+                unsure[r] |= (k == -2) ? bit : 0u;
+              } else {
+                // Range: certainly inside between the bands, to be settled inside a band.
+                const bool in = (s >= hi0) & (s < lo1);
+                const bool near = (s >= lo0) & (s < hi1) & !in;
+                if constexpr (Mode == OutputMode::Reduce) {
+                  item_count += in;
+                  if constexpr (Weighted) r_wsum += in ? wa[r] * s_bw[jj] : 0.0;
+                } else {
+                  if (in) accept(0, ia[r], jt + jj, 0.0);
+                }
+                unsure[r] |= near ? bit : 0u;
               }
-              unsure[r] |= static_cast<unsigned>(k == -2) << t;
             }
           }
 #pragma unroll
@@ -241,6 +252,7 @@ __global__ void __launch_bounds__(kThreads) pair_kernel(const PairKernelArgs<Pro
       }
     }
 
+    r_count += item_count;
     if constexpr (kHist) {
       __syncthreads();
       for (int k = tid; k < nb; k += kThreads) {
