@@ -1,7 +1,5 @@
 // The planner: validates a statistic against its points, maps the binning to key space and
 // writes down what will run and why (the CLI's --explain).
-#include <unistd.h>
-
 #include <fmt/format.h>
 #include <omp.h>
 
@@ -9,6 +7,7 @@
 #include "twobody/custom.hpp"
 #include "twobody/error.hpp"
 #include "twobody/metric_dispatch.hpp"
+#include "engine/memory.hpp"
 #include "engine/planner.hpp"
 
 namespace twobody {
@@ -24,10 +23,6 @@ void check_inside_box(const PointSet& p, const Box& box, const char* which) {
                                 "{} (value {}); pass --wrap to wrap points into the box",
                                 which, i + 1, box.length[d], d + 1, x[i]));
   }
-}
-
-double physical_memory_bytes() {
-  return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
 }
 
 }  // namespace
@@ -50,12 +45,8 @@ Plan make_plan_base(const Statistic& s, const PointSet& a, const PointSet* b, co
 
   const PointSet& bb = b ? *b : a;
   if (s.output == OutputKind::Matrix) {
-    const double bytes = 8.0 * static_cast<double>(a.size()) * static_cast<double>(bb.size());
-    if (bytes > 0.8 * physical_memory_bytes())
-      throw Error(ErrorKind::Resource,
-                  fmt::format("a {} x {} matrix needs {:.1f} GiB, more than this machine's memory "
-                              "({:.1f} GiB)", a.size(), bb.size(), bytes / (1 << 30),
-                              physical_memory_bytes() / (1 << 30)));
+    require_memory(8.0 * static_cast<double>(a.size()) * static_cast<double>(bb.size()),
+                   fmt::format("a {} x {} matrix", a.size(), bb.size()));
   }
 
   Plan p;

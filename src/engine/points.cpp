@@ -3,13 +3,16 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "engine/memory.hpp"
 #include "twobody/error.hpp"
 
 namespace twobody {
 
-PointSet::PointSet(int dim, std::size_t n) : dim_(dim), n_(n), coords_(dim, std::vector<double>(n)) {
+PointSet::PointSet(int dim, std::size_t n) : dim_(dim), n_(n) {
   if (dim < 1 || dim > kMaxDim)
     throw_config(fmt::format("points must have 1 to {} coordinates, not {}", kMaxDim, dim));
+  require_memory(8.0 * dim * static_cast<double>(n), fmt::format("a set of {} {}-D points", n, dim));
+  coords_.assign(dim, std::vector<double>(n));
   float_.resize(dim);
 }
 

@@ -1,0 +1,10 @@
+#pragma once
+// Sizes that cannot fit are refused before they are allocated: an allocation beyond physical
+// memory may "succeed" under overcommit and end with the process killed instead of an error.
+#include <string>
+
+namespace twobody {
+double physical_memory_bytes();
+// Throws Error(Resource) naming `what` when `bytes` exceed 80% of physical memory.
+void require_memory(double bytes, const std::string& what);
+}  // namespace twobody
