@@ -19,7 +19,7 @@ void check_inside_box(const PointSet& p, const Box& box, const char* which) {
     const auto x = p.coord(d);
     for (std::size_t i = 0; i < x.size(); ++i)
       if (!(x[i] >= 0.0 && x[i] < box.length[d]))
-        throw_input(fmt::format("{} point {} lies outside the periodic box [0, {}) in coordinate "
+        throw_input(fmt::format("{}point {} lies outside the periodic box [0, {}) in coordinate "
                                 "{} (value {}); pass --wrap to wrap points into the box",
                                 which, i + 1, box.length[d], d + 1, x[i]));
   }
@@ -78,8 +78,8 @@ Plan make_plan(const Statistic& s, const PointSet& a, const PointSet* b, const R
   if (s.metric == Metric::Periodic) {
     if (s.box.dim != dim)
       throw_config(fmt::format("the box has {} sides but the points have {} coordinates", s.box.dim, dim));
-    check_inside_box(a, s.box, b ? "first set:" : "");
-    if (b) check_inside_box(*b, s.box, "second set:");
+    check_inside_box(a, s.box, b ? "first set: " : "");
+    if (b) check_inside_box(*b, s.box, "second set: ");
     if (s.output != OutputKind::Matrix && s.binning.hi() > 0.5 * s.box.min_length())
       throw_config(fmt::format("rmax {} exceeds half the periodic box ({}): the minimum image is "
                                "only unique up to L/2", s.binning.hi(), 0.5 * s.box.min_length()));

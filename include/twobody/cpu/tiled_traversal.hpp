@@ -41,7 +41,7 @@ inline std::size_t choose_tile(std::size_t n, int threads) {
   return t;
 }
 
-template <int D, class PairFunction, class Sink>
+template <int D, class PairFunction>
 void key_row(const PairFunction& f, const double (&a)[D > 0 ? D : 1], const SoaView<D>& B,
              std::size_t j0, std::size_t j1, double* keys) {
   const std::size_t n = j1 - j0;
@@ -91,7 +91,7 @@ auto traverse(const PairFunction& f, const SoaView<D>& A, const SoaView<D>& B,
         for (int d = 0; d < D; ++d) a[d] = A.x[d][i];
         const std::size_t js = (shape.is_auto && I == J) ? i + 1 : j0;
         if (js >= j1) continue;
-        key_row<D, PairFunction, Sink>(f, a, B, js, j1, keys.data());
+        key_row<D, PairFunction>(f, a, B, js, j1, keys.data());
         sink.consume(i, js, keys.data(), j1 - js, natural);
       }
       if constexpr (requires { sink.overflow(); }) {
