@@ -26,7 +26,7 @@ template <class PairFunction>
 Result run_custom(const PairFunction& f, const Statistic& stat, const PointSet& a,
                   const PointSet* b, const RunOptions& opt = {}) {
   Plan plan = make_plan_base(stat, a, b, opt, PairFunction::dim);
-  plan.edges = KeyEdges::make(stat.binning, f);
+  if (stat.output != OutputKind::Matrix) plan.edges = KeyEdges::make(stat.binning, f);
   const auto t0 = std::chrono::steady_clock::now();
   Result r = cpu::run_plan<PairFunction::dim>(f, plan);
   r.info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

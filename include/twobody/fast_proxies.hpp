@@ -51,9 +51,26 @@ struct ChordProxy {
   }
 };
 
+// A pair function without a float32 proxy and error model (a user's functor): every band is
+// infinite, so every pair is settled with the function itself in float64. Exact, and as fast as
+// float64 and the partner loads allow; a user may specialise FastPath for a faster path.
+struct SettleEverythingProxy {
+  TWOBODY_HD float operator()(const float*, const float*) const { return 0.0f; }
+};
+struct UnboundedErrorModel {
+  double proxy_of_key(double k) const { return k; }
+  double d_of_proxy(double) const { return 0.0; }
+  double bound(double) const { return HUGE_VAL; }
+};
+
 // FastPath<F>: the proxy, the error model, and whether coordinates may be shifted to their centre.
 template <class F>
-struct FastPath;
+struct FastPath {
+  using Proxy = SettleEverythingProxy;
+  using Model = UnboundedErrorModel;
+  static constexpr bool shift = false;
+  static Proxy proxy(const F&) { return {}; }
+};
 
 template <int D>
 struct FastPath<Euclidean<D>> {

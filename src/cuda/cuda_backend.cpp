@@ -3,8 +3,8 @@
 #include <memory>
 #include <string>
 
-#include "cuda/cuda_check.hpp"
-#include "cuda/kernel_shape.hpp"
+#include "twobody/cuda/cuda_check.hpp"
+#include "twobody/cuda/kernel_shape.hpp"
 #include "twobody/backend.hpp"
 #include "twobody/metric_dispatch.hpp"
 

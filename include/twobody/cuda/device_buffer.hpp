@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "cuda/cuda_check.hpp"
+#include "twobody/cuda/cuda_check.hpp"
 
 namespace twobody::cuda {
 

@@ -3,7 +3,7 @@
 // itself, so the matrix equals the CPU backend's. Consecutive threads write consecutive columns.
 #include <cstdint>
 
-#include "cuda/pair_kernel.cuh"
+#include "twobody/cuda/pair_kernel.cuh"
 
 namespace twobody::cuda {
 

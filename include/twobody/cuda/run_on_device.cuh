@@ -10,11 +10,11 @@
 #include <memory>
 #include <string>
 
-#include "cuda/cuda_check.hpp"
-#include "cuda/device_buffer.hpp"
+#include "twobody/cuda/cuda_check.hpp"
+#include "twobody/cuda/device_buffer.hpp"
 #include "twobody/fast_proxies.hpp"
-#include "cuda/matrix_kernel.cuh"
-#include "cuda/pair_kernel.cuh"
+#include "twobody/cuda/matrix_kernel.cuh"
+#include "twobody/cuda/pair_kernel.cuh"
 #include "twobody/backend.hpp"
 
 namespace twobody::cuda {

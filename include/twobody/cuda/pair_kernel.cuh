@@ -18,7 +18,7 @@
 //   after every item, so 32-bit shared counters never overflow.
 #include <cstdint>
 
-#include "cuda/kernel_shape.hpp"
+#include "twobody/cuda/kernel_shape.hpp"
 #include "twobody/fast_path.hpp"
 
 namespace twobody::cuda {
