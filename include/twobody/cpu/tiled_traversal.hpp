@@ -53,22 +53,21 @@ void key_row(const PairFunction& f, const double (&a)[D > 0 ? D : 1], const SoaV
   }
 }
 
-// Runs the traversal with one sink per thread, made by make_sink(); returns the sinks so the
-// caller merges them (and can inspect overflow) in thread order, deterministically.
-template <int D, class PairFunction, class MakeSink>
-auto traverse(const PairFunction& f, const SoaView<D>& A, const SoaView<D>& B,
-              const TraversalShape& shape, MakeSink make_sink)
+// A unit of work: anchors [a0, a1) against partners [b0, b1); `triangle` (auto traversal, a block
+// against itself) keeps partners j > i only. Brute-force tiles and grid cell pairs are both lists
+// of these, so one executor serves every CPU traversal.
+struct BlockPair {
+  std::size_t a0 = 0, a1 = 0, b0 = 0, b1 = 0;
+  bool triangle = false;
+};
+
+// Runs the blocks item_of(0 .. n_items-1) over OpenMP threads (dynamic schedule), one sink per
+// thread, made by make_sink(); returns the sinks so the caller merges them in thread order.
+template <int D, class PairFunction, class ItemOf, class MakeSink>
+auto traverse_blocks(const PairFunction& f, const SoaView<D>& A, const SoaView<D>& B, std::size_t n_items,
+                     ItemOf item_of, std::size_t max_block, const TraversalShape& shape, MakeSink make_sink)
     -> std::vector<decltype(make_sink())> {
   using Sink = decltype(make_sink());
-  const std::size_t T = shape.tile;
-  const std::size_t ta = (A.n + T - 1) / T, tb = (B.n + T - 1) / T;
-  // Work items: tile pairs, enumerated row by row; auto keeps I <= J.
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> items;
-  items.reserve(shape.is_auto ? ta * (ta + 1) / 2 : ta * tb);
-  for (std::size_t I = 0; I < ta; ++I)
-    for (std::size_t J = shape.is_auto ? I : 0; J < tb; ++J)
-      items.emplace_back(static_cast<std::uint32_t>(I), static_cast<std::uint32_t>(J));
-
   const auto natural = [&f](double k) { return f.natural_of(k); };
   std::vector<Sink> sinks;
   sinks.reserve(shape.threads);
@@ -79,30 +78,49 @@ auto traverse(const PairFunction& f, const SoaView<D>& A, const SoaView<D>& B,
 #pragma omp parallel num_threads(shape.threads)
   {
     Sink& sink = sinks[omp_get_thread_num()];
-    std::vector<double> keys(T);
+    std::vector<double> keys(std::max<std::size_t>(max_block, 1));
 #pragma omp for schedule(dynamic, 1)
-    for (std::size_t w = 0; w < items.size(); ++w) {
+    for (std::size_t w = 0; w < n_items; ++w) {
       if (stop.load(std::memory_order_relaxed)) continue;
-      const std::size_t I = items[w].first, J = items[w].second;
-      const std::size_t i0 = I * T, i1 = std::min(A.n, i0 + T);
-      const std::size_t j0 = J * T, j1 = std::min(B.n, j0 + T);
-      for (std::size_t i = i0; i < i1; ++i) {
+      const BlockPair bp = item_of(w);
+      for (std::size_t i = bp.a0; i < bp.a1; ++i) {
         double a[D > 0 ? D : 1];
         for (int d = 0; d < D; ++d) a[d] = A.x[d][i];
-        const std::size_t js = (shape.is_auto && I == J) ? i + 1 : j0;
-        if (js >= j1) continue;
-        key_row<D, PairFunction>(f, a, B, js, j1, keys.data());
-        sink.consume(i, js, keys.data(), j1 - js, natural);
+        const std::size_t js = bp.triangle ? i + 1 : bp.b0;
+        if (js >= bp.b1) continue;
+        key_row<D, PairFunction>(f, a, B, js, bp.b1, keys.data());
+        sink.consume(i, js, keys.data(), bp.b1 - js, natural);
       }
       if constexpr (requires { sink.overflow(); }) {
         if (sink.overflow()) stop.store(true, std::memory_order_relaxed);
       }
       const std::size_t d = done.fetch_add(1, std::memory_order_relaxed) + 1;
-      if (shape.progress && *shape.progress && omp_get_thread_num() == 0)
-        (*shape.progress)(static_cast<double>(d) / static_cast<double>(items.size()));
+      if (shape.progress && *shape.progress && omp_get_thread_num() == 0 && (d & 63) == 0)
+        (*shape.progress)(static_cast<double>(d) / static_cast<double>(n_items));
     }
   }
   return sinks;
+}
+
+// Brute force: T x T tiles of the pair space; auto keeps tile pairs I <= J (the others are empty).
+template <int D, class PairFunction, class MakeSink>
+auto traverse(const PairFunction& f, const SoaView<D>& A, const SoaView<D>& B, const TraversalShape& shape,
+              MakeSink make_sink) -> std::vector<decltype(make_sink())> {
+  const std::size_t T = shape.tile;
+  const std::size_t ta = (A.n + T - 1) / T, tb = (B.n + T - 1) / T;
+  const bool is_auto = shape.is_auto;
+  const auto item_of = [&](std::size_t w) {
+    const std::size_t I = w / tb, J = w % tb;
+    BlockPair bp;
+    if (is_auto && J < I) return bp;  // below the diagonal: empty
+    bp.a0 = I * T;
+    bp.a1 = std::min(A.n, bp.a0 + T);
+    bp.b0 = J * T;
+    bp.b1 = std::min(B.n, bp.b0 + T);
+    bp.triangle = is_auto && I == J;
+    return bp;
+  };
+  return traverse_blocks<D>(f, A, B, ta * tb, item_of, T, shape, make_sink);
 }
 
 }  // namespace twobody::cpu
