@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <thread>
 
@@ -16,14 +18,20 @@ class CpuBackend final : public Backend {
     return "host, " + std::to_string(std::thread::hardware_concurrency()) + " hardware threads";
   }
   std::string describe(const Plan& plan) const override {
+    const cpu::GridChoice grid = cpu::choose_grid(plan);
     const std::size_t tile = cpu::choose_tile(std::max(plan.a->size(), plan.b->size()), plan.threads);
-    return "cpu path: float64 brute force in tiles of " + std::to_string(tile) + " x " + std::to_string(tile) +
-           " points, " + std::to_string(plan.threads) +
-           " OpenMP threads (dynamic schedule), a vectorised key row per anchor, per-thread private outputs merged once";
+    return fmt::format(
+        "cpu path: {}\ncpu kernel: {}, float64, {} OpenMP threads (dynamic schedule), a vectorised key row per anchor, "
+        "per-thread private outputs merged once",
+        grid.why,
+        grid.chosen ? std::string("both sets sorted by cell (counting sort), cell pairs largest first")
+                    : fmt::format("tiles of {} x {} points", tile, tile),
+        plan.threads);
   }
   Result run(const Plan& plan) override {
+    const cpu::GridChoice grid = cpu::choose_grid(plan);
     return visit_pair_function(*plan.stat, plan.a->dim(), [&](const auto& f) {
-      return cpu::run_plan<std::decay_t<decltype(f)>::dim>(f, plan);
+      return cpu::run_plan<std::decay_t<decltype(f)>::dim>(f, plan, &grid);
     });
   }
 };

@@ -2,45 +2,107 @@
 // Runs a validated plan with a concrete pair function on the CPU: picks the sink for the output
 // kind, traverses, merges. Shared by the built-in metrics and by user pair functions.
 #include <algorithm>
+#include <memory>
 #include <string>
 
 #include "twobody/backend.hpp"
+#include "twobody/cpu/grid_index.hpp"
 #include "twobody/cpu/output_sinks.hpp"
 #include "twobody/cpu/tiled_traversal.hpp"
 #include "twobody/error.hpp"
 
 namespace twobody::cpu {
 
-template <int D, class PairFunction>
-Result run_plan(const PairFunction& f, const Plan& plan) {
+// The grid path, when the plan allows it and its cost model wins: the cell geometry, both sets
+// sorted by cell, and the block pairs of the half (auto) or full (cross) shell.
+struct GridChoice {
+  GridGeometry geometry;
+  std::unique_ptr<GridIndex> a, b;  // b is null for auto
+  GridPlan plan;
+  std::uint64_t brute_evaluations = 0;
+  bool chosen = false;
+  std::string why;
+};
+
+// A grid needs a cutoff metric (open or periodic Euclidean) and an output that ignores pairs
+// beyond the last edge. It is chosen when it evaluates fewer than half the pairs of brute force
+// (the factor pays for the sort and the shorter rows); the counts of the cells make that exact.
+inline GridChoice choose_grid(const Plan& plan) {
+  GridChoice g;
   const Statistic& s = *plan.stat;
-  const SoaView<D> A(*plan.a), B(*plan.b);
+  g.brute_evaluations = pair_total(plan.a->size(), plan.b->size(), plan.is_auto());
+  if (s.metric == Metric::Angular || s.output == OutputKind::Matrix) {
+    g.why = "brute force: the grid path serves Euclidean cutoffs (histograms, counts, pair lists)";
+    return g;
+  }
+  const int dim = plan.a->dim();
+  const int refine = dim <= 3 ? 2 : 1;
+  const std::int64_t max_cells = std::max<std::int64_t>(
+      1, std::min<std::int64_t>(std::int64_t(1) << 26, 4 * static_cast<std::int64_t>(plan.a->size() + plan.b->size())));
+  g.geometry = make_grid_geometry(*plan.a, *plan.b, s.binning.hi(), s.metric == Metric::Periodic ? &s.box : nullptr,
+                                  refine, max_cells);
+  g.a = std::make_unique<GridIndex>(*plan.a, g.geometry);
+  if (!plan.is_auto()) g.b = std::make_unique<GridIndex>(*plan.b, g.geometry);
+  g.plan = plan_grid(g.geometry, *g.a, g.b ? *g.b : *g.a, plan.is_auto());
+  g.chosen = 2 * g.plan.evaluations < g.brute_evaluations;
+  std::string& w = g.why;
+  w = g.chosen ? "grid" : "brute force";
+  w += ": a grid of ";
+  for (int d = 0; d < dim; ++d) {
+    if (d) w += 'x';
+    w += std::to_string(g.geometry.cells[d]);
+  }
+  w += " cells (refine ";
+  w += std::to_string(refine);
+  w += ", largest cell ";
+  w += std::to_string(g.plan.largest_cell);
+  w += " points) would evaluate ";
+  w += std::to_string(g.plan.evaluations);
+  w += " pairs in ";
+  w += std::to_string(g.plan.items.size());
+  w += " cell pairs; brute force ";
+  w += std::to_string(g.brute_evaluations);
+  return g;
+}
+
+template <int D, class PairFunction>
+Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid = nullptr) {
+  const Statistic& s = *plan.stat;
+  const bool use_grid = grid && grid->chosen;
+  const PointSet& pa = use_grid ? grid->a->sorted : *plan.a;
+  const PointSet& pb = use_grid ? (grid->b ? grid->b->sorted : grid->a->sorted) : *plan.b;
+  const SoaView<D> A(pa), B(pb);
   TraversalShape shape;
   shape.is_auto = plan.is_auto();
   shape.threads = std::max(1, plan.threads);
   shape.tile = choose_tile(std::max(A.n, B.n), shape.threads);
   shape.progress = &plan.progress;
-  const PairWeights w = s.weighted ? PairWeights{plan.a->weights().data(), plan.b->weights().data()}
-                                   : PairWeights{};
+  const PairWeights w = s.weighted ? PairWeights{pa.weights().data(), pb.weights().data()} : PairWeights{};
+  const auto run_with = [&](auto make_sink) {
+    if (!use_grid) return traverse<D>(f, A, B, shape, make_sink);
+    const auto& items = grid->plan.items;
+    return traverse_blocks<D>(
+        f, A, B, items.size(), [&](std::size_t k) { return items[k]; }, std::max<std::size_t>(grid->plan.largest_cell, 1),
+        shape, make_sink);
+  };
 
   Result r;
   r.output = s.output;
   switch (s.output) {
     case OutputKind::Histogram: {
-      auto sinks = traverse<D>(f, A, B, shape, [&] { return HistogramSink(plan.edges, w); });
+      auto sinks = run_with([&] { return HistogramSink(plan.edges, w); });
       for (auto& k : sinks) k.merge_into(r);
       if (r.counts.empty()) r.counts.assign(plan.edges.nbins, 0);
       if (s.weighted && r.weighted.empty()) r.weighted.assign(plan.edges.nbins, 0.0);
       break;
     }
     case OutputKind::Reduction: {
-      auto sinks = traverse<D>(f, A, B, shape, [&] { return ReductionSink(plan.edges, w); });
+      auto sinks = run_with([&] { return ReductionSink(plan.edges, w); });
       for (auto& k : sinks) k.merge_into(r);
       break;
     }
     case OutputKind::PairList: {
-      auto sinks = traverse<D>(f, A, B, shape,
-                               [&] { return PairListSink(plan.edges, plan.max_pairs); });
+      auto sinks = run_with([&] { return PairListSink(plan.edges, plan.max_pairs); });
       std::size_t total = 0;
       for (auto& k : sinks) total += k.size();
       for (auto& k : sinks)
@@ -50,6 +112,16 @@ Result run_plan(const PairFunction& f, const Plan& plan) {
                           " pairs; narrow the range or raise RunOptions::max_pairs");
       r.pairs.reserve(total);
       for (auto& k : sinks) k.merge_into(r);
+      if (use_grid) {
+        // Back to the callers' indices; auto pairs keep i < j.
+        const auto& oa = grid->a->order;
+        const auto& ob = grid->b ? grid->b->order : grid->a->order;
+        for (auto& p : r.pairs) {
+          p.i = oa[p.i];
+          p.j = ob[p.j];
+          if (shape.is_auto && p.i > p.j) std::swap(p.i, p.j);
+        }
+      }
       std::sort(r.pairs.begin(), r.pairs.end(), [](const PairRecord& x, const PairRecord& y) {
         return x.i != y.i ? x.i < y.i : x.j < y.j;
       });
@@ -72,7 +144,7 @@ Result run_plan(const PairFunction& f, const Plan& plan) {
     }
   }
   r.info.threads = shape.threads;
-  r.info.pairs_evaluated = pair_total(A.n, B.n, shape.is_auto);
+  r.info.pairs_evaluated = use_grid ? grid->plan.evaluations : pair_total(A.n, B.n, shape.is_auto);
   return r;
 }
 

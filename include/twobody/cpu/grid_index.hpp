@@ -1,0 +1,179 @@
+#pragma once
+// The compact cell index for limited-range statistics (seed 002's compact binning): points sorted
+// by cell with a counting sort and an exclusive scan, one offset array, no padding, memory
+// O(N + cells) whatever the clustering. Cells are at least r_max / refine wide, so every pair closer
+// than r_max lies within `refine` cells of each other along every axis; in a periodic box the
+// neighbour offsets wrap, and are de-duplicated when the box holds fewer than 2·refine + 1 cells.
+// Auto traversal visits each unordered pair of cells once (the half shell, seed 004's UNICOMP):
+// a cell with itself as a triangle, and with each distinct neighbour of higher index.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <vector>
+
+#include "twobody/box.hpp"
+#include "twobody/cpu/tiled_traversal.hpp"
+#include "twobody/points.hpp"
+
+namespace twobody::cpu {
+
+struct GridGeometry {
+  int dim = 0;
+  bool periodic = false;
+  int refine = 1;
+  std::array<double, kMaxDim> origin{};
+  std::array<double, kMaxDim> width{};
+  std::array<std::int64_t, kMaxDim> cells{};
+  std::int64_t total = 1;
+
+  std::int64_t cell_of(const PointSet& p, std::size_t i) const {
+    std::int64_t id = 0;
+    for (int d = 0; d < dim; ++d) {
+      auto c = static_cast<std::int64_t>(std::floor((p.coord(d)[i] - origin[d]) / width[d]));
+      c = std::clamp<std::int64_t>(c, 0, cells[d] - 1);
+      id = id * cells[d] + c;
+    }
+    return id;
+  }
+};
+
+// Cells of at least rmax/refine (with a 1e-6 relative margin, so that rounding in the cell index
+// never separates a pair closer than rmax by more than `refine` cells), at most about
+// max_cells in all. Open space spans the joint bounding box of both sets.
+inline GridGeometry make_grid_geometry(const PointSet& a, const PointSet& b, double rmax, const Box* box,
+                                       int refine, std::int64_t max_cells) {
+  GridGeometry g;
+  g.dim = a.dim();
+  g.periodic = box != nullptr;
+  g.refine = refine;
+  const double target = rmax * (1.0 + 1e-6) / refine;
+  std::array<double, kMaxDim> extent{};
+  for (int d = 0; d < g.dim; ++d) {
+    if (box) {
+      g.origin[d] = 0.0;
+      extent[d] = box->length[d];
+    } else {
+      double lo = HUGE_VAL, hi = -HUGE_VAL;
+      for (const PointSet* p : {&a, &b}) {
+        const auto x = p->coord(d);
+        const auto [mn, mx] = std::minmax_element(x.begin(), x.end());
+        lo = std::min(lo, *mn);
+        hi = std::max(hi, *mx);
+      }
+      g.origin[d] = lo;
+      extent[d] = hi - lo;
+    }
+  }
+  // Coarsen uniformly until the cell count fits.
+  double w = target;
+  for (;;) {
+    g.total = 1;
+    for (int d = 0; d < g.dim; ++d) {
+      const double n = std::floor(extent[d] / w);
+      g.cells[d] = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::min(n, 1e9)));
+      g.total *= g.cells[d];
+      if (g.total > max_cells) break;
+    }
+    if (g.total <= max_cells) break;
+    w *= 1.5;
+  }
+  for (int d = 0; d < g.dim; ++d)
+    g.width[d] = extent[d] > 0 ? extent[d] / static_cast<double>(g.cells[d]) : 1.0;
+  // Open space: the last cell is closed on the right (the maximum lands in it through the clamp).
+  return g;
+}
+
+// One point set sorted by cell: `sorted` holds the coordinates (and weights) in cell order,
+// `order[k]` the original index of sorted point k, `start[c]..start[c+1]` the points of cell c.
+struct GridIndex {
+  PointSet sorted;
+  std::vector<std::uint32_t> order;
+  std::vector<std::uint32_t> start;
+
+  GridIndex(const PointSet& p, const GridGeometry& g) : sorted(p.dim(), p.size()), start(g.total + 1, 0) {
+    std::vector<std::uint32_t> cell(p.size());
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      cell[i] = static_cast<std::uint32_t>(g.cell_of(p, i));
+      ++start[cell[i] + 1];
+    }
+    std::partial_sum(start.begin(), start.end(), start.begin());  // exclusive scan, shifted by one
+    std::vector<std::uint32_t> fill(start.begin(), start.end() - 1);
+    order.resize(p.size());
+    for (std::size_t i = 0; i < p.size(); ++i) order[fill[cell[i]]++] = static_cast<std::uint32_t>(i);
+    for (int d = 0; d < p.dim(); ++d) {
+      const auto src = p.coord(d);
+      auto dst = sorted.coord(d);
+      for (std::size_t k = 0; k < order.size(); ++k) dst[k] = src[order[k]];
+    }
+    if (p.has_weights()) {
+      std::vector<double> w(p.size());
+      for (std::size_t k = 0; k < order.size(); ++k) w[k] = p.weights()[order[k]];
+      sorted.set_weights(std::move(w));
+    }
+  }
+  std::uint32_t count(std::int64_t c) const { return start[c + 1] - start[c]; }
+};
+
+// The distinct neighbour cells of every cell along one axis (offsets -refine..refine, wrapped in a
+// periodic box, dropped outside an open one).
+inline std::vector<std::vector<std::int64_t>> axis_neighbours(const GridGeometry& g, int d) {
+  std::vector<std::vector<std::int64_t>> out(g.cells[d]);
+  for (std::int64_t c = 0; c < g.cells[d]; ++c) {
+    for (int o = -g.refine; o <= g.refine; ++o) {
+      std::int64_t n = c + o;
+      if (g.periodic) n = ((n % g.cells[d]) + g.cells[d]) % g.cells[d];
+      else if (n < 0 || n >= g.cells[d]) continue;
+      if (std::find(out[c].begin(), out[c].end(), n) == out[c].end()) out[c].push_back(n);
+    }
+  }
+  return out;
+}
+
+// The block pairs of a grid traversal (indices into the sorted sets), cell by cell, and the number
+// of pair evaluations they cost. Auto: the half shell; cross: every neighbour.
+struct GridPlan {
+  std::vector<BlockPair> items;
+  std::uint64_t evaluations = 0;
+  std::size_t largest_cell = 0;
+};
+
+inline GridPlan plan_grid(const GridGeometry& g, const GridIndex& A, const GridIndex& B, bool is_auto) {
+  GridPlan plan;
+  std::vector<std::vector<std::vector<std::int64_t>>> nb(g.dim);
+  for (int d = 0; d < g.dim; ++d) nb[d] = axis_neighbours(g, d);
+  std::array<std::int64_t, kMaxDim> coord{};
+  for (std::int64_t c = 0; c < g.total; ++c) {
+    std::int64_t rest = c;
+    for (int d = g.dim - 1; d >= 0; --d) {
+      coord[d] = rest % g.cells[d];
+      rest /= g.cells[d];
+    }
+    const std::uint32_t na = A.count(c);
+    plan.largest_cell = std::max<std::size_t>(plan.largest_cell, std::max(na, B.count(c)));
+    if (na == 0) continue;
+    // Odometer over the product of the axes' neighbour lists.
+    std::array<std::size_t, kMaxDim> k{};
+    for (;;) {
+      std::int64_t n = 0;
+      for (int d = 0; d < g.dim; ++d) n = n * g.cells[d] + nb[d][coord[d]][k[d]];
+      const std::uint32_t nbn = B.count(n);
+      if (nbn > 0 && (!is_auto || n >= c)) {
+        BlockPair bp{A.start[c], A.start[c + 1], B.start[n], B.start[n + 1], is_auto && n == c};
+        plan.items.push_back(bp);
+        plan.evaluations += bp.triangle ? std::uint64_t(na) * (na - 1) / 2 : std::uint64_t(na) * nbn;
+      }
+      int d = g.dim - 1;
+      while (d >= 0 && ++k[d] == nb[d][coord[d]].size()) k[d--] = 0;
+      if (d < 0) break;
+    }
+  }
+  // Largest blocks first, so the dynamic schedule ends with small ones (clustered data).
+  std::stable_sort(plan.items.begin(), plan.items.end(), [](const BlockPair& x, const BlockPair& y) {
+    return (x.a1 - x.a0) * (x.b1 - x.b0) > (y.a1 - y.a0) * (y.b1 - y.b0);
+  });
+  return plan;
+}
+
+}  // namespace twobody::cpu
