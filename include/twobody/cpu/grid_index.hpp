@@ -137,6 +137,7 @@ struct GridPlan {
   std::vector<BlockPair> items;
   std::uint64_t evaluations = 0;
   std::size_t largest_cell = 0;
+  std::size_t longest_row = 0;  // partners in the longest block (sizes the key buffer)
 };
 
 inline GridPlan plan_grid(const GridGeometry& g, const GridIndex& A, const GridIndex& B, bool is_auto) {
@@ -152,19 +153,43 @@ inline GridPlan plan_grid(const GridGeometry& g, const GridIndex& A, const GridI
     }
     const std::uint32_t na = A.count(c);
     plan.largest_cell = std::max<std::size_t>(plan.largest_cell, std::max(na, B.count(c)));
+    plan.longest_row = std::max<std::size_t>(plan.longest_row, na);
     if (na == 0) continue;
-    // Odometer over the product of the axes' neighbour lists.
+    // Odometer over the neighbour lists of every axis but the last; along the last axis the
+    // neighbour cells are consecutive ids, so their points are one contiguous range of the sorted
+    // set: merge each run of consecutive cells into one block (longer rows, fewer blocks).
+    const int last = g.dim - 1;
+    std::vector<std::int64_t> lastn = nb[last][coord[last]];
+    std::sort(lastn.begin(), lastn.end());
     std::array<std::size_t, kMaxDim> k{};
     for (;;) {
-      std::int64_t n = 0;
-      for (int d = 0; d < g.dim; ++d) n = n * g.cells[d] + nb[d][coord[d]][k[d]];
-      const std::uint32_t nbn = B.count(n);
-      if (nbn > 0 && (!is_auto || n >= c)) {
-        BlockPair bp{A.start[c], A.start[c + 1], B.start[n], B.start[n + 1], is_auto && n == c};
-        plan.items.push_back(bp);
-        plan.evaluations += bp.triangle ? std::uint64_t(na) * (na - 1) / 2 : std::uint64_t(na) * nbn;
+      std::int64_t base = 0;
+      for (int d = 0; d < last; ++d) base = base * g.cells[d] + nb[d][coord[d]][k[d]];
+      base *= g.cells[last];
+      for (std::size_t r0 = 0; r0 < lastn.size();) {
+        std::size_t r1 = r0;
+        while (r1 + 1 < lastn.size() && lastn[r1 + 1] == lastn[r1] + 1) ++r1;
+        std::int64_t lo = base + lastn[r0], hi = base + lastn[r1];
+        r0 = r1 + 1;
+        if (is_auto) {
+          if (hi < c) continue;
+          lo = std::max(lo, c);
+          if (lo == c) {  // the cell with itself: a triangle
+            if (na > 1) {
+              plan.items.push_back({A.start[c], A.start[c + 1], A.start[c], A.start[c + 1], true});
+              plan.evaluations += std::uint64_t(na) * (na - 1) / 2;
+            }
+            ++lo;
+            if (lo > hi) continue;
+          }
+        }
+        const std::uint64_t nbn = B.start[hi + 1] - B.start[lo];
+        if (nbn == 0) continue;
+        plan.items.push_back({A.start[c], A.start[c + 1], B.start[lo], B.start[hi + 1], false});
+        plan.evaluations += std::uint64_t(na) * nbn;
+        plan.longest_row = std::max<std::size_t>(plan.longest_row, nbn);
       }
-      int d = g.dim - 1;
+      int d = last - 1;
       while (d >= 0 && ++k[d] == nb[d][coord[d]].size()) k[d--] = 0;
       if (d < 0) break;
     }

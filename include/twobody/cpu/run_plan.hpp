@@ -36,11 +36,17 @@ inline GridChoice choose_grid(const Plan& plan) {
     return g;
   }
   const int dim = plan.a->dim();
-  const int refine = dim <= 3 ? 2 : 1;
-  const std::int64_t max_cells = std::max<std::int64_t>(
-      1, std::min<std::int64_t>(std::int64_t(1) << 26, 4 * static_cast<std::int64_t>(plan.a->size() + plan.b->size())));
-  g.geometry = make_grid_geometry(*plan.a, *plan.b, s.binning.hi(), s.metric == Metric::Periodic ? &s.box : nullptr,
-                                  refine, max_cells);
+  // Cells about as many as points: finer cells (refine 2: cells of rmax/2, a 5^D neighbourhood)
+  // evaluate fewer pairs but pay per block; they are used when cells still hold a few points each.
+  const std::int64_t n_points = static_cast<std::int64_t>(plan.a->size() + plan.b->size());
+  const std::int64_t max_cells = std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(1) << 26, n_points));
+  const Box* box = s.metric == Metric::Periodic ? &s.box : nullptr;
+  int refine = dim <= 3 ? 2 : 1;
+  g.geometry = make_grid_geometry(*plan.a, *plan.b, s.binning.hi(), box, refine, max_cells);
+  if (refine > 1 && g.geometry.total * 8 > n_points) {
+    refine = 1;
+    g.geometry = make_grid_geometry(*plan.a, *plan.b, s.binning.hi(), box, refine, max_cells);
+  }
   g.a = std::make_unique<GridIndex>(*plan.a, g.geometry);
   if (!plan.is_auto()) g.b = std::make_unique<GridIndex>(*plan.b, g.geometry);
   g.plan = plan_grid(g.geometry, *g.a, g.b ? *g.b : *g.a, plan.is_auto());
@@ -82,7 +88,7 @@ Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid 
     if (!use_grid) return traverse<D>(f, A, B, shape, make_sink);
     const auto& items = grid->plan.items;
     return traverse_blocks<D>(
-        f, A, B, items.size(), [&](std::size_t k) { return items[k]; }, std::max<std::size_t>(grid->plan.largest_cell, 1),
+        f, A, B, items.size(), [&](std::size_t k) { return items[k]; }, std::max<std::size_t>(grid->plan.longest_row, 1),
         shape, make_sink);
   };
 
