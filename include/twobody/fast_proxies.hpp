@@ -120,13 +120,7 @@ FastSetup<F> make_fast_setup(const F& f, const PointSet& A, const PointSet& B) {
   if constexpr (FastPath<F>::shift) {
     double M = 0, offset = 0;
     for (int d = 0; d < D; ++d) {
-      double lo = HUGE_VAL, hi = -HUGE_VAL;
-      for (const PointSet* p : {&A, &B}) {
-        const auto x = p->coord(d);
-        const auto [mn, mx] = std::minmax_element(x.begin(), x.end());
-        lo = std::min(lo, *mn);
-        hi = std::max(hi, *mx);
-      }
+      const auto [lo, hi] = joint_range(A, B, d);
       fs.shift[d] = 0.5 * (lo + hi);
       M = std::max({M, std::abs(hi - fs.shift[d]), std::abs(lo - fs.shift[d])});
       offset = std::max({offset, std::abs(lo), std::abs(hi)});

@@ -1,7 +1,10 @@
 #pragma once
 // A point set in structure-of-arrays form: one contiguous float64 array per coordinate, so that
 // kernels load a coordinate of consecutive points with unit stride (seed 000, section 4.1).
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
+#include <utility>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -48,5 +51,17 @@ class PointSet {
   std::vector<std::int32_t> regions_;
   mutable std::vector<std::vector<float>> float_;
 };
+
+// The smallest and largest value of coordinate d over both sets.
+inline std::pair<double, double> joint_range(const PointSet& a, const PointSet& b, int d) {
+  double lo = HUGE_VAL, hi = -HUGE_VAL;
+  for (const PointSet* p : {&a, &b}) {
+    const auto x = p->coord(d);
+    const auto [mn, mx] = std::minmax_element(x.begin(), x.end());
+    lo = std::min(lo, *mn);
+    hi = std::max(hi, *mx);
+  }
+  return {lo, hi};
+}
 
 }  // namespace twobody

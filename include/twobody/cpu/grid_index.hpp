@@ -55,13 +55,7 @@ inline GridGeometry make_grid_geometry(const PointSet& a, const PointSet& b, dou
       g.origin[d] = 0.0;
       extent[d] = box->length[d];
     } else {
-      double lo = HUGE_VAL, hi = -HUGE_VAL;
-      for (const PointSet* p : {&a, &b}) {
-        const auto x = p->coord(d);
-        const auto [mn, mx] = std::minmax_element(x.begin(), x.end());
-        lo = std::min(lo, *mn);
-        hi = std::max(hi, *mx);
-      }
+      const auto [lo, hi] = joint_range(a, b, d);
       g.origin[d] = lo;
       extent[d] = hi - lo;
     }
