@@ -8,6 +8,7 @@
 #include "test_support.hpp"
 #include "twobody/backend.hpp"
 #include "twobody/engine.hpp"
+#include "twobody/generate.hpp"
 #include "twobody/io.hpp"
 #include "twobody/statistics.hpp"
 
@@ -214,4 +215,149 @@ TEST_F(Cuda, SmallMixedOutputs) {
   s.output = OutputKind::PairList;
   s.weighted = false;
   EXPECT_EQ(run(s, A, &B, on("cuda")).pairs.size(), run(s, A, &B, on("cpu")).pairs.size());
+  // The grid path too (every output mode through the grid agent).
+  RunOptions g = on("cuda");
+  g.path = "grid";
+  s.binning = Binning::linear(0.0, 0.7, 7);
+  EXPECT_EQ(run(s, A, &B, g).pairs.size(), run(s, A, &B, on("cpu")).pairs.size());
+  s.output = OutputKind::Histogram;
+  s.weighted = true;
+  expect_same(run(s, A, &B, g), run(s, A, &B, on("cpu")));
+  s.traversal = Traversal::Auto;
+  expect_same(run(s, A, nullptr, g), run(s, A, nullptr, on("cpu")));
+  s.output = OutputKind::Reduction;
+  expect_same(run(s, A, nullptr, g), run(s, A, nullptr, on("cpu")));
+}
+
+// ---- The grid path on the GPU (issue 3): forced with path = "grid", against the CPU's brute force.
+
+namespace {
+
+RunOptions grid_on_cuda() {
+  RunOptions o = on("cuda");
+  o.path = "grid";
+  return o;
+}
+RunOptions brute_on_cpu() {
+  RunOptions o = on("cpu");
+  o.path = "brute";
+  return o;
+}
+
+// 90% of the points in a cube of 1% of the volume, the rest uniform; all inside [0, L).
+PointSet concentrated(std::size_t n, double L, std::mt19937_64& rng, bool weights) {
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  PointSet p(3, n);
+  const double side = L * std::cbrt(0.01);
+  for (std::size_t i = 0; i < n; ++i)
+    for (int d = 0; d < 3; ++d)
+      p.coord(d)[i] = std::min(i % 10 == 0 ? u(rng) * L : 0.3 * L + u(rng) * side, std::nextafter(L, 0.0));
+  if (weights) {
+    std::vector<double> w(n);
+    for (auto& x : w) x = 0.5 + u(rng);
+    p.set_weights(std::move(w));
+  }
+  return p;
+}
+
+void expect_grid_matches(const Statistic& s, const PointSet& A, const PointSet* B) {
+  const Result g = run(s, A, B, grid_on_cuda());
+  const Result c = run(s, A, B, brute_on_cpu());
+  EXPECT_NE(g.info.plan.find("ran: grid"), std::string::npos) << g.info.plan;
+  if (s.output == OutputKind::PairList) {
+    ASSERT_EQ(g.pairs.size(), c.pairs.size());
+    for (std::size_t k = 0; k < c.pairs.size(); ++k) {
+      ASSERT_EQ(g.pairs[k].i, c.pairs[k].i) << k;
+      ASSERT_EQ(g.pairs[k].j, c.pairs[k].j) << k;
+      ASSERT_EQ(g.pairs[k].value, c.pairs[k].value) << k;
+    }
+  } else {
+    expect_same(g, c);
+  }
+}
+
+}  // namespace
+
+TEST_F(Cuda, GridEqualsBruteForceOpenAndPeriodicEveryOutput) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const double L = 100.0;
+  for (bool clustered : {false, true}) {
+    const PointSet A = clustered ? generate_clustered_box(9000, 3, L, ClusterOptions{}, seed)
+                                 : to_pointset(uniform_points(9000, 3, 0, L, rng, true));
+    const PointSet B = to_pointset(uniform_points(4000, 3, 0, L, rng, true));
+    // r_max from a few percent of the box (many cells, refine 2) to just under half (two cells).
+    for (double rmax : {3.0, 9.5, 26.0, 49.9}) {
+      for (bool periodic : {false, true}) {
+        SCOPED_TRACE("clustered " + std::to_string(clustered) + " rmax " + std::to_string(rmax) + " periodic " +
+                     std::to_string(periodic));
+        auto s = stat(periodic ? Metric::Periodic : Metric::Euclidean, Traversal::Auto,
+                      Binning::logarithmic(0.1, rmax, 20));
+        if (periodic) s.box = Box::cube(3, L);
+        expect_grid_matches(s, A, nullptr);
+        s.traversal = Traversal::Cross;
+        expect_grid_matches(s, A, &B);
+        if (!clustered) {
+          s.weighted = true;
+          expect_grid_matches(s, A, &B);
+          s.traversal = Traversal::Auto;
+          expect_grid_matches(s, A, nullptr);
+          s.weighted = false;
+          s.output = OutputKind::Reduction;
+          expect_grid_matches(s, A, nullptr);
+          s.output = OutputKind::PairList;
+          s.binning = Binning::linear(0.0, rmax / 4, 1);
+          expect_grid_matches(s, A, nullptr);
+          s.traversal = Traversal::Cross;
+          expect_grid_matches(s, A, &B);
+        }
+      }
+    }
+  }
+}
+
+TEST_F(Cuda, GridOnLatticeEdgesAndOtherDimensions) {
+  oracle::Points p;
+  p.dim = 3;
+  for (int x = 0; x < 24; ++x)
+    for (int y = 0; y < 20; ++y)
+      for (int z = 0; z < 17; ++z) p.x.push_back({0.5 * x, 0.5 * y, 0.5 * z});
+  const auto A = to_pointset(p);
+  const auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, 2.0, 8));
+  const auto g = run(s, A, nullptr, grid_on_cuda());
+  EXPECT_EQ(g.counts, oracle::histogram(p, nullptr, s.binning.edges(), 0).counts);
+  EXPECT_GT(g.info.pairs_settled_fp64, 0u);
+  auto ps = stat(Metric::Periodic, Traversal::Auto, Binning::linear(0.0, 4.25, 17));
+  ps.box = Box::from_lengths(std::vector<double>{12.0, 10.0, 8.5});
+  expect_grid_matches(ps, A, nullptr);
+  std::mt19937_64 rng(fresh_seed());
+  for (int dim : {1, 2, 4}) {
+    SCOPED_TRACE("dim " + std::to_string(dim));
+    const auto P = to_pointset(uniform_points(6000, dim, 0, 40, rng));
+    auto sd = stat(Metric::Periodic, Traversal::Auto, Binning::linear(0.5, 6.0, 11));
+    sd.box = Box::cube(dim, 40.0);
+    expect_grid_matches(sd, P, nullptr);
+    sd.metric = Metric::Euclidean;
+    expect_grid_matches(sd, P, nullptr);
+  }
+}
+
+TEST_F(Cuda, GridOnConcentratedData) {
+  std::mt19937_64 rng(fresh_seed());
+  const PointSet A = concentrated(20000, 1000.0, rng, true);
+  auto s = stat(Metric::Periodic, Traversal::Auto, Binning::logarithmic(0.1, 25.0, 20), OutputKind::Histogram, true);
+  s.box = Box::cube(3, 1000.0);
+  expect_grid_matches(s, A, nullptr);
+}
+
+TEST_F(Cuda, PlannerPicksTheGridForShortCutoffs) {
+  std::mt19937_64 rng(fresh_seed());
+  const auto A = to_pointset(uniform_points(200000, 3, 0, 1000, rng));
+  auto s = stat(Metric::Periodic, Traversal::Auto, Binning::logarithmic(0.1, 25.0, 20));
+  s.box = Box::cube(3, 1000.0);
+  const Result g = run(s, A, nullptr, on("cuda"));
+  EXPECT_NE(g.info.plan.find("ran: grid"), std::string::npos) << g.info.plan;
+  EXPECT_LT(g.info.pairs_evaluated, pair_total(A.size(), A.size(), true) / 100);
+  EXPECT_EQ(g.counts, run(s, A, nullptr, on("cpu")).counts);
 }

@@ -34,18 +34,18 @@ TEST(CudaCustom, UserFunctorMatchesCpu) {
   s.binning = Binning::linear(0.0, 5.0, 40);
   RunOptions cpu;
   cpu.backend = "cpu";
-  const auto g = cuda::run_custom(Chebyshev2{}, s, A, nullptr);
+  const auto g = twobody::cuda::run_custom(Chebyshev2{}, s, A, nullptr);
   EXPECT_EQ(g.info.backend, "cuda");
   EXPECT_EQ(g.counts, run_custom(Chebyshev2{}, s, A, nullptr, cpu).counts);
   EXPECT_EQ(g.info.pairs_settled_fp64, g.info.pairs_evaluated);  // no proxy: all in float64
   s.traversal = Traversal::Cross;
-  EXPECT_EQ(cuda::run_custom(Chebyshev2{}, s, A, &B).counts, run_custom(Chebyshev2{}, s, A, &B, cpu).counts);
+  EXPECT_EQ(twobody::cuda::run_custom(Chebyshev2{}, s, A, &B).counts, run_custom(Chebyshev2{}, s, A, &B, cpu).counts);
   s.output = OutputKind::PairList;
   s.binning = Binning::from_edges({0.0, 0.3});
-  const auto gl = cuda::run_custom(Chebyshev2{}, s, A, &B);
+  const auto gl = twobody::cuda::run_custom(Chebyshev2{}, s, A, &B);
   const auto cl = run_custom(Chebyshev2{}, s, A, &B, cpu);
   ASSERT_EQ(gl.pairs.size(), cl.pairs.size());
   for (std::size_t k = 0; k < cl.pairs.size(); ++k) ASSERT_EQ(gl.pairs[k].value, cl.pairs[k].value);
   s.output = OutputKind::Matrix;
-  EXPECT_EQ(cuda::run_custom(Chebyshev2{}, s, B, &A).matrix, run_custom(Chebyshev2{}, s, B, &A, cpu).matrix);
+  EXPECT_EQ(twobody::cuda::run_custom(Chebyshev2{}, s, B, &A).matrix, run_custom(Chebyshev2{}, s, B, &A, cpu).matrix);
 }

@@ -35,6 +35,8 @@ void add_common_options(CLI::App& app, CommonOptions& o, const Features& f) {
     app.add_flag("--wrap", o.wrap, "wrap points outside the box into it instead of failing");
   }
   app.add_option("--backend", o.backend, "auto | cpu | cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  app.add_option("--path", o.path, "traversal: auto (cost model) | brute | grid (cell grid, cutoff statistics)")
+      ->check(CLI::IsMember({"auto", "brute", "grid"}));
   app.add_option("--threads", o.threads, "CPU threads (default: all)")->check(CLI::NonNegativeNumber);
   app.add_option("-o,--output", o.output, "output file (default: standard output)");
   app.add_option("--format", o.format, "csv | json | table")->check(CLI::IsMember({"csv", "json", "table"}));
@@ -77,6 +79,7 @@ std::optional<Box> make_box(const CommonOptions& o, int dim) {
 RunOptions make_run_options(const CommonOptions& o, ProgressBar& bar) {
   RunOptions r;
   r.backend = o.backend;
+  r.path = o.path;
   r.threads = o.threads;
   r.max_pairs = o.max_pairs;
   if (bar.enabled()) r.progress = [&bar](double f) { bar.update(f); };

@@ -26,6 +26,7 @@ struct CommonOptions {
   std::vector<double> box;
   bool wrap = false;
   std::string backend = "auto";
+  std::string path = "auto";
   int threads = 0;
   std::string output;
   std::string format = "csv";

@@ -18,6 +18,7 @@ struct Plan {
   std::size_t max_pairs = 0;
   std::function<void(double)> progress;
   std::string explanation;
+  std::string path = "auto";  // RunOptions::path
   bool is_auto() const { return stat->traversal == Traversal::Auto; }
 };
 

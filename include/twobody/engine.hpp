@@ -16,6 +16,9 @@ struct RunOptions {
   std::function<void(double)> progress;
   // Pair lists larger than this are refused with Error(Resource) instead of exhausting memory.
   std::size_t max_pairs = std::size_t(1) << 31;
+  // Traversal of cutoff statistics: "auto" (the cost model picks), "brute" or "grid" (the cell
+  // grid whenever the statistic allows one: Euclidean metric, output ignoring pairs beyond r_max).
+  std::string path = "auto";
 };
 
 // Validates the statistic against the points, plans it and runs it on a backend.

@@ -36,8 +36,10 @@ Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const Ru
   r.info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.info.backend = backend->name();
   r.info.device = backend->device();
+  const std::string ran = r.info.plan;  // what the backend decided while running, if anything
   r.info.plan = fmt::format("backend: {} ({})\n{}\n{}", r.info.backend, r.info.device, plan.explanation,
                             backend->describe(plan));
+  if (!ran.empty()) r.info.plan += "\nran: " + ran;
   r.info.n_a = a.size();
   r.info.n_b = b ? b->size() : 0;
   return r;

@@ -31,6 +31,10 @@ inline GridChoice choose_grid(const Plan& plan) {
   GridChoice g;
   const Statistic& s = *plan.stat;
   g.brute_evaluations = pair_total(plan.a->size(), plan.b->size(), plan.is_auto());
+  if (plan.path == "brute") {
+    g.why = "brute force (requested)";
+    return g;
+  }
   if (s.metric == Metric::Angular || s.output == OutputKind::Matrix) {
     g.why = "brute force: the grid path serves Euclidean cutoffs (histograms, counts, pair lists)";
     return g;
@@ -50,7 +54,7 @@ inline GridChoice choose_grid(const Plan& plan) {
   g.a = std::make_unique<GridIndex>(*plan.a, g.geometry);
   if (!plan.is_auto()) g.b = std::make_unique<GridIndex>(*plan.b, g.geometry);
   g.plan = plan_grid(g.geometry, *g.a, g.b ? *g.b : *g.a, plan.is_auto());
-  g.chosen = 2 * g.plan.evaluations < g.brute_evaluations;
+  g.chosen = plan.path == "grid" || (plan.path == "auto" && 2 * g.plan.evaluations < g.brute_evaluations);
   std::string& w = g.why;
   w = g.chosen ? "grid" : "brute force";
   w += ": a grid of ";

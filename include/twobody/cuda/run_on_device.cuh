@@ -13,6 +13,7 @@
 #include "twobody/cuda/cuda_check.hpp"
 #include "twobody/cuda/device_buffer.hpp"
 #include "twobody/fast_proxies.hpp"
+#include "twobody/cuda/grid_kernel.cuh"
 #include "twobody/cuda/matrix_kernel.cuh"
 #include "twobody/cuda/pair_kernel.cuh"
 #include "twobody/backend.hpp"
@@ -50,6 +51,76 @@ struct DevicePoints {
     }
   }
 };
+
+// Pair functions with a cutoff the grid index can exploit.
+template <class F>
+constexpr bool kGridMetric = false;
+template <int D>
+constexpr bool kGridMetric<Euclidean<D>> = true;
+template <int D>
+constexpr bool kGridMetric<PeriodicEuclidean<D>> = true;
+
+// The grid path on the device: both sets in cell order and the work queue. Chosen when its exact
+// evaluation count (from the cells' occupancy) is below a quarter of brute force's: the brute-force
+// kernel spends about that much less per evaluation (eight anchors per thread, shared tiles).
+template <int D>
+struct DeviceGrid {
+  GridShape shape;
+  std::unique_ptr<DeviceGridSet<D>> a, b;  // b null for auto
+  std::unique_ptr<GridWorkQueue> queue;
+  bool chosen = false;
+  std::string why;
+};
+
+template <class F>
+DeviceGrid<F::dim> plan_device_grid(const Plan& plan, const DevicePoints& da, const DevicePoints* db,
+                                    const std::vector<double>& shift, bool fits) {
+  constexpr int D = F::dim;
+  DeviceGrid<D> g;
+  const Statistic& s = *plan.stat;
+  if (plan.path == "brute") {
+    g.why = "brute force (requested)";
+    return g;
+  }
+  if (!fits) {
+    g.why = "brute force: the grid kernel's per-warp histograms do not fit in shared memory";
+    return g;
+  }
+  if constexpr (!kGridMetric<F>) {
+    g.why = "brute force: the grid path serves Euclidean cutoffs";
+    return g;
+  } else {
+    const std::uint64_t brute = pair_total(plan.a->size(), plan.b->size(), plan.is_auto());
+    const std::int64_t n_points = static_cast<std::int64_t>(plan.a->size() + (plan.is_auto() ? 0 : plan.b->size()));
+    const std::int64_t max_cells = std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(1) << 26, n_points));
+    const Box* box = s.metric == Metric::Periodic ? &s.box : nullptr;
+    // Cells of r_max / 2 (a 5^D neighbourhood, fewer evaluations) while they hold 16 points on
+    // average, so that a warp's unit of 32 anchors spans one or two cells; r_max otherwise.
+    int refine = D <= 3 ? 2 : 1;
+    GridGeometry geo = make_grid_geometry(*plan.a, *plan.b, s.binning.hi(), box, refine, max_cells);
+    if (refine > 1 && geo.total * 16 > n_points) {
+      refine = 1;
+      geo = make_grid_geometry(*plan.a, *plan.b, s.binning.hi(), box, refine, max_cells);
+    }
+    std::int64_t reach = 1;  // cells in one neighbourhood
+    for (int d = 0; d < D; ++d) reach *= std::min<std::int64_t>(geo.cells[d], 2 * refine + 1);
+    const bool forced = plan.path == "grid";
+    if (!forced && (geo.total <= reach || brute < (std::uint64_t(1) << 24))) {
+      g.why = "brute force: the cutoff spans the whole extent, or too few pairs for a grid to pay";
+      return g;
+    }
+    g.shape = grid_shape(geo);
+    g.a = std::make_unique<DeviceGridSet<D>>(g.shape, da.view, shift.data());
+    if (db) g.b = std::make_unique<DeviceGridSet<D>>(g.shape, db->view, shift.data());
+    g.queue = std::make_unique<GridWorkQueue>(g.shape, g.a->start.get(), (g.b ? g.b : g.a)->start.get(), plan.is_auto());
+    g.chosen = forced || 4 * g.queue->evaluations < brute;
+    g.why = std::string(g.chosen ? "grid" : "brute force") + ": a grid of ";
+    for (int d = 0; d < D; ++d) g.why += (d ? "x" : "") + std::to_string(geo.cells[d]);
+    g.why += " cells (refine " + std::to_string(refine) + ") evaluates " + std::to_string(g.queue->evaluations) +
+             " pairs in " + std::to_string(g.queue->n_units) + " warp units, brute force " + std::to_string(brute);
+    return g;
+  }
+}
 
 template <class F>
 Result run_pairs(const F& f, const Plan& plan) {
@@ -108,12 +179,18 @@ Result run_pairs(const F& f, const Plan& plan) {
     throw Error(ErrorKind::Resource, std::to_string(nb) + " bins need " + std::to_string(smem) +
                                          " bytes of shared memory per block; the device allows " +
                                          std::to_string(info.smem_optin));
+  // The grid kernel: per-warp groups of sub-histograms, as many copies as leave room for two blocks.
+  int grid_copies = hist ? 32 : 1;
+  while (grid_copies > 1 && pair_output_smem(mode, weighted, nb, ncells, grid_copies * kGridWarps, stride) > budget)
+    grid_copies /= 2;
+  const std::size_t grid_smem = pair_output_smem(mode, weighted, nb, ncells, grid_copies * kGridWarps, stride);
+  const DeviceGrid<D> grid = plan_device_grid<F>(plan, da, plan.is_auto() ? nullptr : db, shift, grid_smem <= budget);
   DeviceBuffer<BandPair> d_bands(table.bands);
   DeviceBuffer<std::uint16_t> d_cells(table.cells);
 
   PairKernelArgs<typename Fast::Proxy, F> args{};
-  args.A = da.view;
-  args.B = db->view;
+  args.A = grid.chosen ? grid.a->view : da.view;
+  args.B = grid.chosen ? (grid.b ? grid.b : grid.a)->view : db->view;
   args.is_auto = plan.is_auto();
   args.proxy = Fast::proxy(f);
   args.exact = f;
@@ -130,7 +207,7 @@ Result run_pairs(const F& f, const Plan& plan) {
   args.edges64 = d_e64.get();
   args.nbins = nb;
   args.steps = plan.edges.steps;
-  args.copies = copies;
+  args.copies = grid.chosen ? grid_copies : copies;
   args.hist_stride = stride;
   args.counts = d_counts.get();
   args.wsums = d_wsums.get();
@@ -139,7 +216,9 @@ Result run_pairs(const F& f, const Plan& plan) {
   args.list_count = d_scalars.get() + 2;
   const std::uint64_t rows = (A.size() + kAnchors - 1) / kAnchors;
   args.chunks_per_row = static_cast<std::uint32_t>((B.size() + kChunk - 1) / kChunk);
-  args.n_items = rows * args.chunks_per_row;
+  args.n_items = grid.chosen ? grid.queue->n_units : rows * args.chunks_per_row;
+  GridWork work{};
+  if (grid.chosen) work = {grid.shape, grid.a->start.get(), (grid.b ? grid.b : grid.a)->start.get(), grid.queue->units.get()};
 
   // One stream for the kernel; while it runs, a second stream reads the work-item counter so the
   // caller's progress callback sees how far the persistent grid has come.
@@ -153,16 +232,17 @@ Result run_pairs(const F& f, const Plan& plan) {
       cudaStreamDestroy(b);
     }
   } streams{stream, poll};
-  auto launch = [&](auto kernel) {
-    TWOBODY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  // The brute-force tiles or, when the grid was chosen, the grid agent over the work queue.
+  auto launch_one = [&](auto kernel, int threads, std::size_t bytes, const char* name, const auto&... extra) {
+    TWOBODY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
     int per_sm = 0;
-    TWOBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem));
-    const int grid = std::max(1, per_sm) * info.sms;
+    TWOBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, bytes));
+    const int blocks = std::max(1, per_sm) * info.sms;
     // Uploads and memsets went to the legacy stream, which a non-blocking stream does not wait for.
     TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
     TWOBODY_CUDA_CHECK(cudaMemsetAsync(d_scalars.get(), 0, 3 * sizeof(unsigned long long), stream));
-    kernel<<<grid, kThreads, smem, stream>>>(args);
-    TWOBODY_CUDA_CHECK_LAUNCH("pair_kernel");
+    kernel<<<blocks, threads, bytes, stream>>>(args, extra...);
+    TWOBODY_CUDA_CHECK_LAUNCH(name);
     if (plan.progress) {
       unsigned long long done = 0;
       cudaError_t q;
@@ -176,20 +256,26 @@ Result run_pairs(const F& f, const Plan& plan) {
     }
     TWOBODY_CUDA_CHECK(cudaStreamSynchronize(stream));
   };
+  auto launch = [&]<OutputMode M, bool W>() {
+    using P = typename Fast::Proxy;
+    if constexpr (kGridMetric<F>) {
+      if (grid.chosen) return launch_one(grid_kernel<D, M, W, P, F>, kGridThreads, grid_smem, "grid_kernel", work);
+    }
+    launch_one(pair_kernel<D, M, W, P, F>, kThreads, smem, "pair_kernel");
+  };
 
   Result r;
   r.output = s.output;
-  using P = typename Fast::Proxy;
   DeviceBuffer<std::uint32_t> li, lj;
   DeviceBuffer<double> lv;
   switch (mode) {
     case OutputMode::Histogram:
-      weighted ? launch(pair_kernel<D, OutputMode::Histogram, true, P, F>)
-               : launch(pair_kernel<D, OutputMode::Histogram, false, P, F>);
+      weighted ? launch.template operator()<OutputMode::Histogram, true>()
+               : launch.template operator()<OutputMode::Histogram, false>();
       break;
     case OutputMode::Reduce:
-      weighted ? launch(pair_kernel<D, OutputMode::Reduce, true, P, F>)
-               : launch(pair_kernel<D, OutputMode::Reduce, false, P, F>);
+      weighted ? launch.template operator()<OutputMode::Reduce, true>()
+               : launch.template operator()<OutputMode::Reduce, false>();
       break;
     case OutputMode::PairList: {
       // First pass with a modest buffer; the counter keeps counting past capacity, so a second
@@ -203,7 +289,7 @@ Result run_pairs(const F& f, const Plan& plan) {
         args.list_j = lj.get();
         args.list_value = lv.get();
         args.list_capacity = capacity;
-        launch(pair_kernel<D, OutputMode::PairList, false, P, F>);
+        launch.template operator()<OutputMode::PairList, false>();
         const auto scal = d_scalars.download();
         if (scal[2] > plan.max_pairs)
           throw Error(ErrorKind::Resource, "pair list of " + std::to_string(scal[2]) + " pairs exceeds the limit of " +
@@ -218,6 +304,16 @@ Result run_pairs(const F& f, const Plan& plan) {
       const auto hv = lv.download();
       r.pairs.resize(capacity);
       for (std::size_t k = 0; k < capacity; ++k) r.pairs[k] = {hi[k], hj[k], hv[k]};
+      if (grid.chosen) {
+        // Back to the callers' indices; auto pairs keep i < j.
+        const auto oa = grid.a->order.download();
+        const auto ob = grid.b ? grid.b->order.download() : std::vector<std::uint32_t>{};
+        for (auto& p : r.pairs) {
+          p.i = oa[p.i];
+          p.j = grid.b ? ob[p.j] : oa[p.j];
+          if (plan.is_auto() && p.i > p.j) std::swap(p.i, p.j);
+        }
+      }
       std::sort(r.pairs.begin(), r.pairs.end(), [](const PairRecord& x, const PairRecord& y) {
         return x.i != y.i ? x.i < y.i : x.j < y.j;
       });
@@ -229,9 +325,10 @@ Result run_pairs(const F& f, const Plan& plan) {
     r.counts.assign(counts.begin(), counts.end());
     if (weighted) r.weighted = d_wsums.download();
   }
-  r.info.pairs_evaluated = pair_total(A.size(), B.size(), plan.is_auto());
+  r.info.pairs_evaluated = grid.chosen ? grid.queue->evaluations : pair_total(A.size(), B.size(), plan.is_auto());
   r.info.pairs_settled_fp64 = d_scalars.download()[0];
-  r.info.threads = kThreads;
+  r.info.threads = grid.chosen ? kGridThreads : kThreads;
+  r.info.plan = grid.why;
   return r;
 }
 

@@ -1,0 +1,226 @@
+#pragma once
+// What a pair produces on the GPU, shared by every traversal agent (brute-force tiles, grid cells):
+// the float32 verdict against the guard bands, the float64 settlement of pairs inside a band, and
+// the three outputs (type I count in registers, type II privatised shared histograms, type III
+// pair list). A traversal decides which pairs to visit; this decides what each is worth.
+//
+//   Reduce and PairList: one range, its four band thresholds in registers.
+//   Histogram: the float-bits table of fast_path.hpp in shared memory (two or three shared loads
+//   per pair, whatever the number of bins). Counts go to `copies` privatised sub-histograms (lane
+//   % copies, seed 000 Algorithm 4) laid out with an odd stride, so that lanes adding to the same
+//   bin of their own copies hit different banks; they are summed into the global 64-bit histogram
+//   often enough that the 32-bit shared counters never overflow.
+#include <cstdint>
+
+#include "twobody/cuda/kernel_shape.hpp"
+#include "twobody/fast_path.hpp"
+
+namespace twobody::cuda {
+
+enum class OutputMode { Reduce, Histogram, PairList };
+
+struct DeviceSet {
+  const float* x[kMaxDim];
+  const double* x64[kMaxDim];
+  const double* w;
+  std::uint32_t n;
+};
+
+template <class Proxy, class Exact>
+struct PairKernelArgs {
+  DeviceSet A, B;
+  bool is_auto;
+  Proxy proxy;
+  Exact exact;
+  // Range classification (Reduce, PairList): bands of the two edges.
+  float range_lo0, range_hi0, range_lo1, range_hi1;
+  // Table classification (Histogram).
+  const BandPair* bands;  // nbins + 1
+  const std::uint16_t* cells;
+  int ncells;
+  float lo0;
+  std::uint32_t base_bits;
+  int shift;
+  const double* edges64;  // nbins + 1 key edges, for settling
+  int nbins, steps, copies, hist_stride;
+  unsigned long long* counts;   // nbins (Reduce: 1)
+  double* wsums;                // nbins, when weighted
+  unsigned long long* settled;  // pairs re-evaluated in float64
+  unsigned long long* next_item;
+  unsigned long long n_items;
+  std::uint32_t chunks_per_row;
+  // Pair lists
+  unsigned long long* list_count;
+  unsigned long long list_capacity;
+  std::uint32_t* list_i;
+  std::uint32_t* list_j;
+  double* list_value;
+};
+
+// Shared memory the output needs beyond a traversal's own tiles (laid out first); `copies` counts
+// every sub-histogram of the block (all slots).
+constexpr std::size_t pair_output_smem(OutputMode mode, bool weighted, int nbins, int ncells, int copies, int stride) {
+  std::size_t b = 0;
+  if (mode == OutputMode::Histogram) {
+    b += sizeof(BandPair) * (nbins + 1);
+    if (weighted) b += sizeof(double) * nbins;
+    b += sizeof(unsigned) * stride * copies;
+    b += sizeof(std::uint16_t) * ncells;
+  }
+  return b;
+}
+
+template <int D, OutputMode Mode, bool Weighted, class Proxy, class Exact>
+struct PairOutput {
+  static constexpr bool kHist = Mode == OutputMode::Histogram;
+  const PairKernelArgs<Proxy, Exact>& args;
+  BandPair* s_bands = nullptr;
+  double* s_wh = nullptr;
+  unsigned* s_hist = nullptr;
+  std::uint16_t* s_cells = nullptr;
+  unsigned* my_hist = nullptr;
+  float lo0, hi0, lo1, hi1;
+  unsigned long long n_settled = 0, r_count = 0;
+  double r_wsum = 0.0;
+
+  // Lays the output's shared memory out from `smem` and loads the bin table (the caller syncs).
+  // `slots` groups of `copies` sub-histograms: one group per block (slots = 1, flush_block), or
+  // one per warp (slots = warps, flush_warp), for traversals whose warps never meet at a barrier.
+  __device__ PairOutput(const PairKernelArgs<Proxy, Exact>& a, unsigned char* smem, int tid, int nthreads, int slots = 1)
+      : args(a), lo0(kHist ? a.lo0 : a.range_lo0), hi0(a.range_hi0), lo1(a.range_lo1), hi1(a.range_hi1) {
+    const int nb = a.nbins;
+    s_bands = reinterpret_cast<BandPair*>(smem);
+    s_wh = reinterpret_cast<double*>(s_bands + (kHist ? nb + 1 : 0));
+    s_hist = reinterpret_cast<unsigned*>(s_wh + (kHist && Weighted ? nb : 0));
+    s_cells = reinterpret_cast<std::uint16_t*>(s_hist + (kHist ? a.hist_stride * a.copies * slots : 0));
+    if constexpr (kHist) {
+      for (int k = tid; k <= nb; k += nthreads) s_bands[k] = a.bands[k];
+      for (int k = tid; k < a.ncells; k += nthreads) s_cells[k] = a.cells[k];
+      for (int k = tid; k < a.hist_stride * a.copies * slots; k += nthreads) s_hist[k] = 0;
+      if constexpr (Weighted)
+        for (int k = tid; k < nb; k += nthreads) s_wh[k] = 0.0;
+    }
+    const int slot = slots > 1 ? tid / 32 : 0;
+    my_hist = s_hist + (slot * a.copies + tid % 32 % a.copies) * a.hist_stride;
+  }
+
+  // The float32 verdict on a proxy: bin >= 0, -1 outside, -2 to be settled in float64.
+  __device__ __forceinline__ int classify(float s) const {
+    if constexpr (kHist) {
+      return classify_table(s_bands, s_cells, args.ncells, lo0, args.base_bits, args.shift, args.nbins, s);
+    } else {
+      const bool in = (s >= hi0) & (s < lo1);
+      const bool near = (s >= lo0) & (s < hi1);
+      return in ? 0 : (near ? -2 : -1);
+    }
+  }
+
+  // One accepted pair (bin k, anchor i, partner j).
+  __device__ __forceinline__ void accept(int k, std::uint32_t i, std::uint32_t j, double wprod) {
+    if constexpr (kHist) {
+      atomicAdd(&my_hist[k], 1u);
+      if constexpr (Weighted) atomicAdd(&s_wh[k], wprod);
+    } else if constexpr (Mode == OutputMode::Reduce) {
+      ++r_count;
+      if constexpr (Weighted) r_wsum += wprod;
+    } else {
+      double a64[D], b64[D];
+#pragma unroll
+      for (int d = 0; d < D; ++d) {
+        a64[d] = args.A.x64[d][i];
+        b64[d] = args.B.x64[d][j];
+      }
+      const unsigned long long slot = atomicAdd(args.list_count, 1ull);
+      if (slot < args.list_capacity) {
+        args.list_i[slot] = i;
+        args.list_j[slot] = j;
+        args.list_value[slot] = args.exact.natural_of(args.exact.key(a64, b64));
+      }
+    }
+  }
+
+  // The float64 rule, for pairs inside a guard band.
+  __device__ __forceinline__ int settle(std::uint32_t i, std::uint32_t j) {
+    double a64[D], b64[D];
+#pragma unroll
+    for (int d = 0; d < D; ++d) {
+      a64[d] = args.A.x64[d][i];
+      b64[d] = args.B.x64[d][j];
+    }
+    ++n_settled;
+    return find_bin_unpadded(args.edges64, args.nbins, args.steps, args.exact.key(a64, b64));
+  }
+
+  // One pair, classified and settled on the spot (for traversals without a deferred settle).
+  __device__ __forceinline__ void pair(float s, std::uint32_t i, std::uint32_t j, double wprod) {
+    int k = classify(s);
+    if (k == -2) k = settle(i, j);
+    if (k >= 0) accept(k, i, j, wprod);
+  }
+
+  // Adds the block's shared histograms into the global one and clears them (all threads, synced).
+  __device__ void flush_block(int tid, int nthreads) {
+    if constexpr (kHist) {
+      __syncthreads();
+      for (int k = tid; k < args.nbins; k += nthreads) {
+        unsigned long long c = 0;
+        for (int h = 0; h < args.copies; ++h) {
+          c += s_hist[h * args.hist_stride + k];
+          s_hist[h * args.hist_stride + k] = 0;
+        }
+        if (c) atomicAdd(&args.counts[k], c);
+        if constexpr (Weighted) {
+          if (s_wh[k] != 0.0) atomicAdd(&args.wsums[k], s_wh[k]);
+          s_wh[k] = 0.0;
+        }
+      }
+      __syncthreads();
+    }
+  }
+
+  // Adds this warp's own sub-histograms (slots = warps) into the global one and clears them
+  // (all lanes of the warp). Weighted sums go straight to the block's shared array and are flushed
+  // by flush_weights at the end.
+  __device__ void flush_warp(int lane) {
+    if constexpr (kHist) {
+      __syncwarp();
+      unsigned* mine = my_hist - (lane % args.copies) * args.hist_stride;
+      for (int k = lane; k < args.nbins; k += 32) {
+        unsigned long long c = 0;
+        for (int h = 0; h < args.copies; ++h) {
+          c += mine[h * args.hist_stride + k];
+          mine[h * args.hist_stride + k] = 0;
+        }
+        if (c) atomicAdd(&args.counts[k], c);
+      }
+      __syncwarp();
+    }
+  }
+  __device__ void flush_weights(int tid, int nthreads) {
+    if constexpr (kHist && Weighted) {
+      __syncthreads();
+      for (int k = tid; k < args.nbins; k += nthreads)
+        if (s_wh[k] != 0.0) atomicAdd(&args.wsums[k], s_wh[k]);
+    }
+  }
+
+  // Per-thread totals: warp sums, then one atomic per warp (all lanes of every warp call this).
+  __device__ void finish(int tid) {
+    for (int off = 16; off > 0; off >>= 1) {
+      n_settled += __shfl_down_sync(0xffffffffu, n_settled, off);
+      if constexpr (Mode == OutputMode::Reduce) {
+        r_count += __shfl_down_sync(0xffffffffu, r_count, off);
+        if constexpr (Weighted) r_wsum += __shfl_down_sync(0xffffffffu, r_wsum, off);
+      }
+    }
+    if (tid % 32 == 0) {
+      if (n_settled) atomicAdd(args.settled, n_settled);
+      if constexpr (Mode == OutputMode::Reduce) {
+        if (r_count) atomicAdd(&args.counts[0], r_count);
+        if constexpr (Weighted) atomicAdd(&args.wsums[0], r_wsum);
+      }
+    }
+  }
+};
+
+}  // namespace twobody::cuda

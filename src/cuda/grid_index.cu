@@ -1,0 +1,118 @@
+// The parts of the GPU cell index that use CUB (see twobody/cuda/grid_index.cuh).
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include <algorithm>
+
+#include "twobody/cuda/grid_index.cuh"
+
+namespace twobody::cuda {
+
+namespace grid_detail {
+
+__global__ void cell_ids_kernel(GridShape g, DeviceSet s, std::uint32_t* keys, std::uint32_t* vals) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= s.n) return;
+  keys[i] = cell_of(g, s.x64, i);
+  vals[i] = i;
+}
+
+// start[c] = first sorted index of cell c; start[total] = n.
+__global__ void cell_starts_kernel(const std::uint32_t* keys, std::uint32_t n, std::uint32_t total, std::uint32_t* start) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const std::uint32_t c = keys[i];
+  const std::uint32_t first = i == 0 ? 0 : keys[i - 1] + 1;
+  for (std::uint32_t k = first; k <= c; ++k) start[k] = i;
+  if (i == n - 1)
+    for (std::uint32_t k = c + 1; k <= total; ++k) start[k] = n;
+}
+
+// Pair evaluations of every anchor cell: its triangle (auto) and its neighbour runs (the half
+// shell for auto: cells of higher id only; the full shell for cross).
+__global__ void workload_kernel(GridShape g, const std::uint32_t* a_start, const std::uint32_t* b_start, bool is_auto,
+                                unsigned long long* work, std::uint32_t* cell, std::uint32_t* units) {
+  const std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= g.total) return;
+  const unsigned long long na = a_start[c + 1] - a_start[c];
+  unsigned long long partners = 0;
+  if (na) {
+    for_each_neighbour_run(g, c, [&](std::uint32_t lo, std::uint32_t hi) {
+      if (is_auto) lo = max(lo, c + 1);
+      if (lo <= hi) partners += b_start[hi + 1] - b_start[lo];
+    });
+  }
+  work[c] = na * partners + (is_auto ? na * (na ? na - 1 : 0) / 2 : 0);
+  cell[c] = c;
+  units[c] = static_cast<std::uint32_t>((na + kUnitAnchors - 1) / kUnitAnchors);
+}
+
+__global__ void permute_kernel(std::uint32_t n, const std::uint32_t* order, const std::uint32_t* in, std::uint32_t* out) {
+  const std::uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k < n) out[k] = in[order[k]];
+}
+
+__global__ void expand_units_kernel(std::uint32_t cells, const std::uint32_t* sorted_cell, const std::uint32_t* unit_first,
+                                    const std::uint32_t* a_start, uint2* units) {
+  const std::uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= cells) return;
+  const std::uint32_t c = sorted_cell[k];
+  std::uint32_t u = unit_first[k];
+  for (std::uint32_t a = a_start[c]; a < a_start[c + 1]; a += kUnitAnchors) units[u++] = make_uint2(c, a);
+}
+
+}  // namespace grid_detail
+
+void sort_by_cell(const GridShape& g, const DeviceSet& src, std::uint32_t* order, std::uint32_t* start) {
+  using namespace grid_detail;
+  const std::uint32_t n = src.n;
+  DeviceBuffer<std::uint32_t> keys(n), keys_sorted(n), vals(n);
+  cell_ids_kernel<<<blocks_for(n), 256>>>(g, src, keys.get(), vals.get());
+  TWOBODY_CUDA_CHECK_LAUNCH("cell_ids_kernel");
+  int end_bit = 1;
+  while (end_bit < 32 && (std::uint64_t(1) << end_bit) < g.total) ++end_bit;
+  std::size_t temp_bytes = 0;
+  TWOBODY_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys.get(), keys_sorted.get(), vals.get(), order,
+                                                     n, 0, end_bit));
+  DeviceBuffer<unsigned char> temp(temp_bytes);
+  TWOBODY_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.get(), temp_bytes, keys.get(), keys_sorted.get(), vals.get(),
+                                                     order, n, 0, end_bit));
+  cell_starts_kernel<<<blocks_for(n), 256>>>(keys_sorted.get(), n, g.total, start);
+  TWOBODY_CUDA_CHECK_LAUNCH("cell_starts_kernel");
+}
+
+GridWorkQueue::GridWorkQueue(const GridShape& g, const std::uint32_t* a_start, const std::uint32_t* b_start, bool is_auto) {
+  using namespace grid_detail;
+  const std::uint32_t cells = g.total;
+  DeviceBuffer<unsigned long long> work(cells), work_sorted(cells), total(1);
+  DeviceBuffer<std::uint32_t> cell(cells), cell_sorted(cells), nunits(cells), unit_first(cells);
+  workload_kernel<<<blocks_for(cells), 256>>>(g, a_start, b_start, is_auto, work.get(), cell.get(), nunits.get());
+  TWOBODY_CUDA_CHECK_LAUNCH("workload_kernel");
+  std::size_t t1 = 0, t2 = 0, t3 = 0;
+  TWOBODY_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, t1, work.get(), total.get(), cells));
+  TWOBODY_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(nullptr, t2, work.get(), work_sorted.get(), cell.get(),
+                                                               cell_sorted.get(), cells));
+  TWOBODY_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, t3, nunits.get(), unit_first.get(), cells));
+  DeviceBuffer<unsigned char> temp(std::max({t1, t2, t3}));
+  TWOBODY_CUDA_CHECK(cub::DeviceReduce::Sum(temp.get(), t1, work.get(), total.get(), cells));
+  evaluations = total.download()[0];
+  TWOBODY_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(temp.get(), t2, work.get(), work_sorted.get(), cell.get(),
+                                                               cell_sorted.get(), cells));
+  // Units per cell in the sorted order, then where each cell's units begin.
+  DeviceBuffer<std::uint32_t> nunits_sorted(cells);
+  permute_kernel<<<blocks_for(cells), 256>>>(cells, cell_sorted.get(), nunits.get(), nunits_sorted.get());
+  TWOBODY_CUDA_CHECK_LAUNCH("permute_kernel");
+  TWOBODY_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.get(), t3, nunits_sorted.get(), unit_first.get(), cells));
+  std::uint32_t last[2] = {0, 0};
+  if (cells) {
+    TWOBODY_CUDA_CHECK(cudaMemcpy(&last[0], unit_first.get() + cells - 1, sizeof last[0], cudaMemcpyDeviceToHost));
+    TWOBODY_CUDA_CHECK(cudaMemcpy(&last[1], nunits_sorted.get() + cells - 1, sizeof last[1], cudaMemcpyDeviceToHost));
+  }
+  n_units = static_cast<unsigned long long>(last[0]) + last[1];
+  units = DeviceBuffer<uint2>(n_units);
+  expand_units_kernel<<<blocks_for(cells), 256>>>(cells, cell_sorted.get(), unit_first.get(), a_start, units.get());
+  TWOBODY_CUDA_CHECK_LAUNCH("expand_units_kernel");
+}
+
+}  // namespace twobody::cuda
