@@ -30,6 +30,12 @@ class HistogramSink {
       if (w_.a) wsum_[k] += w_.a[i] * w_.b[j0 + t];
     }
   }
+  // One pair of the float32 fast path, bin k already decided (key64() gives its float64 key).
+  template <class Key64, class NaturalOf>
+  void accept(int k, std::size_t i, std::size_t j, const Key64&, const NaturalOf&) {
+    ++counts_[k];
+    if (w_.a) wsum_[k] += w_.a[i] * w_.b[j];
+  }
   void merge_into(Result& r) const {
     if (r.counts.empty()) {
       r.counts.assign(counts_.size(), 0);
@@ -64,6 +70,11 @@ class ReductionSink {
       wsum_ += w_.a[i] * s;
     }
   }
+  template <class Key64, class NaturalOf>
+  void accept(int, std::size_t i, std::size_t j, const Key64&, const NaturalOf&) {
+    ++count_;
+    if (w_.a) wsum_ += w_.a[i] * w_.b[j];
+  }
   void merge_into(Result& r) const {
     if (r.counts.empty()) {
       r.counts.assign(1, 0);
@@ -89,6 +100,11 @@ class PairListSink {
   void consume(std::size_t i, std::size_t j0, const double* keys, std::size_t n, const NaturalOf& nat) {
     for (std::size_t t = 0; t < n; ++t)
       if (keys[t] >= lo_ && keys[t] < hi_) pairs_.push_back({i, j0 + t, nat(keys[t])});
+    overflow_ = overflow_ || pairs_.size() > max_;
+  }
+  template <class Key64, class NaturalOf>
+  void accept(int, std::size_t i, std::size_t j, const Key64& key64, const NaturalOf& nat) {
+    pairs_.push_back({i, j, nat(key64())});
     overflow_ = overflow_ || pairs_.size() > max_;
   }
   bool overflow() const { return overflow_; }

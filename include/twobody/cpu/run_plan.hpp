@@ -6,6 +6,7 @@
 #include <string>
 
 #include "twobody/backend.hpp"
+#include "twobody/cpu/fast_rows.hpp"
 #include "twobody/cpu/grid_index.hpp"
 #include "twobody/cpu/output_sinks.hpp"
 #include "twobody/cpu/tiled_traversal.hpp"
@@ -88,12 +89,26 @@ Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid 
   shape.tile = choose_tile(std::max(A.n, B.n), shape.threads);
   shape.progress = &plan.progress;
   const PairWeights w = s.weighted ? PairWeights{pa.weights().data(), pb.weights().data()} : PairWeights{};
+  const std::size_t max_row = use_grid ? std::max<std::size_t>(grid->plan.longest_row, 1) : shape.tile;
+  // The float32 fast path for the pair functions that have one (every output but the matrix).
+  std::unique_ptr<FastRowsSetup<PairFunction>> fast;
+  if constexpr (has_fast_path<PairFunction>) {
+    if (s.output != OutputKind::Matrix && fast_rows_fit(plan.edges)) {
+      fast = std::make_unique<FastRowsSetup<PairFunction>>(f, plan.edges, pa, pb, &pa == &pb, shape.threads);
+      if (!fast->usable()) fast.reset();
+    }
+  }
   const auto run_with = [&](auto make_sink) {
-    if (!use_grid) return traverse<D>(f, A, B, shape, make_sink);
-    const auto& items = grid->plan.items;
-    return traverse_blocks<D>(
-        f, A, B, items.size(), [&](std::size_t k) { return items[k]; }, std::max<std::size_t>(grid->plan.longest_row, 1),
-        shape, make_sink);
+    using Sink = decltype(make_sink());
+    const auto go = [&](auto make_rows) {
+      if (!use_grid) return traverse(A.n, B.n, shape, make_sink, make_rows);
+      const auto& items = grid->plan.items;
+      return traverse_blocks(items.size(), [&](std::size_t k) { return items[k]; }, shape, make_sink, make_rows);
+    };
+    if constexpr (has_fast_path<PairFunction>) {
+      if (fast) return go([&](Sink& sink) { return FastRows<PairFunction, Sink>(*fast, A, B, max_row, sink); });
+    }
+    return go([&](Sink& sink) { return KeyRows<D, PairFunction, Sink>(f, A, B, max_row, sink); });
   };
 
   Result r;
@@ -149,12 +164,14 @@ Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid 
         }
       }
       double* m = r.matrix.data();
-      traverse<D>(f, A, B, shape, [&] { return MatrixSink(m, r.cols, shape.is_auto); });
+      traverse(A.n, B.n, shape, [&] { return MatrixSink(m, r.cols, shape.is_auto); },
+               [&](MatrixSink& sink) { return KeyRows<D, PairFunction, MatrixSink>(f, A, B, shape.tile, sink); });
       break;
     }
   }
   r.info.threads = shape.threads;
   r.info.pairs_evaluated = use_grid ? grid->plan.evaluations : pair_total(A.n, B.n, shape.is_auto);
+  if (fast) r.info.pairs_settled_fp64 = fast->settled_total();
   return r;
 }
 

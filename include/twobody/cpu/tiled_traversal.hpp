@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstddef>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "twobody/points.hpp"
@@ -61,14 +62,44 @@ struct BlockPair {
   bool triangle = false;
 };
 
+// The partners of anchor i in a block: [b0, b1), or j > i only on a triangle. A grid may narrow
+// this per anchor (a window along the last axis, grid_index.hpp).
+struct WholeBlock {
+  std::pair<std::size_t, std::size_t> operator()(const BlockPair& bp, std::size_t i) const {
+    return {bp.triangle ? std::max(i + 1, bp.b0) : bp.b0, bp.b1};
+  }
+};
+
+// The float64 rows: every pair's key in float64, a whole partner row at a time in a vectorised
+// loop, handed to the sink (any pair function, any output).
+template <int D, class PairFunction, class Sink>
+class KeyRows {
+ public:
+  KeyRows(const PairFunction& f, const SoaView<D>& A, const SoaView<D>& B, std::size_t max_row, Sink& sink)
+      : f_(f), A_(A), B_(B), keys_(std::max<std::size_t>(max_row, 1)), sink_(sink) {}
+  void operator()(std::size_t i, std::size_t j0, std::size_t j1) {
+    double a[D > 0 ? D : 1];
+    for (int d = 0; d < D; ++d) a[d] = A_.x[d][i];
+    key_row<D, PairFunction>(f_, a, B_, j0, j1, keys_.data());
+    sink_.consume(i, j0, keys_.data(), j1 - j0, [this](double k) { return f_.natural_of(k); });
+  }
+
+ private:
+  const PairFunction& f_;
+  const SoaView<D>& A_;
+  const SoaView<D>& B_;
+  std::vector<double> keys_;
+  Sink& sink_;
+};
+
 // Runs the blocks item_of(0 .. n_items-1) over OpenMP threads (dynamic schedule), one sink per
-// thread, made by make_sink(); returns the sinks so the caller merges them in thread order.
-template <int D, class PairFunction, class ItemOf, class MakeSink>
-auto traverse_blocks(const PairFunction& f, const SoaView<D>& A, const SoaView<D>& B, std::size_t n_items,
-                     ItemOf item_of, std::size_t max_block, const TraversalShape& shape, MakeSink make_sink)
-    -> std::vector<decltype(make_sink())> {
+// thread, made by make_sink(), and one row evaluator per thread, make_rows(sink), called as
+// rows(i, j0, j1) for each anchor's partners (partners_of(block, i)); returns the sinks so the
+// caller merges them in thread order.
+template <class ItemOf, class MakeSink, class MakeRows, class PartnersOf = WholeBlock>
+auto traverse_blocks(std::size_t n_items, ItemOf item_of, const TraversalShape& shape, MakeSink make_sink,
+                     MakeRows make_rows, PartnersOf partners_of = {}) -> std::vector<decltype(make_sink())> {
   using Sink = decltype(make_sink());
-  const auto natural = [&f](double k) { return f.natural_of(k); };
   std::vector<Sink> sinks;
   sinks.reserve(shape.threads);
   for (int t = 0; t < shape.threads; ++t) sinks.push_back(make_sink());
@@ -78,18 +109,14 @@ auto traverse_blocks(const PairFunction& f, const SoaView<D>& A, const SoaView<D
 #pragma omp parallel num_threads(shape.threads)
   {
     Sink& sink = sinks[omp_get_thread_num()];
-    std::vector<double> keys(std::max<std::size_t>(max_block, 1));
+    auto rows = make_rows(sink);
 #pragma omp for schedule(dynamic, 1)
     for (std::size_t w = 0; w < n_items; ++w) {
       if (stop.load(std::memory_order_relaxed)) continue;
       const BlockPair bp = item_of(w);
       for (std::size_t i = bp.a0; i < bp.a1; ++i) {
-        double a[D > 0 ? D : 1];
-        for (int d = 0; d < D; ++d) a[d] = A.x[d][i];
-        const std::size_t js = bp.triangle ? i + 1 : bp.b0;
-        if (js >= bp.b1) continue;
-        key_row<D, PairFunction>(f, a, B, js, bp.b1, keys.data());
-        sink.consume(i, js, keys.data(), bp.b1 - js, natural);
+        const auto [js, je] = partners_of(bp, i);
+        if (js < je) rows(i, js, je);
       }
       if constexpr (requires { sink.overflow(); }) {
         if (sink.overflow()) stop.store(true, std::memory_order_relaxed);
@@ -103,24 +130,24 @@ auto traverse_blocks(const PairFunction& f, const SoaView<D>& A, const SoaView<D
 }
 
 // Brute force: T x T tiles of the pair space; auto keeps tile pairs I <= J (the others are empty).
-template <int D, class PairFunction, class MakeSink>
-auto traverse(const PairFunction& f, const SoaView<D>& A, const SoaView<D>& B, const TraversalShape& shape,
-              MakeSink make_sink) -> std::vector<decltype(make_sink())> {
+template <class MakeSink, class MakeRows>
+auto traverse(std::size_t na, std::size_t nb, const TraversalShape& shape, MakeSink make_sink, MakeRows make_rows)
+    -> std::vector<decltype(make_sink())> {
   const std::size_t T = shape.tile;
-  const std::size_t ta = (A.n + T - 1) / T, tb = (B.n + T - 1) / T;
+  const std::size_t ta = (na + T - 1) / T, tb = (nb + T - 1) / T;
   const bool is_auto = shape.is_auto;
   const auto item_of = [&](std::size_t w) {
     const std::size_t I = w / tb, J = w % tb;
     BlockPair bp;
     if (is_auto && J < I) return bp;  // below the diagonal: empty
     bp.a0 = I * T;
-    bp.a1 = std::min(A.n, bp.a0 + T);
+    bp.a1 = std::min(na, bp.a0 + T);
     bp.b0 = J * T;
-    bp.b1 = std::min(B.n, bp.b0 + T);
+    bp.b1 = std::min(nb, bp.b0 + T);
     bp.triangle = is_auto && I == J;
     return bp;
   };
-  return traverse_blocks<D>(f, A, B, ta * tb, item_of, T, shape, make_sink);
+  return traverse_blocks(ta * tb, item_of, shape, make_sink, make_rows);
 }
 
 }  // namespace twobody::cpu

@@ -1,0 +1,160 @@
+#pragma once
+// The float32 fast path on the CPU, the host form of the CUDA backend's (fast_path.hpp,
+// fast_proxies.hpp, cuda/pair_output.cuh): each pair's proxy is computed in float32 from
+// coordinates shifted to the centre of the data, with the very proxy the GPU runs (FastPath<F>),
+// 16 lanes at a time; the pairs whose proxy can be in range go through the guard-band table, and
+// those inside a band are settled in float64 by the binning rule. Counts equal the float64 ones.
+#include <omp.h>
+
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <type_traits>
+#include <vector>
+
+#include "twobody/bins.hpp"
+#include "twobody/cpu/tiled_traversal.hpp"
+#include "twobody/fast_proxies.hpp"
+
+namespace twobody::cpu {
+
+// A pair function has a fast path when FastPath<F> gives it a proxy with a finite error model;
+// without one (a user's functor) every pair would be settled, and the float64 rows are faster.
+template <class F>
+inline constexpr bool has_fast_path = !std::is_same_v<typename FastPath<F>::Model, UnboundedErrorModel>;
+
+// One point set's coordinates in float32, shifted (a copy in the traversal's order).
+template <int D>
+struct ShiftedFloats {
+  std::vector<float> data;  // D x n
+  const float* x[D > 0 ? D : 1];
+
+  ShiftedFloats(const PointSet& p, const std::vector<double>& shift) : data(std::size_t(D) * p.size()) {
+    for (int d = 0; d < D; ++d) {
+      const auto src = p.coord(d);
+      float* dst = data.data() + std::size_t(d) * p.size();
+      for (std::size_t i = 0; i < p.size(); ++i) dst[i] = static_cast<float>(src[i] - shift[d]);
+      x[d] = dst;
+    }
+  }
+};
+
+// What every thread's rows share: the float32 copies, the guard-band table, the float64 edges.
+template <class F>
+struct FastRowsSetup {
+  static constexpr int D = F::dim;
+  const F& f;
+  const KeyEdges& edges;
+  FastSetup<F> setup;
+  typename FastPath<F>::Proxy proxy;
+  GuardTable table;
+  ShiftedFloats<D> a32;
+  std::unique_ptr<ShiftedFloats<D>> b32_owner;
+  const ShiftedFloats<D>* b32;
+  float lo0, top;  // a proxy outside [lo0, top) is certainly out of every bin
+  struct alignas(64) Counter {
+    std::uint64_t n = 0;
+  };
+  mutable std::vector<Counter> settled;  // per thread
+
+  // A and B: the sets as traversed (B == A for auto); the shift is the centre of their joint range.
+  FastRowsSetup(const F& fn, const KeyEdges& e, const PointSet& A, const PointSet& B, bool same, int threads)
+      : f(fn), edges(e), setup(make_fast_setup(fn, A, B)), proxy(FastPath<F>::proxy(fn)),
+        table(make_guard_table(make_guard_bands(e, setup.model), 16384)), a32(A, setup.shift),
+        b32_owner(same ? nullptr : std::make_unique<ShiftedFloats<D>>(B, setup.shift)),
+        b32(same ? &a32 : b32_owner.get()), lo0(table.lo0), top(table.bands[e.nbins].hi), settled(threads) {}
+
+  // Shifted coordinates small enough that no float32 proxy overflows (|dx| <= 2M, D <= 8 terms).
+  bool usable() const {
+    if constexpr (requires { setup.model.M; }) return setup.model.M < 1e18;
+    return true;
+  }
+  std::uint64_t settled_total() const {
+    std::uint64_t s = 0;
+    for (const auto& c : settled) s += c.n;
+    return s;
+  }
+};
+
+// The table classifier takes bins as 16-bit cells.
+inline bool fast_rows_fit(const KeyEdges& e) { return e.nbins <= 65534; }
+
+// One thread's fast rows: proxies and an in-range flag per partner in one vectorised loop, then
+// only the flagged partners (8 flags a word) are classified, settled when in a band, and accepted.
+template <class F, class Sink>
+class FastRows {
+  static constexpr int D = F::dim;
+
+ public:
+  FastRows(const FastRowsSetup<F>& s, const SoaView<D>& A64, const SoaView<D>& B64, std::size_t max_row, Sink& sink)
+      : s_(s), A64_(A64), B64_(B64), prox_(max_row + 8), flag_(max_row + 8), sink_(sink),
+        settled_(s.settled[omp_get_thread_num()].n) {}
+
+  void operator()(std::size_t i, std::size_t j0, std::size_t j1) {
+    const std::size_t n = j1 - j0;
+    float a[D];
+    for (int d = 0; d < D; ++d) a[d] = s_.a32.x[d][i];
+    const float* bx[D];
+    for (int d = 0; d < D; ++d) bx[d] = s_.b32->x[d] + j0;
+    const auto proxy = s_.proxy;
+    const float lo0 = s_.lo0, top = s_.top;
+    float* __restrict prox = prox_.data();
+    unsigned char* __restrict flag = flag_.data();
+    // A plain loop: GCC vectorises it (8 or 16 lanes) once the flag store cannot alias the inputs;
+    // `omp simd` would turn the coordinate arrays into per-lane arrays and keep it scalar.
+    for (std::size_t t = 0; t < n; ++t) {
+      float b[D];
+      for (int d = 0; d < D; ++d) b[d] = bx[d][t];
+      const float v = proxy(a, b);
+      prox[t] = v;
+      flag[t] = static_cast<unsigned char>((v >= lo0) & (v < top));
+    }
+    const GuardTable& g = s_.table;
+    const int ncells = static_cast<int>(g.cells.size());
+    const auto visit = [&](std::size_t t) {
+      const std::size_t j = j0 + t;
+      int k = classify_table(g.bands.data(), g.cells.data(), ncells, g.lo0, g.base_bits, g.shift, g.nbins, prox[t]);
+      const auto key64 = [&] {
+        double a64[D], b64[D];
+        for (int d = 0; d < D; ++d) {
+          a64[d] = A64_.x[d][i];
+          b64[d] = B64_.x[d][j];
+        }
+        return s_.f.key(a64, b64);
+      };
+      if (k == -2) {
+        ++settled_;
+        k = find_bin(s_.edges.padded.data(), s_.edges.nbins, s_.edges.steps, key64());
+      }
+      if (k >= 0) sink_.accept(k, i, j, key64, [this](double key) { return s_.f.natural_of(key); });
+    };
+    if constexpr (std::endian::native != std::endian::little) {
+      for (std::size_t t = 0; t < n; ++t)
+        if (flag[t]) visit(t);
+      return;
+    }
+    // Flags eight at a time (byte t of a little-endian word is flag t): the branch is per word.
+    for (std::size_t t = n; t < ((n + 7) & ~std::size_t(7)); ++t) flag[t] = 0;
+    for (std::size_t w = 0; w < n; w += 8) {
+      std::uint64_t m;
+      std::memcpy(&m, flag + w, sizeof m);
+      while (m) {
+        const std::size_t t = w + (std::countr_zero(m) >> 3);
+        m &= m - 1;
+        visit(t);
+      }
+    }
+  }
+
+ private:
+  const FastRowsSetup<F>& s_;
+  const SoaView<D>& A64_;
+  const SoaView<D>& B64_;
+  std::vector<float> prox_;
+  std::vector<unsigned char> flag_;
+  Sink& sink_;
+  std::uint64_t& settled_;
+};
+
+}  // namespace twobody::cpu
