@@ -1,6 +1,8 @@
 // The CUDA backend: device discovery and the dispatch of (metric, dimension) to the per-metric
 // translation units (run_*.cu).
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "twobody/cuda/cuda_check.hpp"
@@ -17,12 +19,21 @@ struct DeviceInfo {
   std::string name;
 };
 
+// Per device, read once: cudaGetDeviceProperties costs milliseconds (it reads every attribute),
+// which a run of a few milliseconds should not pay each time.
 DeviceInfo device_info() {
   int dev = 0;
   TWOBODY_CUDA_CHECK(cudaGetDevice(&dev));
-  cudaDeviceProp prop{};
-  TWOBODY_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
-  return {prop.multiProcessorCount, prop.sharedMemPerBlockOptin, prop.name};
+  static std::mutex mutex;
+  static std::map<int, DeviceInfo> known;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = known.find(dev);
+  if (it == known.end()) {
+    cudaDeviceProp prop{};
+    TWOBODY_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+    it = known.emplace(dev, DeviceInfo{prop.multiProcessorCount, prop.sharedMemPerBlockOptin, prop.name}).first;
+  }
+  return it->second;
 }
 
 template <class F>

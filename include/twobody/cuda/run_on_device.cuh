@@ -4,6 +4,7 @@
 // the persistent grid from the device's properties, and runs the kernel for the output kind.
 // Instantiated per metric in run_*.cu, so the kernels compile in parallel.
 #include <algorithm>
+#include <cstdio>
 #include <chrono>
 #include <thread>
 #include <cmath>
@@ -27,7 +28,17 @@ struct DeviceInfo {
 };
 DeviceInfo device_info();
 
+// x - shift, rounded to float32 on the device (only the float64 coordinates cross the bus).
+template <int D>
+__global__ void shifted_float_kernel(DeviceSet s, GridPointArrays<D> dst) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= s.n) return;
+#pragma unroll
+  for (int d = 0; d < D; ++d) dst.x[d][i] = static_cast<float>(s.x64[d][i] - dst.shift[d]);
+}
+
 // One point set on the device, float32 (shifted by `shift`) and float64 (as given).
+template <int D>
 struct DevicePoints {
   std::vector<DeviceBuffer<float>> f32;
   std::vector<DeviceBuffer<double>> f64;
@@ -35,19 +46,25 @@ struct DevicePoints {
   DeviceSet view{};
 
   DevicePoints(const PointSet& p, const std::vector<double>& shift, bool weights) {
-    view.n = static_cast<std::uint32_t>(p.size());
-    std::vector<float> tmp(p.size());
-    for (int d = 0; d < p.dim(); ++d) {
-      const auto x = p.coord(d);
-      for (std::size_t i = 0; i < x.size(); ++i) tmp[i] = static_cast<float>(x[i] - shift[d]);
-      f32.emplace_back(tmp);
-      f64.emplace_back(std::vector<double>(x.begin(), x.end()));
-      view.x[d] = f32.back().get();
+    const std::size_t n = p.size();
+    view.n = static_cast<std::uint32_t>(n);
+    GridPointArrays<D> dst{};
+    for (int d = 0; d < D; ++d) {
+      f32.emplace_back(n);
+      f64.emplace_back(n);
+      f64.back().upload(p.coord(d).data(), n);
+      view.x[d] = dst.x[d] = f32.back().get();
       view.x64[d] = f64.back().get();
+      dst.shift[d] = shift[d];
     }
     if (weights) {
-      w = DeviceBuffer<double>(std::vector<double>(p.weights().begin(), p.weights().end()));
+      w = DeviceBuffer<double>(n);
+      w.upload(p.weights().data(), n);
       view.w = w.get();
+    }
+    if (n) {
+      shifted_float_kernel<D><<<grid_detail::blocks_for(n), 256>>>(view, dst);
+      TWOBODY_CUDA_CHECK_LAUNCH("shifted_float_kernel");
     }
   }
 };
@@ -73,7 +90,7 @@ struct DeviceGrid {
 };
 
 template <class F>
-DeviceGrid<F::dim> plan_device_grid(const Plan& plan, const DevicePoints& da, const DevicePoints* db,
+DeviceGrid<F::dim> plan_device_grid(const Plan& plan, const DevicePoints<F::dim>& da, const DevicePoints<F::dim>* db,
                                     const std::vector<double>& shift, bool fits) {
   constexpr int D = F::dim;
   DeviceGrid<D> g;
@@ -137,12 +154,24 @@ Result run_pairs(const F& f, const Plan& plan) {
   const std::vector<double>& shift = setup.shift;
   const auto& model = setup.model;
 
+  // Wall time of each phase, reported with the plan (where a short run spends its time).
+  std::string phases;
+  auto t_phase = std::chrono::steady_clock::now();
+  auto lap = [&](const char* name) {
+    TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
+    const auto now = std::chrono::steady_clock::now();
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%s%s %.2f ms", phases.empty() ? "" : ", ", name,
+                  std::chrono::duration<double, std::milli>(now - t_phase).count());
+    phases += buf;
+    t_phase = now;
+  };
   const bool weighted = s.weighted;
-  DevicePoints da(A, shift, weighted);
-  std::unique_ptr<DevicePoints> db_owner;
-  const DevicePoints* db = &da;
+  DevicePoints<D> da(A, shift, weighted);
+  std::unique_ptr<DevicePoints<D>> db_owner;
+  const DevicePoints<D>* db = &da;
   if (!plan.is_auto()) {
-    db_owner = std::make_unique<DevicePoints>(B, shift, weighted);
+    db_owner = std::make_unique<DevicePoints<D>>(B, shift, weighted);
     db = db_owner.get();
   }
 
@@ -184,7 +213,9 @@ Result run_pairs(const F& f, const Plan& plan) {
   while (grid_copies > 1 && pair_output_smem(mode, weighted, nb, ncells, grid_copies * kGridWarps, stride) > budget)
     grid_copies /= 2;
   const std::size_t grid_smem = pair_output_smem(mode, weighted, nb, ncells, grid_copies * kGridWarps, stride);
+  lap("setup and upload");
   const DeviceGrid<D> grid = plan_device_grid<F>(plan, da, plan.is_auto() ? nullptr : db, shift, grid_smem <= budget);
+  if (grid.a) lap("cell index");
   DeviceBuffer<BandPair> d_bands(table.bands);
   DeviceBuffer<std::uint16_t> d_cells(table.cells);
 
@@ -266,6 +297,7 @@ Result run_pairs(const F& f, const Plan& plan) {
 
   Result r;
   r.output = s.output;
+  lap("tables");
   DeviceBuffer<std::uint32_t> li, lj;
   DeviceBuffer<double> lv;
   switch (mode) {
@@ -320,6 +352,7 @@ Result run_pairs(const F& f, const Plan& plan) {
       break;
     }
   }
+  lap("kernel");
   if (mode != OutputMode::PairList) {
     const auto counts = d_counts.download();
     r.counts.assign(counts.begin(), counts.end());
@@ -328,7 +361,8 @@ Result run_pairs(const F& f, const Plan& plan) {
   r.info.pairs_evaluated = grid.chosen ? grid.queue->evaluations : pair_total(A.size(), B.size(), plan.is_auto());
   r.info.pairs_settled_fp64 = d_scalars.download()[0];
   r.info.threads = grid.chosen ? kGridThreads : kThreads;
-  r.info.plan = grid.why;
+  lap("download");
+  r.info.plan = grid.why + "; phases: " + phases;
   return r;
 }
 
@@ -338,7 +372,7 @@ Result run_matrix(const F& f, const Plan& plan) {
   const PointSet& A = *plan.a;
   const PointSet& B = *plan.b;
   const std::vector<double> no_shift(D, 0.0);
-  DevicePoints da(A, no_shift, false), db(B, no_shift, false);
+  DevicePoints<D> da(A, no_shift, false), db(B, no_shift, false);
   Result r;
   r.output = OutputKind::Matrix;
   r.rows = A.size();
