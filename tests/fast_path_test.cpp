@@ -3,6 +3,10 @@
 // float64 bin; the table classifier agrees with the plain band search everywhere.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <limits>
+#include <random>
+
 #include "test_support.hpp"
 #include "twobody/fast_proxies.hpp"
 #include "twobody/statistics.hpp"
@@ -40,6 +44,12 @@ std::size_t check_pairs(const F& f, const PointSet& A, const Binning& bins) {
                                     t.base_bits, t.shift, t.nbins, s);
       if (k != kt) {
         ADD_FAILURE() << "table and band search disagree at proxy " << s;
+        return settled;
+      }
+      // The GPU's one-load lookup: a certain entry must be the band search's answer.
+      const std::uint32_t v = direct_lookup(t.cells.data(), t.base_bits, t.top_bits, t.shift, s);
+      if (v < kUncertain && static_cast<int>(v) != (k < 0 ? g.nbins : k)) {
+        ADD_FAILURE() << "direct entry " << v << " but band search says " << k << " at proxy " << s;
         return settled;
       }
       if (k == -2) {
@@ -108,5 +118,41 @@ TEST(FastPath, TableMatchesBandSearchOnEdgesAndNeighbours) {
                 classify_table(t.bands.data(), t.cells.data(), static_cast<int>(t.cells.size()), t.lo0, t.base_bits,
                                t.shift, t.nbins, s))
           << "nbins " << nb << " proxy " << s;
+  }
+}
+
+// The direct table over the whole float range: every certain entry agrees with the band search
+// at the first and last value of its cell, and values far outside clamp to certain "outside".
+TEST(FastPath, DirectTableAgreesWithBandSearchEverywhere) {
+  for (const Binning& bins : {Binning::linear(0.0, 1.7320525, 256), Binning::logarithmic(0.1, 25.0, 20),
+                              Binning::linear(0.5, 2.0, 7), Binning::linear(0.0, 1.0, 8192)}) {
+    const Euclidean<3> f;
+    const KeyEdges edges = KeyEdges::make(bins, f);
+    DistanceErrorModel m;
+    m.dim = 3;
+    m.M = 20.0;
+    m.offset = 20.0;
+    const GuardBands g = make_guard_bands(edges, m);
+    const GuardTable t = make_guard_table(g, 16384);
+    std::size_t certain = 0;
+    std::mt19937_64 rng(testing_support::fresh_seed());
+    std::uniform_real_distribution<double> u(-3.0, 4.0);
+    for (int n = 0; n < 200000; ++n) {
+      const float s = n < 4 ? std::array<float, 4>{0.f, 1e-30f, 1e30f, std::numeric_limits<float>::max()}[n]
+                            : static_cast<float>(std::pow(10.0, u(rng)) * edges.padded[edges.nbins]);
+      const int k = classify_proxy(g.lo.data(), g.hi.data(), g.nbins, edges.steps, s);
+      const std::uint32_t v = direct_lookup(t.cells.data(), t.base_bits, t.top_bits, t.shift, s);
+      if (v < kUncertain) {
+        ++certain;
+        ASSERT_EQ(static_cast<int>(v), k < 0 ? g.nbins : k) << "proxy " << s;
+      } else {
+        ASSERT_EQ(classify_table(t.bands.data(), t.cells.data(), static_cast<int>(t.cells.size()), t.lo0, t.base_bits,
+                                 t.shift, t.nbins, s),
+                  k)
+            << "proxy " << s;
+      }
+    }
+    // 4/7 of the samples lie beyond the last edge; most of the rest fall in certain cells.
+    if (bins.nbins() <= 1024) EXPECT_GT(certain, 170000u) << bins.nbins() << " bins";
   }
 }

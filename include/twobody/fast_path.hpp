@@ -152,11 +152,19 @@ struct alignas(8) BandPair {
   float lo_next;  // L_{k+1}: below it the pair is certainly below edge k+1 (+inf after the last)
 };
 
+// Each cell of the table holds the bin at or below its start; a cell that lies wholly inside one
+// bin's certain range [H_k, L_{k+1}), or wholly outside the bins, says so in the entry itself
+// (kCertain): a single shared load then decides the pair (direct_lookup), and only pairs in the
+// few cells that hold a band walk the bands (classify_table). Outside is bin nbins.
+constexpr std::uint16_t kUncertain = 0x8000;
+constexpr int kMaxTableBins = 0x7ffe;
+
 struct GuardTable {
   std::vector<BandPair> bands;  // nbins + 1
   std::vector<std::uint16_t> cells;
   float lo0 = 0;
   std::uint32_t base_bits = 0;
+  std::uint32_t top_bits = 0;  // bits of the last value of the last cell (direct_lookup clamps to it)
   int shift = 0;
   int nbins = 0;
 };
@@ -179,12 +187,23 @@ TWOBODY_HD int classify_table(const BandPair* bands, const std::uint16_t* cells,
   int k = 0;
   if (u >= base_bits) {
     const std::uint32_t c = (u - base_bits) >> shift;
-    k = cells[c < static_cast<std::uint32_t>(ncells) ? c : ncells - 1];
+    k = cells[c < static_cast<std::uint32_t>(ncells) ? c : ncells - 1] & (kUncertain - 1);
   }
   BandPair b = bands[k];
   while (s >= b.lo_next) b = bands[++k];
   if (s < b.hi) return -2;
   return k < nbins ? k : -1;
+}
+
+// The table's entry for a proxy: the bin (nbins: outside) when the entry is certain, else an
+// entry with kUncertain set (classify_table decides). Values below the table clamp into its first
+// cell and values above into its last, whose entries account for that.
+TWOBODY_HD std::uint32_t direct_lookup(const std::uint16_t* cells, std::uint32_t base_bits, std::uint32_t top_bits,
+                                       int shift, float s) {
+  const std::int32_t u = static_cast<std::int32_t>(float_bits(s));  // negative floats: below the table
+  const std::int32_t lo = static_cast<std::int32_t>(base_bits), hi = static_cast<std::int32_t>(top_bits);
+  const std::int32_t v = u < lo ? lo : (u > hi ? hi : u);
+  return cells[static_cast<std::uint32_t>(v - lo) >> shift];
 }
 
 // Cells: a power of two, about four per bin, at least 256 and at most max_cells (<= 65536).
@@ -195,22 +214,40 @@ inline GuardTable make_guard_table(const GuardBands& g, int max_cells) {
   t.bands.resize(g.nbins + 1);
   for (int k = 0; k <= g.nbins; ++k)
     t.bands[k] = {g.hi[k], k < g.nbins ? g.lo[k + 1] : std::numeric_limits<float>::infinity()};
-  const float base = std::max(g.lo[1], std::numeric_limits<float>::min());
+  // The table starts below the first band when the bins start above zero, so that the pairs
+  // closer than the first edge clamp into a cell that is certainly outside.
+  const float base = g.lo[0] > 0 ? g.lo[0] * 0.5f : std::max(g.lo[1], std::numeric_limits<float>::min());
   t.base_bits = float_bits(base);
-  const float top = std::max(g.lo[g.nbins], base);
+  // The last cell must start above H_nbins, so that everything clamped into it is certainly out.
+  const float top = std::max({g.lo[g.nbins], g.hi[g.nbins], base});
   const std::uint32_t range = float_bits(top) - t.base_bits;
   int ncells = 256;
-  while (ncells < 4 * g.nbins && ncells < max_cells) ncells *= 2;
-  while (t.shift < 32 && (static_cast<std::uint64_t>(range) >> t.shift) >= static_cast<std::uint64_t>(ncells)) ++t.shift;
+  while (ncells < 64 * g.nbins && ncells < max_cells) ncells *= 2;
+  while (t.shift < 31 && (static_cast<std::uint64_t>(range) >> t.shift) >= static_cast<std::uint64_t>(ncells - 1)) ++t.shift;
+  t.top_bits = static_cast<std::uint32_t>(
+      std::min<std::uint64_t>(static_cast<std::uint64_t>(t.base_bits) + (static_cast<std::uint64_t>(ncells) << t.shift) - 1,
+                              0x7f7fffffu));
   t.cells.resize(ncells);
+  const auto value_at = [&](std::uint64_t bits) {
+    float f;
+    const std::uint32_t b32 = static_cast<std::uint32_t>(std::min<std::uint64_t>(bits, 0x7f7fffffu));
+    std::memcpy(&f, &b32, sizeof f);
+    return f;
+  };
+  const float inf = std::numeric_limits<float>::infinity();
   int k = 0;
   for (int c = 0; c < ncells; ++c) {
     const std::uint64_t bits = static_cast<std::uint64_t>(t.base_bits) + (static_cast<std::uint64_t>(c) << t.shift);
-    float start;
-    const std::uint32_t b32 = static_cast<std::uint32_t>(std::min<std::uint64_t>(bits, 0x7f7fffffu));
-    std::memcpy(&start, &b32, sizeof start);
+    const float start = value_at(bits);
     while (k < g.nbins && g.lo[k + 1] <= start) ++k;
-    t.cells[c] = static_cast<std::uint16_t>(k);
+    // The values that land in this cell: [lo, hi) (the first and last cells take the clamped ones).
+    const float lo = c == 0 ? -inf : start;
+    const float hi = c == ncells - 1 ? inf : value_at(bits + (std::uint64_t(1) << t.shift));
+    std::uint16_t entry = static_cast<std::uint16_t>(k) | kUncertain;
+    if (hi <= g.lo[0]) entry = static_cast<std::uint16_t>(g.nbins);  // below every bin
+    else if (k == g.nbins && lo >= g.hi[g.nbins]) entry = static_cast<std::uint16_t>(g.nbins);  // above
+    else if (k < g.nbins && lo >= g.lo[k] && lo >= g.hi[k] && hi <= g.lo[k + 1]) entry = static_cast<std::uint16_t>(k);
+    t.cells[c] = entry;
   }
   return t;
 }

@@ -98,7 +98,10 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 4 : 
 #pragma unroll
             for (int r = 0; r < kPerThread; ++r) {
               const float s = args.proxy(a[r], b);
-              if constexpr (kHist) {
+              if (kHist && !Weighted && args.direct) {
+                // One shared load decides most pairs; the rest are resolved after the group.
+                unsure[r] |= out.count_certain(out.lookup(s)) ? bit : 0u;
+              } else if constexpr (kHist) {
                 const int k = classify(s);
                 if (k >= 0) accept(k, ia[r], jt + jj, Weighted ? wa[r] * s_bw[jj] : 0.0);
                 unsure[r] |= (k == -2) ? bit : 0u;
@@ -122,8 +125,15 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 4 : 
               const int t = __ffs(unsure[r]) - 1;
               unsure[r] &= unsure[r] - 1;
               const std::uint32_t j = jt + g + t;
-              const int k = settle(ia[r], j);
-              if (k >= 0) accept(k, ia[r], j, Weighted ? wa[r] * s_bw[g + t] : 0.0);
+              if (kHist && !Weighted && args.direct) {
+                float b[D];
+#pragma unroll
+                for (int d = 0; d < D; ++d) b[d] = s_b[d * kThreads + g + t];
+                out.resolve(args.proxy(a[r], b), ia[r], j, 0.0);
+              } else {
+                const int k = settle(ia[r], j);
+                if (k >= 0) accept(k, ia[r], j, Weighted ? wa[r] * s_bw[g + t] : 0.0);
+              }
             }
           }
         }

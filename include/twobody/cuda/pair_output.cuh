@@ -39,8 +39,9 @@ struct PairKernelArgs {
   const std::uint16_t* cells;
   int ncells;
   float lo0;
-  std::uint32_t base_bits;
+  std::uint32_t base_bits, top_bits;
   int shift;
+  bool direct;  // the table's entries decide most pairs (direct_lookup) rather than the band walk
   const double* edges64;  // nbins + 1 key edges, for settling
   int nbins, steps, copies, hist_stride;
   unsigned long long* counts;   // nbins (Reduce: 1)
@@ -151,11 +152,31 @@ struct PairOutput {
     return find_bin_unpadded(args.edges64, args.nbins, args.steps, args.exact.key(a64, b64));
   }
 
-  // One pair, classified and settled on the spot (for traversals without a deferred settle).
-  __device__ __forceinline__ void pair(float s, std::uint32_t i, std::uint32_t j, double wprod) {
+  // Histogram: the table entry of a proxy (direct_lookup): a bin, nbins (outside) or uncertain.
+  __device__ __forceinline__ std::uint32_t lookup(float s) const {
+    return direct_lookup(s_cells, args.base_bits, args.top_bits, args.shift, s);
+  }
+  // Histogram: counts a certain entry (outside goes to the spare counter after the last bin, so
+  // that no branch is needed); says whether the pair still has to be resolved.
+  __device__ __forceinline__ bool count_certain(std::uint32_t v) {
+    if constexpr (kHist && !Weighted) {
+      if (v < kUncertain) atomicAdd(&my_hist[v], 1u);
+      return v >= kUncertain;
+    }
+    return true;
+  }
+  // The slow path: the band walk, then float64 inside a band.
+  __device__ __forceinline__ void resolve(float s, std::uint32_t i, std::uint32_t j, double wprod) {
     int k = classify(s);
     if (k == -2) k = settle(i, j);
     if (k >= 0) accept(k, i, j, wprod);
+  }
+  // One pair, decided on the spot (for traversals without a deferred settle).
+  __device__ __forceinline__ void pair(float s, std::uint32_t i, std::uint32_t j, double wprod) {
+    if constexpr (kHist && !Weighted) {
+      if (args.direct && !count_certain(lookup(s))) return;
+    }
+    resolve(s, i, j, wprod);
   }
 
   // Adds the block's shared histograms into the global one and clears them (all threads, synced).

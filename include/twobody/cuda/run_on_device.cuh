@@ -177,8 +177,8 @@ Result run_pairs(const F& f, const Plan& plan) {
 
   const GuardBands guard = make_guard_bands(plan.edges, model);
   const int nb = plan.edges.nbins;
-  if (nb > 65534)
-    throw Error(ErrorKind::Config, "the CUDA backend takes at most 65534 bins (this histogram has " +
+  if (nb > kMaxTableBins)
+    throw Error(ErrorKind::Config, "the CUDA backend takes at most " + std::to_string(kMaxTableBins) + " bins (this histogram has " +
                                        std::to_string(nb) + "); use --backend cpu");
   std::vector<double> e64(plan.edges.padded.begin(), plan.edges.padded.begin() + nb + 1);
   DeviceBuffer<double> d_e64(e64);
@@ -197,10 +197,10 @@ Result run_pairs(const F& f, const Plan& plan) {
   const bool hist = mode == OutputMode::Histogram;
   const std::size_t budget = info.smem_optin / 2 - 1024;
   int max_cells = 65536;
-  while (max_cells > 256 && pair_kernel_smem<D>(mode, weighted, nb, max_cells, 1, nb | 1) > budget) max_cells /= 2;
+  while (max_cells > 256 && pair_kernel_smem<D>(mode, weighted, nb, max_cells, 1, (nb + 1) | 1) > budget) max_cells /= 2;
   const GuardTable table = hist ? make_guard_table(guard, max_cells) : GuardTable{};
   const int ncells = static_cast<int>(table.cells.size());
-  const int stride = nb | 1;  // odd: same bin, different copies, different banks
+  const int stride = (nb + 1) | 1;  // a spare counter for "outside"; odd: copies of a bin in different banks
   int copies = hist ? 32 : 1;
   while (copies > 1 && pair_kernel_smem<D>(mode, weighted, nb, ncells, copies, stride) > budget) copies /= 2;
   const std::size_t smem = pair_kernel_smem<D>(mode, weighted, nb, ncells, copies, stride);
@@ -234,6 +234,12 @@ Result run_pairs(const F& f, const Plan& plan) {
   args.ncells = ncells;
   args.lo0 = table.lo0;
   args.base_bits = table.base_bits;
+  args.top_bits = table.top_bits;
+  // The one-load lookup pays when most cells are certain (few bins per cell); with thousands of
+  // bins the table is too coarse and the band walk decides every pair.
+  std::size_t certain_cells = 0;
+  for (auto e : table.cells) certain_cells += e < kUncertain;
+  args.direct = hist && 4 * certain_cells >= 3 * table.cells.size();
   args.shift = table.shift;
   args.edges64 = d_e64.get();
   args.nbins = nb;
