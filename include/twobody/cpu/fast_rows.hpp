@@ -8,7 +8,6 @@
 
 #include <bit>
 #include <cstdint>
-#include <cstring>
 #include <memory>
 #include <type_traits>
 #include <vector>
@@ -81,7 +80,7 @@ struct FastRowsSetup {
 inline bool fast_rows_fit(const KeyEdges& e) { return e.nbins <= 65534; }
 
 // One thread's fast rows: proxies and an in-range flag per partner in one vectorised loop, then
-// only the flagged partners (8 flags a word) are classified, settled when in a band, and accepted.
+// only the flagged partners are classified, settled when in a band, and accepted.
 template <class F, class Sink>
 class FastRows {
   static constexpr int D = F::dim;
@@ -100,15 +99,17 @@ class FastRows {
     const auto proxy = s_.proxy;
     const float lo0 = s_.lo0, top = s_.top;
     float* __restrict prox = prox_.data();
-    unsigned char* __restrict flag = flag_.data();
-    // A plain loop: GCC vectorises it (8 or 16 lanes) once the flag store cannot alias the inputs;
-    // `omp simd` would turn the coordinate arrays into per-lane arrays and keep it scalar.
+    std::uint32_t* __restrict flag = flag_.data();
+    // A plain loop: GCC vectorises it (8 lanes) with a run-time check that the outputs do not
+    // overlap the inputs; `omp simd` would turn the coordinate arrays into per-lane arrays and
+    // keep it scalar. Flags are 32-bit like the proxies: byte flags made the vectoriser take 32
+    // lanes a step and run every row shorter than 31 partners (most grid rows) in scalar code.
     for (std::size_t t = 0; t < n; ++t) {
       float b[D];
       for (int d = 0; d < D; ++d) b[d] = bx[d][t];
       const float v = proxy(a, b);
       prox[t] = v;
-      flag[t] = static_cast<unsigned char>((v >= lo0) & (v < top));
+      flag[t] = static_cast<std::uint32_t>((v >= lo0) & (v < top));
     }
     const GuardTable& g = s_.table;
     const int ncells = static_cast<int>(g.cells.size());
@@ -129,18 +130,13 @@ class FastRows {
       }
       if (k >= 0) sink_.accept(k, i, j, key64, [this](double key) { return s_.f.natural_of(key); });
     };
-    if constexpr (std::endian::native != std::endian::little) {
-      for (std::size_t t = 0; t < n; ++t)
-        if (flag[t]) visit(t);
-      return;
-    }
-    // Flags eight at a time (byte t of a little-endian word is flag t): the branch is per word.
-    for (std::size_t t = n; t < ((n + 7) & ~std::size_t(7)); ++t) flag[t] = 0;
-    for (std::size_t w = 0; w < n; w += 8) {
-      std::uint64_t m;
-      std::memcpy(&m, flag + w, sizeof m);
+    // The flags of 64 partners into one mask (a vectorised loop), then one branch per flagged pair.
+    for (std::size_t w = 0; w < n; w += 64) {
+      const std::size_t len = std::min<std::size_t>(64, n - w);
+      std::uint64_t m = 0;
+      for (std::size_t l = 0; l < len; ++l) m |= std::uint64_t(flag[w + l]) << l;
       while (m) {
-        const std::size_t t = w + (std::countr_zero(m) >> 3);
+        const std::size_t t = w + std::countr_zero(m);
         m &= m - 1;
         visit(t);
       }
@@ -152,7 +148,7 @@ class FastRows {
   const SoaView<D>& A64_;
   const SoaView<D>& B64_;
   std::vector<float> prox_;
-  std::vector<unsigned char> flag_;
+  std::vector<std::uint32_t> flag_;
   Sink& sink_;
   std::uint64_t& settled_;
 };
