@@ -53,15 +53,8 @@ class PointSet {
 };
 
 // The smallest and largest value of coordinate d over both sets.
-inline std::pair<double, double> joint_range(const PointSet& a, const PointSet& b, int d) {
-  double lo = HUGE_VAL, hi = -HUGE_VAL;
-  for (const PointSet* p : {&a, &b}) {
-    const auto x = p->coord(d);
-    const auto [mn, mx] = std::minmax_element(x.begin(), x.end());
-    lo = std::min(lo, *mn);
-    hi = std::max(hi, *mx);
-  }
-  return {lo, hi};
-}
+// (Threaded and vectorised: std::minmax_element took 156 ms for 10^7 points in 3-D, more than
+// the GPU's whole grid run.)
+std::pair<double, double> joint_range(const PointSet& a, const PointSet& b, int d);
 
 }  // namespace twobody

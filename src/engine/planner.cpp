@@ -17,6 +17,14 @@ namespace {
 void check_inside_box(const PointSet& p, const Box& box, const char* which) {
   for (int d = 0; d < p.dim(); ++d) {
     const auto x = p.coord(d);
+    // A threaded count first (most inputs are fine), then the first offender for the message.
+    const double L = box.length[d];
+    const double* xs = x.data();
+    const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(x.size());
+    std::ptrdiff_t bad = 0;
+#pragma omp parallel for simd reduction(+ : bad) if (n > 100000)
+    for (std::ptrdiff_t i = 0; i < n; ++i) bad += !(xs[i] >= 0.0 && xs[i] < L);
+    if (bad == 0) continue;
     for (std::size_t i = 0; i < x.size(); ++i)
       if (!(x[i] >= 0.0 && x[i] < box.length[d]))
         throw_input(fmt::format("{}point {} lies outside the periodic box [0, {}) in coordinate "

@@ -69,4 +69,20 @@ PointSet PointSet::concat(const PointSet& a, const PointSet& b) {
   return c;
 }
 
+std::pair<double, double> joint_range(const PointSet& a, const PointSet& b, int d) {
+  double lo = HUGE_VAL, hi = -HUGE_VAL;
+  const PointSet* sets[2] = {&a, &b};
+  for (int s = 0; s < (&a == &b ? 1 : 2); ++s) {  // auto: one set
+    const PointSet* p = sets[s];
+    const double* x = p->coord(d).data();
+    const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(p->size());
+#pragma omp parallel for simd reduction(min : lo) reduction(max : hi) if (n > 100000)
+    for (std::ptrdiff_t i = 0; i < n; ++i) {
+      lo = x[i] < lo ? x[i] : lo;
+      hi = x[i] > hi ? x[i] : hi;
+    }
+  }
+  return {lo, hi};
+}
+
 }  // namespace twobody
