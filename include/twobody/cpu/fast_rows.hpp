@@ -1,9 +1,11 @@
 #pragma once
 // The float32 fast path on the CPU, the host form of the CUDA backend's (fast_path.hpp,
 // fast_proxies.hpp, cuda/pair_output.cuh): each pair's proxy is computed in float32 from
-// coordinates shifted to the centre of the data, with the very proxy the GPU runs (FastPath<F>),
-// 16 lanes at a time; the pairs whose proxy can be in range go through the guard-band table, and
-// those inside a band are settled in float64 by the binning rule. Counts equal the float64 ones.
+// coordinates shifted to the centre of the data, with the very proxy the GPU runs (FastPath<F>:
+// the same operations, fmaf included, so fast_path_test's checks of the error model hold here),
+// a row of partners at a time in a loop GCC vectorises; the pairs whose proxy can be in range go
+// through the guard-band table, and those inside a band are settled in float64 by the binning
+// rule. Counts equal the float64 ones.
 #include <omp.h>
 
 #include <bit>
