@@ -73,6 +73,9 @@ check "weights column" "\"$tb\" paircount --data \"$work/outside.txt\" --weights
 check "explain" "\"$tb\" angular --data builtin:uniform-sky:500 --rmax 10 --nbins 3 --explain 2>&1 >/dev/null | grep -q 'traversal auto'"
 check "builtin clustered sky table" "\"$tb\" angular --data builtin:clustered-sky:2000 --rmin 0.01 --rmax 10 --nbins 4 --log --format table | head -1 | grep -q npairs"
 check "no progress bar off a terminal" "[ -z \"\$(\"$tb\" sdh --data \"$work/box.txt\" --nbins 8 2>&1 >/dev/null)\" ]"
+check "grid and brute force agree" "cmp <(\"$tb\" paircount --data \"$work/box.txt\" --box 50 --rmin 0.5 --rmax 6 --nbins 7 --log --path grid) <(\"$tb\" paircount --data \"$work/box.txt\" --box 50 --rmin 0.5 --rmax 6 --nbins 7 --log --path brute)"
+check "explain names the traversal" "\"$tb\" paircount --data \"$work/box.txt\" --box 50 --rmax 6 --nbins 7 --path grid --backend cpu --explain 2>&1 >/dev/null | grep -q 'path: grid'"
+expect 2 "path" -- "$tb" paircount --data "$work/box.txt" --rmax 6 --nbins 7 --path sideways
 if [[ -n "$shared" && -f "$shared/Mr19_mock_northonly.rdcz.ff" ]]; then
   check "shared mock angular first bin" "[ \$(\"$tb\" angular --data \"$shared/Mr19_mock_northonly.rdcz.ff\" --bins \"$shared/angular_bins_corrfunc.txt\" | sed -n 2p | cut -d, -f3) -eq 1468 ]"
 fi
