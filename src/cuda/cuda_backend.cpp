@@ -47,7 +47,15 @@ class CudaBackend final : public Backend {
   std::string name() const override { return "cuda"; }
   std::string device() const override { return device_; }
   std::string describe(const Plan& plan) const override {
-    return "cuda path: float32 proxies with guard bands, pairs near an edge settled in float64; persistent grid of " +
+    const std::string traversal =
+        plan.path == "brute" ? "all pairs (requested)"
+        : plan.stat->metric == Metric::Angular || plan.stat->output == OutputKind::Matrix
+            ? "all pairs"
+            : plan.path == "grid" ? "the cell grid (requested)"
+                                  : "the cell grid when it evaluates under a quarter of all pairs (counted on the device "
+                                    "after the cell sort; the run's plan says which ran)";
+    return "cuda traversal: " + traversal + "\n" +
+           "cuda path: float32 proxies with guard bands, pairs near an edge settled in float64; persistent grid of " +
            std::to_string(kThreads) + "-thread blocks claiming tiles of " + std::to_string(kAnchors) + " anchors x " +
            std::to_string(kChunk) + " partners; " +
            (plan.stat->output == OutputKind::Histogram
