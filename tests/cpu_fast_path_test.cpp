@@ -154,9 +154,11 @@ TEST(CpuFastPath, NarrowBinsAndManyBins) {
   const PointSet off = to_pointset(testing_support::uniform_points(800, 2, 1e4, 1e4 + 1, rng));
   const PointSet off2 = to_pointset(testing_support::uniform_points(500, 2, 1e4, 1e4 + 1, rng));
   expect_histograms(off, off2, Binning::linear(0.7, 0.7 + 1e-6, 50), {});
-  // Past the table's 65534 bins the float64 rows take over.
+  // Up to the table's 32766 bins the fast path, past them the float64 rows.
   const PointSet u = to_pointset(testing_support::uniform_points(240, 3, 0, 10, rng));
   const PointSet v = to_pointset(testing_support::uniform_points(130, 3, 0, 10, rng));
+  expect_histograms(u, v, Binning::linear(0.0, 17.4, 32766), {});
+  expect_histograms(u, v, Binning::linear(0.0, 17.4, 40000), {});
   expect_histograms(u, v, Binning::linear(0.0, 17.4, 70000), {});
   expect_histograms(u, v, Binning::linear(0.0, 4.9, 20000), {10.0, 10.0, 10.0});
 }

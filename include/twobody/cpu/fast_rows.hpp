@@ -78,8 +78,8 @@ struct FastRowsSetup {
   }
 };
 
-// The table classifier takes bins as 16-bit cells.
-inline bool fast_rows_fit(const KeyEdges& e) { return e.nbins <= 65534; }
+// The table classifier takes bins as 15-bit cell entries (fast_path.hpp, kMaxTableBins).
+inline bool fast_rows_fit(const KeyEdges& e) { return e.nbins <= kMaxTableBins; }
 
 // One thread's fast rows: proxies and an in-range flag per partner in one vectorised loop, then
 // only the flagged partners are classified, settled when in a band, and accepted.
@@ -90,7 +90,13 @@ class FastRows {
  public:
   FastRows(const FastRowsSetup<F>& s, const SoaView<D>& A64, const SoaView<D>& B64, std::size_t max_row, Sink& sink)
       : s_(s), A64_(A64), B64_(B64), prox_(max_row + 8), flag_(max_row + 8), sink_(sink),
-        settled_(s.settled[omp_get_thread_num()].n) {}
+        settled_(s.settled[omp_get_thread_num()].n) {
+    if constexpr (requires { sink_.add_count(0, std::uint64_t(0)); }) {
+      own_counts_ = !sink.weighted();
+      stride_ = std::size_t(s.edges.nbins);
+      counts_.assign(own_counts_ ? 2 * stride_ : 0, 0);
+    }
+  }
 
   void operator()(std::size_t i, std::size_t j0, std::size_t j1) {
     const std::size_t n = j1 - j0;
@@ -117,7 +123,11 @@ class FastRows {
     const int ncells = static_cast<int>(g.cells.size());
     const auto visit = [&](std::size_t t) {
       const std::size_t j = j0 + t;
-      int k = classify_table(g.bands.data(), g.cells.data(), ncells, g.lo0, g.base_bits, g.shift, g.nbins, prox[t]);
+      // One table load decides most pairs; the cells that hold a band walk the bands.
+      const std::uint32_t e = direct_lookup(g.cells.data(), g.base_bits, g.top_bits, g.shift, prox[t]);
+      int k = !(e & kUncertain) ? (e < static_cast<std::uint32_t>(g.nbins) ? static_cast<int>(e) : -1)
+                                : classify_table(g.bands.data(), g.cells.data(), ncells, g.lo0, g.base_bits, g.shift,
+                                                 g.nbins, prox[t]);
       const auto key64 = [&] {
         double a64[D], b64[D];
         for (int d = 0; d < D; ++d) {
@@ -130,7 +140,15 @@ class FastRows {
         ++settled_;
         k = find_bin(s_.edges.padded.data(), s_.edges.nbins, s_.edges.steps, key64());
       }
-      if (k >= 0) sink_.accept(k, i, j, key64, [this](double key) { return s_.f.natural_of(key); });
+      if (k < 0) return;
+      if (own_counts_) {
+        // Unweighted histograms: two private copies taken in turn, so that consecutive pairs in the
+        // same bin (most of them, in the last bins) do not wait on each other's increment.
+        ++counts_[parity_ * stride_ + k];
+        parity_ ^= 1;
+        return;
+      }
+      sink_.accept(k, i, j, key64, [this](double key) { return s_.f.natural_of(key); });
     };
     // The flags of 64 partners into one mask (a vectorised loop), then one branch per flagged pair.
     for (std::size_t w = 0; w < n; w += 64) {
@@ -145,12 +163,24 @@ class FastRows {
     }
   }
 
+  // Hands the private counts to the sink, after the thread's last row.
+  void finish() {
+    if constexpr (requires { sink_.add_count(0, std::uint64_t(0)); }) {
+      for (std::size_t h = 0; h < 2 && own_counts_; ++h)
+        for (int k = 0; k < s_.edges.nbins; ++k) sink_.add_count(k, counts_[h * stride_ + k]);
+      counts_.assign(counts_.size(), 0);
+    }
+  }
+
  private:
   const FastRowsSetup<F>& s_;
   const SoaView<D>& A64_;
   const SoaView<D>& B64_;
   std::vector<float> prox_;
   std::vector<std::uint32_t> flag_;
+  bool own_counts_ = false;
+  std::size_t stride_ = 0, parity_ = 0;
+  std::vector<std::uint64_t> counts_;
   Sink& sink_;
   std::uint64_t& settled_;
 };

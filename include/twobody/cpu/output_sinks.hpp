@@ -30,6 +30,9 @@ class HistogramSink {
       if (w_.a) wsum_[k] += w_.a[i] * w_.b[j0 + t];
     }
   }
+  // Counts gathered elsewhere (the fast path's private counters), unweighted histograms only.
+  void add_count(int k, std::uint64_t n) { counts_[k] += n; }
+  bool weighted() const { return w_.a != nullptr; }
   // One pair of the float32 fast path, bin k already decided (key64() gives its float64 key).
   template <class Key64, class NaturalOf>
   void accept(int k, std::size_t i, std::size_t j, const Key64&, const NaturalOf&) {

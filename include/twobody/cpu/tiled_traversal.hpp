@@ -125,6 +125,7 @@ auto traverse_blocks(std::size_t n_items, ItemOf item_of, const TraversalShape& 
       if (shape.progress && *shape.progress && omp_get_thread_num() == 0 && (d & 63) == 0)
         (*shape.progress)(static_cast<double>(d) / static_cast<double>(n_items));
     }
+    if constexpr (requires { rows.finish(); }) rows.finish();
   }
   return sinks;
 }
