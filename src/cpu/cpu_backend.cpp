@@ -20,13 +20,17 @@ class CpuBackend final : public Backend {
   std::string describe(const Plan& plan) const override {
     const cpu::GridChoice grid = cpu::choose_grid(plan);
     const std::size_t tile = cpu::choose_tile(std::max(plan.a->size(), plan.b->size()), plan.threads);
+    const bool fast = plan.stat->output != OutputKind::Matrix && cpu::fast_rows_fit(plan.edges) &&
+                      visit_pair_function(*plan.stat, plan.a->dim(), [](const auto& f) {
+                        return cpu::has_fast_path<std::decay_t<decltype(f)>>;
+                      });
     return fmt::format(
-        "cpu path: {}\ncpu kernel: {}, float64, {} OpenMP threads (dynamic schedule), a vectorised key row per anchor, "
+        "cpu path: {}\ncpu kernel: {}, {}, {} OpenMP threads (dynamic schedule), a vectorised row per anchor, "
         "per-thread private outputs merged once",
         grid.why,
-        grid.chosen ? std::string("both sets sorted by cell (counting sort), cell pairs largest first")
+        grid.chosen ? std::string("both sets sorted by cell (counting sort), cell pairs in cell order (largest first when one dominates)")
                     : fmt::format("tiles of {} x {} points", tile, tile),
-        plan.threads);
+        fast ? "float32 proxies with guard bands, pairs near an edge settled in float64" : "float64", plan.threads);
   }
   Result run(const Plan& plan) override {
     const cpu::GridChoice grid = cpu::choose_grid(plan);
