@@ -1,5 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "twobody/error.hpp"
 #include "twobody/generate.hpp"
 #include "twobody/statistics.hpp"
 
@@ -39,4 +44,34 @@ TEST(Generate, ClusteredSkyHasExcessSmallScalePairs) {
   const auto dc = angular(clustered, nullptr, bins, false, o).raw.counts[0];
   const auto du = angular(uniform, nullptr, bins, false, o).raw.counts[0];
   EXPECT_GT(dc, 10 * du);
+}
+
+// Issue 3's non-uniform catalogue: 90 % of the points in one cube of 1 % of the volume (the first
+// round(0.9 n) points), the rest outside that cube, everything inside the box.
+TEST(Generate, ConcentratedPutsTheFractionInTheVolume) {
+  const std::size_t n = 20001;
+  const double side = 1000.0;
+  const auto p = generate_concentrated_box(n, 3, side, 0.9, 0.01, 5);
+  ASSERT_EQ(p.size(), n);
+  const std::size_t m = 18001;  // round(0.9 * 20001)
+  std::array<double, 3> lo{}, hi{};
+  for (int d = 0; d < 3; ++d) {
+    const auto x = p.coord(d);
+    for (double v : x) ASSERT_TRUE(v >= 0.0 && v < side);
+    lo[d] = *std::min_element(x.begin(), x.begin() + m);
+    hi[d] = *std::max_element(x.begin(), x.begin() + m);
+    EXPECT_LE(hi[d] - lo[d], side * std::cbrt(0.01) * (1 + 1e-12));
+    EXPECT_GT(hi[d] - lo[d], 0.95 * side * std::cbrt(0.01));  // the cube is filled, not a smaller one
+  }
+  std::size_t inside = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    bool in = true;
+    for (int d = 0; d < 3; ++d) in = in && p.coord(d)[i] >= lo[d] && p.coord(d)[i] <= hi[d];
+    inside += in;
+  }
+  EXPECT_EQ(inside, m);
+  const auto q = generate_concentrated_box(n, 3, side, 0.9, 0.01, 5);
+  for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(p.coord(2)[i], q.coord(2)[i]);
+  EXPECT_THROW(generate_concentrated_box(n, 3, side, 1.5, 0.01, 5), Error);
+  EXPECT_THROW(generate_concentrated_box(n, 3, side, 0.9, 1.0, 5), Error);
 }

@@ -42,7 +42,7 @@ void finish(BinnedResult r, const CommonOptions& o, ProgressBar& bar) {
 }
 
 void add_generate(CLI::App& app) {
-  auto* g = app.add_subcommand("generate", "write a test catalogue (uniform or clustered)");
+  auto* g = app.add_subcommand("generate", "write a test catalogue (uniform, clustered or concentrated)");
   static std::string kind, output, cluster = "soneira-peebles";
   static std::size_t n = 100000;
   static int dim = 3;
@@ -50,7 +50,10 @@ void add_generate(CLI::App& app) {
   static std::uint64_t seed = 1;
   static bool sky = false;
   static ClusterOptions c;
-  g->add_option("kind", kind, "uniform | clustered")->required()->check(CLI::IsMember({"uniform", "clustered"}));
+  static double fraction = 0.9, volume = 0.01;
+  g->add_option("kind", kind, "uniform | clustered | concentrated")
+      ->required()
+      ->check(CLI::IsMember({"uniform", "clustered", "concentrated"}));
   g->add_option("-n,--npoints", n, "number of points")->check(CLI::PositiveNumber);
   g->add_option("--dim", dim, "dimension (box catalogues)")->check(CLI::Range(1, kMaxDim));
   g->add_option("--box", side, "box side; points lie in [0, side)^dim")->check(CLI::PositiveNumber);
@@ -63,9 +66,16 @@ void add_generate(CLI::App& app) {
   g->add_option("--lambda", c.lambda, "soneira-peebles: radius ratio between levels");
   g->add_option("--levels", c.levels, "soneira-peebles: levels");
   g->add_option("--radius", c.radius, "soneira-peebles: top radius, fraction of the side (radians on the sky)");
+  g->add_option("--fraction", fraction, "concentrated: fraction of the points in the cube")->check(CLI::Range(0.0, 1.0));
+  g->add_option("--volume", volume, "concentrated: the cube's volume, fraction of the box");
   g->add_option("-o,--output", output, "output file (.npy for NumPy, otherwise text)")->required();
   g->callback([&] {
     c.kind = cluster == "blobs" ? ClusterOptions::Kind::GaussianBlobs : ClusterOptions::Kind::SoneiraPeebles;
+    if (kind == "concentrated") {
+      if (sky) throw_config("concentrated catalogues lie in a box, not on the sky");
+      write_points(output, generate_concentrated_box(n, dim, side, fraction, volume, seed));
+      return;
+    }
     PointSet p = kind == "uniform" ? (sky ? generate_uniform_sky(n, seed) : generate_uniform_box(n, dim, side, seed))
                                    : (sky ? generate_clustered_sky(n, c, seed)
                                           : generate_clustered_box(n, dim, side, c, seed));

@@ -28,4 +28,11 @@ PointSet generate_clustered_box(std::size_t n, int dim, double side, const Clust
 // Clustered points on the sphere, as (RA, Dec) in degrees.
 PointSet generate_clustered_sky(std::size_t n, const ClusterOptions& c, std::uint64_t seed);
 
+// A concentrated catalogue in [0, side)^dim (issue 3's non-uniform case): round(fraction * n)
+// points uniform in one cube holding `volume` of the box (placed at random, inside the box), the
+// rest uniform in the box outside that cube; the cube's points come first. fraction 0.9, volume
+// 0.01: 90 % of the points in 1 % of the volume.
+PointSet generate_concentrated_box(std::size_t n, int dim, double side, double fraction, double volume,
+                                   std::uint64_t seed);
+
 }  // namespace twobody

@@ -149,6 +149,33 @@ PointSet generate_clustered_box(std::size_t n, int dim, double side, const Clust
   return p;
 }
 
+PointSet generate_concentrated_box(std::size_t n, int dim, double side, double fraction, double volume,
+                                   std::uint64_t seed) {
+  check_request(n, dim);
+  if (!(side > 0)) throw_config("the box side must be positive");
+  if (!(fraction >= 0 && fraction <= 1)) throw_config("the concentrated fraction must lie in [0, 1]");
+  if (!(volume > 0 && volume < 1)) throw_config("the concentrated volume must lie in (0, 1), a fraction of the box");
+  Rng rng(seed);
+  const double cube = side * std::pow(volume, 1.0 / dim);
+  std::array<double, kMaxDim> corner{};
+  for (int d = 0; d < dim; ++d) corner[d] = (side - cube) * rng.uniform();
+  const auto in_cube = static_cast<std::size_t>(std::llround(fraction * static_cast<double>(n)));
+  // corner + cube * u can round up to side; such a coordinate takes the largest value below it.
+  const double below_side = std::nextafter(side, 0.0);
+  PointSet p(dim, n);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (bool inside = true; inside;) {  // the rest lies outside the cube: rejection, 1 - volume accepted
+      inside = i >= in_cube;
+      for (int d = 0; d < dim; ++d) {
+        const double x = i < in_cube ? corner[d] + cube * rng.uniform() : side * rng.uniform();
+        p.coord(d)[i] = std::min(x, below_side);
+        inside = inside && x >= corner[d] && x < corner[d] + cube;
+      }
+    }
+  }
+  return p;
+}
+
 PointSet generate_clustered_sky(std::size_t n, const ClusterOptions& c, std::uint64_t seed) {
   check_request(n, 2);
   Rng rng(seed);

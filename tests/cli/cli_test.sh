@@ -76,6 +76,8 @@ check "no progress bar off a terminal" "[ -z \"\$(\"$tb\" sdh --data \"$work/box
 check "grid and brute force agree" "cmp <(\"$tb\" paircount --data \"$work/box.txt\" --box 50 --rmin 0.5 --rmax 6 --nbins 7 --log --path grid) <(\"$tb\" paircount --data \"$work/box.txt\" --box 50 --rmin 0.5 --rmax 6 --nbins 7 --log --path brute)"
 check "explain names the traversal" "\"$tb\" paircount --data \"$work/box.txt\" --box 50 --rmax 6 --nbins 7 --path grid --backend cpu --explain 2>&1 >/dev/null | grep -q 'path: grid'"
 expect 2 "path" -- "$tb" paircount --data "$work/box.txt" --rmax 6 --nbins 7 --path sideways
+check "concentrated catalogue" "\"$tb\" generate concentrated -n 1000 --box 100 --seed 3 -o \"$work/conc.txt\" && [ \$(grep -vc '^#' \"$work/conc.txt\") -eq 1000 ]"
+expect 4 'not on the sky' -- "$tb" generate concentrated --sky -n 10 -o "$work/conc-sky.txt"
 if [[ -n "$shared" && -f "$shared/Mr19_mock_northonly.rdcz.ff" ]]; then
   check "shared mock angular first bin" "[ \$(\"$tb\" angular --data \"$shared/Mr19_mock_northonly.rdcz.ff\" --bins \"$shared/angular_bins_corrfunc.txt\" | sed -n 2p | cut -d, -f3) -eq 1468 ]"
 fi
