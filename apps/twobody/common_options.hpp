@@ -1,4 +1,5 @@
 #pragma once
+#include <thread>
 // The options every statistic shares, and how they become engine inputs.
 #include <CLI/CLI.hpp>
 
@@ -44,6 +45,18 @@ struct Features {
 };
 
 void add_common_options(CLI::App& app, CommonOptions& o, const Features& f);
+
+// Warms the backend up (twobody::warm_up) on a thread while the command reads its files.
+class BackendWarmUp {
+ public:
+  explicit BackendWarmUp(const std::string& backend) : thread_([backend] { warm_up(backend); }) {}
+  BackendWarmUp(const BackendWarmUp&) = delete;
+  BackendWarmUp& operator=(const BackendWarmUp&) = delete;
+  ~BackendWarmUp() { thread_.join(); }
+
+ private:
+  std::thread thread_;
+};
 
 // Points from a file or a built-in catalogue ("builtin:clustered-sky", see builtin_catalogs.hpp).
 PointSet load_points(const std::string& spec, const std::string& columns, int weight_column,

@@ -97,6 +97,7 @@ int main(int argc, char** argv) {
   const Features sdh_f{.second_set = false, .weights = false, .box = false};
   add_common_options(*sdh_cmd, o, sdh_f);
   sdh_cmd->callback([&] {
+    const BackendWarmUp warm(o.backend);
     PointSet a = load_points(o.data, o.columns, 0, "");
     // Without --rmax, SDH spans the whole data set: nbins from 0 to its bounding-box diagonal.
     const Binning bins = (!o.bins_file.empty() || o.rmax) ? make_binning(o, "r")
@@ -110,6 +111,7 @@ int main(int argc, char** argv) {
   const Features pc_f{};
   add_common_options(*pc_cmd, o, pc_f);
   pc_cmd->callback([&] {
+    const BackendWarmUp warm(o.backend);
     Loaded l = load_sets(o, pc_f);
     const Binning bins = make_binning(o, "r");
     auto box = make_box(o, l.a.dim());
@@ -128,6 +130,7 @@ int main(int argc, char** argv) {
   const Features rdf_f{.weights = false, .box_required = true};
   add_common_options(*rdf_cmd, o, rdf_f);
   rdf_cmd->callback([&] {
+    const BackendWarmUp warm(o.backend);
     Loaded l = load_sets(o, rdf_f);
     const Binning bins = make_binning(o, "r");
     const Box box = *make_box(o, l.a.dim());
@@ -144,6 +147,7 @@ int main(int argc, char** argv) {
   const Features ang_f{.box = false, .columns_default = "1,2", .variable = "theta (degrees)"};
   add_common_options(*ang_cmd, o, ang_f);
   ang_cmd->callback([&] {
+    const BackendWarmUp warm(o.backend);
     Loaded l = load_sets(o, ang_f);
     const Binning bins = make_binning(o, "theta (degrees)");
     const bool weighted = o.weight_column > 0;

@@ -36,6 +36,8 @@ class Backend {
   virtual Result run(const Plan& plan) = 0;
   // How this backend will run the plan (kernels, tiles, threads), for --explain.
   virtual std::string describe(const Plan& plan) const = 0;
+  // Pays the backend's one-time start-up cost now (see twobody::warm_up).
+  virtual void warm_up() {}
 };
 
 std::unique_ptr<Backend> make_cpu_backend();

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "twobody/cuda/cuda_check.hpp"
+#include "twobody/cuda/device_buffer.hpp"
 #include "twobody/cuda/kernel_shape.hpp"
 #include "twobody/backend.hpp"
 #include "twobody/metric_dispatch.hpp"
@@ -62,6 +63,14 @@ class CudaBackend final : public Backend {
                 ? "float-bits bin table and per-lane sub-histograms in shared memory"
                 : plan.stat->output == OutputKind::Matrix ? "float64 matrix tiles copied out in row chunks"
                                                           : "range bands in registers");
+  }
+  void warm_up() override {
+    TWOBODY_CUDA_CHECK(cudaFree(nullptr));  // creates the primary context
+    retain_pool_memory();
+    void* p = nullptr;
+    TWOBODY_CUDA_CHECK(cudaMallocAsync(&p, 1 << 20, cudaStreamLegacy));
+    TWOBODY_CUDA_CHECK(cudaFreeAsync(p, cudaStreamLegacy));
+    TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
   }
   Result run(const Plan& plan) override {
     return visit_pair_function(*plan.stat, plan.a->dim(), [&](const auto& f) { return run_on_device(f, plan); });

@@ -52,6 +52,15 @@ std::string explain(const Statistic& stat, const PointSet& a, const PointSet* b,
                      backend->describe(plan));
 }
 
+void warm_up(const std::string& backend) {
+  if (backend != "auto" && backend != "cuda") return;
+  try {
+    if (auto b = make_cuda_backend()) b->warm_up();
+  } catch (...) {
+    // The run itself reports any problem with the device.
+  }
+}
+
 std::vector<std::string> available_backends() {
   std::vector<std::string> v{"cpu"};
   if (make_cuda_backend()) v.emplace_back("cuda");
