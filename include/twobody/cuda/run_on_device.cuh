@@ -149,11 +149,6 @@ Result run_pairs(const F& f, const Plan& plan) {
   if (A.size() >= (std::size_t(1) << 32) || B.size() >= (std::size_t(1) << 32))
     throw Error(ErrorKind::Resource, "the CUDA backend takes at most 2^32 - 1 points per set");
 
-  // Shift to the centre of the joint range (distances) so float32 keeps the most bits.
-  const FastSetup<F> setup = make_fast_setup(f, A, B);
-  const std::vector<double>& shift = setup.shift;
-  const auto& model = setup.model;
-
   // Wall time of each phase, reported with the plan (where a short run spends its time).
   std::string phases;
   auto t_phase = std::chrono::steady_clock::now();
@@ -166,6 +161,12 @@ Result run_pairs(const F& f, const Plan& plan) {
     phases += buf;
     t_phase = now;
   };
+  // Shift to the centre of the joint range (distances) so float32 keeps the most bits.
+  const FastSetup<F> setup = make_fast_setup(f, A, B);
+  lap("host setup");
+  const std::vector<double>& shift = setup.shift;
+  const auto& model = setup.model;
+
   const bool weighted = s.weighted;
   DevicePoints<D> da(A, shift, weighted);
   std::unique_ptr<DevicePoints<D>> db_owner;
@@ -213,7 +214,7 @@ Result run_pairs(const F& f, const Plan& plan) {
   while (grid_copies > 1 && pair_output_smem(mode, weighted, nb, ncells, grid_copies * kGridWarps, stride) > budget)
     grid_copies /= 2;
   const std::size_t grid_smem = pair_output_smem(mode, weighted, nb, ncells, grid_copies * kGridWarps, stride);
-  lap("setup and upload");
+  lap("upload");
   const DeviceGrid<D> grid = plan_device_grid<F>(plan, da, plan.is_auto() ? nullptr : db, shift, grid_smem <= budget);
   if (grid.a) lap("cell index");
   DeviceBuffer<BandPair> d_bands(table.bands);
