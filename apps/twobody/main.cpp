@@ -7,6 +7,7 @@
 #include <new>
 
 #include "common_options.hpp"
+#include "twobody/correlation.hpp"
 #include "twobody/error.hpp"
 #include "twobody/generate.hpp"
 #include "twobody/io.hpp"
@@ -158,6 +159,44 @@ int main(int argc, char** argv) {
       maybe_explain(o, s, ua, l.cross ? &ub : nullptr);
     }
     finish(angular(l.a, l.cross ? &l.b : nullptr, bins, weighted, make_run_options(o, bar)), o, bar);
+  });
+
+  // Correlation functions: a data catalogue and one or more random catalogues (same columns).
+  static std::vector<std::string> randoms;
+  const auto load_catalogues = [&](const Features& f) {
+    std::vector<PointSet> r;
+    for (const auto& path : randoms) r.push_back(load_points(path, o.columns, o.weight_column, f.columns_default));
+    return r;
+  };
+  auto* xi_cmd = app.add_subcommand("xi", "xi(r) from data and random catalogues: DD, DR, RR and four estimators");
+  const Features xi_f{.second_set = false};
+  add_common_options(*xi_cmd, o, xi_f);
+  xi_cmd->add_option("--randoms", randoms, "random catalogue (repeat the option for several)")->required();
+  xi_cmd->callback([&] {
+    const BackendWarmUp warm(o.backend);
+    PointSet a = load_points(o.data, o.columns, o.weight_column, "");
+    std::vector<PointSet> r = load_catalogues(xi_f);
+    const Binning bins = make_binning(o, "r");
+    auto box = make_box(o, a.dim());
+    if (box && o.wrap) {
+      wrap_into_box(a, *box);
+      for (auto& p : r) wrap_into_box(p, *box);
+    }
+    finish(correlation(a, r, bins, box ? CorrelationSpace::Box : CorrelationSpace::Open, box, o.weight_column > 0,
+                       make_run_options(o, bar)),
+           o, bar);
+  });
+  auto* w_cmd = app.add_subcommand("wtheta", "w(theta) on the sky from data and random catalogues (RA, Dec in degrees)");
+  const Features w_f{.second_set = false, .box = false, .columns_default = "1,2", .variable = "theta (degrees)"};
+  add_common_options(*w_cmd, o, w_f);
+  w_cmd->add_option("--randoms", randoms, "random catalogue (repeat the option for several)")->required();
+  w_cmd->callback([&] {
+    const BackendWarmUp warm(o.backend);
+    const PointSet a = load_points(o.data, o.columns, o.weight_column, w_f.columns_default);
+    const std::vector<PointSet> r = load_catalogues(w_f);
+    finish(correlation(a, r, make_binning(o, "theta (degrees)"), CorrelationSpace::Sky, std::nullopt,
+                       o.weight_column > 0, make_run_options(o, bar)),
+           o, bar);
   });
 
   add_generate(app);

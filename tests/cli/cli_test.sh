@@ -78,6 +78,9 @@ check "explain names the traversal" "\"$tb\" paircount --data \"$work/box.txt\" 
 expect 2 "path" -- "$tb" paircount --data "$work/box.txt" --rmax 6 --nbins 7 --path sideways
 check "concentrated catalogue" "\"$tb\" generate concentrated -n 1000 --box 100 --seed 3 -o \"$work/conc.txt\" && [ \$(grep -vc '^#' \"$work/conc.txt\") -eq 1000 ]"
 expect 4 'not on the sky' -- "$tb" generate concentrated --sky -n 10 -o "$work/conc-sky.txt"
+check "xi columns" "\"$tb\" xi --data \"$work/box.txt\" --randoms \"$work/box.txt\" --randoms builtin:uniform-box:500 --box 1000 --rmax 20 --nbins 3 | head -1 | grep -qx 'lo,hi,npairs,dr,rr,xi_natural,xi_davis_peebles,xi_hamilton,xi_landy_szalay'"
+check "wtheta runs" "\"$tb\" wtheta --data \"$work/sky.npy\" --randoms builtin:uniform-sky:2000 --rmin 0.1 --rmax 5 --nbins 4 --log | wc -l | grep -qx 5"
+expect 2 "randoms" -- "$tb" xi --data "$work/box.txt" --rmax 6 --nbins 7
 if [[ -n "$shared" && -f "$shared/Mr19_mock_northonly.rdcz.ff" ]]; then
   check "shared mock angular first bin" "[ \$(\"$tb\" angular --data \"$shared/Mr19_mock_northonly.rdcz.ff\" --bins \"$shared/angular_bins_corrfunc.txt\" | sed -n 2p | cut -d, -f3) -eq 1468 ]"
 fi

@@ -1,0 +1,111 @@
+// Correlation functions: the estimators against their formulas from independently counted DD, DR
+// and RR; random catalogues summed with their normalisations; ξ of uniform data against uniform
+// randoms consistent with zero, and of clustered data positive at small separations.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "test_support.hpp"
+#include "twobody/correlation.hpp"
+#include "twobody/error.hpp"
+#include "twobody/generate.hpp"
+
+using namespace twobody;
+
+namespace {
+
+RunOptions cpu_opts() {
+  RunOptions o;
+  o.backend = "cpu";
+  return o;
+}
+
+const std::vector<double>& column(const BinnedResult& r, const std::string& name) {
+  for (const auto& c : r.derived)
+    if (c.name == name) return c.values;
+  throw std::runtime_error("no column " + name);
+}
+
+PointSet with_weights(PointSet p, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.5, 1.5);
+  std::vector<double> w(p.size());
+  for (auto& x : w) x = u(rng);
+  p.set_weights(std::move(w));
+  return p;
+}
+
+}  // namespace
+
+TEST(Correlation, EstimatorsFromIndependentCountsWithSeveralRandomSets) {
+  const auto seed = testing_support::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const double L = 100.0;
+  const Box box = Box::cube(3, L);
+  for (bool weighted : {false, true}) {
+    PointSet d = generate_clustered_box(2500, 3, L, ClusterOptions{}, seed);
+    std::vector<PointSet> rs = {generate_uniform_box(3000, 3, L, seed + 1), generate_uniform_box(4000, 3, L, seed + 2)};
+    if (weighted) {
+      d = with_weights(d, seed + 3);
+      for (auto& r : rs) r = with_weights(r, seed + 4 + r.size());
+    }
+    const Binning bins = Binning::logarithmic(0.5, 30.0, 9);
+    const BinnedResult x = correlation(d, rs, bins, CorrelationSpace::Box, box, weighted, cpu_opts());
+    // Independent counts, summed by hand.
+    const auto dd = paircount(d, nullptr, bins, box, weighted, cpu_opts()).raw;
+    std::vector<double> dr(9, 0), rr(9, 0);
+    double ndr = 0, nrr = 0;
+    for (const auto& r : rs) {
+      const auto a = paircount(d, &r, bins, box, weighted, cpu_opts()).raw;
+      const auto b = paircount(r, nullptr, bins, box, weighted, cpu_opts()).raw;
+      for (int k = 0; k < 9; ++k) {
+        dr[k] += weighted ? a.weighted[k] : double(a.counts[k]);
+        rr[k] += weighted ? b.weighted[k] : double(b.counts[k]);
+      }
+      ndr += pair_norm(d, &r, weighted);
+      nrr += pair_norm(r, nullptr, weighted);
+    }
+    EXPECT_EQ(x.raw.counts, dd.counts);
+    const double ndd = pair_norm(d, nullptr, weighted);
+    for (int k = 0; k < 9; ++k) {
+      const double DD = (weighted ? dd.weighted[k] : double(dd.counts[k])) / ndd, DR = dr[k] / ndr, RR = rr[k] / nrr;
+      if (RR == 0 || DR == 0) continue;
+      // Weighted sums are added in thread order: equal to ~1e-15, not bit for bit.
+      const auto near = [](double got, double want) { EXPECT_NEAR(got, want, 1e-12 * (1 + std::abs(want))); };
+      near(column(x, "xi_natural")[k], DD / RR - 1);
+      near(column(x, "xi_davis_peebles")[k], DD / DR - 1);
+      near(column(x, "xi_hamilton")[k], DD * RR / (DR * DR) - 1);
+      near(column(x, "xi_landy_szalay")[k], (DD - 2 * DR + RR) / RR);
+    }
+    // Clustered data: strongly positive at the smallest separations.
+    EXPECT_GT(column(x, "xi_landy_szalay")[2], 1.0);
+  }
+}
+
+TEST(Correlation, UniformDataHasXiConsistentWithZero) {
+  const auto seed = testing_support::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const double L = 100.0;
+  const auto d = generate_uniform_box(5000, 3, L, seed);
+  const std::vector<PointSet> rs = {generate_uniform_box(10000, 3, L, seed + 1)};
+  const Binning bins = Binning::linear(5.0, 25.0, 4);
+  const BinnedResult x = correlation(d, rs, bins, CorrelationSpace::Box, Box::cube(3, L), false, cpu_opts());
+  for (int k = 0; k < 4; ++k) {
+    // DD per bin is a few 10^4 pairs: Poisson scatter ~1/sqrt(DD); allow 6 sigma.
+    const double sigma = 1.0 / std::sqrt(double(x.raw.counts[k]));
+    EXPECT_LT(std::abs(column(x, "xi_landy_szalay")[k]), 6 * sigma) << k;
+    EXPECT_LT(std::abs(column(x, "xi_natural")[k]), 6 * sigma) << k;
+  }
+}
+
+TEST(Correlation, SkyAndBadInput) {
+  const auto seed = testing_support::fresh_seed();
+  const PointSet d = generate_clustered_sky(3000, ClusterOptions{}, seed);
+  const std::vector<PointSet> rs = {generate_uniform_sky(6000, seed + 1)};
+  const Binning bins = Binning::logarithmic(0.05, 10.0, 8);
+  const BinnedResult w = correlation(d, rs, bins, CorrelationSpace::Sky, std::nullopt, false, cpu_opts());
+  EXPECT_EQ(w.raw.counts, angular(d, nullptr, bins, false, cpu_opts()).raw.counts);
+  EXPECT_EQ(column(w, "rr").size(), 8u);
+  EXPECT_THROW(correlation(d, {}, bins, CorrelationSpace::Sky, std::nullopt, false, cpu_opts()), Error);
+  EXPECT_THROW(correlation(d, rs, bins, CorrelationSpace::Box, std::nullopt, false, cpu_opts()), Error);
+}
