@@ -44,12 +44,17 @@ void add_common_options(CLI::App& app, CommonOptions& o, const Features& f) {
 }
 
 PointSet load_points(const std::string& spec, const std::string& columns, int weight_column,
-                     const char* columns_default) {
-  if (spec.rfind("builtin:", 0) == 0) return builtin_catalog(spec.substr(8));
+                     const char* columns_default, int region_column) {
+  if (spec.rfind("builtin:", 0) == 0) {
+    if (region_column > 0)
+      throw_config(fmt::format("{} has no region column; use --jackknife N to assign regions", spec));
+    return builtin_catalog(spec.substr(8));
+  }
   ReadOptions r;
   const std::string cols = columns.empty() ? columns_default : columns;
   if (!cols.empty()) r.columns = parse_column_list(cols);
   r.weight_column = weight_column;
+  r.region_column = region_column;
   return read_points(spec, r);
 }
 

@@ -60,7 +60,7 @@ class BackendWarmUp {
 
 // Points from a file or a built-in catalogue ("builtin:clustered-sky", see builtin_catalogs.hpp).
 PointSet load_points(const std::string& spec, const std::string& columns, int weight_column,
-                     const char* columns_default);
+                     const char* columns_default, int region_column = 0);
 Binning make_binning(const CommonOptions& o, const char* variable);
 std::optional<Box> make_box(const CommonOptions& o, int dim);
 RunOptions make_run_options(const CommonOptions& o, ProgressBar& bar);

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <fstream>
 #include <iostream>
 #include <new>
 
@@ -40,6 +41,86 @@ void maybe_explain(const CommonOptions& o, const Statistic& s, const PointSet& a
 void finish(BinnedResult r, const CommonOptions& o, ProgressBar& bar) {
   bar.finish();
   emit(binned_table(r), o);
+}
+
+struct JackknifeOptions {
+  int region_column = 0;
+  int regions = 0;
+  std::string estimator = "landy-szalay";
+  std::string covariance;
+  CLI::Option* regions_option = nullptr;
+};
+
+void add_jackknife_options(CLI::App& cmd, JackknifeOptions& jk) {
+  auto* col = cmd.add_option("--regions-column", jk.region_column,
+                             "1-based column of integer jackknife region labels (every catalogue)")
+                  ->check(CLI::PositiveNumber);
+  // No range check here: N < 2 is a request error (exit 4) that says why.
+  jk.regions_option = cmd.add_option("--jackknife", jk.regions,
+                 "jackknife errors over N regions assigned automatically (sky: k-means on the data; "
+                 "box: equal cells)")
+      ->excludes(col);
+  cmd.add_option("--estimator", jk.estimator, "estimator of the jackknife columns and covariance")
+      ->check(CLI::IsMember({"natural", "davis-peebles", "hamilton", "landy-szalay"}));
+  cmd.add_option("--covariance", jk.covariance, "write the jackknife covariance matrix (nbins x nbins, text) to FILE");
+}
+
+JackknifeRequest jackknife_request(const JackknifeOptions& jk) {
+  JackknifeRequest r;
+  r.use_labels = jk.region_column > 0;
+  r.regions = jk.region_column > 0 ? 0 : jk.regions;
+  if (jk.regions_option && jk.regions_option->count() && jk.regions < 2)
+    throw_config(fmt::format("--jackknife {}: a jackknife needs at least 2 regions", jk.regions));
+  r.estimator = parse_estimator(jk.estimator);
+  return r;
+}
+
+// The covariance as a text matrix numpy.loadtxt reads: '#' lines say what it is, then one row per
+// bin, shortest round-trip decimals.
+void write_covariance(const std::string& path, const CorrelationResult& r) {
+  const JackknifeResult& j = *r.jackknife;
+  std::ofstream out(path);
+  if (!out) throw_input(fmt::format("{}: cannot open for writing", path));
+  const std::size_t nb = r.binning.nbins();
+  out << fmt::format("# jackknife covariance of xi ({} estimator), {} x {} bins, {} regions: {}\n",
+                     to_string(j.estimator), nb, nb, j.regions, j.layout);
+  out << "# bin edges:";
+  for (std::size_t k = 0; k <= nb; ++k) out << ' ' << fmt::format("{}", k < nb ? r.binning.lo(k) : r.binning.hi());
+  out << '\n';
+  for (std::size_t k = 0; k < nb; ++k) {
+    for (std::size_t l = 0; l < nb; ++l) out << (l ? " " : "") << fmt::format("{}", j.covariance[k * nb + l]);
+    out << '\n';
+  }
+  if (!out) throw_input(fmt::format("{}: write failed", path));
+}
+
+void finish_correlation(const CorrelationResult& r, const CommonOptions& o, const JackknifeOptions& jk,
+                        ProgressBar& bar) {
+  bar.finish();
+  if (!r.jackknife && (!jk.covariance.empty() || jk.estimator != "landy-szalay"))
+    throw_config("--covariance and --estimator need jackknife regions: --jackknife N or --regions-column K");
+  Table t = binned_table(r);
+  if (r.jackknife) {
+    const JackknifeResult& j = *r.jackknife;
+    if (static_cast<int>(j.regions) != jk.regions && jk.regions > 0)
+      std::cerr << "twobody: note: jackknife regions: " << j.layout << '\n';
+    const std::size_t nb = r.binning.nbins();
+    nlohmann::json cov = nlohmann::json::array(), samples = nlohmann::json::array();
+    for (std::size_t k = 0; k < nb; ++k)
+      cov.push_back(std::vector<double>(j.covariance.begin() + k * nb, j.covariance.begin() + (k + 1) * nb));
+    for (std::size_t q = 0; q < j.regions; ++q)
+      samples.push_back(std::vector<double>(j.samples.begin() + q * nb, j.samples.begin() + (q + 1) * nb));
+    t.meta["jackknife"] = {{"estimator", to_string(j.estimator)},
+                           {"regions", j.regions},
+                           {"layout", j.layout},
+                           {"n_data", j.n_data},
+                           {"n_randoms", j.n_randoms},
+                           {"samples", samples},
+                           {"covariance", cov}};
+    if (!j.labels.empty()) t.meta["jackknife"]["labels"] = j.labels;
+    if (!jk.covariance.empty()) write_covariance(jk.covariance, r);
+  }
+  emit(t, o);
 }
 
 void add_generate(CLI::App& app) {
@@ -161,20 +242,24 @@ int main(int argc, char** argv) {
     finish(angular(l.a, l.cross ? &l.b : nullptr, bins, weighted, make_run_options(o, bar)), o, bar);
   });
 
-  // Correlation functions: a data catalogue and one or more random catalogues (same columns).
+  // Correlation functions: a data catalogue and one or more random catalogues (same columns),
+  // with jackknife errors when regions are given (--regions-column) or assigned (--jackknife).
   static std::vector<std::string> randoms;
+  static JackknifeOptions jk;
   const auto load_catalogues = [&](const Features& f) {
     std::vector<PointSet> r;
-    for (const auto& path : randoms) r.push_back(load_points(path, o.columns, o.weight_column, f.columns_default));
+    for (const auto& path : randoms)
+      r.push_back(load_points(path, o.columns, o.weight_column, f.columns_default, jk.region_column));
     return r;
   };
   auto* xi_cmd = app.add_subcommand("xi", "xi(r) from data and random catalogues: DD, DR, RR and four estimators");
   const Features xi_f{.second_set = false};
   add_common_options(*xi_cmd, o, xi_f);
   xi_cmd->add_option("--randoms", randoms, "random catalogue (repeat the option for several)")->required();
+  add_jackknife_options(*xi_cmd, jk);
   xi_cmd->callback([&] {
     const BackendWarmUp warm(o.backend);
-    PointSet a = load_points(o.data, o.columns, o.weight_column, "");
+    PointSet a = load_points(o.data, o.columns, o.weight_column, "", jk.region_column);
     std::vector<PointSet> r = load_catalogues(xi_f);
     const Binning bins = make_binning(o, "r");
     auto box = make_box(o, a.dim());
@@ -182,21 +267,22 @@ int main(int argc, char** argv) {
       wrap_into_box(a, *box);
       for (auto& p : r) wrap_into_box(p, *box);
     }
-    finish(correlation(a, r, bins, box ? CorrelationSpace::Box : CorrelationSpace::Open, box, o.weight_column > 0,
-                       make_run_options(o, bar)),
-           o, bar);
+    finish_correlation(correlation(a, r, bins, box ? CorrelationSpace::Box : CorrelationSpace::Open, box,
+                                   o.weight_column > 0, make_run_options(o, bar), jackknife_request(jk)),
+                       o, jk, bar);
   });
   auto* w_cmd = app.add_subcommand("wtheta", "w(theta) on the sky from data and random catalogues (RA, Dec in degrees)");
   const Features w_f{.second_set = false, .box = false, .columns_default = "1,2", .variable = "theta (degrees)"};
   add_common_options(*w_cmd, o, w_f);
   w_cmd->add_option("--randoms", randoms, "random catalogue (repeat the option for several)")->required();
+  add_jackknife_options(*w_cmd, jk);
   w_cmd->callback([&] {
     const BackendWarmUp warm(o.backend);
-    const PointSet a = load_points(o.data, o.columns, o.weight_column, w_f.columns_default);
+    const PointSet a = load_points(o.data, o.columns, o.weight_column, w_f.columns_default, jk.region_column);
     const std::vector<PointSet> r = load_catalogues(w_f);
-    finish(correlation(a, r, make_binning(o, "theta (degrees)"), CorrelationSpace::Sky, std::nullopt,
-                       o.weight_column > 0, make_run_options(o, bar)),
-           o, bar);
+    finish_correlation(correlation(a, r, make_binning(o, "theta (degrees)"), CorrelationSpace::Sky, std::nullopt,
+                                   o.weight_column > 0, make_run_options(o, bar), jackknife_request(jk)),
+                       o, jk, bar);
   });
 
   add_generate(app);

@@ -38,6 +38,11 @@ class Backend {
   virtual std::string describe(const Plan& plan) const = 0;
   // Pays the backend's one-time start-up cost now (see twobody::warm_up).
   virtual void warm_up() {}
+  // Whether run() counts the per-region histograms of Statistic::regions (jackknife). The engine
+  // runs a labelled statistic on the CPU, saying why, on a backend that does not: labels are never
+  // dropped silently. A backend that implements them (R x nbins counters beside the histogram,
+  // see RegionHistogramSink in cpu/output_sinks.hpp) overrides this.
+  virtual bool counts_regions() const { return false; }
 };
 
 std::unique_ptr<Backend> make_cpu_backend();

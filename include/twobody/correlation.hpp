@@ -3,6 +3,9 @@
 // DR_i and RR_i for every random set, summed over the sets with their normalisations, and the four
 // classic estimators. The pair counts come from the engine like any other statistic (grid or all
 // pairs, CPU or GPU), so every count is the exact float64 one.
+#include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "twobody/statistics.hpp"
@@ -24,11 +27,59 @@ struct Estimates {
 };
 Estimates estimate(double dd, double dr, double rr);
 
+enum class Estimator { Natural, DavisPeebles, Hamilton, LandySzalay };
+const char* to_string(Estimator e);  // "natural", "davis-peebles", "hamilton", "landy-szalay"
+Estimator parse_estimator(const std::string& name);  // throws Error(Config)
+double estimate(Estimator e, double dd, double dr, double rr);
+
+// Jackknife errors (seed 003): the catalogues cut into R regions; every pair counted once, into
+// its bin and into T[r][k] for the region(s) of its points (Statistic::regions), so that each
+// leave-one-region-out count is DD[k] − T_DD[r][k] (and DR, RR, weighted sums likewise) with the
+// normalisations of the catalogues without region r. Never a recount.
+struct JackknifeRequest {
+  // > 0: cut into this many regions: on the sky by k-means on the data's unit vectors (randoms
+  // take the nearest data region), in a box or open space by equal cells of the box (open: of the
+  // joint bounding box of all catalogues); see jackknife.hpp.
+  int regions = 0;
+  // Use the catalogues' own labels (PointSet::regions(), e.g. ReadOptions::region_column), any
+  // non-negative integers; every label of a random catalogue must be one the data have.
+  bool use_labels = false;
+  Estimator estimator = Estimator::LandySzalay;
+  std::uint64_t seed = 1;  // k-means++ seed (sky)
+};
+
+struct JackknifeResult {
+  std::size_t regions = 0;
+  std::string layout;                // how the regions were made
+  std::vector<std::int32_t> labels;  // use_labels: the original label of each region index
+  Estimator estimator = Estimator::LandySzalay;
+  // Per region: data points and random points (summed over the random sets) in it.
+  std::vector<std::size_t> n_data, n_randoms;
+  // Per region and bin, at [r * nbins + k]: pairs with at least one point in region r (T[r][k]);
+  // dr and rr summed over the random sets; w* the weighted sums (when weighted).
+  std::vector<std::uint64_t> dd, dr, rr;
+  std::vector<double> wdd, wdr, wrr;
+  // Per left-out region: the normalisations of DD, ΣDR_i, ΣRR_i without it, and the estimator
+  // without it (R x nbins, at [r * nbins + k]).
+  std::vector<double> norm_dd, norm_dr, norm_rr;
+  std::vector<double> samples;
+  // The jackknife mean, standard errors √((R−1)/R Σ(x_r − x̄)²) and covariance (nbins x nbins).
+  std::vector<double> mean, sigma, covariance;
+};
+
+// BinnedResult with the jackknife, when one was asked for.
+struct CorrelationResult : BinnedResult {
+  std::optional<JackknifeResult> jackknife;
+};
+
 // ξ (box, open) or w(θ) (sky). Columns: npairs (DD) [wnpairs], dr, rr (raw counts summed over the
 // random sets) [wdr, wrr], then xi_natural, xi_davis_peebles, xi_hamilton, xi_landy_szalay from the
 // normalised (weighted, when weighted) counts. Throws Error(Config) without random catalogues.
-BinnedResult correlation(const PointSet& data, const std::vector<PointSet>& randoms, const Binning& bins,
-                         CorrelationSpace space, const std::optional<Box>& box, bool weighted,
-                         const RunOptions& opt = {});
+// With a jackknife request, also the columns xi_jk_mean and xi_jk_sigma of the chosen estimator,
+// and `jackknife` filled in; errors: fewer than 2 regions, a region without data (Error(Input)),
+// labels missing or outside the data's.
+CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>& randoms, const Binning& bins,
+                              CorrelationSpace space, const std::optional<Box>& box, bool weighted,
+                              const RunOptions& opt = {}, const JackknifeRequest& jackknife = {});
 
 }  // namespace twobody

@@ -15,6 +15,9 @@ struct ReadOptions {
   FileFormat format = FileFormat::Auto;  // Auto: by extension (.npy, .ff), otherwise text
   std::vector<int> columns;              // 1-based; empty: every column of the file
   int weight_column = 0;                 // 1-based; 0: no weights
+  // 1-based column of integer jackknife region labels (>= 0); 0: none. Labels are kept as given
+  // (PointSet::regions()); the correlation functions number the regions they find.
+  int region_column = 0;
 };
 
 // Text: whitespace- or comma-separated numbers, one point per line, '#' starts a comment.

@@ -28,6 +28,13 @@ struct Result {
   OutputKind output = OutputKind::Histogram;
   std::vector<std::uint64_t> counts;  // Histogram: one per bin; Reduction: one
   std::vector<double> weighted;       // sums of w_i w_j beside counts, when weighted
+  // Statistic::regions > 0 (seed 003's inverse jackknives): T[r][k] at [r * nbins + k], the pairs
+  // of bin k with at least one point in region r (a pair within one region is counted once there,
+  // a pair across two regions in both), and their weighted sums when weighted. The histogram
+  // without region r is counts[k] − T[r][k].
+  std::size_t regions = 0;
+  std::vector<std::uint64_t> region_counts;
+  std::vector<double> region_weighted;
   std::vector<PairRecord> pairs;      // PairList, sorted by (i, j)
   std::vector<double> matrix;         // Matrix, row-major rows x cols
   std::size_t rows = 0, cols = 0;

@@ -27,6 +27,10 @@ struct Statistic {
   Binning binning;  // Histogram bins; Reduction and PairList use its range [lo, hi)
   OutputKind output = OutputKind::Histogram;
   bool weighted = false;  // add w_i * w_j per pair (both sets need weights)
+  // Jackknife regions (Histogram only): when R > 0, every point of both sets carries a label in
+  // [0, R) (PointSet::set_regions) and the result adds, per region r and bin k, the pairs with at
+  // least one point in r (Result::region_counts). Leaving region r out is then counts[k] − T[r][k].
+  int regions = 0;
 };
 
 const char* to_string(Metric m);

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "twobody/backend.hpp"
+#include "twobody/cpu/region_histogram.hpp"
 #include "twobody/cpu/run_plan.hpp"
 #include "twobody/metric_dispatch.hpp"
 
@@ -26,18 +27,24 @@ class CpuBackend final : public Backend {
                       });
     return fmt::format(
         "cpu path: {}\ncpu kernel: {}, {}, {} OpenMP threads (dynamic schedule), a vectorised row per anchor, "
-        "per-thread private outputs merged once",
+        "per-thread private outputs merged once{}",
         grid.why,
         grid.chosen ? std::string("both sets sorted by cell (counting sort), cell pairs in cell order (largest first when one dominates)")
                     : fmt::format("tiles of {} x {} points", tile, tile),
-        fast ? "float32 proxies with guard bands, pairs near an edge settled in float64" : "float64", plan.threads);
+        fast ? "float32 proxies with guard bands, pairs near an edge settled in float64" : "float64", plan.threads,
+        plan.stat->regions > 0
+            ? fmt::format("; {} jackknife regions: each pair also counted once per region of its points ({} x {} counters a thread)",
+                          plan.stat->regions, plan.stat->regions, plan.edges.nbins)
+            : std::string());
   }
   Result run(const Plan& plan) override {
     const cpu::GridChoice grid = cpu::choose_grid(plan);
     return visit_pair_function(*plan.stat, plan.a->dim(), [&](const auto& f) {
-      return cpu::run_plan<std::decay_t<decltype(f)>::dim>(f, plan, &grid);
+      constexpr int D = std::decay_t<decltype(f)>::dim;
+      return plan.stat->regions > 0 ? cpu::run_region_histogram<D>(f, plan, &grid) : cpu::run_plan<D>(f, plan, &grid);
     });
   }
+  bool counts_regions() const override { return true; }
 };
 
 }  // namespace

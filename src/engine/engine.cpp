@@ -26,19 +26,31 @@ std::unique_ptr<Backend> select_backend(const std::string& name) {
   throw_config(fmt::format("unknown backend '{}' (auto, cpu or cuda)", name));
 }
 
+// A backend that does not count per-region histograms yet (the CUDA kernels) hands a labelled
+// statistic to the CPU instead of dropping its labels; `why` says so in the run's plan.
+std::unique_ptr<Backend> backend_for(const Statistic& stat, const std::string& name, std::string& why) {
+  auto b = select_backend(name);
+  if (stat.regions > 0 && !b->counts_regions()) {
+    why = fmt::format("the {} backend does not count jackknife regions yet: this statistic runs on the cpu", b->name());
+    return make_cpu_backend();
+  }
+  return b;
+}
+
 }  // namespace
 
 Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt) {
   Plan plan = make_plan(stat, a, b, opt);
-  auto backend = select_backend(opt.backend);
+  std::string fallback;
+  auto backend = backend_for(stat, opt.backend, fallback);
   const auto t0 = std::chrono::steady_clock::now();
   Result r = backend->run(plan);
   r.info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.info.backend = backend->name();
   r.info.device = backend->device();
   const std::string ran = r.info.plan;  // what the backend decided while running, if anything
-  r.info.plan = fmt::format("backend: {} ({})\n{}\n{}", r.info.backend, r.info.device, plan.explanation,
-                            backend->describe(plan));
+  r.info.plan = fmt::format("backend: {} ({}){}\n{}\n{}", r.info.backend, r.info.device,
+                            fallback.empty() ? "" : "; " + fallback, plan.explanation, backend->describe(plan));
   if (!ran.empty()) r.info.plan += "\nran: " + ran;
   r.info.n_a = a.size();
   r.info.n_b = b ? b->size() : 0;
@@ -47,9 +59,10 @@ Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const Ru
 
 std::string explain(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt) {
   Plan plan = make_plan(stat, a, b, opt);
-  auto backend = select_backend(opt.backend);
-  return fmt::format("backend: {} ({})\n{}\n{}", backend->name(), backend->device(), plan.explanation,
-                     backend->describe(plan));
+  std::string fallback;
+  auto backend = backend_for(stat, opt.backend, fallback);
+  return fmt::format("backend: {} ({}){}\n{}\n{}", backend->name(), backend->device(),
+                     fallback.empty() ? "" : "; " + fallback, plan.explanation, backend->describe(plan));
 }
 
 void warm_up(const std::string& backend) {

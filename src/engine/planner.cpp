@@ -33,6 +33,25 @@ void check_inside_box(const PointSet& p, const Box& box, const char* which) {
   }
 }
 
+// Jackknife labels: every point of both sets labelled, each label in [0, R).
+void check_regions(const Statistic& s, const PointSet& a, const PointSet* b) {
+  if (s.regions < 0) throw_config(fmt::format("the number of jackknife regions is negative ({})", s.regions));
+  if (s.regions == 0) return;
+  if (s.output != OutputKind::Histogram)
+    throw_config(fmt::format("jackknife regions are counted for histograms, not for a {}", to_string(s.output)));
+  const auto check = [&](const PointSet& p, const char* which) {
+    if (!p.has_regions())
+      throw_config(fmt::format("{}a statistic with {} jackknife regions needs a region label for every point",
+                               which, s.regions));
+    const auto r = p.regions();
+    for (std::size_t i = 0; i < r.size(); ++i)
+      if (r[i] < 0 || r[i] >= s.regions)
+        throw_input(fmt::format("{}point {} has region label {}, outside [0, {})", which, i + 1, r[i], s.regions));
+  };
+  check(a, b ? "first set: " : "");
+  if (b) check(*b, "second set: ");
+}
+
 }  // namespace
 
 Plan make_plan_base(const Statistic& s, const PointSet& a, const PointSet* b, const RunOptions& opt,
@@ -50,6 +69,7 @@ Plan make_plan_base(const Statistic& s, const PointSet& a, const PointSet* b, co
     throw_config("weighted counts need a weight for every point of both sets");
   if (s.output != OutputKind::Matrix && s.binning.nbins() == 0)
     throw_config("the statistic has no bins");
+  check_regions(s, a, b);
 
   const PointSet& bb = b ? *b : a;
   if (s.output == OutputKind::Matrix) {
@@ -69,12 +89,14 @@ Plan make_plan_base(const Statistic& s, const PointSet& a, const PointSet* b, co
   p.progress = opt.progress;
   p.explanation = fmt::format(
       "traversal {}: {} x {} points, {} distinct pairs\n"
-      "output: {}{}",
+      "output: {}{}{}",
       is_auto ? "auto (each unordered pair once)" : "cross (every (i, j))", a.size(), bb.size(),
       pair_total(a.size(), bb.size(), is_auto), to_string(s.output),
       s.output == OutputKind::Matrix ? std::string()
                                      : fmt::format(" over {} bin(s) [{}, {})", s.binning.nbins(),
-                                                   s.binning.lo(), s.binning.hi()));
+                                                   s.binning.lo(), s.binning.hi()),
+      s.regions > 0 ? fmt::format(", and per jackknife region ({} regions x {} bins)", s.regions, s.binning.nbins())
+                    : std::string());
   return p;
 }
 

@@ -20,6 +20,12 @@ struct RawTable {
 
   const std::vector<double>& column(int c) const { return cols[c - 1]; }
 
+  // "path:line" for text files, "path: point N" otherwise.
+  std::string where(std::size_t r, const std::string& path) const {
+    if (!line_of_row.empty()) return fmt::format("{}:{}", path, line_of_row[r]);
+    return fmt::format("{}: {} {}", path, row_word, r + 1);
+  }
+
   void check_finite(int c, const std::string& path) const {
     const auto& v = column(c);
     for (std::size_t r = 0; r < v.size(); ++r)

@@ -1,6 +1,8 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -60,7 +62,7 @@ PointSet read_points(const std::string& path, const ReadOptions& opt) {
   std::vector<int> cols = opt.columns;
   if (cols.empty()) {
     for (int c = 1; c <= t.ncols; ++c)
-      if (c != opt.weight_column) cols.push_back(c);
+      if (c != opt.weight_column && c != opt.region_column) cols.push_back(c);
   }
   for (int c : cols)
     if (c > t.ncols)
@@ -68,6 +70,9 @@ PointSet read_points(const std::string& path, const ReadOptions& opt) {
   if (opt.weight_column > t.ncols)
     throw_input(fmt::format("{}: weight column {} was asked for but the file has {} column(s)", path,
                             opt.weight_column, t.ncols));
+  if (opt.region_column > t.ncols)
+    throw_input(fmt::format("{}: region column {} was asked for but the file has {} column(s)", path,
+                            opt.region_column, t.ncols));
   if (static_cast<int>(cols.size()) > kMaxDim)
     throw_config(fmt::format("{}: {} coordinate columns; at most {} are supported (select with "
                              "--columns)", path, cols.size(), kMaxDim));
@@ -80,6 +85,17 @@ PointSet read_points(const std::string& path, const ReadOptions& opt) {
   // Non-finite values are reported with the line they came from.
   for (std::size_t d = 0; d < cols.size(); ++d) t.check_finite(cols[d], path);
   if (opt.weight_column > 0) t.check_finite(opt.weight_column, path);
+  if (opt.region_column > 0) {
+    const auto& v = t.column(opt.region_column);
+    std::vector<std::int32_t> labels(v.size());
+    for (std::size_t r = 0; r < v.size(); ++r) {
+      if (!(v[r] >= 0 && v[r] <= 2147483647.0 && v[r] == std::floor(v[r])))
+        throw_input(fmt::format("{}: region label '{}' in column {} is not a non-negative integer",
+                                t.where(r, path), v[r], opt.region_column));
+      labels[r] = static_cast<std::int32_t>(v[r]);
+    }
+    p.set_regions(std::move(labels));
+  }
   return p;
 }
 

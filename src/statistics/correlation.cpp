@@ -1,9 +1,14 @@
 #include "twobody/correlation.hpp"
 
+#include <fmt/format.h>
+
+#include <array>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "twobody/error.hpp"
+#include "twobody/jackknife.hpp"
 
 namespace twobody {
 
@@ -30,9 +35,130 @@ Estimates estimate(double dd, double dr, double rr) {
   return {ratio(dd, rr) - 1, ratio(dd, dr) - 1, ratio(dd * rr, dr * dr) - 1, ratio(dd - 2 * dr + rr, rr)};
 }
 
-BinnedResult correlation(const PointSet& data, const std::vector<PointSet>& randoms, const Binning& bins,
-                         CorrelationSpace space, const std::optional<Box>& box, bool weighted,
-                         const RunOptions& opt) {
+const char* to_string(Estimator e) {
+  switch (e) {
+    case Estimator::Natural: return "natural";
+    case Estimator::DavisPeebles: return "davis-peebles";
+    case Estimator::Hamilton: return "hamilton";
+    case Estimator::LandySzalay: return "landy-szalay";
+  }
+  return "?";
+}
+
+Estimator parse_estimator(const std::string& name) {
+  for (Estimator e : {Estimator::Natural, Estimator::DavisPeebles, Estimator::Hamilton, Estimator::LandySzalay})
+    if (name == to_string(e)) return e;
+  throw_config(fmt::format("unknown estimator '{}' (natural, davis-peebles, hamilton or landy-szalay)", name));
+}
+
+double estimate(Estimator e, double dd, double dr, double rr) {
+  const Estimates x = estimate(dd, dr, rr);
+  switch (e) {
+    case Estimator::Natural: return x.natural;
+    case Estimator::DavisPeebles: return x.davis_peebles;
+    case Estimator::Hamilton: return x.hamilton;
+    case Estimator::LandySzalay: return x.landy_szalay;
+  }
+  return x.landy_szalay;
+}
+
+namespace {
+
+// Per region: points, Σw and Σw² of one catalogue, for the normalisations without a region.
+struct RegionSums {
+  std::vector<double> n, w, w2;
+  double total_n = 0, total_w = 0, total_w2 = 0;
+
+  RegionSums(const PointSet& p, std::size_t R) : n(R, 0.0), w(R, 0.0), w2(R, 0.0) {
+    const auto l = p.regions();
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      n[l[i]] += 1;
+      if (p.has_weights()) {
+        w[l[i]] += p.weights()[i];
+        w2[l[i]] += p.weights()[i] * p.weights()[i];
+      }
+    }
+    for (std::size_t r = 0; r < R; ++r) {
+      total_n += n[r];
+      total_w += w[r];
+      total_w2 += w2[r];
+    }
+  }
+  // Distinct pairs (auto) without region r, or the weight sum of one set without it (cross).
+  double auto_norm(std::size_t r, bool weighted) const {
+    if (!weighted) {
+      const double m = total_n - n[r];
+      return 0.5 * m * (m - 1);
+    }
+    const double s = total_w - w[r];
+    return 0.5 * (s * s - (total_w2 - w2[r]));
+  }
+  double size(std::size_t r, bool weighted) const { return weighted ? total_w - w[r] : total_n - n[r]; }
+};
+
+// How the catalogues get region labels 0..R-1: from their own labels, k-means on the sky, or
+// equal cells of the box (or of the catalogues' joint bounding box in open space).
+struct RegionLabeller {
+  std::size_t regions = 0;
+  std::string layout;
+  std::optional<RegionNumbering> numbering;
+  std::vector<std::array<double, 3>> centres;
+  std::optional<CellLayout> cells;
+
+  std::vector<std::int32_t> operator()(const PointSet& p, const std::string& which) const {
+    if (numbering) return numbering->number(p, which);
+    if (cells) return cell_regions(p, *cells);
+    return nearest_centre(p, centres);
+  }
+};
+
+RegionLabeller make_labeller(const JackknifeRequest& jk, CorrelationSpace space, const std::optional<Box>& box,
+                             const PointSet& data, const PointSet& unit_data, const std::vector<PointSet>& randoms) {
+  RegionLabeller L;
+  if (jk.use_labels && jk.regions != 0)
+    throw_config("give the regions either as labels or as a number to assign automatically, not both");
+  if (jk.use_labels) {
+    L.numbering = number_regions(data);
+    L.regions = L.numbering->labels.size();
+    L.layout = fmt::format("{} regions from the catalogues' labels ({} to {})", L.regions, L.numbering->labels.front(),
+                           L.numbering->labels.back());
+    return L;
+  }
+  if (jk.regions < 2) throw_config(fmt::format("a jackknife needs at least 2 regions, not {}", jk.regions));
+  if (space == CorrelationSpace::Sky) {
+    L.centres = sky_region_centres(unit_data, jk.regions, jk.seed);
+    L.regions = L.centres.size();
+    L.layout = fmt::format("{} sky regions by k-means on the data's unit vectors (seed {}); randoms take the nearest",
+                           L.regions, jk.seed);
+    return L;
+  }
+  const int dim = data.dim();
+  std::vector<double> lo(dim), hi(dim);
+  for (int d = 0; d < dim; ++d) {
+    if (space == CorrelationSpace::Box) {
+      lo[d] = 0;
+      hi[d] = box->length[d];
+      continue;
+    }
+    std::tie(lo[d], hi[d]) = joint_range(data, data, d);
+    for (const PointSet& r : randoms) {
+      if (r.dim() != dim) continue;  // the engine reports the mismatch
+      const auto [a, b] = joint_range(r, r, d);
+      lo[d] = std::min(lo[d], a);
+      hi[d] = std::max(hi[d], b);
+    }
+  }
+  L.cells = cell_layout(jk.regions, lo, hi);
+  L.regions = static_cast<std::size_t>(L.cells->total());
+  L.layout = L.cells->describe();
+  return L;
+}
+
+}  // namespace
+
+CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>& randoms, const Binning& bins,
+                              CorrelationSpace space, const std::optional<Box>& box, bool weighted,
+                              const RunOptions& opt, const JackknifeRequest& jk) {
   if (randoms.empty()) throw_config("a correlation function needs at least one random catalogue");
   if (space == CorrelationSpace::Box && !box) throw_config("a periodic correlation function needs the box");
   Statistic s;
@@ -45,19 +171,62 @@ BinnedResult correlation(const PointSet& data, const std::vector<PointSet>& rand
   s.weighted = weighted;
   // Angles: unit vectors once per catalogue, not once per pair count.
   const auto prepare = [&](const PointSet& p) { return space == CorrelationSpace::Sky ? sky_to_unit_vectors(p) : p; };
-  const PointSet d = prepare(data);
+  PointSet d = prepare(data);
+
+  const bool jackknife = jk.use_labels || jk.regions != 0;
+  RegionLabeller labeller;
+  std::size_t R = 0;
+  if (jackknife) {
+    labeller = make_labeller(jk, space, box, data, d, randoms);
+    R = labeller.regions;
+    // Labels as given stay on `data`; the engine sees the numbered ones.
+    d.set_regions(labeller(jk.use_labels ? data : d, "data"));
+    s.regions = static_cast<int>(R);
+  }
   const auto count = [&](const PointSet& a, const PointSet* b) {
     Statistic t = s;
     t.traversal = b ? Traversal::Cross : Traversal::Auto;
     return run(t, a, b, opt);
   };
 
-  BinnedResult out{bins, count(d, nullptr), {}};
   const std::size_t nb = bins.nbins();
+  std::optional<RegionSums> dsum;
+  JackknifeResult J;
+  if (jackknife) {
+    dsum.emplace(d, R);
+    for (std::size_t r = 0; r < R; ++r)
+      if (dsum->n[r] == 0) {
+        const std::string name = jk.use_labels ? fmt::format("region label {}", labeller.numbering->labels[r])
+                                               : fmt::format("region {} of {}", r, labeller.layout);
+        throw_input(fmt::format("{} holds no data points: every jackknife region needs data (use fewer regions)", name));
+      }
+    J.regions = R;
+    J.layout = labeller.layout;
+    if (labeller.numbering) J.labels = labeller.numbering->labels;
+    J.estimator = jk.estimator;
+    J.n_data.assign(R, 0);
+    J.n_randoms.assign(R, 0);
+    for (std::size_t r = 0; r < R; ++r) J.n_data[r] = static_cast<std::size_t>(dsum->n[r]);
+    J.dr.assign(R * nb, 0);
+    J.rr.assign(R * nb, 0);
+    if (weighted) {
+      J.wdr.assign(R * nb, 0.0);
+      J.wrr.assign(R * nb, 0.0);
+    }
+    J.norm_dr.assign(R, 0.0);
+    J.norm_rr.assign(R, 0.0);
+  }
+
+  CorrelationResult out;
+  out.binning = bins;
+  out.raw = count(d, nullptr);
   std::vector<double> dr(nb, 0.0), rr(nb, 0.0), wdr(nb, 0.0), wrr(nb, 0.0);
   double norm_dr = 0, norm_rr = 0;
-  for (const PointSet& random : randoms) {
-    const PointSet r = prepare(random);
+  for (std::size_t i = 0; i < randoms.size(); ++i) {
+    PointSet r = prepare(randoms[i]);
+    if (jackknife) {
+      r.set_regions(labeller(jk.use_labels ? randoms[i] : r, fmt::format("random catalogue {}", i + 1)));
+    }
     const Result x = count(d, &r), y = count(r, nullptr);
     for (std::size_t k = 0; k < nb; ++k) {
       dr[k] += static_cast<double>(x.counts[k]);
@@ -69,6 +238,22 @@ BinnedResult correlation(const PointSet& data, const std::vector<PointSet>& rand
     }
     norm_dr += pair_norm(d, &r, weighted);
     norm_rr += pair_norm(r, nullptr, weighted);
+    if (jackknife) {
+      const RegionSums rs(r, R);
+      for (std::size_t q = 0; q < R; ++q) {
+        J.n_randoms[q] += static_cast<std::size_t>(rs.n[q]);
+        J.norm_dr[q] += dsum->size(q, weighted) * rs.size(q, weighted);
+        J.norm_rr[q] += rs.auto_norm(q, weighted);
+      }
+      for (std::size_t t = 0; t < R * nb; ++t) {
+        J.dr[t] += x.region_counts[t];
+        J.rr[t] += y.region_counts[t];
+        if (weighted) {
+          J.wdr[t] += x.region_weighted[t];
+          J.wrr[t] += y.region_weighted[t];
+        }
+      }
+    }
     out.raw.info.seconds += x.info.seconds + y.info.seconds;
     out.raw.info.pairs_evaluated += x.info.pairs_evaluated + y.info.pairs_evaluated;
     out.raw.info.pairs_settled_fp64 += x.info.pairs_settled_fp64 + y.info.pairs_settled_fp64;
@@ -93,6 +278,31 @@ BinnedResult correlation(const PointSet& data, const std::vector<PointSet>& rand
   out.derived.push_back({"xi_davis_peebles", dp});
   out.derived.push_back({"xi_hamilton", ham});
   out.derived.push_back({"xi_landy_szalay", ls});
+  if (!jackknife) return out;
+
+  // Leave-one-region-out: every count minus the region's T[r][k], every normalisation without
+  // the region's points; the counts of the whole sample are never recounted.
+  J.dd = out.raw.region_counts;
+  J.wdd = out.raw.region_weighted;
+  J.norm_dd.assign(R, 0.0);
+  J.samples.assign(R * nb, 0.0);
+  for (std::size_t r = 0; r < R; ++r) {
+    J.norm_dd[r] = dsum->auto_norm(r, weighted);
+    for (std::size_t k = 0; k < nb; ++k) {
+      const std::size_t t = r * nb + k;
+      const double DD = weighted ? out.raw.weighted[k] - J.wdd[t] : static_cast<double>(out.raw.counts[k] - J.dd[t]);
+      const double DR = weighted ? wdr[k] - J.wdr[t] : dr[k] - static_cast<double>(J.dr[t]);
+      const double RR = weighted ? wrr[k] - J.wrr[t] : rr[k] - static_cast<double>(J.rr[t]);
+      J.samples[t] = estimate(jk.estimator, DD / J.norm_dd[r], DR / J.norm_dr[r], RR / J.norm_rr[r]);
+    }
+  }
+  JackknifeSummary sum = jackknife_summary(J.samples, R, nb);
+  J.mean = std::move(sum.mean);
+  J.sigma = std::move(sum.sigma);
+  J.covariance = std::move(sum.covariance);
+  out.derived.push_back({"xi_jk_mean", J.mean});
+  out.derived.push_back({"xi_jk_sigma", J.sigma});
+  out.jackknife = std::move(J);
   return out;
 }
 

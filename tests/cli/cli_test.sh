@@ -81,6 +81,29 @@ expect 4 'not on the sky' -- "$tb" generate concentrated --sky -n 10 -o "$work/c
 check "xi columns" "\"$tb\" xi --data \"$work/box.txt\" --randoms \"$work/box.txt\" --randoms builtin:uniform-box:500 --box 1000 --rmax 20 --nbins 3 | head -1 | grep -qx 'lo,hi,npairs,dr,rr,xi_natural,xi_davis_peebles,xi_hamilton,xi_landy_szalay'"
 check "wtheta runs" "\"$tb\" wtheta --data \"$work/sky.npy\" --randoms builtin:uniform-sky:2000 --rmin 0.1 --rmax 5 --nbins 4 --log | wc -l | grep -qx 5"
 expect 2 "randoms" -- "$tb" xi --data "$work/box.txt" --rmax 6 --nbins 7
+# Jackknife errors (seed 003): regions from a column or assigned; covariance file and JSON.
+"$tb" generate clustered --sky -n 1500 --seed 5 -o "$work/jd.txt"
+"$tb" generate uniform --sky -n 3000 --seed 6 -o "$work/jr.txt"
+check "wtheta jackknife columns" "\"$tb\" wtheta --data \"$work/jd.txt\" --randoms \"$work/jr.txt\" --rmin 0.5 --rmax 10 --nbins 4 --log --jackknife 6 | head -1 | grep -qx 'lo,hi,npairs,dr,rr,xi_natural,xi_davis_peebles,xi_hamilton,xi_landy_szalay,xi_jk_mean,xi_jk_sigma'"
+check "wtheta covariance file and json" "\"$tb\" wtheta --data \"$work/jd.txt\" --randoms \"$work/jr.txt\" --rmin 0.5 --rmax 10 --nbins 4 --log --jackknife 6 --covariance \"$work/cov.txt\" --format json -o \"$work/jk.json\" && python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); k=j[\"jackknife\"]; c=[[float(v) for v in l.split()] for l in open(sys.argv[2]) if not l.startswith(\"#\")]; assert k[\"regions\"]==6 and k[\"estimator\"]==\"landy-szalay\" and len(c)==4 and all(len(r)==4 for r in c) and all(abs(c[i][i]**0.5-j[\"columns\"][\"xi_jk_sigma\"][i])<=1e-12*abs(c[i][i]**0.5) for i in range(4)) and c==k[\"covariance\"]' \"$work/jk.json\" \"$work/cov.txt\""
+# The 2x2x2 cells of --jackknife 8, written as labels (row-major, the last axis fastest).
+awk '!/^#/{print $1, $2, $3, 4*int($1/25) + 2*int($2/25) + int($3/25)}' "$work/box.txt" >"$work/boxl.txt"
+"$tb" generate uniform -n 3000 --box 50 --seed 4 -o "$work/boxr.txt"
+awk '!/^#/{print $1, $2, $3, 4*int($1/25) + 2*int($2/25) + int($3/25)}' "$work/boxr.txt" >"$work/boxrl.txt"
+check "xi regions column equals the same cells assigned" "cmp <(\"$tb\" xi --data \"$work/boxl.txt\" --randoms \"$work/boxrl.txt\" --box 50 --rmax 6 --nbins 3 --regions-column 4 --estimator natural) <(\"$tb\" xi --data \"$work/box.txt\" --randoms \"$work/boxr.txt\" --box 50 --rmax 6 --nbins 3 --jackknife 8 --estimator natural)"
+check "xi jackknife says when it changes the count" "\"$tb\" xi --data \"$work/box.txt\" --randoms \"$work/boxr.txt\" --box 50 --rmax 6 --nbins 3 --jackknife 7 2>&1 >/dev/null | grep -q 'asked for 7'"
+printf '1 2 3 0\n4 5 6 -2\n' >"$work/neglabel.txt"
+printf '1 2 3 0\n4 5 6 1.5\n' >"$work/fraclabel.txt"
+printf '1 2 3 0\n4 5 6 9\n' >"$work/otherlabel.txt"
+printf '1 2 3 0\n4 5 6 1\n7 8 9 1\n' >"$work/labels.txt"
+expect 3 'neglabel.txt:2: region label' -- "$tb" xi --data "$work/neglabel.txt" --randoms "$work/labels.txt" --rmax 5 --nbins 2 --regions-column 4
+expect 3 'fraclabel.txt:2: region label .* not a non-negative integer' -- "$tb" xi --data "$work/fraclabel.txt" --randoms "$work/labels.txt" --rmax 5 --nbins 2 --regions-column 4
+expect 3 'region label 9, which no data point has' -- "$tb" xi --data "$work/labels.txt" --randoms "$work/otherlabel.txt" --rmax 5 --nbins 2 --regions-column 4
+expect 4 'at least 2 regions' -- "$tb" wtheta --data "$work/jd.txt" --randoms "$work/jr.txt" --rmax 5 --nbins 2 --jackknife 1
+expect 3 'holds no data points' -- "$tb" xi --data "$work/labels.txt" --randoms "$work/box.txt" --box 50 --rmax 5 --nbins 2 --jackknife 8
+expect 4 'need jackknife regions' -- "$tb" wtheta --data "$work/jd.txt" --randoms "$work/jr.txt" --rmax 5 --nbins 2 --covariance "$work/c.txt"
+expect 2 'excludes' -- "$tb" xi --data "$work/labels.txt" --randoms "$work/labels.txt" --rmax 5 --nbins 2 --regions-column 4 --jackknife 3
+
 if [[ -n "$shared" && -f "$shared/Mr19_mock_northonly.rdcz.ff" ]]; then
   check "shared mock angular first bin" "[ \$(\"$tb\" angular --data \"$shared/Mr19_mock_northonly.rdcz.ff\" --bins \"$shared/angular_bins_corrfunc.txt\" | sed -n 2p | cut -d, -f3) -eq 1468 ]"
 fi

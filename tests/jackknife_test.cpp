@@ -1,0 +1,504 @@
+// Jackknife regions (seed 003's inverse jackknives): the engine's per-region histograms against an
+// independent brute force that applies the definition (T[r][k]: pairs of bin k with at least one
+// point in region r), and the correlation functions' jackknife samples, errors and covariance
+// against an explicit leave-one-region-out recount (the region's points removed, DD, DR and RR
+// recounted, the estimator recomputed). Sky and box, weighted and unweighted; the error cases.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <random>
+
+#include "test_support.hpp"
+#include "twobody/correlation.hpp"
+#include "twobody/engine.hpp"
+#include "twobody/error.hpp"
+#include "twobody/generate.hpp"
+#include "twobody/io.hpp"
+#include "twobody/jackknife.hpp"
+
+using namespace twobody;
+
+namespace {
+
+RunOptions cpu_opts(const std::string& path = "auto") {
+  RunOptions o;
+  o.backend = "cpu";
+  o.path = path;
+  return o;
+}
+
+std::vector<std::int32_t> random_labels(std::size_t n, int R, std::mt19937_64& rng) {
+  std::uniform_int_distribution<int> u(0, R - 1);
+  std::vector<std::int32_t> l(n);
+  for (auto& x : l) x = u(rng);
+  return l;
+}
+
+// The definition, pair by pair: T[r][k] counts a pair of bin k once for each r in {r_i, r_j}
+// (as a set). Written without the engine's "r_i, and r_j when different" rule.
+struct RegionOracle {
+  std::vector<std::uint64_t> t;
+  std::vector<double> w;
+};
+RegionOracle region_oracle(const oracle::Points& a, const std::vector<std::int32_t>& la, const oracle::Points* b,
+                           const std::vector<std::int32_t>* lb, const std::vector<double>& edges, int kind,
+                           const std::vector<double>& L, int R, bool weighted) {
+  const std::size_t nb = edges.size() - 1;
+  RegionOracle o{std::vector<std::uint64_t>(R * nb, 0), std::vector<double>(R * nb, 0.0)};
+  const oracle::Points& B = b ? *b : a;
+  const auto& LB = lb ? *lb : la;
+  const auto prep = [&](const oracle::Points& p) {
+    if (kind != 2) return p.x;
+    std::vector<std::vector<double>> u;
+    for (const auto& x : p.x) u.push_back(oracle::unit_vector(x[0], x[1]));
+    return u;
+  };
+  const auto ua = prep(a), ub = b ? prep(B) : ua;
+  for (std::size_t i = 0; i < ua.size(); ++i)
+    for (std::size_t j = b ? 0 : i + 1; j < ub.size(); ++j) {
+      const int k = kind == 2 ? oracle::bin_of_cos(ua[i][0] * ub[j][0] + ua[i][1] * ub[j][1] + ua[i][2] * ub[j][2], edges)
+                              : oracle::bin_of_d2(kind == 1 ? oracle::d2_periodic(ua[i], ub[j], L)
+                                                            : oracle::d2_open(ua[i], ub[j]),
+                                                  edges);
+      if (k < 0) continue;
+      for (int r = 0; r < R; ++r)
+        if (la[i] == r || LB[j] == r) {
+          ++o.t[r * nb + k];
+          if (weighted) o.w[r * nb + k] += a.w[i] * B.w[j];
+        }
+    }
+  return o;
+}
+
+void expect_near_rel(double got, double want, double tol, const std::string& what) {
+  if (std::isnan(want)) {
+    EXPECT_TRUE(std::isnan(got)) << what;
+    return;
+  }
+  EXPECT_NEAR(got, want, tol * (1 + std::abs(want))) << what;
+}
+
+// Points of p whose label differs from r.
+PointSet without(const PointSet& p, const std::vector<std::int32_t>& labels, int r) {
+  std::vector<std::size_t> keep;
+  for (std::size_t i = 0; i < p.size(); ++i)
+    if (labels[i] != r) keep.push_back(i);
+  PointSet q(p.dim(), keep.size());
+  for (int d = 0; d < p.dim(); ++d)
+    for (std::size_t t = 0; t < keep.size(); ++t) q.coord(d)[t] = p.coord(d)[keep[t]];
+  if (p.has_weights()) {
+    std::vector<double> w;
+    for (std::size_t i : keep) w.push_back(p.weights()[i]);
+    q.set_weights(std::move(w));
+  }
+  return q;
+}
+
+PointSet with_weights(PointSet p, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.5, 1.5);
+  std::vector<double> w(p.size());
+  for (auto& x : w) x = u(rng);
+  p.set_weights(std::move(w));
+  return p;
+}
+
+const std::vector<double>& column(const BinnedResult& r, const std::string& name) {
+  for (const auto& c : r.derived)
+    if (c.name == name) return c.values;
+  throw std::runtime_error("no column " + name);
+}
+
+const char* estimator_column(Estimator e) {
+  switch (e) {
+    case Estimator::Natural: return "xi_natural";
+    case Estimator::DavisPeebles: return "xi_davis_peebles";
+    case Estimator::Hamilton: return "xi_hamilton";
+    case Estimator::LandySzalay: return "xi_landy_szalay";
+  }
+  return "";
+}
+
+// The jackknife by hand: every region's points removed from every catalogue and everything
+// recounted; then mean, (R−1)/R-scaled errors and covariance written out here.
+void expect_equals_recount(const CorrelationResult& x, const PointSet& data, const std::vector<std::int32_t>& ld,
+                           const std::vector<PointSet>& randoms, const std::vector<std::vector<std::int32_t>>& lr,
+                           const Binning& bins, CorrelationSpace space, const std::optional<Box>& box, bool weighted,
+                           Estimator est) {
+  ASSERT_TRUE(x.jackknife.has_value());
+  const JackknifeResult& J = *x.jackknife;
+  const std::size_t R = J.regions, nb = bins.nbins();
+  std::vector<double> samples(R * nb);
+  for (std::size_t r = 0; r < R; ++r) {
+    std::vector<PointSet> rs;
+    for (std::size_t i = 0; i < randoms.size(); ++i) rs.push_back(without(randoms[i], lr[i], static_cast<int>(r)));
+    const BinnedResult y = correlation(without(data, ld, static_cast<int>(r)), rs, bins, space, box, weighted, cpu_opts());
+    const auto& col = column(y, estimator_column(est));
+    for (std::size_t k = 0; k < nb; ++k) {
+      samples[r * nb + k] = col[k];
+      expect_near_rel(J.samples[r * nb + k], col[k], 1e-9, "sample r=" + std::to_string(r) + " k=" + std::to_string(k));
+    }
+  }
+  for (std::size_t k = 0; k < nb; ++k) {
+    double mean = 0;
+    for (std::size_t r = 0; r < R; ++r) mean += samples[r * nb + k];
+    mean /= static_cast<double>(R);
+    expect_near_rel(J.mean[k], mean, 1e-9, "mean k=" + std::to_string(k));
+    for (std::size_t l = 0; l < nb; ++l) {
+      double ml = 0;
+      for (std::size_t r = 0; r < R; ++r) ml += samples[r * nb + l];
+      ml /= static_cast<double>(R);
+      double c = 0;
+      for (std::size_t r = 0; r < R; ++r) c += (samples[r * nb + k] - mean) * (samples[r * nb + l] - ml);
+      c *= static_cast<double>(R - 1) / static_cast<double>(R);
+      // Differences of nearly equal samples: compare on the scale of the variances.
+      const double scale = std::sqrt(std::abs(J.covariance[k * nb + k] * J.covariance[l * nb + l]));
+      if (std::isnan(c)) {
+        EXPECT_TRUE(std::isnan(J.covariance[k * nb + l]));
+        continue;
+      }
+      EXPECT_NEAR(J.covariance[k * nb + l], c, 1e-7 * (scale + std::abs(c)) + 1e-300) << "cov " << k << "," << l;
+      if (k == l) expect_near_rel(J.sigma[k], std::sqrt(c), 1e-7, "sigma k=" + std::to_string(k));
+    }
+  }
+  for (std::size_t k = 0; k < nb; ++k) {
+    expect_near_rel(column(x, "xi_jk_mean")[k], J.mean[k], 0, "mean column");
+    expect_near_rel(column(x, "xi_jk_sigma")[k], J.sigma[k], 0, "sigma column");
+  }
+}
+
+}  // namespace
+
+// ---- the engine ------------------------------------------------------------------------------
+
+TEST(RegionHistogram, AgainstBruteForceEveryMetricAndPath) {
+  const auto seed = testing_support::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const int R = 6;
+  struct Case {
+    int kind;  // 0 open, 1 periodic, 2 angular
+    bool cross, weighted;
+    std::string path;
+  };
+  const std::vector<Case> cases = {{0, false, false, "brute"}, {0, false, true, "grid"},  {0, true, false, "grid"},
+                                   {0, true, true, "brute"},   {1, false, false, "grid"}, {1, true, true, "grid"},
+                                   {1, false, true, "brute"},  {2, false, false, "auto"}, {2, true, true, "auto"},
+                                   {2, false, true, "auto"}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE("kind " + std::to_string(c.kind) + (c.cross ? " cross" : " auto") + (c.weighted ? " weighted" : "") +
+                 " path " + c.path);
+    const double L = 40.0;
+    const oracle::Points oa = c.kind == 2 ? testing_support::sky_points(700, rng)
+                                          : testing_support::uniform_points(900, 3, 0, L, rng, c.weighted);
+    const oracle::Points ob = c.kind == 2 ? testing_support::sky_points(500, rng)
+                                          : testing_support::uniform_points(600, 3, 0, L, rng, c.weighted);
+    oracle::Points wa = oa, wb = ob;
+    if (c.kind == 2 && c.weighted) {
+      std::uniform_real_distribution<double> uw(0.5, 2.0);
+      for (std::size_t i = 0; i < wa.x.size(); ++i) wa.w.push_back(uw(rng));
+      for (std::size_t i = 0; i < wb.x.size(); ++i) wb.w.push_back(uw(rng));
+    }
+    const auto la = random_labels(wa.x.size(), R, rng), lb = random_labels(wb.x.size(), R, rng);
+    PointSet a = testing_support::to_pointset(wa), b = testing_support::to_pointset(wb);
+    if (c.kind == 2) {
+      a = sky_to_unit_vectors(a);
+      b = sky_to_unit_vectors(b);
+    }
+    a.set_regions(la);
+    b.set_regions(lb);
+    const std::vector<double> edges = c.kind == 2 ? std::vector<double>{0.5, 2, 5, 10, 20, 40}
+                                                  : std::vector<double>{0.5, 1.5, 3, 5, 7.5};
+    Statistic s;
+    s.traversal = c.cross ? Traversal::Cross : Traversal::Auto;
+    s.metric = c.kind == 0 ? Metric::Euclidean : c.kind == 1 ? Metric::Periodic : Metric::Angular;
+    if (c.kind == 1) s.box = Box::cube(3, L);
+    s.binning = Binning::from_edges(edges);
+    s.weighted = c.weighted;
+    s.regions = R;
+    const Result r = run(s, a, c.cross ? &b : nullptr, cpu_opts(c.path));
+    const std::vector<double> Ls(3, L);
+    const auto h = oracle::histogram(wa, c.cross ? &wb : nullptr, edges, c.kind, Ls, c.weighted);
+    const auto t = region_oracle(wa, la, c.cross ? &wb : nullptr, c.cross ? &lb : nullptr, edges, c.kind, Ls, R,
+                                 c.weighted);
+    EXPECT_EQ(r.regions, std::size_t(R));
+    EXPECT_EQ(r.counts, h.counts);
+    EXPECT_EQ(r.region_counts, t.t);
+    if (c.weighted) {
+      ASSERT_EQ(r.region_weighted.size(), t.w.size());
+      for (std::size_t q = 0; q < t.w.size(); ++q) EXPECT_NEAR(r.region_weighted[q], t.w[q], 1e-9 * (1 + t.w[q]));
+    } else {
+      EXPECT_TRUE(r.region_weighted.empty());
+    }
+    // The same statistic without labels gives the same histogram.
+    Statistic plain = s;
+    plain.regions = 0;
+    EXPECT_EQ(run(plain, a, c.cross ? &b : nullptr, cpu_opts(c.path)).counts, r.counts);
+  }
+}
+
+TEST(RegionHistogram, BadLabelsAndRequests) {
+  std::mt19937_64 rng(testing_support::fresh_seed());
+  PointSet a = testing_support::to_pointset(testing_support::uniform_points(50, 3, 0, 10, rng));
+  Statistic s;
+  s.binning = Binning::linear(0, 5, 4);
+  s.regions = 3;
+  const auto kind_of = [&](const Statistic& st, const PointSet& p) {
+    try {
+      run(st, p, nullptr, cpu_opts());
+    } catch (const Error& e) {
+      return e.kind();
+    }
+    return ErrorKind::Internal;
+  };
+  EXPECT_EQ(kind_of(s, a), ErrorKind::Config);  // no labels
+  std::vector<std::int32_t> l(50, 1);
+  l[17] = 3;  // outside [0, 3)
+  a.set_regions(l);
+  EXPECT_EQ(kind_of(s, a), ErrorKind::Input);
+  l[17] = -1;
+  a.set_regions(l);
+  EXPECT_EQ(kind_of(s, a), ErrorKind::Input);
+  l[17] = 2;
+  a.set_regions(l);
+  EXPECT_NO_THROW(run(s, a, nullptr, cpu_opts()));
+  Statistic list = s;
+  list.output = OutputKind::PairList;
+  EXPECT_EQ(kind_of(list, a), ErrorKind::Config);
+  Statistic negative = s;
+  negative.regions = -2;
+  EXPECT_EQ(kind_of(negative, a), ErrorKind::Config);
+  EXPECT_THROW(a.set_regions(std::vector<std::int32_t>(49, 0)), Error);
+}
+
+// ---- region assignment -------------------------------------------------------------------------
+
+TEST(JackknifeRegions, CellLayouts) {
+  EXPECT_EQ(cell_layout(8, {0, 0, 0}, {1, 1, 1}).cells, (std::vector<int>{2, 2, 2}));
+  EXPECT_EQ(cell_layout(27, {0, 0, 0}, {5, 5, 5}).cells, (std::vector<int>{3, 3, 3}));
+  EXPECT_EQ(cell_layout(12, {0, 0, 0}, {1, 1, 1}).total(), 12);
+  EXPECT_EQ(cell_layout(2, {0, 0, 0}, {200, 100, 100}).cells, (std::vector<int>{2, 1, 1}));
+  EXPECT_EQ(cell_layout(5, {0}, {1}).cells, (std::vector<int>{5}));
+  // 7 in a cube only factors into slabs: the nearest count with cells within 2:1, and it says so.
+  const CellLayout seven = cell_layout(7, {0, 0, 0}, {1, 1, 1});
+  EXPECT_EQ(seven.total(), 8);
+  EXPECT_NE(seven.describe().find("asked for 7"), std::string::npos) << seven.describe();
+  EXPECT_THROW(cell_layout(1, {0, 0, 0}, {1, 1, 1}), Error);
+  // Cells: row-major, edges to the edge cells.
+  PointSet p(2, 3);
+  p.coord(0)[0] = 0.0, p.coord(1)[0] = 0.0;
+  p.coord(0)[1] = 9.99, p.coord(1)[1] = 0.1;
+  p.coord(0)[2] = 10.0, p.coord(1)[2] = 10.0;
+  const CellLayout two{{2, 2}, {0, 0}, {10, 10}, 4};
+  EXPECT_EQ(cell_regions(p, two), (std::vector<std::int32_t>{0, 2, 3}));
+}
+
+TEST(JackknifeRegions, SkyKMeansDeterministicAndBalanced) {
+  const auto seed = testing_support::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const PointSet u = sky_to_unit_vectors(generate_uniform_sky(20000, seed));
+  const auto c1 = sky_region_centres(u, 12, 7), c2 = sky_region_centres(u, 12, 7);
+  EXPECT_EQ(c1, c2);
+  const auto l = nearest_centre(u, c1);
+  std::vector<int> n(12, 0);
+  for (auto x : l) ++n[x];
+  for (int k = 0; k < 12; ++k) {
+    // Uniform points: about equal areas (k-means on the sphere does not make them exactly equal).
+    EXPECT_GT(n[k], 20000 / 12 / 2) << k;
+    EXPECT_LT(n[k], 20000 / 12 * 2) << k;
+  }
+  // More regions than distinct positions.
+  PointSet few(3, 3);
+  for (int i = 0; i < 3; ++i) few.coord(2)[i] = 1.0;
+  EXPECT_THROW(sky_region_centres(few, 2), Error);
+}
+
+TEST(JackknifeRegions, JackknifeSummaryFormula) {
+  // Three samples of two bins: mean, (R−1)/R Σ(x−x̄)², covariance.
+  const std::vector<double> x = {1, 10, 2, 20, 3, 60};
+  const JackknifeSummary s = jackknife_summary(x, 3, 2);
+  EXPECT_DOUBLE_EQ(s.mean[0], 2);
+  EXPECT_DOUBLE_EQ(s.mean[1], 30);
+  EXPECT_DOUBLE_EQ(s.covariance[0], 2.0 / 3 * 2);
+  EXPECT_DOUBLE_EQ(s.covariance[1], 2.0 / 3 * (-1 * -20 + 0 + 1 * 30));
+  EXPECT_DOUBLE_EQ(s.covariance[2], s.covariance[1]);
+  EXPECT_DOUBLE_EQ(s.sigma[1], std::sqrt(2.0 / 3 * (400 + 100 + 900)));
+}
+
+// ---- correlation functions with jackknife errors ----------------------------------------------
+
+TEST(CorrelationJackknife, BoxLabelsEqualRecountWeightedAndNot) {
+  const auto seed = testing_support::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const double L = 60.0;
+  const Box box = Box::cube(3, L);
+  const Binning bins = Binning::logarithmic(1.0, 12.0, 5);
+  std::mt19937_64 rng(seed);
+  for (bool weighted : {false, true}) {
+    SCOPED_TRACE(weighted ? "weighted" : "unweighted");
+    PointSet d = generate_clustered_box(500, 3, L, ClusterOptions{}, seed);
+    std::vector<PointSet> rs = {generate_uniform_box(600, 3, L, seed + 1), generate_uniform_box(450, 3, L, seed + 2)};
+    if (weighted) {
+      d = with_weights(d, seed + 3);
+      for (std::size_t i = 0; i < rs.size(); ++i) rs[i] = with_weights(rs[i], seed + 4 + i);
+    }
+    // Labels as a file would give them: any non-negative integers (here 10, 20, ... 50).
+    const int R = 5;
+    const auto ld = random_labels(d.size(), R, rng);
+    std::vector<std::vector<std::int32_t>> lr;
+    for (auto& r : rs) lr.push_back(random_labels(r.size(), R, rng));
+    const auto scaled = [](std::vector<std::int32_t> l) {
+      for (auto& x : l) x = 10 * (x + 1);
+      return l;
+    };
+    d.set_regions(scaled(ld));
+    for (std::size_t i = 0; i < rs.size(); ++i) rs[i].set_regions(scaled(lr[i]));
+    for (Estimator est : {Estimator::LandySzalay, Estimator::Natural, Estimator::DavisPeebles, Estimator::Hamilton}) {
+      SCOPED_TRACE(to_string(est));
+      JackknifeRequest jk;
+      jk.use_labels = true;
+      jk.estimator = est;
+      const CorrelationResult x = correlation(d, rs, bins, CorrelationSpace::Box, box, weighted, cpu_opts(), jk);
+      ASSERT_EQ(x.jackknife->regions, std::size_t(R));
+      EXPECT_EQ(x.jackknife->labels, (std::vector<std::int32_t>{10, 20, 30, 40, 50}));
+      std::size_t nd = 0;
+      for (auto n : x.jackknife->n_data) nd += n;
+      EXPECT_EQ(nd, d.size());
+      expect_equals_recount(x, d, ld, rs, lr, bins, CorrelationSpace::Box, box, weighted, est);
+      // Per-region DD counts are the engine's T[r][k] (and the whole DD is unchanged).
+      const BinnedResult plain = correlation(d, rs, bins, CorrelationSpace::Box, box, weighted, cpu_opts());
+      EXPECT_EQ(x.raw.counts, plain.raw.counts);
+      EXPECT_EQ(x.jackknife->dd.size(), R * bins.nbins());
+    }
+  }
+}
+
+TEST(CorrelationJackknife, BoxCellsEqualRecount) {
+  const auto seed = testing_support::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const double L = 50.0;
+  const Box box = Box::cube(3, L);
+  const Binning bins = Binning::linear(1.0, 10.0, 4);
+  const PointSet d = generate_uniform_box(700, 3, L, seed);
+  const std::vector<PointSet> rs = {generate_uniform_box(900, 3, L, seed + 1)};
+  JackknifeRequest jk;
+  jk.regions = 8;
+  const CorrelationResult x = correlation(d, rs, bins, CorrelationSpace::Box, box, false, cpu_opts(), jk);
+  ASSERT_EQ(x.jackknife->regions, 8u);
+  const CellLayout cells = cell_layout(8, {0, 0, 0}, {L, L, L});
+  const auto ld = cell_regions(d, cells);
+  const std::vector<std::vector<std::int32_t>> lr = {cell_regions(rs[0], cells)};
+  expect_equals_recount(x, d, ld, rs, lr, bins, CorrelationSpace::Box, box, false, Estimator::LandySzalay);
+
+  // Open space: cells of the catalogues' joint bounding box.
+  const CorrelationResult o = correlation(d, rs, bins, CorrelationSpace::Open, std::nullopt, false, cpu_opts(), jk);
+  std::vector<double> lo(3), hi(3);
+  for (int k = 0; k < 3; ++k) {
+    const auto [a, b] = joint_range(d, rs[0], k);
+    lo[k] = a;
+    hi[k] = b;
+  }
+  const CellLayout open_cells = cell_layout(8, lo, hi);
+  expect_equals_recount(o, d, cell_regions(d, open_cells), rs, {cell_regions(rs[0], open_cells)}, bins,
+                        CorrelationSpace::Open, std::nullopt, false, Estimator::LandySzalay);
+}
+
+TEST(CorrelationJackknife, SkyKMeansEqualRecountWeightedAndNot) {
+  const auto seed = testing_support::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Binning bins = Binning::logarithmic(1.0, 20.0, 5);
+  for (bool weighted : {false, true}) {
+    SCOPED_TRACE(weighted ? "weighted" : "unweighted");
+    PointSet d = generate_clustered_sky(600, ClusterOptions{}, seed);
+    std::vector<PointSet> rs = {generate_uniform_sky(700, seed + 1), generate_uniform_sky(500, seed + 2)};
+    if (weighted) {
+      d = with_weights(d, seed + 3);
+      for (std::size_t i = 0; i < rs.size(); ++i) rs[i] = with_weights(rs[i], seed + 4 + i);
+    }
+    JackknifeRequest jk;
+    jk.regions = 6;
+    jk.seed = 3;
+    const CorrelationResult x = correlation(d, rs, bins, CorrelationSpace::Sky, std::nullopt, weighted, cpu_opts(), jk);
+    // The regions the library found, rebuilt from its public pieces: k-means on the data's unit
+    // vectors, every catalogue labelled by the nearest centre.
+    const auto centres = sky_region_centres(sky_to_unit_vectors(d), 6, 3);
+    const auto ld = nearest_centre(sky_to_unit_vectors(d), centres);
+    std::vector<std::vector<std::int32_t>> lr;
+    for (const auto& r : rs) lr.push_back(nearest_centre(sky_to_unit_vectors(r), centres));
+    expect_equals_recount(x, d, ld, rs, lr, bins, CorrelationSpace::Sky, std::nullopt, weighted,
+                          Estimator::LandySzalay);
+  }
+}
+
+TEST(CorrelationJackknife, Errors) {
+  const auto seed = testing_support::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const double L = 50.0;
+  const Box box = Box::cube(3, L);
+  const Binning bins = Binning::linear(1.0, 10.0, 3);
+  PointSet d = generate_uniform_box(200, 3, L, seed);
+  std::vector<PointSet> rs = {generate_uniform_box(200, 3, L, seed + 1)};
+  const auto kind_of = [&](const JackknifeRequest& jk, const PointSet& data, const std::vector<PointSet>& randoms) {
+    try {
+      correlation(data, randoms, bins, CorrelationSpace::Box, box, false, cpu_opts(), jk);
+    } catch (const Error& e) {
+      return e.kind();
+    }
+    return ErrorKind::Internal;
+  };
+  JackknifeRequest one;
+  one.regions = 1;
+  EXPECT_EQ(kind_of(one, d, rs), ErrorKind::Config);
+  JackknifeRequest labels;
+  labels.use_labels = true;
+  EXPECT_EQ(kind_of(labels, d, rs), ErrorKind::Config);  // no labels on the data
+  JackknifeRequest both = labels;
+  both.regions = 4;
+  EXPECT_EQ(kind_of(both, d, rs), ErrorKind::Config);
+  d.set_regions(std::vector<std::int32_t>(d.size(), 4));
+  rs[0].set_regions(std::vector<std::int32_t>(rs[0].size(), 4));
+  EXPECT_EQ(kind_of(labels, d, rs), ErrorKind::Input);  // one region only
+  std::vector<std::int32_t> l(d.size(), 4);
+  l[0] = 2;
+  d.set_regions(l);
+  std::vector<std::int32_t> lr(rs[0].size(), 4);
+  lr[5] = 3;  // a region the data do not have
+  rs[0].set_regions(lr);
+  EXPECT_EQ(kind_of(labels, d, rs), ErrorKind::Input);
+  rs[0].set_regions({});
+  EXPECT_EQ(kind_of(labels, d, rs), ErrorKind::Config);  // randoms without labels
+  // Automatic cells with an empty one: all data in one corner of the box.
+  PointSet corner = generate_uniform_box(100, 3, L / 2 - 1, seed + 5);
+  JackknifeRequest eight;
+  eight.regions = 8;
+  EXPECT_EQ(kind_of(eight, corner, {generate_uniform_box(100, 3, L, seed + 6)}), ErrorKind::Input);
+}
+
+TEST(CorrelationJackknife, RegionColumnFromFile) {
+  const std::string path = ::testing::TempDir() + "/jk_regions.txt";
+  {
+    std::ofstream f(path);
+    f << "1 2 3 7\n4 5 6 0\n";
+  }
+  ReadOptions o;
+  o.region_column = 4;
+  const PointSet p = read_points(path, o);
+  EXPECT_EQ(p.dim(), 3);
+  ASSERT_TRUE(p.has_regions());
+  EXPECT_EQ(p.regions()[0], 7);
+  EXPECT_EQ(p.regions()[1], 0);
+  for (const char* bad : {"1 2 3 -1\n", "1 2 3 1.5\n"}) {
+    {
+      std::ofstream f(path);
+      f << "1 2 3 1\n" << bad;
+    }
+    try {
+      read_points(path, o);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Input);
+      EXPECT_NE(std::string(e.what()).find(":2"), std::string::npos) << e.what();
+    }
+  }
+}
