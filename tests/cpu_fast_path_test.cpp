@@ -213,3 +213,62 @@ TEST(CpuFastPath, AngularChords) {
   const auto rc = angular(a, &b, bins, false, cpu());
   EXPECT_EQ(rc.raw.counts, oracle::histogram(sa, &sb, bins.edges(), 2).counts);
 }
+
+TEST(CpuFastPath, WindowedGridAtItsLimits) {
+  // The grid's per-anchor windows (GridWindows) through the whole fast path: exactly 2·refine + 1
+  // cells along an axis (refine 2: 5 cells of side 10 at r_max 3.9; refine 1: 3 cells at 3.2),
+  // r_max close to L/2 (the plain blocks), an anisotropic box, points on cell and slice
+  // boundaries and at the box's faces, clustered points, open space; histograms, counts and pair
+  // lists, auto and cross, against the float64 oracle.
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const auto scaled = [&](std::size_t n, const std::vector<double>& L) {
+    auto u = testing_support::uniform_points(n, 3, 0, 1, rng);
+    for (auto& x : u.x)
+      for (int d = 0; d < 3; ++d) x[d] = std::min(x[d] * L[d], std::nextafter(L[d], 0.0));
+    return to_pointset(u);
+  };
+  PointSet faces = lattice(16, 16, 16, 0.625);
+  for (double x : {0.0, std::nextafter(10.0, 0.0)})
+    for (double y : {0.0, std::nextafter(10.0, 0.0)})
+      for (double z : {0.0, 5.0, std::nextafter(10.0, 0.0)}) faces.push_back(std::vector<double>{x, y, z});
+  ClusterOptions c;
+  c.kind = ClusterOptions::Kind::GaussianBlobs;
+  c.blobs = 3;
+  c.sigma = 0.03;
+  const PointSet clustered = generate_clustered_box(2500, 3, 10.0, c, seed);
+  const std::vector<double> cube{10, 10, 10}, slab{10, 13, 7.9};
+  const PointSet u = scaled(2000, cube), v = scaled(1200, cube), w = scaled(2000, slab), x = scaled(900, slab);
+  for (double rmax : {3.9, 3.2, 2.5, 4.99}) {
+    SCOPED_TRACE("rmax " + std::to_string(rmax));
+    const Binning bins = Binning::linear(0.0, rmax, 8);
+    expect_histograms(u, v, bins, cube);
+    expect_histograms(faces, u, bins, cube);
+    expect_histograms(clustered, v, bins, cube);
+    expect_histograms(faces, clustered, bins, {});
+    if (rmax < 3.9) expect_histograms(w, x, Binning::logarithmic(0.1, rmax, 7), slab);
+  }
+  // Pair lists on the lattice: distances on the edges 0.625·k.
+  const Binning range = Binning::from_edges({0.625, 3.125});
+  for (bool periodic : {true, false})
+    for (bool cross : {false, true}) {
+      SCOPED_TRACE(std::string(periodic ? "periodic " : "open ") + (cross ? "cross" : "auto"));
+      const auto box = periodic ? cube : std::vector<double>{};
+      auto s = stat(cross ? Traversal::Cross : Traversal::Auto, range, box, OutputKind::PairList);
+      const auto r = run(s, faces, cross ? &u : nullptr, cpu("grid"));
+      const auto op = to_oracle(faces), ou = to_oracle(u);
+      const auto& ob = cross ? ou : op;
+      std::vector<std::pair<std::size_t, std::size_t>> expected;
+      for (std::size_t i = 0; i < op.x.size(); ++i)
+        for (std::size_t j = cross ? 0 : i + 1; j < ob.x.size(); ++j) {
+          const double d2 = periodic ? oracle::d2_periodic(op.x[i], ob.x[j], cube) : oracle::d2_open(op.x[i], ob.x[j]);
+          if (0.625 * 0.625 <= d2 && d2 < 3.125 * 3.125) expected.emplace_back(i, j);
+        }
+      ASSERT_EQ(r.pairs.size(), expected.size());
+      for (std::size_t k = 0; k < expected.size(); ++k) {
+        ASSERT_EQ(r.pairs[k].i, expected[k].first);
+        ASSERT_EQ(r.pairs[k].j, expected[k].second);
+      }
+    }
+}

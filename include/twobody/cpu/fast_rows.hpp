@@ -94,7 +94,7 @@ class FastRows {
     if constexpr (requires { sink_.add_count(0, std::uint64_t(0)); }) {
       own_counts_ = !sink.weighted();
       stride_ = std::size_t(s.edges.nbins);
-      counts_.assign(own_counts_ ? 2 * stride_ : 0, 0);
+      counts_.assign(own_counts_ ? kCopies * stride_ : 0, 0);
     }
   }
 
@@ -121,14 +121,10 @@ class FastRows {
     }
     const GuardTable& g = s_.table;
     const int ncells = static_cast<int>(g.cells.size());
-    const auto visit = [&](std::size_t t) {
-      const std::size_t j = j0 + t;
-      // One table load decides most pairs; the cells that hold a band walk the bands.
-      const std::uint32_t e = direct_lookup(g.cells.data(), g.base_bits, g.top_bits, g.shift, prox[t]);
-      int k = !(e & kUncertain) ? (e < static_cast<std::uint32_t>(g.nbins) ? static_cast<int>(e) : -1)
-                                : classify_table(g.bands.data(), g.cells.data(), ncells, g.lo0, g.base_bits, g.shift,
-                                                 g.nbins, prox[t]);
-      const auto key64 = [&] {
+    const std::uint16_t* __restrict cells = g.cells.data();
+    // The pair's float64 key, for the pairs the proxy cannot decide and for outputs that keep it.
+    const auto key64_of = [this, i](std::size_t j) {
+      return [this, i, j] {
         double a64[D], b64[D];
         for (int d = 0; d < D; ++d) {
           a64[d] = A64_.x[d][i];
@@ -136,20 +132,50 @@ class FastRows {
         }
         return s_.f.key(a64, b64);
       };
+    };
+    // A pair whose table cell holds a band: walk the bands, and settle in float64 inside one.
+    const auto settle = [&](std::size_t t) {
+      int k = classify_table(g.bands.data(), cells, ncells, g.lo0, g.base_bits, g.shift, g.nbins, prox[t]);
       if (k == -2) {
         ++settled_;
-        k = find_bin(s_.edges.padded.data(), s_.edges.nbins, s_.edges.steps, key64());
+        k = find_bin(s_.edges.padded.data(), s_.edges.nbins, s_.edges.steps, key64_of(j0 + t)());
       }
-      if (k < 0) return;
-      if (own_counts_) {
-        // Unweighted histograms: two private copies taken in turn, so that consecutive pairs in the
-        // same bin (most of them, in the last bins) do not wait on each other's increment.
-        ++counts_[parity_ * stride_ + k];
-        parity_ ^= 1;
-        return;
-      }
-      sink_.accept(k, i, j, key64, [this](double key) { return s_.f.natural_of(key); });
+      return k;
     };
+    const std::uint32_t base_bits = g.base_bits, top_bits = g.top_bits;
+    const int shift = g.shift;
+    const std::uint32_t nbins = static_cast<std::uint32_t>(g.nbins);
+    if (own_counts_) {
+      // Unweighted histograms: kCopies private copies taken in turn, so that consecutive pairs in
+      // the same bin (most of them, in the last bins) do not wait on each other's increment. The
+      // copy index and the counters live in locals: as members, every increment of a uint64_t
+      // counter could alias them, and the compiler reloaded them from memory for every pair.
+      std::uint64_t* __restrict counts = counts_.data();
+      const std::size_t stride = stride_;
+      std::size_t copy = copy_;
+      for (std::size_t w = 0; w < n; w += 64) {
+        const std::size_t len = std::min<std::size_t>(64, n - w);
+        std::uint64_t m = 0;
+        for (std::size_t l = 0; l < len; ++l) m |= std::uint64_t(flag[w + l]) << l;
+        while (m) {
+          const std::size_t t = w + std::countr_zero(m);
+          m &= m - 1;
+          const std::uint32_t e = direct_lookup(cells, base_bits, top_bits, shift, prox[t]);
+          int k;
+          if (!(e & kUncertain)) [[likely]] {
+            if (e >= nbins) continue;
+            k = static_cast<int>(e);
+          } else {
+            k = settle(t);
+            if (k < 0) continue;
+          }
+          ++counts[copy + std::size_t(k)];
+          copy = copy + stride == kCopies * stride ? 0 : copy + stride;
+        }
+      }
+      copy_ = copy;
+      return;
+    }
     // The flags of 64 partners into one mask (a vectorised loop), then one branch per flagged pair.
     for (std::size_t w = 0; w < n; w += 64) {
       const std::size_t len = std::min<std::size_t>(64, n - w);
@@ -158,7 +184,17 @@ class FastRows {
       while (m) {
         const std::size_t t = w + std::countr_zero(m);
         m &= m - 1;
-        visit(t);
+        // One table load decides most pairs; the cells that hold a band walk the bands.
+        const std::uint32_t e = direct_lookup(cells, base_bits, top_bits, shift, prox[t]);
+        if (!(e & kUncertain)) {
+          if (e >= nbins) continue;
+          sink_.accept(static_cast<int>(e), i, j0 + t, key64_of(j0 + t),
+                       [this](double key) { return s_.f.natural_of(key); });
+          continue;
+        }
+        const int k = settle(t);
+        if (k < 0) continue;
+        sink_.accept(k, i, j0 + t, key64_of(j0 + t), [this](double key) { return s_.f.natural_of(key); });
       }
     }
   }
@@ -166,7 +202,7 @@ class FastRows {
   // Hands the private counts to the sink, after the thread's last row.
   void finish() {
     if constexpr (requires { sink_.add_count(0, std::uint64_t(0)); }) {
-      for (std::size_t h = 0; h < 2 && own_counts_; ++h)
+      for (std::size_t h = 0; h < kCopies && own_counts_; ++h)
         for (int k = 0; k < s_.edges.nbins; ++k) sink_.add_count(k, counts_[h * stride_ + k]);
       counts_.assign(counts_.size(), 0);
     }
@@ -179,7 +215,8 @@ class FastRows {
   std::vector<float> prox_;
   std::vector<std::uint32_t> flag_;
   bool own_counts_ = false;
-  std::size_t stride_ = 0, parity_ = 0;
+  static constexpr std::size_t kCopies = 4;
+  std::size_t stride_ = 0, copy_ = 0;
   std::vector<std::uint64_t> counts_;
   Sink& sink_;
   std::uint64_t& settled_;

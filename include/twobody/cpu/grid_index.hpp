@@ -26,21 +26,42 @@ using twobody::make_grid_geometry;
 
 // One point set sorted by cell: `sorted` holds the coordinates (and weights) in cell order,
 // `order[k]` the original index of sorted point k, `start[c]..start[c+1]` the points of cell c.
+// Within a cell the points are sorted by `slices` equal slices of the cell along the last axis,
+// `slice_start[c·slices + s]` the first point of slice s: cells consecutive along the last axis are
+// then consecutive slices, and an anchor's partners within a distance along it are one range of
+// slices (GridWindows).
 struct GridIndex {
   PointSet sorted;
   std::vector<std::uint32_t> order;
   std::vector<std::uint32_t> start;
+  std::vector<std::uint32_t> slice_start;
+  int slices = 1;
 
-  GridIndex(const PointSet& p, const GridGeometry& g) : sorted(p.dim(), p.size()), start(g.total + 1, 0) {
-    std::vector<std::uint32_t> cell(p.size());
+  GridIndex(const PointSet& p, const GridGeometry& g, int slices_per_cell = 1)
+      : sorted(p.dim(), p.size()), start(g.total + 1, 0), slices(slices_per_cell) {
+    const std::size_t S = static_cast<std::size_t>(slices);
+    slice_start.assign(static_cast<std::size_t>(g.total) * S + 1, 0);
+    const int last = p.dim() - 1;
+    const auto z = p.coord(last);
+    std::vector<std::uint32_t> key(p.size());
     for (std::size_t i = 0; i < p.size(); ++i) {
-      cell[i] = static_cast<std::uint32_t>(g.cell_of(p, i));
-      ++start[cell[i] + 1];
+      const auto c = static_cast<std::uint64_t>(g.cell_of(p, i));
+      std::uint64_t sl = 0;
+      if (S > 1) {
+        // The slice within the cell found by cell_of (rounding may put a point a hair outside it:
+        // the windows' margins cover that).
+        const auto zc = static_cast<std::int64_t>(c % static_cast<std::uint64_t>(g.cells[last]));
+        const double f = ((z[i] - g.origin[last]) / g.width[last] - static_cast<double>(zc)) * static_cast<double>(S);
+        sl = static_cast<std::uint64_t>(std::clamp(std::floor(f), 0.0, static_cast<double>(S - 1)));
+      }
+      key[i] = static_cast<std::uint32_t>(c * S + sl);
+      ++slice_start[key[i] + 1];
     }
-    std::partial_sum(start.begin(), start.end(), start.begin());  // exclusive scan, shifted by one
-    std::vector<std::uint32_t> fill(start.begin(), start.end() - 1);
+    std::partial_sum(slice_start.begin(), slice_start.end(), slice_start.begin());  // exclusive scan, shifted by one
+    for (std::int64_t c = 0; c <= g.total; ++c) start[c] = slice_start[static_cast<std::size_t>(c) * S];
+    std::vector<std::uint32_t> fill(slice_start.begin(), slice_start.end() - 1);
     order.resize(p.size());
-    for (std::size_t i = 0; i < p.size(); ++i) order[fill[cell[i]]++] = static_cast<std::uint32_t>(i);
+    for (std::size_t i = 0; i < p.size(); ++i) order[fill[key[i]]++] = static_cast<std::uint32_t>(i);
     for (int d = 0; d < p.dim(); ++d) {
       const auto src = p.coord(d);
       auto dst = sorted.coord(d);
@@ -72,8 +93,18 @@ inline std::vector<std::vector<std::int64_t>> axis_neighbours(const GridGeometry
 
 // The block pairs of a grid traversal (indices into the sorted sets), cell by cell, and the number
 // of pair evaluations they cost. Auto: the half shell; cross: every neighbour.
+// Where a block's partner cells lie relative to its anchor cell: the anchor cell's id and, per
+// axis, the offset (-refine..refine) of the partner cell (along the last axis, of any cell of the
+// run: they share one periodic image).
+struct BlockCells {
+  std::uint32_t anchor = 0;
+  std::array<std::int8_t, kMaxDim> offset{};
+};
+
 struct GridPlan {
   std::vector<BlockPair> items;
+  std::vector<BlockCells> cells;  // one per item when `windowed`
+  bool windowed = false;          // every neighbour cell appears once (no axis wraps onto itself)
   std::uint64_t evaluations = 0;
   std::size_t largest_cell = 0;
   std::size_t longest_row = 0;  // partners in the longest block (sizes the key buffer)
@@ -83,6 +114,27 @@ inline GridPlan plan_grid(const GridGeometry& g, const GridIndex& A, const GridI
   GridPlan plan;
   std::vector<std::vector<std::vector<std::int64_t>>> nb(g.dim);
   for (int d = 0; d < g.dim; ++d) nb[d] = axis_neighbours(g, d);
+  // Windows need each partner cell's periodic image to be unique: at least 2·refine + 1 cells on
+  // every periodic axis (fewer, and one cell is a neighbour through two images).
+  plan.windowed = g.total <= (std::int64_t(1) << 32) && g.refine <= 127;
+  if (g.periodic)
+    for (int d = 0; d < g.dim; ++d) plan.windowed = plan.windowed && g.cells[d] >= 2 * g.refine + 1;
+  const auto offset_of = [&](int d, std::int64_t from, std::int64_t to) {
+    std::int64_t o = to - from;
+    if (o > g.refine) o -= g.cells[d];
+    if (o < -g.refine) o += g.cells[d];
+    return static_cast<std::int8_t>(o);
+  };
+  const auto push = [&](const BlockPair& bp, std::int64_t c, const std::array<std::int64_t, kMaxDim>& coord,
+                        const std::array<std::int64_t, kMaxDim>& partner) {
+    plan.items.push_back(bp);
+    if (!plan.windowed) return;
+    BlockCells bc;
+    bc.anchor = static_cast<std::uint32_t>(c);
+    for (int d = 0; d < g.dim; ++d) bc.offset[d] = offset_of(d, coord[d], partner[d]);
+    plan.cells.push_back(bc);
+  };
+  std::array<std::int64_t, kMaxDim> partner{};
   std::array<std::int64_t, kMaxDim> coord{};
   for (std::int64_t c = 0; c < g.total; ++c) {
     std::int64_t rest = c;
@@ -103,19 +155,29 @@ inline GridPlan plan_grid(const GridGeometry& g, const GridIndex& A, const GridI
     std::array<std::size_t, kMaxDim> k{};
     for (;;) {
       std::int64_t base = 0;
-      for (int d = 0; d < last; ++d) base = base * g.cells[d] + nb[d][coord[d]][k[d]];
+      for (int d = 0; d < last; ++d) {
+        partner[d] = nb[d][coord[d]][k[d]];
+        base = base * g.cells[d] + partner[d];
+      }
       base *= g.cells[last];
       for (std::size_t r0 = 0; r0 < lastn.size();) {
         std::size_t r1 = r0;
-        while (r1 + 1 < lastn.size() && lastn[r1 + 1] == lastn[r1] + 1) ++r1;
+        // A windowed run keeps one periodic image: with exactly 2·refine + 1 cells along the last
+        // axis, ids consecutive across the wrap (0 .. refine and cells - refine .. cells - 1 seen from
+        // cell 0) are neighbours through different images, and one shift cannot serve them both.
+        while (r1 + 1 < lastn.size() && lastn[r1 + 1] == lastn[r1] + 1 &&
+               (!plan.windowed || offset_of(last, coord[last], lastn[r1 + 1]) ==
+                                      offset_of(last, coord[last], lastn[r1]) + 1))
+          ++r1;
         std::int64_t lo = base + lastn[r0], hi = base + lastn[r1];
+        partner[last] = lastn[r0];
         r0 = r1 + 1;
         if (is_auto) {
           if (hi < c) continue;
           lo = std::max(lo, c);
           if (lo == c) {  // the cell with itself: a triangle
             if (na > 1) {
-              plan.items.push_back({A.start[c], A.start[c + 1], A.start[c], A.start[c + 1], true});
+              push({A.start[c], A.start[c + 1], A.start[c], A.start[c + 1], true}, c, coord, coord);
               plan.evaluations += std::uint64_t(na) * (na - 1) / 2;
             }
             ++lo;
@@ -124,7 +186,7 @@ inline GridPlan plan_grid(const GridGeometry& g, const GridIndex& A, const GridI
         }
         const std::uint64_t nbn = B.start[hi + 1] - B.start[lo];
         if (nbn == 0) continue;
-        plan.items.push_back({A.start[c], A.start[c + 1], B.start[lo], B.start[hi + 1], false});
+        push({A.start[c], A.start[c + 1], B.start[lo], B.start[hi + 1], false}, c, coord, partner);
         plan.evaluations += std::uint64_t(na) * nbn;
         plan.longest_row = std::max<std::size_t>(plan.longest_row, nbn);
       }
@@ -140,10 +202,110 @@ inline GridPlan plan_grid(const GridGeometry& g, const GridIndex& A, const GridI
   const auto work = [](const BlockPair& x) { return std::uint64_t(x.a1 - x.a0) * (x.b1 - x.b0); };
   std::uint64_t largest = 0;
   for (const BlockPair& b : plan.items) largest = std::max(largest, work(b));
-  if (largest * 1024 > plan.evaluations)
-    std::stable_sort(plan.items.begin(), plan.items.end(),
-                     [&](const BlockPair& x, const BlockPair& y) { return work(x) > work(y); });
+  if (largest * 1024 > plan.evaluations) {
+    std::vector<std::size_t> by_work(plan.items.size());
+    std::iota(by_work.begin(), by_work.end(), std::size_t(0));
+    std::stable_sort(by_work.begin(), by_work.end(),
+                     [&](std::size_t x, std::size_t y) { return work(plan.items[x]) > work(plan.items[y]); });
+    std::vector<BlockPair> items(by_work.size());
+    for (std::size_t k = 0; k < by_work.size(); ++k) items[k] = plan.items[by_work[k]];
+    plan.items = std::move(items);
+    if (plan.windowed) {
+      std::vector<BlockCells> cells(by_work.size());
+      for (std::size_t k = 0; k < by_work.size(); ++k) cells[k] = plan.cells[by_work[k]];
+      plan.cells = std::move(cells);
+    }
+  }
   return plan;
 }
+
+// A block with the bounds of its partner cells seen from its anchor cell: along every axis but
+// the last, the partner cell's extent in the anchor's periodic frame; along the last, the shift
+// that brings the partners' coordinates into that frame, and the slice starts of the partners'
+// column of cells.
+template <int D>
+struct GridBlock : BlockPair {
+  double lo[D > 1 ? D - 1 : 1], hi[D > 1 ? D - 1 : 1];
+  double shift = 0;
+  const std::uint32_t* column = nullptr;
+};
+
+// Per anchor, the partners of a block that can lie within r_max (the rule of Corrfunc's z-sorted
+// cells, in our own form): the anchor's distance to the partner cells across the other axes
+// leaves a half-width h = sqrt(r_max² - d²) along the last axis, and the slices within h of the
+// anchor are one range of partners, found by arithmetic; a block whose cells are farther than
+// r_max from the anchor gives it no partners at all. The cell bounds widen, and r_max and h grow,
+// by margins far above float64 rounding, so no pair within r_max is dropped (the pairs kept
+// beyond it are binned out as before).
+template <int D>
+class GridWindows {
+ public:
+  GridWindows(const GridGeometry& g, const GridPlan& plan, const GridIndex& partners, const SoaView<D>& A,
+              double rmax)
+      : g_(g), plan_(plan), partners_(partners), A_(A) {
+    double scale = 0;
+    for (int d = 0; d < D; ++d) scale = std::max(scale, std::abs(g.origin[d]) + g.width[d] * g.cells[d]);
+    margin_ = 1e-9 * scale;
+    const double r = rmax * (1 + 1e-9) + margin_;
+    r2_ = r * r;
+    n_slices_ = static_cast<double>(g.cells[D - 1] * partners.slices);
+    per_slice_ = static_cast<double>(partners.slices) / g.width[D - 1];
+  }
+
+  GridBlock<D> operator()(std::size_t k) const {
+    GridBlock<D> b;
+    static_cast<BlockPair&>(b) = plan_.items[k];
+    const BlockCells& bc = plan_.cells[k];
+    std::int64_t rest = bc.anchor;
+    std::int64_t coord[D];
+    for (int d = D - 1; d >= 0; --d) {
+      coord[d] = rest % g_.cells[d];
+      rest /= g_.cells[d];
+    }
+    std::int64_t column = 0;
+    for (int d = 0; d < D - 1; ++d) {
+      const std::int64_t unwrapped = coord[d] + bc.offset[d];
+      const double lo = g_.origin[d] + static_cast<double>(unwrapped) * g_.width[d];
+      b.lo[d] = lo - margin_;
+      b.hi[d] = lo + g_.width[d] + margin_;
+      column = column * g_.cells[d] + (unwrapped + g_.cells[d]) % g_.cells[d];
+    }
+    // The partner run's image: its cells sit at anchor + offset, unwrapped, so their points move
+    // by a whole box length where the offset crossed the box's side.
+    const std::int64_t unwrapped = coord[D - 1] + bc.offset[D - 1];
+    const std::int64_t q = unwrapped < 0 ? -1 : (unwrapped >= g_.cells[D - 1] ? 1 : 0);
+    b.shift = static_cast<double>(q) * g_.width[D - 1] * static_cast<double>(g_.cells[D - 1]) + g_.origin[D - 1];
+    b.column = partners_.slice_start.data() +
+               static_cast<std::size_t>(column * g_.cells[D - 1]) * static_cast<std::size_t>(partners_.slices);
+    return b;
+  }
+
+  std::pair<std::size_t, std::size_t> operator()(const GridBlock<D>& b, std::size_t i) const {
+    double d2 = 0;
+    for (int d = 0; d < D - 1; ++d) {
+      const double x = A_.x[d][i];
+      const double t = std::max({b.lo[d] - x, x - b.hi[d], 0.0});
+      d2 += t * t;
+    }
+    if (d2 >= r2_) return {b.b0, b.b0};
+    const double h = std::sqrt(r2_ - d2) + margin_;
+    const double z = A_.x[D - 1][i] - b.shift;
+    // Slices of the column, clamped to it; the block's own range [b0, b1) cuts them to its cells.
+    const double top = n_slices_ - 1;
+    const auto s0 = static_cast<std::size_t>(std::clamp(std::floor((z - h) * per_slice_), 0.0, top));
+    const auto s1 = static_cast<std::size_t>(std::clamp(std::floor((z + h) * per_slice_), 0.0, top));
+    std::size_t j0 = std::max<std::size_t>(b.b0, b.column[s0]);
+    const std::size_t j1 = std::min<std::size_t>(b.b1, b.column[s1 + 1]);
+    if (b.triangle) j0 = std::max(j0, i + 1);
+    return {j0, j1};
+  }
+
+ private:
+  const GridGeometry& g_;
+  const GridPlan& plan_;
+  const GridIndex& partners_;
+  const SoaView<D>& A_;
+  double margin_ = 0, r2_ = 0, n_slices_ = 0, per_slice_ = 0;
+};
 
 }  // namespace twobody::cpu

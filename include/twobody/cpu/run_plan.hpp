@@ -52,8 +52,12 @@ inline GridChoice choose_grid(const Plan& plan) {
     refine = 1;
     g.geometry = make_grid_geometry(*plan.a, *plan.b, s.binning.hi(), box, refine, max_cells);
   }
-  g.a = std::make_unique<GridIndex>(*plan.a, g.geometry);
-  if (!plan.is_auto()) g.b = std::make_unique<GridIndex>(*plan.b, g.geometry);
+  // Slices along the last axis (GridWindows): about one partner each, at most 64 a cell.
+  const auto slices = static_cast<int>(std::clamp<std::int64_t>(
+      static_cast<std::int64_t>(plan.b->size()) / std::max<std::int64_t>(g.geometry.total, 1), 1,
+      std::min<std::int64_t>(64, (std::int64_t(1) << 31) / std::max<std::int64_t>(g.geometry.total, 1))));
+  g.a = std::make_unique<GridIndex>(*plan.a, g.geometry, slices);
+  if (!plan.is_auto()) g.b = std::make_unique<GridIndex>(*plan.b, g.geometry, slices);
   g.plan = plan_grid(g.geometry, *g.a, g.b ? *g.b : *g.a, plan.is_auto());
   g.chosen = plan.path == "grid" || (plan.path == "auto" && 2 * g.plan.evaluations < g.brute_evaluations);
   std::string& w = g.why;
@@ -103,6 +107,10 @@ Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid 
     const auto go = [&](auto make_rows) {
       if (!use_grid) return traverse(A.n, B.n, shape, make_sink, make_rows);
       const auto& items = grid->plan.items;
+      if (grid->plan.windowed) {
+        const GridWindows<D> windows(grid->geometry, grid->plan, grid->b ? *grid->b : *grid->a, A, s.binning.hi());
+        return traverse_blocks(items.size(), windows, shape, make_sink, make_rows, windows);
+      }
       return traverse_blocks(items.size(), [&](std::size_t k) { return items[k]; }, shape, make_sink, make_rows);
     };
     if constexpr (has_fast_path<PairFunction>) {

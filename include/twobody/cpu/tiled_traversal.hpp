@@ -113,7 +113,7 @@ auto traverse_blocks(std::size_t n_items, ItemOf item_of, const TraversalShape& 
 #pragma omp for schedule(dynamic, 1)
     for (std::size_t w = 0; w < n_items; ++w) {
       if (stop.load(std::memory_order_relaxed)) continue;
-      const BlockPair bp = item_of(w);
+      const auto bp = item_of(w);
       for (std::size_t i = bp.a0; i < bp.a1; ++i) {
         const auto [js, je] = partners_of(bp, i);
         if (js < je) rows(i, js, je);
