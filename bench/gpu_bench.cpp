@@ -93,11 +93,26 @@ void grid_rows(bool quick) {
 
 }  // namespace
 
+void print_table(const std::string& csv) {
+  std::printf("\n%-34s %10s %6s %10s %12s %10s\n", "case", "N", "bins", "seconds", "Gpairs/s", "settled");
+  for (const auto& r : rows)
+    std::printf("%-34s %10zu %6zu %10.4f %12.1f %10.2e\n", r.what.c_str(), r.n, r.bins, r.seconds, r.pairs / r.seconds * 1e-9,
+                r.settled_fraction);
+  if (!csv.empty()) {
+    std::ofstream out(csv);
+    out << "case,n,bins,seconds,gpairs_per_s,settled_fraction\n";
+    for (const auto& r : rows)
+      out << r.what << ',' << r.n << ',' << r.bins << ',' << r.seconds << ',' << r.pairs / r.seconds * 1e-9 << ','
+          << r.settled_fraction << '\n';
+  }
+}
+
 int main(int argc, char** argv) {
-  bool quick = false;
+  bool quick = false, grid_only = false;
   std::string csv;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) quick = true;
+    if (!std::strcmp(argv[i], "--grid")) grid_only = true;  // only the grid rows (10^6 and 10^7)
     if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
   }
   const double fma = fma_lanes_per_second();
@@ -105,6 +120,10 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "FP32 FMA ceiling: %.1f T lanes/s\n", fma * 1e-12);
 
   grid_rows(quick);
+  if (grid_only) {
+    print_table(csv);
+    return 0;
+  }
 
   const std::vector<int> logn = quick ? std::vector<int>{16, 18} : std::vector<int>{18, 20, 22};
   const std::vector<std::size_t> nbins = {8, 32, 256, 1024, 8192};
@@ -140,16 +159,6 @@ int main(int argc, char** argv) {
     report({"plain Alg.3 (inexact)", n, 256, alg3_sdh(x, y, z, std::sqrt(3.0), 256).seconds, pairs, 0});
   }
 
-  std::printf("\n%-34s %10s %6s %10s %12s %10s\n", "case", "N", "bins", "seconds", "Gpairs/s", "settled");
-  for (const auto& r : rows)
-    std::printf("%-34s %10zu %6zu %10.4f %12.1f %10.2e\n", r.what.c_str(), r.n, r.bins, r.seconds, r.pairs / r.seconds * 1e-9,
-                r.settled_fraction);
-  if (!csv.empty()) {
-    std::ofstream out(csv);
-    out << "case,n,bins,seconds,gpairs_per_s,settled_fraction\n";
-    for (const auto& r : rows)
-      out << r.what << ',' << r.n << ',' << r.bins << ',' << r.seconds << ',' << r.pairs / r.seconds * 1e-9 << ','
-          << r.settled_fraction << '\n';
-  }
+  print_table(csv);
   return 0;
 }

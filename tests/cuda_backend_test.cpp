@@ -3,6 +3,7 @@
 // lie exactly on an edge, and on coordinates with large offsets. Label: gpu.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 
 #include "test_support.hpp"
@@ -360,4 +361,67 @@ TEST_F(Cuda, PlannerPicksTheGridForShortCutoffs) {
   EXPECT_NE(g.info.plan.find("ran: grid"), std::string::npos) << g.info.plan;
   EXPECT_LT(g.info.pairs_evaluated, pair_total(A.size(), A.size(), true) / 100);
   EXPECT_EQ(g.counts, run(s, A, nullptr, on("cpu")).counts);
+}
+
+// The windowed grid (3-D columns r_max / R wide, windows along the last axis): every R the planner
+// may pick, dense and clustered data, periodic (down to three cells of r_max along an axis) and
+// open, auto and cross, against the CPU's brute force.
+TEST_F(Cuda, WindowedGridEveryReach) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const double L = 100.0;
+  const PointSet U = to_pointset(uniform_points(24000, 3, 0, L, rng, true));
+  const PointSet C = generate_clustered_box(24000, 3, L, ClusterOptions{}, seed);
+  const PointSet B = to_pointset(uniform_points(7000, 3, 0, L, rng, true));
+  for (const char* reach : {"1", "2", "3", "5"}) {
+    setenv("TWOBODY_GRID_REACH", reach, 1);
+    for (double rmax : {6.0, 17.0, 33.0}) {
+      for (bool periodic : {false, true}) {
+        for (const PointSet* A : {&U, &C}) {
+          SCOPED_TRACE(std::string("reach ") + reach + " rmax " + std::to_string(rmax) + " periodic " +
+                       std::to_string(periodic) + (A == &C ? " clustered" : " uniform"));
+          auto s = stat(periodic ? Metric::Periodic : Metric::Euclidean, Traversal::Auto,
+                        Binning::logarithmic(0.1, rmax, 20));
+          if (periodic) s.box = Box::cube(3, L);
+          const Result g = run(s, *A, nullptr, grid_on_cuda());
+          EXPECT_NE(g.info.plan.find("windows"), std::string::npos) << g.info.plan;
+          expect_grid_matches(s, *A, nullptr);
+          s.traversal = Traversal::Cross;
+          expect_grid_matches(s, *A, &B);
+          if (A == &U) {
+            s.weighted = true;
+            expect_grid_matches(s, *A, &B);
+            s.weighted = false;
+            s.traversal = Traversal::Auto;
+            s.output = OutputKind::PairList;
+            s.binning = Binning::linear(0.0, rmax / 3, 1);
+            expect_grid_matches(s, *A, nullptr);
+          }
+        }
+      }
+    }
+  }
+  unsetenv("TWOBODY_GRID_REACH");
+}
+
+// Angles through the grid: unit vectors in 3-D cells of the chord 2 sin(θ_max / 2), against the
+// CPU's brute force, auto and cross, small and large θ_max, a patch and the whole sky.
+TEST_F(Cuda, AngularThroughTheGrid) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (double dec_lo : {-90.0, 10.0}) {
+    const auto a = to_pointset(testing_support::sky_points(30000, rng, dec_lo, 60));
+    const auto b = to_pointset(testing_support::sky_points(9000, rng, dec_lo, 60));
+    for (double theta : {0.5, 3.0, 12.0, 50.0}) {
+      SCOPED_TRACE("dec from " + std::to_string(dec_lo) + " theta_max " + std::to_string(theta));
+      const auto bins = Binning::logarithmic(theta / 300, theta, 20);
+      const auto g = angular(a, nullptr, bins, false, grid_on_cuda());
+      EXPECT_NE(g.raw.info.plan.find("ran: grid"), std::string::npos) << g.raw.info.plan;
+      EXPECT_EQ(g.raw.counts, angular(a, nullptr, bins, false, brute_on_cpu()).raw.counts);
+      EXPECT_EQ(angular(a, &b, bins, false, grid_on_cuda()).raw.counts,
+                angular(a, &b, bins, false, brute_on_cpu()).raw.counts);
+    }
+  }
 }

@@ -11,19 +11,25 @@ namespace twobody::cuda {
 
 namespace grid_detail {
 
-__global__ void cell_ids_kernel(GridShape g, DeviceSet s, std::uint32_t* keys, std::uint32_t* vals) {
+// The sort key: the cell id, then the float32 coordinate along the last axis (its bits made
+// order-preserving), so that within a cell — and along a run of cells consecutive on the last
+// axis — the float32 coordinates the kernels compare are sorted, and a partner window along that
+// axis is one range found by binary search.
+__global__ void cell_ids_kernel(GridShape g, DeviceSet s, unsigned long long* keys, std::uint32_t* vals) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= s.n) return;
-  keys[i] = cell_of(g, s.x64, i);
+  const std::uint32_t u = __float_as_uint(s.x[g.dim - 1][i]);
+  const std::uint32_t ordered = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+  keys[i] = (static_cast<unsigned long long>(cell_of(g, s.x64, i)) << 32) | ordered;
   vals[i] = i;
 }
 
 // start[c] = first sorted index of cell c; start[total] = n.
-__global__ void cell_starts_kernel(const std::uint32_t* keys, std::uint32_t n, std::uint32_t total, std::uint32_t* start) {
+__global__ void cell_starts_kernel(const unsigned long long* keys, std::uint32_t n, std::uint32_t total, std::uint32_t* start) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  const std::uint32_t c = keys[i];
-  const std::uint32_t first = i == 0 ? 0 : keys[i - 1] + 1;
+  const std::uint32_t c = static_cast<std::uint32_t>(keys[i] >> 32);
+  const std::uint32_t first = i == 0 ? 0 : static_cast<std::uint32_t>(keys[i - 1] >> 32) + 1;
   for (std::uint32_t k = first; k <= c; ++k) start[k] = i;
   if (i == n - 1)
     for (std::uint32_t k = c + 1; k <= total; ++k) start[k] = n;
@@ -38,7 +44,7 @@ __global__ void workload_kernel(GridShape g, const std::uint32_t* a_start, const
   const unsigned long long na = a_start[c + 1] - a_start[c];
   unsigned long long partners = 0;
   if (na) {
-    for_each_neighbour_run(g, c, [&](std::uint32_t lo, std::uint32_t hi) {
+    for_each_neighbour_run(g, c, [&](std::uint32_t lo, std::uint32_t hi, const NeighbourRun&) {
       if (is_auto) lo = max(lo, c + 1);
       if (lo <= hi) partners += b_start[hi + 1] - b_start[lo];
     });
@@ -67,11 +73,12 @@ __global__ void expand_units_kernel(std::uint32_t cells, const std::uint32_t* so
 void sort_by_cell(const GridShape& g, const DeviceSet& src, std::uint32_t* order, std::uint32_t* start) {
   using namespace grid_detail;
   const std::uint32_t n = src.n;
-  DeviceBuffer<std::uint32_t> keys(n), keys_sorted(n), vals(n);
+  DeviceBuffer<unsigned long long> keys(n), keys_sorted(n);
+  DeviceBuffer<std::uint32_t> vals(n);
   cell_ids_kernel<<<blocks_for(n), 256>>>(g, src, keys.get(), vals.get());
   TWOBODY_CUDA_CHECK_LAUNCH("cell_ids_kernel");
-  int end_bit = 1;
-  while (end_bit < 32 && (std::uint64_t(1) << end_bit) < g.total) ++end_bit;
+  int end_bit = 33;
+  while (end_bit < 64 && (std::uint64_t(1) << (end_bit - 32)) < g.total) ++end_bit;
   std::size_t temp_bytes = 0;
   TWOBODY_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys.get(), keys_sorted.get(), vals.get(), order,
                                                      n, 0, end_bit));

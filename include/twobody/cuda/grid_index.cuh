@@ -49,7 +49,8 @@ __global__ void gather_kernel(DeviceSet src, const std::uint32_t* order, GridPoi
 
 }  // namespace grid_detail
 
-// Sorts one set by cell (CUB radix sort of (cell id, index)): order[k] is the index of the k-th
+// Sorts one set by cell, and within a cell by the float32 coordinate along the last axis (CUB
+// radix sort of ((cell id, coordinate), index)): order[k] is the index of the k-th
 // point in cell order, start[c] the first sorted index of cell c, start[total] = n. Compiled
 // once in the library (src/cuda/grid_index.cu), so that CUB stays out of the headers a user's
 // .cu file includes.

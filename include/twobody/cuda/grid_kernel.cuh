@@ -7,12 +7,23 @@
 // (seed 000 Algorithm 6's register tiling); a cell with fewer than 32 anchors splits the warp into
 // groups that take alternate partners, so sparse cells still keep the lanes busy.
 //
+// Windowed (when every neighbour cell has one periodic image, GridShape::images): the points of a
+// cell are sorted along the last axis, so a run of cells along it is one sorted sequence. Each
+// lane works out how far along that axis a partner in the run's column can be from its anchor
+// (h = sqrt(r² − gap²), gap its distance to the column across the other axes), the warp takes the
+// union of its lanes' windows and finds it in the run by a warp-wide binary search: only those
+// partners are evaluated (Corrfunc's z-sorted cells, done per warp). The run's partners are moved
+// next to the anchor cell by its image shift as they are loaded, so the proxy is a plain
+// difference, with no minimum-image wrap per pair (the periodic error model covers the extra
+// rounding of the shift).
+//
 // Warps never wait for each other: each owns its sub-histograms (PairOutput with one slot per
 // warp) and flushes them itself before a 32-bit counter could overflow.
 #include <cstdint>
 
 #include "twobody/cuda/grid_index.cuh"
 #include "twobody/cuda/pair_output.cuh"
+#include "twobody/fast_proxies.hpp"
 
 namespace twobody::cuda {
 
@@ -24,16 +35,49 @@ struct GridWork {
   const std::uint32_t* a_start;
   const std::uint32_t* b_start;
   const uint2* units;  // (cell, first anchor), heaviest cells first
+  // Windows: the float32 frame of the kernels' coordinates (cell 0's low corner, the cell widths),
+  // (r_max + margin)², and the margin that covers float32 rounding of everything compared.
+  float frame[kMaxDim];
+  float width[kMaxDim];
+  float reach2;
+  float margin;
+  unsigned long long* evaluations;  // pair evaluations made
 };
 
-template <int D, OutputMode Mode, bool Weighted, class Proxy, class Exact>
-__global__ void __launch_bounds__(kGridThreads) grid_kernel(const PairKernelArgs<Proxy, Exact> args, const GridWork work) {
+namespace grid_detail {
+
+// First index k in [lo, hi) with z[k] >= key (Strict: z[k] > key), or hi; z sorted. All lanes
+// call it with the same arguments; each round probes 32 points at once.
+template <bool Strict>
+__device__ __forceinline__ std::uint32_t warp_bound(const float* z, std::uint32_t lo, std::uint32_t hi, float key,
+                                                    int lane) {
+  while (hi - lo > 32) {
+    const std::uint32_t step = (hi - lo + 31) / 32;
+    const std::uint32_t p = lo + static_cast<std::uint32_t>(lane) * step;
+    const bool before = p < hi && (Strict ? z[p] <= key : z[p] < key);
+    const int k = __popc(__ballot_sync(0xffffffffu, before));
+    const std::uint32_t nlo = k > 0 ? lo + static_cast<std::uint32_t>(k - 1) * step + 1 : lo;
+    hi = min(hi, lo + static_cast<std::uint32_t>(k) * step);
+    lo = nlo;
+  }
+  const std::uint32_t p = lo + static_cast<std::uint32_t>(lane);
+  const bool before = p < hi && (Strict ? z[p] <= key : z[p] < key);
+  return lo + static_cast<std::uint32_t>(__popc(__ballot_sync(0xffffffffu, before)));
+}
+
+}  // namespace grid_detail
+
+template <int D, OutputMode Mode, bool Weighted, bool Windowed, class Proxy, class Exact>
+__global__ void __launch_bounds__(kGridThreads) grid_kernel(__grid_constant__ const PairKernelArgs<Proxy, Exact> args,
+                                                            __grid_constant__ const GridWork work) {
   extern __shared__ __align__(16) unsigned char smem[];
   constexpr bool kHist = Mode == OutputMode::Histogram;
+  constexpr int last = D - 1;
   const int tid = threadIdx.x, lane = tid % 32;
   PairOutput<D, Mode, Weighted, Proxy, Exact> out(args, smem, tid, kGridThreads, kHist ? kGridWarps : 1);
   __syncthreads();
   unsigned long long since_flush = 0;  // increments this warp made to its sub-histograms
+  unsigned long long evaluations = 0;  // lane 0's count of the warp's pair evaluations
 
   for (;;) {
     unsigned long long u = 0;
@@ -46,33 +90,78 @@ __global__ void __launch_bounds__(kGridThreads) grid_kernel(const PairKernelArgs
     const int na = static_cast<int>(min(32u, cell_end - a0));
     const int groups = 32 / na, group = lane / na;
     const bool lane_on = group < groups;
+    const bool full = na == 32;
     const std::uint32_t i = a0 + static_cast<std::uint32_t>(lane % na);
     float a[D];
 #pragma unroll
     for (int d = 0; d < D; ++d) a[d] = args.A.x[d][i];
     const double wa = Weighted ? args.A.w[i] : 0.0;
+    // The anchor cell's low corner in the kernels' frame (windows).
+    float corner[D];
+    if constexpr (Windowed) {
+      std::uint32_t rest = c;
+#pragma unroll
+      for (int d = last; d >= 0; --d) {
+        const std::uint32_t n = static_cast<std::uint32_t>(work.shape.cells[d]);
+        corner[d] = fmaf(static_cast<float>(rest % n), work.width[d], work.frame[d]);
+        rest /= n;
+      }
+    }
 
-    // Partners [j0, j1) of the sorted B set; `check`: only j > i (the triangle of a cell).
-    auto tiles = [&](std::uint32_t j0, std::uint32_t j1, bool check) {
+    const float no_image[D] = {};
+    // One pair; the proxy is a plain difference where partners were moved to their image.
+    auto proxy = [&](const float* b) { return Windowed ? SquaredDistanceProxy<D>{}(a, b) : args.proxy(a, b); };
+    // Partners [j0, j1) of the sorted B set, moved by `image`; `check`: only j > i (the triangle
+    // of a cell).
+    auto tiles = [&](std::uint32_t j0, std::uint32_t j1, bool check, const float* image) {
       for (std::uint32_t jt = j0; jt < j1; jt += 32) {
         const std::uint32_t jl = jt + lane;
         const bool have = jl < j1;
         float bl[D];
 #pragma unroll
-        for (int d = 0; d < D; ++d) bl[d] = have ? args.B.x[d][jl] : 0.f;
+        for (int d = 0; d < D; ++d) bl[d] = have ? args.B.x[d][jl] + image[d] : 0.f;
         const double wl = Weighted && have ? args.B.w[jl] : 0.0;
         const int cnt = static_cast<int>(min(32u, j1 - jt));
-        const int rounds = (cnt + groups - 1) / groups;
-        for (int r = 0; r < rounds; ++r) {
-          const int t = r * groups + group;
-          const int src = t < 32 ? t : 31;
+        // Pairs the fast verdict leaves open, one bit per partner, resolved after the tile.
+        unsigned unsure = 0u;
+        if (full && cnt == 32 && !check) {
+          // The common case in dense cells: every lane an anchor, 32 partners, no triangle test.
+#pragma unroll 4
+          for (int t = 0; t < 32; ++t) {
+            float b[D];
+#pragma unroll
+            for (int d = 0; d < D; ++d) b[d] = __shfl_sync(0xffffffffu, bl[d], t);
+            const double wb = Weighted ? __shfl_sync(0xffffffffu, wl, t) : 0.0;
+            // Shifted in from the right (cheaper than a bit at t), reversed after the loop.
+            unsure = (unsure << 1) | (out.quick(proxy(b), i, jt + static_cast<std::uint32_t>(t), wa * wb) ? 0u : 1u);
+          }
+          unsure = __brev(unsure);
+        } else {
+          const int rounds = (cnt + groups - 1) / groups;
+          for (int r = 0; r < rounds; ++r) {
+            const int t = r * groups + group;
+            const int src = t < 32 ? t : 31;
+            float b[D];
+#pragma unroll
+            for (int d = 0; d < D; ++d) b[d] = __shfl_sync(0xffffffffu, bl[d], src);
+            const double wb = Weighted ? __shfl_sync(0xffffffffu, wl, src) : 0.0;
+            const std::uint32_t j = jt + static_cast<std::uint32_t>(t);
+            if (lane_on && t < cnt && (!check || j > i))
+              unsure |= out.quick(proxy(b), i, j, wa * wb) ? 0u : 1u << t;
+          }
+        }
+        // The partner again from memory (the lanes diverge here, so no shuffles), the same
+        // float32 arithmetic, then the band walk and float64.
+        while (unsure) {
+          const int t = __ffs(unsure) - 1;
+          unsure &= unsure - 1;
+          const std::uint32_t j = jt + static_cast<std::uint32_t>(t);
           float b[D];
 #pragma unroll
-          for (int d = 0; d < D; ++d) b[d] = __shfl_sync(0xffffffffu, bl[d], src);
-          const double wb = Weighted ? __shfl_sync(0xffffffffu, wl, src) : 0.0;
-          const std::uint32_t j = jt + static_cast<std::uint32_t>(t);
-          if (lane_on && t < cnt && (!check || j > i)) out.pair(args.proxy(a, b), i, j, wa * wb);
+          for (int d = 0; d < D; ++d) b[d] = args.B.x[d][j] + image[d];
+          out.resolve(proxy(b), i, j, Weighted ? wa * args.B.w[j] : 0.0);
         }
+        evaluations += static_cast<unsigned long long>(cnt) * static_cast<unsigned>(na);
         if constexpr (kHist) {
           since_flush += static_cast<unsigned long long>(cnt) * static_cast<unsigned>(na);
           if (since_flush >= (1ull << 30)) {
@@ -82,20 +171,58 @@ __global__ void __launch_bounds__(kGridThreads) grid_kernel(const PairKernelArgs
         }
       }
     };
-
+    // A run of partner cells [lo, hi] (inclusive ids): all of it, or (windowed) the union of the
+    // lanes' windows along the last axis.
+    auto run = [&](std::uint32_t lo, std::uint32_t hi, const NeighbourRun& nr) {
+      std::uint32_t j0 = work.b_start[lo], j1 = work.b_start[hi + 1];
+      if (j0 >= j1) return;
+      if constexpr (Windowed) {
+        float gap2 = 0.f;
+#pragma unroll
+        for (int d = 0; d < last; ++d) {
+          const float clo = fmaf(static_cast<float>(nr.offset[d]), work.width[d], corner[d]);
+          const float g = fmaxf(fmaxf(clo - a[d], a[d] - (clo + work.width[d])) - work.margin, 0.f);
+          gap2 = fmaf(g, g, gap2);
+        }
+        float zlo = INFINITY, zhi = -INFINITY;
+        if (lane_on && gap2 < work.reach2) {
+          const float h = sqrtf(work.reach2 - gap2) + work.margin;
+          zlo = a[last] - h - nr.image[last];
+          zhi = a[last] + h - nr.image[last];
+        }
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) {
+          zlo = fminf(zlo, __shfl_xor_sync(0xffffffffu, zlo, off));
+          zhi = fmaxf(zhi, __shfl_xor_sync(0xffffffffu, zhi, off));
+        }
+        if (!(zlo <= zhi)) return;
+        const float* z = args.B.x[last];
+        j0 = grid_detail::warp_bound<false>(z, j0, j1, zlo, lane);
+        j1 = grid_detail::warp_bound<true>(z, j0, j1, zhi, lane);
+      }
+      tiles(j0, j1, false, Windowed ? nr.image : no_image);
+    };
     if (args.is_auto) {
-      tiles(a0 + 1, cell_end, true);
-      for_each_neighbour_run(work.shape, c, [&](std::uint32_t lo, std::uint32_t hi) {
-        lo = max(lo, c + 1);
-        if (lo <= hi) tiles(work.b_start[lo], work.b_start[hi + 1], false);
-      });
-    } else {
-      for_each_neighbour_run(work.shape, c, [&](std::uint32_t lo, std::uint32_t hi) {
-        tiles(work.b_start[lo], work.b_start[hi + 1], false);
-      });
+      std::uint32_t j1 = cell_end;
+      if constexpr (Windowed) {
+        // The triangle: partners above the anchors along the last axis, within reach of the
+        // highest of them.
+        float top = lane_on ? a[last] : -INFINITY;
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, off));
+        const float h = sqrtf(work.reach2) + work.margin;
+        if (a0 + 1 < cell_end) j1 = grid_detail::warp_bound<true>(args.B.x[last], a0 + 1, cell_end, top + h, lane);
+      }
+      tiles(a0 + 1, j1, true, no_image);
     }
+    const std::uint32_t first = args.is_auto ? c + 1 : 0;  // auto: the half shell of higher ids
+    for_each_neighbour_run(work.shape, c, [&](std::uint32_t lo, std::uint32_t hi, const NeighbourRun& nr) {
+      lo = max(lo, first);
+      if (lo <= hi) run(lo, hi, nr);
+    });
   }
 
+  if (lane == 0 && evaluations) atomicAdd(work.evaluations, evaluations);
   out.flush_warp(lane);
   out.flush_weights(tid, kGridThreads);
   out.finish(tid);

@@ -28,7 +28,7 @@ template <int D, OutputMode Mode, bool Weighted, class Proxy, class Exact>
 // Histograms are latency-bound on shared atomics and want warps (four blocks: at most 64
 // registers, no spills for the unweighted kernel); the count and pair list want registers for
 // their eight anchors (two blocks: up to 128).
-__global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 4 : 2) pair_kernel(const PairKernelArgs<Proxy, Exact> args) {
+__global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 4 : 2) pair_kernel(__grid_constant__ const PairKernelArgs<Proxy, Exact> args) {
   extern __shared__ __align__(16) unsigned char smem[];
   constexpr bool kHist = Mode == OutputMode::Histogram;
   float* s_b = reinterpret_cast<float*>(smem);                   // [D][kThreads]

@@ -154,7 +154,9 @@ struct PairOutput {
 
   // Histogram: the table entry of a proxy (direct_lookup): a bin, nbins (outside) or uncertain.
   __device__ __forceinline__ std::uint32_t lookup(float s) const {
-    return direct_lookup(s_cells, args.base_bits, args.top_bits, args.shift, s);
+    // direct_lookup's clamp as two min/max instructions.
+    const int u = __float_as_int(s), lo = static_cast<int>(args.base_bits), hi = static_cast<int>(args.top_bits);
+    return s_cells[static_cast<std::uint32_t>(::min(::max(u, lo), hi) - lo) >> args.shift];
   }
   // Histogram: counts a certain entry (outside goes to the spare counter after the last bin, so
   // that no branch is needed); says whether the pair still has to be resolved.
@@ -171,12 +173,29 @@ struct PairOutput {
     if (k == -2) k = settle(i, j);
     if (k >= 0) accept(k, i, j, wprod);
   }
-  // One pair, decided on the spot (for traversals without a deferred settle).
-  __device__ __forceinline__ void pair(float s, std::uint32_t i, std::uint32_t j, double wprod) {
-    if constexpr (kHist && !Weighted) {
-      if (args.direct && !count_certain(lookup(s))) return;
+  // The fast verdict on a pair: most are decided by one table load (histograms) or two compares
+  // (ranges) and counted here; returns false for the few the caller must resolve(). Traversals
+  // collect those and resolve them after a tile, so that the slow path is expanded once, outside
+  // the unrolled loop (expanded at every pair it multiplied the kernels' code past the
+  // instruction cache).
+  __device__ __forceinline__ bool quick(float s, std::uint32_t i, std::uint32_t j, double wprod) {
+    if constexpr (kHist) {
+      // (With thousands of bins most table cells hold a band and most pairs go to resolve().)
+      const std::uint32_t v = lookup(s);
+      if constexpr (Weighted) {
+        if (v >= kUncertain) return false;
+        if (v < static_cast<std::uint32_t>(args.nbins)) accept(static_cast<int>(v), i, j, wprod);
+      } else {
+        // No branch: a pair left to resolve adds to the spare counter nbins + 1 instead.
+        atomicAdd(&my_hist[::min(v, static_cast<std::uint32_t>(args.nbins) + 1u)], 1u);
+        return v < kUncertain;
+      }
+      return true;
+    } else {
+      const bool in = (s >= hi0) & (s < lo1);
+      if (in) accept(0, i, j, wprod);
+      return in || !((s >= lo0) & (s < hi1));
     }
-    resolve(s, i, j, wprod);
   }
 
   // Adds the block's shared histograms into the global one and clears them (all threads, synced).

@@ -5,10 +5,13 @@
 // Instantiated per metric in run_*.cu, so the kernels compile in parallel.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <chrono>
 #include <thread>
 #include <cmath>
 #include <memory>
+#include <numbers>
+#include <type_traits>
 #include <string>
 
 #include "twobody/cuda/cuda_check.hpp"
@@ -76,6 +79,19 @@ template <int D>
 constexpr bool kGridMetric<Euclidean<D>> = true;
 template <int D>
 constexpr bool kGridMetric<PeriodicEuclidean<D>> = true;
+template <>
+constexpr bool kGridMetric<AngularSeparation> = true;
+
+// The cutoff in the coordinates the grid sees: a distance, or for angles the chord 2 sin(θ/2)
+// between unit vectors (0 when the cutoff reaches the whole sphere: no grid).
+template <class F>
+double grid_cutoff(double hi) {
+  if constexpr (std::is_same_v<F, AngularSeparation>) {
+    return hi >= 180.0 ? 0.0 : 2.0 * std::sin(0.5 * hi * (std::numbers::pi / 180.0));
+  } else {
+    return hi;
+  }
+}
 
 // The grid path on the device: both sets in cell order and the work queue. Chosen when its exact
 // evaluation count (from the cells' occupancy) is below a quarter of brute force's: the brute-force
@@ -88,6 +104,77 @@ struct DeviceGrid {
   bool chosen = false;
   std::string why;
 };
+
+// Cells for the windowed kernel in 3-D: columns r_max / R wide across the first two axes and
+// r_max deep along the last (the windows cut runs along it to what the anchors can reach, so
+// deeper cells cost nothing there and fill the warps' units). R trades the evaluations a column
+// adds beyond the sphere — per anchor ρ r³ V(R), V the volume the windows leave (1: 18.0,
+// 2: 11.1, 3: 8.77, 4: 7.56, 5: 6.78 r³ for the full shell, against the sphere's 4.19) — against
+// the fixed cost of one more column run per warp (about 48 evaluations' worth: the window, two
+// searches, a partial tile), (2R + 1)² runs. Returns false (keep the isotropic cells) where a
+// periodic axis holds fewer than three cells of r_max, so images would not be unique.
+// `surface`: the points lie on the unit sphere (angles), so the density that matters is the
+// sphere's: N / 4π per unit area, as many neighbours within r as a volume density of 3N / (16π r).
+inline bool windowed_geometry(const PointSet& a, const PointSet& b, double rmax, const Box* box, bool surface,
+                              std::int64_t max_cells, GridGeometry& geo, int* reach) {
+  if (a.dim() != 3) return false;
+  std::array<double, 3> origin{}, extent{};
+  for (int d = 0; d < 3; ++d) {
+    if (box) {
+      extent[d] = box->length[d];
+    } else {
+      const auto [lo, hi] = joint_range(a, b, d);
+      origin[d] = lo;
+      extent[d] = hi - lo;
+    }
+  }
+  const double r = rmax * (1.0 + 1e-6);
+  if (box && std::floor(extent[2] / r) < 3) return false;
+  double volume = 1.0;
+  for (double e : extent) volume *= std::max(e, r);
+  const double density = surface ? 3.0 * static_cast<double>(b.size()) / (16.0 * std::numbers::pi * r)
+                                 : static_cast<double>(b.size()) / volume;
+  static constexpr double kWindowVolume[] = {18.0, 11.11, 8.77, 7.56, 6.78};
+  // A fixed R for tests and tuning: TWOBODY_GRID_REACH=1..5 (where the box allows it).
+  int only = 0;
+  if (const char* env = std::getenv("TWOBODY_GRID_REACH")) {
+    only = std::atoi(env);
+    if (only < 1 || only > 5) throw Error(ErrorKind::Config, "TWOBODY_GRID_REACH must be 1..5");
+  }
+  int best = 0;
+  double best_cost = 0;
+  for (int R = 1; R <= 5; ++R) {
+    if (only && R != only) continue;
+    bool ok = true;
+    std::int64_t total = std::max<std::int64_t>(1, static_cast<std::int64_t>(extent[2] / r));
+    for (int d = 0; d < 2; ++d) {
+      const auto n = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::min(extent[d] / (r / R), 1e9)));
+      if (box && n < 2 * R + 1) ok = false;
+      total *= n;
+    }
+    if (!ok || total > max_cells) continue;
+    const double cost = density * r * r * r * kWindowVolume[R - 1] + 48.0 * (2 * R + 1) * (2 * R + 1);
+    if (!best || cost < best_cost) {
+      best = R;
+      best_cost = cost;
+    }
+  }
+  if (!best) return false;
+  geo = GridGeometry{};
+  geo.dim = 3;
+  geo.periodic = box != nullptr;
+  geo.refine = 1;
+  geo.total = 1;
+  for (int d = 0; d < 3; ++d) {
+    reach[d] = d < 2 ? best : 1;
+    const double target = r / reach[d];
+    geo.origin[d] = origin[d];
+    geo.cells[d] = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::min(extent[d] / target, 1e9)));
+    geo.width[d] = extent[d] > 0 ? extent[d] / static_cast<double>(geo.cells[d]) : 1.0;
+    geo.total *= geo.cells[d];
+  }
+  return true;
+}
 
 template <class F>
 DeviceGrid<F::dim> plan_device_grid(const Plan& plan, const DevicePoints<F::dim>& da, const DevicePoints<F::dim>* db,
@@ -111,30 +198,45 @@ DeviceGrid<F::dim> plan_device_grid(const Plan& plan, const DevicePoints<F::dim>
     const std::int64_t n_points = static_cast<std::int64_t>(plan.a->size() + (plan.is_auto() ? 0 : plan.b->size()));
     const std::int64_t max_cells = std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(1) << 26, n_points));
     const Box* box = s.metric == Metric::Periodic ? &s.box : nullptr;
-    // Cells of r_max / 2 (a 5^D neighbourhood, fewer evaluations) while they hold 16 points on
-    // average, so that a warp's unit of 32 anchors spans one or two cells; r_max otherwise.
-    int refine = D <= 3 ? 2 : 1;
-    GridGeometry geo = make_grid_geometry(*plan.a, *plan.b, s.binning.hi(), box, refine, max_cells);
-    if (refine > 1 && geo.total * 16 > n_points) {
-      refine = 1;
-      geo = make_grid_geometry(*plan.a, *plan.b, s.binning.hi(), box, refine, max_cells);
+    const double cutoff = grid_cutoff<F>(s.binning.hi());
+    if (!(cutoff > 0)) {
+      g.why = "brute force: the cutoff reaches the whole sphere";
+      return g;
     }
-    std::int64_t reach = 1;  // cells in one neighbourhood
-    for (int d = 0; d < D; ++d) reach *= std::min<std::int64_t>(geo.cells[d], 2 * refine + 1);
+    GridGeometry geo;
+    int reach[kMaxDim] = {};
+    const bool surface = s.metric == Metric::Angular;
+    const bool windowed = windowed_geometry(*plan.a, *plan.b, cutoff, box, surface, max_cells, geo, reach);
+    if (!windowed) {
+      // Cells of r_max / 2 (a 5^D neighbourhood, fewer evaluations) while they hold 16 points on
+      // average, so that a warp's unit of 32 anchors spans one or two cells; r_max otherwise.
+      int refine = D <= 3 ? 2 : 1;
+      geo = make_grid_geometry(*plan.a, *plan.b, cutoff, box, refine, max_cells);
+      if (refine > 1 && geo.total * 16 > n_points) {
+        refine = 1;
+        geo = make_grid_geometry(*plan.a, *plan.b, cutoff, box, refine, max_cells);
+      }
+      for (int d = 0; d < D; ++d) reach[d] = refine;
+    }
+    std::int64_t span = 1;  // cells in one neighbourhood
+    for (int d = 0; d < D; ++d) span *= std::min<std::int64_t>(geo.cells[d], 2 * reach[d] + 1);
     const bool forced = plan.path == "grid";
-    if (!forced && (geo.total <= reach || brute < (std::uint64_t(1) << 24))) {
+    if (!forced && (geo.total <= span || brute < (std::uint64_t(1) << 24))) {
       g.why = "brute force: the cutoff spans the whole extent, or too few pairs for a grid to pay";
       return g;
     }
-    g.shape = grid_shape(geo);
+    g.shape = grid_shape(geo, reach);
     g.a = std::make_unique<DeviceGridSet<D>>(g.shape, da.view, shift.data());
     if (db) g.b = std::make_unique<DeviceGridSet<D>>(g.shape, db->view, shift.data());
     g.queue = std::make_unique<GridWorkQueue>(g.shape, g.a->start.get(), (g.b ? g.b : g.a)->start.get(), plan.is_auto());
     g.chosen = forced || 4 * g.queue->evaluations < brute;
     g.why = std::string(g.chosen ? "grid" : "brute force") + ": a grid of ";
     for (int d = 0; d < D; ++d) g.why += (d ? "x" : "") + std::to_string(geo.cells[d]);
-    g.why += " cells (refine " + std::to_string(refine) + ") evaluates " + std::to_string(g.queue->evaluations) +
-             " pairs in " + std::to_string(g.queue->n_units) + " warp units, brute force " + std::to_string(brute);
+    g.why += " cells (reach";
+    for (int d = 0; d < D; ++d) g.why += (d ? "x" : " ") + std::to_string(reach[d]);
+    g.why += std::string(g.shape.images ? ", windows along the last axis" : ", minimum images") + ") holds " +
+             std::to_string(g.queue->evaluations) + " candidate pairs in " + std::to_string(g.queue->n_units) +
+             " warp units, brute force " + std::to_string(brute);
     return g;
   }
 }
@@ -198,10 +300,12 @@ Result run_pairs(const F& f, const Plan& plan) {
   const bool hist = mode == OutputMode::Histogram;
   const std::size_t budget = info.smem_optin / 2 - 1024;
   int max_cells = 65536;
-  while (max_cells > 256 && pair_kernel_smem<D>(mode, weighted, nb, max_cells, 1, (nb + 1) | 1) > budget) max_cells /= 2;
+  while (max_cells > 256 && pair_kernel_smem<D>(mode, weighted, nb, max_cells, 1, (nb + 2) | 1) > budget) max_cells /= 2;
   const GuardTable table = hist ? make_guard_table(guard, max_cells) : GuardTable{};
   const int ncells = static_cast<int>(table.cells.size());
-  const int stride = (nb + 1) | 1;  // a spare counter for "outside"; odd: copies of a bin in different banks
+  // Spare counters for "outside" (nb) and for pairs left to resolve (nb + 1), so that counting
+  // needs no branch; odd, so that copies of a bin sit in different banks.
+  const int stride = (nb + 2) | 1;
   int copies = hist ? 32 : 1;
   while (copies > 1 && pair_kernel_smem<D>(mode, weighted, nb, ncells, copies, stride) > budget) copies /= 2;
   const std::size_t smem = pair_kernel_smem<D>(mode, weighted, nb, ncells, copies, stride);
@@ -256,7 +360,28 @@ Result run_pairs(const F& f, const Plan& plan) {
   args.chunks_per_row = static_cast<std::uint32_t>((B.size() + kChunk - 1) / kChunk);
   args.n_items = grid.chosen ? grid.queue->n_units : rows * args.chunks_per_row;
   GridWork work{};
-  if (grid.chosen) work = {grid.shape, grid.a->start.get(), (grid.b ? grid.b : grid.a)->start.get(), grid.queue->units.get()};
+  DeviceBuffer<unsigned long long> d_evaluations(1);
+  d_evaluations.zero();
+  if (grid.chosen) {
+    work.shape = grid.shape;
+    work.a_start = grid.a->start.get();
+    work.b_start = (grid.b ? grid.b : grid.a)->start.get();
+    work.units = grid.queue->units.get();
+    // Windows: a margin far above float32 rounding of the coordinates, cell corners and image
+    // shifts compared (all below ~1e-7 of the frame's scale), so no pair within r_max is missed.
+    const double cutoff = grid_cutoff<F>(s.binning.hi());
+    double scale = cutoff;
+    for (int d = 0; d < D; ++d) {
+      const double frame = grid.shape.origin[d] - shift[d];
+      work.frame[d] = static_cast<float>(frame);
+      work.width[d] = static_cast<float>(grid.shape.width[d]);
+      scale = std::max(scale, std::abs(frame) + grid.shape.width[d] * grid.shape.cells[d]);
+    }
+    work.margin = static_cast<float>(1e-5 * scale);
+    const double reach = cutoff * (1 + 1e-5) + 1e-5 * scale;
+    work.reach2 = static_cast<float>(reach * reach);
+    work.evaluations = d_evaluations.get();
+  }
 
   // One stream for the kernel; while it runs, a second stream reads the work-item counter so the
   // caller's progress callback sees how far the persistent grid has come.
@@ -279,6 +404,7 @@ Result run_pairs(const F& f, const Plan& plan) {
     // Uploads and memsets went to the legacy stream, which a non-blocking stream does not wait for.
     TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
     TWOBODY_CUDA_CHECK(cudaMemsetAsync(d_scalars.get(), 0, 3 * sizeof(unsigned long long), stream));
+    TWOBODY_CUDA_CHECK(cudaMemsetAsync(d_evaluations.get(), 0, sizeof(unsigned long long), stream));
     kernel<<<blocks, threads, bytes, stream>>>(args, extra...);
     TWOBODY_CUDA_CHECK_LAUNCH(name);
     if (plan.progress) {
@@ -297,7 +423,11 @@ Result run_pairs(const F& f, const Plan& plan) {
   auto launch = [&]<OutputMode M, bool W>() {
     using P = typename Fast::Proxy;
     if constexpr (kGridMetric<F>) {
-      if (grid.chosen) return launch_one(grid_kernel<D, M, W, P, F>, kGridThreads, grid_smem, "grid_kernel", work);
+      if (grid.chosen) {
+        if (grid.shape.images)
+          return launch_one(grid_kernel<D, M, W, true, P, F>, kGridThreads, grid_smem, "grid_kernel", work);
+        return launch_one(grid_kernel<D, M, W, false, P, F>, kGridThreads, grid_smem, "grid_kernel", work);
+      }
     }
     launch_one(pair_kernel<D, M, W, P, F>, kThreads, smem, "pair_kernel");
   };
@@ -365,7 +495,7 @@ Result run_pairs(const F& f, const Plan& plan) {
     r.counts.assign(counts.begin(), counts.end());
     if (weighted) r.weighted = d_wsums.download();
   }
-  r.info.pairs_evaluated = grid.chosen ? grid.queue->evaluations : pair_total(A.size(), B.size(), plan.is_auto());
+  r.info.pairs_evaluated = grid.chosen ? d_evaluations.download()[0] : pair_total(A.size(), B.size(), plan.is_auto());
   r.info.pairs_settled_fp64 = d_scalars.download()[0];
   r.info.threads = grid.chosen ? kGridThreads : kThreads;
   lap("download");
