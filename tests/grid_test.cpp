@@ -152,7 +152,7 @@ struct WindowCase {
   std::vector<double> box;  // empty: open space
   double rmax;
   int refine;
-  int slices;
+  int slices;  // at most, a cell
 };
 
 template <int D>
@@ -250,7 +250,7 @@ void expect_windows_for(const std::vector<double>& side, double rmax, std::mt199
   const PointSet clustered = generate_clustered_box(900, D, side[0], blobs, seed);
   for (bool periodic : {true, false}) {
     const std::vector<double> box = periodic ? side : std::vector<double>{};
-    for (int refine : {1, 2})
+    for (int refine : {1, 2, 3})
       for (int slices : {1, 3, 8, 64}) {
         cases.push_back({"uniform", ua, ub, box, rmax, refine, slices});
         cases.push_back({"lattice", lat, ua, box, rmax, refine, slices});

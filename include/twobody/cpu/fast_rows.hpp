@@ -64,7 +64,23 @@ struct FastRowsSetup {
       : f(fn), edges(e), setup(make_fast_setup(fn, A, B)), proxy(FastPath<F>::proxy(fn)),
         table(make_guard_table(make_guard_bands(e, setup.model), 16384)), a32(A, setup.shift),
         b32_owner(same ? nullptr : std::make_unique<ShiftedFloats<D>>(B, setup.shift)),
-        b32(same ? &a32 : b32_owner.get()), lo0(table.lo0), top(table.bands[e.nbins].hi), settled(threads) {}
+        b32(same ? &a32 : b32_owner.get()), lo0(table.lo0), top(table.bands[e.nbins].hi), settled(threads) {
+    // The table as counting rows read it: the counter of each cell's bin in an interleaved
+    // layout (bin·4 + copy; outside: nbins, uncertain: nbins + 1, both discarded), so that every
+    // pair indexes a counter without a branch, and a flag per cell listing the pairs to settle.
+    count_cells.resize(table.cells.size());
+    settle_cells.resize(table.cells.size());
+    for (std::size_t c = 0; c < table.cells.size(); ++c) {
+      const std::uint16_t entry = table.cells[c];
+      const bool uncertain = entry & kUncertain;
+      count_cells[c] = static_cast<std::uint32_t>(kCountCopies) *
+                       (uncertain ? static_cast<std::uint32_t>(e.nbins) + 1 : std::uint32_t(entry));
+      settle_cells[c] = uncertain;
+    }
+  }
+  static constexpr std::size_t kCountCopies = 4;
+  std::vector<std::uint32_t> count_cells;
+  std::vector<std::uint8_t> settle_cells;
 
   // Shifted coordinates small enough that no float32 proxy overflows (|dx| <= 2M, D <= 8 terms).
   bool usable() const {
@@ -93,12 +109,14 @@ class FastRows {
         settled_(s.settled[omp_get_thread_num()].n) {
     if constexpr (requires { sink_.add_count(0, std::uint64_t(0)); }) {
       own_counts_ = !sink.weighted();
-      stride_ = std::size_t(s.edges.nbins);
-      counts_.assign(own_counts_ ? kCopies * stride_ : 0, 0);
+      // The bins, outside and uncertain, kCopies interleaved counters each (count_cells).
+      counts_.assign(own_counts_ ? kCopies * (std::size_t(s.edges.nbins) + 2) : 0, 0);
+      unsettled_.resize(own_counts_ ? max_row + 8 : 0);
     }
   }
 
   void operator()(std::size_t i, std::size_t j0, std::size_t j1) {
+    if (own_counts_) return count_row(i, j0, j1);
     const std::size_t n = j1 - j0;
     float a[D];
     for (int d = 0; d < D; ++d) a[d] = s_.a32.x[d][i];
@@ -145,37 +163,6 @@ class FastRows {
     const std::uint32_t base_bits = g.base_bits, top_bits = g.top_bits;
     const int shift = g.shift;
     const std::uint32_t nbins = static_cast<std::uint32_t>(g.nbins);
-    if (own_counts_) {
-      // Unweighted histograms: kCopies private copies taken in turn, so that consecutive pairs in
-      // the same bin (most of them, in the last bins) do not wait on each other's increment. The
-      // copy index and the counters live in locals: as members, every increment of a uint64_t
-      // counter could alias them, and the compiler reloaded them from memory for every pair.
-      std::uint64_t* __restrict counts = counts_.data();
-      const std::size_t stride = stride_;
-      std::size_t copy = copy_;
-      for (std::size_t w = 0; w < n; w += 64) {
-        const std::size_t len = std::min<std::size_t>(64, n - w);
-        std::uint64_t m = 0;
-        for (std::size_t l = 0; l < len; ++l) m |= std::uint64_t(flag[w + l]) << l;
-        while (m) {
-          const std::size_t t = w + std::countr_zero(m);
-          m &= m - 1;
-          const std::uint32_t e = direct_lookup(cells, base_bits, top_bits, shift, prox[t]);
-          int k;
-          if (!(e & kUncertain)) [[likely]] {
-            if (e >= nbins) continue;
-            k = static_cast<int>(e);
-          } else {
-            k = settle(t);
-            if (k < 0) continue;
-          }
-          ++counts[copy + std::size_t(k)];
-          copy = copy + stride == kCopies * stride ? 0 : copy + stride;
-        }
-      }
-      copy_ = copy;
-      return;
-    }
     // The flags of 64 partners into one mask (a vectorised loop), then one branch per flagged pair.
     for (std::size_t w = 0; w < n; w += 64) {
       const std::size_t len = std::min<std::size_t>(64, n - w);
@@ -199,11 +186,77 @@ class FastRows {
     }
   }
 
+  // Unweighted histograms, every partner without a branch: the vectorised loop turns each proxy
+  // into its table index, and the counting loop adds each pair to the counter its entry names
+  // (kCopies private copies by partner, so that pairs in the same bin, most of them in the last
+  // bins, do not wait on each other's increment); pairs outside land in a discarded counter, and
+  // those whose entry is uncertain (bit 15) are listed and settled after the row. A branch per
+  // pair on its bin mispredicted often: the in-range flag and the bin of consecutive partners
+  // follow the geometry, not a pattern.
+  void count_row(std::size_t i, std::size_t j0, std::size_t j1) {
+    const std::size_t n = j1 - j0;
+    float a[D];
+    for (int d = 0; d < D; ++d) a[d] = s_.a32.x[d][i];
+    const float* bx[D];
+    for (int d = 0; d < D; ++d) bx[d] = s_.b32->x[d] + j0;
+    const auto proxy = s_.proxy;
+    const GuardTable& g = s_.table;
+    const std::int32_t lo = static_cast<std::int32_t>(g.base_bits), hi = static_cast<std::int32_t>(g.top_bits);
+    const int shift = g.shift;
+    float* __restrict prox = prox_.data();
+    std::uint32_t* __restrict index = flag_.data();
+    for (std::size_t t = 0; t < n; ++t) {
+      float b[D];
+      for (int d = 0; d < D; ++d) b[d] = bx[d][t];
+      const float v = proxy(a, b);
+      prox[t] = v;
+      // direct_lookup's index (negative floats compare below `lo` as signed integers).
+      const std::int32_t u = std::bit_cast<std::int32_t>(v);
+      const std::int32_t c = u < lo ? lo : (u > hi ? hi : u);
+      index[t] = static_cast<std::uint32_t>(c - lo) >> shift;
+    }
+    const std::uint32_t* __restrict cells = s_.count_cells.data();
+    const std::uint8_t* __restrict to_settle = s_.settle_cells.data();
+    std::uint64_t* __restrict c = counts_.data();
+    std::uint32_t* __restrict unsettled = unsettled_.data();
+    std::size_t nu = 0, t = 0;
+    for (; t + kCopies <= n; t += kCopies) {
+      std::uint32_t x[kCopies];
+      for (std::size_t h = 0; h < kCopies; ++h) x[h] = index[t + h];
+      for (std::size_t h = 0; h < kCopies; ++h) ++c[cells[x[h]] + h];
+      for (std::size_t h = 0; h < kCopies; ++h) {
+        unsettled[nu] = static_cast<std::uint32_t>(t + h);
+        nu += to_settle[x[h]];
+      }
+    }
+    for (; t < n; ++t) {
+      const std::uint32_t x = index[t];
+      ++c[cells[x]];
+      unsettled[nu] = static_cast<std::uint32_t>(t);
+      nu += to_settle[x];
+    }
+    for (std::size_t u = 0; u < nu; ++u) {
+      const std::size_t tu = unsettled[u];
+      int k = classify_table(g.bands.data(), g.cells.data(), static_cast<int>(g.cells.size()), g.lo0, g.base_bits,
+                             g.shift, g.nbins, prox[tu]);
+      if (k == -2) {
+        ++settled_;
+        double a64[D], b64[D];
+        for (int d = 0; d < D; ++d) {
+          a64[d] = A64_.x[d][i];
+          b64[d] = B64_.x[d][j0 + tu];
+        }
+        k = find_bin(s_.edges.padded.data(), s_.edges.nbins, s_.edges.steps, s_.f.key(a64, b64));
+      }
+      if (k >= 0) ++c[std::size_t(k) * kCopies];
+    }
+  }
+
   // Hands the private counts to the sink, after the thread's last row.
   void finish() {
     if constexpr (requires { sink_.add_count(0, std::uint64_t(0)); }) {
       for (std::size_t h = 0; h < kCopies && own_counts_; ++h)
-        for (int k = 0; k < s_.edges.nbins; ++k) sink_.add_count(k, counts_[h * stride_ + k]);
+        for (int k = 0; k < s_.edges.nbins; ++k) sink_.add_count(k, counts_[std::size_t(k) * kCopies + h]);
       counts_.assign(counts_.size(), 0);
     }
   }
@@ -215,9 +268,9 @@ class FastRows {
   std::vector<float> prox_;
   std::vector<std::uint32_t> flag_;
   bool own_counts_ = false;
-  static constexpr std::size_t kCopies = 4;
-  std::size_t stride_ = 0, copy_ = 0;
+  static constexpr std::size_t kCopies = FastRowsSetup<F>::kCountCopies;
   std::vector<std::uint64_t> counts_;
+  std::vector<std::uint32_t> unsettled_;
   Sink& sink_;
   std::uint64_t& settled_;
 };

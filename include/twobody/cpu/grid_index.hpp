@@ -26,42 +26,64 @@ using twobody::make_grid_geometry;
 
 // One point set sorted by cell: `sorted` holds the coordinates (and weights) in cell order,
 // `order[k]` the original index of sorted point k, `start[c]..start[c+1]` the points of cell c.
-// Within a cell the points are sorted by `slices` equal slices of the cell along the last axis,
-// `slice_start[c·slices + s]` the first point of slice s: cells consecutive along the last axis are
-// then consecutive slices, and an anchor's partners within a distance along it are one range of
-// slices (GridWindows).
+// Within a cell the points are sorted by equal slices of the cell along the last axis: cell c has
+// slices(c) = slice_first[c+1] - slice_first[c] of them (about two points each, at most
+// `max_slices`), and `slice_start[slice_first[c] + s]` is the first point of its slice s, so
+// that an anchor's partners within a distance along the last axis are one range of points found
+// by arithmetic (GridWindows). Slices follow each cell's count, not the mean: a concentrated
+// catalogue gets fine slices where its pairs are, and memory stays O(N + cells).
 struct GridIndex {
   PointSet sorted;
   std::vector<std::uint32_t> order;
   std::vector<std::uint32_t> start;
+  std::vector<std::uint32_t> slice_first;
   std::vector<std::uint32_t> slice_start;
-  int slices = 1;
 
-  GridIndex(const PointSet& p, const GridGeometry& g, int slices_per_cell = 1)
-      : sorted(p.dim(), p.size()), start(g.total + 1, 0), slices(slices_per_cell) {
-    const std::size_t S = static_cast<std::size_t>(slices);
-    slice_start.assign(static_cast<std::size_t>(g.total) * S + 1, 0);
+  GridIndex(const PointSet& p, const GridGeometry& g, int max_slices = 1)
+      : sorted(p.dim(), p.size()), start(g.total + 1, 0), slice_first(g.total + 1, 0) {
+    // Counting sort by cell (its scatter touches one counter per cell: few enough to stay cached).
+    std::vector<std::uint32_t> cell(p.size());
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      cell[i] = static_cast<std::uint32_t>(g.cell_of(p, i));
+      ++start[cell[i] + 1];
+    }
+    std::partial_sum(start.begin(), start.end(), start.begin());  // exclusive scan, shifted by one
+    {
+      std::vector<std::uint32_t> fill(start.begin(), start.end() - 1);
+      order.resize(p.size());
+      for (std::size_t i = 0; i < p.size(); ++i) order[fill[cell[i]]++] = static_cast<std::uint32_t>(i);
+    }
+    const std::uint32_t top = static_cast<std::uint32_t>(std::clamp(max_slices, 1, 1 << 16));
+    for (std::int64_t c = 0; c < g.total; ++c)
+      slice_first[c + 1] = slice_first[c] + std::clamp<std::uint32_t>(count(c) / 2, 1, top);
+    slice_start.assign(slice_first[g.total] + 1, static_cast<std::uint32_t>(p.size()));
+    // Then by slice within each cell (a counting sort of the cell's few points).
     const int last = p.dim() - 1;
     const auto z = p.coord(last);
-    std::vector<std::uint32_t> key(p.size());
-    for (std::size_t i = 0; i < p.size(); ++i) {
-      const auto c = static_cast<std::uint64_t>(g.cell_of(p, i));
-      std::uint64_t sl = 0;
-      if (S > 1) {
-        // The slice within the cell found by cell_of (rounding may put a point a hair outside it:
-        // the windows' margins cover that).
-        const auto zc = static_cast<std::int64_t>(c % static_cast<std::uint64_t>(g.cells[last]));
-        const double f = ((z[i] - g.origin[last]) / g.width[last] - static_cast<double>(zc)) * static_cast<double>(S);
-        sl = static_cast<std::uint64_t>(std::clamp(std::floor(f), 0.0, static_cast<double>(S - 1)));
+    const auto nz = static_cast<std::uint64_t>(g.cells[last]);
+    std::vector<std::uint32_t> slice, tmp, at;
+    for (std::int64_t c = 0; c < g.total; ++c) {
+      const std::uint32_t S = slices(c), n = count(c), s0 = start[c];
+      std::uint32_t* const first = slice_start.data() + slice_first[c];
+      if (S == 1) {
+        first[0] = s0;
+        continue;
       }
-      key[i] = static_cast<std::uint32_t>(c * S + sl);
-      ++slice_start[key[i] + 1];
+      // The slice within the cell found by cell_of (rounding may put a point a hair outside it:
+      // the windows' margins cover that).
+      const double zc = static_cast<double>(static_cast<std::uint64_t>(c) % nz);
+      slice.resize(n);
+      at.assign(S + 1, 0);
+      for (std::uint32_t k = 0; k < n; ++k) {
+        const double f = ((z[order[s0 + k]] - g.origin[last]) / g.width[last] - zc) * static_cast<double>(S);
+        slice[k] = static_cast<std::uint32_t>(std::clamp(std::floor(f), 0.0, static_cast<double>(S - 1)));
+        ++at[slice[k] + 1];
+      }
+      std::partial_sum(at.begin(), at.end(), at.begin());
+      for (std::uint32_t s = 0; s < S; ++s) first[s] = s0 + at[s];
+      tmp.assign(order.begin() + s0, order.begin() + s0 + n);
+      for (std::uint32_t k = 0; k < n; ++k) order[s0 + at[slice[k]]++] = tmp[k];
     }
-    std::partial_sum(slice_start.begin(), slice_start.end(), slice_start.begin());  // exclusive scan, shifted by one
-    for (std::int64_t c = 0; c <= g.total; ++c) start[c] = slice_start[static_cast<std::size_t>(c) * S];
-    std::vector<std::uint32_t> fill(slice_start.begin(), slice_start.end() - 1);
-    order.resize(p.size());
-    for (std::size_t i = 0; i < p.size(); ++i) order[fill[key[i]]++] = static_cast<std::uint32_t>(i);
     for (int d = 0; d < p.dim(); ++d) {
       const auto src = p.coord(d);
       auto dst = sorted.coord(d);
@@ -73,6 +95,7 @@ struct GridIndex {
       sorted.set_weights(std::move(w));
     }
   }
+  std::uint32_t slices(std::int64_t c) const { return slice_first[c + 1] - slice_first[c]; }
   std::uint32_t count(std::int64_t c) const { return start[c + 1] - start[c]; }
 };
 
@@ -221,13 +244,13 @@ inline GridPlan plan_grid(const GridGeometry& g, const GridIndex& A, const GridI
 
 // A block with the bounds of its partner cells seen from its anchor cell: along every axis but
 // the last, the partner cell's extent in the anchor's periodic frame; along the last, the shift
-// that brings the partners' coordinates into that frame, and the slice starts of the partners'
-// column of cells.
+// that brings the partners' coordinates into that frame, and the first slices of the cells of
+// the partners' column.
 template <int D>
 struct GridBlock : BlockPair {
   double lo[D > 1 ? D - 1 : 1], hi[D > 1 ? D - 1 : 1];
   double shift = 0;
-  const std::uint32_t* column = nullptr;
+  const std::uint32_t* column = nullptr;  // slice_first of the column's first cell
 };
 
 // Per anchor, the partners of a block that can lie within r_max (the rule of Corrfunc's z-sorted
@@ -248,8 +271,8 @@ class GridWindows {
     margin_ = 1e-9 * scale;
     const double r = rmax * (1 + 1e-9) + margin_;
     r2_ = r * r;
-    n_slices_ = static_cast<double>(g.cells[D - 1] * partners.slices);
-    per_slice_ = static_cast<double>(partners.slices) / g.width[D - 1];
+    per_cell_ = 1.0 / g.width[D - 1];
+    last_cell_ = static_cast<double>(g.cells[D - 1] - 1);
   }
 
   GridBlock<D> operator()(std::size_t k) const {
@@ -275,8 +298,7 @@ class GridWindows {
     const std::int64_t unwrapped = coord[D - 1] + bc.offset[D - 1];
     const std::int64_t q = unwrapped < 0 ? -1 : (unwrapped >= g_.cells[D - 1] ? 1 : 0);
     b.shift = static_cast<double>(q) * g_.width[D - 1] * static_cast<double>(g_.cells[D - 1]) + g_.origin[D - 1];
-    b.column = partners_.slice_start.data() +
-               static_cast<std::size_t>(column * g_.cells[D - 1]) * static_cast<std::size_t>(partners_.slices);
+    b.column = partners_.slice_first.data() + static_cast<std::size_t>(column * g_.cells[D - 1]);
     return b;
   }
 
@@ -290,12 +312,17 @@ class GridWindows {
     if (d2 >= r2_) return {b.b0, b.b0};
     const double h = std::sqrt(r2_ - d2) + margin_;
     const double z = A_.x[D - 1][i] - b.shift;
-    // Slices of the column, clamped to it; the block's own range [b0, b1) cuts them to its cells.
-    const double top = n_slices_ - 1;
-    const auto s0 = static_cast<std::size_t>(std::clamp(std::floor((z - h) * per_slice_), 0.0, top));
-    const auto s1 = static_cast<std::size_t>(std::clamp(std::floor((z + h) * per_slice_), 0.0, top));
-    std::size_t j0 = std::max<std::size_t>(b.b0, b.column[s0]);
-    const std::size_t j1 = std::min<std::size_t>(b.b1, b.column[s1 + 1]);
+    // The slices of the column that hold z - h and z + h (clamped to the column: points a hair
+    // outside it sit in its end slices); the block's own range [b0, b1) cuts them to its cells.
+    const auto slice_of = [&](double u) {
+      const double cell = std::clamp(std::floor(u), 0.0, last_cell_);
+      const std::uint32_t* first = b.column + static_cast<std::size_t>(cell);
+      const auto S = static_cast<double>(first[1] - first[0]);
+      return first[0] + static_cast<std::size_t>(std::clamp(std::floor((u - cell) * S), 0.0, S - 1));
+    };
+    const std::uint32_t* slice_start = partners_.slice_start.data();
+    std::size_t j0 = std::max<std::size_t>(b.b0, slice_start[slice_of((z - h) * per_cell_)]);
+    const std::size_t j1 = std::min<std::size_t>(b.b1, slice_start[slice_of((z + h) * per_cell_) + 1]);
     if (b.triangle) j0 = std::max(j0, i + 1);
     return {j0, j1};
   }
@@ -305,7 +332,7 @@ class GridWindows {
   const GridPlan& plan_;
   const GridIndex& partners_;
   const SoaView<D>& A_;
-  double margin_ = 0, r2_ = 0, n_slices_ = 0, per_slice_ = 0;
+  double margin_ = 0, r2_ = 0, per_cell_ = 0, last_cell_ = 0;
 };
 
 }  // namespace twobody::cpu

@@ -25,6 +25,22 @@ struct GridChoice {
   std::string why;
 };
 
+// The number of points of `p` in a point's cell, itself included, averaged over the points
+// (Σ n_c² / N), from a sample of up to 65536 points: the sample's same-cell pairs, scaled.
+inline double pair_occupancy(const PointSet& p, const GridGeometry& g) {
+  const std::size_t n = p.size(), k = std::min<std::size_t>(n, 65536);
+  if (k < 2) return 1.0;
+  std::vector<std::int64_t> ids(k);
+  for (std::size_t s = 0; s < k; ++s) ids[s] = g.cell_of(p, s * n / k);
+  std::sort(ids.begin(), ids.end());
+  double same = 0;
+  for (std::size_t s = 0, e; s < k; s = e) {
+    for (e = s; e < k && ids[e] == ids[s];) ++e;
+    same += static_cast<double>(e - s) * static_cast<double>(e - s - 1);
+  }
+  return 1.0 + same / static_cast<double>(k) * (static_cast<double>(n) - 1) / static_cast<double>(k - 1);
+}
+
 // A grid needs a cutoff metric (open or periodic Euclidean) and an output that ignores pairs
 // beyond the last edge. It is chosen when it evaluates fewer than half the pairs of brute force
 // (the factor pays for the sort and the shorter rows); the counts of the cells make that exact.
@@ -41,23 +57,31 @@ inline GridChoice choose_grid(const Plan& plan) {
     return g;
   }
   const int dim = plan.a->dim();
-  // Cells about as many as points: finer cells (refine 2: cells of rmax/2, a 5^D neighbourhood)
-  // evaluate fewer pairs but pay per block; they are used when cells still hold a few points each.
+  // Cells about as many as points at most. Finer cells (refine r: cells of rmax/r, a (2r+1)^D
+  // neighbourhood) make tighter windows but more rows; they pay while a pair still sees about 64
+  // points in its partner's cell (uniform 10^6, r < 100, one thread: refine 3, 41 points, 5.29 s;
+  // refine 2, 146 points, 4.96 s; bench/RESULTS.md). That occupancy is pair-weighted (Σ n_c² / N, estimated from a
+  // sample of the partner set on the cells of refine 1): on clustered data most pairs sit in a
+  // few dense cells, which the mean (N / cells) hides.
   const std::int64_t n_points = static_cast<std::int64_t>(plan.a->size() + plan.b->size());
   const std::int64_t max_cells = std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(1) << 26, n_points));
   const Box* box = s.metric == Metric::Periodic ? &s.box : nullptr;
-  int refine = dim <= 3 ? 2 : 1;
-  g.geometry = make_grid_geometry(*plan.a, *plan.b, s.binning.hi(), box, refine, max_cells);
-  if (refine > 1 && g.geometry.total * 8 > n_points) {
-    refine = 1;
-    g.geometry = make_grid_geometry(*plan.a, *plan.b, s.binning.hi(), box, refine, max_cells);
+  const GridGeometry coarse = make_grid_geometry(*plan.a, *plan.b, s.binning.hi(), box, 1, max_cells);
+  const double seen = pair_occupancy(*plan.b, coarse);
+  int refine = 1;
+  g.geometry = coarse;
+  for (int r = 2; r <= 3 && dim <= 3; ++r) {
+    const GridGeometry fine = make_grid_geometry(*plan.a, *plan.b, s.binning.hi(), box, r, max_cells);
+    if (fine.total == g.geometry.total) break;  // capped by max_cells: the same cells, a wider neighbourhood
+    double volume = 1;
+    for (int d = 0; d < dim; ++d) volume *= fine.width[d] / coarse.width[d];
+    if ((seen - 1) * volume + 1 < 64) break;
+    refine = r;
+    g.geometry = fine;
   }
-  // Slices along the last axis (GridWindows): about one partner each, at most 64 a cell.
-  const auto slices = static_cast<int>(std::clamp<std::int64_t>(
-      static_cast<std::int64_t>(plan.b->size()) / std::max<std::int64_t>(g.geometry.total, 1), 1,
-      std::min<std::int64_t>(64, (std::int64_t(1) << 31) / std::max<std::int64_t>(g.geometry.total, 1))));
-  g.a = std::make_unique<GridIndex>(*plan.a, g.geometry, slices);
-  if (!plan.is_auto()) g.b = std::make_unique<GridIndex>(*plan.b, g.geometry, slices);
+  // Slices along the last axis (GridWindows): about two points each, at most 64 a cell.
+  g.a = std::make_unique<GridIndex>(*plan.a, g.geometry, 64);
+  if (!plan.is_auto()) g.b = std::make_unique<GridIndex>(*plan.b, g.geometry, 64);
   g.plan = plan_grid(g.geometry, *g.a, g.b ? *g.b : *g.a, plan.is_auto());
   g.chosen = plan.path == "grid" || (plan.path == "auto" && 2 * g.plan.evaluations < g.brute_evaluations);
   std::string& w = g.why;
