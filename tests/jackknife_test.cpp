@@ -503,23 +503,3 @@ TEST(CorrelationJackknife, RegionColumnFromFile) {
     }
   }
 }
-
-// The CUDA kernels do not count regions yet: a labelled run asked of the GPU runs on the CPU and
-// says why (where a GPU is visible; elsewhere the cuda backend is refused before this point).
-TEST(RegionHistogram, CudaFallsBackToCpuWithAReason) {
-  const auto backends = available_backends();
-  if (std::find(backends.begin(), backends.end(), "cuda") == backends.end()) GTEST_SKIP() << "no CUDA device";
-  std::mt19937_64 rng(testing_support::fresh_seed());
-  PointSet a = testing_support::to_pointset(testing_support::uniform_points(300, 3, 0, 10, rng));
-  a.set_regions(random_labels(a.size(), 3, rng));
-  Statistic s;
-  s.binning = Binning::linear(0, 5, 4);
-  s.regions = 3;
-  RunOptions o;
-  o.backend = "cuda";
-  const Result r = run(s, a, nullptr, o);
-  EXPECT_EQ(r.info.backend, "cpu");
-  EXPECT_NE(r.info.plan.find("does not count jackknife regions"), std::string::npos) << r.info.plan;
-  EXPECT_EQ(r.region_counts.size(), 3u * 4u);
-  EXPECT_NE(explain(s, a, nullptr, o).find("does not count jackknife regions"), std::string::npos);
-}

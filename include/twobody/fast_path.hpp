@@ -207,7 +207,9 @@ TWOBODY_HD std::uint32_t direct_lookup(const std::uint16_t* cells, std::uint32_t
 }
 
 // Cells: a power of two, about four per bin, at least 256 and at most max_cells (<= 65536).
-inline GuardTable make_guard_table(const GuardBands& g, int max_cells) {
+// `min_cells`: a finer table leaves fewer pairs in its uncertain cells (each cell that holds a
+// band sends every pair in it to the band walk), at the price of its memory.
+inline GuardTable make_guard_table(const GuardBands& g, int max_cells, int min_cells = 256) {
   GuardTable t;
   t.nbins = g.nbins;
   t.lo0 = g.lo[0];
@@ -222,7 +224,7 @@ inline GuardTable make_guard_table(const GuardBands& g, int max_cells) {
   const float top = std::max({g.lo[g.nbins], g.hi[g.nbins], base});
   const std::uint32_t range = float_bits(top) - t.base_bits;
   int ncells = 256;
-  while (ncells < 64 * g.nbins && ncells < max_cells) ncells *= 2;
+  while ((ncells < 64 * g.nbins || ncells < min_cells) && ncells < max_cells) ncells *= 2;
   while (t.shift < 31 && (static_cast<std::uint64_t>(range) >> t.shift) >= static_cast<std::uint64_t>(ncells - 1)) ++t.shift;
   t.top_bits = static_cast<std::uint32_t>(
       std::min<std::uint64_t>(static_cast<std::uint64_t>(t.base_bits) + (static_cast<std::uint64_t>(ncells) << t.shift) - 1,

@@ -24,6 +24,11 @@ __global__ void cell_ids_kernel(GridShape g, DeviceSet s, unsigned long long* ke
   vals[i] = i;
 }
 
+__global__ void count_cells_kernel(GridShape g, DeviceSet s, std::uint32_t* counts) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < s.n) atomicAdd(&counts[cell_of(g, s.x64, i)], 1u);
+}
+
 // start[c] = first sorted index of cell c; start[total] = n.
 __global__ void cell_starts_kernel(const unsigned long long* keys, std::uint32_t n, std::uint32_t total, std::uint32_t* start) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -69,6 +74,17 @@ __global__ void expand_units_kernel(std::uint32_t cells, const std::uint32_t* so
 }
 
 }  // namespace grid_detail
+
+std::vector<std::uint32_t> count_cells(const GridShape& g, const DeviceSet& src) {
+  using namespace grid_detail;
+  DeviceBuffer<std::uint32_t> counts(g.total);
+  counts.zero();
+  if (src.n) {
+    count_cells_kernel<<<blocks_for(src.n), 256>>>(g, src, counts.get());
+    TWOBODY_CUDA_CHECK_LAUNCH("count_cells_kernel");
+  }
+  return counts.download();
+}
 
 void sort_by_cell(const GridShape& g, const DeviceSet& src, std::uint32_t* order, std::uint32_t* start) {
   using namespace grid_detail;

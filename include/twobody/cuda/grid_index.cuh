@@ -24,6 +24,7 @@ struct GridPointArrays {
   float* x[D];
   double* x64[D];
   double* w;
+  std::int32_t* region;
   double shift[D];
 };
 
@@ -45,6 +46,7 @@ __global__ void gather_kernel(DeviceSet src, const std::uint32_t* order, GridPoi
     dst.x[d][k] = static_cast<float>(x - dst.shift[d]);
   }
   if (src.w) dst.w[k] = src.w[o];
+  if (src.region) dst.region[k] = src.region[o];
 }
 
 }  // namespace grid_detail
@@ -56,12 +58,16 @@ __global__ void gather_kernel(DeviceSet src, const std::uint32_t* order, GridPoi
 // .cu file includes.
 void sort_by_cell(const GridShape& g, const DeviceSet& src, std::uint32_t* order, std::uint32_t* start);
 
+// Points per cell (no sorting): the occupancy the planner weighs before it chooses the cells.
+std::vector<std::uint32_t> count_cells(const GridShape& g, const DeviceSet& src);
+
 // One point set in cell order on the device.
 template <int D>
 struct DeviceGridSet {
   std::vector<DeviceBuffer<float>> f32;
   std::vector<DeviceBuffer<double>> f64;
   DeviceBuffer<double> w;
+  DeviceBuffer<std::int32_t> region;
   DeviceBuffer<std::uint32_t> order;  // order[k]: the caller's index of sorted point k
   DeviceBuffer<std::uint32_t> start;  // total + 1
   DeviceSet view{};
@@ -81,6 +87,10 @@ struct DeviceGridSet {
     if (src.w) {
       w = DeviceBuffer<double>(n);
       view.w = dst.w = w.get();
+    }
+    if (src.region) {
+      region = DeviceBuffer<std::int32_t>(n);
+      view.region = dst.region = region.get();
     }
     if (n == 0) {
       start.zero();

@@ -67,14 +67,14 @@ __device__ __forceinline__ std::uint32_t warp_bound(const float* z, std::uint32_
 
 }  // namespace grid_detail
 
-template <int D, OutputMode Mode, bool Weighted, bool Windowed, class Proxy, class Exact>
+template <int D, OutputMode Mode, bool Weighted, bool Windowed, class Proxy, class Exact, bool Regions = false>
 __global__ void __launch_bounds__(kGridThreads) grid_kernel(__grid_constant__ const PairKernelArgs<Proxy, Exact> args,
                                                             __grid_constant__ const GridWork work) {
   extern __shared__ __align__(16) unsigned char smem[];
   constexpr bool kHist = Mode == OutputMode::Histogram;
   constexpr int last = D - 1;
   const int tid = threadIdx.x, lane = tid % 32;
-  PairOutput<D, Mode, Weighted, Proxy, Exact> out(args, smem, tid, kGridThreads, kHist ? kGridWarps : 1);
+  PairOutput<D, Mode, Weighted, Proxy, Exact, Regions> out(args, smem, tid, kGridThreads, kHist ? kGridWarps : 1);
   __syncthreads();
   unsigned long long since_flush = 0;  // increments this warp made to its sub-histograms
   unsigned long long evaluations = 0;  // lane 0's count of the warp's pair evaluations
@@ -225,6 +225,7 @@ __global__ void __launch_bounds__(kGridThreads) grid_kernel(__grid_constant__ co
   if (lane == 0 && evaluations) atomicAdd(work.evaluations, evaluations);
   out.flush_warp(lane);
   out.flush_weights(tid, kGridThreads);
+  out.flush_regions(tid, kGridThreads);
   out.finish(tid);
 }
 

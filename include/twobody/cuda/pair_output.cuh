@@ -23,6 +23,7 @@ struct DeviceSet {
   const float* x[kMaxDim];
   const double* x64[kMaxDim];
   const double* w;
+  const std::int32_t* region;  // jackknife labels (Statistic::regions), else null
   std::uint32_t n;
 };
 
@@ -56,30 +57,41 @@ struct PairKernelArgs {
   std::uint32_t* list_i;
   std::uint32_t* list_j;
   double* list_value;
+  // Jackknife regions (Regions kernels): regions x nbins counts (and weighted sums) of the pairs
+  // with at least one point in the region.
+  int regions;
+  unsigned long long* region_counts;
+  double* region_wsums;
 };
 
 // Shared memory the output needs beyond a traversal's own tiles (laid out first); `copies` counts
-// every sub-histogram of the block (all slots).
-constexpr std::size_t pair_output_smem(OutputMode mode, bool weighted, int nbins, int ncells, int copies, int stride) {
+// every sub-histogram of the block (all slots); `regions` the jackknife regions (a block-wide
+// regions x nbins histogram of 64-bit counters, and of weighted sums).
+constexpr std::size_t pair_output_smem(OutputMode mode, bool weighted, int nbins, int ncells, int copies, int stride,
+                                       int regions = 0) {
   std::size_t b = 0;
   if (mode == OutputMode::Histogram) {
     b += sizeof(BandPair) * (nbins + 1);
     if (weighted) b += sizeof(double) * nbins;
     b += sizeof(unsigned) * stride * copies;
     b += sizeof(std::uint16_t) * ncells;
+    if (regions > 0) b = (b + 7) / 8 * 8 + (sizeof(unsigned long long) + (weighted ? sizeof(double) : 0)) * regions * nbins;
   }
   return b;
 }
 
-template <int D, OutputMode Mode, bool Weighted, class Proxy, class Exact>
+template <int D, OutputMode Mode, bool Weighted, class Proxy, class Exact, bool Regions = false>
 struct PairOutput {
   static constexpr bool kHist = Mode == OutputMode::Histogram;
+  static_assert(!Regions || kHist, "jackknife regions are counted for histograms");
   const PairKernelArgs<Proxy, Exact>& args;
   BandPair* s_bands = nullptr;
   double* s_wh = nullptr;
   unsigned* s_hist = nullptr;
   std::uint16_t* s_cells = nullptr;
   unsigned* my_hist = nullptr;
+  unsigned long long* s_reg = nullptr;
+  double* s_regw = nullptr;
   float lo0, hi0, lo1, hi1;
   unsigned long long n_settled = 0, r_count = 0;
   double r_wsum = 0.0;
@@ -101,6 +113,15 @@ struct PairOutput {
       if constexpr (Weighted)
         for (int k = tid; k < nb; k += nthreads) s_wh[k] = 0.0;
     }
+    if constexpr (Regions) {
+      const std::uintptr_t end = reinterpret_cast<std::uintptr_t>(s_cells + a.ncells);
+      s_reg = reinterpret_cast<unsigned long long*>((end + 7) / 8 * 8);
+      s_regw = reinterpret_cast<double*>(s_reg + a.regions * nb);
+      for (int k = tid; k < a.regions * nb; k += nthreads) {
+        s_reg[k] = 0;
+        if constexpr (Weighted) s_regw[k] = 0.0;
+      }
+    }
     const int slot = slots > 1 ? tid / 32 : 0;
     my_hist = s_hist + (slot * a.copies + tid % 32 % a.copies) * a.hist_stride;
   }
@@ -121,6 +142,17 @@ struct PairOutput {
     if constexpr (kHist) {
       atomicAdd(&my_hist[k], 1u);
       if constexpr (Weighted) atomicAdd(&s_wh[k], wprod);
+      if constexpr (Regions) {
+        // Seed 003's inverse jackknife: each pair once, into its anchor's region and, when
+        // different, its partner's.
+        const int ra = args.A.region[i], rb = args.B.region[j];
+        atomicAdd(&s_reg[ra * args.nbins + k], 1ull);
+        if (rb != ra) atomicAdd(&s_reg[rb * args.nbins + k], 1ull);
+        if constexpr (Weighted) {
+          atomicAdd(&s_regw[ra * args.nbins + k], wprod);
+          if (rb != ra) atomicAdd(&s_regw[rb * args.nbins + k], wprod);
+        }
+      }
     } else if constexpr (Mode == OutputMode::Reduce) {
       ++r_count;
       if constexpr (Weighted) r_wsum += wprod;
@@ -182,7 +214,7 @@ struct PairOutput {
     if constexpr (kHist) {
       // (With thousands of bins most table cells hold a band and most pairs go to resolve().)
       const std::uint32_t v = lookup(s);
-      if constexpr (Weighted) {
+      if constexpr (Weighted || Regions) {
         if (v >= kUncertain) return false;
         if (v < static_cast<std::uint32_t>(args.nbins)) accept(static_cast<int>(v), i, j, wprod);
       } else {
@@ -234,6 +266,17 @@ struct PairOutput {
         if (c) atomicAdd(&args.counts[k], c);
       }
       __syncwarp();
+    }
+  }
+  // The block's region histograms into the global ones (all threads, at the end).
+  __device__ void flush_regions(int tid, int nthreads) {
+    if constexpr (Regions) {
+      __syncthreads();
+      for (int k = tid; k < args.regions * args.nbins; k += nthreads) {
+        if (s_reg[k]) atomicAdd(&args.region_counts[k], s_reg[k]);
+        if constexpr (Weighted)
+          if (s_regw[k] != 0.0) atomicAdd(&args.region_wsums[k], s_regw[k]);
+      }
     }
   }
   __device__ void flush_weights(int tid, int nthreads) {

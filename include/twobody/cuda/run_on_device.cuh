@@ -46,9 +46,10 @@ struct DevicePoints {
   std::vector<DeviceBuffer<float>> f32;
   std::vector<DeviceBuffer<double>> f64;
   DeviceBuffer<double> w;
+  DeviceBuffer<std::int32_t> region;
   DeviceSet view{};
 
-  DevicePoints(const PointSet& p, const std::vector<double>& shift, bool weights) {
+  DevicePoints(const PointSet& p, const std::vector<double>& shift, bool weights, bool regions = false) {
     const std::size_t n = p.size();
     view.n = static_cast<std::uint32_t>(n);
     GridPointArrays<D> dst{};
@@ -64,6 +65,11 @@ struct DevicePoints {
       w = DeviceBuffer<double>(n);
       w.upload(p.weights().data(), n);
       view.w = w.get();
+    }
+    if (regions) {
+      region = DeviceBuffer<std::int32_t>(n);
+      region.upload(p.regions().data(), n);
+      view.region = region.get();
     }
     if (n) {
       shifted_float_kernel<D><<<grid_detail::blocks_for(n), 256>>>(view, dst);
@@ -113,9 +119,8 @@ struct DeviceGrid {
 // the fixed cost of one more column run per warp (about 48 evaluations' worth: the window, two
 // searches, a partial tile), (2R + 1)² runs. Returns false (keep the isotropic cells) where a
 // periodic axis holds fewer than three cells of r_max, so images would not be unique.
-// `surface`: the points lie on the unit sphere (angles), so the density that matters is the
-// sphere's: N / 4π per unit area, as many neighbours within r as a volume density of 3N / (16π r).
-inline bool windowed_geometry(const PointSet& a, const PointSet& b, double rmax, const Box* box, bool surface,
+// `density`: partners per unit volume around a typical anchor.
+inline bool windowed_geometry(const PointSet& a, const PointSet& b, double rmax, const Box* box, double density,
                               std::int64_t max_cells, GridGeometry& geo, int* reach) {
   if (a.dim() != 3) return false;
   std::array<double, 3> origin{}, extent{};
@@ -130,10 +135,6 @@ inline bool windowed_geometry(const PointSet& a, const PointSet& b, double rmax,
   }
   const double r = rmax * (1.0 + 1e-6);
   if (box && std::floor(extent[2] / r) < 3) return false;
-  double volume = 1.0;
-  for (double e : extent) volume *= std::max(e, r);
-  const double density = surface ? 3.0 * static_cast<double>(b.size()) / (16.0 * std::numbers::pi * r)
-                                 : static_cast<double>(b.size()) / volume;
   static constexpr double kWindowVolume[] = {18.0, 11.11, 8.77, 7.56, 6.78};
   // A fixed R for tests and tuning: TWOBODY_GRID_REACH=1..5 (where the box allows it).
   int only = 0;
@@ -182,7 +183,10 @@ DeviceGrid<F::dim> plan_device_grid(const Plan& plan, const DevicePoints<F::dim>
   constexpr int D = F::dim;
   DeviceGrid<D> g;
   const Statistic& s = *plan.stat;
-  if (plan.path == "brute") {
+  if (s.regions > 0 && (!kGridMetric<F> || !fits))
+    throw Error(ErrorKind::Config, "the CUDA backend counts jackknife regions on the grid path, which this statistic cannot "
+                                   "take (a user's pair function, or histograms too large for shared memory); use --backend cpu");
+  if (plan.path == "brute" && s.regions == 0) {
     g.why = "brute force (requested)";
     return g;
   }
@@ -205,8 +209,20 @@ DeviceGrid<F::dim> plan_device_grid(const Plan& plan, const DevicePoints<F::dim>
     }
     GridGeometry geo;
     int reach[kMaxDim] = {};
-    const bool surface = s.metric == Metric::Angular;
-    const bool windowed = windowed_geometry(*plan.a, *plan.b, cutoff, box, surface, max_cells, geo, reach);
+    // The density a typical anchor sees — on clustered data far above the mean, on angles that of
+    // a surface — from the occupancy of cells of r_max: Σ_c n_A(c) n_B(c) / (n_A V_cell).
+    double density = 0;
+    if (D == 3) {
+      const GridGeometry coarse = make_grid_geometry(*plan.a, *plan.b, cutoff, box, 1, max_cells);
+      const GridShape cs = grid_shape(coarse);
+      const auto ca = count_cells(cs, da.view);
+      const auto cb = db ? count_cells(cs, db->view) : ca;
+      double sum = 0, volume = 1;
+      for (std::size_t c = 0; c < ca.size(); ++c) sum += static_cast<double>(ca[c]) * cb[c];
+      for (int d = 0; d < D; ++d) volume *= coarse.width[d];
+      density = sum / (std::max<double>(1.0, static_cast<double>(plan.a->size())) * volume);
+    }
+    const bool windowed = windowed_geometry(*plan.a, *plan.b, cutoff, box, density, max_cells, geo, reach);
     if (!windowed) {
       // Cells of r_max / 2 (a 5^D neighbourhood, fewer evaluations) while they hold 16 points on
       // average, so that a warp's unit of 32 anchors spans one or two cells; r_max otherwise.
@@ -220,7 +236,9 @@ DeviceGrid<F::dim> plan_device_grid(const Plan& plan, const DevicePoints<F::dim>
     }
     std::int64_t span = 1;  // cells in one neighbourhood
     for (int d = 0; d < D; ++d) span *= std::min<std::int64_t>(geo.cells[d], 2 * reach[d] + 1);
-    const bool forced = plan.path == "grid";
+    // Jackknife regions are counted by the grid kernels only: a labelled run always takes the grid
+    // (with cells of the cutoff it covers every pair the brute force would).
+    const bool forced = plan.path == "grid" || s.regions > 0;
     if (!forced && (geo.total <= span || brute < (std::uint64_t(1) << 24))) {
       g.why = "brute force: the cutoff spans the whole extent, or too few pairs for a grid to pay";
       return g;
@@ -270,11 +288,12 @@ Result run_pairs(const F& f, const Plan& plan) {
   const auto& model = setup.model;
 
   const bool weighted = s.weighted;
-  DevicePoints<D> da(A, shift, weighted);
+  const int regions = s.regions;
+  DevicePoints<D> da(A, shift, weighted, regions > 0);
   std::unique_ptr<DevicePoints<D>> db_owner;
   const DevicePoints<D>* db = &da;
   if (!plan.is_auto()) {
-    db_owner = std::make_unique<DevicePoints<D>>(B, shift, weighted);
+    db_owner = std::make_unique<DevicePoints<D>>(B, shift, weighted, regions > 0);
     db = db_owner.get();
   }
 
@@ -301,7 +320,10 @@ Result run_pairs(const F& f, const Plan& plan) {
   const std::size_t budget = info.smem_optin / 2 - 1024;
   int max_cells = 65536;
   while (max_cells > 256 && pair_kernel_smem<D>(mode, weighted, nb, max_cells, 1, (nb + 2) | 1) > budget) max_cells /= 2;
-  const GuardTable table = hist ? make_guard_table(guard, max_cells) : GuardTable{};
+  // At least 16384 cells (32 KB): the pairs near r_max, where most of a cutoff's pairs are, then
+  // fall in an uncertain cell ~8x less often than with the 2048 cells 20 bins would get (measured:
+  // with 2048, ~11% of the grid kernel's instructions went to resolving them).
+  const GuardTable table = hist ? make_guard_table(guard, max_cells, 16384) : GuardTable{};
   const int ncells = static_cast<int>(table.cells.size());
   // Spare counters for "outside" (nb) and for pairs left to resolve (nb + 1), so that counting
   // needs no branch; odd, so that copies of a bin sit in different banks.
@@ -315,9 +337,9 @@ Result run_pairs(const F& f, const Plan& plan) {
                                          std::to_string(info.smem_optin));
   // The grid kernel: per-warp groups of sub-histograms, as many copies as leave room for two blocks.
   int grid_copies = hist ? 32 : 1;
-  while (grid_copies > 1 && pair_output_smem(mode, weighted, nb, ncells, grid_copies * kGridWarps, stride) > budget)
+  while (grid_copies > 1 && pair_output_smem(mode, weighted, nb, ncells, grid_copies * kGridWarps, stride, regions) > budget)
     grid_copies /= 2;
-  const std::size_t grid_smem = pair_output_smem(mode, weighted, nb, ncells, grid_copies * kGridWarps, stride);
+  const std::size_t grid_smem = pair_output_smem(mode, weighted, nb, ncells, grid_copies * kGridWarps, stride, regions);
   lap("upload");
   const DeviceGrid<D> grid = plan_device_grid<F>(plan, da, plan.is_auto() ? nullptr : db, shift, grid_smem <= budget);
   if (grid.a) lap("cell index");
@@ -356,6 +378,15 @@ Result run_pairs(const F& f, const Plan& plan) {
   args.settled = d_scalars.get();
   args.next_item = d_scalars.get() + 1;
   args.list_count = d_scalars.get() + 2;
+  DeviceBuffer<unsigned long long> d_region_counts(std::size_t(regions) * nb);
+  DeviceBuffer<double> d_region_wsums(weighted ? std::size_t(regions) * nb : 0);
+  if (regions > 0) {
+    d_region_counts.zero();
+    if (weighted) d_region_wsums.zero();
+    args.regions = regions;
+    args.region_counts = d_region_counts.get();
+    args.region_wsums = d_region_wsums.get();
+  }
   const std::uint64_t rows = (A.size() + kAnchors - 1) / kAnchors;
   args.chunks_per_row = static_cast<std::uint32_t>((B.size() + kChunk - 1) / kChunk);
   args.n_items = grid.chosen ? grid.queue->n_units : rows * args.chunks_per_row;
@@ -424,6 +455,13 @@ Result run_pairs(const F& f, const Plan& plan) {
     using P = typename Fast::Proxy;
     if constexpr (kGridMetric<F>) {
       if (grid.chosen) {
+        if constexpr (M == OutputMode::Histogram) {
+          if (regions > 0) {
+            if (grid.shape.images)
+              return launch_one(grid_kernel<D, M, W, true, P, F, true>, kGridThreads, grid_smem, "grid_kernel", work);
+            return launch_one(grid_kernel<D, M, W, false, P, F, true>, kGridThreads, grid_smem, "grid_kernel", work);
+          }
+        }
         if (grid.shape.images)
           return launch_one(grid_kernel<D, M, W, true, P, F>, kGridThreads, grid_smem, "grid_kernel", work);
         return launch_one(grid_kernel<D, M, W, false, P, F>, kGridThreads, grid_smem, "grid_kernel", work);
@@ -494,6 +532,12 @@ Result run_pairs(const F& f, const Plan& plan) {
     const auto counts = d_counts.download();
     r.counts.assign(counts.begin(), counts.end());
     if (weighted) r.weighted = d_wsums.download();
+    if (regions > 0) {
+      r.regions = static_cast<std::size_t>(regions);
+      const auto rc = d_region_counts.download();
+      r.region_counts.assign(rc.begin(), rc.end());
+      r.region_weighted = weighted ? d_region_wsums.download() : std::vector<double>{};
+    }
   }
   r.info.pairs_evaluated = grid.chosen ? d_evaluations.download()[0] : pair_total(A.size(), B.size(), plan.is_auto());
   r.info.pairs_settled_fp64 = d_scalars.download()[0];
