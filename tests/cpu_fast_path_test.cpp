@@ -249,6 +249,20 @@ TEST(CpuFastPath, WindowedGridAtItsLimits) {
     expect_histograms(faces, clustered, bins, {});
     if (rmax < 3.9) expect_histograms(w, x, Binning::logarithmic(0.1, rmax, 7), slab);
   }
+  // The cube's uniform sets at r_max 3.2 take the windows (3 cells of refine 1 per side: exactly
+  // 2·refine + 1); a denser set takes them at refine 2 with 5 cells per side (r_max 3.9).
+  const auto windowed = [](const Result& r) {
+    return r.info.plan.find("per-anchor windows") != std::string::npos;
+  };
+  const Binning b32 = Binning::linear(0.0, 3.2, 8);
+  EXPECT_TRUE(windowed(run(stat(Traversal::Auto, b32, cube), u, nullptr, cpu("grid"))));
+  EXPECT_TRUE(windowed(run(stat(Traversal::Cross, b32, cube), u, &v, cpu("grid"))));
+  const PointSet dense = scaled(9000, cube);
+  const Binning b39 = Binning::logarithmic(0.05, 3.9, 9);
+  const auto rd = run(stat(Traversal::Auto, b39, cube), dense, nullptr, cpu("grid"));
+  EXPECT_TRUE(windowed(rd)) << rd.info.plan;
+  EXPECT_NE(rd.info.plan.find("refine 2"), std::string::npos) << rd.info.plan;
+  EXPECT_EQ(rd.counts, oracle::histogram(to_oracle(dense), nullptr, b39.edges(), 1, cube).counts);
   // Pair lists on the lattice: distances on the edges 0.625·k.
   const Binning range = Binning::from_edges({0.625, 3.125});
   for (bool periodic : {true, false})

@@ -65,22 +65,43 @@ struct FastRowsSetup {
         table(make_guard_table(make_guard_bands(e, setup.model), 16384)), a32(A, setup.shift),
         b32_owner(same ? nullptr : std::make_unique<ShiftedFloats<D>>(B, setup.shift)),
         b32(same ? &a32 : b32_owner.get()), lo0(table.lo0), top(table.bands[e.nbins].hi), settled(threads) {
-    // The table as counting rows read it: the counter of each cell's bin in an interleaved
-    // layout (bin·4 + copy; outside: nbins, uncertain: nbins + 1, both discarded), so that every
-    // pair indexes a counter without a branch, and a flag per cell listing the pairs to settle.
-    count_cells.resize(table.cells.size());
-    settle_cells.resize(table.cells.size());
-    for (std::size_t c = 0; c < table.cells.size(); ++c) {
-      const std::uint16_t entry = table.cells[c];
-      const bool uncertain = entry & kUncertain;
-      count_cells[c] = static_cast<std::uint32_t>(kCountCopies) *
-                       (uncertain ? static_cast<std::uint32_t>(e.nbins) + 1 : std::uint32_t(entry));
-      settle_cells[c] = uncertain;
+    // The counting rows' table: the guard table's cells split (up to 16384 cells), so that
+    // fewer pairs land in a cell that holds a band, each entry the first of its bin's kCountCopies
+    // interleaved counters (outside: nbins, uncertain: nbins + 1; both discarded), so that every
+    // pair indexes a counter without a branch. The entries follow make_guard_table's rule.
+    const GuardTable& g = table;
+    int split = 0;
+    while (split < g.shift && (g.cells.size() << (split + 1)) <= 16384) ++split;
+    count_shift = g.shift - split;
+    const std::size_t ncells = g.cells.size() << split;
+    const auto value_at = [](std::uint64_t bits) {
+      return std::bit_cast<float>(static_cast<std::uint32_t>(std::min<std::uint64_t>(bits, 0x7f7fffffu)));
+    };
+    const int nbins = e.nbins;
+    const auto lo_of = [&](int k) { return k == 0 ? g.lo0 : g.bands[k - 1].lo_next; };
+    const float inf = std::numeric_limits<float>::infinity();
+    count_cells.resize(ncells);
+    int k = 0;
+    for (std::size_t c = 0; c < ncells; ++c) {
+      const std::uint64_t bits = static_cast<std::uint64_t>(g.base_bits) + (static_cast<std::uint64_t>(c) << count_shift);
+      const float start = value_at(bits);
+      while (k < nbins && lo_of(k + 1) <= start) ++k;
+      const float lo = c == 0 ? -inf : start;
+      const float hi = c + 1 == ncells ? inf : value_at(bits + (std::uint64_t(1) << count_shift));
+      int entry = nbins + 1;
+      if (hi <= lo_of(0)) entry = nbins;
+      else if (k == nbins && lo >= g.bands[nbins].hi) entry = nbins;
+      else if (k < nbins && lo >= lo_of(k) && lo >= g.bands[k].hi && hi <= lo_of(k + 1)) entry = k;
+      count_cells[c] = static_cast<std::uint16_t>(kCountCopies * static_cast<std::size_t>(entry));
     }
+    uncertain_entry = static_cast<std::uint16_t>(kCountCopies * static_cast<std::size_t>(nbins + 1));
   }
   static constexpr std::size_t kCountCopies = 4;
-  std::vector<std::uint32_t> count_cells;
-  std::vector<std::uint8_t> settle_cells;
+  // Counting rows serve histograms up to this many bins (their entries are 16-bit).
+  static constexpr int kCountBins = 65535 / kCountCopies - 2;
+  std::vector<std::uint16_t> count_cells;
+  std::uint16_t uncertain_entry = 0;
+  int count_shift = 0;
 
   // Shifted coordinates small enough that no float32 proxy overflows (|dx| <= 2M, D <= 8 terms).
   bool usable() const {
@@ -108,10 +129,9 @@ class FastRows {
       : s_(s), A64_(A64), B64_(B64), prox_(max_row + 8), flag_(max_row + 8), sink_(sink),
         settled_(s.settled[omp_get_thread_num()].n) {
     if constexpr (requires { sink_.add_count(0, std::uint64_t(0)); }) {
-      own_counts_ = !sink.weighted();
+      own_counts_ = !sink.weighted() && s.edges.nbins <= FastRowsSetup<F>::kCountBins;
       // The bins, outside and uncertain, kCopies interleaved counters each (count_cells).
       counts_.assign(own_counts_ ? kCopies * (std::size_t(s.edges.nbins) + 2) : 0, 0);
-      unsettled_.resize(own_counts_ ? max_row + 8 : 0);
     }
   }
 
@@ -187,12 +207,12 @@ class FastRows {
   }
 
   // Unweighted histograms, every partner without a branch: the vectorised loop turns each proxy
-  // into its table index, and the counting loop adds each pair to the counter its entry names
-  // (kCopies private copies by partner, so that pairs in the same bin, most of them in the last
-  // bins, do not wait on each other's increment); pairs outside land in a discarded counter, and
-  // those whose entry is uncertain (bit 15) are listed and settled after the row. A branch per
-  // pair on its bin mispredicted often: the in-range flag and the bin of consecutive partners
-  // follow the geometry, not a pattern.
+  // into its counting-table index, and the counting loop adds each pair to the counter its entry
+  // names (kCopies private copies by partner, so that pairs in the same bin, most of them in the
+  // last bins, do not wait on each other's increment); pairs outside land in a discarded counter,
+  // and so do the uncertain ones, whose counter tells whether the row holds any: only then is the
+  // row scanned for them, and they are settled. A branch per pair on its bin mispredicted often
+  // (the in-range flag and the bin of consecutive partners follow the geometry, not a pattern).
   void count_row(std::size_t i, std::size_t j0, std::size_t j1) {
     const std::size_t n = j1 - j0;
     float a[D];
@@ -202,53 +222,52 @@ class FastRows {
     const auto proxy = s_.proxy;
     const GuardTable& g = s_.table;
     const std::int32_t lo = static_cast<std::int32_t>(g.base_bits), hi = static_cast<std::int32_t>(g.top_bits);
-    const int shift = g.shift;
-    float* __restrict prox = prox_.data();
+    const int shift = s_.count_shift;
     std::uint32_t* __restrict index = flag_.data();
     for (std::size_t t = 0; t < n; ++t) {
       float b[D];
       for (int d = 0; d < D; ++d) b[d] = bx[d][t];
-      const float v = proxy(a, b);
-      prox[t] = v;
-      // direct_lookup's index (negative floats compare below `lo` as signed integers).
-      const std::int32_t u = std::bit_cast<std::int32_t>(v);
+      // direct_lookup's clamp (negative floats compare below `lo` as signed integers).
+      const std::int32_t u = std::bit_cast<std::int32_t>(proxy(a, b));
       const std::int32_t c = u < lo ? lo : (u > hi ? hi : u);
       index[t] = static_cast<std::uint32_t>(c - lo) >> shift;
     }
-    const std::uint32_t* __restrict cells = s_.count_cells.data();
-    const std::uint8_t* __restrict to_settle = s_.settle_cells.data();
+    const std::uint16_t* __restrict cells = s_.count_cells.data();
     std::uint64_t* __restrict c = counts_.data();
-    std::uint32_t* __restrict unsettled = unsettled_.data();
-    std::size_t nu = 0, t = 0;
-    for (; t + kCopies <= n; t += kCopies) {
-      std::uint32_t x[kCopies];
-      for (std::size_t h = 0; h < kCopies; ++h) x[h] = index[t + h];
-      for (std::size_t h = 0; h < kCopies; ++h) ++c[cells[x[h]] + h];
-      for (std::size_t h = 0; h < kCopies; ++h) {
-        unsettled[nu] = static_cast<std::uint32_t>(t + h);
-        nu += to_settle[x[h]];
+    const std::uint16_t U = s_.uncertain_entry;
+    // Chunks of kChunk partners: a chunk whose uncertain counters moved is scanned again for its
+    // uncertain pairs (most rows hold one near the last edge; scanning whole rows cost 17 %).
+    for (std::size_t w = 0; w < n; w += kChunk) {
+      const std::size_t end = std::min(n, w + kChunk);
+      std::size_t t = w;
+      for (; t + kCopies <= end; t += kCopies) {
+        std::uint32_t x[kCopies];
+        for (std::size_t h = 0; h < kCopies; ++h) x[h] = index[t + h];
+        for (std::size_t h = 0; h < kCopies; ++h) ++c[cells[x[h]] + h];
       }
-    }
-    for (; t < n; ++t) {
-      const std::uint32_t x = index[t];
-      ++c[cells[x]];
-      unsettled[nu] = static_cast<std::uint32_t>(t);
-      nu += to_settle[x];
-    }
-    for (std::size_t u = 0; u < nu; ++u) {
-      const std::size_t tu = unsettled[u];
-      int k = classify_table(g.bands.data(), g.cells.data(), static_cast<int>(g.cells.size()), g.lo0, g.base_bits,
-                             g.shift, g.nbins, prox[tu]);
-      if (k == -2) {
-        ++settled_;
-        double a64[D], b64[D];
-        for (int d = 0; d < D; ++d) {
-          a64[d] = A64_.x[d][i];
-          b64[d] = B64_.x[d][j0 + tu];
+      for (; t < end; ++t) ++c[cells[index[t]]];
+      std::uint64_t uncertain = 0;
+      for (std::size_t h = 0; h < kCopies; ++h) uncertain += c[U + h];
+      if (uncertain == uncertain_seen_) continue;
+      uncertain_seen_ = uncertain;
+      for (t = w; t < end; ++t) {
+        if (cells[index[t]] != U) continue;
+        // The proxy again (the same float32 operations, so the same value), then the guard table.
+        float b[D];
+        for (int d = 0; d < D; ++d) b[d] = bx[d][t];
+        int k = classify_table(g.bands.data(), g.cells.data(), static_cast<int>(g.cells.size()), g.lo0, g.base_bits,
+                               g.shift, g.nbins, proxy(a, b));
+        if (k == -2) {
+          ++settled_;
+          double a64[D], b64[D];
+          for (int d = 0; d < D; ++d) {
+            a64[d] = A64_.x[d][i];
+            b64[d] = B64_.x[d][j0 + t];
+          }
+          k = find_bin(s_.edges.padded.data(), s_.edges.nbins, s_.edges.steps, s_.f.key(a64, b64));
         }
-        k = find_bin(s_.edges.padded.data(), s_.edges.nbins, s_.edges.steps, s_.f.key(a64, b64));
+        if (k >= 0) ++c[std::size_t(k) * kCopies];
       }
-      if (k >= 0) ++c[std::size_t(k) * kCopies];
     }
   }
 
@@ -258,6 +277,7 @@ class FastRows {
       for (std::size_t h = 0; h < kCopies && own_counts_; ++h)
         for (int k = 0; k < s_.edges.nbins; ++k) sink_.add_count(k, counts_[std::size_t(k) * kCopies + h]);
       counts_.assign(counts_.size(), 0);
+      uncertain_seen_ = 0;
     }
   }
 
@@ -269,8 +289,9 @@ class FastRows {
   std::vector<std::uint32_t> flag_;
   bool own_counts_ = false;
   static constexpr std::size_t kCopies = FastRowsSetup<F>::kCountCopies;
+  static constexpr std::size_t kChunk = 32;
   std::vector<std::uint64_t> counts_;
-  std::vector<std::uint32_t> unsettled_;
+  std::uint64_t uncertain_seen_ = 0;  // the discarded uncertain counters' sum after the last row
   Sink& sink_;
   std::uint64_t& settled_;
 };
