@@ -4,6 +4,8 @@
 // device share them, so the CPU tests check the error model on the very arithmetic the GPU runs.
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "twobody/points.hpp"
@@ -120,7 +122,12 @@ FastSetup<F> make_fast_setup(const F& f, const PointSet& A, const PointSet& B) {
   if constexpr (FastPath<F>::shift) {
     double M = 0, offset = 0;
     for (int d = 0; d < D; ++d) {
-      const auto [lo, hi] = joint_range(A, B, d);
+      // A periodic box holds every point in [0, L) (the planner checked): its centre and half side
+      // bound the shifted coordinates without another pass over the points (~17 ms at 10^7).
+      std::pair<double, double> range;
+      if constexpr (std::is_same_v<F, PeriodicEuclidean<D>>) range = {0.0, f.length[d]};
+      else range = joint_range(A, B, d);
+      const auto [lo, hi] = range;
       fs.shift[d] = 0.5 * (lo + hi);
       M = std::max({M, std::abs(hi - fs.shift[d]), std::abs(lo - fs.shift[d])});
       offset = std::max({offset, std::abs(lo), std::abs(hi)});
