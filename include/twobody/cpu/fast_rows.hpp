@@ -135,8 +135,31 @@ class FastRows {
     }
   }
 
+  // A row of a windowed grid block: in a periodic box its partners that can be in range are all
+  // in the block's image, so the anchor moves into that image once (a32 - q·L in float32) and the
+  // plain squared difference replaces the periodic one (2 vector operations a coordinate instead
+  // of 6). Exact: per coordinate this rounds a32 - q·L and then the difference, |error| <=
+  // u(3M + 2L + d), inside the periodic model's 3η + 4uL; a pair out of range in this image is out
+  // of range in every image or lies in another block, and a pair in the top band is settled in
+  // float64 with the minimum image as before.
+  template <class Block>
+  void operator()(std::size_t i, std::size_t j0, std::size_t j1, const Block& b) {
+    if constexpr (requires { s_.proxy.length[0]; b.image[0]; }) {
+      if (own_counts_) {
+        float a[D];
+        for (int d = 0; d < D; ++d) a[d] = s_.a32.x[d][i] - static_cast<float>(b.image[d]) * s_.proxy.length[d];
+        return count_row(i, j0, j1, a, SquaredDistanceProxy<D>{});
+      }
+    }
+    (*this)(i, j0, j1);
+  }
+
   void operator()(std::size_t i, std::size_t j0, std::size_t j1) {
-    if (own_counts_) return count_row(i, j0, j1);
+    if (own_counts_) {
+      float a[D];
+      for (int d = 0; d < D; ++d) a[d] = s_.a32.x[d][i];
+      return count_row(i, j0, j1, a, s_.proxy);
+    }
     const std::size_t n = j1 - j0;
     float a[D];
     for (int d = 0; d < D; ++d) a[d] = s_.a32.x[d][i];
@@ -213,13 +236,13 @@ class FastRows {
   // and so do the uncertain ones, whose counter tells whether the row holds any: only then is the
   // row scanned for them, and they are settled. A branch per pair on its bin mispredicted often
   // (the in-range flag and the bin of consecutive partners follow the geometry, not a pattern).
-  void count_row(std::size_t i, std::size_t j0, std::size_t j1) {
+  template <class Proxy>
+  void count_row(std::size_t i, std::size_t j0, std::size_t j1, const float* anchor, Proxy proxy) {
     const std::size_t n = j1 - j0;
     float a[D];
-    for (int d = 0; d < D; ++d) a[d] = s_.a32.x[d][i];
+    for (int d = 0; d < D; ++d) a[d] = anchor[d];
     const float* bx[D];
     for (int d = 0; d < D; ++d) bx[d] = s_.b32->x[d] + j0;
-    const auto proxy = s_.proxy;
     const GuardTable& g = s_.table;
     const std::int32_t lo = static_cast<std::int32_t>(g.base_bits), hi = static_cast<std::int32_t>(g.top_bits);
     const int shift = s_.count_shift;

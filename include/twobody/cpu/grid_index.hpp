@@ -256,6 +256,9 @@ struct GridBlock : BlockPair {
   double lo[D > 1 ? D - 1 : 1], hi[D > 1 ? D - 1 : 1];
   double shift = 0;
   const std::uint32_t* column = nullptr;  // slice_first of the column's first cell
+  // Per axis, the periodic image of the partners seen from the anchor (-1, 0, 1 box lengths):
+  // every pair of a windowed block that can be in range is in range in this image.
+  std::int8_t image[D > 0 ? D : 1] = {};
 };
 
 // Per anchor, the partners of a block that can lie within r_max (the rule of Corrfunc's z-sorted
@@ -297,11 +300,13 @@ class GridWindows {
       b.lo[d] = lo - margin_;
       b.hi[d] = lo + g_.width[d] + margin_;
       column = column * g_.cells[d] + (unwrapped + g_.cells[d]) % g_.cells[d];
+      b.image[d] = static_cast<std::int8_t>(unwrapped < 0 ? -1 : (unwrapped >= g_.cells[d] ? 1 : 0));
     }
     // The partner run's image: its cells sit at anchor + offset, unwrapped, so their points move
     // by a whole box length where the offset crossed the box's side.
     const std::int64_t unwrapped = coord[D - 1] + bc.offset[D - 1];
     const std::int64_t q = unwrapped < 0 ? -1 : (unwrapped >= g_.cells[D - 1] ? 1 : 0);
+    b.image[D - 1] = static_cast<std::int8_t>(q);
     b.shift = static_cast<double>(q) * g_.width[D - 1] * static_cast<double>(g_.cells[D - 1]) + g_.origin[D - 1];
     b.column = partners_.slice_first.data() + static_cast<std::size_t>(column * g_.cells[D - 1]);
     return b;

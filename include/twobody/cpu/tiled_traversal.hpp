@@ -116,7 +116,10 @@ auto traverse_blocks(std::size_t n_items, ItemOf item_of, const TraversalShape& 
       const auto bp = item_of(w);
       for (std::size_t i = bp.a0; i < bp.a1; ++i) {
         const auto [js, je] = partners_of(bp, i);
-        if (js < je) rows(i, js, je);
+        if (js >= je) continue;
+        // Rows that use the block (its periodic image) take it; the others see the range only.
+        if constexpr (requires { rows(i, js, je, bp); }) rows(i, js, je, bp);
+        else rows(i, js, je);
       }
       if constexpr (requires { sink.overflow(); }) {
         if (sink.overflow()) stop.store(true, std::memory_order_relaxed);
