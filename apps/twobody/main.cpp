@@ -8,6 +8,7 @@
 #include <new>
 
 #include "common_options.hpp"
+#include "twobody/clustering2d.hpp"
 #include "twobody/correlation.hpp"
 #include "twobody/error.hpp"
 #include "twobody/generate.hpp"
@@ -284,6 +285,106 @@ int main(int argc, char** argv) {
                                    o.weight_column > 0, make_run_options(o, bar), jackknife_request(jk)),
                        o, jk, bar);
   });
+
+  // Anisotropic clustering about the z axis (Corrfunc's DDrppi, wp, DDsmu): r_p or s bins from the
+  // common bin options, pi or mu bins from their own.
+  static double pimax = 0, mu_max = 1.0;
+  static std::size_t npibins = 0, nmu_bins = 0;
+  static std::string estimator2d = "landy-szalay";
+  static bool want_multipoles = false;
+  const auto add_pi_options = [](CLI::App& cmd) {
+    cmd.add_option("--pimax", pimax, "largest pi = |dz| (exclusive): pi bins [0,1), [1,2), ... up to pimax")->required();
+    cmd.add_option("--npibins", npibins, "number of pi bins (default: floor(pimax), Corrfunc's)");
+  };
+  const auto add_mu_options = [](CLI::App& cmd) {
+    cmd.add_option("--mu-max", mu_max, "largest mu = |dz|/s, in (0, 1] (default 1: the last bin includes mu = 1)");
+    cmd.add_option("--nmu-bins", nmu_bins, "number of mu bins in [0, mu-max]")->required();
+  };
+  const auto rppi_bins = [&] { return Binning2D::rp_pi(make_binning(o, "r_p"), pimax, npibins); };
+  const auto smu_bins = [&] { return Binning2D::s_mu(make_binning(o, "s"), mu_max, nmu_bins); };
+  const auto explain_2d = [&](const Binning2D& bins, const PointSet& a, const PointSet* b, const std::optional<Box>& box,
+                              bool weighted) {
+    if (!o.explain) return;
+    Statistic s;
+    s.traversal = b ? Traversal::Cross : Traversal::Auto;
+    s.metric = box ? Metric::Periodic : Metric::Euclidean;
+    if (box) s.box = *box;
+    s.weighted = weighted;
+    s.binning2d = bins;
+    maybe_explain(o, s, a, b);
+  };
+  const auto counts_2d = [&](const Features& f, auto make_bins) {
+    const BackendWarmUp warm(o.backend);
+    Loaded l = load_sets(o, f);
+    const Binning2D bins = make_bins();
+    auto box = make_box(o, l.a.dim());
+    if (box && o.wrap) {
+      wrap_into_box(l.a, *box);
+      if (l.cross) wrap_into_box(l.b, *box);
+    }
+    const bool weighted = o.weight_column > 0;
+    explain_2d(bins, l.a, l.cross ? &l.b : nullptr, box, weighted);
+    const Binned2DResult r = paircount_2d(l.a, l.cross ? &l.b : nullptr, bins, box, weighted, make_run_options(o, bar));
+    bar.finish();
+    emit(binned2d_table(r), o);
+  };
+  const auto correlation_2d_cmd = [&](auto make_bins, bool per_outer) {
+    const BackendWarmUp warm(o.backend);
+    PointSet a = load_points(o.data, o.columns, o.weight_column, "");
+    std::vector<PointSet> r;
+    for (const auto& path : randoms) r.push_back(load_points(path, o.columns, o.weight_column, ""));
+    const Binning2D bins = make_bins();
+    auto box = make_box(o, a.dim());
+    if (box && o.wrap) {
+      wrap_into_box(a, *box);
+      for (auto& p : r) wrap_into_box(p, *box);
+    }
+    const bool weighted = o.weight_column > 0;
+    explain_2d(bins, a, nullptr, box, weighted);
+    const Binned2DResult x =
+        correlation_2d(a, r, bins, box, weighted, parse_estimator(estimator2d), make_run_options(o, bar));
+    bar.finish();
+    emit(per_outer ? per_outer_table(x) : binned2d_table(x), o);
+  };
+  const auto add_correlation_2d_options = [](CLI::App& cmd) {
+    cmd.add_option("--randoms", randoms,
+                   "random catalogue (repeat for several); without one, a periodic box gives the analytic random counts");
+    cmd.add_option("--estimator", estimator2d, "estimator with random catalogues")
+        ->check(CLI::IsMember({"natural", "davis-peebles", "hamilton", "landy-szalay"}));
+  };
+
+  auto* rppi_cmd = app.add_subcommand("rppi", "DD(r_p, pi) pair counts about the z axis (Corrfunc's DDrppi), open or periodic");
+  const Features rppi_f{.variable = "r_p"};
+  add_common_options(*rppi_cmd, o, rppi_f);
+  add_pi_options(*rppi_cmd);
+  rppi_cmd->callback([&] { counts_2d(rppi_f, rppi_bins); });
+
+  auto* smu_cmd = app.add_subcommand("smu", "DD(s, mu) pair counts about the z axis (Corrfunc's DDsmu), open or periodic");
+  const Features smu_f{.variable = "s"};
+  add_common_options(*smu_cmd, o, smu_f);
+  add_mu_options(*smu_cmd);
+  smu_cmd->callback([&] { counts_2d(smu_f, smu_bins); });
+
+  auto* xirppi_cmd = app.add_subcommand("xi-rppi", "xi(r_p, pi) from random catalogues, or analytic in a periodic box");
+  const Features xi2_f{.second_set = false, .variable = "r_p"};
+  add_common_options(*xirppi_cmd, o, xi2_f);
+  add_pi_options(*xirppi_cmd);
+  add_correlation_2d_options(*xirppi_cmd);
+  xirppi_cmd->callback([&] { correlation_2d_cmd(rppi_bins, false); });
+
+  auto* wp_cmd = app.add_subcommand("wp", "projected w_p(r_p) = 2 sum_pi xi(r_p, pi) dpi, from random catalogues or analytic in a box");
+  add_common_options(*wp_cmd, o, xi2_f);
+  add_pi_options(*wp_cmd);
+  add_correlation_2d_options(*wp_cmd);
+  wp_cmd->callback([&] { correlation_2d_cmd(rppi_bins, true); });
+
+  auto* xismu_cmd = app.add_subcommand("xi-smu", "xi(s, mu) and (--multipoles) xi_0, xi_2, xi_4 from random catalogues or analytic in a box");
+  const Features xis_f{.second_set = false, .variable = "s"};
+  add_common_options(*xismu_cmd, o, xis_f);
+  add_mu_options(*xismu_cmd);
+  add_correlation_2d_options(*xismu_cmd);
+  xismu_cmd->add_flag("--multipoles", want_multipoles, "one row per s bin: the multipoles xi0, xi2, xi4 (midpoint rule in mu)");
+  xismu_cmd->callback([&] { correlation_2d_cmd(smu_bins, want_multipoles); });
 
   add_generate(app);
 

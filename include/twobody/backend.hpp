@@ -43,6 +43,18 @@ class Backend {
   // dropped silently. A backend that implements them (R x nbins counters beside the histogram,
   // see RegionHistogramSink in cpu/output_sinks.hpp) overrides this.
   virtual bool counts_regions() const { return false; }
+  // Whether run() bins 2-D statistics (Statistic::binning2d: (r_p, π), (s, μ)). The engine runs
+  // them on the CPU, saying why in --explain, on a backend that does not. What a backend
+  // implements (the CPU's form is cpu/binned2d.hpp):
+  //   - the pairs within Binning2D::cutoff() (any traversal that finds them: the grid built for
+  //     that reach, or all pairs), auto (i < j) or cross;
+  //   - for each, k = RpPiBins<P>::bin(a, b) or SMuBins<P>::bin(a, b) (binning2d.hpp,
+  //     TWOBODY_HD, P = metric is Periodic), built from Binned2DTables::make(binning2d) with its
+  //     two edge tables copied to the device; k < 0: not counted;
+  //   - counts[k] += 1, weighted[k] += w_i w_j when weighted, and with regions the same
+  //     per-region counters as a 1-D histogram (RegionHistogramSink) with nbins = binning2d.nbins();
+  //   - plan.edges holds the flat edges 0, 1, ..., nbins (only its nbins matters).
+  virtual bool bins_2d() const { return false; }
 };
 
 std::unique_ptr<Backend> make_cpu_backend();

@@ -3,6 +3,7 @@
 // (metric / pair function), how values are reduced (binning + output kind). Kernels, threads,
 // privatised histograms and output buffers live once, in the backends.
 #include "twobody/binning.hpp"
+#include "twobody/binning2d.hpp"
 #include "twobody/box.hpp"
 
 namespace twobody {
@@ -31,6 +32,10 @@ struct Statistic {
   // [0, R) (PointSet::set_regions) and the result adds, per region r and bin k, the pairs with at
   // least one point in r (Result::region_counts). Leaving region r out is then counts[k] − T[r][k].
   int regions = 0;
+  // 2-D bins about the z axis, (r_p, π) or (s, μ) (Histogram only, 3-D Euclidean or Periodic):
+  // when active, `binning` is unused and the histogram has binning2d.nbins() bins, flat index
+  // outer · n_inner + inner (binning2d.hpp states the rule). Regions and weights work as above.
+  Binning2D binning2d{};
 };
 
 const char* to_string(Metric m);

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "twobody/backend.hpp"
+#include "twobody/cpu/binned2d.hpp"
 #include "twobody/cpu/region_histogram.hpp"
 #include "twobody/cpu/run_plan.hpp"
 #include "twobody/metric_dispatch.hpp"
@@ -19,6 +20,7 @@ class CpuBackend final : public Backend {
     return "host, " + std::to_string(std::thread::hardware_concurrency()) + " hardware threads";
   }
   std::string describe(const Plan& plan) const override {
+    if (plan.stat->binning2d.active()) return cpu::describe_binned2d(plan);
     const cpu::GridChoice grid = cpu::choose_grid(plan);
     const std::size_t tile = cpu::choose_tile(std::max(plan.a->size(), plan.b->size()), plan.threads);
     const bool fast = plan.stat->output != OutputKind::Matrix && cpu::fast_rows_fit(plan.edges) &&
@@ -38,6 +40,7 @@ class CpuBackend final : public Backend {
             : std::string());
   }
   Result run(const Plan& plan) override {
+    if (plan.stat->binning2d.active()) return cpu::run_binned2d(plan);
     const cpu::GridChoice grid = cpu::choose_grid(plan);
     return visit_pair_function(*plan.stat, plan.a->dim(), [&](const auto& f) {
       constexpr int D = std::decay_t<decltype(f)>::dim;
@@ -45,6 +48,7 @@ class CpuBackend final : public Backend {
     });
   }
   bool counts_regions() const override { return true; }
+  bool bins_2d() const override { return true; }
 };
 
 }  // namespace

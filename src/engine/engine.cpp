@@ -26,12 +26,18 @@ std::unique_ptr<Backend> select_backend(const std::string& name) {
   throw_config(fmt::format("unknown backend '{}' (auto, cpu or cuda)", name));
 }
 
-// A backend that does not count per-region histograms yet (the CUDA kernels) hands a labelled
-// statistic to the CPU instead of dropping its labels; `why` says so in the run's plan.
+// A backend that does not count per-region histograms yet hands a labelled statistic to the CPU
+// instead of dropping its labels, and one without 2-D bins a 2-D statistic; `why` says so in the
+// run's plan.
 std::unique_ptr<Backend> backend_for(const Statistic& stat, const std::string& name, std::string& why) {
   auto b = select_backend(name);
   if (stat.regions > 0 && !b->counts_regions()) {
     why = fmt::format("the {} backend does not count jackknife regions yet: this statistic runs on the cpu", b->name());
+    return make_cpu_backend();
+  }
+  if (stat.binning2d.active() && !b->bins_2d()) {
+    why = fmt::format("the {} backend does not bin 2-D (r_p, pi) or (s, mu) statistics yet: this statistic runs on the cpu",
+                      b->name());
     return make_cpu_backend();
   }
   return b;

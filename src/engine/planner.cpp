@@ -52,6 +52,46 @@ void check_regions(const Statistic& s, const PointSet& a, const PointSet* b) {
   if (b) check(*b, "second set: ");
 }
 
+// 2-D bins about the z axis: 3-D Cartesian points, open or periodic, a histogram; the minimum
+// image unique along every axis the bins reach. The histogram's edges are the flat bin indices.
+Plan make_plan_2d(const Statistic& s, const PointSet& a, const PointSet* b, const RunOptions& opt) {
+  const Binning2D& bins = s.binning2d;
+  if (s.metric == Metric::Angular)
+    throw_config("2-D (r_p, pi) and (s, mu) bins need Cartesian points (open or periodic), not angles");
+  if (s.output != OutputKind::Histogram)
+    throw_config(fmt::format("2-D bins are counted as a histogram, not a {}", to_string(s.output)));
+  if (a.dim() != 3)
+    throw_config(fmt::format("2-D (r_p, pi) and (s, mu) bins need 3-D points (x, y, z; the line of sight is z), not {}-D",
+                             a.dim()));
+  Plan p = make_plan_base(s, a, b, opt, 3);
+  if (s.metric == Metric::Periodic) {
+    if (s.box.dim != 3) throw_config(fmt::format("the box has {} sides but the points have 3 coordinates", s.box.dim));
+    check_inside_box(a, s.box, b ? "first set: " : "");
+    if (b) check_inside_box(*b, s.box, "second set: ");
+    const double lx = s.box.length[0], ly = s.box.length[1], lz = s.box.length[2];
+    const double across = bins.outer().hi(), along = bins.inner().hi();
+    if (bins.kind() == Binning2D::Kind::RpPi) {
+      if (across > 0.5 * std::min(lx, ly))
+        throw_config(fmt::format("rpmax {} exceeds half the periodic box across the line of sight ({}): the minimum "
+                                 "image is only unique up to L/2", across, 0.5 * std::min(lx, ly)));
+      if (along > 0.5 * lz)
+        throw_config(fmt::format("pimax {} exceeds half the periodic box along the line of sight ({}): the minimum "
+                                 "image is only unique up to L/2", along, 0.5 * lz));
+    } else if (across > 0.5 * s.box.min_length()) {
+      throw_config(fmt::format("smax {} exceeds half the periodic box ({}): the minimum image is only unique up to L/2",
+                               across, 0.5 * s.box.min_length()));
+    }
+  }
+  std::vector<double> flat(bins.nbins() + 1);
+  for (std::size_t k = 0; k < flat.size(); ++k) flat[k] = static_cast<double>(k);
+  p.edges = KeyEdges::from_keys(std::move(flat));
+  p.explanation = fmt::format("metric: {} 3-D{}, 2-D bins about the z axis (squared r_p or s edges; pi = |dz|, "
+                              "mu = sqrt(dz^2/s^2)), pairs within {} of each other\n{}",
+                              to_string(s.metric), s.metric == Metric::Periodic ? " in box " + s.box.describe() : "",
+                              bins.cutoff(), p.explanation);
+  return p;
+}
+
 }  // namespace
 
 Plan make_plan_base(const Statistic& s, const PointSet& a, const PointSet* b, const RunOptions& opt,
@@ -67,7 +107,8 @@ Plan make_plan_base(const Statistic& s, const PointSet& a, const PointSet* b, co
     throw_config(fmt::format("the pair function takes {}-D points, the data are {}-D", dim, a.dim()));
   if (s.weighted && (!a.has_weights() || (b && !b->has_weights())))
     throw_config("weighted counts need a weight for every point of both sets");
-  if (s.output != OutputKind::Matrix && s.binning.nbins() == 0)
+  const bool two_d = s.binning2d.active();
+  if (s.output != OutputKind::Matrix && !two_d && s.binning.nbins() == 0)
     throw_config("the statistic has no bins");
   check_regions(s, a, b);
 
@@ -87,15 +128,16 @@ Plan make_plan_base(const Statistic& s, const PointSet& a, const PointSet* b, co
     throw_config(fmt::format("unknown traversal path '{}' (auto, brute or grid)", opt.path));
   p.path = opt.path;
   p.progress = opt.progress;
+  const std::size_t nbins = two_d ? s.binning2d.nbins() : s.binning.nbins();
   p.explanation = fmt::format(
       "traversal {}: {} x {} points, {} distinct pairs\n"
       "output: {}{}{}",
       is_auto ? "auto (each unordered pair once)" : "cross (every (i, j))", a.size(), bb.size(),
       pair_total(a.size(), bb.size(), is_auto), to_string(s.output),
       s.output == OutputKind::Matrix ? std::string()
-                                     : fmt::format(" over {} bin(s) [{}, {})", s.binning.nbins(),
-                                                   s.binning.lo(), s.binning.hi()),
-      s.regions > 0 ? fmt::format(", and per jackknife region ({} regions x {} bins)", s.regions, s.binning.nbins())
+      : two_d ? fmt::format(" over {} 2-D bins {}", nbins, s.binning2d.describe())
+              : fmt::format(" over {} bin(s) [{}, {})", nbins, s.binning.lo(), s.binning.hi()),
+      s.regions > 0 ? fmt::format(", and per jackknife region ({} regions x {} bins)", s.regions, nbins)
                     : std::string());
   return p;
 }
@@ -107,6 +149,7 @@ Plan make_plan(const Statistic& s, const PointSet& a, const PointSet* b, const R
                              "points; RA/Dec are converted by the angular statistic", a.dim()));
   if (dim < 1 || dim > kMaxDim)
     throw_config(fmt::format("{}-D points are not supported (1 to {})", dim, kMaxDim));
+  if (s.binning2d.active()) return make_plan_2d(s, a, b, opt);
   Plan p = make_plan_base(s, a, b, opt, dim);
   if (s.metric == Metric::Periodic) {
     if (s.box.dim != dim)

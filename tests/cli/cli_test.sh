@@ -104,6 +104,23 @@ expect 3 'holds no data points' -- "$tb" xi --data "$work/labels.txt" --randoms 
 expect 4 'need jackknife regions' -- "$tb" wtheta --data "$work/jd.txt" --randoms "$work/jr.txt" --rmax 5 --nbins 2 --covariance "$work/c.txt"
 expect 2 'excludes' -- "$tb" xi --data "$work/labels.txt" --randoms "$work/labels.txt" --rmax 5 --nbins 2 --regions-column 4 --jackknife 3
 
+# 2-D bins about the z axis: (r_p, pi) and (s, mu) counts, w_p, xi(r_p, pi), xi(s, mu) and multipoles.
+check "rppi columns and rows" "\"$tb\" rppi --data \"$work/box.txt\" --box 50 --rmin 1 --rmax 10 --nbins 3 --pimax 5 >\"$work/rppi.csv\" && head -1 \"$work/rppi.csv\" | grep -qx 'rp_lo,rp_hi,pi_lo,pi_hi,npairs' && [ \$(wc -l <\"$work/rppi.csv\") -eq 16 ]"
+check "rppi cross of a set with itself: twice the auto pairs plus the self-pairs" "[ \$(\"$tb\" rppi --data \"$work/box.txt\" --data2 \"$work/box.txt\" --box 50 --rmax 6 --nbins 2 --pimax 4 | awk -F, 'NR>1{s+=\$5} END{print s}') -eq \$((2 * \$(\"$tb\" rppi --data \"$work/box.txt\" --box 50 --rmax 6 --nbins 2 --pimax 4 | awk -F, 'NR>1{s+=\$5} END{print s}') + 3000)) ]"
+check "smu over all mu equals paircount" "cmp <(\"$tb\" smu --data \"$work/box.txt\" --box 50 --rmin 0.5 --rmax 8 --nbins 4 --nmu-bins 6 | awk -F, 'NR>1{s[\$1]+=\$5} END{for(k in s) print k, s[k]}' | sort -g) <(\"$tb\" paircount --data \"$work/box.txt\" --box 50 --rmin 0.5 --rmax 8 --nbins 4 | awk -F, 'NR>1{print \$1, \$3}' | sort -g)"
+check "smu grid and brute force agree" "cmp <(\"$tb\" smu --data \"$work/box.txt\" --rmax 7 --nbins 3 --nmu-bins 4 --path grid) <(\"$tb\" smu --data \"$work/box.txt\" --rmax 7 --nbins 3 --nmu-bins 4 --path brute)"
+check "wp analytic in a box" "\"$tb\" wp --data \"$work/box.txt\" --box 50 --rmin 1 --rmax 10 --nbins 3 --pimax 10 | head -1 | grep -qx 'rp_lo,rp_hi,wp'"
+check "xi-rppi with randoms" "\"$tb\" xi-rppi --data \"$work/box.txt\" --randoms \"$work/box.txt\" --rmin 1 --rmax 10 --nbins 3 --pimax 4 --estimator natural | head -1 | grep -qx 'rp_lo,rp_hi,pi_lo,pi_hi,npairs,dr,rr,xi'"
+check "xi-smu multipoles" "\"$tb\" xi-smu --data \"$work/box.txt\" --box 50 --rmax 10 --nbins 2 --nmu-bins 5 --multipoles | head -1 | grep -qx 's_lo,s_hi,xi0,xi2,xi4'"
+check "explain names the binned pair function" "\"$tb\" rppi --data \"$work/box.txt\" --box 50 --rmax 6 --nbins 2 --pimax 4 --explain 2>&1 >/dev/null | grep -q RpPiBins"
+expect 4 'pimax must be positive' -- "$tb" rppi --data "$work/box.txt" --rmax 5 --nbins 2 --pimax 0
+expect 4 'number of pi bins' -- "$tb" rppi --data "$work/box.txt" --rmax 5 --nbins 2 --pimax 0.5
+expect 4 'mu_max must lie in' -- "$tb" smu --data "$work/box.txt" --rmax 5 --nbins 2 --nmu-bins 3 --mu-max 1.5
+expect 2 'required' -- "$tb" smu --data "$work/box.txt" --rmax 5 --nbins 2
+expect 4 'random catalogues' -- "$tb" wp --data "$work/box.txt" --rmax 5 --nbins 2 --pimax 5
+expect 4 '3-D points' -- "$tb" rppi --data "$work/flat_bins.txt" --rmax 5 --nbins 2 --pimax 5
+expect 4 'pimax 30 exceeds half the periodic box' -- "$tb" rppi --data "$work/box.txt" --box 50 --rmax 5 --nbins 2 --pimax 30
+
 if [[ -n "$shared" && -f "$shared/Mr19_mock_northonly.rdcz.ff" ]]; then
   check "shared mock angular first bin" "[ \$(\"$tb\" angular --data \"$shared/Mr19_mock_northonly.rdcz.ff\" --bins \"$shared/angular_bins_corrfunc.txt\" | sed -n 2p | cut -d, -f3) -eq 1468 ]"
 fi

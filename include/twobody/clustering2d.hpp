@@ -1,0 +1,59 @@
+#pragma once
+// Anisotropic clustering about the z axis (Corrfunc's DDrppi, wp and DDsmu): pair counts in
+// (r_p, π) or (s, μ) bins, ξ(r_p, π) and ξ(s, μ) from random catalogues or, in a periodic box,
+// from the analytic random counts, the projected w_p(r_p) and the Legendre multipoles ξ_0, ξ_2,
+// ξ_4. The counts are the engine's (Statistic::binning2d), exact like every other count.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "twobody/binning2d.hpp"
+#include "twobody/correlation.hpp"
+#include "twobody/table.hpp"
+
+namespace twobody {
+
+// Per flat bin (outer · n_inner + inner): the engine's raw result and derived columns.
+struct Binned2DResult {
+  Binning2D binning;
+  Result raw;
+  std::vector<NamedColumn> derived;       // one value per flat bin
+  std::vector<NamedColumn> per_outer;     // one value per r_p or s bin (w_p, multipoles)
+  std::string note;                       // how the random counts were made, for the table's metadata
+};
+
+// DD(r_p, π) or DD(s, μ): auto (b == nullptr) or cross, open space or periodic box (minimum image),
+// raw counts and, when weighted, sums of w_i w_j (pair_product).
+Binned2DResult paircount_2d(const PointSet& a, const PointSet* b, const Binning2D& bins, const std::optional<Box>& box,
+                            bool weighted, const RunOptions& opt = {});
+
+// The volume of 2-D bin (i, k): π (r_hi² − r_lo²) · 2 (π_hi − π_lo) for (r_p, π) (π = |dz| covers
+// both signs of dz); 4π/3 (s_hi³ − s_lo³) · (μ_hi − μ_lo) for (s, μ).
+double bin_volume_2d(const Binning2D& bins, std::size_t i, std::size_t k);
+
+// ξ per flat bin. With random catalogues: DD, DR_i and RR_i counted by the engine, summed over the
+// random sets with their normalisations (as `correlation`), and the chosen estimator. Without
+// random catalogues, in a periodic box only: the analytic random counts of Corrfunc's theory wp
+// and xi, RR = N(N−1)/2 · V_bin/V_box (weighted: (Σw)²(1 − 1/N)/2 · V_bin/V_box, Corrfunc's "every
+// random point of the mean weight"), and ξ = DD/RR − 1 (every estimator reduces to it with
+// DR = RR). Columns: npairs [wnpairs], then dr, rr [wdr, wrr] (raw, summed over the sets) or rr
+// (analytic, weighted when weighted), then xi. per_outer: for (r_p, π), wp = 2 Σ_k ξ(r_p, π_k) Δπ_k
+// (Corrfunc's convert_rp_pi_counts_to_wp); for (s, μ), xi0, xi2, xi4 (see multipoles()).
+// Throws Error(Config) without random catalogues outside a periodic box.
+Binned2DResult correlation_2d(const PointSet& data, const std::vector<PointSet>& randoms, const Binning2D& bins,
+                              const std::optional<Box>& box, bool weighted, Estimator estimator = Estimator::LandySzalay,
+                              const RunOptions& opt = {});
+
+// w_p(r_p_i) = 2 Σ_k ξ(r_p_i, π_k) (π_{k+1} − π_k), one value per r_p bin.
+std::vector<double> projected_wp(const Binning2D& rppi, const std::vector<double>& xi);
+// ξ_ℓ(s_i) = (2ℓ + 1) Σ_k ξ(s_i, μ_k) P_ℓ(μ̄_k) (μ_{k+1} − μ_k), μ̄_k the bin's midpoint: the
+// midpoint rule for (2ℓ + 1) ∫_0^μmax ξ(s, μ) P_ℓ(μ) dμ (ξ is even in μ). One value per s bin.
+std::vector<double> multipoles(const Binning2D& smu, const std::vector<double>& xi, int ell);
+
+// Columns <outer>_lo, <outer>_hi, <inner>_lo, <inner>_hi, npairs, [wnpairs], the derived columns:
+// one row per flat bin (inner fastest, as Corrfunc's DDrppi and DDsmu print them).
+Table binned2d_table(const Binned2DResult& r);
+// One row per outer bin: <outer>_lo, <outer>_hi, then the per_outer columns.
+Table per_outer_table(const Binned2DResult& r);
+
+}  // namespace twobody

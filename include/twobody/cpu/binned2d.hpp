@@ -1,0 +1,161 @@
+#pragma once
+// 2-D binned statistics (Statistic::binning2d) on the CPU: the engine's own traversals (brute-
+// force tiles, or the cell grid built for Binning2D::cutoff() with its per-anchor windows) and
+// its own sinks (HistogramSink, RegionHistogramSink over the flat bins); the only thing per
+// statistic is the binned pair function (RpPiBins, SMuBins), which gives each pair its flat bin
+// in float64. BinRows is the row evaluator: a whole partner row of bins into a buffer, then the
+// pairs inside handed to the sink's accept(k, i, j).
+//
+// The grid is the 1-D one asked for the reach cutoff(): its cells and windows only decide which
+// pairs are evaluated (every pair closer than the cutoff is), never their bin.
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "twobody/binning2d.hpp"
+#include "twobody/cpu/run_plan.hpp"
+
+namespace twobody::cpu {
+
+template <class BinFunction, class Sink>
+class BinRows {
+ public:
+  BinRows(const BinFunction& f, const SoaView<3>& A, const SoaView<3>& B, std::size_t max_row, Sink& sink)
+      : f_(f), A_(A), B_(B), bins_(std::max<std::size_t>(max_row, 1)), sink_(sink) {}
+  void operator()(std::size_t i, std::size_t j0, std::size_t j1) {
+    const double a[3] = {A_.x[0][i], A_.x[1][i], A_.x[2][i]};
+    const std::size_t n = j1 - j0;
+    int* bins = bins_.data();
+    for (std::size_t t = 0; t < n; ++t) {
+      const double b[3] = {B_.x[0][j0 + t], B_.x[1][j0 + t], B_.x[2][j0 + t]};
+      bins[t] = f_.bin(a, b);
+    }
+    const auto none = [](double) { return 0.0; };
+    const auto no_key = [] { return 0.0; };
+    for (std::size_t t = 0; t < n; ++t)
+      if (bins[t] >= 0) sink_.accept(bins[t], i, j0 + t, no_key, none);
+  }
+
+ private:
+  const BinFunction& f_;
+  const SoaView<3>& A_;
+  const SoaView<3>& B_;
+  std::vector<int> bins_;
+  Sink& sink_;
+};
+
+// The plan seen by the traversal: the same points and threads, a 1-D statistic of one bin
+// [0, cutoff) in the same metric (what choose_grid and GridWindows read).
+struct Binned2DReach {
+  Statistic stat;
+  Plan plan;
+  explicit Binned2DReach(const Plan& p) : stat(*p.stat), plan(p) {
+    stat.binning = Binning::from_edges({0.0, p.stat->binning2d.cutoff()});
+    stat.binning2d = Binning2D();
+    stat.regions = 0;
+    plan.stat = &stat;
+  }
+};
+
+template <class BinFunction>
+Result run_binned2d(const BinFunction& f, const Plan& plan) {
+  const Statistic& s = *plan.stat;
+  const Binned2DReach reach(plan);
+  const GridChoice grid = choose_grid(reach.plan);
+  const bool use_grid = grid.chosen;
+  const PointSet& pa = use_grid ? grid.a->sorted : *plan.a;
+  const PointSet& pb = use_grid ? (grid.b ? grid.b->sorted : grid.a->sorted) : *plan.b;
+  const SoaView<3> A(pa), B(pb);
+  TraversalShape shape;
+  shape.is_auto = plan.is_auto();
+  shape.threads = std::max(1, plan.threads);
+  shape.tile = choose_tile(std::max(A.n, B.n), shape.threads);
+  shape.progress = &plan.progress;
+  const PairWeights w = s.weighted ? PairWeights{pa.weights().data(), pb.weights().data()} : PairWeights{};
+  const std::size_t max_row = use_grid ? std::max<std::size_t>(grid.plan.longest_row, 1) : shape.tile;
+
+  const auto run_with = [&](auto make_sink) {
+    using Sink = decltype(make_sink());
+    const auto make_rows = [&](Sink& sink) { return BinRows<BinFunction, Sink>(f, A, B, max_row, sink); };
+    if (!use_grid) return traverse(A.n, B.n, shape, make_sink, make_rows);
+    const auto& items = grid.plan.items;
+    if (grid.plan.windowed) {
+      const GridWindows<3> windows(grid.geometry, grid.plan, grid.b ? *grid.b : *grid.a, A,
+                                   reach.stat.binning.hi());
+      return traverse_blocks(items.size(), windows, shape, make_sink, make_rows, windows);
+    }
+    return traverse_blocks(items.size(), [&](std::size_t k) { return items[k]; }, shape, make_sink, make_rows);
+  };
+
+  Result r;
+  r.output = OutputKind::Histogram;
+  if (s.regions > 0) {
+    // Labels in traversal order (the grid sorts points by cell), as run_region_histogram does.
+    std::vector<std::int32_t> la, lb;
+    RegionLabels labels{plan.a->regions().data(), plan.b->regions().data(), s.regions};
+    if (use_grid) {
+      const auto permuted = [](const PointSet& p, const std::vector<std::uint32_t>& order) {
+        std::vector<std::int32_t> l(order.size());
+        for (std::size_t k = 0; k < order.size(); ++k) l[k] = p.regions()[order[k]];
+        return l;
+      };
+      la = permuted(*plan.a, grid.a->order);
+      labels.a = labels.b = la.data();
+      if (grid.b) {
+        lb = permuted(*plan.b, grid.b->order);
+        labels.b = lb.data();
+      }
+    }
+    for (const auto& k : run_with([&] { return RegionHistogramSink(plan.edges, w, labels); })) k.merge_into(r);
+  } else {
+    for (const auto& k : run_with([&] { return HistogramSink(plan.edges, w); })) k.merge_into(r);
+  }
+  const std::size_t nb = static_cast<std::size_t>(plan.edges.nbins);
+  if (r.counts.empty()) r.counts.assign(nb, 0);
+  if (s.weighted && r.weighted.empty()) r.weighted.assign(nb, 0.0);
+  r.info.threads = shape.threads;
+  r.info.pairs_evaluated = use_grid ? grid.plan.evaluations : pair_total(A.n, B.n, shape.is_auto);
+  r.info.plan = grid.why;
+  return r;
+}
+
+// Calls v(bin_function) with the binned pair function the plan's statistic declares; `tables`
+// must outlive the call.
+template <class Visitor>
+decltype(auto) visit_binned2d(const Plan& plan, const Binned2DTables& tables, Visitor&& v) {
+  const Statistic& s = *plan.stat;
+  const bool periodic = s.metric == Metric::Periodic;
+  if (s.binning2d.kind() == Binning2D::Kind::RpPi) {
+    if (periodic) return v(RpPiBins<true>(tables, s.box));
+    return v(RpPiBins<false>(tables, s.box));
+  }
+  if (periodic) return v(SMuBins<true>(tables, s.box));
+  return v(SMuBins<false>(tables, s.box));
+}
+
+inline Result run_binned2d(const Plan& plan) {
+  const Binned2DTables tables = Binned2DTables::make(plan.stat->binning2d);
+  return visit_binned2d(plan, tables, [&](const auto& f) { return run_binned2d(f, plan); });
+}
+
+// For --explain: the traversal the reach would get.
+inline std::string describe_binned2d(const Plan& plan) {
+  const Binned2DReach reach(plan);
+  const GridChoice grid = choose_grid(reach.plan);
+  return fmt::format(
+      "cpu path: {}\ncpu kernel: {}, float64 bins of each pair (binned pair function {}), {} OpenMP threads "
+      "(dynamic schedule), per-thread private histograms of {} flat bins merged once{}",
+      grid.why,
+      grid.chosen ? "both sets sorted by cell, grid cells for the reach sqrt(rpmax^2 + pimax^2) or smax"
+                  : fmt::format("tiles of {} x {} points", choose_tile(std::max(plan.a->size(), plan.b->size()), plan.threads),
+                                choose_tile(std::max(plan.a->size(), plan.b->size()), plan.threads)),
+      plan.stat->binning2d.kind() == Binning2D::Kind::RpPi ? "RpPiBins" : "SMuBins", plan.threads, plan.edges.nbins,
+      plan.stat->regions > 0 ? fmt::format("; {} jackknife regions ({} x {} counters a thread)", plan.stat->regions,
+                                           plan.stat->regions, plan.edges.nbins)
+                             : std::string());
+}
+
+}  // namespace twobody::cpu

@@ -1,0 +1,435 @@
+// 2-D bins about the z axis, (r_p, π) and (s, μ): the engine's counts against a float64 brute force
+// written here (the README's "2-D binning rule", applied literally with linear bin searches), on
+// fresh random inputs (open and periodic, auto and cross, weighted, grid and all-pairs traversals,
+// jackknife regions), on lattices whose pairs sit exactly on edges, μ = 1 and s = 0; uniform
+// catalogues against the closed forms (DD ≈ N(N−1)/2 · V_bin/V, w_p ≈ 0, ξ_ℓ ≈ 0); the
+// estimators against their formulas; and the errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numbers>
+
+#include <fmt/format.h>
+
+#include "test_support.hpp"
+#include "twobody/clustering2d.hpp"
+#include "twobody/error.hpp"
+
+using namespace twobody;
+using testing_support::fresh_seed;
+using testing_support::to_pointset;
+using testing_support::uniform_points;
+
+namespace {
+
+RunOptions opts(const char* path = "auto") {
+  RunOptions o;
+  o.backend = "cpu";
+  o.path = path;
+  return o;
+}
+
+// The oracle: 2-D bins from the rule, nothing from the engine.
+struct Oracle2D {
+  bool rppi = true;
+  std::vector<double> outer;  // r_p or s edges
+  double inner_max = 0;       // π_max or μ_max
+  int n_inner = 0;
+  std::vector<double> box;    // empty: open
+
+  double diff(double a, double b, int d) const {
+    double x = a - b;
+    if (!box.empty()) {
+      if (x > box[d] / 2) x -= box[d];
+      if (x < -box[d] / 2) x += box[d];
+    }
+    return x;
+  }
+  double inner_edge(int k) const { return k == n_inner ? inner_max : inner_max * k / n_inner; }
+  int bin(const std::vector<double>& a, const std::vector<double>& b) const {
+    const double dx = diff(a[0], b[0], 0), dy = diff(a[1], b[1], 1), dz = diff(a[2], b[2], 2);
+    double o2, v;
+    if (rppi) {
+      o2 = dx * dx + dy * dy;
+      v = std::fabs(dz);
+    } else {
+      o2 = dx * dx + dy * dy + dz * dz;
+      v = o2 > 0 ? std::sqrt(dz * dz / o2) : 0.0;
+    }
+    int i = -1;
+    for (std::size_t t = 0; t + 1 < outer.size(); ++t)
+      if (outer[t] * outer[t] <= o2 && o2 < outer[t + 1] * outer[t + 1]) i = static_cast<int>(t);
+    int k = -1;
+    for (int t = 0; t < n_inner; ++t) {
+      const bool closed_top = !rppi && t == n_inner - 1 && inner_max == 1.0;  // μ = 1 belongs to the last bin
+      if (inner_edge(t) <= v && (v < inner_edge(t + 1) || (closed_top && v <= 1.0))) k = t;
+    }
+    return (i < 0 || k < 0) ? -1 : i * n_inner + k;
+  }
+  std::size_t nbins() const { return (outer.size() - 1) * n_inner; }
+
+  struct Counts {
+    std::vector<std::uint64_t> n;
+    std::vector<double> w;
+    std::vector<std::uint64_t> region;  // R x nbins
+  };
+  Counts count(const oracle::Points& a, const oracle::Points* b, const std::vector<int>* la = nullptr,
+               const std::vector<int>* lb = nullptr, int R = 0) const {
+    Counts c{std::vector<std::uint64_t>(nbins(), 0), std::vector<double>(nbins(), 0.0),
+             std::vector<std::uint64_t>(R * nbins(), 0)};
+    const oracle::Points& B = b ? *b : a;
+    for (std::size_t i = 0; i < a.x.size(); ++i)
+      for (std::size_t j = b ? 0 : i + 1; j < B.x.size(); ++j) {
+        const int k = bin(a.x[i], B.x[j]);
+        if (k < 0) continue;
+        ++c.n[k];
+        if (!a.w.empty() && !B.w.empty()) c.w[k] += a.w[i] * B.w[j];
+        if (R) {
+          const int ri = (*la)[i], rj = b ? (*lb)[j] : (*la)[j];
+          ++c.region[ri * nbins() + k];
+          if (rj != ri) ++c.region[rj * nbins() + k];
+        }
+      }
+    return c;
+  }
+};
+
+Binning2D bins_of(const Oracle2D& o) {
+  const Binning outer = Binning::from_edges(o.outer);
+  return o.rppi ? Binning2D::rp_pi(outer, o.inner_max, o.n_inner) : Binning2D::s_mu(outer, o.inner_max, o.n_inner);
+}
+
+void expect_same(const Oracle2D::Counts& want, const Result& got, bool weighted, const std::string& what) {
+  ASSERT_EQ(got.counts.size(), want.n.size()) << what;
+  for (std::size_t k = 0; k < want.n.size(); ++k) EXPECT_EQ(got.counts[k], want.n[k]) << what << " bin " << k;
+  if (!weighted) return;
+  ASSERT_EQ(got.weighted.size(), want.w.size()) << what;
+  for (std::size_t k = 0; k < want.w.size(); ++k)
+    EXPECT_NEAR(got.weighted[k], want.w[k], 1e-9 * (1 + std::abs(want.w[k]))) << what << " bin " << k;
+}
+
+Statistic stat_of(const Binning2D& bins, bool periodic, double L, bool cross, bool weighted) {
+  Statistic s;
+  s.traversal = cross ? Traversal::Cross : Traversal::Auto;
+  s.metric = periodic ? Metric::Periodic : Metric::Euclidean;
+  if (periodic) s.box = Box::cube(3, L);
+  s.weighted = weighted;
+  s.binning2d = bins;
+  return s;
+}
+
+}  // namespace
+
+// Random catalogues: every flat bin equals the brute force, open and periodic, auto and cross,
+// weighted, through the grid and through all pairs.
+TEST(Clustering2D, RandomInputsMatchBruteForce) {
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const double L = 60;
+  const oracle::Points a = uniform_points(900, 3, 0, L, rng, true), b = uniform_points(700, 3, 0, L, rng, true);
+  const PointSet pa = to_pointset(a), pb = to_pointset(b);
+  for (bool rppi : {true, false})
+    for (bool periodic : {false, true})
+      for (bool cross : {false, true}) {
+        Oracle2D o;
+        o.rppi = rppi;
+        o.outer = rppi ? std::vector<double>{0.0, 1.5, 3.0, 6.0, 12.0, 20.0} : std::vector<double>{0.5, 2.0, 7.0, 15.0, 25.0};
+        o.inner_max = rppi ? 17.0 : 1.0;
+        o.n_inner = rppi ? 17 : 7;
+        if (periodic) o.box = {L, L, L};
+        const auto want = o.count(a, cross ? &b : nullptr);
+        const std::string what = fmt::format("{} {} {}", rppi ? "rp-pi" : "s-mu", periodic ? "periodic" : "open",
+                                             cross ? "cross" : "auto");
+        for (const char* path : {"grid", "brute"}) {
+          const Statistic s = stat_of(bins_of(o), periodic, L, cross, true);
+          const Result r = run(s, pa, cross ? &pb : nullptr, opts(path));
+          expect_same(want, r, true, what + " " + path);
+        }
+        const auto via_api = paircount_2d(pa, cross ? &pb : nullptr, bins_of(o),
+                                          periodic ? std::optional<Box>(Box::cube(3, L)) : std::nullopt, false, opts());
+        expect_same(want, via_api.raw, false, what + " paircount_2d");
+      }
+}
+
+// Non-integer pi_max with its own number of bins, mu_max < 1, log r_p bins.
+TEST(Clustering2D, OtherBinShapesMatchBruteForce) {
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const oracle::Points a = uniform_points(800, 3, -20, 20, rng);
+  const PointSet pa = to_pointset(a);
+  Oracle2D o;
+  o.outer = Binning::logarithmic(0.3, 9.0, 6).edges();
+  o.inner_max = 7.3;
+  o.n_inner = 5;
+  expect_same(o.count(a, nullptr), run(stat_of(bins_of(o), false, 0, false, false), pa, nullptr, opts()), false,
+              "rp-pi, pimax 7.3 in 5 bins");
+  Oracle2D m;
+  m.rppi = false;
+  m.outer = {0.0, 4.0, 8.0, 12.0};
+  m.inner_max = 0.55;
+  m.n_inner = 4;
+  expect_same(m.count(a, nullptr), run(stat_of(bins_of(m), false, 0, false, false), pa, nullptr, opts()), false,
+              "s-mu, mu_max 0.55");
+}
+
+// A lattice with duplicated points: pairs exactly on r_p, s, π and μ edges, pairs along the line
+// of sight (μ = 1), pairs at s = 0, and minimum images at exactly L/2.
+TEST(Clustering2D, LatticeEdgesMuOneAndZeroSeparation) {
+  oracle::Points a;
+  a.dim = 3;
+  for (int x = 0; x < 6; ++x)
+    for (int y = 0; y < 6; ++y)
+      for (int z = 0; z < 8; ++z) a.x.push_back({double(x), double(y), double(z)});
+  for (int k = 0; k < 10; ++k) a.x.push_back(a.x[k * 17]);  // coincident pairs: s = 0
+  const PointSet pa = to_pointset(a);
+  for (bool periodic : {false, true}) {
+    Oracle2D o;
+    o.outer = {0.0, 1.0, 2.0, std::sqrt(5.0), 3.0};
+    o.inner_max = 4;
+    o.n_inner = 4;
+    Oracle2D m;
+    m.rppi = false;
+    m.outer = {0.0, 1.0, 2.0, 3.0};
+    m.inner_max = 1.0;
+    m.n_inner = 5;
+    if (periodic) o.box = m.box = {6.0, 6.0, 8.0};
+    for (const Oracle2D* q : {&o, &m}) {
+      Statistic s = stat_of(bins_of(*q), false, 0, false, false);
+      if (periodic) {
+        s.metric = Metric::Periodic;
+        s.box = Box::from_lengths(std::vector<double>{6.0, 6.0, 8.0});
+      }
+      const std::string what = fmt::format("lattice {} {}", q->rppi ? "rp-pi" : "s-mu", periodic ? "periodic" : "open");
+      for (const char* path : {"grid", "brute"}) expect_same(q->count(a, nullptr), run(s, pa, nullptr, opts(path)), false, what);
+    }
+  }
+  // The cases by hand: (0,0,0)-(0,0,3) has μ = 1 (last μ bin when μ_max = 1, outside for μ_max < 1),
+  // r_p = 0 and π = 3; (0,0,0)-(0,0,0) has s = 0, μ = 0, r_p = 0, π = 0; (0,0,0)-(0,0,2) has π = 2,
+  // on an edge: π bin 2.
+  PointSet two(3, 0);
+  for (const auto& p : {std::vector<double>{0, 0, 0}, {0, 0, 3}, {0, 0, 0}, {0, 0, 2}}) two.push_back(p);
+  const Binning s_bins = Binning::from_edges({0.0, 2.5, 5.0});
+  const Result mu1 = run(stat_of(Binning2D::s_mu(s_bins, 1.0, 4), false, 0, false, false), two, nullptr, opts());
+  // s bin 0 (s < 2.5): the coincident pair (μ = 0), (0,0,0)-(0,0,2) twice and (0,0,3)-(0,0,2) (μ = 1);
+  // s bin 1: (0,0,0)-(0,0,3) twice (μ = 1).
+  const std::vector<std::uint64_t> want_mu1{1, 0, 0, 3, 0, 0, 0, 2};
+  EXPECT_EQ(mu1.counts, want_mu1);
+  const Result mu_half = run(stat_of(Binning2D::s_mu(s_bins, 0.5, 2), false, 0, false, false), two, nullptr, opts());
+  const std::vector<std::uint64_t> want_half{1, 0, 0, 0};
+  EXPECT_EQ(mu_half.counts, want_half);
+  const Result rppi = run(stat_of(Binning2D::rp_pi(Binning::from_edges({0.0, 1.0}), 3.0), false, 0, false, false), two,
+                          nullptr, opts());
+  // π = 0 (once), π = 1 (once: (0,0,3)-(0,0,2)), π = 2 (twice), π = 3 outside (π < π_max only).
+  const std::vector<std::uint64_t> want_rppi{1, 1, 2};
+  EXPECT_EQ(rppi.counts, want_rppi);
+}
+
+// Jackknife regions through the engine: T[r][k] for every region and flat bin.
+TEST(Clustering2D, RegionsMatchBruteForce) {
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const double L = 40;
+  const oracle::Points a = uniform_points(600, 3, 0, L, rng, true), b = uniform_points(500, 3, 0, L, rng, true);
+  std::vector<int> la, lb;
+  std::vector<std::int32_t> la32, lb32;
+  for (const auto& p : a.x) la.push_back(p[0] < L / 2 ? (p[1] < L / 2 ? 0 : 1) : 2);
+  for (const auto& p : b.x) lb.push_back(p[0] < L / 2 ? (p[1] < L / 2 ? 0 : 1) : 2);
+  la32.assign(la.begin(), la.end());
+  lb32.assign(lb.begin(), lb.end());
+  PointSet pa = to_pointset(a), pb = to_pointset(b);
+  pa.set_regions(la32);
+  pb.set_regions(lb32);
+  Oracle2D o;
+  o.outer = {0.0, 2.0, 5.0, 9.0};
+  o.inner_max = 6;
+  o.n_inner = 6;
+  o.box = {L, L, L};
+  for (bool cross : {false, true}) {
+    const auto want = o.count(a, cross ? &b : nullptr, &la, &lb, 3);
+    Statistic s = stat_of(bins_of(o), true, L, cross, true);
+    s.regions = 3;
+    for (const char* path : {"grid", "brute"}) {
+      const Result r = run(s, pa, cross ? &pb : nullptr, opts(path));
+      expect_same(want, r, true, cross ? "regions cross" : "regions auto");
+      EXPECT_EQ(r.regions, 3u);
+      EXPECT_EQ(r.region_counts, want.region);
+    }
+  }
+}
+
+// Uniform points in a periodic box: DD in every (r_p, π) bin within 5σ of N(N−1)/2 · V_bin/V,
+// w_p within 5σ of 0 (analytic RR, Corrfunc's theory wp), and ξ_0, ξ_2 of (s, μ) likewise.
+TEST(Clustering2D, UniformBoxAgreesWithClosedForms) {
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const double L = 100;
+  const std::size_t N = 6000;
+  const PointSet p = to_pointset(uniform_points(N, 3, 0, L, rng));
+  const Box box = Box::cube(3, L);
+  const Binning2D rppi = Binning2D::rp_pi(Binning::from_edges({2.0, 5.0, 10.0, 15.0}), 8.0);
+  const Binned2DResult x = correlation_2d(p, {}, rppi, box, false, Estimator::LandySzalay, opts());
+  const double pairs = 0.5 * double(N) * double(N - 1);
+  for (std::size_t k = 0; k < rppi.nbins(); ++k) {
+    const double expected = pairs * bin_volume_2d(rppi, k / 8, k % 8) / box.volume();
+    EXPECT_NEAR(double(x.raw.counts[k]), expected, 5 * std::sqrt(expected) + 1) << "bin " << k;
+  }
+  ASSERT_EQ(x.per_outer.size(), 1u);
+  EXPECT_EQ(x.per_outer[0].name, "wp");
+  for (std::size_t i = 0; i < 3; ++i) {
+    double rr = 0;
+    for (std::size_t k = 0; k < 8; ++k) rr += pairs * bin_volume_2d(rppi, i, k) / box.volume();
+    const double sigma = 2 * 8.0 / std::sqrt(rr);
+    EXPECT_NEAR(x.per_outer[0].values[i], 0.0, 5 * sigma) << "wp bin " << i;
+  }
+  // Corrfunc's wp: 2 π_max (ΣDD/ΣRR − 1) over the whole π range, equal to 2 Σ ξ Δπ for equal π bins.
+  for (std::size_t i = 0; i < 3; ++i) {
+    double dd = 0, rr = 0;
+    for (std::size_t k = 0; k < 8; ++k) {
+      dd += double(x.raw.counts[i * 8 + k]);
+      rr += pairs * bin_volume_2d(rppi, i, k) / box.volume();
+    }
+    EXPECT_NEAR(x.per_outer[0].values[i], 2 * 8.0 * (dd / rr - 1), 1e-9);
+  }
+  const Binning2D smu = Binning2D::s_mu(Binning::from_edges({5.0, 10.0, 15.0}), 1.0, 10);
+  const Binned2DResult y = correlation_2d(p, {}, smu, box, false, Estimator::Natural, opts());
+  ASSERT_EQ(y.per_outer.size(), 3u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    double rr = 0;
+    for (std::size_t k = 0; k < 10; ++k) rr += pairs * bin_volume_2d(smu, i, k) / box.volume();
+    EXPECT_NEAR(y.per_outer[0].values[i], 0.0, 5 / std::sqrt(rr)) << "xi0 bin " << i;
+    EXPECT_NEAR(y.per_outer[1].values[i], 0.0, 5 * std::sqrt(5.0) / std::sqrt(rr)) << "xi2 bin " << i;
+  }
+}
+
+// The estimators from independently counted DD, DR, RR (two random sets, weighted), w_p and the
+// multipoles from their formulas.
+TEST(Clustering2D, EstimatorsFromIndependentCounts) {
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const oracle::Points d = uniform_points(500, 3, 0, 30, rng, true);
+  const std::vector<oracle::Points> rs{uniform_points(700, 3, 0, 30, rng, true), uniform_points(400, 3, 0, 30, rng, true)};
+  const PointSet pd = to_pointset(d);
+  const std::vector<PointSet> prs{to_pointset(rs[0]), to_pointset(rs[1])};
+  for (bool rppi : {true, false}) {
+    Oracle2D o;
+    o.rppi = rppi;
+    o.outer = {1.0, 3.0, 6.0, 10.0};
+    o.inner_max = rppi ? 5.0 : 1.0;
+    o.n_inner = 5;
+    for (Estimator e : {Estimator::Natural, Estimator::LandySzalay}) {
+      const Binned2DResult r = correlation_2d(pd, prs, bins_of(o), std::nullopt, true, e, opts());
+      const auto dd = o.count(d, nullptr);
+      std::vector<double> dr(o.nbins(), 0.0), rr(o.nbins(), 0.0);
+      double ndr = 0, nrr = 0;
+      const auto wsum = [](const oracle::Points& p) {
+        double s = 0, s2 = 0;
+        for (double w : p.w) {
+          s += w;
+          s2 += w * w;
+        }
+        return std::pair{s, s2};
+      };
+      const auto [sd, sd2] = wsum(d);
+      for (const auto& r0 : rs) {
+        const auto x = o.count(d, &r0), y = o.count(r0, nullptr);
+        const auto [s, s2] = wsum(r0);
+        for (std::size_t k = 0; k < o.nbins(); ++k) {
+          dr[k] += x.w[k];
+          rr[k] += y.w[k];
+        }
+        ndr += sd * s;
+        nrr += 0.5 * (s * s - s2);
+      }
+      const double ndd = 0.5 * (sd * sd - sd2);
+      std::vector<double> xi(o.nbins());
+      for (std::size_t k = 0; k < o.nbins(); ++k) {
+        const double a = dd.w[k] / ndd, b = dr[k] / ndr, c = rr[k] / nrr;
+        xi[k] = e == Estimator::Natural ? a / c - 1 : (a - 2 * b + c) / c;
+      }
+      const auto& got = r.derived.back();
+      ASSERT_EQ(got.name, "xi");
+      for (std::size_t k = 0; k < o.nbins(); ++k) {
+        if (std::isnan(xi[k])) {
+          EXPECT_TRUE(std::isnan(got.values[k]));
+          continue;
+        }
+        EXPECT_NEAR(got.values[k], xi[k], 1e-9 * (1 + std::abs(xi[k]))) << "bin " << k;
+      }
+      for (std::size_t i = 0; i < 3; ++i) {
+        if (rppi) {
+          double wp = 0;
+          for (int k = 0; k < 5; ++k) wp += 2 * xi[i * 5 + k] * 1.0;
+          if (!std::isnan(wp)) EXPECT_NEAR(r.per_outer[0].values[i], wp, 1e-9 * (1 + std::abs(wp)));
+        } else {
+          double x2 = 0;
+          for (int k = 0; k < 5; ++k) {
+            const double mu = 0.1 + 0.2 * k;
+            x2 += 5 * xi[i * 5 + k] * 0.5 * (3 * mu * mu - 1) * 0.2;
+          }
+          if (!std::isnan(x2)) EXPECT_NEAR(r.per_outer[1].values[i], x2, 1e-9 * (1 + std::abs(x2)));
+        }
+      }
+    }
+  }
+}
+
+TEST(Clustering2D, BadInputIsRefusedClearly) {
+  const Binning rp = Binning::linear(0, 10, 5);
+  const auto config_error = [](auto f, const char* needle) {
+    try {
+      f();
+      ADD_FAILURE() << "no error; expected one mentioning " << needle;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  config_error([&] { Binning2D::rp_pi(rp, 0.0); }, "pimax");
+  config_error([&] { Binning2D::rp_pi(rp, -3.0); }, "pimax");
+  config_error([&] { Binning2D::rp_pi(rp, std::nan("")); }, "pimax");
+  config_error([&] { Binning2D::rp_pi(rp, INFINITY); }, "pimax");
+  config_error([&] { Binning2D::rp_pi(rp, 0.5); }, "number of pi bins");
+  config_error([&] { Binning2D::s_mu(rp, 1.5, 5); }, "mu_max");
+  config_error([&] { Binning2D::s_mu(rp, 0.0, 5); }, "mu_max");
+  config_error([&] { Binning2D::s_mu(rp, std::nan(""), 5); }, "mu_max");
+  config_error([&] { Binning2D::s_mu(rp, 1.0, 0); }, "mu bins");
+  config_error([&] { Binning::from_edges({0.0, 2.0, 1.0}); }, "increase");
+  config_error([&] { Binning::from_edges({0.0, std::nan("")}); }, "finite");
+  // Auto traversal of 2-D points, a periodic box too small for the bins, angles, a matrix.
+  std::mt19937_64 rng(fresh_seed());
+  const PointSet p3 = to_pointset(uniform_points(50, 3, 0, 10, rng)), p2 = to_pointset(uniform_points(50, 2, 0, 10, rng));
+  const PointSet p7 = to_pointset(uniform_points(50, 3, 0, 7, rng));
+  const Binning2D b = Binning2D::rp_pi(Binning::linear(0, 4, 2), 4.0);
+  config_error([&] { run(stat_of(b, false, 0, false, false), p2, nullptr, opts()); }, "3-D points");
+  config_error([&] { run(stat_of(b, true, 7.0, false, false), p7, nullptr, opts()); }, "rpmax");
+  config_error([&] { run(stat_of(Binning2D::rp_pi(Binning::linear(0, 2, 2), 4.0), true, 7.0, false, false), p7, nullptr, opts()); },
+               "pimax");
+  config_error([&] { run(stat_of(Binning2D::s_mu(Binning::linear(0, 4, 2), 1, 2), true, 7.0, false, false), p7, nullptr, opts()); },
+               "smax");
+  Statistic ang = stat_of(b, false, 0, false, false);
+  ang.metric = Metric::Angular;
+  config_error([&] { run(ang, p3, nullptr, opts()); }, "Cartesian");
+  Statistic mat = stat_of(b, false, 0, false, false);
+  mat.output = OutputKind::PairList;
+  config_error([&] { run(mat, p3, nullptr, opts()); }, "histogram");
+  config_error([&] { correlation_2d(p3, {}, b, std::nullopt, false); }, "random catalogues");
+  config_error([&] { paircount_2d(p3, nullptr, b, std::nullopt, true); }, "weight");
+  PointSet nan_points = p3;
+  nan_points.coord(2)[3] = std::nan("");
+  config_error([&] { run(stat_of(b, true, 10.0, false, false), nan_points, nullptr, opts()); }, "outside the periodic box");
+}
+
+// --explain (and the run's plan) name the 2-D traversal and its reach.
+TEST(Clustering2D, ExplainNamesTheBinnedPairFunction) {
+  std::mt19937_64 rng(fresh_seed());
+  const PointSet p = to_pointset(uniform_points(3000, 3, 0, 100, rng));
+  const Statistic s = stat_of(Binning2D::s_mu(Binning::linear(0, 10, 5), 1, 4), true, 100, false, false);
+  const std::string e = explain(s, p, nullptr, opts("grid"));
+  EXPECT_NE(e.find("SMuBins"), std::string::npos) << e;
+  EXPECT_NE(e.find("path: grid"), std::string::npos) << e;
+  EXPECT_NE(e.find("20 2-D bins"), std::string::npos) << e;
+}
