@@ -473,3 +473,19 @@ TEST_F(Cuda, JackknifeRegionsEqualCpu) {
   sky.regions = R;
   EXPECT_EQ(run(sky, u, nullptr, on("cuda")).region_counts, run(sky, u, nullptr, brute_on_cpu()).region_counts);
 }
+
+// 2-D (r_p, pi) and (s, mu) bins are not binned by the CUDA backend yet (Backend::bins_2d()): a
+// run asked of CUDA runs on the CPU, says why in its plan and in --explain, and gives the CPU's counts.
+TEST_F(Cuda, Binned2DRunsOnTheCpuAndSaysWhy) {
+  std::mt19937_64 rng(fresh_seed());
+  const PointSet A = to_pointset(uniform_points(5000, 3, 0, 100, rng));
+  Statistic s;
+  s.metric = Metric::Periodic;
+  s.box = Box::cube(3, 100.0);
+  s.binning2d = Binning2D::rp_pi(Binning::logarithmic(0.5, 20.0, 8), 20.0);
+  const Result g = run(s, A, nullptr, on("cuda"));
+  EXPECT_EQ(g.info.backend, "cpu");
+  EXPECT_NE(g.info.plan.find("does not bin 2-D"), std::string::npos) << g.info.plan;
+  EXPECT_NE(explain(s, A, nullptr, on("cuda")).find("does not bin 2-D"), std::string::npos);
+  EXPECT_EQ(g.counts, run(s, A, nullptr, brute_on_cpu()).counts);
+}
