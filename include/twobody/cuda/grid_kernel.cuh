@@ -77,6 +77,8 @@ __global__ void __launch_bounds__(kGridThreads) grid_kernel(__grid_constant__ co
   PairOutput<D, Mode, Weighted, Proxy, Exact, Regions> out(args, smem, tid, kGridThreads, kHist ? kGridWarps : 1);
   __syncthreads();
   unsigned long long since_flush = 0;  // increments this warp made to its sub-histograms
+  // Regions share block-wide 32-bit arrays among the 8 warps: each flushes 8x as often.
+  constexpr unsigned long long kFlushAt = Regions ? (1ull << 27) : (1ull << 30);
   unsigned long long evaluations = 0;  // lane 0's count of the warp's pair evaluations
 
   for (;;) {
@@ -96,6 +98,7 @@ __global__ void __launch_bounds__(kGridThreads) grid_kernel(__grid_constant__ co
 #pragma unroll
     for (int d = 0; d < D; ++d) a[d] = args.A.x[d][i];
     const double wa = Weighted ? args.A.w[i] : 0.0;
+    if constexpr (Regions) out.begin_unit(args.A.region[i]);
     // The anchor cell's low corner in the kernels' frame (windows).
     float corner[D];
     if constexpr (Windowed) {
@@ -121,6 +124,7 @@ __global__ void __launch_bounds__(kGridThreads) grid_kernel(__grid_constant__ co
 #pragma unroll
         for (int d = 0; d < D; ++d) bl[d] = have ? args.B.x[d][jl] + image[d] : 0.f;
         const double wl = Weighted && have ? args.B.w[jl] : 0.0;
+        const int rl = Regions && have ? args.B.region[jl] : 0;
         const int cnt = static_cast<int>(min(32u, j1 - jt));
         // Pairs the fast verdict leaves open, one bit per partner, resolved after the tile.
         unsigned unsure = 0u;
@@ -132,8 +136,9 @@ __global__ void __launch_bounds__(kGridThreads) grid_kernel(__grid_constant__ co
 #pragma unroll
             for (int d = 0; d < D; ++d) b[d] = __shfl_sync(0xffffffffu, bl[d], t);
             const double wb = Weighted ? __shfl_sync(0xffffffffu, wl, t) : 0.0;
+            const int rb = Regions ? __shfl_sync(0xffffffffu, rl, t) : -1;
             // Shifted in from the right (cheaper than a bit at t), reversed after the loop.
-            unsure = (unsure << 1) | (out.quick(proxy(b), i, jt + static_cast<std::uint32_t>(t), wa * wb) ? 0u : 1u);
+            unsure = (unsure << 1) | (out.quick(proxy(b), i, jt + static_cast<std::uint32_t>(t), wa * wb, rb) ? 0u : 1u);
           }
           unsure = __brev(unsure);
         } else {
@@ -145,9 +150,10 @@ __global__ void __launch_bounds__(kGridThreads) grid_kernel(__grid_constant__ co
 #pragma unroll
             for (int d = 0; d < D; ++d) b[d] = __shfl_sync(0xffffffffu, bl[d], src);
             const double wb = Weighted ? __shfl_sync(0xffffffffu, wl, src) : 0.0;
+            const int rb = Regions ? __shfl_sync(0xffffffffu, rl, src) : -1;
             const std::uint32_t j = jt + static_cast<std::uint32_t>(t);
             if (lane_on && t < cnt && (!check || j > i))
-              unsure |= out.quick(proxy(b), i, j, wa * wb) ? 0u : 1u << t;
+              unsure |= out.quick(proxy(b), i, j, wa * wb, rb) ? 0u : 1u << t;
           }
         }
         // The partner again from memory (the lanes diverge here, so no shuffles), the same
@@ -164,7 +170,7 @@ __global__ void __launch_bounds__(kGridThreads) grid_kernel(__grid_constant__ co
         evaluations += static_cast<unsigned long long>(cnt) * static_cast<unsigned>(na);
         if constexpr (kHist) {
           since_flush += static_cast<unsigned long long>(cnt) * static_cast<unsigned>(na);
-          if (since_flush >= (1ull << 30)) {
+          if (since_flush >= kFlushAt) {
             out.flush_warp(lane);
             since_flush = 0;
           }
@@ -220,6 +226,7 @@ __global__ void __launch_bounds__(kGridThreads) grid_kernel(__grid_constant__ co
       lo = max(lo, first);
       if (lo <= hi) run(lo, hi, nr);
     });
+    if constexpr (Regions) out.end_unit();
   }
 
   if (lane == 0 && evaluations) atomicAdd(work.evaluations, evaluations);

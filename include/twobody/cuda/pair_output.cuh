@@ -65,8 +65,9 @@ struct PairKernelArgs {
 };
 
 // Shared memory the output needs beyond a traversal's own tiles (laid out first); `copies` counts
-// every sub-histogram of the block (all slots); `regions` the jackknife regions (a block-wide
-// regions x nbins histogram of 64-bit counters, and of weighted sums).
+// every sub-histogram of the block (all slots); `regions` the jackknife regions: block-wide
+// arrays for the histogram (64-bit), the anchors' regions (64-bit), the partners' regions (32-bit)
+// and, weighted, their sums (see PairOutput::end_unit).
 constexpr std::size_t pair_output_smem(OutputMode mode, bool weighted, int nbins, int ncells, int copies, int stride,
                                        int regions = 0) {
   std::size_t b = 0;
@@ -75,7 +76,9 @@ constexpr std::size_t pair_output_smem(OutputMode mode, bool weighted, int nbins
     if (weighted) b += sizeof(double) * nbins;
     b += sizeof(unsigned) * stride * copies;
     b += sizeof(std::uint16_t) * ncells;
-    if (regions > 0) b = (b + 7) / 8 * 8 + (sizeof(unsigned long long) + (weighted ? sizeof(double) : 0)) * regions * nbins;
+    if (regions > 0)
+      b = (b + 7) / 8 * 8 + sizeof(unsigned long long) * nbins +
+          (sizeof(unsigned long long) + sizeof(unsigned) + (weighted ? sizeof(double) : 0)) * regions * nbins;
   }
   return b;
 }
@@ -90,8 +93,15 @@ struct PairOutput {
   unsigned* s_hist = nullptr;
   std::uint16_t* s_cells = nullptr;
   unsigned* my_hist = nullptr;
-  unsigned long long* s_reg = nullptr;
-  double* s_regw = nullptr;
+  // Regions: the lane's sub-histogram counts the pairs of its current unit only; at the unit's end
+  // (end_unit) they go to the block's histogram and to the anchor's region in one add per bin,
+  // so the anchor's region costs nothing per pair. A pair whose partner lies in another region
+  // adds to that region per pair (s_regp). Block-wide arrays, read and cleared with atomicExch.
+  unsigned long long* s_reg_tot = nullptr;  // nbins
+  unsigned long long* s_rega = nullptr;     // regions x nbins, anchors' regions
+  unsigned* s_regp = nullptr;               // regions x nbins, partners' other regions
+  double* s_regw = nullptr;                 // regions x nbins, weighted (per pair, both terms)
+  int my_region = 0;
   float lo0, hi0, lo1, hi1;
   unsigned long long n_settled = 0, r_count = 0;
   double r_wsum = 0.0;
@@ -115,10 +125,14 @@ struct PairOutput {
     }
     if constexpr (Regions) {
       const std::uintptr_t end = reinterpret_cast<std::uintptr_t>(s_cells + a.ncells);
-      s_reg = reinterpret_cast<unsigned long long*>((end + 7) / 8 * 8);
-      s_regw = reinterpret_cast<double*>(s_reg + a.regions * nb);
+      s_reg_tot = reinterpret_cast<unsigned long long*>((end + 7) / 8 * 8);
+      s_rega = s_reg_tot + nb;
+      s_regw = reinterpret_cast<double*>(s_rega + a.regions * nb);
+      s_regp = reinterpret_cast<unsigned*>(s_regw + (Weighted ? a.regions * nb : 0));
+      for (int k = tid; k < nb; k += nthreads) s_reg_tot[k] = 0;
       for (int k = tid; k < a.regions * nb; k += nthreads) {
-        s_reg[k] = 0;
+        s_rega[k] = 0;
+        s_regp[k] = 0;
         if constexpr (Weighted) s_regw[k] = 0.0;
       }
     }
@@ -137,20 +151,19 @@ struct PairOutput {
     }
   }
 
-  // One accepted pair (bin k, anchor i, partner j).
-  __device__ __forceinline__ void accept(int k, std::uint32_t i, std::uint32_t j, double wprod) {
+  // One accepted pair (bin k, anchor i, partner j; rb: the partner's region, or -1 to look it up).
+  __device__ __forceinline__ void accept(int k, std::uint32_t i, std::uint32_t j, double wprod, int rb = -1) {
     if constexpr (kHist) {
       atomicAdd(&my_hist[k], 1u);
       if constexpr (Weighted) atomicAdd(&s_wh[k], wprod);
       if constexpr (Regions) {
-        // Seed 003's inverse jackknife: each pair once, into its anchor's region and, when
-        // different, its partner's.
-        const int ra = args.A.region[i], rb = args.B.region[j];
-        atomicAdd(&s_reg[ra * args.nbins + k], 1ull);
-        if (rb != ra) atomicAdd(&s_reg[rb * args.nbins + k], 1ull);
+        // Seed 003's inverse jackknife: each pair once, into its anchor's region (end_unit) and,
+        // when different, its partner's.
+        if (rb < 0) rb = args.B.region[j];
+        if (rb != my_region) atomicAdd(&s_regp[rb * args.nbins + k], 1u);
         if constexpr (Weighted) {
-          atomicAdd(&s_regw[ra * args.nbins + k], wprod);
-          if (rb != ra) atomicAdd(&s_regw[rb * args.nbins + k], wprod);
+          atomicAdd(&s_regw[my_region * args.nbins + k], wprod);
+          if (rb != my_region) atomicAdd(&s_regw[rb * args.nbins + k], wprod);
         }
       }
     } else if constexpr (Mode == OutputMode::Reduce) {
@@ -200,23 +213,23 @@ struct PairOutput {
     return true;
   }
   // The slow path: the band walk, then float64 inside a band.
-  __device__ __forceinline__ void resolve(float s, std::uint32_t i, std::uint32_t j, double wprod) {
+  __device__ __forceinline__ void resolve(float s, std::uint32_t i, std::uint32_t j, double wprod, int rb = -1) {
     int k = classify(s);
     if (k == -2) k = settle(i, j);
-    if (k >= 0) accept(k, i, j, wprod);
+    if (k >= 0) accept(k, i, j, wprod, rb);
   }
   // The fast verdict on a pair: most are decided by one table load (histograms) or two compares
   // (ranges) and counted here; returns false for the few the caller must resolve(). Traversals
   // collect those and resolve them after a tile, so that the slow path is expanded once, outside
   // the unrolled loop (expanded at every pair it multiplied the kernels' code past the
   // instruction cache).
-  __device__ __forceinline__ bool quick(float s, std::uint32_t i, std::uint32_t j, double wprod) {
+  __device__ __forceinline__ bool quick(float s, std::uint32_t i, std::uint32_t j, double wprod, int rb = -1) {
     if constexpr (kHist) {
       // (With thousands of bins most table cells hold a band and most pairs go to resolve().)
       const std::uint32_t v = lookup(s);
       if constexpr (Weighted || Regions) {
         if (v >= kUncertain) return false;
-        if (v < static_cast<std::uint32_t>(args.nbins)) accept(static_cast<int>(v), i, j, wprod);
+        if (v < static_cast<std::uint32_t>(args.nbins)) accept(static_cast<int>(v), i, j, wprod, rb);
       } else {
         // No branch: a pair left to resolve adds to the spare counter nbins + 1 instead.
         atomicAdd(&my_hist[::min(v, static_cast<std::uint32_t>(args.nbins) + 1u)], 1u);
@@ -254,7 +267,12 @@ struct PairOutput {
   // (all lanes of the warp). Weighted sums go straight to the block's shared array and are flushed
   // by flush_weights at the end.
   __device__ void flush_warp(int lane) {
-    if constexpr (kHist) {
+    if constexpr (Regions) {
+      // The lanes' counts belong to their unit until end_unit; only the shared arrays go now.
+      __syncwarp();
+      flush_region_arrays(lane, 32);
+      __syncwarp();
+    } else if constexpr (kHist) {
       __syncwarp();
       unsigned* mine = my_hist - (lane % args.copies) * args.hist_stride;
       for (int k = lane; k < args.nbins; k += 32) {
@@ -268,15 +286,43 @@ struct PairOutput {
       __syncwarp();
     }
   }
-  // The block's region histograms into the global ones (all threads, at the end).
+  // Regions: a unit starts (the lane's anchor region) and ends (its lane counts, which hold this
+  // unit's pairs only, to the block's histogram and to the anchor's region).
+  __device__ __forceinline__ void begin_unit(int region) { my_region = region; }
+  __device__ void end_unit() {
+    if constexpr (Regions) {
+      for (int k = 0; k < args.nbins; ++k) {
+        const unsigned c = my_hist[k];
+        if (c) {
+          my_hist[k] = 0;
+          atomicAdd(&s_reg_tot[k], static_cast<unsigned long long>(c));
+          atomicAdd(&s_rega[my_region * args.nbins + k], static_cast<unsigned long long>(c));
+        }
+      }
+    }
+  }
+  // Regions: the block-wide arrays into the global ones, read and cleared atomically (any warp,
+  // any time: warps share them).
+  __device__ void flush_region_arrays(int first, int step) {
+    if constexpr (Regions) {
+      for (int k = first; k < args.nbins; k += step) {
+        const unsigned long long c = atomicExch(&s_reg_tot[k], 0ull);
+        if (c) atomicAdd(&args.counts[k], c);
+      }
+      for (int k = first; k < args.regions * args.nbins; k += step) {
+        const unsigned long long c = atomicExch(&s_rega[k], 0ull) + atomicExch(&s_regp[k], 0u);
+        if (c) atomicAdd(&args.region_counts[k], c);
+      }
+    }
+  }
+  // The block's region arrays into the global ones (all threads, at the end).
   __device__ void flush_regions(int tid, int nthreads) {
     if constexpr (Regions) {
       __syncthreads();
-      for (int k = tid; k < args.regions * args.nbins; k += nthreads) {
-        if (s_reg[k]) atomicAdd(&args.region_counts[k], s_reg[k]);
-        if constexpr (Weighted)
+      flush_region_arrays(tid, nthreads);
+      if constexpr (Weighted)
+        for (int k = tid; k < args.regions * args.nbins; k += nthreads)
           if (s_regw[k] != 0.0) atomicAdd(&args.region_wsums[k], s_regw[k]);
-      }
     }
   }
   __device__ void flush_weights(int tid, int nthreads) {

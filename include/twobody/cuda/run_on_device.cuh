@@ -340,6 +340,10 @@ Result run_pairs(const F& f, const Plan& plan) {
   while (grid_copies > 1 && pair_output_smem(mode, weighted, nb, ncells, grid_copies * kGridWarps, stride, regions) > budget)
     grid_copies /= 2;
   const std::size_t grid_smem = pair_output_smem(mode, weighted, nb, ncells, grid_copies * kGridWarps, stride, regions);
+  // Regions need a sub-histogram per lane (PairOutput::end_unit attributes a lane's counts to its anchor).
+  if (regions > 0 && hist && grid_copies < 32)
+    throw Error(ErrorKind::Config, std::to_string(regions) + " jackknife regions x " + std::to_string(nb) +
+                                       " bins do not fit the GPU's shared memory; use --backend cpu");
   lap("upload");
   const DeviceGrid<D> grid = plan_device_grid<F>(plan, da, plan.is_auto() ? nullptr : db, shift, grid_smem <= budget);
   if (grid.a) lap("cell index");
