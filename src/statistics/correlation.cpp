@@ -222,20 +222,62 @@ CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>&
   out.raw = count(d, nullptr);
   std::vector<double> dr(nb, 0.0), rr(nb, 0.0), wdr(nb, 0.0), wrr(nb, 0.0);
   double norm_dr = 0, norm_rr = 0;
+  // ΣDR_i is one cross count of the data against the random catalogues put together (cross counts
+  // add over partner sets, exactly): the data are uploaded and indexed once per batch rather than
+  // once per catalogue, and one large count keeps the GPU busier than many small ones. Batches of
+  // up to ~2e7 points bound the memory of the joined copy.
+  constexpr std::size_t kBatchPoints = 20'000'000;
+  const auto add = [&](const Result& x, std::vector<double>& c, std::vector<double>& wc, std::vector<std::uint64_t>& jc,
+                       std::vector<double>& jwc) {
+    for (std::size_t k = 0; k < nb; ++k) {
+      c[k] += static_cast<double>(x.counts[k]);
+      if (weighted) wc[k] += x.weighted[k];
+    }
+    if (jackknife)
+      for (std::size_t t = 0; t < R * nb; ++t) {
+        jc[t] += x.region_counts[t];
+        if (weighted) jwc[t] += x.region_weighted[t];
+      }
+    out.raw.info.seconds += x.info.seconds;
+    out.raw.info.pairs_evaluated += x.info.pairs_evaluated;
+    out.raw.info.pairs_settled_fp64 += x.info.pairs_settled_fp64;
+  };
+  std::vector<PointSet> prepared;
+  prepared.reserve(randoms.size());
+  std::size_t batch_first = 0;
+  const auto flush_dr = [&](std::size_t upto) {
+    // Join prepared[batch_first..upto) and count the data against them.
+    const std::size_t first = batch_first;
+    batch_first = upto;
+    std::size_t n = 0;
+    for (std::size_t q = first; q < upto; ++q) n += prepared[q].size();
+    if (first == upto) return;
+    PointSet joined(d.dim(), n);
+    std::vector<double> w;
+    std::vector<std::int32_t> l;
+    bool all_weighted = true;
+    for (std::size_t q = first; q < upto; ++q) all_weighted = all_weighted && prepared[q].has_weights();
+    std::size_t at = 0;
+    for (std::size_t q = first; q < upto; ++q) {
+      const PointSet& r = prepared[q];
+      for (int dd = 0; dd < d.dim(); ++dd)
+        std::copy(r.coord(dd).begin(), r.coord(dd).end(), joined.coord(dd).begin() + static_cast<std::ptrdiff_t>(at));
+      if (all_weighted) w.insert(w.end(), r.weights().begin(), r.weights().end());
+      if (jackknife) l.insert(l.end(), r.regions().begin(), r.regions().end());
+      at += r.size();
+      prepared[q] = PointSet();  // its memory back before the next batch
+    }
+    if (all_weighted && n > 0) joined.set_weights(std::move(w));
+    if (jackknife) joined.set_regions(std::move(l));
+    add(count(d, &joined), dr, wdr, J.dr, J.wdr);
+  };
+  std::size_t batch_n = 0;
   for (std::size_t i = 0; i < randoms.size(); ++i) {
     PointSet r = prepare(randoms[i]);
     if (jackknife) {
       r.set_regions(labeller(jk.use_labels ? randoms[i] : r, fmt::format("random catalogue {}", i + 1)));
     }
-    const Result x = count(d, &r), y = count(r, nullptr);
-    for (std::size_t k = 0; k < nb; ++k) {
-      dr[k] += static_cast<double>(x.counts[k]);
-      rr[k] += static_cast<double>(y.counts[k]);
-      if (weighted) {
-        wdr[k] += x.weighted[k];
-        wrr[k] += y.weighted[k];
-      }
-    }
+    add(count(r, nullptr), rr, wrr, J.rr, J.wrr);
     norm_dr += pair_norm(d, &r, weighted);
     norm_rr += pair_norm(r, nullptr, weighted);
     if (jackknife) {
@@ -245,19 +287,15 @@ CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>&
         J.norm_dr[q] += dsum->size(q, weighted) * rs.size(q, weighted);
         J.norm_rr[q] += rs.auto_norm(q, weighted);
       }
-      for (std::size_t t = 0; t < R * nb; ++t) {
-        J.dr[t] += x.region_counts[t];
-        J.rr[t] += y.region_counts[t];
-        if (weighted) {
-          J.wdr[t] += x.region_weighted[t];
-          J.wrr[t] += y.region_weighted[t];
-        }
-      }
     }
-    out.raw.info.seconds += x.info.seconds + y.info.seconds;
-    out.raw.info.pairs_evaluated += x.info.pairs_evaluated + y.info.pairs_evaluated;
-    out.raw.info.pairs_settled_fp64 += x.info.pairs_settled_fp64 + y.info.pairs_settled_fp64;
+    if (batch_n > 0 && batch_n + r.size() > kBatchPoints) {
+      flush_dr(prepared.size());
+      batch_n = 0;
+    }
+    batch_n += r.size();
+    prepared.push_back(std::move(r));
   }
+  flush_dr(prepared.size());
   const double norm_dd = pair_norm(d, nullptr, weighted);
   std::vector<double> nat(nb), dp(nb), ham(nb), ls(nb);
   for (std::size_t k = 0; k < nb; ++k) {
