@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "builtin_catalogs.hpp"
+#include "mpi_session.hpp"
 #include "twobody/error.hpp"
 
 namespace twobody::cli {
@@ -87,11 +88,13 @@ RunOptions make_run_options(const CommonOptions& o, ProgressBar& bar) {
   r.path = o.path;
   r.threads = o.threads;
   r.max_pairs = o.max_pairs;
+  r.distribution = cli_distribution();
   if (bar.enabled()) r.progress = [&bar](double f) { bar.update(f); };
   return r;
 }
 
 void emit(const Table& t, const CommonOptions& o) {
+  if (!cli_writes_output()) return;
   const TableFormat f = parse_table_format(o.format);
   if (o.output.empty()) {
     write_table(std::cout, t, f);

@@ -8,6 +8,7 @@
 #include <new>
 
 #include "common_options.hpp"
+#include "mpi_session.hpp"
 #include "twobody/clustering2d.hpp"
 #include "twobody/correlation.hpp"
 #include "twobody/error.hpp"
@@ -36,7 +37,7 @@ Loaded load_sets(const CommonOptions& o, const Features& f) {
 }
 
 void maybe_explain(const CommonOptions& o, const Statistic& s, const PointSet& a, const PointSet* b) {
-  if (o.explain) std::cerr << explain(s, a, b, {o.backend, o.threads, {}, o.max_pairs}) << '\n';
+  if (o.explain) std::cerr << explain(s, a, b, {o.backend, o.threads, {}, o.max_pairs, o.path, cli_distribution()}) << '\n';
 }
 
 void finish(BinnedResult r, const CommonOptions& o, ProgressBar& bar) {
@@ -119,7 +120,7 @@ void finish_correlation(const CorrelationResult& r, const CommonOptions& o, cons
                            {"samples", samples},
                            {"covariance", cov}};
     if (!j.labels.empty()) t.meta["jackknife"]["labels"] = j.labels;
-    if (!jk.covariance.empty()) write_covariance(jk.covariance, r);
+    if (!jk.covariance.empty() && cli_writes_output()) write_covariance(jk.covariance, r);
   }
   emit(t, o);
 }
@@ -169,6 +170,7 @@ void add_generate(CLI::App& app) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const MpiSession mpi(argc, argv);
   CLI::App app{"twobody: exact 2-body statistics (pair counts, histograms, correlation functions) on CPU and GPU"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(kVersion));

@@ -1,6 +1,7 @@
 #pragma once
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "twobody/points.hpp"
@@ -8,6 +9,8 @@
 #include "twobody/statistic.hpp"
 
 namespace twobody {
+
+class Distribution;
 
 struct RunOptions {
   std::string backend = "auto";  // auto | cpu | cuda
@@ -19,6 +22,20 @@ struct RunOptions {
   // Traversal of cutoff statistics: "auto" (the cost model picks), "brute" or "grid" (the cell
   // grid whenever the statistic allows one: Euclidean metric, output ignoring pairs beyond r_max).
   std::string path = "auto";
+  // Splits every run across processes (MPI: twobody/distributed.hpp); null: this process runs all
+  // the pairs. Statistics and correlation functions pass their options on, so setting it here
+  // distributes all of their counts.
+  std::shared_ptr<const Distribution> distribution;
+};
+
+// How a run is split across processes. run() and explain() hand a call with
+// RunOptions::distribution set to it; it runs its pieces through run() without one.
+class Distribution {
+ public:
+  virtual ~Distribution() = default;
+  virtual Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt) const = 0;
+  virtual std::string explain(const Statistic& stat, const PointSet& a, const PointSet* b,
+                              const RunOptions& opt) const = 0;
 };
 
 // Validates the statistic against the points, plans it and runs it on a backend.
@@ -33,6 +50,11 @@ std::string explain(const Statistic& stat, const PointSet& a, const PointSet* b,
 // pool, ~0.1 s on an H100), so that a caller can overlap it with reading its files, e.g. on a
 // std::thread. Does nothing for the CPU or when no GPU is visible; never throws.
 void warm_up(const std::string& backend);
+
+// Which CUDA device this process's runs use, from now on: index modulo the visible devices (an MPI
+// rank passes its rank on the node, seed 003). Before any call: the current device (0). Does
+// nothing without CUDA.
+void use_cuda_device(int index);
 
 // Backends compiled into this library ("cpu", and "cuda" when built with CUDA).
 std::vector<std::string> available_backends();

@@ -1,5 +1,6 @@
 // The CUDA backend: device discovery and the dispatch of (metric, dimension) to the per-metric
 // translation units (run_*.cu).
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -111,12 +112,21 @@ class CudaBackend final : public Backend {
 }  // namespace
 }  // namespace cuda
 
+namespace {
+// use_cuda_device's choice; -1: the thread's current device. Set on every thread that makes a
+// backend (the current device is per host thread: the warm-up runs on its own).
+std::atomic<int> chosen_device{-1};
+}  // namespace
+
+void use_cuda_device(int index) { chosen_device.store(index); }
+
 std::unique_ptr<Backend> make_cuda_backend() {
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
     cudaGetLastError();  // clear the sticky "no device" error
     return nullptr;
   }
+  if (const int d = chosen_device.load(); d >= 0) TWOBODY_CUDA_CHECK(cudaSetDevice(d % n));
   return std::make_unique<cuda::CudaBackend>(cuda::device_info().name);
 }
 

@@ -3,4 +3,5 @@
 
 namespace twobody {
 std::unique_ptr<Backend> make_cuda_backend() { return nullptr; }
+void use_cuda_device(int) {}
 }  // namespace twobody

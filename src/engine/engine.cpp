@@ -46,6 +46,7 @@ std::unique_ptr<Backend> backend_for(const Statistic& stat, const std::string& n
 }  // namespace
 
 Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt) {
+  if (opt.distribution) return opt.distribution->run(stat, a, b, opt);
   Plan plan = make_plan(stat, a, b, opt);
   std::string fallback;
   auto backend = backend_for(stat, opt.backend, fallback);
@@ -64,6 +65,7 @@ Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const Ru
 }
 
 std::string explain(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt) {
+  if (opt.distribution) return opt.distribution->explain(stat, a, b, opt);
   Plan plan = make_plan(stat, a, b, opt);
   std::string fallback;
   auto backend = backend_for(stat, opt.backend, fallback);

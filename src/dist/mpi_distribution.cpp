@@ -1,0 +1,303 @@
+// Pair jobs on MPI ranks (pair_jobs.hpp says how they are cut) and the reduction of their results
+// in a fixed order: per rank in job order, then over ranks in rank order on rank 0, broadcast.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstring>
+#include <map>
+#include <new>
+
+#include "dist/pair_jobs.hpp"
+#include "twobody/distributed.hpp"
+#include "twobody/error.hpp"
+
+namespace twobody {
+
+namespace {
+
+using dist::Decomposition;
+using dist::PairJob;
+
+// Counters of one result laid out flat: counts, region counts, then the two pair tallies; weighted
+// sums and region weighted sums beside them.
+struct Layout {
+  std::size_t bins = 0, regions = 0;
+  bool weighted = false;
+
+  explicit Layout(const Statistic& s)
+      : bins(s.output == OutputKind::Histogram
+                 ? (s.binning2d.active() ? s.binning2d.nbins() : s.binning.nbins())
+                 : 1),
+        regions(s.regions > 0 ? static_cast<std::size_t>(s.regions) : 0),
+        weighted(s.weighted) {}
+  std::size_t counters() const { return bins * (1 + regions) + 2; }
+  std::size_t sums() const { return weighted ? bins * (1 + regions) : 0; }
+};
+
+void add_into(std::vector<std::uint64_t>& to, std::size_t at, const std::vector<std::uint64_t>& v) {
+  for (std::size_t k = 0; k < v.size() && at + k < to.size(); ++k) to[at + k] += v[k];
+}
+void add_into(std::vector<double>& to, std::size_t at, const std::vector<double>& v) {
+  for (std::size_t k = 0; k < v.size() && at + k < to.size(); ++k) to[at + k] += v[k];
+}
+
+// Gathers equal-length vectors to rank 0, sums them there in rank order and broadcasts the sum.
+template <class T>
+std::vector<T> sum_in_rank_order(const std::vector<T>& mine, MPI_Datatype type, MPI_Comm comm) {
+  int P = 1, rank = 0;
+  MPI_Comm_size(comm, &P);
+  MPI_Comm_rank(comm, &rank);
+  const int n = static_cast<int>(mine.size());
+  std::vector<T> all(rank == 0 ? mine.size() * static_cast<std::size_t>(P) : 0);
+  std::vector<T> sum(mine.size(), T{});
+  if (n == 0) return sum;
+  MPI_Gather(mine.data(), n, type, all.data(), n, type, 0, comm);
+  if (rank == 0)
+    for (int r = 0; r < P; ++r)
+      for (int k = 0; k < n; ++k) sum[k] += all[static_cast<std::size_t>(r) * n + k];
+  MPI_Bcast(sum.data(), n, type, 0, comm);
+  return sum;
+}
+
+// When a rank failed, every rank throws the first failing rank's error: no rank is left waiting
+// in a collective call.
+void agree_on_failure(bool failed, ErrorKind kind, const std::string& message, MPI_Comm comm) {
+  int P = 1, rank = 0;
+  MPI_Comm_size(comm, &P);
+  MPI_Comm_rank(comm, &rank);
+  const int mine = failed ? rank : P;
+  int first = P;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+  if (first == P) return;
+  int k = static_cast<int>(kind);
+  MPI_Bcast(&k, 1, MPI_INT, first, comm);
+  int len = static_cast<int>(message.size());
+  MPI_Bcast(&len, 1, MPI_INT, first, comm);
+  std::string text = rank == first ? message : std::string(static_cast<std::size_t>(len), ' ');
+  MPI_Bcast(text.data(), len, MPI_CHAR, first, comm);
+  throw Error(static_cast<ErrorKind>(k), fmt::format("{} (MPI rank {})", text, first));
+}
+
+// Fixed-width strings from every rank, in rank order, on rank 0.
+std::vector<std::string> gather_lines(const std::string& line, MPI_Comm comm) {
+  constexpr int width = 512;
+  int P = 1, rank = 0;
+  MPI_Comm_size(comm, &P);
+  MPI_Comm_rank(comm, &rank);
+  char mine[width] = {};
+  std::strncpy(mine, line.c_str(), width - 1);
+  std::vector<char> all(rank == 0 ? static_cast<std::size_t>(P) * width : 0);
+  MPI_Gather(mine, width, MPI_CHAR, all.data(), width, MPI_CHAR, 0, comm);
+  std::vector<std::string> out;
+  for (int r = 0; rank == 0 && r < P; ++r) out.emplace_back(all.data() + static_cast<std::size_t>(r) * width);
+  return out;
+}
+
+class MpiDistribution final : public Distribution {
+ public:
+  MpiDistribution(MPI_Comm comm, DistributedOptions opt) : comm_(comm), opt_(opt) {
+    MPI_Comm node;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &node_rank_);
+    MPI_Comm_free(&node);
+    char name[MPI_MAX_PROCESSOR_NAME] = {};
+    int len = 0;
+    MPI_Get_processor_name(name, &len);
+    host_.assign(name, static_cast<std::size_t>(len));
+    // Seed 003: one GPU per process, the process's rank on its machine modulo the machine's GPUs.
+    use_cuda_device(node_rank_);
+  }
+
+  Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt) const override {
+    RunOptions local = opt;
+    local.distribution.reset();
+    int P = 1, rank = 0;
+    MPI_Comm_size(comm_, &P);
+    MPI_Comm_rank(comm_, &rank);
+    if (P == 1 || stat.output == OutputKind::Matrix) return twobody::run(stat, a, b, local);
+    const auto t0 = std::chrono::steady_clock::now();
+    // The whole run's checks first, on every rank alike: the same error everywhere before any job.
+    (void)twobody::explain(stat, a, b, local);
+
+    const Decomposition D = dist::decompose(stat, a, b, P, opt_.chunks_per_rank);
+    const Layout L(stat);
+    std::vector<std::uint64_t> counters(L.counters(), 0);
+    std::vector<double> sums(L.sums(), 0.0);
+    std::vector<PairRecord> pairs;
+    std::map<std::size_t, PointSet> chunks_a, chunks_b;
+    const auto chunk = [&](std::map<std::size_t, PointSet>& cache, const dist::SlabChunks& s, const PointSet& p,
+                           std::size_t c) -> const PointSet& {
+      auto it = cache.find(c);
+      if (it == cache.end()) it = cache.emplace(c, s.make(p, c)).first;
+      return it->second;
+    };
+    std::string first_plan, backend = local.backend, device;
+    int threads = 0;
+    bool failed = false;
+    ErrorKind kind = ErrorKind::Internal;
+    std::string message;
+    try {
+      const double my_load = D.load[static_cast<std::size_t>(rank)];
+      double done = 0;
+      for (const PairJob& j : D.jobs) {
+        if (j.rank != rank) continue;
+        const PointSet& x = chunk(chunks_a, D.a, a, j.a);
+        const PointSet* y = j.is_auto ? nullptr : D.cross ? &chunk(chunks_b, D.b, *b, j.b) : &chunk(chunks_a, D.a, a, j.b);
+        Statistic t = stat;
+        t.traversal = j.is_auto ? Traversal::Auto : Traversal::Cross;
+        RunOptions o = local;
+        if (opt.progress)
+          o.progress = [&opt, &done, my_load, est = j.estimate](double f) {
+            opt.progress(my_load > 0 ? std::min(1.0, (done + f * est) / my_load) : f);
+          };
+        Result r = twobody::run(t, x, y, o);
+        if (stat.output != OutputKind::PairList) add_into(counters, 0, r.counts);
+        add_into(counters, L.bins, r.region_counts);
+        counters[L.counters() - 2] += r.info.pairs_evaluated;
+        counters[L.counters() - 1] += r.info.pairs_settled_fp64;
+        if (L.weighted) {
+          add_into(sums, 0, r.weighted);
+          add_into(sums, L.bins, r.region_weighted);
+        }
+        if (stat.output == OutputKind::PairList) {
+          const dist::SlabChunks& sb = D.cross ? D.b : D.a;
+          for (PairRecord p : r.pairs) {
+            p.i = D.a.order[D.a.begin[j.a] + p.i];
+            p.j = sb.order[sb.begin[j.b] + p.j];
+            if (!D.cross && p.i > p.j) std::swap(p.i, p.j);
+            pairs.push_back(p);
+          }
+        }
+        if (first_plan.empty()) {
+          first_plan = r.info.plan;
+          backend = r.info.backend;
+          device = r.info.device;
+          threads = r.info.threads;
+        }
+        done += j.estimate;
+      }
+    } catch (const Error& e) {
+      failed = true;
+      kind = e.kind();
+      message = e.what();
+    } catch (const std::bad_alloc&) {
+      failed = true;
+      kind = ErrorKind::Resource;
+      message = "out of memory in a pair job";
+    } catch (const std::exception& e) {
+      failed = true;
+      message = e.what();
+    }
+    agree_on_failure(failed, kind, message, comm_);
+
+    const std::vector<std::uint64_t> total = sum_in_rank_order(counters, MPI_UINT64_T, comm_);
+    const std::vector<double> wtotal = sum_in_rank_order(sums, MPI_DOUBLE, comm_);
+    Result out;
+    out.output = stat.output;
+    if (stat.output != OutputKind::PairList) {
+      out.counts.assign(total.begin(), total.begin() + static_cast<std::ptrdiff_t>(L.bins));
+      if (L.weighted) out.weighted.assign(wtotal.begin(), wtotal.begin() + static_cast<std::ptrdiff_t>(L.bins));
+    }
+    if (L.regions) {
+      out.regions = L.regions;
+      out.region_counts.assign(total.begin() + static_cast<std::ptrdiff_t>(L.bins),
+                               total.begin() + static_cast<std::ptrdiff_t>(L.bins * (1 + L.regions)));
+      if (L.weighted)
+        out.region_weighted.assign(wtotal.begin() + static_cast<std::ptrdiff_t>(L.bins), wtotal.end());
+    }
+    if (stat.output == OutputKind::PairList) out.pairs = gather_pairs(pairs, opt.max_pairs);
+
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), slowest = 0;
+    MPI_Allreduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm_);
+    out.info.backend = backend;
+    out.info.device = fmt::format("{} MPI ranks; rank {}: {}", P, rank, device.empty() ? "no job" : device);
+    out.info.threads = threads;
+    out.info.n_a = a.size();
+    out.info.n_b = b ? b->size() : 0;
+    out.info.seconds = slowest;
+    out.info.pairs_evaluated = total[L.counters() - 2];
+    out.info.pairs_settled_fp64 = total[L.counters() - 1];
+    out.info.plan = D.describe() + fmt::format("\nmpi: rank {}'s first job:\n{}", rank, first_plan);
+    return out;
+  }
+
+  std::string explain(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt) const override {
+    RunOptions local = opt;
+    local.distribution.reset();
+    int P = 1, rank = 0;
+    MPI_Comm_size(comm_, &P);
+    MPI_Comm_rank(comm_, &rank);
+    const std::string whole = twobody::explain(stat, a, b, local);
+    if (P == 1) return whole;
+    if (stat.output == OutputKind::Matrix)
+      return fmt::format("mpi: {} ranks; a matrix is not split: every rank computes it whole\n{}", P, whole);
+    const Decomposition D = dist::decompose(stat, a, b, P, opt_.chunks_per_rank);
+    const auto jobs = std::count_if(D.jobs.begin(), D.jobs.end(), [&](const PairJob& j) { return j.rank == rank; });
+    const std::string line = fmt::format("mpi: rank {} on {} (rank {} on its node): {} jobs, {:.3g} estimated pairs; {}",
+                                         rank, host_, node_rank_, jobs, D.load[static_cast<std::size_t>(rank)],
+                                         whole.substr(0, whole.find('\n')));
+    std::string s = D.describe();
+    for (const std::string& l : gather_lines(line, comm_)) s += "\n" + l;
+    return s + "\nmpi: each job runs as:\n" + whole;
+  }
+
+ private:
+  // Every rank's pairs on every rank, sorted by (i, j) as a one-process run gives them.
+  std::vector<PairRecord> gather_pairs(const std::vector<PairRecord>& mine, std::size_t max_pairs) const {
+    int P = 1, rank = 0;
+    MPI_Comm_size(comm_, &P);
+    MPI_Comm_rank(comm_, &rank);
+    const std::uint64_t n = mine.size();
+    std::vector<std::uint64_t> sizes(static_cast<std::size_t>(P));
+    MPI_Allgather(&n, 1, MPI_UINT64_T, sizes.data(), 1, MPI_UINT64_T, comm_);
+    std::uint64_t total = 0;
+    for (auto s : sizes) total += s;
+    if (total > max_pairs)
+      throw Error(ErrorKind::Resource, fmt::format("pair list exceeds the limit of {} pairs; narrow the range or raise "
+                                                   "RunOptions::max_pairs",
+                                                   max_pairs));
+    if (total > static_cast<std::uint64_t>(INT_MAX))
+      throw Error(ErrorKind::Resource, fmt::format("a distributed pair list holds at most {} pairs (MPI counts are "
+                                                   "int), not {}",
+                                                   INT_MAX, total));
+    MPI_Datatype record;
+    MPI_Type_contiguous(static_cast<int>(sizeof(PairRecord)), MPI_BYTE, &record);
+    MPI_Type_commit(&record);
+    std::vector<int> counts(static_cast<std::size_t>(P)), displs(static_cast<std::size_t>(P));
+    for (int r = 0, at = 0; r < P; ++r) {
+      counts[r] = static_cast<int>(sizes[r]);
+      displs[r] = at;
+      at += counts[r];
+    }
+    std::vector<PairRecord> all(static_cast<std::size_t>(total));
+    MPI_Gatherv(mine.data(), static_cast<int>(n), record, all.data(), counts.data(), displs.data(), record, 0, comm_);
+    if (rank == 0)
+      std::sort(all.begin(), all.end(),
+                [](const PairRecord& x, const PairRecord& y) { return x.i != y.i ? x.i < y.i : x.j < y.j; });
+    MPI_Bcast(all.data(), static_cast<int>(total), record, 0, comm_);
+    MPI_Type_free(&record);
+    return all;
+  }
+
+  MPI_Comm comm_;
+  DistributedOptions opt_;
+  int node_rank_ = 0;
+  std::string host_;
+};
+
+}  // namespace
+
+std::shared_ptr<const Distribution> mpi_distribution(MPI_Comm comm, DistributedOptions opt) {
+  return std::make_shared<MpiDistribution>(comm, opt);
+}
+
+Result run_distributed(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt,
+                       MPI_Comm comm, DistributedOptions dopt) {
+  RunOptions o = opt;
+  o.distribution = mpi_distribution(comm, dopt);
+  return twobody::run(stat, a, b, o);
+}
+
+}  // namespace twobody
