@@ -227,7 +227,16 @@ struct PairOutput {
     if constexpr (kHist) {
       // (With thousands of bins most table cells hold a band and most pairs go to resolve().)
       const std::uint32_t v = lookup(s);
-      if constexpr (Weighted || Regions) {
+      if constexpr (Regions && !Weighted) {
+        // As below, branch-free into the lane's own sub-histogram (it holds this unit's pairs;
+        // end_unit reads its bins), and a partner in another region adds to that region.
+        atomicAdd(&my_hist[::min(v, static_cast<std::uint32_t>(args.nbins) + 1u)], 1u);
+        if (v < static_cast<std::uint32_t>(args.nbins) && rb != my_region) {
+          if (rb < 0) rb = args.B.region[j];
+          if (rb != my_region) atomicAdd(&s_regp[rb * args.nbins + static_cast<int>(v)], 1u);
+        }
+        return v < kUncertain;
+      } else if constexpr (Weighted || Regions) {
         if (v >= kUncertain) return false;
         if (v < static_cast<std::uint32_t>(args.nbins)) accept(static_cast<int>(v), i, j, wprod, rb);
       } else {
