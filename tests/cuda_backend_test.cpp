@@ -376,6 +376,8 @@ TEST_F(Cuda, WindowedGridEveryReach) {
   const PointSet B = to_pointset(uniform_points(7000, 3, 0, L, rng, true));
   for (const char* reach : {"1", "2", "3", "5"}) {
     setenv("TWOBODY_GRID_REACH", reach, 1);
+    // Two anchors a lane (units of 64) on the unweighted histograms, one on the rest.
+    setenv("TWOBODY_GRID_ANCHORS", reach[0] == '1' || reach[0] == '3' ? "2" : "1", 1);
     for (double rmax : {6.0, 17.0, 33.0}) {
       for (bool periodic : {false, true}) {
         for (const PointSet* A : {&U, &C}) {
@@ -386,6 +388,9 @@ TEST_F(Cuda, WindowedGridEveryReach) {
           if (periodic) s.box = Box::cube(3, L);
           const Result g = run(s, *A, nullptr, grid_on_cuda());
           EXPECT_NE(g.info.plan.find("windows"), std::string::npos) << g.info.plan;
+          // (At r_max 6 reach 3 would need more cells than points: the planner keeps cubic cells.)
+          if ((reach[0] == '1' || reach[0] == '3') && rmax > 10)
+            EXPECT_NE(g.info.plan.find("two anchors a lane"), std::string::npos) << g.info.plan;
           expect_grid_matches(s, *A, nullptr);
           s.traversal = Traversal::Cross;
           expect_grid_matches(s, *A, &B);
@@ -403,6 +408,7 @@ TEST_F(Cuda, WindowedGridEveryReach) {
     }
   }
   unsetenv("TWOBODY_GRID_REACH");
+  unsetenv("TWOBODY_GRID_ANCHORS");
 }
 
 // Angles through the grid: unit vectors in 3-D cells of the chord 2 sin(θ_max / 2), against the

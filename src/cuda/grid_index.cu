@@ -43,7 +43,7 @@ __global__ void cell_starts_kernel(const unsigned long long* keys, std::uint32_t
 // Pair evaluations of every anchor cell: its triangle (auto) and its neighbour runs (the half
 // shell for auto: cells of higher id only; the full shell for cross).
 __global__ void workload_kernel(GridShape g, const std::uint32_t* a_start, const std::uint32_t* b_start, bool is_auto,
-                                unsigned long long* work, std::uint32_t* cell, std::uint32_t* units) {
+                                std::uint32_t unit, unsigned long long* work, std::uint32_t* cell, std::uint32_t* units) {
   const std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= g.total) return;
   const unsigned long long na = a_start[c + 1] - a_start[c];
@@ -56,7 +56,7 @@ __global__ void workload_kernel(GridShape g, const std::uint32_t* a_start, const
   }
   work[c] = na * partners + (is_auto ? na * (na ? na - 1 : 0) / 2 : 0);
   cell[c] = c;
-  units[c] = static_cast<std::uint32_t>((na + kUnitAnchors - 1) / kUnitAnchors);
+  units[c] = static_cast<std::uint32_t>((na + unit - 1) / unit);
 }
 
 __global__ void permute_kernel(std::uint32_t n, const std::uint32_t* order, const std::uint32_t* in, std::uint32_t* out) {
@@ -65,12 +65,12 @@ __global__ void permute_kernel(std::uint32_t n, const std::uint32_t* order, cons
 }
 
 __global__ void expand_units_kernel(std::uint32_t cells, const std::uint32_t* sorted_cell, const std::uint32_t* unit_first,
-                                    const std::uint32_t* a_start, uint2* units) {
+                                    const std::uint32_t* a_start, std::uint32_t unit, uint2* units) {
   const std::uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= cells) return;
   const std::uint32_t c = sorted_cell[k];
   std::uint32_t u = unit_first[k];
-  for (std::uint32_t a = a_start[c]; a < a_start[c + 1]; a += kUnitAnchors) units[u++] = make_uint2(c, a);
+  for (std::uint32_t a = a_start[c]; a < a_start[c + 1]; a += unit) units[u++] = make_uint2(c, a);
 }
 
 }  // namespace grid_detail
@@ -105,12 +105,14 @@ void sort_by_cell(const GridShape& g, const DeviceSet& src, std::uint32_t* order
   TWOBODY_CUDA_CHECK_LAUNCH("cell_starts_kernel");
 }
 
-GridWorkQueue::GridWorkQueue(const GridShape& g, const std::uint32_t* a_start, const std::uint32_t* b_start, bool is_auto) {
+GridWorkQueue::GridWorkQueue(const GridShape& g, const std::uint32_t* a_start, const std::uint32_t* b_start, bool is_auto,
+                             std::uint32_t unit_anchors) {
   using namespace grid_detail;
   const std::uint32_t cells = g.total;
   DeviceBuffer<unsigned long long> work(cells), work_sorted(cells), total(1);
   DeviceBuffer<std::uint32_t> cell(cells), cell_sorted(cells), nunits(cells), unit_first(cells);
-  workload_kernel<<<blocks_for(cells), 256>>>(g, a_start, b_start, is_auto, work.get(), cell.get(), nunits.get());
+  workload_kernel<<<blocks_for(cells), 256>>>(g, a_start, b_start, is_auto, unit_anchors, work.get(), cell.get(),
+                                              nunits.get());
   TWOBODY_CUDA_CHECK_LAUNCH("workload_kernel");
   std::size_t t1 = 0, t2 = 0, t3 = 0;
   TWOBODY_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, t1, work.get(), total.get(), cells));
@@ -134,7 +136,8 @@ GridWorkQueue::GridWorkQueue(const GridShape& g, const std::uint32_t* a_start, c
   }
   n_units = static_cast<unsigned long long>(last[0]) + last[1];
   units = DeviceBuffer<uint2>(n_units);
-  expand_units_kernel<<<blocks_for(cells), 256>>>(cells, cell_sorted.get(), unit_first.get(), a_start, units.get());
+  expand_units_kernel<<<blocks_for(cells), 256>>>(cells, cell_sorted.get(), unit_first.get(), a_start, unit_anchors,
+                                                  units.get());
   TWOBODY_CUDA_CHECK_LAUNCH("expand_units_kernel");
 }
 

@@ -4,7 +4,7 @@
 // start of every cell from the sorted ids (one offset array, O(N + cells) memory whatever the
 // clustering), and the points gathered into cell order, float32 (shifted) and float64.
 // Then the work queue (seed 004 §3.3): cells weighed by their pair evaluations, sorted heaviest
-// first, and cut into units of at most 32 anchors, one unit per warp.
+// first, and cut into units of at most 32 (or, in dense cells, 64) anchors, one unit per warp.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -16,7 +16,6 @@
 
 namespace twobody::cuda {
 
-constexpr int kUnitAnchors = 32;  // anchors per work unit: one per lane of a warp
 
 // Where the gather writes one set in cell order.
 template <int D>
@@ -109,7 +108,9 @@ struct GridWorkQueue {
   unsigned long long n_units = 0;
   unsigned long long evaluations = 0;
 
-  GridWorkQueue(const GridShape& g, const std::uint32_t* a_start, const std::uint32_t* b_start, bool is_auto);
+  // unit_anchors: anchors per unit, 32 (one a lane) or 64 (two a lane, dense cells).
+  GridWorkQueue(const GridShape& g, const std::uint32_t* a_start, const std::uint32_t* b_start, bool is_auto,
+                std::uint32_t unit_anchors = 32);
 };
 
 }  // namespace twobody::cuda

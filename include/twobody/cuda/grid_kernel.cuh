@@ -67,9 +67,13 @@ __device__ __forceinline__ std::uint32_t warp_bound(const float* z, std::uint32_
 
 }  // namespace grid_detail
 
-template <int D, OutputMode Mode, bool Weighted, bool Windowed, class Proxy, class Exact, bool Regions = false>
+// Anchors: anchors per lane. 2 in dense cells (units of 64 anchors): each partner shuffled round
+// the warp then serves two pairs per lane, halving the shuffles and the loop per pair.
+template <int D, OutputMode Mode, bool Weighted, bool Windowed, class Proxy, class Exact, bool Regions = false,
+          int Anchors = 1>
 __global__ void __launch_bounds__(kGridThreads) grid_kernel(__grid_constant__ const PairKernelArgs<Proxy, Exact> args,
                                                             __grid_constant__ const GridWork work) {
+  static_assert(Anchors == 1 || (Anchors == 2 && Windowed && !Weighted && !Regions), "two anchors: unweighted windows");
   extern __shared__ __align__(16) unsigned char smem[];
   constexpr bool kHist = Mode == OutputMode::Histogram;
   constexpr int last = D - 1;
@@ -89,16 +93,31 @@ __global__ void __launch_bounds__(kGridThreads) grid_kernel(__grid_constant__ co
     const uint2 unit = work.units[u];
     const std::uint32_t c = unit.x, a0 = unit.y;
     const std::uint32_t cell_end = work.a_start[c + 1];
-    const int na = static_cast<int>(min(32u, cell_end - a0));
-    const int groups = 32 / na, group = lane / na;
-    const bool lane_on = group < groups;
-    const bool full = na == 32;
-    const std::uint32_t i = a0 + static_cast<std::uint32_t>(lane % na);
-    float a[D];
+    constexpr std::uint32_t kSpan = 32u * Anchors;
+    const int na = static_cast<int>(min(kSpan, cell_end - a0));
+    // One anchor a lane: a cell with fewer than 32 splits the warp into groups; two: lanes hold
+    // anchors a0 + lane and a0 + 32 + lane.
+    const int groups = Anchors == 1 ? 32 / na : 1, group = Anchors == 1 ? lane / na : 0;
+    const bool full = na == static_cast<int>(kSpan);
+    std::uint32_t i[Anchors];
+    bool on[Anchors];
+    float a[Anchors][D];
+    double wa[Anchors];
 #pragma unroll
-    for (int d = 0; d < D; ++d) a[d] = args.A.x[d][i];
-    const double wa = Weighted ? args.A.w[i] : 0.0;
-    if constexpr (Regions) out.begin_unit(args.A.region[i]);
+    for (int q = 0; q < Anchors; ++q) {
+      if constexpr (Anchors == 1) {
+        i[q] = a0 + static_cast<std::uint32_t>(lane % na);
+        on[q] = group < groups;
+      } else {
+        const int k = q * 32 + lane;
+        on[q] = k < na;
+        i[q] = a0 + static_cast<std::uint32_t>(on[q] ? k : 0);
+      }
+#pragma unroll
+      for (int d = 0; d < D; ++d) a[q][d] = args.A.x[d][i[q]];
+      wa[q] = Weighted ? args.A.w[i[q]] : 0.0;
+    }
+    if constexpr (Regions) out.begin_unit(args.A.region[i[0]]);
     // The anchor cell's low corner in the kernels' frame (windows).
     float corner[D];
     if constexpr (Windowed) {
@@ -113,7 +132,9 @@ __global__ void __launch_bounds__(kGridThreads) grid_kernel(__grid_constant__ co
 
     const float no_image[D] = {};
     // One pair; the proxy is a plain difference where partners were moved to their image.
-    auto proxy = [&](const float* b) { return Windowed ? SquaredDistanceProxy<D>{}(a, b) : args.proxy(a, b); };
+    auto proxy = [&](int q, const float* b) {
+      return Windowed ? SquaredDistanceProxy<D>{}(a[q], b) : args.proxy(a[q], b);
+    };
     // Partners [j0, j1) of the sorted B set, moved by `image`; `check`: only j > i (the triangle
     // of a cell).
     auto tiles = [&](std::uint32_t j0, std::uint32_t j1, bool check, const float* image) {
@@ -126,8 +147,10 @@ __global__ void __launch_bounds__(kGridThreads) grid_kernel(__grid_constant__ co
         const double wl = Weighted && have ? args.B.w[jl] : 0.0;
         const int rl = Regions && have ? args.B.region[jl] : 0;
         const int cnt = static_cast<int>(min(32u, j1 - jt));
-        // Pairs the fast verdict leaves open, one bit per partner, resolved after the tile.
-        unsigned unsure = 0u;
+        // Pairs the fast verdict leaves open, one bit per partner and anchor, resolved after the tile.
+        unsigned unsure[Anchors];
+#pragma unroll
+        for (int q = 0; q < Anchors; ++q) unsure[q] = 0u;
         if (full && cnt == 32 && !check) {
           // The common case in dense cells: every lane an anchor, 32 partners, no triangle test.
 #pragma unroll 4
@@ -138,9 +161,13 @@ __global__ void __launch_bounds__(kGridThreads) grid_kernel(__grid_constant__ co
             const double wb = Weighted ? __shfl_sync(0xffffffffu, wl, t) : 0.0;
             const int rb = Regions ? __shfl_sync(0xffffffffu, rl, t) : -1;
             // Shifted in from the right (cheaper than a bit at t), reversed after the loop.
-            unsure = (unsure << 1) | (out.quick(proxy(b), i, jt + static_cast<std::uint32_t>(t), wa * wb, rb) ? 0u : 1u);
+#pragma unroll
+            for (int q = 0; q < Anchors; ++q)
+              unsure[q] = (unsure[q] << 1) |
+                          (out.quick(proxy(q, b), i[q], jt + static_cast<std::uint32_t>(t), wa[q] * wb, rb) ? 0u : 1u);
           }
-          unsure = __brev(unsure);
+#pragma unroll
+          for (int q = 0; q < Anchors; ++q) unsure[q] = __brev(unsure[q]);
         } else {
           const int rounds = (cnt + groups - 1) / groups;
           for (int r = 0; r < rounds; ++r) {
@@ -152,20 +179,25 @@ __global__ void __launch_bounds__(kGridThreads) grid_kernel(__grid_constant__ co
             const double wb = Weighted ? __shfl_sync(0xffffffffu, wl, src) : 0.0;
             const int rb = Regions ? __shfl_sync(0xffffffffu, rl, src) : -1;
             const std::uint32_t j = jt + static_cast<std::uint32_t>(t);
-            if (lane_on && t < cnt && (!check || j > i))
-              unsure |= out.quick(proxy(b), i, j, wa * wb, rb) ? 0u : 1u << t;
+#pragma unroll
+            for (int q = 0; q < Anchors; ++q)
+              if (on[q] && t < cnt && (!check || j > i[q]))
+                unsure[q] |= out.quick(proxy(q, b), i[q], j, wa[q] * wb, rb) ? 0u : 1u << t;
           }
         }
         // The partner again from memory (the lanes diverge here, so no shuffles), the same
         // float32 arithmetic, then the band walk and float64.
-        while (unsure) {
-          const int t = __ffs(unsure) - 1;
-          unsure &= unsure - 1;
-          const std::uint32_t j = jt + static_cast<std::uint32_t>(t);
-          float b[D];
 #pragma unroll
-          for (int d = 0; d < D; ++d) b[d] = args.B.x[d][j] + image[d];
-          out.resolve(proxy(b), i, j, Weighted ? wa * args.B.w[j] : 0.0);
+        for (int q = 0; q < Anchors; ++q) {
+          while (unsure[q]) {
+            const int t = __ffs(unsure[q]) - 1;
+            unsure[q] &= unsure[q] - 1;
+            const std::uint32_t j = jt + static_cast<std::uint32_t>(t);
+            float b[D];
+#pragma unroll
+            for (int d = 0; d < D; ++d) b[d] = args.B.x[d][j] + image[d];
+            out.resolve(proxy(q, b), i[q], j, Weighted ? wa[q] * args.B.w[j] : 0.0);
+          }
         }
         evaluations += static_cast<unsigned long long>(cnt) * static_cast<unsigned>(na);
         if constexpr (kHist) {
@@ -183,18 +215,21 @@ __global__ void __launch_bounds__(kGridThreads) grid_kernel(__grid_constant__ co
       std::uint32_t j0 = work.b_start[lo], j1 = work.b_start[hi + 1];
       if (j0 >= j1) return;
       if constexpr (Windowed) {
-        float gap2 = 0.f;
-#pragma unroll
-        for (int d = 0; d < last; ++d) {
-          const float clo = fmaf(static_cast<float>(nr.offset[d]), work.width[d], corner[d]);
-          const float g = fmaxf(fmaxf(clo - a[d], a[d] - (clo + work.width[d])) - work.margin, 0.f);
-          gap2 = fmaf(g, g, gap2);
-        }
         float zlo = INFINITY, zhi = -INFINITY;
-        if (lane_on && gap2 < work.reach2) {
-          const float h = sqrtf(work.reach2 - gap2) + work.margin;
-          zlo = a[last] - h - nr.image[last];
-          zhi = a[last] + h - nr.image[last];
+#pragma unroll
+        for (int q = 0; q < Anchors; ++q) {
+          float gap2 = 0.f;
+#pragma unroll
+          for (int d = 0; d < last; ++d) {
+            const float clo = fmaf(static_cast<float>(nr.offset[d]), work.width[d], corner[d]);
+            const float g = fmaxf(fmaxf(clo - a[q][d], a[q][d] - (clo + work.width[d])) - work.margin, 0.f);
+            gap2 = fmaf(g, g, gap2);
+          }
+          if (on[q] && gap2 < work.reach2) {
+            const float h = sqrtf(work.reach2 - gap2) + work.margin;
+            zlo = fminf(zlo, a[q][last] - h - nr.image[last]);
+            zhi = fmaxf(zhi, a[q][last] + h - nr.image[last]);
+          }
         }
 #pragma unroll
         for (int off = 16; off > 0; off >>= 1) {
@@ -213,7 +248,9 @@ __global__ void __launch_bounds__(kGridThreads) grid_kernel(__grid_constant__ co
       if constexpr (Windowed) {
         // The triangle: partners above the anchors along the last axis, within reach of the
         // highest of them.
-        float top = lane_on ? a[last] : -INFINITY;
+        float top = -INFINITY;
+#pragma unroll
+        for (int q = 0; q < Anchors; ++q) top = on[q] ? fmaxf(top, a[q][last]) : top;
 #pragma unroll
         for (int off = 16; off > 0; off >>= 1) top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, off));
         const float h = sqrtf(work.reach2) + work.margin;
