@@ -96,9 +96,33 @@ void write_covariance(const std::string& path, const CorrelationResult& r) {
   if (!out) throw_input(fmt::format("{}: write failed", path));
 }
 
+// Counts saved by one run (--save-counts) and reused by another (--rr).
+struct CountsFiles {
+  std::string save, rr;
+};
+
+void add_counts_options(CLI::App& cmd, CountsFiles& f) {
+  cmd.add_option("--save-counts", f.save,
+                 "write DD, DR, RR, their normalisations, the bins and any jackknife region counts to FILE (JSON)");
+  cmd.add_option("--rr", f.rr,
+                 "take RR (and its normalisation and region counts) from a --save-counts FILE of a run with the "
+                 "same bins, space, box, weighting and regions instead of counting it");
+}
+
+ReusedCounts reused_counts(const CountsFiles& f, std::optional<SavedCounts>& rr) {
+  ReusedCounts r;
+  if (!f.rr.empty()) {
+    rr = read_counts(f.rr);
+    r.rr = &*rr;
+  }
+  return r;
+}
+
 void finish_correlation(const CorrelationResult& r, const CommonOptions& o, const JackknifeOptions& jk,
-                        ProgressBar& bar) {
+                        const CountsFiles& files, CorrelationSpace space, const std::optional<Box>& box,
+                        bool weighted, ProgressBar& bar) {
   bar.finish();
+  if (!files.save.empty() && cli_writes_output()) write_counts(files.save, saved_counts(r, space, box, weighted));
   if (!r.jackknife && (!jk.covariance.empty() || jk.estimator != "landy-szalay"))
     throw_config("--covariance and --estimator need jackknife regions: --jackknife N or --regions-column K");
   Table t = binned_table(r);
@@ -249,6 +273,8 @@ int main(int argc, char** argv) {
   // with jackknife errors when regions are given (--regions-column) or assigned (--jackknife).
   static std::vector<std::string> randoms;
   static JackknifeOptions jk;
+  static CountsFiles counts_files;
+  static std::optional<SavedCounts> saved_rr;
   const auto load_catalogues = [&](const Features& f) {
     std::vector<PointSet> r;
     for (const auto& path : randoms)
@@ -260,6 +286,7 @@ int main(int argc, char** argv) {
   add_common_options(*xi_cmd, o, xi_f);
   xi_cmd->add_option("--randoms", randoms, "random catalogue (repeat the option for several)")->required();
   add_jackknife_options(*xi_cmd, jk);
+  add_counts_options(*xi_cmd, counts_files);
   xi_cmd->callback([&] {
     const BackendWarmUp warm(o.backend);
     PointSet a = load_points(o.data, o.columns, o.weight_column, "", jk.region_column);
@@ -270,22 +297,27 @@ int main(int argc, char** argv) {
       wrap_into_box(a, *box);
       for (auto& p : r) wrap_into_box(p, *box);
     }
-    finish_correlation(correlation(a, r, bins, box ? CorrelationSpace::Box : CorrelationSpace::Open, box,
-                                   o.weight_column > 0, make_run_options(o, bar), jackknife_request(jk)),
-                       o, jk, bar);
+    const CorrelationSpace space = box ? CorrelationSpace::Box : CorrelationSpace::Open;
+    const bool weighted = o.weight_column > 0;
+    const ReusedCounts reuse = reused_counts(counts_files, saved_rr);
+    finish_correlation(correlation(a, r, bins, space, box, weighted, make_run_options(o, bar), jackknife_request(jk), reuse),
+                       o, jk, counts_files, space, box, weighted, bar);
   });
   auto* w_cmd = app.add_subcommand("wtheta", "w(theta) on the sky from data and random catalogues (RA, Dec in degrees)");
   const Features w_f{.second_set = false, .box = false, .columns_default = "1,2", .variable = "theta (degrees)"};
   add_common_options(*w_cmd, o, w_f);
   w_cmd->add_option("--randoms", randoms, "random catalogue (repeat the option for several)")->required();
   add_jackknife_options(*w_cmd, jk);
+  add_counts_options(*w_cmd, counts_files);
   w_cmd->callback([&] {
     const BackendWarmUp warm(o.backend);
     const PointSet a = load_points(o.data, o.columns, o.weight_column, w_f.columns_default, jk.region_column);
     const std::vector<PointSet> r = load_catalogues(w_f);
+    const bool weighted = o.weight_column > 0;
+    const ReusedCounts reuse = reused_counts(counts_files, saved_rr);
     finish_correlation(correlation(a, r, make_binning(o, "theta (degrees)"), CorrelationSpace::Sky, std::nullopt,
-                                   o.weight_column > 0, make_run_options(o, bar), jackknife_request(jk)),
-                       o, jk, bar);
+                                   weighted, make_run_options(o, bar), jackknife_request(jk), reuse),
+                       o, jk, counts_files, CorrelationSpace::Sky, std::nullopt, weighted, bar);
   });
 
   // Anisotropic clustering about the z axis (Corrfunc's DDrppi, wp, DDsmu): r_p or s bins from the

@@ -67,9 +67,47 @@ struct JackknifeResult {
   std::vector<double> mean, sigma, covariance;
 };
 
-// BinnedResult with the jackknife, when one was asked for.
+// BinnedResult with the jackknife, when one was asked for, and the normalisations of DD, ΣDR_i
+// and ΣRR_i (pair_norm, summed over the random sets) the estimators divided by.
 struct CorrelationResult : BinnedResult {
   std::optional<JackknifeResult> jackknife;
+  double norm_dd = 0, norm_dr = 0, norm_rr = 0;
+  std::size_t n_randoms = 0;  // points of the random catalogues, summed over the sets
+};
+
+// The counts of one correlation run, saved to a file and read back (issue 5), so that RR, the
+// costliest count and the same for every data catalogue, is counted once and reused: DD, ΣDR_i,
+// ΣRR_i (raw, and weighted when weighted), their normalisations, and with a jackknife the region
+// counts T[r][k] and the normalisations without each region. The setting a count depends on
+// (space, box, binning, weighting, regions) travels with it and is checked before reuse.
+struct SavedCounts {
+  static constexpr int kFormatVersion = 1;
+  CorrelationSpace space = CorrelationSpace::Open;
+  std::optional<Box> box;  // Box space only
+  bool weighted = false;
+  Binning binning;
+  std::size_t n_data = 0, n_randoms = 0;  // points (randoms summed over the sets)
+  double norm_dd = 0, norm_dr = 0, norm_rr = 0;
+  std::vector<std::uint64_t> dd;
+  std::vector<double> wdd, dr, rr, wdr, wrr;  // dr, rr summed over the random sets
+  // With a jackknife: regions, layout, labels, n_data, n_randoms, the region counts (dd, dr, rr,
+  // w*) and norm_dd, norm_dr, norm_rr; samples and summaries are not saved (they follow).
+  std::optional<JackknifeResult> jackknife;
+};
+SavedCounts saved_counts(const CorrelationResult& r, CorrelationSpace space, const std::optional<Box>& box,
+                         bool weighted);
+// JSON (nlohmann), every double written so that it reads back to the same value. Errors: the
+// file cannot be written or read, is not JSON, or not a counts file of this format version
+// (Error(Input)).
+void write_counts(const std::string& path, const SavedCounts& c);
+SavedCounts read_counts(const std::string& path);
+
+// Counts to take from a file instead of counting them again.
+struct ReusedCounts {
+  // ΣRR_i (and its weighted sums, normalisation, jackknife region counts and normalisations) from
+  // these counts: the random catalogues are still needed for DR, their RR is not counted. Its
+  // space, box, binning, weighting and jackknife regions must be the run's (Error(Config)).
+  const SavedCounts* rr = nullptr;
 };
 
 // ξ (box, open) or w(θ) (sky). Columns: npairs (DD) [wnpairs], dr, rr (raw counts summed over the
@@ -80,6 +118,7 @@ struct CorrelationResult : BinnedResult {
 // labels missing or outside the data's.
 CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>& randoms, const Binning& bins,
                               CorrelationSpace space, const std::optional<Box>& box, bool weighted,
-                              const RunOptions& opt = {}, const JackknifeRequest& jackknife = {});
+                              const RunOptions& opt = {}, const JackknifeRequest& jackknife = {},
+                              const ReusedCounts& reuse = {});
 
 }  // namespace twobody

@@ -154,11 +154,42 @@ RegionLabeller make_labeller(const JackknifeRequest& jk, CorrelationSpace space,
   return L;
 }
 
+const char* space_name(CorrelationSpace s) {
+  return s == CorrelationSpace::Box ? "box" : s == CorrelationSpace::Open ? "open" : "sky";
+}
+
+// Reused counts hold only for the setting they were counted in: a mismatch is a request error
+// that names the first difference.
+void check_reusable(const SavedCounts& c, const std::string& what, CorrelationSpace space,
+                    const std::optional<Box>& box, bool weighted, const Binning& bins, const JackknifeResult* J) {
+  const auto fail = [&](const std::string& why) {
+    throw_config(fmt::format("{} cannot be reused: {}", what, why));
+  };
+  if (c.space != space)
+    fail(fmt::format("counted in {} space, this run is in {} space", space_name(c.space), space_name(space)));
+  if (space == CorrelationSpace::Box) {
+    const bool same = c.box && box && c.box->dim == box->dim && c.box->length == box->length;
+    if (!same) fail(fmt::format("counted in the box {}, this run's box is {}", c.box ? c.box->describe() : "?",
+                                box ? box->describe() : "?"));
+  }
+  if (c.weighted != weighted)
+    fail(c.weighted ? "the counts are weighted, this run is not" : "the counts are unweighted, this run is weighted");
+  if (c.binning.edges() != bins.edges())
+    fail(fmt::format("counted in {} bins [{}, {}], this run's are {} bins [{}, {}] (the edges must be equal)",
+                     c.binning.nbins(), c.binning.lo(), c.binning.hi(), bins.nbins(), bins.lo(), bins.hi()));
+  if (bool(c.jackknife) != bool(J))
+    fail(c.jackknife ? "the counts have jackknife regions, this run has none"
+                     : "the counts have no jackknife regions, this run has");
+  if (!J) return;
+  if (c.jackknife->regions != J->regions || c.jackknife->layout != J->layout || c.jackknife->labels != J->labels)
+    fail(fmt::format("counted with the jackknife regions '{}', this run's are '{}'", c.jackknife->layout, J->layout));
+}
+
 }  // namespace
 
 CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>& randoms, const Binning& bins,
                               CorrelationSpace space, const std::optional<Box>& box, bool weighted,
-                              const RunOptions& opt, const JackknifeRequest& jk) {
+                              const RunOptions& opt, const JackknifeRequest& jk, const ReusedCounts& reuse) {
   if (randoms.empty()) throw_config("a correlation function needs at least one random catalogue");
   if (space == CorrelationSpace::Box && !box) throw_config("a periodic correlation function needs the box");
   Statistic s;
@@ -216,6 +247,7 @@ CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>&
     J.norm_dr.assign(R, 0.0);
     J.norm_rr.assign(R, 0.0);
   }
+  if (reuse.rr) check_reusable(*reuse.rr, "the saved RR", space, box, weighted, bins, jackknife ? &J : nullptr);
 
   CorrelationResult out;
   out.binning = bins;
@@ -277,15 +309,18 @@ CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>&
     if (jackknife) {
       r.set_regions(labeller(jk.use_labels ? randoms[i] : r, fmt::format("random catalogue {}", i + 1)));
     }
-    add(count(r, nullptr), rr, wrr, J.rr, J.wrr);
+    if (!reuse.rr) {
+      add(count(r, nullptr), rr, wrr, J.rr, J.wrr);
+      norm_rr += pair_norm(r, nullptr, weighted);
+    }
     norm_dr += pair_norm(d, &r, weighted);
-    norm_rr += pair_norm(r, nullptr, weighted);
+    out.n_randoms += r.size();
     if (jackknife) {
       const RegionSums rs(r, R);
       for (std::size_t q = 0; q < R; ++q) {
         J.n_randoms[q] += static_cast<std::size_t>(rs.n[q]);
         J.norm_dr[q] += dsum->size(q, weighted) * rs.size(q, weighted);
-        J.norm_rr[q] += rs.auto_norm(q, weighted);
+        if (!reuse.rr) J.norm_rr[q] += rs.auto_norm(q, weighted);
       }
     }
     if (batch_n > 0 && batch_n + r.size() > kBatchPoints) {
@@ -296,7 +331,22 @@ CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>&
     prepared.push_back(std::move(r));
   }
   flush_dr(prepared.size());
+  if (reuse.rr) {
+    // The random catalogues' RR normalisation comes with the counts, not from the catalogues.
+    const SavedCounts& c = *reuse.rr;
+    rr = c.rr;
+    if (weighted) wrr = c.wrr;
+    norm_rr = c.norm_rr;
+    if (jackknife) {
+      J.rr = c.jackknife->rr;
+      if (weighted) J.wrr = c.jackknife->wrr;
+      J.norm_rr = c.jackknife->norm_rr;
+    }
+  }
   const double norm_dd = pair_norm(d, nullptr, weighted);
+  out.norm_dd = norm_dd;
+  out.norm_dr = norm_dr;
+  out.norm_rr = norm_rr;
   std::vector<double> nat(nb), dp(nb), ham(nb), ls(nb);
   for (std::size_t k = 0; k < nb; ++k) {
     const double dd = weighted ? out.raw.weighted[k] : static_cast<double>(out.raw.counts[k]);

@@ -1,0 +1,167 @@
+// Saved correlation counts (issue 5): one JSON file per run, read back to reuse RR.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "twobody/correlation.hpp"
+#include "twobody/error.hpp"
+
+namespace twobody {
+
+namespace {
+
+constexpr const char* kFormatName = "twobody-counts";
+
+const std::vector<double>& column(const CorrelationResult& r, const std::string& name) {
+  for (const auto& c : r.derived)
+    if (c.name == name) return c.values;
+  throw_config(fmt::format("the correlation result has no column '{}'", name));
+}
+
+const char* space_key(CorrelationSpace s) {
+  return s == CorrelationSpace::Box ? "box" : s == CorrelationSpace::Open ? "open" : "sky";
+}
+
+}  // namespace
+
+SavedCounts saved_counts(const CorrelationResult& r, CorrelationSpace space, const std::optional<Box>& box,
+                         bool weighted) {
+  SavedCounts c;
+  c.space = space;
+  if (space == CorrelationSpace::Box) c.box = box;
+  c.weighted = weighted;
+  c.binning = r.binning;
+  c.n_data = r.raw.info.n_a;
+  c.n_randoms = r.n_randoms;
+  c.norm_dd = r.norm_dd;
+  c.norm_dr = r.norm_dr;
+  c.norm_rr = r.norm_rr;
+  c.dd = r.raw.counts;
+  c.dr = column(r, "dr");
+  c.rr = column(r, "rr");
+  if (weighted) {
+    c.wdd = r.raw.weighted;
+    c.wdr = column(r, "wdr");
+    c.wrr = column(r, "wrr");
+  }
+  if (r.jackknife) {
+    JackknifeResult j = *r.jackknife;
+    j.samples.clear();
+    j.mean.clear();
+    j.sigma.clear();
+    j.covariance.clear();
+    c.jackknife = std::move(j);
+  }
+  return c;
+}
+
+void write_counts(const std::string& path, const SavedCounts& c) {
+  nlohmann::json j = {{"format", kFormatName},
+                      {"version", SavedCounts::kFormatVersion},
+                      {"statistic", c.space == CorrelationSpace::Sky ? "wtheta" : "xi"},
+                      {"space", space_key(c.space)},
+                      {"weighted", c.weighted},
+                      {"edges", c.binning.edges()},
+                      {"n_data", c.n_data},
+                      {"n_randoms", c.n_randoms},
+                      {"norm_dd", c.norm_dd},
+                      {"norm_dr", c.norm_dr},
+                      {"norm_rr", c.norm_rr},
+                      {"dd", c.dd},
+                      {"dr", c.dr},
+                      {"rr", c.rr}};
+  if (c.box) j["box"] = std::vector<double>(c.box->length.begin(), c.box->length.begin() + c.box->dim);
+  if (c.weighted) {
+    j["wdd"] = c.wdd;
+    j["wdr"] = c.wdr;
+    j["wrr"] = c.wrr;
+  }
+  if (c.jackknife) {
+    const JackknifeResult& k = *c.jackknife;
+    j["jackknife"] = {{"regions", k.regions},    {"layout", k.layout}, {"labels", k.labels},
+                      {"n_data", k.n_data},      {"n_randoms", k.n_randoms},
+                      {"dd", k.dd},              {"dr", k.dr},         {"rr", k.rr},
+                      {"norm_dd", k.norm_dd},    {"norm_dr", k.norm_dr}, {"norm_rr", k.norm_rr}};
+    if (c.weighted) {
+      j["jackknife"]["wdd"] = k.wdd;
+      j["jackknife"]["wdr"] = k.wdr;
+      j["jackknife"]["wrr"] = k.wrr;
+    }
+  }
+  std::ofstream out(path);
+  if (!out) throw_input(fmt::format("{}: cannot open for writing", path));
+  out << j.dump(1) << '\n';
+  if (!out) throw_input(fmt::format("{}: write failed", path));
+}
+
+SavedCounts read_counts(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw_input(fmt::format("{}: cannot open the counts file", path));
+  SavedCounts c;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(in);
+    if (!j.is_object() || j.value("format", "") != kFormatName)
+      throw_input(fmt::format("{}: not a twobody counts file (no \"format\": \"{}\")", path, kFormatName));
+    const int version = j.at("version").get<int>();
+    if (version != SavedCounts::kFormatVersion)
+      throw_input(fmt::format("{}: counts format version {}, this twobody reads version {}", path, version,
+                              SavedCounts::kFormatVersion));
+    const std::string space = j.at("space").get<std::string>();
+    if (space == "box") c.space = CorrelationSpace::Box;
+    else if (space == "open") c.space = CorrelationSpace::Open;
+    else if (space == "sky") c.space = CorrelationSpace::Sky;
+    else throw_input(fmt::format("{}: unknown space '{}'", path, space));
+    if (j.contains("box")) {
+      const auto len = j.at("box").get<std::vector<double>>();
+      c.box = Box::from_lengths(len);
+    }
+    c.weighted = j.at("weighted").get<bool>();
+    c.binning = Binning::from_edges(j.at("edges").get<std::vector<double>>());
+    c.n_data = j.at("n_data").get<std::size_t>();
+    c.n_randoms = j.at("n_randoms").get<std::size_t>();
+    c.norm_dd = j.at("norm_dd").get<double>();
+    c.norm_dr = j.at("norm_dr").get<double>();
+    c.norm_rr = j.at("norm_rr").get<double>();
+    const std::size_t nb = c.binning.nbins();
+    const auto sized = [&](const nlohmann::json& o, const char* key, std::size_t n, auto& v) {
+      o.at(key).get_to(v);
+      if (v.size() != n) throw_input(fmt::format("{}: '{}' has {} values, expected {}", path, key, v.size(), n));
+    };
+    sized(j, "dd", nb, c.dd);
+    sized(j, "dr", nb, c.dr);
+    sized(j, "rr", nb, c.rr);
+    if (c.weighted) {
+      sized(j, "wdd", nb, c.wdd);
+      sized(j, "wdr", nb, c.wdr);
+      sized(j, "wrr", nb, c.wrr);
+    }
+    if (j.contains("jackknife")) {
+      const nlohmann::json& o = j.at("jackknife");
+      JackknifeResult k;
+      k.regions = o.at("regions").get<std::size_t>();
+      k.layout = o.at("layout").get<std::string>();
+      o.at("labels").get_to(k.labels);
+      const std::size_t R = k.regions;
+      sized(o, "n_data", R, k.n_data);
+      sized(o, "n_randoms", R, k.n_randoms);
+      sized(o, "dd", R * nb, k.dd);
+      sized(o, "dr", R * nb, k.dr);
+      sized(o, "rr", R * nb, k.rr);
+      sized(o, "norm_dd", R, k.norm_dd);
+      sized(o, "norm_dr", R, k.norm_dr);
+      sized(o, "norm_rr", R, k.norm_rr);
+      if (c.weighted) {
+        sized(o, "wdd", R * nb, k.wdd);
+        sized(o, "wdr", R * nb, k.wdr);
+        sized(o, "wrr", R * nb, k.wrr);
+      }
+      c.jackknife = std::move(k);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw_input(fmt::format("{}: not a readable counts file: {}", path, e.what()));
+  }
+  return c;
+}
+
+}  // namespace twobody
