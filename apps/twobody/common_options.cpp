@@ -85,6 +85,7 @@ std::optional<Box> make_box(const CommonOptions& o, int dim) {
 RunOptions make_run_options(const CommonOptions& o, ProgressBar& bar) {
   RunOptions r;
   r.backend = o.backend;
+  r.mean_separation = o.ravg;
   r.path = o.path;
   r.threads = o.threads;
   r.max_pairs = o.max_pairs;

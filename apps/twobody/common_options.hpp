@@ -32,6 +32,7 @@ struct CommonOptions {
   std::string output;
   std::string format = "csv";
   bool explain = false;
+  bool ravg = false;  // --ravg: the mean separation per bin (RunOptions::mean_separation)
   std::size_t max_pairs = std::size_t(1) << 31;
 };
 

@@ -36,8 +36,15 @@ Loaded load_sets(const CommonOptions& o, const Features& f) {
   return l;
 }
 
-void maybe_explain(const CommonOptions& o, const Statistic& s, const PointSet& a, const PointSet* b) {
+void maybe_explain(const CommonOptions& o, Statistic s, const PointSet& a, const PointSet* b) {
+  s.mean_separation = o.ravg && !s.binning2d.active();
   if (o.explain) std::cerr << explain(s, a, b, {o.backend, o.threads, {}, o.max_pairs, o.path, cli_distribution()}) << '\n';
+}
+
+void add_ravg_option(CLI::App& cmd, CommonOptions& o) {
+  cmd.add_flag("--ravg", o.ravg,
+               "add the columns ravg (mean separation of each bin's pairs, weighted by w_i w_j when weighted) "
+               "and meanlogr (mean of its log)");
 }
 
 void finish(BinnedResult r, const CommonOptions& o, ProgressBar& bar) {
@@ -205,6 +212,7 @@ int main(int argc, char** argv) {
   auto* sdh_cmd = app.add_subcommand("sdh", "spatial distance histogram of one point set");
   const Features sdh_f{.second_set = false, .weights = false, .box = false};
   add_common_options(*sdh_cmd, o, sdh_f);
+  add_ravg_option(*sdh_cmd, o);
   sdh_cmd->callback([&] {
     const BackendWarmUp warm(o.backend);
     PointSet a = load_points(o.data, o.columns, 0, "");
@@ -219,6 +227,7 @@ int main(int argc, char** argv) {
   auto* pc_cmd = app.add_subcommand("paircount", "DD(r) pair counts, auto or cross, open or periodic");
   const Features pc_f{};
   add_common_options(*pc_cmd, o, pc_f);
+  add_ravg_option(*pc_cmd, o);
   pc_cmd->callback([&] {
     const BackendWarmUp warm(o.backend);
     Loaded l = load_sets(o, pc_f);
@@ -238,6 +247,7 @@ int main(int argc, char** argv) {
   auto* rdf_cmd = app.add_subcommand("rdf", "radial distribution function g(r) in a periodic box");
   const Features rdf_f{.weights = false, .box_required = true};
   add_common_options(*rdf_cmd, o, rdf_f);
+  add_ravg_option(*rdf_cmd, o);
   rdf_cmd->callback([&] {
     const BackendWarmUp warm(o.backend);
     Loaded l = load_sets(o, rdf_f);
@@ -255,6 +265,7 @@ int main(int argc, char** argv) {
   auto* ang_cmd = app.add_subcommand("angular", "DD(theta) pair counts on the sphere from RA, Dec (degrees)");
   const Features ang_f{.box = false, .columns_default = "1,2", .variable = "theta (degrees)"};
   add_common_options(*ang_cmd, o, ang_f);
+  add_ravg_option(*ang_cmd, o);
   ang_cmd->callback([&] {
     const BackendWarmUp warm(o.backend);
     Loaded l = load_sets(o, ang_f);
@@ -284,6 +295,7 @@ int main(int argc, char** argv) {
   auto* xi_cmd = app.add_subcommand("xi", "xi(r) from data and random catalogues: DD, DR, RR and four estimators");
   const Features xi_f{.second_set = false};
   add_common_options(*xi_cmd, o, xi_f);
+  add_ravg_option(*xi_cmd, o);
   xi_cmd->add_option("--randoms", randoms, "random catalogue (repeat the option for several)")->required();
   add_jackknife_options(*xi_cmd, jk);
   add_counts_options(*xi_cmd, counts_files);
@@ -306,6 +318,7 @@ int main(int argc, char** argv) {
   auto* w_cmd = app.add_subcommand("wtheta", "w(theta) on the sky from data and random catalogues (RA, Dec in degrees)");
   const Features w_f{.second_set = false, .box = false, .columns_default = "1,2", .variable = "theta (degrees)"};
   add_common_options(*w_cmd, o, w_f);
+  add_ravg_option(*w_cmd, o);
   w_cmd->add_option("--randoms", randoms, "random catalogue (repeat the option for several)")->required();
   add_jackknife_options(*w_cmd, jk);
   add_counts_options(*w_cmd, counts_files);

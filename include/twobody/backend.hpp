@@ -55,6 +55,11 @@ class Backend {
   //     per-region counters as a 1-D histogram (RegionHistogramSink) with nbins = binning2d.nbins();
   //   - plan.edges holds the flat edges 0, 1, ..., nbins (only its nbins matters).
   virtual bool bins_2d() const { return false; }
+  // Whether run() sums the separations per bin of Statistic::mean_separation (Σ s, Σ log s, s =
+  // the natural value of the pair's float64 key, times w_i w_j when weighted, in double; with
+  // regions too). The engine runs such a statistic on the CPU, saying why, on a backend that
+  // does not. The CPU's form: MeanHistogramSink in cpu/output_sinks.hpp.
+  virtual bool mean_separation() const { return false; }
 };
 
 std::unique_ptr<Backend> make_cpu_backend();

@@ -26,6 +26,9 @@ struct RunOptions {
   // the pairs. Statistics and correlation functions pass their options on, so setting it here
   // distributes all of their counts.
   std::shared_ptr<const Distribution> distribution;
+  // The histogram statistics (sdh, paircount, rdf, angular, and correlation's DD) also give the
+  // mean separation per bin: Statistic::mean_separation, columns ravg and meanlogr.
+  bool mean_separation = false;
 };
 
 // How a run is split across processes. run() and explain() hand a call with

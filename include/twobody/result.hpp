@@ -35,6 +35,8 @@ struct Result {
   std::size_t regions = 0;
   std::vector<std::uint64_t> region_counts;
   std::vector<double> region_weighted;
+  // Statistic::mean_separation: per bin, Σ s and Σ log s of its pairs (times w_i w_j when weighted).
+  std::vector<double> separation_sum, log_separation_sum;
   std::vector<PairRecord> pairs;      // PairList, sorted by (i, j)
   std::vector<double> matrix;         // Matrix, row-major rows x cols
   std::size_t rows = 0, cols = 0;

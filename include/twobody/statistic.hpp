@@ -36,6 +36,11 @@ struct Statistic {
   // when active, `binning` is unused and the histogram has binning2d.nbins() bins, flat index
   // outer · n_inner + inner (binning2d.hpp states the rule). Regions and weights work as above.
   Binning2D binning2d{};
+  // Mean separation per bin (Corrfunc's ravg, TreeCorr's meanr/meanlogr; 1-D Histogram only): the
+  // result adds Σ s and Σ log s over each bin's pairs (Result::separation_sum, log_separation_sum),
+  // s the pair's natural separation (r, or θ in degrees) from its float64 key, each term times
+  // w_i w_j when weighted. Divided by counts[k] (weighted[k]) they are the bin's means.
+  bool mean_separation = false;
 };
 
 const char* to_string(Metric m);

@@ -27,6 +27,11 @@ struct BinnedResult {
 };
 
 // Spatial distance histogram of one set (seed 000): counts of distinct pairs per distance bin.
+// Statistic::mean_separation's columns, appended to r.derived when r.raw has the sums: ravg (the
+// mean separation of each bin's pairs, weighted by w_i w_j when weighted; θ in degrees for angles)
+// and meanlogr (the mean of ln s); NaN in an empty bin.
+void add_mean_separation_columns(BinnedResult& r);
+
 BinnedResult sdh(const PointSet& points, const Binning& bins, const RunOptions& opt = {});
 // SDH's default bins: nbins equal bins from 0 to the diagonal of the points' bounding box (just
 // above it, so that the farthest pair is counted).

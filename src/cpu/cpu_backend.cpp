@@ -49,6 +49,7 @@ class CpuBackend final : public Backend {
   }
   bool counts_regions() const override { return true; }
   bool bins_2d() const override { return true; }
+  bool mean_separation() const override { return true; }
 };
 
 }  // namespace

@@ -35,6 +35,11 @@ std::unique_ptr<Backend> backend_for(const Statistic& stat, const std::string& n
     why = fmt::format("the {} backend does not count jackknife regions yet: this statistic runs on the cpu", b->name());
     return make_cpu_backend();
   }
+  if (stat.mean_separation && !b->mean_separation()) {
+    why = fmt::format("the {} backend does not sum mean separations per bin yet: this statistic runs on the cpu",
+                      b->name());
+    return make_cpu_backend();
+  }
   if (stat.binning2d.active() && !b->bins_2d()) {
     why = fmt::format("the {} backend does not bin 2-D (r_p, pi) or (s, mu) statistics yet: this statistic runs on the cpu",
                       b->name());

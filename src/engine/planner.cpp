@@ -52,6 +52,14 @@ void check_regions(const Statistic& s, const PointSet& a, const PointSet* b) {
   if (b) check(*b, "second set: ");
 }
 
+// Mean separations are sums per bin of a 1-D histogram.
+void check_mean_separation(const Statistic& s) {
+  if (!s.mean_separation) return;
+  if (s.output != OutputKind::Histogram)
+    throw_config(fmt::format("mean separations are summed per histogram bin, not for a {}", to_string(s.output)));
+  if (s.binning2d.active()) throw_config("mean separations are summed for 1-D bins, not 2-D (r_p, pi) or (s, mu) bins");
+}
+
 // 2-D bins about the z axis: 3-D Cartesian points, open or periodic, a histogram; the minimum
 // image unique along every axis the bins reach. The histogram's edges are the flat bin indices.
 Plan make_plan_2d(const Statistic& s, const PointSet& a, const PointSet* b, const RunOptions& opt) {
@@ -111,6 +119,7 @@ Plan make_plan_base(const Statistic& s, const PointSet& a, const PointSet* b, co
   if (s.output != OutputKind::Matrix && !two_d && s.binning.nbins() == 0)
     throw_config("the statistic has no bins");
   check_regions(s, a, b);
+  check_mean_separation(s);
 
   const PointSet& bb = b ? *b : a;
   if (s.output == OutputKind::Matrix) {

@@ -39,8 +39,11 @@ BinnedResult angular(const PointSet& radec_a, const PointSet* radec_b, const Bin
   s.metric = Metric::Angular;
   s.binning = bins;
   s.output = OutputKind::Histogram;
+  s.mean_separation = opt.mean_separation;
   s.weighted = weighted;
-  return {bins, run(s, ua, radec_b ? &ub : nullptr, opt), {}};
+  BinnedResult out{bins, run(s, ua, radec_b ? &ub : nullptr, opt), {}};
+  add_mean_separation_columns(out);
+  return out;
 }
 
 }  // namespace twobody

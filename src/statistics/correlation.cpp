@@ -251,7 +251,11 @@ CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>&
 
   CorrelationResult out;
   out.binning = bins;
-  out.raw = count(d, nullptr);
+  {
+    Statistic t = s;  // the mean separations are the data pairs'
+    t.mean_separation = opt.mean_separation;
+    out.raw = run(t, d, nullptr, opt);
+  }
   std::vector<double> dr(nb, 0.0), rr(nb, 0.0), wdr(nb, 0.0), wrr(nb, 0.0);
   double norm_dr = 0, norm_rr = 0;
   // ΣDR_i is one cross count of the data against the random catalogues put together (cross counts
@@ -366,6 +370,7 @@ CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>&
   out.derived.push_back({"xi_davis_peebles", dp});
   out.derived.push_back({"xi_hamilton", ham});
   out.derived.push_back({"xi_landy_szalay", ls});
+  add_mean_separation_columns(out);
   if (!jackknife) return out;
 
   // Leave-one-region-out: every count minus the region's T[r][k], every normalisation without

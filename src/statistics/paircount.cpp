@@ -10,8 +10,11 @@ BinnedResult paircount(const PointSet& a, const PointSet* b, const Binning& bins
   if (box) s.box = *box;
   s.binning = bins;
   s.output = OutputKind::Histogram;
+  s.mean_separation = opt.mean_separation;
   s.weighted = weighted;
-  return {bins, run(s, a, b, opt), {}};
+  BinnedResult out{bins, run(s, a, b, opt), {}};
+  add_mean_separation_columns(out);
+  return out;
 }
 
 }  // namespace twobody

@@ -23,7 +23,7 @@ BinnedResult rdf(const PointSet& a, const PointSet* b, const Binning& bins, cons
     expected.values.push_back(e);
     g.values.push_back(static_cast<double>(r.raw.counts[k]) / e);
   }
-  r.derived = {std::move(expected), std::move(g)};
+  r.derived.insert(r.derived.begin(), {std::move(expected), std::move(g)});
   return r;
 }
 

@@ -24,7 +24,10 @@ BinnedResult sdh(const PointSet& points, const Binning& bins, const RunOptions& 
   s.metric = Metric::Euclidean;
   s.binning = bins;
   s.output = OutputKind::Histogram;
-  return {bins, run(s, points, nullptr, opt), {}};
+  s.mean_separation = opt.mean_separation;
+  BinnedResult out{bins, run(s, points, nullptr, opt), {}};
+  add_mean_separation_columns(out);
+  return out;
 }
 
 }  // namespace twobody

@@ -101,6 +101,8 @@ expect 4 'saved RR cannot be reused: counted in the box' -- "$tb" xi --data "$wo
 expect 4 'saved RR cannot be reused: the counts have jackknife regions' -- "$tb" xi --data "$work/box.txt" --randoms "$work/boxr.txt" --box 50 --rmax 6 --nbins 3 --rr "$work/xi-counts.json"
 expect 4 'saved RR cannot be reused: counted in box space, this run is in sky' -- "$tb" wtheta --data "$work/jd.txt" --randoms "$work/jr.txt" --rmax 6 --nbins 3 --rr "$work/xi-counts.json"
 expect 3 'not a readable counts file' -- "$tb" xi --data "$work/box.txt" --randoms "$work/boxr.txt" --box 50 --rmax 6 --nbins 3 --rr "$work/box.txt"
+check "paircount --ravg columns" "\"$tb\" paircount --data \"$work/box.txt\" --rmax 6 --nbins 3 --ravg | head -1 | grep -qx 'lo,hi,npairs,ravg,meanlogr'"
+check "wtheta --ravg columns" "\"$tb\" wtheta --data \"$work/jd.txt\" --randoms \"$work/jr.txt\" --rmin 0.5 --rmax 10 --nbins 4 --log --ravg | head -1 | grep -qx 'lo,hi,npairs,dr,rr,xi_natural,xi_davis_peebles,xi_hamilton,xi_landy_szalay,ravg,meanlogr'"
 printf '1 2 3 0\n4 5 6 -2\n' >"$work/neglabel.txt"
 printf '1 2 3 0\n4 5 6 1.5\n' >"$work/fraclabel.txt"
 printf '1 2 3 0\n4 5 6 9\n' >"$work/otherlabel.txt"

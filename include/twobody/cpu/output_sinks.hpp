@@ -2,6 +2,7 @@
 // What a pair produces on the CPU backend. Each thread owns one sink (output privatisation, seed
 // 000 section 4.3, the CPU form of it), fills it without synchronisation and merges it once.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -56,6 +57,81 @@ class HistogramSink {
   std::vector<double> wsum_;
 };
 
+// Statistic::mean_separation: per bin, Σ w s and Σ w log s in double (w = w_i w_j, or 1), s the
+// pair's natural separation from its float64 key. Empty (and never touched) when not asked for.
+class SeparationSums {
+ public:
+  SeparationSums(std::size_t nbins, bool on) : sum_(on ? nbins : 0, 0.0), log_sum_(on ? nbins : 0, 0.0) {}
+  bool on() const { return !sum_.empty(); }
+  void add(int k, double s, double w) {
+    sum_[k] += w * s;
+    log_sum_[k] += w * std::log(s);
+  }
+  void merge_into(Result& r) const {
+    if (!on()) return;
+    if (r.separation_sum.empty()) {
+      r.separation_sum.assign(sum_.size(), 0.0);
+      r.log_separation_sum.assign(sum_.size(), 0.0);
+    }
+    for (std::size_t k = 0; k < sum_.size(); ++k) {
+      r.separation_sum[k] += sum_[k];
+      r.log_separation_sum[k] += log_sum_[k];
+    }
+  }
+
+ private:
+  std::vector<double> sum_, log_sum_;
+};
+
+// A histogram with the mean separation per bin. No add_count(), for the reason RegionHistogramSink
+// has none: the fast path's private counters would count pairs without their separations.
+class MeanHistogramSink {
+ public:
+  MeanHistogramSink(const KeyEdges& e, PairWeights w)
+      : e_(e.padded.data()), nbins_(e.nbins), steps_(e.steps), w_(w), counts_(e.nbins, 0),
+        wsum_(w.a ? e.nbins : 0, 0.0), sums_(std::size_t(e.nbins), true) {}
+
+  template <class NaturalOf>
+  void consume(std::size_t i, std::size_t j0, const double* keys, std::size_t n, const NaturalOf& nat) {
+    for (std::size_t t = 0; t < n; ++t) {
+      const int k = find_bin(e_, nbins_, steps_, keys[t]);
+      if (k >= 0) add(k, i, j0 + t, nat(keys[t]));
+    }
+  }
+  bool weighted() const { return w_.a != nullptr; }
+  template <class Key64, class NaturalOf>
+  void accept(int k, std::size_t i, std::size_t j, const Key64& key64, const NaturalOf& nat) {
+    add(k, i, j, nat(key64()));
+  }
+  void merge_into(Result& r) const {
+    if (r.counts.empty()) {
+      r.counts.assign(counts_.size(), 0);
+      r.weighted.assign(wsum_.size(), 0.0);
+    }
+    for (std::size_t k = 0; k < counts_.size(); ++k) r.counts[k] += counts_[k];
+    for (std::size_t k = 0; k < wsum_.size(); ++k) r.weighted[k] += wsum_[k];
+    sums_.merge_into(r);
+  }
+
+ private:
+  void add(int k, std::size_t i, std::size_t j, double s) {
+    ++counts_[k];
+    double w = 1.0;
+    if (w_.a) {
+      w = w_.a[i] * w_.b[j];
+      wsum_[k] += w;
+    }
+    sums_.add(k, s, w);
+  }
+
+  const double* e_;
+  int nbins_, steps_;
+  PairWeights w_;
+  std::vector<std::uint64_t> counts_;
+  std::vector<double> wsum_;
+  SeparationSums sums_;
+};
+
 // Jackknife regions, counted the seed's way (seed 003, "inverse jackknives"): every pair is
 // binned ONCE, into the histogram and into T[r][k] for the region(s) of its two points: T[r_i][k]
 // and, when r_j != r_i, T[r_j][k]. T[r][k] is then the pairs of bin k with at least one point in r,
@@ -79,22 +155,26 @@ struct RegionLabels {
 
 class RegionHistogramSink {
  public:
-  RegionHistogramSink(const KeyEdges& e, PairWeights w, RegionLabels l)
+  // means: also the separation sums of Statistic::mean_separation (whole sample, not per region).
+  RegionHistogramSink(const KeyEdges& e, PairWeights w, RegionLabels l, bool means = false)
       : e_(e.padded.data()), nbins_(e.nbins), steps_(e.steps), w_(w), l_(l), counts_(e.nbins, 0),
         wsum_(w.a ? e.nbins : 0, 0.0), region_counts_(std::size_t(l.regions) * e.nbins, 0),
-        region_wsum_(w.a ? std::size_t(l.regions) * e.nbins : 0, 0.0) {}
+        region_wsum_(w.a ? std::size_t(l.regions) * e.nbins : 0, 0.0), sums_(std::size_t(e.nbins), means) {}
 
   template <class NaturalOf>
-  void consume(std::size_t i, std::size_t j0, const double* keys, std::size_t n, const NaturalOf&) {
+  void consume(std::size_t i, std::size_t j0, const double* keys, std::size_t n, const NaturalOf& nat) {
     for (std::size_t t = 0; t < n; ++t) {
       const int k = find_bin(e_, nbins_, steps_, keys[t]);
-      if (k >= 0) add(k, i, j0 + t);
+      if (k < 0) continue;
+      add(k, i, j0 + t);
+      if (sums_.on()) sums_.add(k, nat(keys[t]), w_.a ? w_.a[i] * w_.b[j0 + t] : 1.0);
     }
   }
   bool weighted() const { return w_.a != nullptr; }
   template <class Key64, class NaturalOf>
-  void accept(int k, std::size_t i, std::size_t j, const Key64&, const NaturalOf&) {
+  void accept(int k, std::size_t i, std::size_t j, const Key64& key64, const NaturalOf& nat) {
     add(k, i, j);
+    if (sums_.on()) sums_.add(k, nat(key64()), w_.a ? w_.a[i] * w_.b[j] : 1.0);
   }
   void merge_into(Result& r) const {
     if (r.counts.empty()) {
@@ -108,6 +188,7 @@ class RegionHistogramSink {
     for (std::size_t k = 0; k < wsum_.size(); ++k) r.weighted[k] += wsum_[k];
     for (std::size_t k = 0; k < region_counts_.size(); ++k) r.region_counts[k] += region_counts_[k];
     for (std::size_t k = 0; k < region_wsum_.size(); ++k) r.region_weighted[k] += region_wsum_[k];
+    sums_.merge_into(r);
   }
 
  private:
@@ -133,6 +214,7 @@ class RegionHistogramSink {
   std::vector<double> wsum_;
   std::vector<std::uint64_t> region_counts_;
   std::vector<double> region_wsum_;
+  SeparationSums sums_;
 };
 
 // Type I: one total in registers per thread.

@@ -57,7 +57,7 @@ Result run_region_histogram(const PairFunction& f, const Plan& plan, const GridC
     }
   }
   using Sink = RegionHistogramSink;
-  const auto make_sink = [&] { return Sink(plan.edges, w, labels); };
+  const auto make_sink = [&] { return Sink(plan.edges, w, labels, s.mean_separation); };
   const auto go = [&](auto make_rows) {
     if (!use_grid) return traverse(A.n, B.n, shape, make_sink, make_rows);
     const auto& items = grid->plan.items;

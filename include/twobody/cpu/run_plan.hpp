@@ -155,8 +155,11 @@ Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid 
   r.output = s.output;
   switch (s.output) {
     case OutputKind::Histogram: {
-      auto sinks = run_with([&] { return HistogramSink(plan.edges, w); });
-      for (auto& k : sinks) k.merge_into(r);
+      if (s.mean_separation) {
+        for (auto& k : run_with([&] { return MeanHistogramSink(plan.edges, w); })) k.merge_into(r);
+      } else {
+        for (auto& k : run_with([&] { return HistogramSink(plan.edges, w); })) k.merge_into(r);
+      }
       if (r.counts.empty()) r.counts.assign(plan.edges.nbins, 0);
       if (s.weighted && r.weighted.empty()) r.weighted.assign(plan.edges.nbins, 0.0);
       break;
