@@ -8,6 +8,7 @@
 #include <new>
 
 #include "common_options.hpp"
+#include "scalar_commands.hpp"
 #include "mpi_session.hpp"
 #include "twobody/clustering2d.hpp"
 #include "twobody/correlation.hpp"
@@ -433,6 +434,7 @@ int main(int argc, char** argv) {
   xismu_cmd->add_flag("--multipoles", want_multipoles, "one row per s bin: the multipoles xi0, xi2, xi4 (midpoint rule in mu)");
   xismu_cmd->callback([&] { correlation_2d_cmd(smu_bins, want_multipoles); });
 
+  add_scalar_commands(app, o, bar);
   add_generate(app);
 
   try {

@@ -132,6 +132,22 @@ expect 4 'random catalogues' -- "$tb" wp --data "$work/box.txt" --rmax 5 --nbins
 expect 4 '3-D points' -- "$tb" rppi --data "$work/flat_bins.txt" --rmax 5 --nbins 2 --pimax 5
 expect 4 'pimax 30 exceeds half the periodic box' -- "$tb" rppi --data "$work/box.txt" --box 50 --rmax 5 --nbins 2 --pimax 30
 
+# Scalar-field correlations (issue 5): kk, nk; kappa column 4, weight column 5.
+awk '!/^#/{print $1, $2, $3, -1.5, 0.5 + (NR % 3)}' "$work/box.txt" >"$work/kconst.txt"
+awk '!/^#/{print $1, $2, ((NR * 7919) % 1000) / 500 - 1}' "$work/jd.txt" >"$work/skyk.txt"
+check "kk columns" "\"$tb\" kk --data \"$work/kconst.txt\" --kappa-column 4 --rmax 10 --nbins 3 | head -1 | grep -qx 'lo,hi,npairs,weight,xi_kk,varxi'"
+check "kk of a constant kappa is its square, weighted, in a box" "\"$tb\" kk --data \"$work/kconst.txt\" --kappa-column 4 --weights-column 5 --box 50 --rmin 1 --rmax 10 --nbins 3 | awk -F, 'NR>1{d=\$5-2.25; if (d<0) d=-d; if (d>1e-12) bad=1} END{exit bad}'"
+check "kk cross of a catalogue with itself: npairs twice the auto's plus none at r >= 1" "[ \$(\"$tb\" kk --data \"$work/kconst.txt\" --data2 \"$work/kconst.txt\" --kappa-column 4 --rmin 1 --rmax 10 --nbins 1 | tail -1 | cut -d, -f3) -eq \$((2 * \$(\"$tb\" kk --data \"$work/kconst.txt\" --kappa-column 4 --rmin 1 --rmax 10 --nbins 1 | tail -1 | cut -d, -f3))) ]"
+check "kk grid and brute force agree on npairs" "cmp <(\"$tb\" kk --data \"$work/kconst.txt\" --kappa-column 4 --box 50 --rmax 6 --nbins 3 --path grid | cut -d, -f1-3) <(\"$tb\" kk --data \"$work/kconst.txt\" --kappa-column 4 --box 50 --rmax 6 --nbins 3 --path brute | cut -d, -f1-3)"
+check "kk on the sky" "\"$tb\" kk --data \"$work/skyk.txt\" --kappa-column 3 --sky --rmin 0.5 --rmax 10 --nbins 4 --log | wc -l | grep -qx 5"
+check "nk with randoms: compensated columns, constant kappa gives 0" "\"$tb\" nk --data \"$work/box.txt\" --data2 \"$work/kconst.txt\" --columns 1,2,3 --kappa-column 4 --randoms \"$work/boxr.txt\" --box 50 --rmin 1 --rmax 10 --nbins 2 >\"$work/nk.csv\" && head -1 \"$work/nk.csv\" | grep -qx 'lo,hi,npairs,weight,xi_nk,varxi,xi_nk_raw,rk_npairs,rk_weight,xi_rk' && awk -F, 'NR>1{d=\$5; if (d<0) d=-d; if (d>1e-12 || \$7 != -1.5) bad=1} END{exit bad}' \"$work/nk.csv\""
+expect 2 'kappa-column' -- "$tb" kk --data "$work/kconst.txt" --rmax 5 --nbins 2
+expect 2 'data2' -- "$tb" nk --data "$work/box.txt" --kappa-column 4 --rmax 5 --nbins 2
+expect 3 'column 7 was asked for' -- "$tb" kk --data "$work/kconst.txt" --kappa-column 7 --rmax 5 --nbins 2
+expect 4 'no kappa column' -- "$tb" kk --data builtin:uniform-box:100 --kappa-column 4 --rmax 5 --nbins 2
+expect 4 'both a coordinate and the kappa' -- "$tb" kk --data "$work/kconst.txt" --columns 1,2,4 --kappa-column 4 --rmax 5 --nbins 2
+expect 4 'exclude each other' -- "$tb" kk --data "$work/skyk.txt" --kappa-column 3 --sky --box 50 --rmax 5 --nbins 2
+
 if [[ -n "$shared" && -f "$shared/Mr19_mock_northonly.rdcz.ff" ]]; then
   check "shared mock angular first bin" "[ \$(\"$tb\" angular --data \"$shared/Mr19_mock_northonly.rdcz.ff\" --bins \"$shared/angular_bins_corrfunc.txt\" | sed -n 2p | cut -d, -f3) -eq 1468 ]"
 fi

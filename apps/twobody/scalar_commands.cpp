@@ -1,0 +1,133 @@
+#include "scalar_commands.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "twobody/error.hpp"
+#include "twobody/io.hpp"
+#include "twobody/scalar_correlation.hpp"
+
+namespace twobody::cli {
+
+namespace {
+
+struct FieldCatalogue {
+  PointSet points;
+  std::vector<double> kappa;
+};
+
+// A catalogue with a κ column: its coordinates are --columns, or (without them) every column but
+// the weight and κ columns (RA, Dec = 1,2 on the sky).
+FieldCatalogue load_field(const std::string& path, const std::string& columns, int weight_column, int kappa_column,
+                          bool sky) {
+  if (path.rfind("builtin:", 0) == 0) throw_config(fmt::format("{} has no kappa column", path));
+  ReadOptions k;
+  k.columns = {kappa_column};
+  FieldCatalogue f;
+  const PointSet kp = read_points(path, k);
+  f.kappa.assign(kp.coord(0).begin(), kp.coord(0).end());
+  ReadOptions r;
+  r.weight_column = weight_column;
+  if (!columns.empty() || sky) {
+    r.columns = parse_column_list(columns.empty() ? "1,2" : columns);
+    for (int c : r.columns)
+      if (c == kappa_column) throw_config(fmt::format("column {} is both a coordinate and the kappa column", c));
+    f.points = read_points(path, r);
+    return f;
+  }
+  if (kappa_column == weight_column) throw_config("the kappa column and the weight column must differ");
+  // Every column but the weight column, then without the κ column.
+  const PointSet all = read_points(path, r);
+  const int skip = kappa_column - 1 - (weight_column > 0 && weight_column < kappa_column ? 1 : 0);
+  f.points = PointSet(all.dim() - 1, all.size());
+  for (int d = 0, to = 0; d < all.dim(); ++d) {
+    if (d == skip) continue;
+    std::copy(all.coord(d).begin(), all.coord(d).end(), f.points.coord(to++).begin());
+  }
+  if (all.has_weights()) f.points.set_weights({all.weights().begin(), all.weights().end()});
+  return f;
+}
+
+struct ScalarOptions {
+  int kappa_column = 0, kappa_column2 = 0;
+  bool sky = false;
+  std::string randoms;
+};
+
+std::optional<Box> box_of(const ScalarOptions& s, const CommonOptions& o, int dim) {
+  if (s.sky && !o.box.empty()) throw_config("--sky and --box exclude each other");
+  return s.sky ? std::nullopt : make_box(o, dim);
+}
+
+CorrelationSpace space_of(const ScalarOptions& s, const std::optional<Box>& box) {
+  return s.sky ? CorrelationSpace::Sky : box ? CorrelationSpace::Box : CorrelationSpace::Open;
+}
+
+void wrap(PointSet& p, const std::optional<Box>& box, const CommonOptions& o) {
+  if (box && o.wrap) wrap_into_box(p, *box);
+}
+
+}  // namespace
+
+void add_scalar_commands(CLI::App& app, CommonOptions& o, ProgressBar& bar) {
+  static ScalarOptions s;
+  const auto add_space = [](CLI::App& cmd) {
+    cmd.add_flag("--sky", s.sky, "points on the sky: RA, Dec in degrees (default columns 1,2), bins in degrees");
+  };
+
+  auto* kk = app.add_subcommand("kk", "scalar-field correlation xi_kk = <kappa_i kappa_j> per bin (TreeCorr's KK), auto or cross");
+  add_common_options(*kk, o, Features{});
+  kk->add_option("--kappa-column", s.kappa_column, "1-based column of the scalar kappa")->required()->check(CLI::PositiveNumber);
+  kk->add_option("--kappa-column2", s.kappa_column2, "kappa column of --data2 (default: as --kappa-column)")
+      ->check(CLI::PositiveNumber);
+  add_space(*kk);
+  kk->callback([&] {
+    const BackendWarmUp warm(o.backend);
+    FieldCatalogue a = load_field(o.data, o.columns, o.weight_column, s.kappa_column, s.sky);
+    FieldCatalogue b;
+    const bool cross = !o.data2.empty();
+    if (cross)
+      b = load_field(o.data2, o.columns2.empty() ? o.columns : o.columns2, o.weight_column,
+                     s.kappa_column2 ? s.kappa_column2 : s.kappa_column, s.sky);
+    const auto box = box_of(s, o, a.points.dim());
+    const CorrelationSpace space = space_of(s, box);
+    wrap(a.points, box, o);
+    if (cross) wrap(b.points, box, o);
+    const ScalarCatalogue A{a.points, a.kappa}, B{b.points, b.kappa};
+    const Binning bins = make_binning(o, s.sky ? "theta (degrees)" : "r");
+    BinnedResult r = kk_correlation(A, cross ? &B : nullptr, bins, space, box, o.weight_column > 0, make_run_options(o, bar));
+    bar.finish();
+    emit(binned_table(r), o);
+  });
+
+  auto* nk = app.add_subcommand("nk", "count-field correlation xi_nk = <kappa_j> around the points of --data (TreeCorr's NK)");
+  add_common_options(*nk, o, Features{});
+  nk->get_option("--data2")->required()->description("the field catalogue, with the kappa column");
+  nk->add_option("--kappa-column", s.kappa_column, "1-based column of kappa in --data2")->required()->check(CLI::PositiveNumber);
+  nk->add_option("--randoms", s.randoms, "random catalogue of --data's footprint: xi_nk becomes NK - RK (TreeCorr's compensated)");
+  add_space(*nk);
+  nk->callback([&] {
+    const BackendWarmUp warm(o.backend);
+    const char* def = s.sky ? "1,2" : "";
+    PointSet n = load_points(o.data, o.columns, o.weight_column, def);
+    FieldCatalogue k = load_field(o.data2, o.columns2.empty() ? o.columns : o.columns2, o.weight_column,
+                                  s.kappa_column, s.sky);
+    PointSet r;
+    if (!s.randoms.empty()) r = load_points(s.randoms, o.columns, o.weight_column, def);
+    const auto box = box_of(s, o, n.dim());
+    const CorrelationSpace space = space_of(s, box);
+    wrap(n, box, o);
+    wrap(k.points, box, o);
+    if (!s.randoms.empty()) wrap(r, box, o);
+    const Binning bins = make_binning(o, s.sky ? "theta (degrees)" : "r");
+    BinnedResult x = nk_correlation(n, {k.points, k.kappa}, s.randoms.empty() ? nullptr : &r, bins, space, box,
+                                    o.weight_column > 0, make_run_options(o, bar));
+    bar.finish();
+    emit(binned_table(x), o);
+  });
+}
+
+}  // namespace twobody::cli
