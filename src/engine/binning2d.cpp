@@ -9,7 +9,7 @@
 
 namespace twobody {
 
-Binning2D Binning2D::rp_pi(const Binning& rp, double pi_max, std::size_t n_pi) {
+Binning2D Binning2D::rp_pi(const Binning& rp, double pi_max, std::size_t n_pi, LineOfSight los) {
   if (rp.nbins() == 0) throw_config("r_p bins are needed");
   if (!std::isfinite(pi_max) || !(pi_max > 0))
     throw_config(fmt::format("pimax must be positive and finite, not {}", pi_max));
@@ -24,17 +24,19 @@ Binning2D Binning2D::rp_pi(const Binning& rp, double pi_max, std::size_t n_pi) {
   }
   Binning2D b;
   b.kind_ = Kind::RpPi;
+  b.los_ = los;
   b.outer_ = rp;
   b.inner_ = Binning::linear(0.0, pi_max, n_pi);
   return b;
 }
 
-Binning2D Binning2D::s_mu(const Binning& s, double mu_max, std::size_t n_mu) {
+Binning2D Binning2D::s_mu(const Binning& s, double mu_max, std::size_t n_mu, LineOfSight los) {
   if (s.nbins() == 0) throw_config("s bins are needed");
   if (!(mu_max > 0 && mu_max <= 1)) throw_config(fmt::format("mu_max must lie in (0, 1], not {}", mu_max));
   if (n_mu == 0) throw_config("the number of mu bins must be positive");
   Binning2D b;
   b.kind_ = Kind::SMu;
+  b.los_ = los;
   b.outer_ = s;
   b.inner_ = Binning::linear(0.0, mu_max, n_mu);
   return b;
@@ -50,11 +52,12 @@ double Binning2D::cutoff() const {
 std::string Binning2D::describe() const {
   if (kind_ == Kind::None) return "none";
   const Binning& o = outer_;
+  const char* los = midpoint_los() ? "about each pair's midpoint line of sight (survey mocks)" : "about the z axis";
   if (kind_ == Kind::RpPi)
-    return fmt::format("(r_p, pi): {} r_p bins [{}, {}) x {} pi bins [0, {}) about the z axis", o.nbins(), o.lo(),
-                       o.hi(), inner_.nbins(), inner_.hi());
-  return fmt::format("(s, mu): {} s bins [{}, {}) x {} mu bins [0, {}{} about the z axis", o.nbins(), o.lo(), o.hi(),
-                     inner_.nbins(), inner_.hi(), inner_.hi() == 1.0 ? "]" : ")");
+    return fmt::format("(r_p, pi): {} r_p bins [{}, {}) x {} pi bins [0, {}) {}", o.nbins(), o.lo(), o.hi(),
+                       inner_.nbins(), inner_.hi(), los);
+  return fmt::format("(s, mu): {} s bins [{}, {}) x {} mu bins [0, {}{} {}", o.nbins(), o.lo(), o.hi(), inner_.nbins(),
+                     inner_.hi(), inner_.hi() == 1.0 ? "]" : ")", los);
 }
 
 Binned2DTables Binned2DTables::make(const Binning2D& b) {

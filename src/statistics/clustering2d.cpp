@@ -13,6 +13,8 @@ namespace {
 
 Statistic statistic_2d(const Binning2D& bins, const std::optional<Box>& box, bool weighted, bool cross) {
   if (!bins.active()) throw_config("no 2-D bins: use Binning2D::rp_pi or Binning2D::s_mu");
+  if (box && bins.midpoint_los())
+    throw_config("the midpoint line of sight (survey mocks) is for open space, not a periodic box");
   Statistic s;
   s.traversal = cross ? Traversal::Cross : Traversal::Auto;
   s.metric = box ? Metric::Periodic : Metric::Euclidean;

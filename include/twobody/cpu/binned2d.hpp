@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "twobody/binning2d.hpp"
+#include "twobody/error.hpp"
 #include "twobody/cpu/run_plan.hpp"
 
 namespace twobody::cpu {
@@ -128,6 +129,12 @@ template <class Visitor>
 decltype(auto) visit_binned2d(const Plan& plan, const Binned2DTables& tables, Visitor&& v) {
   const Statistic& s = *plan.stat;
   const bool periodic = s.metric == Metric::Periodic;
+  if (s.binning2d.midpoint_los()) {
+    if (periodic)
+      throw_config("the midpoint line of sight (survey mocks) is for open space: a periodic box has no observer");
+    if (s.binning2d.kind() == Binning2D::Kind::RpPi) return v(RpPiBinsMock(tables));
+    return v(SMuBinsMock(tables));
+  }
   if (s.binning2d.kind() == Binning2D::Kind::RpPi) {
     if (periodic) return v(RpPiBins<true>(tables, s.box));
     return v(RpPiBins<false>(tables, s.box));
@@ -152,7 +159,9 @@ inline std::string describe_binned2d(const Plan& plan) {
       grid.chosen ? "both sets sorted by cell, grid cells for the reach sqrt(rpmax^2 + pimax^2) or smax"
                   : fmt::format("tiles of {} x {} points", choose_tile(std::max(plan.a->size(), plan.b->size()), plan.threads),
                                 choose_tile(std::max(plan.a->size(), plan.b->size()), plan.threads)),
-      plan.stat->binning2d.kind() == Binning2D::Kind::RpPi ? "RpPiBins" : "SMuBins", plan.threads, plan.edges.nbins,
+      fmt::format("{}{}", plan.stat->binning2d.kind() == Binning2D::Kind::RpPi ? "RpPiBins" : "SMuBins",
+                  plan.stat->binning2d.midpoint_los() ? "Mock" : ""),
+      plan.threads, plan.edges.nbins,
       plan.stat->regions > 0 ? fmt::format("; {} jackknife regions ({} x {} counters a thread)", plan.stat->regions,
                                            plan.stat->regions, plan.edges.nbins)
                              : std::string());
