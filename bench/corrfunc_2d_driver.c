@@ -3,7 +3,11 @@
  * Our code; it links Corrfunc's static libcountpairs_rp_pi.a / libcountpairs_s_mu.a built from
  * peer-src/Corrfunc, which is never committed.
  *
- *   corrfunc_2d_driver rppi|smu POINTS BINFILE BOXSIZE PIMAX|MUMAX NMU THREADS COUNTS.csv
+ *   corrfunc_2d_driver rppi|smu|rppi-mocks|smu-mocks POINTS BINFILE BOXSIZE PIMAX|MUMAX NMU THREADS COUNTS.csv
+ *
+ * rppi-mocks, smu-mocks: Corrfunc's DDrppi_mocks / DDsmu_mocks (libcountpairs_rp_pi_mocks.a,
+ * libcountpairs_s_mu_mocks.a, GSL) with the three columns RA, Dec, comoving distance
+ * (is_comoving_dist = 1: the cz conversion is compared separately), BOXSIZE ignored.
  *
  * POINTS: .npy (N x 3 float64) or raw float64 x,y,z rows. BOXSIZE > 0: periodic cube; 0: open
  * (Corrfunc's periodic = 0). NMU: mu bins (ignored for rppi: Corrfunc takes npibins = (int) pimax).
@@ -20,6 +24,10 @@
 
 #include "countpairs_rp_pi.h"
 #include "countpairs_s_mu.h"
+#ifdef WITH_MOCKS
+#include "countpairs_rp_pi_mocks.h"
+#include "countpairs_s_mu_mocks.h"
+#endif
 #include "cpu_features.h"
 #include "defs.h"
 
@@ -94,8 +102,12 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: %s rppi|smu POINTS BINFILE BOXSIZE PIMAX|MUMAX NMU THREADS COUNTS.csv\n", argv[0]);
     return 2;
   }
-  const int rppi = strcmp(argv[1], "rppi") == 0;
-  if (!rppi && strcmp(argv[1], "smu") != 0) die("the statistic must be rppi or smu", argv[1]);
+  const int mocks = strstr(argv[1], "-mocks") != NULL;
+  const int rppi = strncmp(argv[1], "rppi", 4) == 0;
+  if (!rppi && strncmp(argv[1], "smu", 3) != 0) die("the statistic must be rppi or smu", argv[1]);
+#ifndef WITH_MOCKS
+  if (mocks) die("built without Corrfunc's mocks libraries", argv[1]);
+#endif
   const char *binfile = argv[3];
   const double boxsize = atof(argv[4]), inner_max = atof(argv[5]);
   const int nmu = atoi(argv[6]), threads = atoi(argv[7]);
@@ -117,6 +129,39 @@ int main(int argc, char **argv) {
 
   FILE *out = fopen(argv[8], "w");
   if (!out) die(argv[8], strerror(errno));
+#ifdef WITH_MOCKS
+  if (mocks) {
+    options.periodic = 0;
+    options.is_comoving_dist = 1;
+    if (rppi) {
+      results_countpairs_mocks r = {0};
+      if (countpairs_mocks(n, xyz[0], xyz[1], xyz[2], n, xyz[0], xyz[1], xyz[2], threads, 1, binfile, inner_max, 1, &r,
+                           &options, &extra) != EXIT_SUCCESS)
+        die("countpairs_mocks failed", NULL);
+      const double dpi = r.pimax / r.npibin;
+      fprintf(out, "rp_lo,rp_hi,pi_lo,pi_hi,npairs\n");
+      for (int i = 1; i < r.nbin; ++i)
+        for (int k = 0; k < r.npibin; ++k)
+          fprintf(out, "%.17g,%.17g,%.17g,%.17g,%llu\n", r.rupp[i - 1], r.rupp[i], k * dpi, (k + 1) * dpi,
+                  (unsigned long long)(r.npairs[i * (r.npibin + 1) + k] / 2));
+      free_results_mocks(&r);
+    } else {
+      results_countpairs_mocks_s_mu r = {0};
+      if (countpairs_mocks_s_mu(n, xyz[0], xyz[1], xyz[2], n, xyz[0], xyz[1], xyz[2], threads, 1, binfile, inner_max,
+                                nmu, 1, &r, &options, &extra) != EXIT_SUCCESS)
+        die("countpairs_mocks_s_mu failed", NULL);
+      const double dmu = r.mu_max / r.nmu_bins;
+      fprintf(out, "s_lo,s_hi,mu_lo,mu_hi,npairs\n");
+      for (int i = 1; i < r.nsbin; ++i)
+        for (int k = 0; k < r.nmu_bins; ++k)
+          fprintf(out, "%.17g,%.17g,%.17g,%.17g,%llu\n", r.supp[i - 1], r.supp[i], k * dmu, (k + 1) * dmu,
+                  (unsigned long long)(r.npairs[i * (r.nmu_bins + 1) + k] / 2));
+      free_results_mocks_s_mu(&r);
+    }
+    fclose(out);
+    return 0;
+  }
+#endif
   if (rppi) {
     results_countpairs_rp_pi r = {0};
     if (countpairs_rp_pi(n, xyz[0], xyz[1], xyz[2], n, xyz[0], xyz[1], xyz[2], threads, 1, binfile, inner_max, &r,

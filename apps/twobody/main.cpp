@@ -12,6 +12,7 @@
 #include "mpi_session.hpp"
 #include "twobody/clustering2d.hpp"
 #include "twobody/correlation.hpp"
+#include "twobody/cosmology.hpp"
 #include "twobody/error.hpp"
 #include "twobody/generate.hpp"
 #include "twobody/io.hpp"
@@ -348,8 +349,41 @@ int main(int argc, char** argv) {
     cmd.add_option("--mu-max", mu_max, "largest mu = |dz|/s, in (0, 1] (default 1: the last bin includes mu = 1)");
     cmd.add_option("--nmu-bins", nmu_bins, "number of mu bins in [0, mu-max]")->required();
   };
-  const auto rppi_bins = [&] { return Binning2D::rp_pi(make_binning(o, "r_p"), pimax, npibins); };
-  const auto smu_bins = [&] { return Binning2D::s_mu(make_binning(o, "s"), mu_max, nmu_bins); };
+  // Survey mocks (Corrfunc's DDrppi_mocks, DDsmu_mocks): RA, Dec (degrees) and cz (km/s) or, with
+  // --comoving, a comoving distance (Mpc/h); the line of sight of each pair is its midpoint's.
+  static bool mocks = false, comoving = false;
+  static double omega_m = -1, speed_of_light = 299792.458;
+  static int cosmology = 0;
+  const auto add_mock_options = [](CLI::App& cmd) {
+    cmd.add_flag("--mocks", mocks,
+                 "survey mocks: the columns are RA, Dec (degrees), cz (km/s), the line of sight each pair's midpoint "
+                 "(Corrfunc's *_mocks); open space only");
+    cmd.add_option("--omega-m", omega_m, "with --mocks: Omega_m of the flat LCDM cosmology turning cz into comoving distance");
+    cmd.add_option("--cosmology", cosmology, "with --mocks: Corrfunc's presets, 1 LasDamas (Omega_m 0.25), 2 Planck (0.302)")
+        ->check(CLI::IsMember({1, 2}));
+    cmd.add_option("--speed-of-light", speed_of_light, "with --mocks: c in km/s for z = cz/c (default 299792.458; Corrfunc 299800)");
+    cmd.add_flag("--comoving", comoving, "with --mocks: the third column is already the comoving distance in Mpc/h");
+  };
+  const auto los = [] { return mocks ? LineOfSight::PairMidpoint : LineOfSight::ZAxis; };
+  const auto rppi_bins = [&] { return Binning2D::rp_pi(make_binning(o, "r_p"), pimax, npibins, los()); };
+  const auto smu_bins = [&] { return Binning2D::s_mu(make_binning(o, "s"), mu_max, nmu_bins, los()); };
+  // Mock catalogues to Cartesian (x, y, z) in Mpc/h about the observer.
+  const auto to_cartesian = [&](PointSet& p, const std::optional<Box>& box) {
+    if (!mocks) {
+      if (comoving || omega_m >= 0 || cosmology != 0 || speed_of_light != 299792.458)
+        throw_config("--omega-m, --cosmology, --speed-of-light and --comoving go with --mocks");
+      return;
+    }
+    if (box) throw_config("--mocks takes open space: a periodic box has no observer (drop --box)");
+    FlatLcdm c;
+    if (!comoving) {
+      if ((omega_m >= 0) == (cosmology != 0))
+        throw_config("--mocks turns cz into comoving distance: give one of --omega-m and --cosmology (or --comoving)");
+      c = cosmology != 0 ? FlatLcdm::corrfunc(cosmology) : FlatLcdm{omega_m};
+      c.speed_of_light = speed_of_light;
+    }
+    p = sky_to_cartesian(p, c, comoving);
+  };
   const auto explain_2d = [&](const Binning2D& bins, const PointSet& a, const PointSet* b, const std::optional<Box>& box,
                               bool weighted) {
     if (!o.explain) return;
@@ -366,6 +400,8 @@ int main(int argc, char** argv) {
     Loaded l = load_sets(o, f);
     const Binning2D bins = make_bins();
     auto box = make_box(o, l.a.dim());
+    to_cartesian(l.a, box);
+    if (l.cross) to_cartesian(l.b, box);
     if (box && o.wrap) {
       wrap_into_box(l.a, *box);
       if (l.cross) wrap_into_box(l.b, *box);
@@ -383,6 +419,8 @@ int main(int argc, char** argv) {
     for (const auto& path : randoms) r.push_back(load_points(path, o.columns, o.weight_column, ""));
     const Binning2D bins = make_bins();
     auto box = make_box(o, a.dim());
+    to_cartesian(a, box);
+    for (auto& p : r) to_cartesian(p, box);
     if (box && o.wrap) {
       wrap_into_box(a, *box);
       for (auto& p : r) wrap_into_box(p, *box);
@@ -405,24 +443,28 @@ int main(int argc, char** argv) {
   const Features rppi_f{.variable = "r_p"};
   add_common_options(*rppi_cmd, o, rppi_f);
   add_pi_options(*rppi_cmd);
+  add_mock_options(*rppi_cmd);
   rppi_cmd->callback([&] { counts_2d(rppi_f, rppi_bins); });
 
   auto* smu_cmd = app.add_subcommand("smu", "DD(s, mu) pair counts about the z axis (Corrfunc's DDsmu), open or periodic");
   const Features smu_f{.variable = "s"};
   add_common_options(*smu_cmd, o, smu_f);
   add_mu_options(*smu_cmd);
+  add_mock_options(*smu_cmd);
   smu_cmd->callback([&] { counts_2d(smu_f, smu_bins); });
 
   auto* xirppi_cmd = app.add_subcommand("xi-rppi", "xi(r_p, pi) from random catalogues, or analytic in a periodic box");
   const Features xi2_f{.second_set = false, .variable = "r_p"};
   add_common_options(*xirppi_cmd, o, xi2_f);
   add_pi_options(*xirppi_cmd);
+  add_mock_options(*xirppi_cmd);
   add_correlation_2d_options(*xirppi_cmd);
   xirppi_cmd->callback([&] { correlation_2d_cmd(rppi_bins, false); });
 
   auto* wp_cmd = app.add_subcommand("wp", "projected w_p(r_p) = 2 sum_pi xi(r_p, pi) dpi, from random catalogues or analytic in a box");
   add_common_options(*wp_cmd, o, xi2_f);
   add_pi_options(*wp_cmd);
+  add_mock_options(*wp_cmd);
   add_correlation_2d_options(*wp_cmd);
   wp_cmd->callback([&] { correlation_2d_cmd(rppi_bins, true); });
 
@@ -430,6 +472,7 @@ int main(int argc, char** argv) {
   const Features xis_f{.second_set = false, .variable = "s"};
   add_common_options(*xismu_cmd, o, xis_f);
   add_mu_options(*xismu_cmd);
+  add_mock_options(*xismu_cmd);
   add_correlation_2d_options(*xismu_cmd);
   xismu_cmd->add_flag("--multipoles", want_multipoles, "one row per s bin: the multipoles xi0, xi2, xi4 (midpoint rule in mu)");
   xismu_cmd->callback([&] { correlation_2d_cmd(smu_bins, want_multipoles); });

@@ -127,6 +127,16 @@ check "explain names the binned pair function" "\"$tb\" rppi --data \"$work/box.
 expect 4 'pimax must be positive' -- "$tb" rppi --data "$work/box.txt" --rmax 5 --nbins 2 --pimax 0
 expect 4 'number of pi bins' -- "$tb" rppi --data "$work/box.txt" --rmax 5 --nbins 2 --pimax 0.5
 expect 4 'mu_max must lie in' -- "$tb" smu --data "$work/box.txt" --rmax 5 --nbins 2 --nmu-bins 3 --mu-max 1.5
+# Survey mocks: RA, Dec, cz in a patch (the box's points mapped to 150..200 deg, 0..30 deg, 9000..15000 km/s).
+awk '!/^#/ && NF>=3 {printf "%.12g %.12g %.12g\n", 150 + $1, 0.6 * $2, 9000 + 120 * $3}' "$work/box.txt" >"$work/mock.txt"
+check "mocks: --cosmology 1 is --omega-m 0.25" "cmp <(\"$tb\" rppi --mocks --cosmology 1 --data \"$work/mock.txt\" --rmin 0.5 --rmax 10 --nbins 3 --pimax 10) <(\"$tb\" rppi --mocks --omega-m 0.25 --data \"$work/mock.txt\" --rmin 0.5 --rmax 10 --nbins 3 --pimax 10)"
+check "mocks: rppi counts pairs" "[ \$(\"$tb\" rppi --mocks --cosmology 2 --data \"$work/mock.txt\" --rmax 10 --nbins 3 --pimax 10 | awk -F, 'NR>1{s+=\$5} END{print s}') -gt 100 ]"
+check "mocks: smu grid and brute force agree" "cmp <(\"$tb\" smu --mocks --comoving --data \"$work/mock.txt\" --rmax 300 --nbins 3 --nmu-bins 4 --path grid) <(\"$tb\" smu --mocks --comoving --data \"$work/mock.txt\" --rmax 300 --nbins 3 --nmu-bins 4 --path brute)"
+check "mocks: wp with randoms" "\"$tb\" wp --mocks --cosmology 1 --data \"$work/mock.txt\" --randoms \"$work/mock.txt\" --rmin 1 --rmax 10 --nbins 3 --pimax 10 | head -1 | grep -qx 'rp_lo,rp_hi,wp'"
+check "mocks: explain names RpPiBinsMock" "\"$tb\" rppi --mocks --cosmology 1 --data \"$work/mock.txt\" --rmax 6 --nbins 2 --pimax 4 --explain 2>&1 >/dev/null | grep -q RpPiBinsMock"
+expect 4 'a periodic box has no observer' -- "$tb" rppi --mocks --cosmology 1 --data "$work/mock.txt" --box 50 --rmax 5 --nbins 2 --pimax 4
+expect 4 'give one of --omega-m and --cosmology' -- "$tb" smu --mocks --data "$work/mock.txt" --rmax 5 --nbins 2 --nmu-bins 3
+expect 4 'go with --mocks' -- "$tb" smu --omega-m 0.3 --data "$work/box.txt" --rmax 5 --nbins 2 --nmu-bins 3
 expect 2 'required' -- "$tb" smu --data "$work/box.txt" --rmax 5 --nbins 2
 expect 4 'random catalogues' -- "$tb" wp --data "$work/box.txt" --rmax 5 --nbins 2 --pimax 5
 expect 4 '3-D points' -- "$tb" rppi --data "$work/flat_bins.txt" --rmax 5 --nbins 2 --pimax 5
