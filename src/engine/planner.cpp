@@ -93,9 +93,12 @@ Plan make_plan_2d(const Statistic& s, const PointSet& a, const PointSet* b, cons
   std::vector<double> flat(bins.nbins() + 1);
   for (std::size_t k = 0; k < flat.size(); ++k) flat[k] = static_cast<double>(k);
   p.edges = KeyEdges::from_keys(std::move(flat));
-  p.explanation = fmt::format("metric: {} 3-D{}, 2-D bins about the z axis (squared r_p or s edges; pi = |dz|, "
-                              "mu = sqrt(dz^2/s^2)), pairs within {} of each other\n{}",
+  p.explanation = fmt::format("metric: {} 3-D{}, 2-D bins {}, pairs within {} of each other\n{}",
                               to_string(s.metric), s.metric == Metric::Periodic ? " in box " + s.box.describe() : "",
+                              bins.midpoint_los()
+                                  ? "about each pair's midpoint line of sight l = (a + b)/2 (squared r_p or s edges; "
+                                    "pi^2 = (s.l)^2/|l|^2, mu^2 = (s.l)^2/(|l|^2 |s|^2))"
+                                  : "about the z axis (squared r_p or s edges; pi = |dz|, mu = sqrt(dz^2/s^2))",
                               bins.cutoff(), p.explanation);
   return p;
 }
