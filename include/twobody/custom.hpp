@@ -14,7 +14,6 @@
 #include <chrono>
 
 #include "twobody/backend.hpp"
-#include "twobody/cpu/region_histogram.hpp"
 #include "twobody/cpu/run_plan.hpp"
 
 namespace twobody {
@@ -29,8 +28,7 @@ Result run_custom(const PairFunction& f, const Statistic& stat, const PointSet& 
   Plan plan = make_plan_base(stat, a, b, opt, PairFunction::dim);
   if (stat.output != OutputKind::Matrix) plan.edges = KeyEdges::make(stat.binning, f);
   const auto t0 = std::chrono::steady_clock::now();
-  Result r = stat.regions > 0 ? cpu::run_region_histogram<PairFunction::dim>(f, plan)
-                              : cpu::run_plan<PairFunction::dim>(f, plan);
+  Result r = cpu::run_plan<PairFunction::dim>(f, plan);
   r.info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.info.backend = "cpu";
   r.info.device = "host";

@@ -5,7 +5,6 @@
 
 #include "twobody/backend.hpp"
 #include "twobody/cpu/binned2d.hpp"
-#include "twobody/cpu/region_histogram.hpp"
 #include "twobody/cpu/run_plan.hpp"
 #include "twobody/metric_dispatch.hpp"
 
@@ -44,7 +43,7 @@ class CpuBackend final : public Backend {
     const cpu::GridChoice grid = cpu::choose_grid(plan);
     return visit_pair_function(*plan.stat, plan.a->dim(), [&](const auto& f) {
       constexpr int D = std::decay_t<decltype(f)>::dim;
-      return plan.stat->regions > 0 ? cpu::run_region_histogram<D>(f, plan, &grid) : cpu::run_plan<D>(f, plan, &grid);
+      return cpu::run_plan<D>(f, plan, &grid);
     });
   }
   bool counts_regions() const override { return true; }

@@ -94,23 +94,8 @@ Result run_binned2d(const BinFunction& f, const Plan& plan) {
   Result r;
   r.output = OutputKind::Histogram;
   if (s.regions > 0) {
-    // Labels in traversal order (the grid sorts points by cell), as run_region_histogram does.
-    std::vector<std::int32_t> la, lb;
-    RegionLabels labels{plan.a->regions().data(), plan.b->regions().data(), s.regions};
-    if (use_grid) {
-      const auto permuted = [](const PointSet& p, const std::vector<std::uint32_t>& order) {
-        std::vector<std::int32_t> l(order.size());
-        for (std::size_t k = 0; k < order.size(); ++k) l[k] = p.regions()[order[k]];
-        return l;
-      };
-      la = permuted(*plan.a, grid.a->order);
-      labels.a = labels.b = la.data();
-      if (grid.b) {
-        lb = permuted(*plan.b, grid.b->order);
-        labels.b = lb.data();
-      }
-    }
-    for (const auto& k : run_with([&] { return RegionHistogramSink(plan.edges, w, labels); })) k.merge_into(r);
+    const TraversalLabels labels(plan, &grid);
+    for (const auto& k : run_with([&] { return RegionHistogramSink(plan.edges, w, labels.view); })) k.merge_into(r);
   } else {
     for (const auto& k : run_with([&] { return HistogramSink(plan.edges, w); })) k.merge_into(r);
   }

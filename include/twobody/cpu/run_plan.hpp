@@ -2,8 +2,10 @@
 // Runs a validated plan with a concrete pair function on the CPU: picks the sink for the output
 // kind, traverses, merges. Shared by the built-in metrics and by user pair functions.
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "twobody/backend.hpp"
 #include "twobody/cpu/fast_rows.hpp"
@@ -112,6 +114,33 @@ inline GridChoice choose_grid(const Plan& plan) {
   return g;
 }
 
+// Jackknife labels in traversal order: the grid sorts points by cell (GridIndex::order[k] is the
+// caller's index of sorted point k) and carries coordinates and weights, not labels, so the sinks
+// (which see sorted indices) get permuted copies. `view` points into this object: not copyable.
+struct TraversalLabels {
+  std::vector<std::int32_t> a, b;
+  RegionLabels view;
+
+  TraversalLabels(const Plan& plan, const GridChoice* grid)
+      : view{plan.a->regions().data(), plan.b->regions().data(), plan.stat->regions} {
+    if (!grid || !grid->chosen) return;
+    const auto permuted = [](const PointSet& p, const std::vector<std::uint32_t>& order) {
+      std::vector<std::int32_t> l(order.size());
+      const auto src = p.regions();
+      for (std::size_t k = 0; k < order.size(); ++k) l[k] = src[order[k]];
+      return l;
+    };
+    a = permuted(*plan.a, grid->a->order);
+    view.a = view.b = a.data();
+    if (grid->b) {
+      b = permuted(*plan.b, grid->b->order);
+      view.b = b.data();
+    }
+  }
+  TraversalLabels(const TraversalLabels&) = delete;
+  TraversalLabels& operator=(const TraversalLabels&) = delete;
+};
+
 template <int D, class PairFunction>
 Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid = nullptr) {
   const Statistic& s = *plan.stat;
@@ -155,7 +184,12 @@ Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid 
   r.output = s.output;
   switch (s.output) {
     case OutputKind::Histogram: {
-      if (s.mean_separation) {
+      if (s.regions > 0) {
+        // Jackknife regions (seed 003's inverse jackknives): the region sink, same traversal.
+        const TraversalLabels labels(plan, grid);
+        for (auto& k : run_with([&] { return RegionHistogramSink(plan.edges, w, labels.view, s.mean_separation); }))
+          k.merge_into(r);
+      } else if (s.mean_separation) {
         for (auto& k : run_with([&] { return MeanHistogramSink(plan.edges, w); })) k.merge_into(r);
       } else {
         for (auto& k : run_with([&] { return HistogramSink(plan.edges, w); })) k.merge_into(r);
