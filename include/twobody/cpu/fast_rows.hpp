@@ -65,33 +65,18 @@ struct FastRowsSetup {
         table(make_guard_table(make_guard_bands(e, setup.model), 16384)), a32(A, setup.shift),
         b32_owner(same ? nullptr : std::make_unique<ShiftedFloats<D>>(B, setup.shift)),
         b32(same ? &a32 : b32_owner.get()), lo0(table.lo0), top(table.bands[e.nbins].hi), settled(threads) {
-    // The counting rows' table: the guard table's cells split (up to 16384 cells), so that
-    // fewer pairs land in a cell that holds a band, each entry the first of its bin's kCountCopies
-    // interleaved counters (outside: nbins, uncertain: nbins + 1; both discarded), so that every
-    // pair indexes a counter without a branch. The entries follow make_guard_table's rule.
-    const GuardTable& g = table;
-    int split = 0;
-    while (split < g.shift && (g.cells.size() << (split + 1)) <= 16384) ++split;
-    count_shift = g.shift - split;
-    const std::size_t ncells = g.cells.size() << split;
-    const auto value_at = [](std::uint64_t bits) {
-      return std::bit_cast<float>(static_cast<std::uint32_t>(std::min<std::uint64_t>(bits, 0x7f7fffffu)));
-    };
+    // The counting rows' table: make_guard_table's own table at 16384 cells, so that fewer pairs
+    // land in a cell that holds a band, each entry turned into the first of its bin's
+    // kCountCopies interleaved counters (outside: nbins, uncertain: nbins + 1; both discarded),
+    // so that every pair indexes a counter without a branch.
+    const GuardTable fine = make_guard_table(make_guard_bands(e, setup.model), 16384, 16384);
     const int nbins = e.nbins;
-    const auto lo_of = [&](int k) { return k == 0 ? g.lo0 : g.bands[k - 1].lo_next; };
-    const float inf = std::numeric_limits<float>::infinity();
-    count_cells.resize(ncells);
-    int k = 0;
-    for (std::size_t c = 0; c < ncells; ++c) {
-      const std::uint64_t bits = static_cast<std::uint64_t>(g.base_bits) + (static_cast<std::uint64_t>(c) << count_shift);
-      const float start = value_at(bits);
-      while (k < nbins && lo_of(k + 1) <= start) ++k;
-      const float lo = c == 0 ? -inf : start;
-      const float hi = c + 1 == ncells ? inf : value_at(bits + (std::uint64_t(1) << count_shift));
-      int entry = nbins + 1;
-      if (hi <= lo_of(0)) entry = nbins;
-      else if (k == nbins && lo >= g.bands[nbins].hi) entry = nbins;
-      else if (k < nbins && lo >= lo_of(k) && lo >= g.bands[k].hi && hi <= lo_of(k + 1)) entry = k;
+    count_base = fine.base_bits;
+    count_top = fine.top_bits;
+    count_shift = fine.shift;
+    count_cells.resize(fine.cells.size());
+    for (std::size_t c = 0; c < fine.cells.size(); ++c) {
+      const int entry = (fine.cells[c] & kUncertain) ? nbins + 1 : static_cast<int>(fine.cells[c]);
       count_cells[c] = static_cast<std::uint16_t>(kCountCopies * static_cast<std::size_t>(entry));
     }
     uncertain_entry = static_cast<std::uint16_t>(kCountCopies * static_cast<std::size_t>(nbins + 1));
@@ -101,6 +86,7 @@ struct FastRowsSetup {
   static constexpr int kCountBins = 65535 / kCountCopies - 2;
   std::vector<std::uint16_t> count_cells;
   std::uint16_t uncertain_entry = 0;
+  std::uint32_t count_base = 0, count_top = 0;  // the counting table's range of float bits
   int count_shift = 0;
 
   // Shifted coordinates small enough that no float32 proxy overflows (|dx| <= 2M, D <= 8 terms).
@@ -243,8 +229,8 @@ class FastRows {
     for (int d = 0; d < D; ++d) a[d] = anchor[d];
     const float* bx[D];
     for (int d = 0; d < D; ++d) bx[d] = s_.b32->x[d] + j0;
-    const GuardTable& g = s_.table;
-    const std::int32_t lo = static_cast<std::int32_t>(g.base_bits), hi = static_cast<std::int32_t>(g.top_bits);
+    const GuardTable& g = s_.table;  // the band walk for the uncertain pairs
+    const std::int32_t lo = static_cast<std::int32_t>(s_.count_base), hi = static_cast<std::int32_t>(s_.count_top);
     const int shift = s_.count_shift;
     std::uint32_t* __restrict index = flag_.data();
     for (std::size_t t = 0; t < n; ++t) {
