@@ -1,9 +1,13 @@
-/* Corrfunc's theory DDrppi and DDsmu (double precision) through their C API, for
- * scripts/compare-corrfunc-2d: the counts twobody's `rppi` and `smu` must reproduce in every bin.
- * Our code; it links Corrfunc's static libcountpairs_rp_pi.a / libcountpairs_s_mu.a built from
- * peer-src/Corrfunc, which is never committed.
+/* Corrfunc's theory DDrppi, DDsmu, wp and xi (double precision) through their C API, for
+ * scripts/compare-corrfunc-2d: the counts twobody's `rppi`, `smu`, `wp` and `xi` must reproduce in
+ * every bin. Our code; it links Corrfunc's static libcountpairs_rp_pi.a / libcountpairs_s_mu.a /
+ * libcountpairs_wp.a / libcountpairs_xi.a built from peer-src/Corrfunc, which is never committed.
  *
- *   corrfunc_2d_driver rppi|smu|rppi-mocks|smu-mocks POINTS BINFILE BOXSIZE PIMAX|MUMAX NMU THREADS COUNTS.csv
+ *   corrfunc_2d_driver rppi|smu|wp|xi|rppi-mocks|smu-mocks POINTS BINFILE BOXSIZE PIMAX|MUMAX NMU THREADS COUNTS.csv
+ *
+ * wp, xi: periodic boxes only (Corrfunc's theory wp and xi take the analytic random counts of the
+ * box); COUNTS.csv is lo,hi,npairs,wp (or xi) with npairs in distinct pairs, wp summed over |dz| <
+ * PIMAX, the estimate printed to 17 digits.
  *
  * rppi-mocks, smu-mocks: Corrfunc's DDrppi_mocks / DDsmu_mocks (libcountpairs_rp_pi_mocks.a,
  * libcountpairs_s_mu_mocks.a, GSL) with the three columns RA, Dec, comoving distance
@@ -24,6 +28,8 @@
 
 #include "countpairs_rp_pi.h"
 #include "countpairs_s_mu.h"
+#include "countpairs_wp.h"
+#include "countpairs_xi.h"
 #ifdef WITH_MOCKS
 #include "countpairs_rp_pi_mocks.h"
 #include "countpairs_s_mu_mocks.h"
@@ -99,19 +105,21 @@ static void read_points(const char *path, int64_t *n, double **xyz) {
 
 int main(int argc, char **argv) {
   if (argc != 9) {
-    fprintf(stderr, "usage: %s rppi|smu POINTS BINFILE BOXSIZE PIMAX|MUMAX NMU THREADS COUNTS.csv\n", argv[0]);
+    fprintf(stderr, "usage: %s rppi|smu|wp|xi|rppi-mocks|smu-mocks POINTS BINFILE BOXSIZE PIMAX|MUMAX NMU THREADS COUNTS.csv\n", argv[0]);
     return 2;
   }
   const int mocks = strstr(argv[1], "-mocks") != NULL;
   const int rppi = strncmp(argv[1], "rppi", 4) == 0;
-  if (!rppi && strncmp(argv[1], "smu", 3) != 0) die("the statistic must be rppi or smu", argv[1]);
+  const int wp = strcmp(argv[1], "wp") == 0, xi = strcmp(argv[1], "xi") == 0;
+  if (!rppi && !wp && !xi && strncmp(argv[1], "smu", 3) != 0) die("the statistic must be rppi, smu, wp or xi", argv[1]);
 #ifndef WITH_MOCKS
   if (mocks) die("built without Corrfunc's mocks libraries", argv[1]);
 #endif
   const char *binfile = argv[3];
   const double boxsize = atof(argv[4]), inner_max = atof(argv[5]);
   const int nmu = atoi(argv[6]), threads = atoi(argv[7]);
-  if (boxsize < 0 || !(inner_max > 0) || threads < 1 || (!rppi && nmu < 1)) die("bad arguments", NULL);
+  if (boxsize < 0 || !(inner_max > 0) || threads < 1 || (!rppi && !wp && !xi && nmu < 1)) die("bad arguments", NULL);
+  if ((wp || xi) && !(boxsize > 0)) die("Corrfunc's theory wp and xi need a periodic box", argv[1]);
   (void)now;
 
   int64_t n = 0;
@@ -162,7 +170,24 @@ int main(int argc, char **argv) {
     return 0;
   }
 #endif
-  if (rppi) {
+  if (wp) {
+    results_countpairs_wp r = {0};
+    if (countpairs_wp(n, xyz[0], xyz[1], xyz[2], boxsize, threads, binfile, inner_max, &r, &options, &extra) !=
+        EXIT_SUCCESS)
+      die("countpairs_wp failed", NULL);
+    fprintf(out, "rp_lo,rp_hi,npairs,wp\n");
+    for (int i = 1; i < r.nbin; ++i)
+      fprintf(out, "%.17g,%.17g,%llu,%.17g\n", r.rupp[i - 1], r.rupp[i], (unsigned long long)(r.npairs[i] / 2), r.wp[i]);
+    free_results_wp(&r);
+  } else if (xi) {
+    results_countpairs_xi r = {0};
+    if (countpairs_xi(n, xyz[0], xyz[1], xyz[2], boxsize, threads, binfile, &r, &options, &extra) != EXIT_SUCCESS)
+      die("countpairs_xi failed", NULL);
+    fprintf(out, "r_lo,r_hi,npairs,xi\n");
+    for (int i = 1; i < r.nbin; ++i)
+      fprintf(out, "%.17g,%.17g,%llu,%.17g\n", r.rupp[i - 1], r.rupp[i], (unsigned long long)(r.npairs[i] / 2), r.xi[i]);
+    free_results_xi(&r);
+  } else if (rppi) {
     results_countpairs_rp_pi r = {0};
     if (countpairs_rp_pi(n, xyz[0], xyz[1], xyz[2], n, xyz[0], xyz[1], xyz[2], threads, 1, binfile, inner_max, &r,
                          &options, &extra) != EXIT_SUCCESS)
