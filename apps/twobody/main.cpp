@@ -9,6 +9,7 @@
 
 #include "common_options.hpp"
 #include "scalar_commands.hpp"
+#include "neighbour_commands.hpp"
 #include "mpi_session.hpp"
 #include "twobody/clustering2d.hpp"
 #include "twobody/correlation.hpp"
@@ -478,6 +479,7 @@ int main(int argc, char** argv) {
   xismu_cmd->callback([&] { correlation_2d_cmd(smu_bins, want_multipoles); });
 
   add_scalar_commands(app, o, bar);
+  add_neighbour_commands(app, o, bar);
   add_generate(app);
 
   try {

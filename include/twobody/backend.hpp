@@ -60,6 +60,11 @@ class Backend {
   // regions too). The engine runs such a statistic on the CPU, saying why, on a backend that
   // does not. The CPU's form: MeanHistogramSink in cpu/output_sinks.hpp.
   virtual bool mean_separation() const { return false; }
+  // Whether run() gives OutputKind::PerPoint (Result::per_point_a, per_point_b: per point, the
+  // partners in [lo, hi) and, weighted, the sum of their weights, in the callers' point order).
+  // The engine runs such a statistic on the CPU, saying why, on a backend that does not. The
+  // CPU's form: PerPointSink in cpu/output_sinks.hpp.
+  virtual bool per_point() const { return false; }
 };
 
 std::unique_ptr<Backend> make_cpu_backend();

@@ -13,6 +13,15 @@ struct PairRecord {
   double value;  // natural variable: r, or θ in degrees
 };
 
+// OutputKind::PerPoint: per point of one set, in the caller's order, its partners with value in
+// [lo, hi) and, when weighted, the sum of their weights (statistic.hpp states whose). A per-point
+// sum of a pair value (Σ_j f(r_ij), a cutoff potential) would be a third array beside these,
+// filled where the backends have each pair's float64 key.
+struct PointReductions {
+  std::vector<std::uint64_t> counts;
+  std::vector<double> weighted;  // when weighted
+};
+
 struct RunInfo {
   std::string backend;
   std::string device;
@@ -38,6 +47,8 @@ struct Result {
   // Statistic::mean_separation: per bin, Σ s and Σ log s of its pairs (times w_i w_j when weighted).
   std::vector<double> separation_sum, log_separation_sum;
   std::vector<PairRecord> pairs;      // PairList, sorted by (i, j)
+  // PerPoint: per point of the first set and, cross only, of the second (empty for auto).
+  PointReductions per_point_a, per_point_b;
   std::vector<double> matrix;         // Matrix, row-major rows x cols
   std::size_t rows = 0, cols = 0;
   RunInfo info;

@@ -18,16 +18,22 @@ enum class Metric { Euclidean, Periodic, Angular };
 //   Reduction (type I): pairs with value in [lo, hi) counted (and weighted) into one total;
 //   Histogram (type II): one count (and weighted sum) per bin;
 //   PairList (type III): every pair with value in [lo, hi), as (i, j, value);
-//   Matrix: the value of every pair (i, j), n1 x n2 (n x n, symmetric, for auto).
-enum class OutputKind { Reduction, Histogram, PairList, Matrix };
+//   Matrix: the value of every pair (i, j), n1 x n2 (n x n, symmetric, for auto);
+//   PerPoint (type I per point): for every point, its partners with value in [lo, hi) counted
+//     (and their weights summed): Result::per_point_a and per_point_b. Auto: each such pair
+//     (i, j), i < j, adds 1 to both i and j (and w_j to i's sum, w_i to j's). Cross: a point i of
+//     A gets its partners in B (Σ w_j over them), a point j of B its partners in A (Σ w_i). A point
+//     is never its own partner. Neighbour counts within r, local densities, ε-join cardinalities,
+//     friends-of-friends degrees.
+enum class OutputKind { Reduction, Histogram, PairList, Matrix, PerPoint };
 
 struct Statistic {
   Traversal traversal = Traversal::Auto;
   Metric metric = Metric::Euclidean;
   Box box;          // Periodic only
-  Binning binning;  // Histogram bins; Reduction and PairList use its range [lo, hi)
+  Binning binning;  // Histogram bins; Reduction, PairList and PerPoint use its range [lo, hi)
   OutputKind output = OutputKind::Histogram;
-  bool weighted = false;  // add w_i * w_j per pair (both sets need weights)
+  bool weighted = false;  // add w_i * w_j per pair (PerPoint: the partner's w), both sets need weights
   // Jackknife regions (Histogram only): when R > 0, every point of both sets carries a label in
   // [0, R) (PointSet::set_regions) and the result adds, per region r and bin k, the pairs with at
   // least one point in r (Result::region_counts). Leaving region r out is then counts[k] − T[r][k].

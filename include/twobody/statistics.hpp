@@ -55,6 +55,12 @@ BinnedResult angular(const PointSet& radec_a, const PointSet* radec_b, const Bin
 // Throws Error(Input) for |Dec| > 90.
 PointSet sky_to_unit_vectors(const PointSet& radec);
 
+// Neighbour counts (OutputKind::PerPoint): for every point of `a` and, cross, of `b`, its partners
+// at a distance in [range.lo(), range.hi()) (open space, or the periodic box's minimum image) and,
+// when weighted, the sum of their weights: Result::per_point_a, per_point_b.
+Result neighbour_counts(const PointSet& a, const PointSet* b, const Binning& range, const std::optional<Box>& box,
+                        bool weighted, const RunOptions& opt = {});
+
 // Wraps every coordinate into [0, L) (the CLI's --wrap).
 void wrap_into_box(PointSet& p, const Box& box);
 

@@ -31,6 +31,9 @@ TableFormat parse_table_format(const std::string& name);
 Table binned_table(const BinnedResult& r);
 // Columns i, j, value (0-based point indices).
 Table pair_list_table(const Result& r, const std::string& value_name);
+// Per-point reductions: columns set (1: the first set, 2: the second), index (0-based, in file
+// order), count, [wsum]; the first set's rows, then (cross) the second's.
+Table per_point_table(const Result& r);
 // The run's metadata: version, backend, device, N, wall time, pairs per second.
 nlohmann::json run_metadata(const Result& r);
 

@@ -7,10 +7,18 @@
 #include "twobody/cpu/binned2d.hpp"
 #include "twobody/cpu/run_plan.hpp"
 #include "twobody/metric_dispatch.hpp"
+#include "engine/memory.hpp"
 
 namespace twobody {
 
 namespace {
+
+// PerPoint keeps one private array per thread (cpu::PerPointSink): counts, and sums when weighted,
+// for the anchors' set and, cross, the partners' set, plus the merged result.
+double per_point_bytes(const Plan& plan) {
+  const double points = static_cast<double>(plan.a->size() + (plan.is_auto() ? 0 : plan.b->size()));
+  return points * (plan.stat->weighted ? 16.0 : 8.0) * (std::max(1, plan.threads) + 1);
+}
 
 class CpuBackend final : public Backend {
  public:
@@ -36,10 +44,16 @@ class CpuBackend final : public Backend {
         plan.stat->regions > 0
             ? fmt::format("; {} jackknife regions: each pair also counted once per region of its points ({} x {} counters a thread)",
                           plan.stat->regions, plan.stat->regions, plan.edges.nbins)
+        : plan.stat->output == OutputKind::PerPoint
+            ? fmt::format("; per point: a private array of {} counters a thread (a row adds its anchor once, each partner "
+                          "in range its own entry), summed point by point in thread order ({:.3g} MB in all)",
+                          plan.a->size() + (plan.is_auto() ? 0 : plan.b->size()), per_point_bytes(plan) / 1e6)
             : std::string());
   }
   Result run(const Plan& plan) override {
     if (plan.stat->binning2d.active()) return cpu::run_binned2d(plan);
+    if (plan.stat->output == OutputKind::PerPoint)
+      require_memory(per_point_bytes(plan), fmt::format("per-point counts on {} threads", plan.threads));
     const cpu::GridChoice grid = cpu::choose_grid(plan);
     return visit_pair_function(*plan.stat, plan.a->dim(), [&](const auto& f) {
       constexpr int D = std::decay_t<decltype(f)>::dim;
@@ -49,6 +63,7 @@ class CpuBackend final : public Backend {
   bool counts_regions() const override { return true; }
   bool bins_2d() const override { return true; }
   bool mean_separation() const override { return true; }
+  bool per_point() const override { return true; }
 };
 
 }  // namespace

@@ -113,6 +113,8 @@ class MpiDistribution final : public Distribution {
   Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt) const override {
     if (stat.mean_separation)
       throw_config("mean separations (--ravg) are not summed over MPI ranks yet: run them in one process");
+    if (stat.output == OutputKind::PerPoint)
+      throw_config("per-point reductions (neighbours) are not summed over MPI ranks yet: run them in one process");
     RunOptions local = opt;
     local.distribution.reset();
     int P = 1, rank = 0;

@@ -112,6 +112,7 @@ const char* to_string(OutputKind k) {
     case OutputKind::Histogram: return "histogram";
     case OutputKind::PairList: return "pair list";
     case OutputKind::Matrix: return "matrix";
+    case OutputKind::PerPoint: return "per-point reduction";
   }
   return "?";
 }

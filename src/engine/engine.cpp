@@ -40,6 +40,10 @@ std::unique_ptr<Backend> backend_for(const Statistic& stat, const std::string& n
                       b->name());
     return make_cpu_backend();
   }
+  if (stat.output == OutputKind::PerPoint && !b->per_point()) {
+    why = fmt::format("the {} backend does not give per-point reductions yet: this statistic runs on the cpu", b->name());
+    return make_cpu_backend();
+  }
   if (stat.binning2d.active() && !b->bins_2d()) {
     why = fmt::format("the {} backend does not bin 2-D (r_p, pi) or (s, mu) statistics yet: this statistic runs on the cpu",
                       b->name());

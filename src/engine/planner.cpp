@@ -147,6 +147,9 @@ Plan make_plan_base(const Statistic& s, const PointSet& a, const PointSet* b, co
       is_auto ? "auto (each unordered pair once)" : "cross (every (i, j))", a.size(), bb.size(),
       pair_total(a.size(), bb.size(), is_auto), to_string(s.output),
       s.output == OutputKind::Matrix ? std::string()
+      : s.output == OutputKind::PerPoint
+          ? fmt::format(": for every point {}, its partners in [{}, {}){}", is_auto ? "(each pair adds to both of its points)" : "of both sets (in the other set)",
+                        s.binning.lo(), s.binning.hi(), s.weighted ? " and the sum of their weights" : "")
       : two_d ? fmt::format(" over {} 2-D bins {}", nbins, s.binning2d.describe())
               : fmt::format(" over {} bin(s) [{}, {})", nbins, s.binning.lo(), s.binning.hi()),
       s.regions > 0 ? fmt::format(", and per jackknife region ({} regions x {} bins)", s.regions, nbins)

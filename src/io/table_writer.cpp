@@ -62,6 +62,26 @@ Table pair_list_table(const Result& r, const std::string& value_name) {
   return t;
 }
 
+Table per_point_table(const Result& r) {
+  Table t;
+  std::vector<std::uint64_t> set, index, count;
+  std::vector<double> wsum;
+  const bool weighted = !r.per_point_a.weighted.empty();
+  for (const PointReductions* p : {&r.per_point_a, &r.per_point_b}) {
+    const std::uint64_t which = p == &r.per_point_a ? 1 : 2;
+    for (std::size_t k = 0; k < p->counts.size(); ++k) {
+      set.push_back(which);
+      index.push_back(k);
+      count.push_back(p->counts[k]);
+      if (weighted) wsum.push_back(p->weighted[k]);
+    }
+  }
+  t.columns = {{"set", std::move(set)}, {"index", std::move(index)}, {"count", std::move(count)}};
+  if (weighted) t.columns.push_back({"wsum", std::move(wsum)});
+  t.meta = run_metadata(r);
+  return t;
+}
+
 namespace {
 
 std::string cell(const TableColumn& c, std::size_t row) {

@@ -158,6 +158,26 @@ expect 4 'no kappa column' -- "$tb" kk --data builtin:uniform-box:100 --kappa-co
 expect 4 'both a coordinate and the kappa' -- "$tb" kk --data "$work/kconst.txt" --columns 1,2,4 --kappa-column 4 --rmax 5 --nbins 2
 expect 4 'exclude each other' -- "$tb" kk --data "$work/skyk.txt" --kappa-column 3 --sky --box 50 --rmax 5 --nbins 2
 
+# Per-point neighbour counts (issue 3): set,index,count[,wsum]; a pair counts for both of its points.
+check "neighbours columns and rows" "\"$tb\" neighbours --data \"$work/box.txt\" --box 50 --rmax 4 >\"$work/nb.csv\" && head -1 \"$work/nb.csv\" | grep -qx 'set,index,count' && [ \$(wc -l <\"$work/nb.csv\") -eq 3001 ] && awk -F, 'NR>1 && (\$1 != 1 || \$2 != NR - 2){bad=1} END{exit bad}' \"$work/nb.csv\""
+check "neighbours add up to twice the pairs" "[ \$(awk -F, 'NR>1{s+=\$3} END{print s}' \"$work/nb.csv\") -eq \$((2 * \$(\"$tb\" paircount --data \"$work/box.txt\" --box 50 --rmax 4 --nbins 1 | tail -1 | cut -d, -f3))) ]"
+check "neighbours with --rmin" "[ \$(\"$tb\" neighbours --data \"$work/box.txt\" --rmin 2 --rmax 6 | awk -F, 'NR>1{s+=\$3} END{print s}') -eq \$((2 * \$(\"$tb\" paircount --data \"$work/box.txt\" --rmin 2 --rmax 6 --nbins 1 | tail -1 | cut -d, -f3))) ]"
+check "neighbours cross: both sets, each summing to the cross pairs" "\"$tb\" neighbours --data \"$work/box.txt\" --data2 \"$work/boxr.txt\" --box 50 --rmax 5 >\"$work/nbx.csv\" && [ \$(wc -l <\"$work/nbx.csv\") -eq 6001 ] && p=\$(\"$tb\" paircount --data \"$work/box.txt\" --data2 \"$work/boxr.txt\" --box 50 --rmax 5 --nbins 1 | tail -1 | cut -d, -f3) && [ \$(awk -F, '\$1==1{s+=\$3} END{print s}' \"$work/nbx.csv\") -eq \$p ] && [ \$(awk -F, '\$1==2{s+=\$3} END{print s}' \"$work/nbx.csv\") -eq \$p ]"
+check "neighbours grid and brute force agree" "cmp <(\"$tb\" neighbours --data \"$work/box.txt\" --data2 \"$work/boxr.txt\" --box 50 --rmax 5 --path grid) <(\"$tb\" neighbours --data \"$work/box.txt\" --data2 \"$work/boxr.txt\" --box 50 --rmax 5 --path brute)"
+awk '!/^#/{print $1, $2, $3, 1}' "$work/box.txt" >"$work/ones.txt"
+check "neighbours wsum of unit weights is the count" "\"$tb\" neighbours --data \"$work/ones.txt\" --weights-column 4 --rmax 5 >\"$work/nbw.csv\" && head -1 \"$work/nbw.csv\" | grep -qx 'set,index,count,wsum' && awk -F, 'NR>1 && \$3 != \$4 {bad=1} END{exit bad}' \"$work/nbw.csv\""
+check "neighbours --bins takes the file's span" "printf '1 2\n2 4\n' >\"$work/nb_bins.txt\" && cmp <(\"$tb\" neighbours --data \"$work/box.txt\" --bins \"$work/nb_bins.txt\") <(\"$tb\" neighbours --data \"$work/box.txt\" --rmin 1 --rmax 4)"
+check "neighbours json" "\"$tb\" neighbours --data \"$work/box.txt\" --rmax 3 --format json -o \"$work/nb.json\" && python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); c=j[\"columns\"]; assert len(c[\"count\"])==3000 and c[\"index\"][:3]==[0,1,2] and set(c[\"set\"])=={1} and j[\"rmax\"]==3 and j[\"rmin\"]==0' \"$work/nb.json\""
+check "neighbours explain names the output and the path" "\"$tb\" neighbours --data \"$work/box.txt\" --box 50 --rmax 4 --backend cpu --path grid --explain 2>&1 >/dev/null | grep -q 'per-point reduction' && \"$tb\" neighbours --data \"$work/box.txt\" --box 50 --rmax 4 --backend cpu --path grid --explain 2>&1 >/dev/null | grep -q 'path: grid'"
+expect 4 'a range is needed' -- "$tb" neighbours --data "$work/box.txt"
+expect 4 'either --bins FILE or --rmin/--rmax' -- "$tb" neighbours --data "$work/box.txt" --bins "$work/flat_bins.txt" --rmax 3
+expect 4 'rmax .* must exceed rmin' -- "$tb" neighbours --data "$work/box.txt" --rmin 3 --rmax 2
+expect 4 'exceeds half the periodic box' -- "$tb" neighbours --data "$work/box.txt" --box 50 --rmax 26
+expect 3 'outside the periodic box' -- "$tb" neighbours --data "$work/outside.txt" --box 10 --rmax 2
+expect 3 'column 5' -- "$tb" neighbours --data "$work/box.txt" --weights-column 5 --rmax 2
+expect 2 'not expected|unrecognized|nbins' -- "$tb" neighbours --data "$work/box.txt" --rmax 2 --nbins 4
+expect 2 'required' -- "$tb" neighbours --rmax 2
+
 if [[ -n "$shared" && -f "$shared/Mr19_mock_northonly.rdcz.ff" ]]; then
   check "shared mock angular first bin" "[ \$(\"$tb\" angular --data \"$shared/Mr19_mock_northonly.rdcz.ff\" --bins \"$shared/angular_bins_corrfunc.txt\" | sed -n 2p | cut -d, -f3) -eq 1468 ]"
 fi

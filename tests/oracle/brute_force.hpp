@@ -85,4 +85,33 @@ inline Histogram histogram(const Points& a, const Points* b, const std::vector<d
   return h;
 }
 
+// Per-point reductions, literally: pair (i, j) is in range when lo*lo <= d2 < hi*hi; auto visits
+// i < j and adds to both, cross adds to i of a and j of b; sums add the partner's weight.
+struct PerPoint {
+  std::vector<std::uint64_t> counts_a, counts_b;
+  std::vector<double> wsum_a, wsum_b;
+};
+
+// kind: 0 open, 1 periodic (box L).
+inline PerPoint per_point(const Points& a, const Points* b, double lo, double hi, int kind,
+                          const std::vector<double>& L = {}) {
+  const Points& B = b ? *b : a;
+  PerPoint p{std::vector<std::uint64_t>(a.x.size(), 0), std::vector<std::uint64_t>(b ? B.x.size() : 0, 0),
+             std::vector<double>(a.x.size(), 0.0), std::vector<double>(b ? B.x.size() : 0, 0.0)};
+  auto& cb = b ? p.counts_b : p.counts_a;
+  auto& wb = b ? p.wsum_b : p.wsum_a;
+  for (std::size_t i = 0; i < a.x.size(); ++i)
+    for (std::size_t j = b ? 0 : i + 1; j < B.x.size(); ++j) {
+      const double d2 = kind == 1 ? d2_periodic(a.x[i], B.x[j], L) : d2_open(a.x[i], B.x[j]);
+      if (!(lo * lo <= d2 && d2 < hi * hi)) continue;
+      ++p.counts_a[i];
+      ++cb[j];
+      if (!a.w.empty()) {
+        p.wsum_a[i] += B.w[j];
+        wb[j] += a.w[i];
+      }
+    }
+  return p;
+}
+
 }  // namespace oracle

@@ -255,6 +255,99 @@ class ReductionSink {
   double wsum_ = 0;
 };
 
+// Per-point reductions (OutputKind::PerPoint): per thread, a private count (and weight sum) for
+// every point of the anchors' set and, cross, of the partners' set; auto shares one array, so a
+// pair adds to both of its points. A row adds its anchor's total once and each partner in range to
+// its own entry (a contiguous run of the array: the rows vectorise). merge_per_point sums the
+// threads' arrays point by point in thread order: counts do not depend on the thread count, and
+// weighted sums are as deterministic as the weighted histogram's (each thread's partial sums
+// depend on which blocks the dynamic schedule gave it). No add_count(): the fast path hands every
+// pair in range to accept() with its points.
+class PerPointSink {
+ public:
+  PerPointSink(const KeyEdges& e, PairWeights w, std::size_t na, std::size_t nb, bool is_auto)
+      : lo_(e.lo()), hi_(e.hi()), w_(w), a_(na, w.a != nullptr), b_(is_auto ? 0 : nb, w.a != nullptr),
+        bc_(is_auto ? a_.counts.data() : b_.counts.data()), bw_(is_auto ? a_.wsum.data() : b_.wsum.data()) {}
+  // Moving keeps bc_ and bw_ valid: a moved vector keeps its buffer.
+  PerPointSink(PerPointSink&&) noexcept = default;
+  PerPointSink(const PerPointSink&) = delete;
+  PerPointSink& operator=(const PerPointSink&) = delete;
+
+  template <class NaturalOf>
+  void consume(std::size_t i, std::size_t j0, const double* keys, std::size_t n, const NaturalOf&) {
+    // Partners j >= j0 never include the anchor i (auto rows hold j > i, or another cell's points).
+    std::uint64_t* __restrict pc = bc_ + j0;
+    std::uint64_t c = 0;
+    for (std::size_t t = 0; t < n; ++t) {
+      const std::uint64_t in = (keys[t] >= lo_) & (keys[t] < hi_);
+      pc[t] += in;
+      c += in;
+    }
+    a_.counts[i] += c;
+    if (w_.a) {
+      // Adding 0.0 leaves a sum unchanged, so the partners' loop needs no branch.
+      double* __restrict pw = bw_ + j0;
+      const double* wb = w_.b + j0;
+      const double wi = w_.a[i];
+      double s = 0;
+      for (std::size_t t = 0; t < n; ++t) {
+        const bool in = (keys[t] >= lo_) & (keys[t] < hi_);
+        pw[t] += in ? wi : 0.0;
+        s += in ? wb[t] : 0.0;
+      }
+      a_.wsum[i] += s;
+    }
+  }
+  template <class Key64, class NaturalOf>
+  void accept(int, std::size_t i, std::size_t j, const Key64&, const NaturalOf&) {
+    ++a_.counts[i];
+    ++bc_[j];
+    if (w_.a) {
+      a_.wsum[i] += w_.b[j];
+      bw_[j] += w_.a[i];
+    }
+  }
+
+  struct Arrays {
+    std::vector<std::uint64_t> counts;
+    std::vector<double> wsum;
+    Arrays(std::size_t n, bool weighted) : counts(n, 0), wsum(weighted ? n : 0, 0.0) {}
+  };
+  const Arrays& a() const { return a_; }
+  const Arrays& b() const { return b_; }
+
+ private:
+  double lo_, hi_;
+  PairWeights w_;
+  Arrays a_, b_;
+  std::uint64_t* bc_;  // the partners' counts: b_'s, or a_'s for auto
+  double* bw_;
+};
+
+// The threads' per-point arrays summed point by point, in thread order, into `out`; entry k of an
+// array belongs to the caller's point order[k] (the grid's cell order), or k without one.
+inline void merge_per_point(const std::vector<PerPointSink>& sinks, bool second, const std::uint32_t* order,
+                            PointReductions& out, int threads) {
+  const auto arrays = [&](const PerPointSink& s) -> const PerPointSink::Arrays& { return second ? s.b() : s.a(); };
+  const std::size_t n = sinks.empty() ? 0 : arrays(sinks[0]).counts.size();
+  const bool weighted = !sinks.empty() && !arrays(sinks[0]).wsum.empty();
+  out.counts.assign(n, 0);
+  out.weighted.assign(weighted ? n : 0, 0.0);
+  const auto points = static_cast<std::int64_t>(n);
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (std::int64_t k = 0; k < points; ++k) {
+    std::uint64_t c = 0;
+    double s = 0;
+    for (const PerPointSink& t : sinks) {
+      c += arrays(t).counts[k];
+      if (weighted) s += arrays(t).wsum[k];
+    }
+    const std::size_t to = order ? order[k] : static_cast<std::size_t>(k);
+    out.counts[to] = c;
+    if (weighted) out.weighted[to] = s;
+  }
+}
+
 // Type III: each thread appends to its own list; lists are concatenated and sorted by (i, j).
 class PairListSink {
  public:

@@ -55,7 +55,7 @@ inline GridChoice choose_grid(const Plan& plan) {
     return g;
   }
   if (s.metric == Metric::Angular || s.output == OutputKind::Matrix) {
-    g.why = "brute force: the grid path serves Euclidean cutoffs (histograms, counts, pair lists)";
+    g.why = "brute force: the grid path serves Euclidean cutoffs (histograms, counts, pair lists, per-point counts)";
     return g;
   }
   const int dim = plan.a->dim();
@@ -201,6 +201,17 @@ Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid 
     case OutputKind::Reduction: {
       auto sinks = run_with([&] { return ReductionSink(plan.edges, w); });
       for (auto& k : sinks) k.merge_into(r);
+      break;
+    }
+    case OutputKind::PerPoint: {
+      const auto sinks = run_with([&] { return PerPointSink(plan.edges, w, A.n, B.n, shape.is_auto); });
+      // The grid's arrays are in cell order: entry k belongs to the caller's point order[k].
+      const std::uint32_t* oa = use_grid ? grid->a->order.data() : nullptr;
+      merge_per_point(sinks, false, oa, r.per_point_a, shape.threads);
+      if (!shape.is_auto) {
+        const std::uint32_t* ob = use_grid ? grid->b->order.data() : nullptr;
+        merge_per_point(sinks, true, ob, r.per_point_b, shape.threads);
+      }
       break;
     }
     case OutputKind::PairList: {
