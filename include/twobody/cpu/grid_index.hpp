@@ -11,7 +11,10 @@
 #include <cmath>
 #include <cstdint>
 #include <numeric>
+#include <utility>
 #include <vector>
+
+#include <omp.h>
 
 #include "twobody/box.hpp"
 #include "twobody/grid_geometry.hpp"
@@ -48,11 +51,13 @@ struct GridIndex {
     std::vector<std::uint32_t> cell(p.size());
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (std::int64_t i = 0; i < n_points; ++i) cell[i] = static_cast<std::uint32_t>(g.cell_of(p, i));
-    for (std::size_t i = 0; i < p.size(); ++i) ++start[cell[i] + 1];
-    std::partial_sum(start.begin(), start.end(), start.begin());  // exclusive scan, shifted by one
-    {
+    order.resize(p.size());
+    if (threads > 1 && static_cast<std::int64_t>(threads) * g.total <= std::max<std::int64_t>(n_points, 1 << 22)) {
+      sort_by_cell_threaded(cell, g.total, threads);
+    } else {
+      for (std::size_t i = 0; i < p.size(); ++i) ++start[cell[i] + 1];
+      std::partial_sum(start.begin(), start.end(), start.begin());  // exclusive scan, shifted by one
       std::vector<std::uint32_t> fill(start.begin(), start.end() - 1);
-      order.resize(p.size());
       for (std::size_t i = 0; i < p.size(); ++i) order[fill[cell[i]]++] = static_cast<std::uint32_t>(i);
     }
     const std::uint32_t top = static_cast<std::uint32_t>(std::clamp(max_slices, 1, 1 << 16));
@@ -100,6 +105,44 @@ struct GridIndex {
     }
   }
   std::uint32_t slices(std::int64_t c) const { return slice_first[c + 1] - slice_first[c]; }
+
+  // The counting sort on `threads` threads, with the serial one's result (points of a cell in
+  // input order): each thread counts the cells of its contiguous share of the points, a cell's
+  // share of thread t starts after the shares of threads before t, and each thread scatters its
+  // points there. T x cells counters: used while that stays within about N (or 4M) of them.
+  // Serially, the count and the scatter were 0.09 s of a 10^7-point index (2 threads).
+  void sort_by_cell_threaded(const std::vector<std::uint32_t>& cell, std::int64_t cells, int threads) {
+    const std::size_t n = cell.size(), C = static_cast<std::size_t>(cells);
+    std::vector<std::uint32_t> share(static_cast<std::size_t>(threads) * C, 0);
+    const auto part = [&](int t) { return std::pair{n * t / threads, n * (t + 1) / threads}; };
+#pragma omp parallel num_threads(threads)
+    {
+      const int t = omp_get_thread_num();
+      std::uint32_t* h = share.data() + static_cast<std::size_t>(t) * C;
+      const auto [lo, hi] = part(t);
+      for (std::size_t i = lo; i < hi; ++i) ++h[cell[i]];
+#pragma omp barrier
+#pragma omp for schedule(static)
+      for (std::int64_t c = 0; c < cells; ++c) {
+        std::uint32_t total = 0;
+        for (int u = 0; u < threads; ++u) total += share[static_cast<std::size_t>(u) * C + c];
+        start[c + 1] = total;
+      }
+#pragma omp single
+      std::partial_sum(start.begin(), start.end(), start.begin());
+#pragma omp for schedule(static)
+      for (std::int64_t c = 0; c < cells; ++c) {
+        std::uint32_t at = start[c];
+        for (int u = 0; u < threads; ++u) {
+          std::uint32_t& s = share[static_cast<std::size_t>(u) * C + c];
+          const std::uint32_t k = s;
+          s = at;
+          at += k;
+        }
+      }
+      for (std::size_t i = lo; i < hi; ++i) order[h[cell[i]]++] = static_cast<std::uint32_t>(i);
+    }
+  }
   std::uint32_t count(std::int64_t c) const { return start[c + 1] - start[c]; }
 };
 
