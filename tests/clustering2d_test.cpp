@@ -15,6 +15,7 @@
 #include "twobody/clustering2d.hpp"
 #include "twobody/cosmology.hpp"
 #include "twobody/error.hpp"
+#include "twobody/jackknife.hpp"
 
 using namespace twobody;
 using testing_support::fresh_seed;
@@ -607,4 +608,204 @@ TEST(Clustering2DMocks, RandomMockCataloguesMatchBruteForce) {
   EXPECT_THROW(paircount_2d(line, nullptr, smu, Box::cube(3, 1000), false, opts()), Error);
   Statistic periodic = stat_of(smu, true, 1000, false, false);
   EXPECT_THROW(run(periodic, line, nullptr, opts()), Error);
+}
+
+// ---- jackknife errors of the 2-D estimators ---------------------------------------------------
+// Every leave-one-region-out sample against an explicit recount: the region's points removed from
+// every catalogue and correlation_2d run again, ξ per flat bin and w_p or the multipoles compared
+// to 1e-12 (relative to 1 + |value|: the rebuilt counts differ from the recount only by the
+// rounding of DD − T and of the weight sums). Randoms (labels, box cells, k-means on mocks) and
+// the analytic RR of a box, weighted and unweighted.
+namespace {
+
+using testing_support::without_region;
+
+void expect_close(double got, double want, const std::string& what) {
+  if (std::isnan(want)) {
+    EXPECT_TRUE(std::isnan(got)) << what;
+    return;
+  }
+  EXPECT_NEAR(got, want, 1e-12 * (1 + std::abs(want))) << what;
+}
+
+const std::vector<double>& column_of(const std::vector<NamedColumn>& cols, const std::string& name) {
+  for (const auto& c : cols)
+    if (c.name == name) return c.values;
+  throw std::runtime_error("no column " + name);
+}
+
+void expect_equals_recount_2d(const Binned2DResult& x, const PointSet& data, const std::vector<std::int32_t>& ld,
+                              const std::vector<PointSet>& randoms, const std::vector<std::vector<std::int32_t>>& lr,
+                              const std::optional<Box>& box, bool weighted, Estimator e) {
+  ASSERT_TRUE(x.jackknife.has_value());
+  const JackknifeResult& J = *x.jackknife;
+  const Binning2D& bins = x.binning;
+  const std::size_t R = J.regions, nb = bins.nbins(), no = bins.outer().nbins();
+  const std::vector<std::string> names =
+      bins.kind() == Binning2D::Kind::RpPi ? std::vector<std::string>{"wp"} : std::vector<std::string>{"xi0", "xi2", "xi4"};
+  const std::size_t n = names.size() * no;
+  ASSERT_EQ(J.samples.size(), R * nb);
+  ASSERT_EQ(x.per_outer_samples.size(), R * n);
+  std::size_t finite = 0;
+  for (double v : J.samples) finite += std::isfinite(v) ? 1 : 0;
+  EXPECT_GT(finite, R * nb * 3 / 4) << "most bins hold pairs: the comparison is not one of NaNs";
+  for (std::size_t r = 0; r < R; ++r) {
+    const int q = static_cast<int>(r);
+    std::vector<PointSet> rs;
+    for (std::size_t i = 0; i < randoms.size(); ++i) rs.push_back(without_region(randoms[i], lr[i], q));
+    const Binned2DResult y = correlation_2d(without_region(data, ld, q), rs, bins, box, weighted, e, opts());
+    const auto& xi = column_of(y.derived, "xi");
+    for (std::size_t k = 0; k < nb; ++k)
+      expect_close(J.samples[r * nb + k], xi[k], fmt::format("xi sample r={} bin {}", r, k));
+    for (std::size_t m = 0; m < names.size(); ++m) {
+      const auto& v = column_of(y.per_outer, names[m]);
+      for (std::size_t i = 0; i < no; ++i)
+        expect_close(x.per_outer_samples[r * n + m * no + i], v[i], fmt::format("{} sample r={} bin {}", names[m], r, i));
+    }
+  }
+  // The columns: the summaries of those samples (jackknife_summary's formula is tested on its own).
+  const JackknifeSummary flat = jackknife_summary(J.samples, R, nb), outer = jackknife_summary(x.per_outer_samples, R, n);
+  EXPECT_EQ(column_of(x.derived, "xi_jk_mean"), flat.mean);
+  EXPECT_EQ(column_of(x.derived, "xi_jk_sigma"), flat.sigma);
+  EXPECT_EQ(J.covariance, flat.covariance);
+  EXPECT_EQ(x.per_outer_jackknife.covariance, outer.covariance);
+  for (std::size_t m = 0; m < names.size(); ++m) {
+    const auto& mean = column_of(x.per_outer, names[m] + "_jk_mean");
+    const auto& sigma = column_of(x.per_outer, names[m] + "_jk_sigma");
+    for (std::size_t i = 0; i < no; ++i) {
+      EXPECT_EQ(mean[i], outer.mean[m * no + i]);
+      EXPECT_EQ(sigma[i], std::sqrt(outer.covariance[(m * no + i) * n + m * no + i]));
+    }
+  }
+}
+
+PointSet weighted_copy(PointSet p, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(0.5, 1.5);
+  std::vector<double> w(p.size());
+  for (auto& x : w) x = u(rng);
+  p.set_weights(std::move(w));
+  return p;
+}
+
+}  // namespace
+
+TEST(Clustering2DJackknife, RandomsLabelsEqualRecount) {
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const double L = 50;
+  const int R = 4;
+  const auto labels = [&](std::size_t n) {
+    std::uniform_int_distribution<int> u(0, R - 1);
+    std::vector<std::int32_t> l(n);
+    for (auto& x : l) x = u(rng);
+    return l;
+  };
+  for (bool weighted : {false, true}) {
+    PointSet d = to_pointset(uniform_points(1500, 3, 0, L, rng));
+    std::vector<PointSet> rs = {to_pointset(uniform_points(1200, 3, 0, L, rng)),
+                                to_pointset(uniform_points(900, 3, 0, L, rng))};
+    if (weighted) {
+      d = weighted_copy(d, rng);
+      for (auto& r : rs) r = weighted_copy(r, rng);
+    }
+    // Labels as a file gives them (any non-negative integers): 7, 17, 27, 37.
+    const auto ld = labels(d.size());
+    std::vector<std::vector<std::int32_t>> lr = {labels(rs[0].size()), labels(rs[1].size())};
+    const auto scaled = [](std::vector<std::int32_t> l) {
+      for (auto& x : l) x = 10 * x + 7;
+      return l;
+    };
+    d.set_regions(scaled(ld));
+    for (std::size_t i = 0; i < rs.size(); ++i) rs[i].set_regions(scaled(lr[i]));
+    JackknifeRequest jk;
+    jk.use_labels = true;
+    for (bool rppi : {true, false}) {
+      SCOPED_TRACE(fmt::format("{} {}", rppi ? "rp-pi" : "s-mu", weighted ? "weighted" : "unweighted"));
+      const Binning2D bins = rppi ? Binning2D::rp_pi(Binning::from_edges({1.0, 3.0, 6.0, 10.0}), 6.0, 3)
+                                  : Binning2D::s_mu(Binning::from_edges({2.0, 5.0, 9.0}), 1.0, 4);
+      const Estimator e = rppi ? Estimator::LandySzalay : Estimator::Hamilton;
+      const std::optional<Box> box = rppi ? std::optional<Box>(Box::cube(3, L)) : std::nullopt;
+      const Binned2DResult x = correlation_2d(d, rs, bins, box, weighted, e, opts(), jk);
+      ASSERT_EQ(x.jackknife->regions, std::size_t(R));
+      EXPECT_EQ(x.jackknife->labels, (std::vector<std::int32_t>{7, 17, 27, 37}));
+      EXPECT_EQ(x.jackknife->estimator, e);
+      expect_equals_recount_2d(x, d, ld, rs, lr, box, weighted, e);
+      // The estimate itself is the run's without a jackknife.
+      const Binned2DResult plain = correlation_2d(d, rs, bins, box, weighted, e, opts());
+      EXPECT_EQ(x.raw.counts, plain.raw.counts);
+      for (std::size_t k = 0; k < bins.nbins(); ++k)
+        expect_close(column_of(x.derived, "xi")[k], column_of(plain.derived, "xi")[k], "xi");
+    }
+  }
+}
+
+TEST(Clustering2DJackknife, BoxCellsEqualRecountWithRandomsAndAnalytic) {
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const double L = 40;
+  const Box box = Box::cube(3, L);
+  JackknifeRequest jk;
+  jk.regions = 8;
+  const CellLayout cells = cell_layout(8, {0, 0, 0}, {L, L, L});
+  for (bool weighted : {false, true}) {
+    PointSet d = to_pointset(uniform_points(2000, 3, 0, L, rng));
+    PointSet r0 = to_pointset(uniform_points(2500, 3, 0, L, rng));
+    if (weighted) {
+      d = weighted_copy(d, rng);
+      r0 = weighted_copy(r0, rng);
+    }
+    const auto ld = cell_regions(d, cells);
+    for (bool rppi : {true, false})
+      for (bool analytic : {false, true}) {
+        SCOPED_TRACE(fmt::format("{} {} {}", rppi ? "rp-pi" : "s-mu", analytic ? "analytic RR" : "randoms",
+                                 weighted ? "weighted" : "unweighted"));
+        const Binning2D bins = rppi ? Binning2D::rp_pi(Binning::from_edges({0.5, 2.0, 4.0, 8.0}), 5.0, 5)
+                                    : Binning2D::s_mu(Binning::from_edges({1.0, 4.0, 8.0}), 1.0, 5);
+        const std::vector<PointSet> rs = analytic ? std::vector<PointSet>{} : std::vector<PointSet>{r0};
+        const std::vector<std::vector<std::int32_t>> lr =
+            analytic ? std::vector<std::vector<std::int32_t>>{} : std::vector<std::vector<std::int32_t>>{cell_regions(r0, cells)};
+        const Binned2DResult x = correlation_2d(d, rs, bins, box, weighted, Estimator::LandySzalay, opts(), jk);
+        ASSERT_EQ(x.jackknife->regions, 8u);
+        EXPECT_EQ(x.analytic_rr, analytic);
+        expect_equals_recount_2d(x, d, ld, rs, lr, box, weighted, Estimator::LandySzalay);
+        if (analytic) {
+          // RR_{-r} is the box's analytic RR of the data left: its pair total is in norm_rr.
+          const JackknifeResult& J = *x.jackknife;
+          EXPECT_TRUE(J.rr.empty());
+          for (std::size_t r = 0; r < 8; ++r) {
+            const double m = static_cast<double>(d.size() - J.n_data[r]);
+            if (!weighted) EXPECT_EQ(J.norm_rr[r], 0.5 * m * (m - 1));
+          }
+        }
+      }
+  }
+}
+
+// Survey mocks: regions are patches of sky, k-means on the directions from the observer (as
+// w(θ) does), randoms labelled by the nearest centre.
+TEST(Clustering2DJackknife, MockSkyRegionsEqualRecount) {
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const FlatLcdm cosmo = FlatLcdm::corrfunc(1);
+  const PointSet d = to_pointset(cartesian(mock_patch(1500, rng), cosmo));
+  const std::vector<PointSet> rs = {to_pointset(cartesian(mock_patch(2000, rng), cosmo))};
+  const Binning2D bins =
+      Binning2D::rp_pi(Binning::from_edges({1.0, 5.0, 10.0, 20.0}), 20.0, 4, LineOfSight::PairMidpoint);
+  JackknifeRequest jk;
+  jk.regions = 5;
+  jk.seed = 11;
+  const Binned2DResult x = correlation_2d(d, rs, bins, std::nullopt, true, Estimator::LandySzalay, opts(), jk);
+  ASSERT_EQ(x.jackknife->regions, 5u);
+  EXPECT_NE(x.jackknife->layout.find("k-means"), std::string::npos) << x.jackknife->layout;
+  PointSet u(3, d.size());
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    const double n = std::hypot(d.coord(0)[i], d.coord(1)[i], d.coord(2)[i]);
+    for (int k = 0; k < 3; ++k) u.coord(k)[i] = d.coord(k)[i] / n;
+  }
+  const auto centres = sky_region_centres(u, 5, 11);
+  expect_equals_recount_2d(x, d, nearest_centre(d, centres), rs, {nearest_centre(rs[0], centres)}, std::nullopt, true,
+                           Estimator::LandySzalay);
 }

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "test_support.hpp"
+#include "twobody/clustering2d.hpp"
 #include "twobody/correlation.hpp"
 #include "twobody/engine.hpp"
 #include "twobody/error.hpp"
@@ -19,6 +20,7 @@
 #include "twobody/jackknife.hpp"
 
 using namespace twobody;
+using testing_support::without_region;
 
 namespace {
 
@@ -80,22 +82,6 @@ void expect_near_rel(double got, double want, double tol, const std::string& wha
   EXPECT_NEAR(got, want, tol * (1 + std::abs(want))) << what;
 }
 
-// Points of p whose label differs from r.
-PointSet without(const PointSet& p, const std::vector<std::int32_t>& labels, int r) {
-  std::vector<std::size_t> keep;
-  for (std::size_t i = 0; i < p.size(); ++i)
-    if (labels[i] != r) keep.push_back(i);
-  PointSet q(p.dim(), keep.size());
-  for (int d = 0; d < p.dim(); ++d)
-    for (std::size_t t = 0; t < keep.size(); ++t) q.coord(d)[t] = p.coord(d)[keep[t]];
-  if (p.has_weights()) {
-    std::vector<double> w;
-    for (std::size_t i : keep) w.push_back(p.weights()[i]);
-    q.set_weights(std::move(w));
-  }
-  return q;
-}
-
 PointSet with_weights(PointSet p, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0.5, 1.5);
@@ -133,8 +119,9 @@ void expect_equals_recount(const CorrelationResult& x, const PointSet& data, con
   std::vector<double> samples(R * nb);
   for (std::size_t r = 0; r < R; ++r) {
     std::vector<PointSet> rs;
-    for (std::size_t i = 0; i < randoms.size(); ++i) rs.push_back(without(randoms[i], lr[i], static_cast<int>(r)));
-    const BinnedResult y = correlation(without(data, ld, static_cast<int>(r)), rs, bins, space, box, weighted, cpu_opts());
+    for (std::size_t i = 0; i < randoms.size(); ++i) rs.push_back(without_region(randoms[i], lr[i], static_cast<int>(r)));
+    const BinnedResult y =
+        correlation(without_region(data, ld, static_cast<int>(r)), rs, bins, space, box, weighted, cpu_opts());
     const auto& col = column(y, estimator_column(est));
     for (std::size_t k = 0; k < nb; ++k) {
       samples[r * nb + k] = col[k];
@@ -474,6 +461,43 @@ TEST(CorrelationJackknife, Errors) {
   JackknifeRequest eight;
   eight.regions = 8;
   EXPECT_EQ(kind_of(eight, corner, {generate_uniform_box(100, 3, L, seed + 6)}), ErrorKind::Input);
+}
+
+// The 2-D estimators share the jackknife of `correlation` (one region counting, one labeller):
+// the same errors, with the analytic RR of a box too.
+TEST(CorrelationJackknife, Errors2D) {
+  const auto seed = testing_support::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const double L = 50.0;
+  const Box box = Box::cube(3, L);
+  const Binning2D bins = Binning2D::rp_pi(Binning::linear(1.0, 10.0, 3), 6.0, 3);
+  PointSet d = generate_uniform_box(300, 3, L, seed);
+  std::vector<PointSet> rs = {generate_uniform_box(300, 3, L, seed + 1)};
+  const auto kind_of = [&](const JackknifeRequest& jk, const PointSet& data, const std::vector<PointSet>& randoms) {
+    try {
+      correlation_2d(data, randoms, bins, box, false, Estimator::LandySzalay, cpu_opts(), jk);
+    } catch (const Error& e) {
+      return e.kind();
+    }
+    return ErrorKind::Internal;
+  };
+  for (bool analytic : {false, true}) {
+    SCOPED_TRACE(analytic ? "analytic RR" : "randoms");
+    const std::vector<PointSet> randoms = analytic ? std::vector<PointSet>{} : rs;
+    JackknifeRequest one;
+    one.regions = 1;
+    EXPECT_EQ(kind_of(one, d, randoms), ErrorKind::Config);
+    JackknifeRequest labels;
+    labels.use_labels = true;
+    EXPECT_EQ(kind_of(labels, d, randoms), ErrorKind::Config);  // no labels on the data
+    PointSet corner = generate_uniform_box(100, 3, L / 2 - 1, seed + 5);
+    JackknifeRequest eight;
+    eight.regions = 8;
+    EXPECT_EQ(kind_of(eight, corner, randoms), ErrorKind::Input);  // cells without data
+    PointSet one_label = d;
+    one_label.set_regions(std::vector<std::int32_t>(d.size(), 3));
+    EXPECT_EQ(kind_of(labels, one_label, randoms), ErrorKind::Input);  // a single region
+  }
 }
 
 TEST(CorrelationJackknife, RegionColumnFromFile) {

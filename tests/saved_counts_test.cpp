@@ -1,11 +1,13 @@
 // Saved correlation counts (issue 5): the file reads back to the same counts, a run that reuses a
 // saved RR equals a full run exactly (counts, normalisations, estimators, jackknife), and counts
-// from another setting are refused.
+// from another setting are refused; for ξ, w(θ) and the 2-D estimators (ξ(r_p, π), w_p, ξ(s, μ)).
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "test_support.hpp"
+#include "twobody/clustering2d.hpp"
 #include "twobody/correlation.hpp"
 #include "twobody/error.hpp"
 #include "twobody/generate.hpp"
@@ -71,6 +73,10 @@ void expect_same(const SavedCounts& a, const SavedCounts& b) {
   if (a.box && b.box) EXPECT_EQ(a.box->length, b.box->length);
   EXPECT_EQ(a.weighted, b.weighted);
   EXPECT_EQ(a.binning.edges(), b.binning.edges());
+  EXPECT_EQ(a.binning2d.kind(), b.binning2d.kind());
+  EXPECT_EQ(a.binning2d.line_of_sight(), b.binning2d.line_of_sight());
+  EXPECT_EQ(a.binning2d.outer().edges(), b.binning2d.outer().edges());
+  EXPECT_EQ(a.binning2d.inner().edges(), b.binning2d.inner().edges());
   EXPECT_EQ(a.n_data, b.n_data);
   EXPECT_EQ(a.n_randoms, b.n_randoms);
   EXPECT_EQ(a.norm_dd, b.norm_dd);
@@ -99,6 +105,36 @@ void expect_same(const SavedCounts& a, const SavedCounts& b) {
   EXPECT_EQ(x.norm_dd, y.norm_dd);
   EXPECT_EQ(x.norm_dr, y.norm_dr);
   EXPECT_EQ(x.norm_rr, y.norm_rr);
+}
+
+bool same_values(const std::vector<double>& x, const std::vector<double>& y) {
+  if (x.size() != y.size()) return false;
+  for (std::size_t k = 0; k < x.size(); ++k)  // NaN estimators (empty bins) compare equal too
+    if (!(x[k] == y[k] || (std::isnan(x[k]) && std::isnan(y[k])))) return false;
+  return true;
+}
+
+void expect_same(const Binned2DResult& a, const Binned2DResult& b) {
+  EXPECT_EQ(a.raw.counts, b.raw.counts);
+  EXPECT_EQ(a.raw.weighted, b.raw.weighted);
+  EXPECT_EQ(a.norm_dd, b.norm_dd);
+  EXPECT_EQ(a.norm_dr, b.norm_dr);
+  EXPECT_EQ(a.norm_rr, b.norm_rr);
+  for (const auto* cols : {&a.derived, &a.per_outer}) {
+    const auto& other = cols == &a.derived ? b.derived : b.per_outer;
+    ASSERT_EQ(cols->size(), other.size());
+    for (std::size_t c = 0; c < cols->size(); ++c) {
+      EXPECT_EQ((*cols)[c].name, other[c].name);
+      EXPECT_TRUE(same_values((*cols)[c].values, other[c].values)) << (*cols)[c].name;
+    }
+  }
+  ASSERT_EQ(bool(a.jackknife), bool(b.jackknife));
+  if (!a.jackknife) return;
+  EXPECT_EQ(a.jackknife->rr, b.jackknife->rr);
+  EXPECT_EQ(a.jackknife->norm_rr, b.jackknife->norm_rr);
+  EXPECT_TRUE(same_values(a.jackknife->samples, b.jackknife->samples));
+  EXPECT_TRUE(same_values(a.per_outer_samples, b.per_outer_samples));
+  EXPECT_TRUE(same_values(a.per_outer_jackknife.covariance, b.per_outer_jackknife.covariance));
 }
 
 }  // namespace
@@ -184,4 +220,114 @@ TEST(SavedCounts, BadFilesAreInputErrors) {
   expect_error(ErrorKind::Input, "not a twobody counts file", [&] { read_counts(dir + "other.json"); });
   std::ofstream(dir + "v9.json") << R"({"format": "twobody-counts", "version": 9})";
   expect_error(ErrorKind::Input, "version 9", [&] { read_counts(dir + "v9.json"); });
+}
+
+TEST(SavedCounts2D, ReusedRREqualsFullRunRpPiAndSMu) {
+  const auto seed = testing_support::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const double L = 50.0;
+  for (bool periodic : {true, false})
+    for (bool weighted : {false, true})
+      for (int regions : {0, 4}) {
+        SCOPED_TRACE(::testing::Message() << "periodic " << periodic << " weighted " << weighted << " regions "
+                                          << regions);
+        PointSet d = generate_uniform_box(1500, 3, L, seed);
+        std::vector<PointSet> rs = {generate_uniform_box(1200, 3, L, seed + 1), generate_uniform_box(900, 3, L, seed + 2)};
+        if (weighted) {
+          d = with_weights(d, seed + 3);
+          for (std::size_t q = 0; q < rs.size(); ++q) rs[q] = with_weights(rs[q], seed + 4 + q);
+        }
+        const std::optional<Box> box = periodic ? std::optional<Box>(Box::cube(3, L)) : std::nullopt;
+        JackknifeRequest jk;
+        jk.regions = regions;
+        for (const Binning2D& bins : {Binning2D::rp_pi(Binning::logarithmic(0.5, 10.0, 4), 8.0, 4),
+                                      Binning2D::s_mu(Binning::linear(1.0, 9.0, 3), 0.8, 4)}) {
+          const Binned2DResult full =
+              correlation_2d(d, rs, bins, box, weighted, Estimator::LandySzalay, cpu_opts(), jk);
+          const SavedCounts saved = saved_counts(full, box, weighted);
+          const std::string path = ::testing::TempDir() + "counts2d.json";
+          write_counts(path, saved);
+          const SavedCounts back = read_counts(path);
+          expect_same(saved, back);
+          const Binned2DResult reused =
+              correlation_2d(d, rs, bins, box, weighted, Estimator::LandySzalay, cpu_opts(), jk, {&back});
+          expect_same(full, reused);
+        }
+      }
+}
+
+TEST(SavedCounts2D, MismatchesAreConfigErrors) {
+  const auto seed = testing_support::fresh_seed();
+  const double L = 40.0;
+  const Box box = Box::cube(3, L);
+  const PointSet d = generate_uniform_box(400, 3, L, seed);
+  const std::vector<PointSet> rs = {generate_uniform_box(500, 3, L, seed + 1)};
+  const Binning rp = Binning::linear(1, 6, 3);
+  const Binning2D bins = Binning2D::rp_pi(rp, 5.0, 5);
+  const Binned2DResult full = correlation_2d(d, rs, bins, box, false, Estimator::LandySzalay, cpu_opts());
+  const SavedCounts c = saved_counts(full, box, false);
+  const ReusedCounts reuse{&c};
+  const auto run2d = [&](const Binning2D& b, const std::optional<Box>& bx, const JackknifeRequest& jk = {}) {
+    correlation_2d(d, rs, b, bx, false, Estimator::LandySzalay, cpu_opts(), jk, reuse);
+  };
+  for (const Binning2D& other : {Binning2D::rp_pi(rp, 5.0, 10), Binning2D::rp_pi(rp, 4.0, 5),
+                                 Binning2D::rp_pi(Binning::linear(1, 6, 4), 5.0, 5), Binning2D::s_mu(rp, 1.0, 5)})
+    expect_error(ErrorKind::Config, "saved RR cannot be reused: counted in (r_p, pi): 3 r_p bins", [&] { run2d(other, box); });
+  expect_error(ErrorKind::Config, "open space", [&] { run2d(bins, std::nullopt); });
+  expect_error(ErrorKind::Config, "box", [&] { run2d(bins, Box::cube(3, 41.0)); });
+  JackknifeRequest jk;
+  jk.regions = 8;
+  expect_error(ErrorKind::Config, "no jackknife regions", [&] { run2d(bins, box, jk); });
+  expect_error(ErrorKind::Config, "unweighted", [&] {
+    correlation_2d(with_weights(d, 1), {with_weights(rs[0], 2)}, bins, box, true, Estimator::LandySzalay, cpu_opts(),
+                   {}, reuse);
+  });
+  // 1-D counts into a 2-D run and back, the mock line of sight against the z axis.
+  const CorrelationResult xi = correlation(d, rs, rp, CorrelationSpace::Box, box, false, cpu_opts());
+  const SavedCounts c1 = saved_counts(xi, CorrelationSpace::Box, box, false);
+  expect_error(ErrorKind::Config, "counted in 3 bins [1, 6], this run's are (r_p, pi)", [&] {
+    correlation_2d(d, rs, bins, box, false, Estimator::LandySzalay, cpu_opts(), {}, {&c1});
+  });
+  expect_error(ErrorKind::Config, "counted in (r_p, pi)", [&] {
+    correlation(d, rs, rp, CorrelationSpace::Box, box, false, cpu_opts(), {}, reuse);
+  });
+  const Binned2DResult open = correlation_2d(d, rs, bins, std::nullopt, false, Estimator::LandySzalay, cpu_opts());
+  const SavedCounts co = saved_counts(open, std::nullopt, false);
+  expect_error(ErrorKind::Config, "midpoint line of sight", [&] {
+    correlation_2d(d, rs, Binning2D::rp_pi(rp, 5.0, 5, LineOfSight::PairMidpoint), std::nullopt, false,
+                   Estimator::LandySzalay, cpu_opts(), {}, {&co});
+  });
+  // The analytic RR of a box: nothing counted to save, nothing to replace.
+  const Binned2DResult analytic = correlation_2d(d, {}, bins, box, false, Estimator::LandySzalay, cpu_opts());
+  expect_error(ErrorKind::Config, "analytic RR is not counted", [&] { saved_counts(analytic, box, false); });
+  expect_error(ErrorKind::Config, "without random catalogues", [&] {
+    correlation_2d(d, {}, bins, box, false, Estimator::LandySzalay, cpu_opts(), {}, reuse);
+  });
+}
+
+TEST(SavedCounts2D, FileHoldsTheBinsAndBadBinsAreInputErrors) {
+  const auto seed = testing_support::fresh_seed();
+  const double L = 40.0;
+  const Box box = Box::cube(3, L);
+  const PointSet d = generate_uniform_box(300, 3, L, seed);
+  const std::vector<PointSet> rs = {generate_uniform_box(300, 3, L, seed + 1)};
+  const Binning2D bins = Binning2D::s_mu(Binning::linear(1, 6, 3), 0.9, 6);
+  const std::string path = ::testing::TempDir() + "counts-smu.json";
+  write_counts(path, saved_counts(correlation_2d(d, rs, bins, box, false, Estimator::Natural, cpu_opts()), box, false));
+  nlohmann::json j;
+  std::ifstream(path) >> j;
+  EXPECT_EQ(j["statistic"], "xi-smu");
+  EXPECT_EQ(j["bins2d"]["kind"], "smu");
+  EXPECT_EQ(j["bins2d"]["s_edges"].get<std::vector<double>>(), bins.outer().edges());
+  EXPECT_EQ(j["bins2d"]["mu_max"], 0.9);
+  EXPECT_EQ(j["bins2d"]["nmu_bins"], 6);
+  EXPECT_EQ(j["bins2d"]["line_of_sight"], "z-axis");
+  EXPECT_FALSE(j.contains("edges"));
+  j["bins2d"]["kind"] = "cubes";
+  std::ofstream(path) << j.dump();
+  expect_error(ErrorKind::Input, "unknown 2-D bins 'cubes'", [&] { read_counts(path); });
+  j["bins2d"]["kind"] = "smu";
+  j["bins2d"]["line_of_sight"] = "sideways";
+  std::ofstream(path) << j.dump();
+  expect_error(ErrorKind::Input, "unknown line of sight", [&] { read_counts(path); });
 }

@@ -47,4 +47,21 @@ inline oracle::Points sky_points(std::size_t n, std::mt19937_64& rng, double dec
   return p;
 }
 
+// The points of p whose label differs from r, weights kept: a catalogue without jackknife region
+// r, for leave-one-region-out recounts.
+inline twobody::PointSet without_region(const twobody::PointSet& p, const std::vector<std::int32_t>& labels, int r) {
+  std::vector<std::size_t> keep;
+  for (std::size_t i = 0; i < p.size(); ++i)
+    if (labels[i] != r) keep.push_back(i);
+  twobody::PointSet q(p.dim(), keep.size());
+  for (int d = 0; d < p.dim(); ++d)
+    for (std::size_t t = 0; t < keep.size(); ++t) q.coord(d)[t] = p.coord(d)[keep[t]];
+  if (p.has_weights()) {
+    std::vector<double> w;
+    for (std::size_t i : keep) w.push_back(p.weights()[i]);
+    q.set_weights(std::move(w));
+  }
+  return q;
+}
+
 }  // namespace testing_support

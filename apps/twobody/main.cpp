@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <new>
 
 #include "common_options.hpp"
@@ -56,54 +57,85 @@ void finish(BinnedResult r, const CommonOptions& o, ProgressBar& bar) {
 }
 
 struct JackknifeOptions {
+  // One JackknifeOptions serves every command that takes these options: whether --jackknife was
+  // given is in the value (an option pointer would be the last command's option).
+  static constexpr int kNotGiven = std::numeric_limits<int>::min();
   int region_column = 0;
-  int regions = 0;
+  int regions = kNotGiven;
   std::string estimator = "landy-szalay";
   std::string covariance;
-  CLI::Option* regions_option = nullptr;
+  bool requested() const { return region_column > 0 || regions != kNotGiven; }
 };
 
-void add_jackknife_options(CLI::App& cmd, JackknifeOptions& jk) {
+// `estimator_help`: what --estimator chooses (the jackknife's estimator for xi and wtheta, whose
+// table has every estimator; the one xi column of the 2-D statistics).
+void add_jackknife_options(CLI::App& cmd, JackknifeOptions& jk, const char* estimator_help) {
   auto* col = cmd.add_option("--regions-column", jk.region_column,
                              "1-based column of integer jackknife region labels (every catalogue)")
                   ->check(CLI::PositiveNumber);
   // No range check here: N < 2 is a request error (exit 4) that says why.
-  jk.regions_option = cmd.add_option("--jackknife", jk.regions,
+  cmd.add_option("--jackknife", jk.regions,
                  "jackknife errors over N regions assigned automatically (sky: k-means on the data; "
                  "box: equal cells)")
       ->excludes(col);
-  cmd.add_option("--estimator", jk.estimator, "estimator of the jackknife columns and covariance")
+  cmd.add_option("--estimator", jk.estimator, estimator_help)
       ->check(CLI::IsMember({"natural", "davis-peebles", "hamilton", "landy-szalay"}));
-  cmd.add_option("--covariance", jk.covariance, "write the jackknife covariance matrix (nbins x nbins, text) to FILE");
+  cmd.add_option("--covariance", jk.covariance, "write the jackknife covariance matrix (text) to FILE");
 }
 
 JackknifeRequest jackknife_request(const JackknifeOptions& jk) {
   JackknifeRequest r;
   r.use_labels = jk.region_column > 0;
-  r.regions = jk.region_column > 0 ? 0 : jk.regions;
-  if (jk.regions_option && jk.regions_option->count() && jk.regions < 2)
+  r.regions = jk.region_column > 0 || jk.regions == JackknifeOptions::kNotGiven ? 0 : jk.regions;
+  if (jk.region_column == 0 && jk.regions != JackknifeOptions::kNotGiven && jk.regions < 2)
     throw_config(fmt::format("--jackknife {}: a jackknife needs at least 2 regions", jk.regions));
   r.estimator = parse_estimator(jk.estimator);
   return r;
 }
 
-// The covariance as a text matrix numpy.loadtxt reads: '#' lines say what it is, then one row per
-// bin, shortest round-trip decimals.
-void write_covariance(const std::string& path, const CorrelationResult& r) {
-  const JackknifeResult& j = *r.jackknife;
+// The covariance as a text matrix numpy.loadtxt reads: '#' lines say what it is (`header`, each
+// line starting with '#'), then one row per entry, shortest round-trip decimals.
+void write_covariance(const std::string& path, const std::string& header, const std::vector<double>& cov,
+                      std::size_t n) {
   std::ofstream out(path);
   if (!out) throw_input(fmt::format("{}: cannot open for writing", path));
-  const std::size_t nb = r.binning.nbins();
-  out << fmt::format("# jackknife covariance of xi ({} estimator), {} x {} bins, {} regions: {}\n",
-                     to_string(j.estimator), nb, nb, j.regions, j.layout);
-  out << "# bin edges:";
-  for (std::size_t k = 0; k <= nb; ++k) out << ' ' << fmt::format("{}", k < nb ? r.binning.lo(k) : r.binning.hi());
-  out << '\n';
-  for (std::size_t k = 0; k < nb; ++k) {
-    for (std::size_t l = 0; l < nb; ++l) out << (l ? " " : "") << fmt::format("{}", j.covariance[k * nb + l]);
+  out << header;
+  for (std::size_t k = 0; k < n; ++k) {
+    for (std::size_t l = 0; l < n; ++l) out << (l ? " " : "") << fmt::format("{}", cov[k * n + l]);
     out << '\n';
   }
   if (!out) throw_input(fmt::format("{}: write failed", path));
+}
+
+std::string edges_line(const char* name, const Binning& b) {
+  std::string s = fmt::format("# {} edges:", name);
+  for (double e : b.edges()) s += fmt::format(" {}", e);
+  return s + '\n';
+}
+
+// The table's `jackknife` block: the regions, and the leave-one-out samples of the vector the
+// covariance is of (n values each) with that covariance.
+nlohmann::json jackknife_meta(const JackknifeResult& j, const std::vector<double>& samples,
+                              const std::vector<double>& covariance, std::size_t n) {
+  nlohmann::json cov = nlohmann::json::array(), rows = nlohmann::json::array();
+  for (std::size_t k = 0; k < n; ++k)
+    cov.push_back(std::vector<double>(covariance.begin() + k * n, covariance.begin() + (k + 1) * n));
+  for (std::size_t q = 0; q < j.regions; ++q)
+    rows.push_back(std::vector<double>(samples.begin() + q * n, samples.begin() + (q + 1) * n));
+  nlohmann::json m = {{"estimator", to_string(j.estimator)},
+                      {"regions", j.regions},
+                      {"layout", j.layout},
+                      {"n_data", j.n_data},
+                      {"n_randoms", j.n_randoms},
+                      {"samples", rows},
+                      {"covariance", cov}};
+  if (!j.labels.empty()) m["labels"] = j.labels;
+  return m;
+}
+
+void note_region_layout(const JackknifeResult& j, const JackknifeOptions& jk) {
+  if (static_cast<int>(j.regions) != jk.regions && jk.regions > 0)
+    std::cerr << "twobody: note: jackknife regions: " << j.layout << '\n';
 }
 
 // Counts saved by one run (--save-counts) and reused by another (--rr).
@@ -138,23 +170,50 @@ void finish_correlation(const CorrelationResult& r, const CommonOptions& o, cons
   Table t = binned_table(r);
   if (r.jackknife) {
     const JackknifeResult& j = *r.jackknife;
-    if (static_cast<int>(j.regions) != jk.regions && jk.regions > 0)
-      std::cerr << "twobody: note: jackknife regions: " << j.layout << '\n';
+    note_region_layout(j, jk);
     const std::size_t nb = r.binning.nbins();
-    nlohmann::json cov = nlohmann::json::array(), samples = nlohmann::json::array();
-    for (std::size_t k = 0; k < nb; ++k)
-      cov.push_back(std::vector<double>(j.covariance.begin() + k * nb, j.covariance.begin() + (k + 1) * nb));
-    for (std::size_t q = 0; q < j.regions; ++q)
-      samples.push_back(std::vector<double>(j.samples.begin() + q * nb, j.samples.begin() + (q + 1) * nb));
-    t.meta["jackknife"] = {{"estimator", to_string(j.estimator)},
-                           {"regions", j.regions},
-                           {"layout", j.layout},
-                           {"n_data", j.n_data},
-                           {"n_randoms", j.n_randoms},
-                           {"samples", samples},
-                           {"covariance", cov}};
-    if (!j.labels.empty()) t.meta["jackknife"]["labels"] = j.labels;
-    if (!jk.covariance.empty() && cli_writes_output()) write_covariance(jk.covariance, r);
+    t.meta["jackknife"] = jackknife_meta(j, j.samples, j.covariance, nb);
+    if (!jk.covariance.empty() && cli_writes_output())
+      write_covariance(jk.covariance,
+                       fmt::format("# jackknife covariance of xi ({} estimator), {} x {} bins, {} regions: {}\n",
+                                   to_string(j.estimator), nb, nb, j.regions, j.layout) +
+                           edges_line("bin", r.binning),
+                       j.covariance, nb);
+  }
+  emit(t, o);
+}
+
+// The 2-D estimators' table: per flat bin (xi-rppi, xi-smu) or per outer bin (wp, multipoles),
+// the jackknife's samples and covariance of the vector that table shows.
+void finish_correlation_2d(const Binned2DResult& x, bool per_outer, const CommonOptions& o, const JackknifeOptions& jk,
+                           const CountsFiles& files, const std::optional<Box>& box, bool weighted, ProgressBar& bar) {
+  bar.finish();
+  if (!files.save.empty() && cli_writes_output()) write_counts(files.save, saved_counts(x, box, weighted));
+  Table t = per_outer ? per_outer_table(x) : binned2d_table(x);
+  if (x.jackknife) {
+    const JackknifeResult& j = *x.jackknife;
+    note_region_layout(j, jk);
+    const Binning2D& b = x.binning;
+    const bool rppi = b.kind() == Binning2D::Kind::RpPi;
+    const std::size_t n = per_outer ? x.per_outer_jackknife.mean.size() : b.nbins();
+    const std::vector<double>& cov = per_outer ? x.per_outer_jackknife.covariance : j.covariance;
+    const std::string what =
+        per_outer ? (rppi ? "w_p at the r_p bins"
+                          : fmt::format("(xi0, xi2, xi4) stacked: xi0 at the s bins (rows 0-{}), then xi2, then xi4",
+                                        b.outer().nbins() - 1))
+                  : fmt::format("{} per flat bin ({} at i * {} + k)", rppi ? "xi(r_p, pi)" : "xi(s, mu)",
+                                rppi ? "r_p bin i, pi bin k" : "s bin i, mu bin k", b.inner().nbins());
+    t.meta["jackknife"] = jackknife_meta(j, per_outer ? x.per_outer_samples : j.samples, cov, n);
+    t.meta["jackknife"]["vector"] = what;
+    if (!jk.covariance.empty() && cli_writes_output()) {
+      std::string header =
+          fmt::format("# jackknife covariance of {} ({}), {} x {}, {} regions: {}\n", what,
+                      x.analytic_rr ? "analytic RR" : fmt::format("{} estimator", to_string(j.estimator)), n, n,
+                      j.regions, j.layout) +
+          fmt::format("# bins: {}\n", b.describe()) + edges_line(rppi ? "r_p" : "s", b.outer());
+      if (!per_outer) header += edges_line(b.inner_name(), b.inner());
+      write_covariance(jk.covariance, header, cov, n);
+    }
   }
   emit(t, o);
 }
@@ -300,7 +359,7 @@ int main(int argc, char** argv) {
   add_common_options(*xi_cmd, o, xi_f);
   add_ravg_option(*xi_cmd, o);
   xi_cmd->add_option("--randoms", randoms, "random catalogue (repeat the option for several)")->required();
-  add_jackknife_options(*xi_cmd, jk);
+  add_jackknife_options(*xi_cmd, jk, "estimator of the jackknife columns and covariance");
   add_counts_options(*xi_cmd, counts_files);
   xi_cmd->callback([&] {
     const BackendWarmUp warm(o.backend);
@@ -323,7 +382,7 @@ int main(int argc, char** argv) {
   add_common_options(*w_cmd, o, w_f);
   add_ravg_option(*w_cmd, o);
   w_cmd->add_option("--randoms", randoms, "random catalogue (repeat the option for several)")->required();
-  add_jackknife_options(*w_cmd, jk);
+  add_jackknife_options(*w_cmd, jk, "estimator of the jackknife columns and covariance");
   add_counts_options(*w_cmd, counts_files);
   w_cmd->callback([&] {
     const BackendWarmUp warm(o.backend);
@@ -340,7 +399,6 @@ int main(int argc, char** argv) {
   // common bin options, pi or mu bins from their own.
   static double pimax = 0, mu_max = 1.0;
   static std::size_t npibins = 0, nmu_bins = 0;
-  static std::string estimator2d = "landy-szalay";
   static bool want_multipoles = false;
   const auto add_pi_options = [](CLI::App& cmd) {
     cmd.add_option("--pimax", pimax, "largest pi = |dz| (exclusive): pi bins [0,1), [1,2), ... up to pimax")->required();
@@ -415,9 +473,14 @@ int main(int argc, char** argv) {
   };
   const auto correlation_2d_cmd = [&](auto make_bins, bool per_outer) {
     const BackendWarmUp warm(o.backend);
-    PointSet a = load_points(o.data, o.columns, o.weight_column, "");
+    if (randoms.empty() && !(counts_files.save.empty() && counts_files.rr.empty()))
+      throw_config(
+          "--save-counts and --rr need random catalogues (--randoms): the analytic RR of a box is not counted");
+    if (!jk.covariance.empty() && !jk.requested())
+      throw_config("--covariance needs jackknife regions: --jackknife N or --regions-column K");
+    PointSet a = load_points(o.data, o.columns, o.weight_column, "", jk.region_column);
     std::vector<PointSet> r;
-    for (const auto& path : randoms) r.push_back(load_points(path, o.columns, o.weight_column, ""));
+    for (const auto& path : randoms) r.push_back(load_points(path, o.columns, o.weight_column, "", jk.region_column));
     const Binning2D bins = make_bins();
     auto box = make_box(o, a.dim());
     to_cartesian(a, box);
@@ -428,16 +491,18 @@ int main(int argc, char** argv) {
     }
     const bool weighted = o.weight_column > 0;
     explain_2d(bins, a, nullptr, box, weighted);
-    const Binned2DResult x =
-        correlation_2d(a, r, bins, box, weighted, parse_estimator(estimator2d), make_run_options(o, bar));
-    bar.finish();
-    emit(per_outer ? per_outer_table(x) : binned2d_table(x), o);
+    const ReusedCounts reuse = reused_counts(counts_files, saved_rr);
+    const Binned2DResult x = correlation_2d(a, r, bins, box, weighted, parse_estimator(jk.estimator),
+                                            make_run_options(o, bar), jackknife_request(jk), reuse);
+    finish_correlation_2d(x, per_outer, o, jk, counts_files, box, weighted, bar);
   };
   const auto add_correlation_2d_options = [](CLI::App& cmd) {
     cmd.add_option("--randoms", randoms,
                    "random catalogue (repeat for several); without one, a periodic box gives the analytic random counts");
-    cmd.add_option("--estimator", estimator2d, "estimator with random catalogues")
-        ->check(CLI::IsMember({"natural", "davis-peebles", "hamilton", "landy-szalay"}));
+    add_jackknife_options(cmd, jk,
+                          "estimator with random catalogues (the xi column and the jackknife's; with the analytic RR "
+                          "every estimator is DD/RR - 1)");
+    add_counts_options(cmd, counts_files);
   };
 
   auto* rppi_cmd = app.add_subcommand("rppi", "DD(r_p, pi) pair counts about the z axis (Corrfunc's DDrppi), open or periodic");

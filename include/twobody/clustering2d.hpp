@@ -9,6 +9,7 @@
 
 #include "twobody/binning2d.hpp"
 #include "twobody/correlation.hpp"
+#include "twobody/jackknife.hpp"
 #include "twobody/table.hpp"
 
 namespace twobody {
@@ -20,6 +21,18 @@ struct Binned2DResult {
   std::vector<NamedColumn> derived;       // one value per flat bin
   std::vector<NamedColumn> per_outer;     // one value per r_p or s bin (w_p, multipoles)
   std::string note;                       // how the random counts were made, for the table's metadata
+  // correlation_2d: the normalisations of DD, ΣDR_i, ΣRR_i (as `correlation`; with the analytic
+  // RR, norm_rr is its pair total N(N−1)/2 or (Σw)²(1 − 1/N)/2 and norm_dr is 0).
+  double norm_dd = 0, norm_dr = 0, norm_rr = 0;
+  std::size_t n_randoms = 0;
+  bool analytic_rr = false;
+  // With a jackknife: everything `correlation` gives, over the flat bins (samples, mean, sigma and
+  // covariance of ξ); and the per_outer vector of every leave-one-region-out sample (w_p; or
+  // ξ_0, ξ_2, ξ_4 stacked, ℓ-major: ξ_ℓ(s_i) at ℓ/2 · n_s + i), R x n at [r * n + j], with its
+  // jackknife mean, sigma and covariance (n x n).
+  std::optional<JackknifeResult> jackknife;
+  std::vector<double> per_outer_samples;
+  JackknifeSummary per_outer_jackknife;
 };
 
 // DD(r_p, π) or DD(s, μ): auto (b == nullptr) or cross, open space or periodic box (minimum image),
@@ -40,9 +53,31 @@ double bin_volume_2d(const Binning2D& bins, std::size_t i, std::size_t k);
 // (analytic, weighted when weighted), then xi. per_outer: for (r_p, π), wp = 2 Σ_k ξ(r_p, π_k) Δπ_k
 // (Corrfunc's convert_rp_pi_counts_to_wp); for (s, μ), xi0, xi2, xi4 (see multipoles()).
 // Throws Error(Config) without random catalogues outside a periodic box.
+//
+// Jackknife (as `correlation`, seed 003): each pair counted once into region × flat-bin
+// histograms; every leave-one-region-out ξ rebuilt from DD − T_DD[r], ΣDR_i − T_DR[r],
+// ΣRR_i − T_RR[r] and the normalisations without region r's points (weights), never recounted.
+// Automatic regions: equal cells of the box, or of the catalogues' joint bounding box in open
+// space; k-means on the directions from the observer for survey mocks (LineOfSight::PairMidpoint),
+// as `correlation` does on the sky. With the analytic RR (no random catalogues) the sample without
+// region r is DD − T_DD[r] against the analytic RR of the box recomputed for the data without r
+// (N − n_r points, Σw − Σ_r w): the same uniform randoms, as many as the data left
+// (JackknifeResult::norm_rr[r] is that pair total; dr, rr are empty). The samples are of
+// `estimator` (JackknifeRequest::estimator is not read: there is one ξ column); added columns
+// xi_jk_mean, xi_jk_sigma per flat bin and <name>_jk_mean, <name>_jk_sigma per outer bin (wp;
+// xi0, xi2, xi4). Errors as `correlation`'s.
+//
+// Saved counts: `reuse.rr` takes ΣRR_i from a file of a run with the same box, 2-D bins,
+// weighting and regions (Error(Config) otherwise, and without random catalogues).
 Binned2DResult correlation_2d(const PointSet& data, const std::vector<PointSet>& randoms, const Binning2D& bins,
                               const std::optional<Box>& box, bool weighted, Estimator estimator = Estimator::LandySzalay,
-                              const RunOptions& opt = {});
+                              const RunOptions& opt = {}, const JackknifeRequest& jackknife = {},
+                              const ReusedCounts& reuse = {});
+
+// The counts of a correlation_2d run with random catalogues, to write (write_counts) and reuse
+// (ReusedCounts::rr): space Box with a box, else Open, and the 2-D bins. Throws Error(Config) for
+// a run with the analytic RR (nothing was counted that a file could save).
+SavedCounts saved_counts(const Binned2DResult& r, const std::optional<Box>& box, bool weighted);
 
 // w_p(r_p_i) = 2 Σ_k ξ(r_p_i, π_k) (π_{k+1} − π_k), one value per r_p bin.
 std::vector<double> projected_wp(const Binning2D& rppi, const std::vector<double>& xi);

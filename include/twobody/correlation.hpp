@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "twobody/binning2d.hpp"
 #include "twobody/statistics.hpp"
 
 namespace twobody {
@@ -79,13 +80,15 @@ struct CorrelationResult : BinnedResult {
 // costliest count and the same for every data catalogue, is counted once and reused: DD, ΣDR_i,
 // ΣRR_i (raw, and weighted when weighted), their normalisations, and with a jackknife the region
 // counts T[r][k] and the normalisations without each region. The setting a count depends on
-// (space, box, binning, weighting, regions) travels with it and is checked before reuse.
+// (space, box, binning, weighting, regions) travels with it and is checked before reuse. The
+// 2-D estimators (clustering2d.hpp) save the same counts over their flat 2-D bins.
 struct SavedCounts {
   static constexpr int kFormatVersion = 1;
   CorrelationSpace space = CorrelationSpace::Open;
   std::optional<Box> box;  // Box space only
   bool weighted = false;
-  Binning binning;
+  Binning binning;      // 1-D bins (xi, wtheta)
+  Binning2D binning2d;  // 2-D bins (xi-rppi, wp, xi-smu): active() instead of `binning`
   std::size_t n_data = 0, n_randoms = 0;  // points (randoms summed over the sets)
   double norm_dd = 0, norm_dr = 0, norm_rr = 0;
   std::vector<std::uint64_t> dd;
@@ -106,7 +109,8 @@ SavedCounts read_counts(const std::string& path);
 struct ReusedCounts {
   // ΣRR_i (and its weighted sums, normalisation, jackknife region counts and normalisations) from
   // these counts: the random catalogues are still needed for DR, their RR is not counted. Its
-  // space, box, binning, weighting and jackknife regions must be the run's (Error(Config)).
+  // space, box, binning (1-D or 2-D, edges equal), weighting and jackknife regions must be the
+  // run's (Error(Config)).
   const SavedCounts* rr = nullptr;
 };
 

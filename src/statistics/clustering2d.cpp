@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "correlation_counts.hpp"
 #include "twobody/error.hpp"
 
 namespace twobody {
@@ -76,80 +77,164 @@ std::vector<double> multipoles(const Binning2D& bins, const std::vector<double>&
   return out;
 }
 
+namespace {
+
+// Unit vectors from the observer at the origin to each point (survey mocks): the directions
+// sky regions are fitted on. A point at the origin keeps (0, 0, 0).
+PointSet directions(const PointSet& p) {
+  PointSet u(3, p.size());
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const double x = p.coord(0)[i], y = p.coord(1)[i], z = p.coord(2)[i];
+    const double n = std::sqrt(x * x + y * y + z * z);
+    const double f = n > 0 ? 1 / n : 0.0;
+    u.coord(0)[i] = x * f;
+    u.coord(1)[i] = y * f;
+    u.coord(2)[i] = z * f;
+  }
+  return u;
+}
+
+// Corrfunc's theory wp/xi: the random pairs of the box, every random point carrying the mean
+// weight, N(N−1)/2 or (Σw)²(1 − 1/N)/2; a bin expects them times V_bin/V_box.
+double analytic_pairs(double n, double wsum, bool weighted) {
+  return weighted ? 0.5 * wsum * wsum * (1 - 1 / n) : 0.5 * n * (n - 1);
+}
+
+// w_p, or ξ_0, ξ_2, ξ_4, from ξ per flat bin.
+std::vector<NamedColumn> per_outer_columns(const Binning2D& bins, const std::vector<double>& xi) {
+  if (bins.kind() == Binning2D::Kind::RpPi) return {{"wp", projected_wp(bins, xi)}};
+  std::vector<NamedColumn> c;
+  for (int ell : {0, 2, 4}) c.push_back({fmt::format("xi{}", ell), multipoles(bins, xi, ell)});
+  return c;
+}
+
+}  // namespace
+
 Binned2DResult correlation_2d(const PointSet& data, const std::vector<PointSet>& randoms, const Binning2D& bins,
                               const std::optional<Box>& box, bool weighted, Estimator estimator,
-                              const RunOptions& opt) {
+                              const RunOptions& opt, const JackknifeRequest& jk, const ReusedCounts& reuse) {
   const Statistic s = statistic_2d(bins, box, weighted, false);
+  if (randoms.empty() && !box)
+    throw_config("a 2-D correlation function needs random catalogues (--randoms), or a periodic box (--box) for the "
+                 "analytic random counts");
+  if (randoms.empty() && reuse.rr)
+    throw_config("a saved RR stands for random catalogues' RR: without random catalogues the RR is analytic "
+                 "(give the random catalogues, or drop the saved RR)");
+  const CorrelationSpace space = box ? CorrelationSpace::Box : CorrelationSpace::Open;
   const std::size_t nb = bins.nbins(), ni = bins.inner().nbins();
+  PointSet d = data;
+  std::optional<detail::RegionLabeller> labeller;
+  if (jk.use_labels || jk.regions != 0) {
+    // Mocks lie on the sky about the observer: their regions are patches of sky, as for w(θ).
+    const CorrelationSpace layout = bins.midpoint_los() ? CorrelationSpace::Sky : space;
+    labeller = detail::make_labeller(jk, layout, box, data, layout == CorrelationSpace::Sky ? directions(data) : data,
+                                     randoms);
+    d.set_regions(labeller->label(data, d, "data"));
+  }
+  const auto as_given = [](const PointSet& p) { return p; };
+  detail::CorrelationCounts c = detail::count_correlation(s, space, std::move(d), randoms, as_given,
+                                                          labeller ? &*labeller : nullptr, opt, reuse);
+
   Binned2DResult out;
   out.binning = bins;
-  out.raw = run(s, data, nullptr, opt);
-  const auto dd_of = [&](std::size_t k) {
-    return weighted ? out.raw.weighted[k] : static_cast<double>(out.raw.counts[k]);
-  };
-  std::vector<double> xi(nb);
-
+  out.norm_dd = c.norm_dd;
+  out.n_randoms = c.n_randoms;
+  std::vector<double> xi(nb), samples;
   if (randoms.empty()) {
-    if (!box)
-      throw_config("a 2-D correlation function needs random catalogues (--randoms), or a periodic box (--box) for the "
-                   "analytic random counts");
-    // Corrfunc's theory wp/xi: the random pairs expected in each bin of the box, every random
-    // point carrying the mean weight.
-    const double n = static_cast<double>(data.size());
-    double pairs = 0.5 * n * (n - 1);
-    if (weighted) {
-      double w = 0;
-      for (double x : data.weights()) w += x;
-      pairs = 0.5 * w * w * (1 - 1 / n);
-    }
-    const double volume = box->volume();
-    std::vector<double> rr(nb);
+    double wsum = 0;
+    for (double x : data.weights()) wsum += x;
+    const double pairs = analytic_pairs(static_cast<double>(data.size()), wsum, weighted);
+    std::vector<double> volume(nb), rr(nb);
     for (std::size_t k = 0; k < nb; ++k) {
-      rr[k] = pairs * bin_volume_2d(bins, k / ni, k % ni) / volume;
-      xi[k] = rr[k] > 0 ? dd_of(k) / rr[k] - 1 : std::nan("");
+      volume[k] = bin_volume_2d(bins, k / ni, k % ni);
+      rr[k] = pairs * volume[k] / box->volume();
+      const double dd = weighted ? c.dd.weighted[k] : static_cast<double>(c.dd.counts[k]);
+      xi[k] = rr[k] > 0 ? dd / rr[k] - 1 : std::nan("");
     }
+    out.norm_rr = pairs;
+    out.analytic_rr = true;
     out.derived.push_back({weighted ? "wrr" : "rr", rr});
     out.derived.push_back({"xi", xi});
     out.note = "analytic RR of the periodic box (Corrfunc's theory wp/xi): xi = DD/RR - 1";
-  } else {
-    std::vector<double> dr(nb, 0.0), rr(nb, 0.0), wdr(nb, 0.0), wrr(nb, 0.0);
-    double norm_dr = 0, norm_rr = 0;
-    for (const PointSet& r : randoms) {
-      Statistic c = s;
-      c.traversal = Traversal::Cross;
-      const Result x = run(c, data, &r, opt), y = run(s, r, nullptr, opt);
-      for (std::size_t k = 0; k < nb; ++k) {
-        dr[k] += static_cast<double>(x.counts[k]);
-        rr[k] += static_cast<double>(y.counts[k]);
-        if (weighted) {
-          wdr[k] += x.weighted[k];
-          wrr[k] += y.weighted[k];
+    if (c.jackknife) {
+      // Without region r the analytic randoms are as many as the data left (N − n_r, of their
+      // mean weight) and still uniform over the whole box: the choice that needs nothing but DD.
+      // Its price (README): every sample is offset by about V_r/(V − V_r), alike for regions of
+      // equal volume and shape, so it leaves their differences.
+      JackknifeResult& J = *c.jackknife;
+      const detail::RegionSums& ds = *c.data_regions;
+      J.dr.clear();
+      J.rr.clear();
+      J.wdr.clear();
+      J.wrr.clear();
+      J.norm_dr.clear();
+      const std::size_t R = J.regions;
+      samples.resize(R * nb);
+      for (std::size_t r = 0; r < R; ++r) {
+        J.norm_rr[r] = analytic_pairs(ds.size(r, false), ds.size(r, true), weighted);
+        for (std::size_t k = 0; k < nb; ++k) {
+          const std::size_t t = r * nb + k;
+          const double dd = weighted ? c.dd.weighted[k] - J.wdd[t] : static_cast<double>(c.dd.counts[k] - J.dd[t]);
+          const double rr_r = J.norm_rr[r] * volume[k] / box->volume();
+          samples[t] = rr_r > 0 ? dd / rr_r - 1 : std::nan("");
         }
       }
-      norm_dr += pair_norm(data, &r, weighted);
-      norm_rr += pair_norm(r, nullptr, weighted);
-      out.raw.info.seconds += x.info.seconds + y.info.seconds;
-      out.raw.info.pairs_evaluated += x.info.pairs_evaluated + y.info.pairs_evaluated;
     }
-    const double norm_dd = pair_norm(data, nullptr, weighted);
-    for (std::size_t k = 0; k < nb; ++k)
-      xi[k] = estimate(estimator, dd_of(k) / norm_dd, (weighted ? wdr[k] : dr[k]) / norm_dr,
-                       (weighted ? wrr[k] : rr[k]) / norm_rr);
-    out.derived.push_back({"dr", dr});
-    out.derived.push_back({"rr", rr});
+  } else {
+    for (std::size_t k = 0; k < nb; ++k) {
+      const detail::NormalisedCounts n = detail::normalised(c, k);
+      xi[k] = estimate(estimator, n.dd, n.dr, n.rr);
+    }
+    out.norm_dr = c.norm_dr;
+    out.norm_rr = c.norm_rr;
+    out.derived.push_back({"dr", c.dr});
+    out.derived.push_back({"rr", c.rr});
     if (weighted) {
-      out.derived.push_back({"wdr", wdr});
-      out.derived.push_back({"wrr", wrr});
+      out.derived.push_back({"wdr", c.wdr});
+      out.derived.push_back({"wrr", c.wrr});
     }
     out.derived.push_back({"xi", xi});
     out.note = fmt::format("{} estimator, DR and RR summed over {} random catalogue(s)", to_string(estimator),
                            randoms.size());
+    if (c.jackknife) samples = detail::jackknife_samples(c, estimator);
   }
-  if (bins.kind() == Binning2D::Kind::RpPi) {
-    out.per_outer.push_back({"wp", projected_wp(bins, xi)});
-  } else {
-    for (int ell : {0, 2, 4}) out.per_outer.push_back({fmt::format("xi{}", ell), multipoles(bins, xi, ell)});
+  out.per_outer = per_outer_columns(bins, xi);
+  out.raw = std::move(c.dd);
+  if (!c.jackknife) return out;
+
+  JackknifeResult& J = *c.jackknife;
+  const std::size_t R = J.regions;
+  J.estimator = estimator;
+  J.samples = std::move(samples);
+  JackknifeSummary sum = jackknife_summary(J.samples, R, nb);
+  J.mean = std::move(sum.mean);
+  J.sigma = std::move(sum.sigma);
+  J.covariance = std::move(sum.covariance);
+  out.derived.push_back({"xi_jk_mean", J.mean});
+  out.derived.push_back({"xi_jk_sigma", J.sigma});
+  // w_p and the multipoles are linear in ξ: each sample's are those of its ξ, and their
+  // covariance is the jackknife's over the stacked vector.
+  const std::size_t no = bins.outer().nbins(), n = out.per_outer.size() * no;
+  out.per_outer_samples.resize(R * n);
+  for (std::size_t r = 0; r < R; ++r) {
+    const std::vector<double> x(J.samples.begin() + static_cast<std::ptrdiff_t>(r * nb),
+                                J.samples.begin() + static_cast<std::ptrdiff_t>((r + 1) * nb));
+    std::size_t at = r * n;
+    for (const NamedColumn& col : per_outer_columns(bins, x))
+      for (double v : col.values) out.per_outer_samples[at++] = v;
   }
+  out.per_outer_jackknife = jackknife_summary(out.per_outer_samples, R, n);
+  const std::size_t ncols = out.per_outer.size();
+  for (std::size_t m = 0; m < ncols; ++m) {
+    const auto slice = [&](const std::vector<double>& v) {
+      return std::vector<double>(v.begin() + static_cast<std::ptrdiff_t>(m * no),
+                                 v.begin() + static_cast<std::ptrdiff_t>((m + 1) * no));
+    };
+    const std::string name = out.per_outer[m].name;
+    out.per_outer.push_back({name + "_jk_mean", slice(out.per_outer_jackknife.mean)});
+    out.per_outer.push_back({name + "_jk_sigma", slice(out.per_outer_jackknife.sigma)});
+  }
+  out.jackknife = std::move(c.jackknife);
   return out;
 }
 

@@ -7,8 +7,8 @@
 #include <limits>
 #include <tuple>
 
+#include "correlation_counts.hpp"
 #include "twobody/error.hpp"
-#include "twobody/jackknife.hpp"
 
 namespace twobody {
 
@@ -62,55 +62,39 @@ double estimate(Estimator e, double dd, double dr, double rr) {
   return x.landy_szalay;
 }
 
-namespace {
+namespace detail {
 
-// Per region: points, Σw and Σw² of one catalogue, for the normalisations without a region.
-struct RegionSums {
-  std::vector<double> n, w, w2;
-  double total_n = 0, total_w = 0, total_w2 = 0;
-
-  RegionSums(const PointSet& p, std::size_t R) : n(R, 0.0), w(R, 0.0), w2(R, 0.0) {
-    const auto l = p.regions();
-    for (std::size_t i = 0; i < p.size(); ++i) {
-      n[l[i]] += 1;
-      if (p.has_weights()) {
-        w[l[i]] += p.weights()[i];
-        w2[l[i]] += p.weights()[i] * p.weights()[i];
-      }
-    }
-    for (std::size_t r = 0; r < R; ++r) {
-      total_n += n[r];
-      total_w += w[r];
-      total_w2 += w2[r];
+RegionSums::RegionSums(const PointSet& p, std::size_t R) : n(R, 0.0), w(R, 0.0), w2(R, 0.0) {
+  const auto l = p.regions();
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    n[l[i]] += 1;
+    if (p.has_weights()) {
+      w[l[i]] += p.weights()[i];
+      w2[l[i]] += p.weights()[i] * p.weights()[i];
     }
   }
-  // Distinct pairs (auto) without region r, or the weight sum of one set without it (cross).
-  double auto_norm(std::size_t r, bool weighted) const {
-    if (!weighted) {
-      const double m = total_n - n[r];
-      return 0.5 * m * (m - 1);
-    }
-    const double s = total_w - w[r];
-    return 0.5 * (s * s - (total_w2 - w2[r]));
+  for (std::size_t r = 0; r < R; ++r) {
+    total_n += n[r];
+    total_w += w[r];
+    total_w2 += w2[r];
   }
-  double size(std::size_t r, bool weighted) const { return weighted ? total_w - w[r] : total_n - n[r]; }
-};
+}
 
-// How the catalogues get region labels 0..R-1: from their own labels, k-means on the sky, or
-// equal cells of the box (or of the catalogues' joint bounding box in open space).
-struct RegionLabeller {
-  std::size_t regions = 0;
-  std::string layout;
-  std::optional<RegionNumbering> numbering;
-  std::vector<std::array<double, 3>> centres;
-  std::optional<CellLayout> cells;
-
-  std::vector<std::int32_t> operator()(const PointSet& p, const std::string& which) const {
-    if (numbering) return numbering->number(p, which);
-    if (cells) return cell_regions(p, *cells);
-    return nearest_centre(p, centres);
+double RegionSums::auto_norm(std::size_t r, bool weighted) const {
+  if (!weighted) {
+    const double m = total_n - n[r];
+    return 0.5 * m * (m - 1);
   }
-};
+  const double s = total_w - w[r];
+  return 0.5 * (s * s - (total_w2 - w2[r]));
+}
+
+std::vector<std::int32_t> RegionLabeller::label(const PointSet& given, const PointSet& prepared,
+                                                const std::string& which) const {
+  if (numbering) return numbering->number(given, which);
+  if (cells) return cell_regions(prepared, *cells);
+  return nearest_centre(prepared, centres);
+}
 
 RegionLabeller make_labeller(const JackknifeRequest& jk, CorrelationSpace space, const std::optional<Box>& box,
                              const PointSet& data, const PointSet& unit_data, const std::vector<PointSet>& randoms) {
@@ -154,29 +138,43 @@ RegionLabeller make_labeller(const JackknifeRequest& jk, CorrelationSpace space,
   return L;
 }
 
+}  // namespace detail
+
+namespace {
+
 const char* space_name(CorrelationSpace s) {
   return s == CorrelationSpace::Box ? "box" : s == CorrelationSpace::Open ? "open" : "sky";
 }
 
+bool same_bins_2d(const Binning2D& a, const Binning2D& b) {
+  return a.kind() == b.kind() && a.line_of_sight() == b.line_of_sight() && a.outer().edges() == b.outer().edges() &&
+         a.inner().edges() == b.inner().edges();
+}
+
 // Reused counts hold only for the setting they were counted in: a mismatch is a request error
 // that names the first difference.
-void check_reusable(const SavedCounts& c, const std::string& what, CorrelationSpace space,
-                    const std::optional<Box>& box, bool weighted, const Binning& bins, const JackknifeResult* J) {
+void check_reusable(const SavedCounts& c, const std::string& what, CorrelationSpace space, const Statistic& s,
+                    const JackknifeResult* J) {
   const auto fail = [&](const std::string& why) {
     throw_config(fmt::format("{} cannot be reused: {}", what, why));
   };
   if (c.space != space)
     fail(fmt::format("counted in {} space, this run is in {} space", space_name(c.space), space_name(space)));
   if (space == CorrelationSpace::Box) {
-    const bool same = c.box && box && c.box->dim == box->dim && c.box->length == box->length;
+    const bool same = c.box && c.box->dim == s.box.dim && c.box->length == s.box.length;
     if (!same) fail(fmt::format("counted in the box {}, this run's box is {}", c.box ? c.box->describe() : "?",
-                                box ? box->describe() : "?"));
+                                s.box.describe()));
   }
-  if (c.weighted != weighted)
+  if (c.weighted != s.weighted)
     fail(c.weighted ? "the counts are weighted, this run is not" : "the counts are unweighted, this run is weighted");
-  if (c.binning.edges() != bins.edges())
-    fail(fmt::format("counted in {} bins [{}, {}], this run's are {} bins [{}, {}] (the edges must be equal)",
-                     c.binning.nbins(), c.binning.lo(), c.binning.hi(), bins.nbins(), bins.lo(), bins.hi()));
+  const auto bins_of = [](const Binning& b, const Binning2D& b2) {
+    return b2.active() ? b2.describe() : fmt::format("{} bins [{}, {}]", b.nbins(), b.lo(), b.hi());
+  };
+  const bool same_bins = c.binning2d.active() || s.binning2d.active() ? same_bins_2d(c.binning2d, s.binning2d)
+                                                                      : c.binning.edges() == s.binning.edges();
+  if (!same_bins)
+    fail(fmt::format("counted in {}, this run's are {} (the edges must be equal)", bins_of(c.binning, c.binning2d),
+                     bins_of(s.binning, s.binning2d)));
   if (bool(c.jackknife) != bool(J))
     fail(c.jackknife ? "the counts have jackknife regions, this run has none"
                      : "the counts have no jackknife regions, this run has");
@@ -187,57 +185,43 @@ void check_reusable(const SavedCounts& c, const std::string& what, CorrelationSp
 
 }  // namespace
 
-CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>& randoms, const Binning& bins,
-                              CorrelationSpace space, const std::optional<Box>& box, bool weighted,
-                              const RunOptions& opt, const JackknifeRequest& jk, const ReusedCounts& reuse) {
-  if (randoms.empty()) throw_config("a correlation function needs at least one random catalogue");
-  if (space == CorrelationSpace::Box && !box) throw_config("a periodic correlation function needs the box");
-  Statistic s;
-  s.metric = space == CorrelationSpace::Sky ? Metric::Angular
-             : space == CorrelationSpace::Box ? Metric::Periodic
-                                              : Metric::Euclidean;
-  if (box && space == CorrelationSpace::Box) s.box = *box;
-  s.binning = bins;
-  s.output = OutputKind::Histogram;
-  s.weighted = weighted;
-  // Angles: unit vectors once per catalogue, not once per pair count.
-  const auto prepare = [&](const PointSet& p) { return space == CorrelationSpace::Sky ? sky_to_unit_vectors(p) : p; };
-  PointSet d = prepare(data);
+namespace detail {
 
-  const bool jackknife = jk.use_labels || jk.regions != 0;
-  RegionLabeller labeller;
-  std::size_t R = 0;
-  if (jackknife) {
-    labeller = make_labeller(jk, space, box, data, d, randoms);
-    R = labeller.regions;
-    // Labels as given stay on `data`; the engine sees the numbered ones.
-    d.set_regions(labeller(jk.use_labels ? data : d, "data"));
-    s.regions = static_cast<int>(R);
-  }
+CorrelationCounts count_correlation(const Statistic& s, CorrelationSpace space, PointSet d,
+                                    const std::vector<PointSet>& randoms,
+                                    const std::function<PointSet(const PointSet&)>& prepare,
+                                    const RegionLabeller* labeller, const RunOptions& opt, const ReusedCounts& reuse) {
+  const bool weighted = s.weighted;
+  const bool jackknife = labeller != nullptr;
+  const std::size_t R = jackknife ? labeller->regions : 0;
+  const std::size_t nb = s.binning2d.active() ? s.binning2d.nbins() : s.binning.nbins();
   const auto count = [&](const PointSet& a, const PointSet* b) {
     Statistic t = s;
     t.traversal = b ? Traversal::Cross : Traversal::Auto;
+    t.mean_separation = false;  // the data pairs' only
+    t.regions = static_cast<int>(R);
     return run(t, a, b, opt);
   };
 
-  const std::size_t nb = bins.nbins();
-  std::optional<RegionSums> dsum;
+  CorrelationCounts out;
+  out.weighted = weighted;
   JackknifeResult J;
   if (jackknife) {
-    dsum.emplace(d, R);
+    out.data_regions.emplace(d, R);
+    const RegionSums& dsum = *out.data_regions;
     for (std::size_t r = 0; r < R; ++r)
-      if (dsum->n[r] == 0) {
-        const std::string name = jk.use_labels ? fmt::format("region label {}", labeller.numbering->labels[r])
-                                               : fmt::format("region {} of {}", r, labeller.layout);
+      if (dsum.n[r] == 0) {
+        const std::string name = labeller->numbering
+                                     ? fmt::format("region label {}", labeller->numbering->labels[r])
+                                     : fmt::format("region {} of {}", r, labeller->layout);
         throw_input(fmt::format("{} holds no data points: every jackknife region needs data (use fewer regions)", name));
       }
     J.regions = R;
-    J.layout = labeller.layout;
-    if (labeller.numbering) J.labels = labeller.numbering->labels;
-    J.estimator = jk.estimator;
+    J.layout = labeller->layout;
+    if (labeller->numbering) J.labels = labeller->numbering->labels;
     J.n_data.assign(R, 0);
     J.n_randoms.assign(R, 0);
-    for (std::size_t r = 0; r < R; ++r) J.n_data[r] = static_cast<std::size_t>(dsum->n[r]);
+    for (std::size_t r = 0; r < R; ++r) J.n_data[r] = static_cast<std::size_t>(dsum.n[r]);
     J.dr.assign(R * nb, 0);
     J.rr.assign(R * nb, 0);
     if (weighted) {
@@ -247,17 +231,18 @@ CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>&
     J.norm_dr.assign(R, 0.0);
     J.norm_rr.assign(R, 0.0);
   }
-  if (reuse.rr) check_reusable(*reuse.rr, "the saved RR", space, box, weighted, bins, jackknife ? &J : nullptr);
+  if (reuse.rr) check_reusable(*reuse.rr, "the saved RR", space, s, jackknife ? &J : nullptr);
 
-  CorrelationResult out;
-  out.binning = bins;
   {
-    Statistic t = s;  // the mean separations are the data pairs'
-    t.mean_separation = opt.mean_separation;
-    out.raw = run(t, d, nullptr, opt);
+    Statistic t = s;
+    t.traversal = Traversal::Auto;
+    t.regions = static_cast<int>(R);
+    out.dd = run(t, d, nullptr, opt);
   }
-  std::vector<double> dr(nb, 0.0), rr(nb, 0.0), wdr(nb, 0.0), wrr(nb, 0.0);
-  double norm_dr = 0, norm_rr = 0;
+  out.dr.assign(nb, 0.0);
+  out.rr.assign(nb, 0.0);
+  out.wdr.assign(nb, 0.0);
+  out.wrr.assign(nb, 0.0);
   // ΣDR_i is one cross count of the data against the random catalogues put together (cross counts
   // add over partner sets, exactly): the data are uploaded and indexed once per batch rather than
   // once per catalogue, and one large count keeps the GPU busier than many small ones. Batches of
@@ -274,9 +259,9 @@ CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>&
         jc[t] += x.region_counts[t];
         if (weighted) jwc[t] += x.region_weighted[t];
       }
-    out.raw.info.seconds += x.info.seconds;
-    out.raw.info.pairs_evaluated += x.info.pairs_evaluated;
-    out.raw.info.pairs_settled_fp64 += x.info.pairs_settled_fp64;
+    out.dd.info.seconds += x.info.seconds;
+    out.dd.info.pairs_evaluated += x.info.pairs_evaluated;
+    out.dd.info.pairs_settled_fp64 += x.info.pairs_settled_fp64;
   };
   std::vector<PointSet> prepared;
   prepared.reserve(randoms.size());
@@ -305,25 +290,23 @@ CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>&
     }
     if (all_weighted && n > 0) joined.set_weights(std::move(w));
     if (jackknife) joined.set_regions(std::move(l));
-    add(count(d, &joined), dr, wdr, J.dr, J.wdr);
+    add(count(d, &joined), out.dr, out.wdr, J.dr, J.wdr);
   };
   std::size_t batch_n = 0;
   for (std::size_t i = 0; i < randoms.size(); ++i) {
     PointSet r = prepare(randoms[i]);
-    if (jackknife) {
-      r.set_regions(labeller(jk.use_labels ? randoms[i] : r, fmt::format("random catalogue {}", i + 1)));
-    }
+    if (jackknife) r.set_regions(labeller->label(randoms[i], r, fmt::format("random catalogue {}", i + 1)));
     if (!reuse.rr) {
-      add(count(r, nullptr), rr, wrr, J.rr, J.wrr);
-      norm_rr += pair_norm(r, nullptr, weighted);
+      add(count(r, nullptr), out.rr, out.wrr, J.rr, J.wrr);
+      out.norm_rr += pair_norm(r, nullptr, weighted);
     }
-    norm_dr += pair_norm(d, &r, weighted);
+    out.norm_dr += pair_norm(d, &r, weighted);
     out.n_randoms += r.size();
     if (jackknife) {
       const RegionSums rs(r, R);
       for (std::size_t q = 0; q < R; ++q) {
         J.n_randoms[q] += static_cast<std::size_t>(rs.n[q]);
-        J.norm_dr[q] += dsum->size(q, weighted) * rs.size(q, weighted);
+        J.norm_dr[q] += out.data_regions->size(q, weighted) * rs.size(q, weighted);
         if (!reuse.rr) J.norm_rr[q] += rs.auto_norm(q, weighted);
       }
     }
@@ -338,64 +321,124 @@ CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>&
   if (reuse.rr) {
     // The random catalogues' RR normalisation comes with the counts, not from the catalogues.
     const SavedCounts& c = *reuse.rr;
-    rr = c.rr;
-    if (weighted) wrr = c.wrr;
-    norm_rr = c.norm_rr;
+    out.rr = c.rr;
+    if (weighted) out.wrr = c.wrr;
+    out.norm_rr = c.norm_rr;
     if (jackknife) {
       J.rr = c.jackknife->rr;
       if (weighted) J.wrr = c.jackknife->wrr;
       J.norm_rr = c.jackknife->norm_rr;
     }
   }
-  const double norm_dd = pair_norm(d, nullptr, weighted);
-  out.norm_dd = norm_dd;
-  out.norm_dr = norm_dr;
-  out.norm_rr = norm_rr;
+  out.norm_dd = pair_norm(d, nullptr, weighted);
+  if (jackknife) {
+    J.dd = out.dd.region_counts;
+    J.wdd = out.dd.region_weighted;
+    J.norm_dd.assign(R, 0.0);
+    for (std::size_t r = 0; r < R; ++r) J.norm_dd[r] = out.data_regions->auto_norm(r, weighted);
+    out.jackknife = std::move(J);
+  }
+  return out;
+}
+
+NormalisedCounts normalised(const CorrelationCounts& c, std::size_t k) {
+  const bool w = c.weighted;
+  return {(w ? c.dd.weighted[k] : static_cast<double>(c.dd.counts[k])) / c.norm_dd,
+          (w ? c.wdr[k] : c.dr[k]) / c.norm_dr, (w ? c.wrr[k] : c.rr[k]) / c.norm_rr};
+}
+
+NormalisedCounts normalised_without(const CorrelationCounts& c, std::size_t r, std::size_t k) {
+  const JackknifeResult& J = *c.jackknife;
+  const std::size_t t = r * c.dr.size() + k;
+  if (c.weighted)
+    return {(c.dd.weighted[k] - J.wdd[t]) / J.norm_dd[r], (c.wdr[k] - J.wdr[t]) / J.norm_dr[r],
+            (c.wrr[k] - J.wrr[t]) / J.norm_rr[r]};
+  return {static_cast<double>(c.dd.counts[k] - J.dd[t]) / J.norm_dd[r],
+          (c.dr[k] - static_cast<double>(J.dr[t])) / J.norm_dr[r], (c.rr[k] - static_cast<double>(J.rr[t])) / J.norm_rr[r]};
+}
+
+std::vector<double> jackknife_samples(const CorrelationCounts& c, Estimator e) {
+  // Leave-one-region-out: every count minus the region's T[r][k], every normalisation without
+  // the region's points; the counts of the whole sample are never recounted.
+  const std::size_t R = c.jackknife->regions, nb = c.dr.size();
+  std::vector<double> x(R * nb);
+  for (std::size_t r = 0; r < R; ++r)
+    for (std::size_t k = 0; k < nb; ++k) {
+      const NormalisedCounts n = normalised_without(c, r, k);
+      x[r * nb + k] = estimate(e, n.dd, n.dr, n.rr);
+    }
+  return x;
+}
+
+}  // namespace detail
+
+CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>& randoms, const Binning& bins,
+                              CorrelationSpace space, const std::optional<Box>& box, bool weighted,
+                              const RunOptions& opt, const JackknifeRequest& jk, const ReusedCounts& reuse) {
+  if (randoms.empty()) throw_config("a correlation function needs at least one random catalogue");
+  if (space == CorrelationSpace::Box && !box) throw_config("a periodic correlation function needs the box");
+  Statistic s;
+  s.metric = space == CorrelationSpace::Sky ? Metric::Angular
+             : space == CorrelationSpace::Box ? Metric::Periodic
+                                              : Metric::Euclidean;
+  if (box && space == CorrelationSpace::Box) s.box = *box;
+  s.binning = bins;
+  s.output = OutputKind::Histogram;
+  s.weighted = weighted;
+  s.mean_separation = opt.mean_separation;
+  // Angles: unit vectors once per catalogue, not once per pair count.
+  const auto prepare = [&](const PointSet& p) { return space == CorrelationSpace::Sky ? sky_to_unit_vectors(p) : p; };
+  PointSet d = prepare(data);
+  std::optional<detail::RegionLabeller> labeller;
+  if (jk.use_labels || jk.regions != 0) {
+    labeller = detail::make_labeller(jk, space, box, data, d, randoms);
+    d.set_regions(labeller->label(data, d, "data"));
+  }
+  detail::CorrelationCounts c =
+      detail::count_correlation(s, space, std::move(d), randoms, prepare, labeller ? &*labeller : nullptr, opt, reuse);
+
+  const std::size_t nb = bins.nbins();
   std::vector<double> nat(nb), dp(nb), ham(nb), ls(nb);
   for (std::size_t k = 0; k < nb; ++k) {
-    const double dd = weighted ? out.raw.weighted[k] : static_cast<double>(out.raw.counts[k]);
-    const Estimates e = estimate(dd / norm_dd, (weighted ? wdr[k] : dr[k]) / norm_dr, (weighted ? wrr[k] : rr[k]) / norm_rr);
+    const detail::NormalisedCounts n = detail::normalised(c, k);
+    const Estimates e = estimate(n.dd, n.dr, n.rr);
     nat[k] = e.natural;
     dp[k] = e.davis_peebles;
     ham[k] = e.hamilton;
     ls[k] = e.landy_szalay;
   }
-  out.derived.push_back({"dr", dr});
-  out.derived.push_back({"rr", rr});
+  CorrelationResult out;
+  out.binning = bins;
+  out.norm_dd = c.norm_dd;
+  out.norm_dr = c.norm_dr;
+  out.norm_rr = c.norm_rr;
+  out.n_randoms = c.n_randoms;
+  out.derived.push_back({"dr", c.dr});
+  out.derived.push_back({"rr", c.rr});
   if (weighted) {
-    out.derived.push_back({"wdr", wdr});
-    out.derived.push_back({"wrr", wrr});
+    out.derived.push_back({"wdr", c.wdr});
+    out.derived.push_back({"wrr", c.wrr});
   }
   out.derived.push_back({"xi_natural", nat});
   out.derived.push_back({"xi_davis_peebles", dp});
   out.derived.push_back({"xi_hamilton", ham});
   out.derived.push_back({"xi_landy_szalay", ls});
-  add_mean_separation_columns(out);
-  if (!jackknife) return out;
-
-  // Leave-one-region-out: every count minus the region's T[r][k], every normalisation without
-  // the region's points; the counts of the whole sample are never recounted.
-  J.dd = out.raw.region_counts;
-  J.wdd = out.raw.region_weighted;
-  J.norm_dd.assign(R, 0.0);
-  J.samples.assign(R * nb, 0.0);
-  for (std::size_t r = 0; r < R; ++r) {
-    J.norm_dd[r] = dsum->auto_norm(r, weighted);
-    for (std::size_t k = 0; k < nb; ++k) {
-      const std::size_t t = r * nb + k;
-      const double DD = weighted ? out.raw.weighted[k] - J.wdd[t] : static_cast<double>(out.raw.counts[k] - J.dd[t]);
-      const double DR = weighted ? wdr[k] - J.wdr[t] : dr[k] - static_cast<double>(J.dr[t]);
-      const double RR = weighted ? wrr[k] - J.wrr[t] : rr[k] - static_cast<double>(J.rr[t]);
-      J.samples[t] = estimate(jk.estimator, DD / J.norm_dd[r], DR / J.norm_dr[r], RR / J.norm_rr[r]);
-    }
+  if (c.jackknife) {
+    JackknifeResult& J = *c.jackknife;
+    J.estimator = jk.estimator;
+    J.samples = detail::jackknife_samples(c, jk.estimator);
+    JackknifeSummary sum = jackknife_summary(J.samples, J.regions, nb);
+    J.mean = std::move(sum.mean);
+    J.sigma = std::move(sum.sigma);
+    J.covariance = std::move(sum.covariance);
   }
-  JackknifeSummary sum = jackknife_summary(J.samples, R, nb);
-  J.mean = std::move(sum.mean);
-  J.sigma = std::move(sum.sigma);
-  J.covariance = std::move(sum.covariance);
-  out.derived.push_back({"xi_jk_mean", J.mean});
-  out.derived.push_back({"xi_jk_sigma", J.sigma});
-  out.jackknife = std::move(J);
+  out.raw = std::move(c.dd);
+  add_mean_separation_columns(out);
+  if (c.jackknife) {
+    out.derived.push_back({"xi_jk_mean", c.jackknife->mean});
+    out.derived.push_back({"xi_jk_sigma", c.jackknife->sigma});
+    out.jackknife = std::move(c.jackknife);
+  }
   return out;
 }
 

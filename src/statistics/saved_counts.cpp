@@ -1,9 +1,11 @@
-// Saved correlation counts (issue 5): one JSON file per run, read back to reuse RR.
+// Saved correlation counts (issue 5): one JSON file per run, read back to reuse RR; 1-D bins
+// (xi, wtheta) or 2-D bins (xi-rppi, wp, xi-smu).
 #include <fmt/format.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "twobody/clustering2d.hpp"
 #include "twobody/correlation.hpp"
 #include "twobody/error.hpp"
 
@@ -13,8 +15,8 @@ namespace {
 
 constexpr const char* kFormatName = "twobody-counts";
 
-const std::vector<double>& column(const CorrelationResult& r, const std::string& name) {
-  for (const auto& c : r.derived)
+const std::vector<double>& column(const std::vector<NamedColumn>& derived, const std::string& name) {
+  for (const auto& c : derived)
     if (c.name == name) return c.values;
   throw_config(fmt::format("the correlation result has no column '{}'", name));
 }
@@ -23,27 +25,26 @@ const char* space_key(CorrelationSpace s) {
   return s == CorrelationSpace::Box ? "box" : s == CorrelationSpace::Open ? "open" : "sky";
 }
 
-}  // namespace
-
-SavedCounts saved_counts(const CorrelationResult& r, CorrelationSpace space, const std::optional<Box>& box,
-                         bool weighted) {
+// What a CorrelationResult and a Binned2DResult (with random catalogues) have alike: the counts,
+// their normalisations and the jackknife's region counts.
+template <class CorrelationLike>
+SavedCounts counts_of(const CorrelationLike& r, CorrelationSpace space, const std::optional<Box>& box, bool weighted) {
   SavedCounts c;
   c.space = space;
   if (space == CorrelationSpace::Box) c.box = box;
   c.weighted = weighted;
-  c.binning = r.binning;
   c.n_data = r.raw.info.n_a;
   c.n_randoms = r.n_randoms;
   c.norm_dd = r.norm_dd;
   c.norm_dr = r.norm_dr;
   c.norm_rr = r.norm_rr;
   c.dd = r.raw.counts;
-  c.dr = column(r, "dr");
-  c.rr = column(r, "rr");
+  c.dr = column(r.derived, "dr");
+  c.rr = column(r.derived, "rr");
   if (weighted) {
     c.wdd = r.raw.weighted;
-    c.wdr = column(r, "wdr");
-    c.wrr = column(r, "wrr");
+    c.wdr = column(r.derived, "wdr");
+    c.wrr = column(r.derived, "wrr");
   }
   if (r.jackknife) {
     JackknifeResult j = *r.jackknife;
@@ -56,13 +57,63 @@ SavedCounts saved_counts(const CorrelationResult& r, CorrelationSpace space, con
   return c;
 }
 
+const char* los_key(LineOfSight l) { return l == LineOfSight::PairMidpoint ? "pair-midpoint" : "z-axis"; }
+
+// The 2-D bins as the values they are made from (the inner edges follow from π_max and n_π, or
+// μ_max and n_μ, exactly).
+nlohmann::json bins2d_json(const Binning2D& b) {
+  if (b.kind() == Binning2D::Kind::RpPi)
+    return {{"kind", "rppi"},
+            {"rp_edges", b.outer().edges()},
+            {"pimax", b.inner().hi()},
+            {"npibins", b.inner().nbins()},
+            {"line_of_sight", los_key(b.line_of_sight())}};
+  return {{"kind", "smu"},
+          {"s_edges", b.outer().edges()},
+          {"mu_max", b.inner().hi()},
+          {"nmu_bins", b.inner().nbins()},
+          {"line_of_sight", los_key(b.line_of_sight())}};
+}
+
+Binning2D bins2d_of(const nlohmann::json& j, const std::string& path) {
+  const std::string kind = j.at("kind").get<std::string>(), los = j.at("line_of_sight").get<std::string>();
+  if (los != los_key(LineOfSight::ZAxis) && los != los_key(LineOfSight::PairMidpoint))
+    throw_input(fmt::format("{}: unknown line of sight '{}'", path, los));
+  const LineOfSight l = los == los_key(LineOfSight::ZAxis) ? LineOfSight::ZAxis : LineOfSight::PairMidpoint;
+  if (kind == "rppi")
+    return Binning2D::rp_pi(Binning::from_edges(j.at("rp_edges").get<std::vector<double>>()), j.at("pimax").get<double>(),
+                            j.at("npibins").get<std::size_t>(), l);
+  if (kind == "smu")
+    return Binning2D::s_mu(Binning::from_edges(j.at("s_edges").get<std::vector<double>>()), j.at("mu_max").get<double>(),
+                           j.at("nmu_bins").get<std::size_t>(), l);
+  throw_input(fmt::format("{}: unknown 2-D bins '{}' (rppi or smu)", path, kind));
+}
+
+}  // namespace
+
+SavedCounts saved_counts(const CorrelationResult& r, CorrelationSpace space, const std::optional<Box>& box,
+                         bool weighted) {
+  SavedCounts c = counts_of(r, space, box, weighted);
+  c.binning = r.binning;
+  return c;
+}
+
+SavedCounts saved_counts(const Binned2DResult& r, const std::optional<Box>& box, bool weighted) {
+  if (r.analytic_rr)
+    throw_config("the analytic RR is not counted: save the counts of a run with random catalogues");
+  SavedCounts c = counts_of(r, box ? CorrelationSpace::Box : CorrelationSpace::Open, box, weighted);
+  c.binning2d = r.binning;
+  return c;
+}
+
 void write_counts(const std::string& path, const SavedCounts& c) {
   nlohmann::json j = {{"format", kFormatName},
                       {"version", SavedCounts::kFormatVersion},
-                      {"statistic", c.space == CorrelationSpace::Sky ? "wtheta" : "xi"},
+                      {"statistic", c.binning2d.active()
+                                        ? (c.binning2d.kind() == Binning2D::Kind::RpPi ? "xi-rppi" : "xi-smu")
+                                        : c.space == CorrelationSpace::Sky ? "wtheta" : "xi"},
                       {"space", space_key(c.space)},
                       {"weighted", c.weighted},
-                      {"edges", c.binning.edges()},
                       {"n_data", c.n_data},
                       {"n_randoms", c.n_randoms},
                       {"norm_dd", c.norm_dd},
@@ -71,6 +122,8 @@ void write_counts(const std::string& path, const SavedCounts& c) {
                       {"dd", c.dd},
                       {"dr", c.dr},
                       {"rr", c.rr}};
+  if (c.binning2d.active()) j["bins2d"] = bins2d_json(c.binning2d);
+  else j["edges"] = c.binning.edges();
   if (c.box) j["box"] = std::vector<double>(c.box->length.begin(), c.box->length.begin() + c.box->dim);
   if (c.weighted) {
     j["wdd"] = c.wdd;
@@ -117,13 +170,14 @@ SavedCounts read_counts(const std::string& path) {
       c.box = Box::from_lengths(len);
     }
     c.weighted = j.at("weighted").get<bool>();
-    c.binning = Binning::from_edges(j.at("edges").get<std::vector<double>>());
+    if (j.contains("bins2d")) c.binning2d = bins2d_of(j.at("bins2d"), path);
+    else c.binning = Binning::from_edges(j.at("edges").get<std::vector<double>>());
     c.n_data = j.at("n_data").get<std::size_t>();
     c.n_randoms = j.at("n_randoms").get<std::size_t>();
     c.norm_dd = j.at("norm_dd").get<double>();
     c.norm_dr = j.at("norm_dr").get<double>();
     c.norm_rr = j.at("norm_rr").get<double>();
-    const std::size_t nb = c.binning.nbins();
+    const std::size_t nb = c.binning2d.active() ? c.binning2d.nbins() : c.binning.nbins();
     const auto sized = [&](const nlohmann::json& o, const char* key, std::size_t n, auto& v) {
       o.at(key).get_to(v);
       if (v.size() != n) throw_input(fmt::format("{}: '{}' has {} values, expected {}", path, key, v.size(), n));

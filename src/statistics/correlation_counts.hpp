@@ -1,0 +1,81 @@
+#pragma once
+// The counts a correlation function estimates from (seed 003), shared by `correlation` (1-D bins)
+// and `correlation_2d` (2-D bins): DD once, ΣDR_i and ΣRR_i over the random catalogues (or ΣRR_i
+// from saved counts), their normalisations and, with a jackknife, the region counts T[r][k] of
+// each and the normalisations without each region. The bins are whatever the Statistic declares:
+// nothing here tells 1-D from 2-D bins, so both estimators share one counting and one jackknife.
+#include <array>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "twobody/correlation.hpp"
+#include "twobody/jackknife.hpp"
+
+namespace twobody::detail {
+
+// Per region: points, Σw and Σw² of one catalogue, for the normalisations without a region.
+struct RegionSums {
+  std::vector<double> n, w, w2;
+  double total_n = 0, total_w = 0, total_w2 = 0;
+
+  RegionSums(const PointSet& p, std::size_t regions);
+  // Distinct pairs (auto) without region r, or ((Σw)² − Σw²)/2 weighted.
+  double auto_norm(std::size_t r, bool weighted) const;
+  // Points (or Σw) without region r.
+  double size(std::size_t r, bool weighted) const { return weighted ? total_w - w[r] : total_n - n[r]; }
+};
+
+// How the catalogues get region labels 0..R-1: from their own labels, k-means on the sky, or
+// equal cells of the box (or of the catalogues' joint bounding box in open space).
+struct RegionLabeller {
+  std::size_t regions = 0;
+  std::string layout;
+  std::optional<RegionNumbering> numbering;
+  std::vector<std::array<double, 3>> centres;
+  std::optional<CellLayout> cells;
+
+  // The labels of one catalogue: its own (`given`, numbered) or from its engine coordinates
+  // (`prepared`: cells, or the nearest centre, whose dot product only needs the direction).
+  std::vector<std::int32_t> label(const PointSet& given, const PointSet& prepared, const std::string& which) const;
+};
+// `space` picks the automatic layout (Sky: k-means fitted on `unit_data`, the data's unit
+// vectors); `data` and `randoms` are the catalogues as given (labels, bounding box).
+RegionLabeller make_labeller(const JackknifeRequest& jk, CorrelationSpace space, const std::optional<Box>& box,
+                             const PointSet& data, const PointSet& unit_data, const std::vector<PointSet>& randoms);
+
+struct CorrelationCounts {
+  bool weighted = false;
+  Result dd;                             // the engine's DD: counts, weighted sums, region counts
+  std::vector<double> dr, rr, wdr, wrr;  // summed over the random sets (zero without any)
+  double norm_dd = 0, norm_dr = 0, norm_rr = 0;
+  std::size_t n_randoms = 0;
+  // With a jackknife: the data's sums per region, and the JackknifeResult's regions, layout,
+  // labels, points per region, region counts and normalisations (no samples yet).
+  std::optional<RegionSums> data_regions;
+  std::optional<JackknifeResult> jackknife;
+};
+
+// `data` is in the engine's coordinates and, with `labeller`, labelled 0..R-1; each random
+// catalogue is turned into the engine's coordinates by `prepare` and labelled by `labeller`. DD
+// is counted with `s` as declared (its mean separations too), DR and RR without them. `space`
+// and `s` (box, bins, weighting) are the setting a reused RR is checked against (Error(Config)).
+// Errors: a region without data points (Error(Input)).
+CorrelationCounts count_correlation(const Statistic& s, CorrelationSpace space, PointSet data,
+                                    const std::vector<PointSet>& randoms,
+                                    const std::function<PointSet(const PointSet&)>& prepare,
+                                    const RegionLabeller* labeller, const RunOptions& opt, const ReusedCounts& reuse);
+
+// The normalised counts of bin k (weighted sums when weighted): of the whole sample, or without
+// region r (each count minus the region's T[r][k], over the normalisations without the region).
+struct NormalisedCounts {
+  double dd, dr, rr;
+};
+NormalisedCounts normalised(const CorrelationCounts& c, std::size_t k);
+NormalisedCounts normalised_without(const CorrelationCounts& c, std::size_t r, std::size_t k);
+
+// The estimator of every leave-one-region-out sample, R x nbins at [r * nbins + k].
+std::vector<double> jackknife_samples(const CorrelationCounts& c, Estimator e);
+
+}  // namespace twobody::detail
