@@ -495,3 +495,174 @@ TEST_F(Cuda, Binned2DRunsOnTheCpuAndSaysWhy) {
   EXPECT_NE(explain(s, A, nullptr, on("cuda")).find("does not bin 2-D"), std::string::npos);
   EXPECT_EQ(g.counts, run(s, A, nullptr, brute_on_cpu()).counts);
 }
+
+// ---- Per-point reductions (OutputKind::PerPoint, issue 3): per point, its partners in [lo, hi) and
+// the sum of their weights. The CUDA arrays must equal the CPU's brute force exactly (weighted sums
+// to rounding), through the brute-force tiles and the grid, auto and cross, open and periodic.
+
+namespace {
+
+Statistic per_point_stat(Metric m, Traversal t, double lo, double hi, bool weighted, double box = 0) {
+  Statistic s = stat(m, t, Binning::from_edges({lo, hi}), OutputKind::PerPoint, weighted);
+  if (box > 0) s.box = Box::cube(3, box);
+  return s;
+}
+
+RunOptions brute_on_cuda() {
+  RunOptions o = on("cuda");
+  o.path = "brute";
+  return o;
+}
+
+void expect_same_points(const PointReductions& g, const PointReductions& c) {
+  EXPECT_EQ(g.counts, c.counts);
+  ASSERT_EQ(g.weighted.size(), c.weighted.size());
+  for (std::size_t k = 0; k < c.weighted.size(); ++k)
+    ASSERT_NEAR(g.weighted[k], c.weighted[k], 1e-9 * (1 + std::abs(c.weighted[k]))) << k;
+}
+
+// The CUDA run on `opt`'s path against the CPU's brute force.
+void expect_per_point_matches(const Statistic& s, const PointSet& A, const PointSet* B, const RunOptions& opt) {
+  const Result g = run(s, A, B, opt);
+  const Result c = run(s, A, B, brute_on_cpu());
+  EXPECT_EQ(g.info.backend, "cuda");
+  if (opt.path == "grid") EXPECT_NE(g.info.plan.find("ran: grid"), std::string::npos) << g.info.plan;
+  if (opt.path == "brute") EXPECT_NE(g.info.plan.find("ran: brute force (requested)"), std::string::npos) << g.info.plan;
+  ASSERT_EQ(g.per_point_a.counts.size(), A.size());
+  ASSERT_EQ(g.per_point_b.counts.size(), B ? B->size() : 0);
+  expect_same_points(g.per_point_a, c.per_point_a);
+  expect_same_points(g.per_point_b, c.per_point_b);
+}
+
+}  // namespace
+
+TEST_F(Cuda, PerPointEqualsCpuBruteAndGrid) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const double L = 100.0;
+  for (bool clustered : {false, true}) {
+    PointSet A = clustered ? generate_clustered_box(9000, 3, L, ClusterOptions{}, seed)
+                           : to_pointset(uniform_points(9000, 3, 0, L, rng, true));
+    if (clustered) {
+      std::uniform_real_distribution<double> u(0.5, 2.0);
+      std::vector<double> w(A.size());
+      for (auto& x : w) x = u(rng);
+      A.set_weights(std::move(w));
+    }
+    const PointSet B = to_pointset(uniform_points(4001, 3, 0, L, rng, true));
+    // r_max from a few percent of the box (many cells) to just under half (two cells a side).
+    for (double rmax : {3.0, 9.5, 26.0, 49.9}) {
+      for (bool periodic : {false, true}) {
+        for (bool weighted : {false, true}) {
+          SCOPED_TRACE("clustered " + std::to_string(clustered) + " rmax " + std::to_string(rmax) + " periodic " +
+                       std::to_string(periodic) + " weighted " + std::to_string(weighted));
+          const Metric m = periodic ? Metric::Periodic : Metric::Euclidean;
+          const double lo = rmax / 10;
+          for (const RunOptions& opt : {brute_on_cuda(), grid_on_cuda()}) {
+            expect_per_point_matches(per_point_stat(m, Traversal::Auto, 0.0, rmax, weighted, periodic ? L : 0), A,
+                                     nullptr, opt);
+            expect_per_point_matches(per_point_stat(m, Traversal::Cross, lo, rmax, weighted, periodic ? L : 0), A, &B,
+                                     opt);
+          }
+        }
+      }
+    }
+  }
+}
+
+// Sizes that fill no tile, unit or warp evenly, and other dimensions, on both paths.
+TEST_F(Cuda, PerPointOddSizesAndDimensions) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (int dim : {1, 2, 3, 5}) {
+    for (std::size_t n : {1u, 2u, 33u, 2049u, 6001u}) {
+      SCOPED_TRACE("dim " + std::to_string(dim) + " n " + std::to_string(n));
+      const PointSet A = to_pointset(uniform_points(n, dim, 0, 20, rng, true));
+      const PointSet B = to_pointset(uniform_points(n / 2 + 4097, dim, 0, 20, rng, true));
+      const double rmax = dim == 1 ? 0.05 : dim == 2 ? 0.6 : 2.5;
+      for (const RunOptions& opt : {brute_on_cuda(), grid_on_cuda()}) {
+        if (n >= 2)
+          expect_per_point_matches(per_point_stat(Metric::Euclidean, Traversal::Auto, 0.0, rmax, true), A, nullptr, opt);
+        expect_per_point_matches(per_point_stat(Metric::Euclidean, Traversal::Cross, 0.0, rmax, true), A, &B, opt);
+      }
+    }
+  }
+}
+
+// A lattice: most pairs lie exactly on an edge and are settled in float64.
+TEST_F(Cuda, PerPointLatticeEdgesSettledExactly) {
+  oracle::Points p;
+  p.dim = 3;
+  for (int x = 0; x < 24; ++x)
+    for (int y = 0; y < 20; ++y)
+      for (int z = 0; z < 17; ++z) p.x.push_back({0.5 * x, 0.5 * y, 0.5 * z});
+  const auto A = to_pointset(p);
+  for (const RunOptions& opt : {brute_on_cuda(), grid_on_cuda()}) {
+    const auto s = per_point_stat(Metric::Euclidean, Traversal::Auto, 0.5, 1.0, false);
+    const Result g = run(s, A, nullptr, opt);
+    EXPECT_GT(g.info.pairs_settled_fp64, 0u);
+    expect_per_point_matches(s, A, nullptr, opt);
+    Statistic ps = per_point_stat(Metric::Periodic, Traversal::Auto, 1.0, 4.25, false);
+    ps.box = Box::from_lengths(std::vector<double>{12.0, 10.0, 8.5});
+    expect_per_point_matches(ps, A, nullptr, opt);
+  }
+}
+
+// The windowed grid at every reach the planner may pick, and concentrated data (a few dense cells).
+TEST_F(Cuda, PerPointWindowedGridAndDenseCells) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const double L = 100.0;
+  const PointSet U = to_pointset(uniform_points(24000, 3, 0, L, rng, true));
+  const PointSet C = generate_clustered_box(24000, 3, L, ClusterOptions{}, seed);
+  const PointSet B = to_pointset(uniform_points(7000, 3, 0, L, rng, true));
+  for (const char* reach : {"1", "2", "3", "5"}) {
+    setenv("TWOBODY_GRID_REACH", reach, 1);
+    for (double rmax : {6.0, 33.0}) {
+      for (bool periodic : {false, true}) {
+        SCOPED_TRACE(std::string("reach ") + reach + " rmax " + std::to_string(rmax) + " periodic " +
+                     std::to_string(periodic));
+        const Metric m = periodic ? Metric::Periodic : Metric::Euclidean;
+        const Result g = run(per_point_stat(m, Traversal::Auto, 0.0, rmax, false, periodic ? L : 0), U, nullptr,
+                             grid_on_cuda());
+        EXPECT_NE(g.info.plan.find("windows"), std::string::npos) << g.info.plan;
+        expect_per_point_matches(per_point_stat(m, Traversal::Auto, 0.0, rmax, false, periodic ? L : 0), C, nullptr,
+                                 grid_on_cuda());
+        expect_per_point_matches(per_point_stat(m, Traversal::Cross, 0.0, rmax, true, periodic ? L : 0), U, &B,
+                                 grid_on_cuda());
+      }
+    }
+  }
+  unsetenv("TWOBODY_GRID_REACH");
+  const PointSet D = concentrated(30000, 1000.0, rng, true);
+  expect_per_point_matches(per_point_stat(Metric::Periodic, Traversal::Auto, 0.0, 20.0, true, 1000.0), D, nullptr,
+                           grid_on_cuda());
+  expect_per_point_matches(per_point_stat(Metric::Periodic, Traversal::Cross, 0.0, 20.0, true, 1000.0), D, &U,
+                           grid_on_cuda());
+}
+
+// Angles (unit vectors, the grid on chords), and the statistic function on the default path.
+TEST_F(Cuda, PerPointAngularAndNeighbourCounts) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const PointSet a = sky_to_unit_vectors(to_pointset(testing_support::sky_points(20000, rng, 10, 60)));
+  const PointSet b = sky_to_unit_vectors(to_pointset(testing_support::sky_points(7000, rng, 10, 60)));
+  for (double theta : {0.5, 4.0}) {
+    SCOPED_TRACE("theta " + std::to_string(theta));
+    const auto s = per_point_stat(Metric::Angular, Traversal::Auto, 0.0, theta, false);
+    expect_per_point_matches(s, a, nullptr, grid_on_cuda());
+    expect_per_point_matches(s, a, nullptr, brute_on_cuda());
+    expect_per_point_matches(per_point_stat(Metric::Angular, Traversal::Cross, 0.0, theta, false), a, &b,
+                             grid_on_cuda());
+  }
+  const PointSet p = to_pointset(uniform_points(200000, 3, 0, 1000, rng, true));
+  const Result g = neighbour_counts(p, nullptr, Binning::from_edges({0.0, 12.0}), Box::cube(3, 1000.0), true, on("cuda"));
+  const Result c = neighbour_counts(p, nullptr, Binning::from_edges({0.0, 12.0}), Box::cube(3, 1000.0), true, on("cpu"));
+  EXPECT_EQ(g.info.backend, "cuda");
+  EXPECT_NE(g.info.plan.find("ran: grid"), std::string::npos) << g.info.plan;
+  expect_same_points(g.per_point_a, c.per_point_a);
+}

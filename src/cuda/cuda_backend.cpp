@@ -65,8 +65,11 @@ class CudaBackend final : public Backend {
            std::to_string(kChunk) + " partners; " +
            (plan.stat->output == OutputKind::Histogram
                 ? "float-bits bin table and per-lane sub-histograms in shared memory"
-                : plan.stat->output == OutputKind::Matrix ? "float64 matrix tiles copied out in row chunks"
-                                                          : "range bands in registers");
+            : plan.stat->output == OutputKind::Matrix ? "float64 matrix tiles copied out in row chunks"
+            : plan.stat->output == OutputKind::PerPoint
+                ? "range bands in registers; per point: the anchors' counts in registers, added to a global 64-bit "
+                  "array once per tile or warp unit, the partners' by atomics (one per partner per warp)"
+                : "range bands in registers");
   }
   void warm_up() override {
     TWOBODY_CUDA_CHECK(cudaFree(nullptr));  // creates the primary context
@@ -94,6 +97,8 @@ class CudaBackend final : public Backend {
   }
   // Through the grid kernels (PairOutput's block-wide regions x nbins histograms).
   bool counts_regions() const override { return true; }
+  // Through both agents (PairOutput's OutputMode::PerPoint).
+  bool per_point() const override { return true; }
   Result run(const Plan& plan) override {
     const auto t0 = std::chrono::steady_clock::now();
     Result r = visit_pair_function(*plan.stat, plan.a->dim(), [&](const auto& f) { return run_on_device(f, plan); });

@@ -264,6 +264,7 @@ __global__ void __launch_bounds__(kGridThreads) grid_kernel(__grid_constant__ co
       if (lo <= hi) run(lo, hi, nr);
     });
     if constexpr (Regions) out.end_unit();
+    out.flush_anchors(i);  // PerPoint: the unit's anchor, partly (other lanes, other units share it)
   }
 
   if (lane == 0 && evaluations) atomicAdd(work.evaluations, evaluations);

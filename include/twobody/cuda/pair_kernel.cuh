@@ -35,8 +35,8 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 4 : 
   double* s_bw = reinterpret_cast<double*>(s_b + D * kThreads);  // [kThreads] if Weighted
   __shared__ unsigned long long s_item;
   const int tid = threadIdx.x;
-  PairOutput<D, Mode, Weighted, Proxy, Exact> out(args, reinterpret_cast<unsigned char*>(s_bw + (Weighted ? kThreads : 0)),
-                                                  tid, kThreads);
+  PairOutput<D, Mode, Weighted, Proxy, Exact, false, kPerThread> out(
+      args, reinterpret_cast<unsigned char*>(s_bw + (Weighted ? kThreads : 0)), tid, kThreads);
   const float lo0 = out.lo0, hi0 = out.hi0, lo1 = out.lo1, hi1 = out.hi1;
   auto classify = [&](float s) { return out.classify(s); };
   auto accept = [&](int k, std::uint32_t i, std::uint32_t j, double wprod) { out.accept(k, i, j, wprod); };
@@ -112,6 +112,8 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 4 : 
                 if constexpr (Mode == OutputMode::Reduce) {
                   item_count += in;
                   if constexpr (Weighted) out.r_wsum += in ? wa[r] * s_bw[jj] : 0.0;
+                } else if constexpr (Mode == OutputMode::PerPoint) {
+                  if (in) out.count_point(ia[r], jt + jj);
                 } else {
                   if (in) accept(0, ia[r], jt + jj, 0.0);
                 }
@@ -157,6 +159,7 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 4 : 
     out.r_count += item_count;
     // 32-bit shared counters: at most kAnchors x kChunk = 2^23 pairs per item, flushed per item.
     out.flush_block(tid, kThreads);
+    out.flush_anchors(ia);
   }
   out.finish(tid);
 }

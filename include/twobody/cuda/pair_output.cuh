@@ -10,6 +10,10 @@
 //   % copies, seed 000 Algorithm 4) laid out with an odd stride, so that lanes adding to the same
 //   bin of their own copies hit different banks; they are summed into the global 64-bit histogram
 //   often enough that the 32-bit shared counters never overflow.
+//   PerPoint (per-point reductions): one range as for Reduce. Each anchor's partners in range are
+//   counted (and their weights summed) in registers, one slot per anchor a thread holds, and added
+//   to the global 64-bit array once per tile or unit (flush_anchors); each partner's go to the
+//   global array by atomics, lanes that add to the same partner at once adding together.
 #include <cstdint>
 
 #include "twobody/cuda/kernel_shape.hpp"
@@ -17,7 +21,7 @@
 
 namespace twobody::cuda {
 
-enum class OutputMode { Reduce, Histogram, PairList };
+enum class OutputMode { Reduce, Histogram, PairList, PerPoint };
 
 struct DeviceSet {
   const float* x[kMaxDim];
@@ -62,6 +66,13 @@ struct PairKernelArgs {
   int regions;
   unsigned long long* region_counts;
   double* region_wsums;
+  // Per-point reductions (PerPoint), in the traversal's point order: per point of the anchors' set
+  // (a) and of the partners' set (b; the same arrays for auto), its partners in range and, when
+  // weighted, the sum of their weights.
+  unsigned long long* point_counts_a;
+  unsigned long long* point_counts_b;
+  double* point_wsums_a;
+  double* point_wsums_b;
 };
 
 // Shared memory the output needs beyond a traversal's own tiles (laid out first); `copies` counts
@@ -83,10 +94,15 @@ constexpr std::size_t pair_output_smem(OutputMode mode, bool weighted, int nbins
   return b;
 }
 
-template <int D, OutputMode Mode, bool Weighted, class Proxy, class Exact, bool Regions = false>
+// AnchorSlots: anchors a thread holds at once (PerPoint counts each in its own registers): 1 for the
+// grid agent, kPerThread for the brute-force one, whose thread holds anchors i0 + r·kThreads + tid
+// (i0 a multiple of kAnchors), so that anchor i is in slot (i / kThreads) % kPerThread.
+template <int D, OutputMode Mode, bool Weighted, class Proxy, class Exact, bool Regions = false, int AnchorSlots = 1>
 struct PairOutput {
   static constexpr bool kHist = Mode == OutputMode::Histogram;
+  static constexpr bool kPerPoint = Mode == OutputMode::PerPoint;
   static_assert(!Regions || kHist, "jackknife regions are counted for histograms");
+  static_assert(AnchorSlots == 1 || AnchorSlots == kPerThread, "anchor slots: the grid's one or the tiles' kPerThread");
   const PairKernelArgs<Proxy, Exact>& args;
   BandPair* s_bands = nullptr;
   double* s_wh = nullptr;
@@ -105,6 +121,10 @@ struct PairOutput {
   float lo0, hi0, lo1, hi1;
   unsigned long long n_settled = 0, r_count = 0;
   double r_wsum = 0.0;
+  // PerPoint: each anchor slot's partners in range since its last flush (< 2^32: a tile holds
+  // kChunk partners, a grid unit at most the partner set), and their weights.
+  unsigned a_count[kPerPoint ? AnchorSlots : 1] = {};
+  double a_wsum[kPerPoint && Weighted ? AnchorSlots : 1] = {};
 
   // Lays the output's shared memory out from `smem` and loads the bin table (the caller syncs).
   // `slots` groups of `copies` sub-histograms: one group per block (slots = 1, flush_block), or
@@ -169,6 +189,8 @@ struct PairOutput {
     } else if constexpr (Mode == OutputMode::Reduce) {
       ++r_count;
       if constexpr (Weighted) r_wsum += wprod;
+    } else if constexpr (kPerPoint) {
+      count_point(i, j);
     } else {
       double a64[D], b64[D];
 #pragma unroll
@@ -181,6 +203,41 @@ struct PairOutput {
         args.list_i[slot] = i;
         args.list_j[slot] = j;
         args.list_value[slot] = args.exact.natural_of(args.exact.key(a64, b64));
+      }
+    }
+  }
+
+  // PerPoint: one pair in range. The anchor's slot is chosen by a compare per slot, not an index,
+  // so that the slots stay in registers; the partner's entry is added to at once, by one lane for
+  // all the lanes of the warp that add to the same partner now (a shuffled or shared partner
+  // meets every anchor of the warp together).
+  __device__ __forceinline__ void count_point(std::uint32_t i, std::uint32_t j) {
+    const int slot = AnchorSlots == 1 ? 0 : static_cast<int>(i / kThreads) % AnchorSlots;
+#pragma unroll
+    for (int q = 0; q < AnchorSlots; ++q) {
+      if (q == slot) {
+        ++a_count[q];
+        if constexpr (Weighted) a_wsum[q] += args.B.w[j];
+      }
+    }
+    const unsigned peers = __match_any_sync(__activemask(), j);
+    if (static_cast<int>(threadIdx.x % 32) == __ffs(peers) - 1)
+      atomicAdd(&args.point_counts_b[j], static_cast<unsigned long long>(__popc(peers)));
+    if constexpr (Weighted) atomicAdd(&args.point_wsums_b[j], args.A.w[i]);
+  }
+  // PerPoint: the anchors' counts (and sums) to the global arrays, then cleared; anchors[q] is
+  // slot q's anchor (a slot without pairs has no anchor to add to). Per tile or unit.
+  __device__ __forceinline__ void flush_anchors(const std::uint32_t* anchors) {
+    if constexpr (kPerPoint) {
+#pragma unroll
+      for (int q = 0; q < AnchorSlots; ++q) {
+        if (a_count[q] == 0) continue;
+        atomicAdd(&args.point_counts_a[anchors[q]], static_cast<unsigned long long>(a_count[q]));
+        a_count[q] = 0;
+        if constexpr (Weighted) {
+          atomicAdd(&args.point_wsums_a[anchors[q]], a_wsum[q]);
+          a_wsum[q] = 0.0;
+        }
       }
     }
   }

@@ -325,6 +325,7 @@ Result run_pairs(const F& f, const Plan& plan) {
   DeviceBuffer<double> d_e64(e64);
   const OutputMode mode = s.output == OutputKind::Reduction ? OutputMode::Reduce
                           : s.output == OutputKind::PairList ? OutputMode::PairList
+                          : s.output == OutputKind::PerPoint ? OutputMode::PerPoint
                                                              : OutputMode::Histogram;
   DeviceBuffer<unsigned long long> d_counts(mode == OutputMode::Histogram ? nb : 1);
   DeviceBuffer<double> d_wsums(mode == OutputMode::Histogram ? nb : 1);
@@ -409,6 +410,22 @@ Result run_pairs(const F& f, const Plan& plan) {
     args.regions = regions;
     args.region_counts = d_region_counts.get();
     args.region_wsums = d_region_wsums.get();
+  }
+  // Per-point reductions, in the traversal's point order (the grid's cell order when it runs).
+  const bool per_point = mode == OutputMode::PerPoint;
+  DeviceBuffer<unsigned long long> d_point_counts_a(per_point ? A.size() : 0);
+  DeviceBuffer<unsigned long long> d_point_counts_b(per_point && !plan.is_auto() ? B.size() : 0);
+  DeviceBuffer<double> d_point_wsums_a(per_point && weighted ? A.size() : 0);
+  DeviceBuffer<double> d_point_wsums_b(per_point && weighted && !plan.is_auto() ? B.size() : 0);
+  if (per_point) {
+    d_point_counts_a.zero();
+    d_point_counts_b.zero();
+    d_point_wsums_a.zero();
+    d_point_wsums_b.zero();
+    args.point_counts_a = d_point_counts_a.get();
+    args.point_counts_b = plan.is_auto() ? d_point_counts_a.get() : d_point_counts_b.get();
+    args.point_wsums_a = d_point_wsums_a.get();
+    args.point_wsums_b = plan.is_auto() ? d_point_wsums_a.get() : d_point_wsums_b.get();
   }
   const std::uint64_t rows = (A.size() + kAnchors - 1) / kAnchors;
   args.chunks_per_row = static_cast<std::uint32_t>((B.size() + kChunk - 1) / kChunk);
@@ -511,6 +528,10 @@ Result run_pairs(const F& f, const Plan& plan) {
       weighted ? launch.template operator()<OutputMode::Reduce, true>()
                : launch.template operator()<OutputMode::Reduce, false>();
       break;
+    case OutputMode::PerPoint:
+      weighted ? launch.template operator()<OutputMode::PerPoint, true>()
+               : launch.template operator()<OutputMode::PerPoint, false>();
+      break;
     case OutputMode::PairList: {
       // First pass with a modest buffer; the counter keeps counting past capacity, so a second
       // pass (only when the first overflowed) gets an exact-size buffer.
@@ -555,7 +576,24 @@ Result run_pairs(const F& f, const Plan& plan) {
     }
   }
   lap("kernel");
-  if (mode != OutputMode::PairList) {
+  if (per_point) {
+    // Back to the callers' point order.
+    const auto take = [&](const DeviceBuffer<unsigned long long>& c, const DeviceBuffer<double>& w,
+                          const DeviceGridSet<D>* sorted, PointReductions& out) {
+      const auto counts = c.download();
+      const auto wsums = w.download();
+      const auto order = grid.chosen ? sorted->order.download() : std::vector<std::uint32_t>{};
+      out.counts.assign(counts.size(), 0);
+      out.weighted.assign(wsums.size(), 0.0);
+      for (std::size_t k = 0; k < counts.size(); ++k) {
+        const std::size_t to = order.empty() ? k : order[k];
+        out.counts[to] = counts[k];
+        if (!wsums.empty()) out.weighted[to] = wsums[k];
+      }
+    };
+    take(d_point_counts_a, d_point_wsums_a, grid.a.get(), r.per_point_a);
+    if (!plan.is_auto()) take(d_point_counts_b, d_point_wsums_b, grid.b.get(), r.per_point_b);
+  } else if (mode != OutputMode::PairList) {
     const auto counts = d_counts.download();
     r.counts.assign(counts.begin(), counts.end());
     if (weighted) r.weighted = d_wsums.download();
