@@ -61,6 +61,35 @@ std::vector<T> sum_in_rank_order(const std::vector<T>& mine, MPI_Datatype type, 
   return sum;
 }
 
+// sum_in_rank_order a block at a time, in place: rank 0 then holds P blocks, not P copies of an
+// array with an entry per point (OutputKind::PerPoint). Every rank passes an array of one length.
+template <class T>
+void sum_in_rank_order_blocks(std::vector<T>& v, MPI_Datatype type, MPI_Comm comm) {
+  constexpr std::size_t block = std::size_t(1) << 20;
+  for (std::size_t at = 0; at < v.size(); at += block) {
+    const auto first = v.begin() + static_cast<std::ptrdiff_t>(at);
+    const auto last = v.begin() + static_cast<std::ptrdiff_t>(std::min(v.size(), at + block));
+    const std::vector<T> sum = sum_in_rank_order(std::vector<T>(first, last), type, comm);
+    std::copy(sum.begin(), sum.end(), first);
+  }
+}
+
+// A job's per-point arrays added into the run's (A's points, then B's in a cross run). The job's
+// first set is chunk j.a of A; its second (a cross job) chunk j.b of B, or of A in an auto run's
+// cross(A_p, A_q). Chunk points are in the slab's sorted order: order[begin[c] + k].
+void add_per_point(const Decomposition& D, const PairJob& j, const Result& r, std::size_t n_a,
+                   std::vector<std::uint64_t>& counts, std::vector<double>& wsums) {
+  const auto add = [&](const dist::SlabChunks& s, std::size_t c, std::size_t offset, const PointReductions& p) {
+    for (std::size_t k = 0; k < p.counts.size(); ++k) {
+      const std::size_t to = offset + s.order[s.begin[c] + k];
+      counts[to] += p.counts[k];
+      if (!p.weighted.empty()) wsums[to] += p.weighted[k];
+    }
+  };
+  add(D.a, j.a, 0, r.per_point_a);
+  if (!j.is_auto) add(D.cross ? D.b : D.a, j.b, D.cross ? n_a : 0, r.per_point_b);
+}
+
 // When a rank failed, every rank throws the first failing rank's error: no rank is left waiting
 // in a collective call.
 void agree_on_failure(bool failed, ErrorKind kind, const std::string& message, MPI_Comm comm) {
@@ -113,8 +142,6 @@ class MpiDistribution final : public Distribution {
   Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt) const override {
     if (stat.mean_separation)
       throw_config("mean separations (--ravg) are not summed over MPI ranks yet: run them in one process");
-    if (stat.output == OutputKind::PerPoint)
-      throw_config("per-point reductions (neighbours) are not summed over MPI ranks yet: run them in one process");
     RunOptions local = opt;
     local.distribution.reset();
     int P = 1, rank = 0;
@@ -130,6 +157,12 @@ class MpiDistribution final : public Distribution {
     std::vector<std::uint64_t> counters(L.counters(), 0);
     std::vector<double> sums(L.sums(), 0.0);
     std::vector<PairRecord> pairs;
+    // PerPoint: one entry per point of A and, cross, of B, in the callers' order.
+    const bool per_point = stat.output == OutputKind::PerPoint;
+    const std::size_t n_points = per_point ? a.size() + (b ? b->size() : 0) : 0;
+    std::vector<std::uint64_t> point_counts(n_points, 0);
+    std::vector<double> point_wsums(stat.weighted ? n_points : 0, 0.0);
+    const bool binned = stat.output == OutputKind::Histogram || stat.output == OutputKind::Reduction;
     std::map<std::size_t, PointSet> chunks_a, chunks_b;
     const auto chunk = [&](std::map<std::size_t, PointSet>& cache, const dist::SlabChunks& s, const PointSet& p,
                            std::size_t c) -> const PointSet& {
@@ -157,7 +190,8 @@ class MpiDistribution final : public Distribution {
             opt.progress(my_load > 0 ? std::min(1.0, (done + f * est) / my_load) : f);
           };
         Result r = twobody::run(t, x, y, o);
-        if (stat.output != OutputKind::PairList) add_into(counters, 0, r.counts);
+        if (binned) add_into(counters, 0, r.counts);
+        if (per_point) add_per_point(D, j, r, a.size(), point_counts, point_wsums);
         add_into(counters, L.bins, r.region_counts);
         counters[L.counters() - 2] += r.info.pairs_evaluated;
         counters[L.counters() - 1] += r.info.pairs_settled_fp64;
@@ -200,7 +234,20 @@ class MpiDistribution final : public Distribution {
     const std::vector<double> wtotal = sum_in_rank_order(sums, MPI_DOUBLE, comm_);
     Result out;
     out.output = stat.output;
-    if (stat.output != OutputKind::PairList) {
+    if (per_point) {
+      sum_in_rank_order_blocks(point_counts, MPI_UINT64_T, comm_);
+      sum_in_rank_order_blocks(point_wsums, MPI_DOUBLE, comm_);
+      const auto split = [&](PointReductions& p, std::size_t from, std::size_t n) {
+        p.counts.assign(point_counts.begin() + static_cast<std::ptrdiff_t>(from),
+                        point_counts.begin() + static_cast<std::ptrdiff_t>(from + n));
+        if (stat.weighted)
+          p.weighted.assign(point_wsums.begin() + static_cast<std::ptrdiff_t>(from),
+                            point_wsums.begin() + static_cast<std::ptrdiff_t>(from + n));
+      };
+      split(out.per_point_a, 0, a.size());
+      if (b) split(out.per_point_b, a.size(), b->size());
+    }
+    if (binned) {
       out.counts.assign(total.begin(), total.begin() + static_cast<std::ptrdiff_t>(L.bins));
       if (L.weighted) out.weighted.assign(wtotal.begin(), wtotal.begin() + static_cast<std::ptrdiff_t>(L.bins));
     }

@@ -31,6 +31,8 @@ check rdf rdf --data "$dir/r.txt" --box 100 --rmax 30 --nbins 15
 check angular angular --data "$dir/s.txt" --rmin 0.01 --rmax 10 --nbins 12 --log
 check xi-jackknife xi --data "$dir/d.txt" --randoms "$dir/r.txt" --box 100 --rmin 1 --rmax 25 --nbins 8 --log --jackknife 8
 check wtheta wtheta --data "$dir/s.txt" --randoms "$dir/sr.txt" --rmin 0.1 --rmax 10 --nbins 8 --log
+check neighbours neighbours --data "$dir/d.txt" --rmin 0.5 --rmax 6
+check neighbours-cross-periodic neighbours --data "$dir/d.txt" --data2 "$dir/r.txt" --box 100 --rmax 8
 
 # Weighted sums may differ in the last bits between rank counts: counts must not.
 "$twobody" paircount --data "$dir/dw.txt" --columns 1,2,3 --weights-column 4 --rmax 20 --nbins 8 --threads 1 | cut -d, -f1-3 > "$dir/one.csv"
@@ -38,6 +40,11 @@ check wtheta wtheta --data "$dir/s.txt" --randoms "$dir/sr.txt" --rmin 0.1 --rma
   cut -d, -f1-3 > "$dir/many.csv"
 cmp -s "$dir/one.csv" "$dir/many.csv" || fail "weighted paircount counts differ on 4 ranks"
 echo "ok: weighted paircount counts"
+"$twobody" neighbours --data "$dir/dw.txt" --columns 1,2,3 --weights-column 4 --rmax 5 --threads 1 | cut -d, -f1-3 > "$dir/one.csv"
+"$mpiexec" "$np_flag" 3 "$twobody" neighbours --data "$dir/dw.txt" --columns 1,2,3 --weights-column 4 --rmax 5 --threads 1 |
+  cut -d, -f1-3 > "$dir/many.csv"
+cmp -s "$dir/one.csv" "$dir/many.csv" || fail "weighted neighbours counts differ on 3 ranks"
+echo "ok: weighted neighbours counts"
 
 # --explain: the split, one line per rank.
 "$mpiexec" "$np_flag" 4 "$twobody" paircount --data "$dir/d.txt" --rmax 20 --nbins 8 --threads 1 --explain \

@@ -75,6 +75,10 @@ Result compare(const Statistic& s, const PointSet& a, const PointSet* b, Distrib
     EXPECT_EQ(many.pairs[k].value, one.pairs[k].value) << k;
   }
   EXPECT_EQ(many.matrix, one.matrix);
+  EXPECT_EQ(many.per_point_a.counts, one.per_point_a.counts);
+  EXPECT_EQ(many.per_point_b.counts, one.per_point_b.counts);
+  expect_near_all(many.per_point_a.weighted, one.per_point_a.weighted);
+  expect_near_all(many.per_point_b.weighted, one.per_point_b.weighted);
   EXPECT_EQ(many.info.n_a, a.size());
   return many;
 }
@@ -148,6 +152,30 @@ TEST(Distributed, ReductionAndPairList) {
   const PointSet b = generate_uniform_box(900, 3, 20.0, seed + 2);
   s.traversal = Traversal::Cross;
   compare(s, a, &b);
+}
+
+// Per-point reductions: every job's arrays go back to the callers' points (an auto run's cross
+// jobs add to both of their chunks of A) and are summed over the ranks.
+TEST(Distributed, PerPointCounts) {
+  const std::uint64_t seed = shared_seed();
+  PointSet a = generate_clustered_box(3000, 3, 100.0, {}, seed), b = generate_uniform_box(2200, 3, 100.0, seed + 1);
+  a.set_weights(random_weights(a.size(), seed + 2));
+  b.set_weights(random_weights(b.size(), seed + 3));
+  Statistic s = histogram(Traversal::Auto, Metric::Periodic, Binning::linear(0.5, 8, 1));
+  s.box = Box::cube(3, 100.0);
+  s.output = OutputKind::PerPoint;
+  for (int c : {1, 3}) {
+    s.weighted = c == 1;
+    s.traversal = Traversal::Auto;
+    const Result r = compare(s, a, nullptr, {c});
+    EXPECT_EQ(r.per_point_a.counts.size(), a.size());
+    EXPECT_TRUE(r.counts.empty());
+    s.traversal = Traversal::Cross;
+    compare(s, a, &b, {c});
+  }
+  s.metric = Metric::Euclidean;
+  s.weighted = true;
+  compare(s, b, &a);
 }
 
 TEST(Distributed, TwoDimensionalBinsAndMatrix) {
