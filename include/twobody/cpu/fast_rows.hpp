@@ -241,9 +241,10 @@ class FastRows {
   // compressed (vcompressps) into a short list that indexes the counting table, kCopies
   // interleaved counters a bin as below. The pairs out of range (about half of those a grid
   // evaluates) and those of the last bins (most of the rest) cost no scalar work: on the 2-core
-  // host, uniform 3·10^5 points, r < 100, one thread, 0.40 s against 0.52 s for the scalar
+  // host, uniform 3·10^5 points, r < 100, one thread, 0.40 s against 0.55 s for the scalar
   // counting below (bench/RESULTS.md). Each compare into a mask register is one uop on one port,
-  // which is why kVecBins stays small.
+  // which is why kVecBins stays small. The plain squared distance (windowed periodic rows, open
+  // space) is computed in the same 16-lane loop, with the proxy's own operations.
   template <class Proxy>
   void count_row(std::size_t i, std::size_t j0, std::size_t j1, const float* anchor, Proxy proxy) {
     const std::size_t n = j1 - j0;
@@ -252,11 +253,16 @@ class FastRows {
     const float* bx[D];
     for (int d = 0; d < D; ++d) bx[d] = s_.b32->x[d] + j0;
     float* __restrict prox = prox_.data();
-    for (std::size_t t = 0; t < n; ++t) {
-      float b[D];
-      for (int d = 0; d < D; ++d) b[d] = bx[d][t];
-      prox[t] = proxy(a, b);
+    constexpr bool fused = std::is_same_v<Proxy, SquaredDistanceProxy<D>>;
+    if constexpr (!fused) {
+      for (std::size_t t = 0; t < n; ++t) {
+        float b[D];
+        for (int d = 0; d < D; ++d) b[d] = bx[d][t];
+        prox[t] = proxy(a, b);
+      }
     }
+    __m512 av[D];
+    for (int d = 0; d < D; ++d) av[d] = _mm512_set1_ps(a[d]);
     constexpr int K = FastRowsSetup<F>::kVecBins;
     __m512 blo[K], bhi[K];
     __m512i acc[K];
@@ -266,24 +272,39 @@ class FastRows {
       acc[q] = _mm512_setzero_si512();
     }
     const __m512 lo0 = _mm512_set1_ps(s_.lo0), top = _mm512_set1_ps(s_.top);
-    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __m512i index = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);  // of each lane's partner
+    const __m512i sixteen = _mm512_set1_epi32(16);
     const __m512i one = _mm512_set1_epi32(1);
     float* __restrict rest = rest_.data();
     std::uint32_t* __restrict at = flag_.data();
     std::size_t m = 0;
     for (std::size_t t = 0; t < n; t += 16) {
       const __mmask16 valid = n - t >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n - t)) - 1);
-      const __m512 v = _mm512_maskz_loadu_ps(valid, prox + t);
-      __mmask16 k = _mm512_mask_cmp_ps_mask(valid, v, lo0, _CMP_GE_OQ) & _mm512_cmp_ps_mask(v, top, _CMP_LT_OQ);
-      for (int q = 0; q < K; ++q) {
-        const __mmask16 in = _mm512_mask_cmp_ps_mask(k, v, blo[q], _CMP_GE_OQ) & _mm512_cmp_ps_mask(v, bhi[q], _CMP_LT_OQ);
-        acc[q] = _mm512_mask_add_epi32(acc[q], in, acc[q], one);
-        k &= static_cast<__mmask16>(~in);
+      __m512 v;
+      if constexpr (fused) {
+        // SquaredDistanceProxy's very operations (fmaf(dx, dx, s) from s = 0), 16 lanes at once.
+        v = _mm512_setzero_ps();
+        for (int d = 0; d < D; ++d) {
+          const __m512 dx = _mm512_sub_ps(av[d], _mm512_maskz_loadu_ps(valid, bx[d] + t));
+          v = _mm512_fmadd_ps(dx, dx, v);
+        }
+      } else {
+        v = _mm512_maskz_loadu_ps(valid, prox + t);
       }
+      // The bins' certain intervals lie inside [lo0, top) and apart: independent compares.
+      __mmask16 k = _mm512_mask_cmp_ps_mask(valid, v, lo0, _CMP_GE_OQ) & _mm512_cmp_ps_mask(v, top, _CMP_LT_OQ);
+      __mmask16 vec = 0;
+      for (int q = 0; q < K; ++q) {
+        const __mmask16 in = _mm512_mask_cmp_ps_mask(valid, v, blo[q], _CMP_GE_OQ) & _mm512_cmp_ps_mask(v, bhi[q], _CMP_LT_OQ);
+        acc[q] = _mm512_mask_add_epi32(acc[q], in, acc[q], one);
+        vec |= in;
+      }
+      k &= static_cast<__mmask16>(~vec);
       // The register form and a full store (the buffers have 32 floats of slack): the memory
       // form of vcompressps is microcoded on Intel.
       _mm512_storeu_ps(rest + m, _mm512_maskz_compress_ps(k, v));
-      _mm512_storeu_si512(at + m, _mm512_maskz_compress_epi32(k, _mm512_add_epi32(lane, _mm512_set1_epi32(static_cast<int>(t)))));
+      _mm512_storeu_si512(at + m, _mm512_maskz_compress_epi32(k, index));
+      index = _mm512_add_epi32(index, sixteen);
       m += static_cast<std::size_t>(std::popcount(static_cast<unsigned>(k)));
     }
     std::uint64_t* __restrict c = counts_.data();
