@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdint>
 #include <numbers>
 
 #include "twobody/error.hpp"
@@ -16,9 +17,13 @@ PointSet sky_to_unit_vectors(const PointSet& radec) {
   PointSet u(3, radec.size());
   auto x = u.coord(0), y = u.coord(1), z = u.coord(2);
   constexpr double deg = std::numbers::pi / 180.0;
-  for (std::size_t i = 0; i < radec.size(); ++i) {
+  const auto n = static_cast<std::int64_t>(radec.size());
+  for (std::int64_t i = 0; i < n; ++i)
     if (!(std::abs(dec[i]) <= 90.0))
       throw_input(fmt::format("point {}: declination {} is outside [-90, 90] degrees", i + 1, dec[i]));
+  // Threaded: four trigonometric calls a point were ~0.9 s of eleven 10^6-point catalogues.
+#pragma omp parallel for schedule(static) if (n > 50000)
+  for (std::int64_t i = 0; i < n; ++i) {
     const double r = ra[i] * deg, d = dec[i] * deg;
     const double cd = std::cos(d);
     x[i] = cd * std::cos(r);

@@ -113,6 +113,7 @@ std::vector<NamedColumn> per_outer_columns(const Binning2D& bins, const std::vec
 Binned2DResult correlation_2d(const PointSet& data, const std::vector<PointSet>& randoms, const Binning2D& bins,
                               const std::optional<Box>& box, bool weighted, Estimator estimator,
                               const RunOptions& opt, const JackknifeRequest& jk, const ReusedCounts& reuse) {
+  const detail::StatisticClock clock;
   const Statistic s = statistic_2d(bins, box, weighted, false);
   if (randoms.empty() && !box)
     throw_config("a 2-D correlation function needs random catalogues (--randoms), or a periodic box (--box) for the "
@@ -200,7 +201,10 @@ Binned2DResult correlation_2d(const PointSet& data, const std::vector<PointSet>&
   }
   out.per_outer = per_outer_columns(bins, xi);
   out.raw = std::move(c.dd);
-  if (!c.jackknife) return out;
+  if (!c.jackknife) {
+    clock.stamp(out.raw);
+    return out;
+  }
 
   JackknifeResult& J = *c.jackknife;
   const std::size_t R = J.regions;
@@ -235,6 +239,7 @@ Binned2DResult correlation_2d(const PointSet& data, const std::vector<PointSet>&
     out.per_outer.push_back({name + "_jk_sigma", slice(out.per_outer_jackknife.sigma)});
   }
   out.jackknife = std::move(c.jackknife);
+  clock.stamp(out.raw);
   return out;
 }
 

@@ -375,6 +375,7 @@ std::vector<double> jackknife_samples(const CorrelationCounts& c, Estimator e) {
 CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>& randoms, const Binning& bins,
                               CorrelationSpace space, const std::optional<Box>& box, bool weighted,
                               const RunOptions& opt, const JackknifeRequest& jk, const ReusedCounts& reuse) {
+  const detail::StatisticClock clock;
   if (randoms.empty()) throw_config("a correlation function needs at least one random catalogue");
   if (space == CorrelationSpace::Box && !box) throw_config("a periodic correlation function needs the box");
   Statistic s;
@@ -439,6 +440,7 @@ CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>&
     out.derived.push_back({"xi_jk_sigma", c.jackknife->sigma});
     out.jackknife = std::move(c.jackknife);
   }
+  clock.stamp(out.raw);
   return out;
 }
 

@@ -4,7 +4,10 @@
 // from saved counts), their normalisations and, with a jackknife, the region counts T[r][k] of
 // each and the normalisations without each region. The bins are whatever the Statistic declares:
 // nothing here tells 1-D from 2-D bins, so both estimators share one counting and one jackknife.
+#include <fmt/format.h>
+
 #include <array>
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
@@ -14,6 +17,21 @@
 #include "twobody/jackknife.hpp"
 
 namespace twobody::detail {
+
+// The time a correlation function reports as its wall time (RunInfo::seconds): the whole call
+// (unit vectors, region labels, joined random sets, every count, the estimators), not only the
+// engine's pair counts, whose sum is kept in the plan text.
+class StatisticClock {
+ public:
+  void stamp(Result& r) const {
+    const double engine = r.info.seconds;
+    r.info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    r.info.plan += fmt::format("\ntime: {:.4f} s in all, {:.4f} s of it in the pair counts", r.info.seconds, engine);
+  }
+
+ private:
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+};
 
 // Per region: points, Σw and Σw² of one catalogue, for the normalisations without a region.
 struct RegionSums {
