@@ -3,12 +3,15 @@
 // lie exactly on an edge, and on coordinates with large offsets. Label: gpu.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <span>
 
 #include "test_support.hpp"
 #include "twobody/backend.hpp"
 #include "twobody/engine.hpp"
+#include "twobody/error.hpp"
 #include "twobody/generate.hpp"
 #include "twobody/io.hpp"
 #include "twobody/statistics.hpp"
@@ -170,7 +173,7 @@ TEST_F(Cuda, ReductionPairListAndMatrix) {
   s.traversal = Traversal::Cross;
   expect_same(run(s, A, &B, on("cuda")), run(s, A, &B, on("cpu")));
 
-  // Pair lists: one small, one larger than the first-pass buffer (2^20 pairs).
+  // Pair lists: one small, one of millions of pairs (the default pool, one launch).
   s.weighted = false;
   s.output = OutputKind::PairList;
   for (double r : {0.7, 6.0}) {
@@ -665,4 +668,217 @@ TEST_F(Cuda, PerPointAngularAndNeighbourCounts) {
   EXPECT_EQ(g.info.backend, "cuda");
   EXPECT_NE(g.info.plan.find("ran: grid"), std::string::npos) << g.info.plan;
   expect_same_points(g.per_point_a, c.per_point_a);
+}
+
+// ---- Pair lists through the direct output buffer (issues 3 and 4, include/twobody/cuda/pair_pool.hpp):
+// pages claimed by one atomic, and a pool that runs out drained and the kernel resumed over the
+// units left, without a pair lost or repeated. Tiny pools (TWOBODY_PAIR_PAGE_SIZE,
+// TWOBODY_PAIR_POOL_PAGES) force dozens of launches; every list must equal the CPU's: the same
+// (i, j) in the same order, the same float64 values.
+
+namespace {
+
+RunOptions cuda_on_path(const std::string& path) {
+  RunOptions o = on("cuda");
+  o.path = path;
+  return o;
+}
+
+// The pair-list pool's shape for one scope (null: the default).
+class PoolShape {
+ public:
+  PoolShape(const char* page_size, const char* pages) {
+    set("TWOBODY_PAIR_PAGE_SIZE", page_size);
+    set("TWOBODY_PAIR_POOL_PAGES", pages);
+  }
+  ~PoolShape() {
+    unsetenv("TWOBODY_PAIR_PAGE_SIZE");
+    unsetenv("TWOBODY_PAIR_POOL_PAGES");
+  }
+  PoolShape(const PoolShape&) = delete;
+  PoolShape& operator=(const PoolShape&) = delete;
+
+ private:
+  static void set(const char* name, const char* v) {
+    if (v)
+      setenv(name, v, 1);
+    else
+      unsetenv(name);
+  }
+};
+
+// The launches a CUDA pair list took, from its plan ("pair list: ... pairs, N launches"); -1 if absent.
+int list_launches(const Result& r) {
+  const auto at = r.info.plan.find(" pairs, ", r.info.plan.find("pair list: "));
+  return at == std::string::npos ? -1 : std::atoi(r.info.plan.c_str() + at + 8);
+}
+
+void expect_same_pairs(const Result& g, const Result& c) {
+  ASSERT_EQ(g.pairs.size(), c.pairs.size());
+  for (std::size_t k = 0; k < c.pairs.size(); ++k) {
+    ASSERT_EQ(g.pairs[k].i, c.pairs[k].i) << k;
+    ASSERT_EQ(g.pairs[k].j, c.pairs[k].j) << k;
+    ASSERT_EQ(g.pairs[k].value, c.pairs[k].value) << k;
+  }
+}
+
+// The CUDA list on `path` ("brute" or "grid") against the CPU's `c`, through a pool of pages of
+// `page_size` pairs holding about 1/launches of the list (page_size null: the default pool, which
+// holds it all); returns the launches taken.
+int expect_list_through_pool(const Statistic& s, const PointSet& A, const PointSet* B, const std::string& path,
+                             const Result& c, const char* page_size, unsigned launches) {
+  const std::size_t n = c.pairs.size();
+  std::string pages;
+  if (page_size) pages = std::to_string(std::max<std::size_t>(1, n / launches / std::strtoull(page_size, nullptr, 10)));
+  SCOPED_TRACE(path + " path, " + std::to_string(n) + " pairs, pool " + (page_size ? pages + " x " + page_size : "default"));
+  const PoolShape shape(page_size, page_size ? pages.c_str() : nullptr);
+  const Result g = run(s, A, B, cuda_on_path(path));
+  EXPECT_EQ(g.info.backend, "cuda");
+  EXPECT_NE(g.info.plan.find(path == "grid" ? "ran: grid" : "ran: brute force"), std::string::npos) << g.info.plan;
+  expect_same_pairs(g, c);
+  const int taken = list_launches(g);
+  if (page_size) {
+    // Each launch writes at most the pool: at least n / pool launches.
+    const std::size_t pool = std::stoull(pages) * std::strtoull(page_size, nullptr, 10);
+    EXPECT_GE(static_cast<std::size_t>(taken), n / pool) << g.info.plan;
+  } else {
+    EXPECT_EQ(taken, 1) << g.info.plan;
+  }
+  return taken;
+}
+
+Statistic list_stat(Metric m, Traversal t, double rmax, double box = 0) {
+  Statistic s = stat(m, t, Binning::from_edges({0.0, rmax}), OutputKind::PairList);
+  if (box > 0) s.box = Box::cube(3, box);
+  return s;
+}
+
+}  // namespace
+
+// Brute-force tiles and grid units, auto and cross, open and periodic, uniform and clustered, through
+// tiny pools (dozens of resumes; pages of 1, 5 and 33 pairs, the last more than a warp writes at
+// once) and through the default pool (one launch).
+TEST_F(Cuda, PairListsResumeThroughTinyPoolsAndEqualCpu) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const double L = 100.0;
+  const PointSet U = to_pointset(uniform_points(5000, 3, 0, L, rng));
+  const PointSet C = generate_clustered_box(5000, 3, L, ClusterOptions{}, seed);
+  const PointSet B = to_pointset(uniform_points(3000, 3, 0, L, rng));
+  int resumed = 0;
+  for (const PointSet* A : {&U, &C}) {
+    for (bool periodic : {false, true}) {
+      SCOPED_TRACE(std::string(A == &C ? "clustered" : "uniform") + (periodic ? " periodic" : " open"));
+      const Metric m = periodic ? Metric::Periodic : Metric::Euclidean;
+      const double rmax = A == &C ? 1.5 : 5.0;
+      const Statistic sa = list_stat(m, Traversal::Auto, rmax, periodic ? L : 0);
+      const Statistic sc = list_stat(m, Traversal::Cross, rmax, periodic ? L : 0);
+      const Result ca = run(sa, *A, nullptr, brute_on_cpu());
+      const Result cc = run(sc, *A, &B, brute_on_cpu());
+      ASSERT_GT(ca.pairs.size(), 1000u);
+      ASSERT_GT(cc.pairs.size(), 1000u);
+      for (const char* path : {"brute", "grid"}) {
+        for (const char* page_size : {"5", "33", static_cast<const char*>(nullptr)}) {
+          resumed += expect_list_through_pool(sa, *A, nullptr, path, ca, page_size, 40) > 1;
+          resumed += expect_list_through_pool(sc, *A, &B, path, cc, page_size, 40) > 1;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(resumed, 32);
+  // A pool of one page of one pair: a launch a pair.
+  const PointSet S = to_pointset(uniform_points(400, 3, 0, L, rng));
+  const Statistic ss = list_stat(Metric::Periodic, Traversal::Auto, 10.0, L);
+  const Result cs = run(ss, S, nullptr, brute_on_cpu());
+  ASSERT_GT(cs.pairs.size(), 50u);
+  for (const char* path : {"brute", "grid"})
+    EXPECT_EQ(expect_list_through_pool(ss, S, nullptr, path, cs, "1", static_cast<unsigned>(cs.pairs.size())),
+              static_cast<int>(cs.pairs.size()));
+}
+
+// Angles: unit vectors, brute force and the grid on chords, auto and cross.
+TEST_F(Cuda, PairListsOfAnglesResumeAndEqualCpu) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const PointSet a = sky_to_unit_vectors(to_pointset(testing_support::sky_points(4000, rng, 10, 60)));
+  const PointSet b = sky_to_unit_vectors(to_pointset(testing_support::sky_points(2500, rng, 10, 60)));
+  const Statistic sa = list_stat(Metric::Angular, Traversal::Auto, 2.0);
+  const Statistic sc = list_stat(Metric::Angular, Traversal::Cross, 2.0);
+  const Result ca = run(sa, a, nullptr, brute_on_cpu());
+  const Result cc = run(sc, a, &b, brute_on_cpu());
+  ASSERT_GT(ca.pairs.size(), 1000u);
+  ASSERT_GT(cc.pairs.size(), 1000u);
+  for (const char* path : {"brute", "grid"}) {
+    for (const char* page_size : {"7", static_cast<const char*>(nullptr)}) {
+      expect_list_through_pool(sa, a, nullptr, path, ca, page_size, 30);
+      expect_list_through_pool(sc, a, &b, path, cc, page_size, 30);
+    }
+  }
+}
+
+// More pairs than the pool holds many times over (pages of warp-scale and default size), on both
+// paths, against the CPU (its grid: the brute force would take long).
+TEST_F(Cuda, PairListManyTimesThePool) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const double L = 100.0;
+  const PointSet A = to_pointset(uniform_points(100000, 3, 0, L, rng));
+  const Statistic s = list_stat(Metric::Periodic, Traversal::Auto, 2.5, L);
+  const Result c = run(s, A, nullptr, on("cpu"));
+  ASSERT_GT(c.pairs.size(), 200000u);
+  for (const char* path : {"grid", "brute"}) {
+    EXPECT_GE(expect_list_through_pool(s, A, nullptr, path, c, "4096", 20), 20);
+    EXPECT_GE(expect_list_through_pool(s, A, nullptr, path, c, "64", 20), 20);
+  }
+  expect_list_through_pool(s, A, nullptr, "grid", c, nullptr, 1);
+}
+
+// RunOptions::pair_sink: the batches of each drain, each sorted, every pair once, Result::pairs empty;
+// and RunOptions::max_pairs refuses a longer list with Error(Resource), whatever the pool.
+TEST_F(Cuda, PairListSinkAndLimit) {
+  std::mt19937_64 rng(fresh_seed());
+  const PointSet A = to_pointset(uniform_points(6000, 3, 0, 100, rng));
+  const Statistic s = list_stat(Metric::Periodic, Traversal::Auto, 5.0, 100);
+  const Result c = run(s, A, nullptr, brute_on_cpu());
+  ASSERT_GT(c.pairs.size(), 1000u);
+  for (const char* path : {"brute", "grid"}) {
+    for (const char* pages : {"4", static_cast<const char*>(nullptr)}) {
+      SCOPED_TRACE(std::string(path) + (pages ? " tiny pool" : " default pool"));
+      const PoolShape shape(pages ? "32" : nullptr, pages);
+      RunOptions o = cuda_on_path(path);
+      std::vector<PairRecord> sunk;
+      int batches = 0;
+      o.pair_sink = [&](std::span<const PairRecord> b) {
+        ++batches;
+        EXPECT_TRUE(std::is_sorted(b.begin(), b.end(), [](const PairRecord& x, const PairRecord& y) {
+          return x.i != y.i ? x.i < y.i : x.j < y.j;
+        }));
+        sunk.insert(sunk.end(), b.begin(), b.end());
+      };
+      const Result g = run(s, A, nullptr, o);
+      EXPECT_TRUE(g.pairs.empty());
+      EXPECT_EQ(g.info.backend, "cuda");
+      if (pages) EXPECT_GT(batches, 10);
+      std::sort(sunk.begin(), sunk.end(), [](const PairRecord& x, const PairRecord& y) {
+        return x.i != y.i ? x.i < y.i : x.j < y.j;
+      });
+      Result got;
+      got.pairs = std::move(sunk);
+      expect_same_pairs(got, c);
+      o.pair_sink = nullptr;
+      o.max_pairs = c.pairs.size() - 1;
+      try {
+        run(s, A, nullptr, o);
+        ADD_FAILURE() << "no error past max_pairs";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Resource);
+        EXPECT_NE(std::string(e.what()).find("exceeds the limit"), std::string::npos) << e.what();
+      }
+      o.max_pairs = c.pairs.size();
+      expect_same_pairs(run(s, A, nullptr, o), c);
+    }
+  }
 }

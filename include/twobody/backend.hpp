@@ -16,6 +16,7 @@ struct Plan {
   KeyEdges edges;               // binning mapped to key space (range for Reduction/PairList)
   int threads = 1;
   std::size_t max_pairs = 0;
+  std::function<void(std::span<const PairRecord>)> pair_sink;  // RunOptions::pair_sink
   std::function<void(double)> progress;
   std::string explanation;
   std::string path = "auto";  // RunOptions::path

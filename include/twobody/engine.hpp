@@ -2,6 +2,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "twobody/points.hpp"
@@ -29,6 +30,12 @@ struct RunOptions {
   // The histogram statistics (sdh, paircount, rdf, angular, and correlation's DD) also give the
   // mean separation per bin: Statistic::mean_separation, columns ravg and meanlogr.
   bool mean_separation = false;
+  // Pair lists: when set, the pairs go to this callback instead of Result::pairs (left empty), so
+  // that a caller can write them to a file without holding them all. Every pair comes once, in
+  // batches each sorted by (i, j), the batches in no particular order. The CUDA backend hands over
+  // its output buffer batch by batch as it drains it (README, the CUDA backend); other backends
+  // and distributed runs the whole list at the end. max_pairs still limits the total.
+  std::function<void(std::span<const PairRecord>)> pair_sink = nullptr;
 };
 
 // How a run is split across processes. run() and explain() hand a call with

@@ -46,7 +46,7 @@ struct Result {
   std::vector<double> region_weighted;
   // Statistic::mean_separation: per bin, Σ s and Σ log s of its pairs (times w_i w_j when weighted).
   std::vector<double> separation_sum, log_separation_sum;
-  std::vector<PairRecord> pairs;      // PairList, sorted by (i, j)
+  std::vector<PairRecord> pairs;      // PairList, sorted by (i, j); empty with RunOptions::pair_sink
   // PerPoint: per point of the first set and, cross only, of the second (empty for auto).
   PointReductions per_point_a, per_point_b;
   std::vector<double> matrix;         // Matrix, row-major rows x cols

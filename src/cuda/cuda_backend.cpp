@@ -69,6 +69,9 @@ class CudaBackend final : public Backend {
             : plan.stat->output == OutputKind::PerPoint
                 ? "range bands in registers; per point: the anchors' counts in registers, added to a global 64-bit "
                   "array once per tile or warp unit, the partners' by atomics (one per partner per warp)"
+            : plan.stat->output == OutputKind::PairList
+                ? "range bands in registers; pairs written warp-wide into pages of an output pool (one atomic per "
+                  "page), drained to the host and the kernel resumed over the unfinished units when it is full"
                 : "range bands in registers");
   }
   void warm_up() override {

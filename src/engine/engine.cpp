@@ -52,10 +52,26 @@ std::unique_ptr<Backend> backend_for(const Statistic& stat, const std::string& n
   return b;
 }
 
+// RunOptions::pair_sink: a pair list a backend (or a distribution) collected in Result::pairs goes
+// to the sink. The CUDA backend streams its batches itself and leaves Result::pairs empty.
+void hand_pairs_to_sink(const Statistic& stat, const RunOptions& opt, Result& r) {
+  if (!opt.pair_sink || stat.output != OutputKind::PairList || r.pairs.empty()) return;
+  opt.pair_sink(r.pairs);
+  r.pairs = {};
+}
+
 }  // namespace
 
 Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt) {
-  if (opt.distribution) return opt.distribution->run(stat, a, b, opt);
+  if (opt.distribution) {
+    if (!opt.pair_sink) return opt.distribution->run(stat, a, b, opt);
+    // The pieces' pairs are gathered in the callers' indices first.
+    RunOptions gathered = opt;
+    gathered.pair_sink = nullptr;
+    Result r = opt.distribution->run(stat, a, b, gathered);
+    hand_pairs_to_sink(stat, opt, r);
+    return r;
+  }
   Plan plan = make_plan(stat, a, b, opt);
   std::string fallback;
   auto backend = backend_for(stat, opt.backend, fallback);
@@ -70,6 +86,7 @@ Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const Ru
   if (!ran.empty()) r.info.plan += "\nran: " + ran;
   r.info.n_a = a.size();
   r.info.n_b = b ? b->size() : 0;
+  hand_pairs_to_sink(stat, opt, r);
   return r;
 }
 

@@ -53,6 +53,9 @@ class DeviceBuffer {
   void upload(const T* h, std::size_t n) {
     if (n) TWOBODY_CUDA_CHECK(cudaMemcpy(p_, h, n * sizeof(T), cudaMemcpyHostToDevice));
   }
+  void download(T* h, std::size_t n) const {
+    if (n) TWOBODY_CUDA_CHECK(cudaMemcpy(h, p_, n * sizeof(T), cudaMemcpyDeviceToHost));
+  }
   std::vector<T> download() const {
     std::vector<T> h(n_);
     if (n_) TWOBODY_CUDA_CHECK(cudaMemcpy(h.data(), p_, n_ * sizeof(T), cudaMemcpyDeviceToHost));

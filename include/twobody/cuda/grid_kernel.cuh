@@ -19,6 +19,11 @@
 //
 // Warps never wait for each other: each owns its sub-histograms (PairOutput with one slot per
 // warp) and flushes them itself before a 32-bit counter could overflow.
+//
+// Pair lists: a unit is what the output buffer resumes when its pool runs out (pair_pool.hpp).
+// Each tile's pairs in range are marked as bits (one per partner) and written warp-wide after the
+// tile; a warp whose unit ran out of pages skips the unit's remaining tiles, records the unit with
+// the pairs it wrote, and stops.
 #include <cstdint>
 
 #include "twobody/cuda/grid_index.cuh"
@@ -76,6 +81,7 @@ __global__ void __launch_bounds__(kGridThreads) grid_kernel(__grid_constant__ co
   static_assert(Anchors == 1 || (Anchors == 2 && Windowed && !Weighted && !Regions), "two anchors: unweighted windows");
   extern __shared__ __align__(16) unsigned char smem[];
   constexpr bool kHist = Mode == OutputMode::Histogram;
+  constexpr bool kList = Mode == OutputMode::PairList;
   constexpr int last = D - 1;
   const int tid = threadIdx.x, lane = tid % 32;
   PairOutput<D, Mode, Weighted, Proxy, Exact, Regions> out(args, smem, tid, kGridThreads, kHist ? kGridWarps : 1);
@@ -90,6 +96,7 @@ __global__ void __launch_bounds__(kGridThreads) grid_kernel(__grid_constant__ co
     if (lane == 0) u = atomicAdd(args.next_item, 1ull);
     u = __shfl_sync(0xffffffffu, u, 0);
     if (u >= args.n_items) break;
+    u = out.begin_task(u, 0);  // pair lists: the task's unit (resumed ones first)
     const uint2 unit = work.units[u];
     const std::uint32_t c = unit.x, a0 = unit.y;
     const std::uint32_t cell_end = work.a_start[c + 1];
@@ -139,6 +146,7 @@ __global__ void __launch_bounds__(kGridThreads) grid_kernel(__grid_constant__ co
     // of a cell).
     auto tiles = [&](std::uint32_t j0, std::uint32_t j1, bool check, const float* image) {
       for (std::uint32_t jt = j0; jt < j1; jt += 32) {
+        if (out.list_stopped()) break;  // pair lists: the pool ran out; a later launch resumes
         const std::uint32_t jl = jt + lane;
         const bool have = jl < j1;
         float bl[D];
@@ -148,9 +156,9 @@ __global__ void __launch_bounds__(kGridThreads) grid_kernel(__grid_constant__ co
         const int rl = Regions && have ? args.B.region[jl] : 0;
         const int cnt = static_cast<int>(min(32u, j1 - jt));
         // Pairs the fast verdict leaves open, one bit per partner and anchor, resolved after the tile.
-        unsigned unsure[Anchors];
+        unsigned unsure[Anchors], hits[Anchors];  // hits: PairList, pairs in range
 #pragma unroll
-        for (int q = 0; q < Anchors; ++q) unsure[q] = 0u;
+        for (int q = 0; q < Anchors; ++q) unsure[q] = hits[q] = 0u;
         if (full && cnt == 32 && !check) {
           // The common case in dense cells: every lane an anchor, 32 partners, no triangle test.
 #pragma unroll 4
@@ -162,12 +170,22 @@ __global__ void __launch_bounds__(kGridThreads) grid_kernel(__grid_constant__ co
             const int rb = Regions ? __shfl_sync(0xffffffffu, rl, t) : -1;
             // Shifted in from the right (cheaper than a bit at t), reversed after the loop.
 #pragma unroll
-            for (int q = 0; q < Anchors; ++q)
-              unsure[q] = (unsure[q] << 1) |
-                          (out.quick(proxy(q, b), i[q], jt + static_cast<std::uint32_t>(t), wa[q] * wb, rb) ? 0u : 1u);
+            for (int q = 0; q < Anchors; ++q) {
+              if constexpr (kList) {
+                const int k = out.classify(proxy(q, b));
+                hits[q] = (hits[q] << 1) | (k == 0 ? 1u : 0u);
+                unsure[q] = (unsure[q] << 1) | (k == -2 ? 1u : 0u);
+              } else {
+                unsure[q] = (unsure[q] << 1) |
+                            (out.quick(proxy(q, b), i[q], jt + static_cast<std::uint32_t>(t), wa[q] * wb, rb) ? 0u : 1u);
+              }
+            }
           }
 #pragma unroll
-          for (int q = 0; q < Anchors; ++q) unsure[q] = __brev(unsure[q]);
+          for (int q = 0; q < Anchors; ++q) {
+            unsure[q] = __brev(unsure[q]);
+            hits[q] = __brev(hits[q]);
+          }
         } else {
           const int rounds = (cnt + groups - 1) / groups;
           for (int r = 0; r < rounds; ++r) {
@@ -180,9 +198,17 @@ __global__ void __launch_bounds__(kGridThreads) grid_kernel(__grid_constant__ co
             const int rb = Regions ? __shfl_sync(0xffffffffu, rl, src) : -1;
             const std::uint32_t j = jt + static_cast<std::uint32_t>(t);
 #pragma unroll
-            for (int q = 0; q < Anchors; ++q)
-              if (on[q] && t < cnt && (!check || j > i[q]))
-                unsure[q] |= out.quick(proxy(q, b), i[q], j, wa[q] * wb, rb) ? 0u : 1u << t;
+            for (int q = 0; q < Anchors; ++q) {
+              if (on[q] && t < cnt && (!check || j > i[q])) {
+                if constexpr (kList) {
+                  const int k = out.classify(proxy(q, b));
+                  hits[q] |= k == 0 ? 1u << t : 0u;
+                  unsure[q] |= k == -2 ? 1u << t : 0u;
+                } else {
+                  unsure[q] |= out.quick(proxy(q, b), i[q], j, wa[q] * wb, rb) ? 0u : 1u << t;
+                }
+              }
+            }
           }
         }
         // The partner again from memory (the lanes diverge here, so no shuffles), the same
@@ -193,11 +219,19 @@ __global__ void __launch_bounds__(kGridThreads) grid_kernel(__grid_constant__ co
             const int t = __ffs(unsure[q]) - 1;
             unsure[q] &= unsure[q] - 1;
             const std::uint32_t j = jt + static_cast<std::uint32_t>(t);
-            float b[D];
+            if constexpr (kList) {
+              hits[q] |= out.settle(i[q], j) >= 0 ? 1u << t : 0u;  // inside a band: float64
+            } else {
+              float b[D];
 #pragma unroll
-            for (int d = 0; d < D; ++d) b[d] = args.B.x[d][j] + image[d];
-            out.resolve(proxy(q, b), i[q], j, Weighted ? wa[q] * args.B.w[j] : 0.0);
+              for (int d = 0; d < D; ++d) b[d] = args.B.x[d][j] + image[d];
+              out.resolve(proxy(q, b), i[q], j, Weighted ? wa[q] * args.B.w[j] : 0.0);
+            }
           }
+        }
+        if constexpr (kList) {
+#pragma unroll
+          for (int q = 0; q < Anchors; ++q) out.emit_hits(hits[q], i[q], jt);
         }
         evaluations += static_cast<unsigned long long>(cnt) * static_cast<unsigned>(na);
         if constexpr (kHist) {
@@ -265,6 +299,10 @@ __global__ void __launch_bounds__(kGridThreads) grid_kernel(__grid_constant__ co
     });
     if constexpr (Regions) out.end_unit();
     out.flush_anchors(i);  // PerPoint: the unit's anchor, partly (other lanes, other units share it)
+    if (out.list_stopped()) {
+      if (lane == 0) out.record_stopped(u);
+      break;
+    }
   }
 
   if (lane == 0 && evaluations) atomicAdd(work.evaluations, evaluations);

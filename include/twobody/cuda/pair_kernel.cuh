@@ -7,7 +7,9 @@
 // kChunk partner points, staged through shared memory kThreads at a time (seed 000's Reg-SHM
 // tiling, with several anchors per thread so each partner read from shared memory feeds
 // kPerThread pairs). Auto traversal skips items entirely at or below the diagonal and checks
-// j > i only in items that cross it.
+// j > i only in items that cross it. For pair lists an item is the unit the output buffer
+// resumes when its pool runs out (pair_pool.hpp): each warp writes its anchors' pairs per 32
+// partners, and a stopped item is recorded with the pairs each warp wrote.
 #include <cstdint>
 
 #include "twobody/cuda/kernel_shape.hpp"
@@ -31,6 +33,7 @@ template <int D, OutputMode Mode, bool Weighted, class Proxy, class Exact>
 __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 4 : 2) pair_kernel(__grid_constant__ const PairKernelArgs<Proxy, Exact> args) {
   extern __shared__ __align__(16) unsigned char smem[];
   constexpr bool kHist = Mode == OutputMode::Histogram;
+  constexpr bool kList = Mode == OutputMode::PairList;
   float* s_b = reinterpret_cast<float*>(smem);                   // [D][kThreads]
   double* s_bw = reinterpret_cast<double*>(s_b + D * kThreads);  // [kThreads] if Weighted
   __shared__ unsigned long long s_item;
@@ -41,13 +44,35 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 4 : 
   auto classify = [&](float s) { return out.classify(s); };
   auto accept = [&](int k, std::uint32_t i, std::uint32_t j, double wprod) { out.accept(k, i, j, wprod); };
   auto settle = [&](std::uint32_t i, std::uint32_t j) { return out.settle(i, j); };
+  // PairList: every anchor slot's pairs among 32 partners from `jfirst` (bits), written warp-wide.
+  // Slot r's bits and anchor are picked by compares, so the arrays stay in registers while
+  // emit_hits is expanded once.
+  auto emit_rows = [&](const unsigned(&hits)[kPerThread], const std::uint32_t(&ia)[kPerThread], std::uint32_t jfirst) {
+    unsigned any = 0;
+#pragma unroll
+    for (int r = 0; r < kPerThread; ++r) any |= hits[r];
+    if (!__any_sync(0xffffffffu, any != 0)) return;  // short ranges: most groups have no pair
+#pragma unroll 1
+    for (int r = 0; r < kPerThread; ++r) {
+      unsigned h = 0;
+      std::uint32_t i = 0;
+#pragma unroll
+      for (int q = 0; q < kPerThread; ++q) {
+        h = q == r ? hits[q] : h;
+        i = q == r ? ia[q] : i;
+      }
+      out.emit_hits(h, i, jfirst);
+    }
+  };
+  __shared__ unsigned long long s_written[kList ? kThreads / 32 : 1];  // PairList: per warp, its pairs of the tile written
 
   for (;;) {
     __syncthreads();
     if (tid == 0) s_item = atomicAdd(args.next_item, 1ull);
     __syncthreads();
-    const unsigned long long item = s_item;
-    if (item >= args.n_items) break;
+    if (s_item >= args.n_items) break;
+    // Pair lists: the task's tile (resumed ones first) and where this warp resumes it.
+    const unsigned long long item = out.begin_task(s_item, tid / 32);
     const std::uint32_t I = static_cast<std::uint32_t>(item / args.chunks_per_row);
     const std::uint32_t J = static_cast<std::uint32_t>(item % args.chunks_per_row);
     const std::uint32_t i0 = I * kAnchors;
@@ -85,9 +110,9 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 4 : 
         // settled in float64 are only marked (one bit per partner) and handled after each group of
         // 32 partners, so the hot loop has no rarely-taken branch in it.
         for (int g = 0; g < kThreads; g += 32) {
-          unsigned unsure[kPerThread];
+          unsigned unsure[kPerThread], hits[kPerThread];  // hits: PairList, pairs in range
 #pragma unroll
-          for (int r = 0; r < kPerThread; ++r) unsure[r] = 0u;
+          for (int r = 0; r < kPerThread; ++r) unsure[r] = hits[r] = 0u;
 #pragma unroll 2
           for (int t = 0; t < 32; ++t) {
             const int jj = g + t;
@@ -114,6 +139,8 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 4 : 
                   if constexpr (Weighted) out.r_wsum += in ? wa[r] * s_bw[jj] : 0.0;
                 } else if constexpr (Mode == OutputMode::PerPoint) {
                   if (in) out.count_point(ia[r], jt + jj);
+                } else if constexpr (kList) {
+                  hits[r] |= in ? bit : 0u;
                 } else {
                   if (in) accept(0, ia[r], jt + jj, 0.0);
                 }
@@ -134,12 +161,18 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 4 : 
                 out.resolve(args.proxy(a[r], b), ia[r], j, 0.0);
               } else {
                 const int k = settle(ia[r], j);
-                if (k >= 0) accept(k, ia[r], j, Weighted ? wa[r] * s_bw[g + t] : 0.0);
+                if constexpr (kList) {
+                  hits[r] |= k >= 0 ? 1u << t : 0u;
+                } else {
+                  if (k >= 0) accept(k, ia[r], j, Weighted ? wa[r] * s_bw[g + t] : 0.0);
+                }
               }
             }
           }
+          if constexpr (kList) emit_rows(hits, ia, jt + g);
         }
       } else {
+        unsigned hits[kPerThread] = {};  // PairList: pairs in range among the current 32 partners
         for (int jj = 0; jj < nj; ++jj) {
           float b[D];
 #pragma unroll
@@ -150,7 +183,18 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 4 : 
             if (ia[r] >= args.A.n || (args.is_auto && j <= ia[r])) continue;
             int k = classify(args.proxy(a[r], b));
             if (k == -2) k = settle(ia[r], j);
-            if (k >= 0) accept(k, ia[r], j, Weighted ? wa[r] * s_bw[jj] : 0.0);
+            if constexpr (kList) {
+              hits[r] |= k >= 0 ? 1u << (jj % 32) : 0u;
+            } else {
+              if (k >= 0) accept(k, ia[r], j, Weighted ? wa[r] * s_bw[jj] : 0.0);
+            }
+          }
+          if constexpr (kList) {
+            if (jj % 32 == 31 || jj + 1 == nj) {
+              emit_rows(hits, ia, jt + jj / 32 * 32);
+#pragma unroll
+              for (int r = 0; r < kPerThread; ++r) hits[r] = 0u;
+            }
           }
         }
       }
@@ -160,6 +204,15 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 4 : 
     // 32-bit shared counters: at most kAnchors x kChunk = 2^23 pairs per item, flushed per item.
     out.flush_block(tid, kThreads);
     out.flush_anchors(ia);
+    if constexpr (kList) {
+      // A tile whose warps ran out of pages is recorded with each warp's pairs written, and the
+      // block stops: the host drains the pool and a later launch resumes the tile.
+      if (tid % 32 == 0) s_written[tid / 32] = out.written;
+      if (__syncthreads_or(out.list_stopped())) {
+        if (tid == 0) out.record_stopped(item, s_written);
+        break;
+      }
+    }
   }
   out.finish(tid);
 }

@@ -5,6 +5,9 @@
 // pair list). A traversal decides which pairs to visit; this decides what each is worth.
 //
 //   Reduce and PairList: one range, its four band thresholds in registers.
+//   PairList: the direct output buffer of pair_pool.hpp (pages claimed by one atomic, drained and
+//   resumed when the pool is full). Traversals mark each anchor's pairs in range as bits over 32
+//   partners and hand them over warp-wide (emit_hits), which writes them in a fixed order.
 //   Histogram: the float-bits table of fast_path.hpp in shared memory (two or three shared loads
 //   per pair, whatever the number of bins). Counts go to `copies` privatised sub-histograms (lane
 //   % copies, seed 000 Algorithm 4) laid out with an odd stride, so that lanes adding to the same
@@ -17,6 +20,7 @@
 #include <cstdint>
 
 #include "twobody/cuda/kernel_shape.hpp"
+#include "twobody/cuda/pair_pool.hpp"
 #include "twobody/fast_path.hpp"
 
 namespace twobody::cuda {
@@ -55,12 +59,8 @@ struct PairKernelArgs {
   unsigned long long* next_item;
   unsigned long long n_items;
   std::uint32_t chunks_per_row;
-  // Pair lists
-  unsigned long long* list_count;
-  unsigned long long list_capacity;
-  std::uint32_t* list_i;
-  std::uint32_t* list_j;
-  double* list_value;
+  // Pair lists: the output buffer and the launch's units (pair_pool.hpp).
+  PairListBuffer list;
   // Jackknife regions (Regions kernels): regions x nbins counts (and weighted sums) of the pairs
   // with at least one point in the region.
   int regions;
@@ -101,6 +101,7 @@ template <int D, OutputMode Mode, bool Weighted, class Proxy, class Exact, bool 
 struct PairOutput {
   static constexpr bool kHist = Mode == OutputMode::Histogram;
   static constexpr bool kPerPoint = Mode == OutputMode::PerPoint;
+  static constexpr bool kList = Mode == OutputMode::PairList;
   static_assert(!Regions || kHist, "jackknife regions are counted for histograms");
   static_assert(AnchorSlots == 1 || AnchorSlots == kPerThread, "anchor slots: the grid's one or the tiles' kPerThread");
   const PairKernelArgs<Proxy, Exact>& args;
@@ -125,6 +126,12 @@ struct PairOutput {
   // kChunk partners, a grid unit at most the partner set), and their weights.
   unsigned a_count[kPerPoint ? AnchorSlots : 1] = {};
   double a_wsum[kPerPoint && Weighted ? AnchorSlots : 1] = {};
+  // PairList: the warp's page, and its unit's pairs: produced so far in this launch (emitted) and
+  // known written (from the task's skip on: the pairs earlier launches wrote, then this one's);
+  // stopped when the pool ran out. The same in every lane of the warp.
+  PageCursor page;
+  unsigned long long emitted = 0, written = 0;
+  bool stopped = false;
 
   // Lays the output's shared memory out from `smem` and loads the bin table (the caller syncs).
   // `slots` groups of `copies` sub-histograms: one group per block (slots = 1, flush_block), or
@@ -192,18 +199,10 @@ struct PairOutput {
     } else if constexpr (kPerPoint) {
       count_point(i, j);
     } else {
-      double a64[D], b64[D];
-#pragma unroll
-      for (int d = 0; d < D; ++d) {
-        a64[d] = args.A.x64[d][i];
-        b64[d] = args.B.x64[d][j];
-      }
-      const unsigned long long slot = atomicAdd(args.list_count, 1ull);
-      if (slot < args.list_capacity) {
-        args.list_i[slot] = i;
-        args.list_j[slot] = j;
-        args.list_value[slot] = args.exact.natural_of(args.exact.key(a64, b64));
-      }
+      // PairList: traversals mark their pairs as bits and write them warp-wide (emit_hits), in the
+      // fixed order a resumed unit relies on; a pair from one lane alone has no place in it.
+      static_assert(kList);
+      __trap();
     }
   }
 
@@ -239,6 +238,89 @@ struct PairOutput {
           a_wsum[q] = 0.0;
         }
       }
+    }
+  }
+
+  // A worker's task k of the launch: its unit and, for pair lists, where this warp (`warp` of the
+  // unit's warps) resumes it (pair_pool.hpp: resumed units first). Other outputs: unit k.
+  __device__ __forceinline__ unsigned long long begin_task(unsigned long long k, int warp) {
+    if constexpr (kList) {
+      emitted = 0;
+      written = args.list.skip_of(k, warp);
+      stopped = false;
+      return args.list.unit_of(k);
+    }
+    return k;
+  }
+  // PairList: whether this warp's unit ran out of pages (the traversal may stop early).
+  __device__ __forceinline__ bool list_stopped() const { return kList && stopped; }
+  // PairList: records a unit that ran out of pages, with the pairs each of its warps has written
+  // (`written_by_warp`, one per warp of the unit; null: this warp's, a unit of one warp), for the
+  // next launch. One thread calls it.
+  __device__ void record_stopped(unsigned long long unit, const unsigned long long* written_by_warp = nullptr) const {
+    if constexpr (kList) {
+      const PairListBuffer& L = args.list;
+      const unsigned long long k = atomicAdd(L.stopped, 1ull);
+      if (k >= L.stopped_capacity) return;  // the host sees the count beyond capacity and fails
+      L.stopped_unit[k] = unit;
+      for (int w = 0; w < L.warps; ++w)
+        L.stopped_skip[k * static_cast<unsigned>(L.warps) + static_cast<unsigned>(w)] = written_by_warp ? written_by_warp[w] : written;
+    }
+  }
+  // PairList: writes this lane's pairs (i, j0 + t) for every bit t of `hits`, warp-wide: all 32 lanes
+  // call it together. Pairs are numbered in rounds, each taking every lane's lowest remaining bit,
+  // lanes in order, after the pairs of the unit's earlier calls: for a given unit the same numbers
+  // every launch, so those below `written` are skipped. The rest go to the warp's page and, beyond
+  // it, to pages claimed at once by one atomic; what the pool cannot take stops the unit there.
+  __device__ __forceinline__ void emit_hits(unsigned hits, std::uint32_t i, std::uint32_t j0) {
+    if constexpr (kList) {
+      const PairListBuffer& L = args.list;
+      const unsigned lane = threadIdx.x % 32;
+      unsigned n = __popc(hits);
+#pragma unroll
+      for (int off = 16; off > 0; off >>= 1) n += __shfl_xor_sync(0xffffffffu, n, off);
+      if (n == 0) return;
+      const unsigned long long before = emitted;
+      emitted += n;
+      if (stopped || emitted <= written) return;
+      // This call's pairs numbered [skip, n) are new (written >= before while not stopped).
+      const unsigned long long skip = written - before, m = n - skip;
+      const unsigned long long room = page_room(page, L.page_size);
+      const unsigned long long k = pages_to_claim(page, m, L.page_size);
+      unsigned long long first = 0, granted = 0;
+      if (k) {
+        if (lane == 0) first = atomicAdd(L.next_page, k);
+        first = __shfl_sync(0xffffffffu, first, 0);
+        granted = pages_granted(first, k, L.pages);
+      }
+      const unsigned long long fit = ::min(m, room + granted * L.page_size);
+      double a64[D] = {};
+      if (hits && fit) {
+#pragma unroll
+        for (int d = 0; d < D; ++d) a64[d] = args.A.x64[d][i];
+      }
+      unsigned long long base = 0;  // pairs of earlier rounds
+      for (unsigned left = fit ? hits : 0u;;) {
+        const unsigned active = __ballot_sync(0xffffffffu, left != 0);
+        if (!active) break;
+        if (left) {
+          const unsigned t = static_cast<unsigned>(__ffs(left) - 1);
+          left &= left - 1;
+          const unsigned long long q = base + static_cast<unsigned>(__popc(active & ((1u << lane) - 1u)));
+          if (q >= skip && q - skip < fit) {
+            const std::uint32_t j = j0 + t;
+            double b64[D];
+#pragma unroll
+            for (int d = 0; d < D; ++d) b64[d] = args.B.x64[d][j];
+            L.slots[slot_of(page, room, first, q - skip, L.page_size)] =
+                PairSlot{i, j, args.exact.natural_of(args.exact.key(a64, b64))};
+          }
+        }
+        base += static_cast<unsigned>(__popc(active));
+      }
+      page = advance(page, room, first, granted, fit, L.page_size);
+      written += fit;
+      stopped = fit < m;
     }
   }
 
@@ -410,6 +492,9 @@ struct PairOutput {
     }
     if (tid % 32 == 0) {
       if (n_settled) atomicAdd(args.settled, n_settled);
+      // PairList: the page the warp ends on is the only one it may leave partly filled.
+      if constexpr (kList)
+        if (page.page != kNoPage) args.list.page_unused[page.page] = static_cast<std::uint32_t>(args.list.page_size - page.fill);
       if constexpr (Mode == OutputMode::Reduce) {
         if (r_count) atomicAdd(&args.counts[0], r_count);
         if constexpr (Weighted) atomicAdd(&args.wsums[0], r_wsum);

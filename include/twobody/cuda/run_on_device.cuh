@@ -278,6 +278,80 @@ DeviceGrid<F::dim> plan_device_grid(const Plan& plan, const DevicePoints<F::dim>
   }
 }
 
+// The direct output buffer of pair lists on the device (pair_pool.hpp): the pool, its counters and
+// a launch's resumed units. prepare() readies it for a launch over the queue's tasks; drain() moves
+// the filled pages out after it and tells the queue which units still have pairs to write.
+struct DevicePairPool {
+  PairPoolShape shape;
+  unsigned long long workers;  // warps resident at once, at most: each records at most one stopped unit
+  int warps;                   // per unit
+  DeviceBuffer<PairSlot> slots;
+  DeviceBuffer<std::uint32_t> unused;
+  DeviceBuffer<unsigned long long> counters;  // the page pointer, stopped units
+  DeviceBuffer<unsigned long long> task_unit, task_skip, stopped_unit, stopped_skip;
+
+  DevicePairPool(PairPoolShape s, unsigned long long max_workers, int unit_warps)
+      : shape(s), workers(max_workers), warps(unit_warps), slots(s.pages * s.page_size), unused(s.pages), counters(2),
+        task_unit(max_workers), task_skip(max_workers * unit_warps), stopped_unit(max_workers),
+        stopped_skip(max_workers * unit_warps) {}
+
+  // The buffer for a launch over q's tasks; its counters zeroed (on the legacy stream).
+  PairListBuffer prepare(const PairListQueue& q) {
+    // A launch's resumed units were stopped by the workers of the one before (or left unclaimed).
+    if (q.resumed_units().size() > workers)
+      throw Error(ErrorKind::Internal, "pair list: more units to resume than workers can have stopped");
+    task_unit.upload(q.resumed_units());
+    task_skip.upload(q.resumed_skips());
+    unused.zero();
+    counters.zero();
+    PairListBuffer b;
+    b.slots = slots.get();
+    b.page_size = shape.page_size;
+    b.pages = shape.pages;
+    b.next_page = counters.get();
+    b.page_unused = unused.get();
+    b.task_unit = task_unit.get();
+    b.task_skip = task_skip.get();
+    b.resumed = q.resumed_units().size();
+    b.first_unit = q.first_unit();
+    b.warps = warps;
+    b.stopped = counters.get() + 1;
+    b.stopped_unit = stopped_unit.get();
+    b.stopped_skip = stopped_skip.get();
+    b.stopped_capacity = workers;
+    return b;
+  }
+
+  // After a launch whose workers claimed `claimed` tasks: the used pages' pairs, in the callers'
+  // indices (drain_pages), to take(batch) in batches of about 2^22, and the queue moved on.
+  template <class Take>
+  void drain(PairListQueue& q, unsigned long long claimed, const std::uint32_t* order_a, const std::uint32_t* order_b,
+             bool is_auto, Take&& take) {
+    unsigned long long c[2];
+    counters.download(c, 2);
+    const unsigned long long used = std::min(c[0], shape.pages), n_stopped = c[1];
+    if (n_stopped > workers) throw Error(ErrorKind::Internal, "pair list: more units stopped than workers ran");
+    std::vector<std::uint32_t> h_unused(used);
+    unused.download(h_unused.data(), used);
+    const unsigned long long chunk = std::max<unsigned long long>(1, (1ull << 22) / shape.page_size);
+    std::vector<PairSlot> h_slots;
+    std::vector<PairRecord> batch;
+    for (unsigned long long p0 = 0; p0 < used; p0 += chunk) {
+      const unsigned long long n = std::min(chunk, used - p0);
+      h_slots.resize(n * shape.page_size);
+      TWOBODY_CUDA_CHECK(cudaMemcpy(h_slots.data(), slots.get() + p0 * shape.page_size,
+                                    n * shape.page_size * sizeof(PairSlot), cudaMemcpyDeviceToHost));
+      batch.clear();
+      drain_pages(h_slots.data(), h_unused.data() + p0, n, shape.page_size, order_a, order_b, is_auto, batch);
+      if (!batch.empty()) take(batch);
+    }
+    std::vector<unsigned long long> units(n_stopped), skips(n_stopped * static_cast<unsigned>(warps));
+    stopped_unit.download(units.data(), units.size());
+    stopped_skip.download(skips.data(), skips.size());
+    q.after_launch(claimed, units.data(), skips.data(), units.size());
+  }
+};
+
 template <class F>
 Result run_pairs(const F& f, const Plan& plan) {
   constexpr int D = F::dim;
@@ -329,7 +403,7 @@ Result run_pairs(const F& f, const Plan& plan) {
                                                              : OutputMode::Histogram;
   DeviceBuffer<unsigned long long> d_counts(mode == OutputMode::Histogram ? nb : 1);
   DeviceBuffer<double> d_wsums(mode == OutputMode::Histogram ? nb : 1);
-  DeviceBuffer<unsigned long long> d_scalars(3);  // settled, next item, list count
+  DeviceBuffer<unsigned long long> d_scalars(2);  // settled, next item
   d_counts.zero();
   d_wsums.zero();
 
@@ -401,7 +475,6 @@ Result run_pairs(const F& f, const Plan& plan) {
   args.wsums = d_wsums.get();
   args.settled = d_scalars.get();
   args.next_item = d_scalars.get() + 1;
-  args.list_count = d_scalars.get() + 2;
   DeviceBuffer<unsigned long long> d_region_counts(std::size_t(regions) * nb);
   DeviceBuffer<double> d_region_wsums(weighted ? std::size_t(regions) * nb : 0);
   if (regions > 0) {
@@ -466,6 +539,10 @@ Result run_pairs(const F& f, const Plan& plan) {
       cudaStreamDestroy(b);
     }
   } streams{stream, poll};
+  // Progress: the task counter of a launch. Pair lists launch again over the units that ran out
+  // of pages (the first progress_resumed tasks) after progress_begun units were begun.
+  unsigned long long progress_begun = 0, progress_resumed = 0;
+  const unsigned long long progress_units = args.n_items;
   // The brute-force tiles or, when the grid was chosen, the grid agent over the work queue.
   auto launch_one = [&](auto kernel, int threads, std::size_t bytes, const char* name, const auto&... extra) {
     TWOBODY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
@@ -474,7 +551,7 @@ Result run_pairs(const F& f, const Plan& plan) {
     const int blocks = std::max(1, per_sm) * info.sms;
     // Uploads and memsets went to the legacy stream, which a non-blocking stream does not wait for.
     TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
-    TWOBODY_CUDA_CHECK(cudaMemsetAsync(d_scalars.get(), 0, 3 * sizeof(unsigned long long), stream));
+    TWOBODY_CUDA_CHECK(cudaMemsetAsync(d_scalars.get(), 0, 2 * sizeof(unsigned long long), stream));
     TWOBODY_CUDA_CHECK(cudaMemsetAsync(d_evaluations.get(), 0, sizeof(unsigned long long), stream));
     kernel<<<blocks, threads, bytes, stream>>>(args, extra...);
     TWOBODY_CUDA_CHECK_LAUNCH(name);
@@ -485,7 +562,8 @@ Result run_pairs(const F& f, const Plan& plan) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
         TWOBODY_CUDA_CHECK(cudaMemcpyAsync(&done, args.next_item, sizeof done, cudaMemcpyDeviceToHost, poll));
         TWOBODY_CUDA_CHECK(cudaStreamSynchronize(poll));
-        plan.progress(std::min(1.0, static_cast<double>(done) / static_cast<double>(args.n_items)));
+        const unsigned long long begun = progress_begun + (done > progress_resumed ? done - progress_resumed : 0);
+        plan.progress(std::min(1.0, static_cast<double>(begun) / static_cast<double>(progress_units)));
       }
       if (q != cudaSuccess) TWOBODY_CUDA_CHECK(q);
     }
@@ -517,8 +595,10 @@ Result run_pairs(const F& f, const Plan& plan) {
   Result r;
   r.output = s.output;
   lap("tables");
-  DeviceBuffer<std::uint32_t> li, lj;
-  DeviceBuffer<double> lv;
+  // Pair lists run several launches: the settled pairs and evaluations of all but the last, and
+  // what the run's plan says about the buffer.
+  std::uint64_t earlier_settled = 0, earlier_evaluated = 0;
+  std::string list_note;
   switch (mode) {
     case OutputMode::Histogram:
       weighted ? launch.template operator()<OutputMode::Histogram, true>()
@@ -533,45 +613,60 @@ Result run_pairs(const F& f, const Plan& plan) {
                : launch.template operator()<OutputMode::PerPoint, false>();
       break;
     case OutputMode::PairList: {
-      // First pass with a modest buffer; the counter keeps counting past capacity, so a second
-      // pass (only when the first overflowed) gets an exact-size buffer.
-      std::size_t capacity = std::min<std::size_t>(plan.max_pairs, std::max<std::size_t>(A.size(), 1 << 20));
-      for (int pass = 0; pass < 2; ++pass) {
-        li = DeviceBuffer<std::uint32_t>(capacity);
-        lj = DeviceBuffer<std::uint32_t>(capacity);
-        lv = DeviceBuffer<double>(capacity);
-        args.list_i = li.get();
-        args.list_j = lj.get();
-        args.list_value = lv.get();
-        args.list_capacity = capacity;
+      // The direct output buffer (pair_pool.hpp): one launch when the pool holds the whole list,
+      // else launches until every unit has written its pairs, the pages drained after each into
+      // Result::pairs, or batch by batch into plan.pair_sink.
+      int dev = 0, threads_per_sm = 0;
+      TWOBODY_CUDA_CHECK(cudaGetDevice(&dev));
+      TWOBODY_CUDA_CHECK(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
+      std::size_t free_b = 0, total_b = 0;
+      TWOBODY_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+      const std::uint64_t candidates =
+          grid.chosen ? grid.queue->evaluations : pair_total(A.size(), B.size(), plan.is_auto());
+      const std::uint64_t bound = plan.max_pairs < candidates ? plan.max_pairs + 1 : candidates;
+      const unsigned long long workers = static_cast<unsigned long long>(info.sms) * static_cast<unsigned>(threads_per_sm) / 32;
+      DevicePairPool pool(pair_pool_shape(free_b, bound, workers, std::getenv("TWOBODY_PAIR_PAGE_SIZE"),
+                                          std::getenv("TWOBODY_PAIR_POOL_PAGES")),
+                          workers, grid.chosen ? 1 : kThreads / 32);
+      PairListQueue queue(args.n_items, pool.warps);
+      // Grid indices back to the callers' (auto: the one set's order for both).
+      const auto oa = grid.chosen ? grid.a->order.download() : std::vector<std::uint32_t>{};
+      const auto ob = grid.chosen && grid.b ? grid.b->order.download() : std::vector<std::uint32_t>{};
+      const std::uint32_t* order_a = oa.empty() ? nullptr : oa.data();
+      const std::uint32_t* order_b = ob.empty() ? order_a : ob.data();
+      const auto by_ij = [](const PairRecord& x, const PairRecord& y) { return x.i != y.i ? x.i < y.i : x.j < y.j; };
+      std::uint64_t total = 0;
+      const auto take = [&](std::vector<PairRecord>& batch) {
+        total += batch.size();
+        if (total > plan.max_pairs)
+          throw Error(ErrorKind::Resource, "pair list exceeds the limit of " + std::to_string(plan.max_pairs) +
+                                               " pairs; narrow the range or raise RunOptions::max_pairs");
+        if (plan.pair_sink) {
+          std::sort(batch.begin(), batch.end(), by_ij);
+          plan.pair_sink(batch);
+        } else {
+          r.pairs.insert(r.pairs.end(), batch.begin(), batch.end());
+        }
+      };
+      int launches = 0;
+      do {
+        args.list = pool.prepare(queue);
+        args.n_items = queue.tasks();
+        progress_begun = queue.first_unit();
+        progress_resumed = queue.resumed_units().size();
         launch.template operator()<OutputMode::PairList, false>();
+        ++launches;
         const auto scal = d_scalars.download();
-        if (scal[2] > plan.max_pairs)
-          throw Error(ErrorKind::Resource, "pair list of " + std::to_string(scal[2]) + " pairs exceeds the limit of " +
-                                               std::to_string(plan.max_pairs) + "; narrow the range or raise RunOptions::max_pairs");
-        if (scal[2] <= capacity) {
-          capacity = scal[2];
-          break;
+        pool.drain(queue, scal[1], order_a, order_b, plan.is_auto(), take);
+        if (!queue.done()) {
+          earlier_settled += scal[0];
+          earlier_evaluated += d_evaluations.download()[0];
         }
-        capacity = scal[2];
-      }
-      const auto hi = li.download(), hj = lj.download();
-      const auto hv = lv.download();
-      r.pairs.resize(capacity);
-      for (std::size_t k = 0; k < capacity; ++k) r.pairs[k] = {hi[k], hj[k], hv[k]};
-      if (grid.chosen) {
-        // Back to the callers' indices; auto pairs keep i < j.
-        const auto oa = grid.a->order.download();
-        const auto ob = grid.b ? grid.b->order.download() : std::vector<std::uint32_t>{};
-        for (auto& p : r.pairs) {
-          p.i = oa[p.i];
-          p.j = grid.b ? ob[p.j] : oa[p.j];
-          if (plan.is_auto() && p.i > p.j) std::swap(p.i, p.j);
-        }
-      }
-      std::sort(r.pairs.begin(), r.pairs.end(), [](const PairRecord& x, const PairRecord& y) {
-        return x.i != y.i ? x.i < y.i : x.j < y.j;
-      });
+      } while (!queue.done());
+      if (!plan.pair_sink) std::sort(r.pairs.begin(), r.pairs.end(), by_ij);
+      list_note = "; pair list: " + std::to_string(total) + " pairs through a pool of " + std::to_string(pool.shape.pages) +
+                  " pages of " + std::to_string(pool.shape.page_size) + " pairs, " + std::to_string(launches) +
+                  (launches == 1 ? " launch" : " launches");
       break;
     }
   }
@@ -604,11 +699,12 @@ Result run_pairs(const F& f, const Plan& plan) {
       r.region_weighted = weighted ? d_region_wsums.download() : std::vector<double>{};
     }
   }
-  r.info.pairs_evaluated = grid.chosen ? d_evaluations.download()[0] : pair_total(A.size(), B.size(), plan.is_auto());
-  r.info.pairs_settled_fp64 = d_scalars.download()[0];
+  r.info.pairs_evaluated =
+      grid.chosen ? earlier_evaluated + d_evaluations.download()[0] : pair_total(A.size(), B.size(), plan.is_auto());
+  r.info.pairs_settled_fp64 = earlier_settled + d_scalars.download()[0];
   r.info.threads = grid.chosen ? kGridThreads : kThreads;
   lap("download");
-  r.info.plan = grid.why + "; phases: " + phases;
+  r.info.plan = grid.why + list_note + "; phases: " + phases;
   return r;
 }
 
