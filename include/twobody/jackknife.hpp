@@ -13,12 +13,13 @@
 namespace twobody {
 
 // Sky regions: spherical k-means (Lloyd) on unit vectors, seeded by k-means++ from `seed`, fitted
-// on at most `max_sample` points taken at an even stride (deterministic; the result does not
-// depend on the thread count). On data uniform over a footprint the regions come out of about
+// on at most `max_sample` points taken at an even stride (0: 1000 a region, at least 20 000 —
+// enough to place the regions; the 10^5-point sample took 0.34 s of a 10^6-point w(θ) on two
+// threads, 20 000 take 0.014 s) (deterministic; the result does not depend on the thread count). On data uniform over a footprint the regions come out of about
 // equal area; on clustered data, of about equal numbers of points. Throws Error(Config) for
 // n < 2 or more regions than distinct points.
 std::vector<std::array<double, 3>> sky_region_centres(const PointSet& unit_vectors, int n, std::uint64_t seed = 1,
-                                                      std::size_t max_sample = 100000);
+                                                      std::size_t max_sample = 0);
 // The label of each point: its nearest centre (largest dot product; ties to the lower index).
 std::vector<std::int32_t> nearest_centre(const PointSet& unit_vectors, const std::vector<std::array<double, 3>>& centres);
 

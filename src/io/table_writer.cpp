@@ -29,7 +29,8 @@ nlohmann::json run_metadata(const Result& r) {
           {"wall_seconds", r.info.seconds},
           {"pairs_evaluated", r.info.pairs_evaluated},
           {"pairs_per_second", r.pairs_per_second()},
-          {"pairs_settled_fp64", r.info.pairs_settled_fp64}};
+          {"pairs_settled_fp64", r.info.pairs_settled_fp64},
+          {"plan", r.info.plan}};
 }
 
 Table binned_table(const BinnedResult& r) {

@@ -113,7 +113,7 @@ std::vector<NamedColumn> per_outer_columns(const Binning2D& bins, const std::vec
 Binned2DResult correlation_2d(const PointSet& data, const std::vector<PointSet>& randoms, const Binning2D& bins,
                               const std::optional<Box>& box, bool weighted, Estimator estimator,
                               const RunOptions& opt, const JackknifeRequest& jk, const ReusedCounts& reuse) {
-  const detail::StatisticClock clock;
+  detail::StatisticClock clock;
   const Statistic s = statistic_2d(bins, box, weighted, false);
   if (randoms.empty() && !box)
     throw_config("a 2-D correlation function needs random catalogues (--randoms), or a periodic box (--box) for the "
@@ -133,6 +133,7 @@ Binned2DResult correlation_2d(const PointSet& data, const std::vector<PointSet>&
     d.set_regions(labeller->label(data, d, "data"));
   }
   const auto as_given = [](const PointSet& p) { return p; };
+  clock.data_ready();
   detail::CorrelationCounts c = detail::count_correlation(s, space, std::move(d), randoms, as_given,
                                                           labeller ? &*labeller : nullptr, opt, reuse);
 

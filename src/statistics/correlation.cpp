@@ -375,7 +375,7 @@ std::vector<double> jackknife_samples(const CorrelationCounts& c, Estimator e) {
 CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>& randoms, const Binning& bins,
                               CorrelationSpace space, const std::optional<Box>& box, bool weighted,
                               const RunOptions& opt, const JackknifeRequest& jk, const ReusedCounts& reuse) {
-  const detail::StatisticClock clock;
+  detail::StatisticClock clock;
   if (randoms.empty()) throw_config("a correlation function needs at least one random catalogue");
   if (space == CorrelationSpace::Box && !box) throw_config("a periodic correlation function needs the box");
   Statistic s;
@@ -395,6 +395,7 @@ CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>&
     labeller = detail::make_labeller(jk, space, box, data, d, randoms);
     d.set_regions(labeller->label(data, d, "data"));
   }
+  clock.data_ready();
   detail::CorrelationCounts c =
       detail::count_correlation(s, space, std::move(d), randoms, prepare, labeller ? &*labeller : nullptr, opt, reuse);
 

@@ -42,7 +42,8 @@ std::vector<std::array<double, 3>> sky_region_centres(const PointSet& u, int n, 
                                                       std::size_t max_sample) {
   if (n < 2) throw_config(fmt::format("a jackknife needs at least 2 regions, not {}", n));
   if (u.dim() != 3) throw_config("sky regions are found on unit vectors (3 coordinates)");
-  const std::size_t stride = std::max<std::size_t>(1, (u.size() + max_sample - 1) / std::max<std::size_t>(max_sample, 1));
+  if (max_sample == 0) max_sample = std::max<std::size_t>(20000, 1000 * static_cast<std::size_t>(n));
+  const std::size_t stride = std::max<std::size_t>(1, (u.size() + max_sample - 1) / max_sample);
   std::vector<Vec3> pts;
   for (std::size_t i = 0; i < u.size(); i += stride) pts.push_back({u.coord(0)[i], u.coord(1)[i], u.coord(2)[i]});
   const std::size_t m = pts.size();
