@@ -274,17 +274,23 @@ CorrelationCounts count_correlation(const Statistic& s, CorrelationSpace space, 
     for (std::size_t q = first; q < upto; ++q) n += prepared[q].size();
     if (first == upto) return;
     PointSet joined(d.dim(), n);
-    std::vector<double> w;
-    std::vector<std::int32_t> l;
     bool all_weighted = true;
     for (std::size_t q = first; q < upto; ++q) all_weighted = all_weighted && prepared[q].has_weights();
+    std::vector<double> w(all_weighted ? n : 0);
+    std::vector<std::int32_t> l(jackknife ? n : 0);
     std::size_t at = 0;
     for (std::size_t q = first; q < upto; ++q) {
       const PointSet& r = prepared[q];
-      for (int dd = 0; dd < d.dim(); ++dd)
-        std::copy(r.coord(dd).begin(), r.coord(dd).end(), joined.coord(dd).begin() + static_cast<std::ptrdiff_t>(at));
-      if (all_weighted) w.insert(w.end(), r.weights().begin(), r.weights().end());
-      if (jackknife) l.insert(l.end(), r.regions().begin(), r.regions().end());
+      const auto m = static_cast<std::int64_t>(r.size());
+      // Threaded: serially, joining 10^7 points took ~0.2 s (more than their RR on the GPU).
+      for (int dd = 0; dd < d.dim(); ++dd) {
+        const double* src = r.coord(dd).data();
+        double* dst = joined.coord(dd).data() + at;
+#pragma omp parallel for schedule(static)
+        for (std::int64_t k = 0; k < m; ++k) dst[k] = src[k];
+      }
+      if (all_weighted) std::copy(r.weights().begin(), r.weights().end(), w.begin() + static_cast<std::ptrdiff_t>(at));
+      if (jackknife) std::copy(r.regions().begin(), r.regions().end(), l.begin() + static_cast<std::ptrdiff_t>(at));
       at += r.size();
       prepared[q] = PointSet();  // its memory back before the next batch
     }

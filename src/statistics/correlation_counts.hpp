@@ -5,6 +5,7 @@
 // each and the normalisations without each region. The bins are whatever the Statistic declares:
 // nothing here tells 1-D from 2-D bins, so both estimators share one counting and one jackknife.
 #include <fmt/format.h>
+#include <omp.h>
 
 #include <array>
 #include <chrono>
@@ -30,8 +31,8 @@ class StatisticClock {
     r.info.seconds = since_start();
     r.info.plan += fmt::format(
         "\ntime: {:.4f} s in all: data coordinates and regions {:.4f} s, pair counts {:.4f} s, the rest (random "
-        "catalogues' coordinates, labels and joins, estimators) {:.4f} s",
-        r.info.seconds, data_, engine, r.info.seconds - data_ - engine);
+        "catalogues' coordinates, labels and joins, estimators) {:.4f} s; {} OpenMP threads",
+        r.info.seconds, data_, engine, r.info.seconds - data_ - engine, omp_get_max_threads());
   }
 
  private:
