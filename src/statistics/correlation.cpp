@@ -273,6 +273,7 @@ CorrelationCounts count_correlation(const Statistic& s, CorrelationSpace space, 
     std::size_t n = 0;
     for (std::size_t q = first; q < upto; ++q) n += prepared[q].size();
     if (first == upto) return;
+    const auto t0 = std::chrono::steady_clock::now();
     PointSet joined(d.dim(), n);
     bool all_weighted = true;
     for (std::size_t q = first; q < upto; ++q) all_weighted = all_weighted && prepared[q].has_weights();
@@ -296,18 +297,33 @@ CorrelationCounts count_correlation(const Statistic& s, CorrelationSpace space, 
     }
     if (all_weighted && n > 0) joined.set_weights(std::move(w));
     if (jackknife) joined.set_regions(std::move(l));
+    out.t_join += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const auto t1 = std::chrono::steady_clock::now();
     add(count(d, &joined), out.dr, out.wdr, J.dr, J.wdr);
+    out.t_runs += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   };
   std::size_t batch_n = 0;
+  using Clock = std::chrono::steady_clock;
+  const auto lap = [](Clock::time_point& t) {
+    const auto now = Clock::now();
+    const double dt = std::chrono::duration<double>(now - t).count();
+    t = now;
+    return dt;
+  };
   for (std::size_t i = 0; i < randoms.size(); ++i) {
+    auto t = Clock::now();
     PointSet r = prepare(randoms[i]);
+    out.t_prepare += lap(t);
     if (jackknife) r.set_regions(labeller->label(randoms[i], r, fmt::format("random catalogue {}", i + 1)));
+    out.t_label += lap(t);
     if (!reuse.rr) {
       add(count(r, nullptr), out.rr, out.wrr, J.rr, J.wrr);
+      out.t_runs += lap(t);
       out.norm_rr += pair_norm(r, nullptr, weighted);
     }
     out.norm_dr += pair_norm(d, &r, weighted);
     out.n_randoms += r.size();
+    lap(t);
     if (jackknife) {
       const RegionSums rs(r, R);
       for (std::size_t q = 0; q < R; ++q) {
@@ -316,6 +332,7 @@ CorrelationCounts count_correlation(const Statistic& s, CorrelationSpace space, 
         if (!reuse.rr) J.norm_rr[q] += rs.auto_norm(q, weighted);
       }
     }
+    out.t_sums += lap(t);
     if (batch_n > 0 && batch_n + r.size() > kBatchPoints) {
       flush_dr(prepared.size());
       batch_n = 0;
@@ -447,7 +464,7 @@ CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>&
     out.derived.push_back({"xi_jk_sigma", c.jackknife->sigma});
     out.jackknife = std::move(c.jackknife);
   }
-  clock.stamp(out.raw);
+  clock.stamp(out.raw, &c);
   return out;
 }
 

@@ -26,14 +26,7 @@ class StatisticClock {
  public:
   // The time so far is the data's preparation (coordinates, regions).
   void data_ready() { data_ = since_start(); }
-  void stamp(Result& r) const {
-    const double engine = r.info.seconds;
-    r.info.seconds = since_start();
-    r.info.plan += fmt::format(
-        "\ntime: {:.4f} s in all: data coordinates and regions {:.4f} s, pair counts {:.4f} s, the rest (random "
-        "catalogues' coordinates, labels and joins, estimators) {:.4f} s; {} OpenMP threads",
-        r.info.seconds, data_, engine, r.info.seconds - data_ - engine, omp_get_max_threads());
-  }
+  void stamp(Result& r, const struct CorrelationCounts* c = nullptr) const;
 
  private:
   double since_start() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(); }
@@ -81,7 +74,25 @@ struct CorrelationCounts {
   // labels, points per region, region counts and normalisations (no samples yet).
   std::optional<RegionSums> data_regions;
   std::optional<JackknifeResult> jackknife;
+  // Wall seconds of the random catalogues' preparation, for the plan's time line: coordinates,
+  // region labels, region sums and normalisations, the joined copies for ΣDR_i, and the whole
+  // twobody::run calls (engine time plus planning and result assembly).
+  double t_prepare = 0, t_label = 0, t_sums = 0, t_join = 0, t_runs = 0;
 };
+
+inline void StatisticClock::stamp(Result& r, const CorrelationCounts* c) const {
+  const double engine = r.info.seconds;
+  r.info.seconds = since_start();
+  r.info.plan += fmt::format(
+      "\ntime: {:.4f} s in all: data coordinates and regions {:.4f} s, pair counts {:.4f} s, the rest (random "
+      "catalogues' coordinates, labels and joins, estimators) {:.4f} s; {} OpenMP threads",
+      r.info.seconds, data_, engine, r.info.seconds - data_ - engine, omp_get_max_threads());
+  if (c)
+    r.info.plan += fmt::format(
+        "\nrandom catalogues: coordinates {:.4f} s, labels {:.4f} s, region sums {:.4f} s, joins {:.4f} s, runs "
+        "(engine, planning, results) {:.4f} s",
+        c->t_prepare, c->t_label, c->t_sums, c->t_join, c->t_runs);
+}
 
 // `data` is in the engine's coordinates and, with `labeller`, labelled 0..R-1; each random
 // catalogue is turned into the engine's coordinates by `prepare` and labelled by `labeller`. DD
