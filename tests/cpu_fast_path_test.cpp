@@ -12,6 +12,7 @@
 
 using namespace twobody;
 using testing_support::fresh_seed;
+using testing_support::to_oracle;
 using testing_support::to_pointset;
 
 namespace {
@@ -23,17 +24,6 @@ RunOptions cpu(const std::string& path = "auto") {
   return o;
 }
 
-oracle::Points to_oracle(const PointSet& p) {
-  oracle::Points o;
-  o.dim = p.dim();
-  for (std::size_t i = 0; i < p.size(); ++i) {
-    std::vector<double> x(p.dim());
-    for (int d = 0; d < p.dim(); ++d) x[d] = p.coord(d)[i];
-    o.x.push_back(x);
-  }
-  if (p.has_weights()) o.w.assign(p.weights().begin(), p.weights().end());
-  return o;
-}
 
 Statistic stat(Traversal t, const Binning& b, const std::vector<double>& box = {},
                OutputKind out = OutputKind::Histogram, bool weighted = false) {

@@ -16,6 +16,7 @@
 
 using namespace twobody;
 using testing_support::fresh_seed;
+using testing_support::to_oracle;
 using testing_support::to_pointset;
 using testing_support::uniform_points;
 
@@ -40,17 +41,6 @@ RunOptions on_cpu(const char* path, int threads) {
   return o;
 }
 
-oracle::Points to_oracle(const PointSet& p) {
-  oracle::Points o;
-  o.dim = p.dim();
-  for (std::size_t i = 0; i < p.size(); ++i) {
-    std::vector<double> x(p.dim());
-    for (int d = 0; d < p.dim(); ++d) x[d] = p.coord(d)[i];
-    o.x.push_back(x);
-  }
-  if (p.has_weights()) o.w.assign(p.weights().begin(), p.weights().end());
-  return o;
-}
 
 void with_weights(PointSet& p, std::uint64_t seed) {
   std::mt19937_64 rng(seed);

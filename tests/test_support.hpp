@@ -25,6 +25,19 @@ inline twobody::PointSet to_pointset(const oracle::Points& p) {
   return s;
 }
 
+// to_pointset's inverse: a point set (weights too) for the float64 brute force.
+inline oracle::Points to_oracle(const twobody::PointSet& p) {
+  oracle::Points o;
+  o.dim = p.dim();
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    std::vector<double> x(p.dim());
+    for (int d = 0; d < p.dim(); ++d) x[d] = p.coord(d)[i];
+    o.x.push_back(x);
+  }
+  if (p.has_weights()) o.w.assign(p.weights().begin(), p.weights().end());
+  return o;
+}
+
 inline oracle::Points uniform_points(std::size_t n, int dim, double lo, double hi, std::mt19937_64& rng,
                                      bool weights = false) {
   std::uniform_real_distribution<double> u(lo, hi), uw(0.5, 2.0);
