@@ -315,12 +315,8 @@ class FastRows {
       for (const std::uint32_t l : lanes) sum += l;
       c[std::size_t(s_.edges.nbins - 1 - q) * kCopies] += sum;
     }
-    const std::int32_t lo = static_cast<std::int32_t>(s_.count_base), hi = static_cast<std::int32_t>(s_.count_top);
-    const int shift = s_.count_shift;
-    const std::uint16_t* __restrict cells = s_.count_cells.data();
-    const auto entry = [&](float v) {  // direct_lookup's clamp, into the counting table
-      const std::int32_t u = std::bit_cast<std::int32_t>(v);
-      return cells[static_cast<std::uint32_t>((u < lo ? lo : (u > hi ? hi : u)) - lo) >> shift];
+    const auto entry = [this](float v) {  // the counting table's entry
+      return direct_lookup(s_.count_cells.data(), s_.count_base, s_.count_top, s_.count_shift, v);
     };
     std::size_t q = 0;
     for (; q + kCopies <= m; q += kCopies)
