@@ -51,13 +51,7 @@ void add_neighbour_commands(CLI::App& app, CommonOptions& o, ProgressBar& bar) {
     const bool weighted = o.weight_column > 0;
     RunOptions opt = make_run_options(o, bar);
     if (o.explain) {
-      Statistic s;
-      s.traversal = cross ? Traversal::Cross : Traversal::Auto;
-      s.metric = box ? Metric::Periodic : Metric::Euclidean;
-      if (box) s.box = *box;
-      s.binning = range;
-      s.output = OutputKind::PerPoint;
-      s.weighted = weighted;
+      const Statistic s = neighbour_statistic(cross, range, box, weighted);
       RunOptions e = opt;
       e.progress = {};
       std::cerr << explain(s, a, cross ? &b : nullptr, e) << '\n';

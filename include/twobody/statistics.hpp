@@ -60,6 +60,8 @@ PointSet sky_to_unit_vectors(const PointSet& radec);
 // when weighted, the sum of their weights: Result::per_point_a, per_point_b.
 Result neighbour_counts(const PointSet& a, const PointSet* b, const Binning& range, const std::optional<Box>& box,
                         bool weighted, const RunOptions& opt = {});
+// The Statistic neighbour_counts runs (for explain()); cross when `cross`.
+Statistic neighbour_statistic(bool cross, const Binning& range, const std::optional<Box>& box, bool weighted);
 
 // Wraps every coordinate into [0, L) (the CLI's --wrap).
 void wrap_into_box(PointSet& p, const Box& box);
