@@ -889,3 +889,69 @@ TEST_F(Cuda, PairListSinkAndLimit) {
     }
   }
 }
+
+// The counting tiles (counting_tiles.cuh): Euclidean counts and equal-width histograms over all
+// pairs. The plan must say they ran, and every count must be the CPU backend's: ragged tiles,
+// auto and cross, 1–3 dimensions, pairs below and beyond the bins, large offsets, forced copies.
+TEST_F(Cuda, CountingTilesEqualCpu) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  auto check = [&](const Statistic& s, const PointSet& A, const PointSet* B) {
+    const auto g = run(s, A, B, on("cuda"));
+    EXPECT_NE(g.info.plan.find("counting tiles"), std::string::npos) << g.info.plan;
+    expect_same(g, run(s, A, B, on("cpu")));
+  };
+  for (int dim : {1, 2, 3})
+    for (double offset : {0.0, 1e4}) {
+      SCOPED_TRACE("dim " + std::to_string(dim) + " offset " + std::to_string(offset));
+      const auto A = to_pointset(uniform_points(9001, dim, offset, offset + 1.0, rng));
+      const auto B = to_pointset(uniform_points(3001, dim, offset, offset + 1.0, rng));
+      const double diag = std::sqrt(double(dim)) * 1.000001;
+      for (const Binning& bins : {Binning::linear(0.0, diag, 1), Binning::linear(0.0, diag, 8), Binning::linear(0.0, diag, 256),
+                                  Binning::linear(0.0, diag, 1024), Binning::linear(0.2, 0.9, 70)}) {
+        check(stat(Metric::Euclidean, Traversal::Auto, bins), A, nullptr);
+        check(stat(Metric::Euclidean, Traversal::Cross, bins), A, &B);
+      }
+      for (const Binning& range : {Binning::from_edges({0.0, 0.1}), Binning::from_edges({0.05, 0.3})}) {
+        check(stat(Metric::Euclidean, Traversal::Auto, range, OutputKind::Reduction), A, nullptr);
+        check(stat(Metric::Euclidean, Traversal::Cross, range, OutputKind::Reduction), A, &B);
+      }
+    }
+  // Whole tiles (no sentinels, no clamp) and forced numbers of copies.
+  const auto P = to_pointset(uniform_points(8192, 3, 0, 1, rng));
+  for (const char* h : {"1", "4", "32"}) {
+    setenv("TWOBODY_HIST_COPIES", h, 1);
+    check(stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, std::sqrt(3.0) * 1.000001, 100)), P, nullptr);
+  }
+  unsetenv("TWOBODY_HIST_COPIES");
+  // TWOBODY_COUNTING_TILES=0: the generic agent, the same counts.
+  setenv("TWOBODY_COUNTING_TILES", "0", 1);
+  const auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, 1.0, 64));
+  const auto g = run(s, P, nullptr, on("cuda"));
+  unsetenv("TWOBODY_COUNTING_TILES");
+  EXPECT_EQ(g.info.plan.find("counting tiles"), std::string::npos);
+  EXPECT_EQ(g.counts, run(s, P, nullptr, on("cuda")).counts);
+}
+
+// A lattice of spacing 1/2 with bins and a range on its distances: the counting tiles settle every
+// pair on an edge and keep every other verdict.
+TEST_F(Cuda, CountingTilesOnLatticeEdges) {
+  oracle::Points p;
+  p.dim = 3;
+  for (int x = 0; x < 24; ++x)
+    for (int y = 0; y < 20; ++y)
+      for (int z = 0; z < 17; ++z) p.x.push_back({0.5 * x, 0.5 * y, 0.5 * z});
+  const auto A = to_pointset(p);
+  for (const Binning& bins : {Binning::linear(0.0, 6.0, 12), Binning::linear(1.0, 4.0, 6)}) {
+    const auto g = run(stat(Metric::Euclidean, Traversal::Auto, bins), A, nullptr, on("cuda"));
+    EXPECT_NE(g.info.plan.find("counting tiles"), std::string::npos) << g.info.plan;
+    EXPECT_EQ(g.counts, oracle::histogram(p, nullptr, bins.edges(), 0).counts);
+    EXPECT_GT(g.info.pairs_settled_fp64, 0u);
+  }
+  const auto range = stat(Metric::Euclidean, Traversal::Auto, Binning::from_edges({1.0, 2.5}), OutputKind::Reduction);
+  const auto g = run(range, A, nullptr, on("cuda"));
+  EXPECT_NE(g.info.plan.find("counting tiles"), std::string::npos) << g.info.plan;
+  EXPECT_EQ(g.counts, run(range, A, nullptr, on("cpu")).counts);
+  EXPECT_GT(g.info.pairs_settled_fp64, 0u);
+}

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "twobody/cuda/cuda_check.hpp"
+#include "twobody/cuda/device_info.hpp"
 #include "twobody/cuda/device_buffer.hpp"
 #include "twobody/cuda/kernel_shape.hpp"
 #include "twobody/backend.hpp"
@@ -18,11 +19,6 @@
 namespace twobody {
 namespace cuda {
 
-struct DeviceInfo {
-  int sms = 0;
-  std::size_t smem_optin = 0;
-  std::string name;
-};
 
 // Per device, read once: cudaGetDeviceProperties costs milliseconds (it reads every attribute),
 // which a run of a few milliseconds should not pay each time.
@@ -36,7 +32,11 @@ DeviceInfo device_info() {
   if (it == known.end()) {
     cudaDeviceProp prop{};
     TWOBODY_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
-    it = known.emplace(dev, DeviceInfo{prop.multiProcessorCount, prop.sharedMemPerBlockOptin, prop.name}).first;
+    it = known
+             .emplace(dev, DeviceInfo{prop.multiProcessorCount, prop.sharedMemPerBlockOptin, prop.name,
+                                      prop.sharedMemPerMultiprocessor, prop.maxThreadsPerMultiProcessor,
+                                      prop.maxBlocksPerMultiProcessor, prop.reservedSharedMemPerBlock})
+             .first;
   }
   return it->second;
 }

@@ -15,21 +15,19 @@
 #include <string>
 
 #include "twobody/cuda/cuda_check.hpp"
+#include "twobody/cuda/device_info.hpp"
 #include "twobody/cuda/device_buffer.hpp"
 #include "twobody/fast_proxies.hpp"
+#include "twobody/cuda/copies_model.hpp"
+#include "twobody/cuda/counting_tiles.cuh"
 #include "twobody/cuda/grid_kernel.cuh"
+#include "twobody/counting_bounds.hpp"
 #include "twobody/cuda/matrix_kernel.cuh"
 #include "twobody/cuda/pair_kernel.cuh"
 #include "twobody/backend.hpp"
 
 namespace twobody::cuda {
 
-struct DeviceInfo {
-  int sms = 0;
-  std::size_t smem_optin = 0;
-  std::string name;
-};
-DeviceInfo device_info();
 
 // x - shift, rounded to float32 on the device (only the float64 coordinates cross the bus).
 template <int D>
@@ -527,6 +525,70 @@ Result run_pairs(const F& f, const Plan& plan) {
     work.evaluations = d_evaluations.get();
   }
 
+  // Counting tiles (counting_tiles.cuh): Euclidean counts and equal-width histograms over all
+  // pairs, where their bounds leave few pairs to settle. TWOBODY_COUNTING_TILES=0 keeps the generic
+  // agent (benchmarks compare the two); TWOBODY_HIST_COPIES=H forces the number of sub-histograms.
+  CountingTilesShape tiles{};
+  bool use_tiles = false;
+  std::string tiles_note;
+  std::size_t tiles_smem = 0;
+  if constexpr (std::is_same_v<F, Euclidean<D>> && D <= 3) {
+    const char* env = std::getenv("TWOBODY_COUNTING_TILES");
+    const bool allowed = !(env && std::string(env) == "0");
+    if (allowed && !grid.chosen && !weighted && regions == 0 &&
+        (mode == OutputMode::Reduce || mode == OutputMode::Histogram)) {
+      const auto& edges = s.binning.edges();
+      const CountingPlan cp = mode == OutputMode::Reduce ? gram_count_plan(setup.model, edges.front(), edges.back())
+                                                         : equal_width_plan(setup.model, edges);
+      tiles_note = "; " + cp.why;
+      if (cp.usable) {
+        tiles.t_hi = cp.t_hi;
+        tiles.t_lo = cp.t_lo;
+        tiles.band_hi = fast_detail::round_up(cp.band_hi);
+        tiles.band_lo = fast_detail::round_up(cp.band_lo);
+        tiles.t_diff = static_cast<float>(cp.t_hi - cp.t_lo);
+        tiles.has_lo = cp.has_lo;
+        tiles.inv_width = static_cast<float>(cp.inv_width);
+        tiles.offset = static_cast<float>(cp.offset);
+        tiles.d_min = static_cast<float>(cp.d_min);
+        tiles.d_max = static_cast<float>(cp.d_max);
+        tiles.g_limit = fast_detail::round_down(0.5 - cp.delta);
+        // No clamp when no pair (nor sentinel) can fall outside the bins: the first edge at 0, the
+        // last beyond the data's diameter, and no ragged tile.
+        const double diameter = 2 * std::sqrt(double(D)) * setup.model.M * (1 + 1e-6);
+        tiles.clamp = edges.front() > 0 || !(diameter < edges.back() - 0.5 * (edges.back() - edges.front()) / nb) ||
+                      A.size() % kAnchors != 0 || B.size() % kThreads != 0;
+        tiles.copies = 1;
+        if (mode == OutputMode::Histogram) {
+          // H by seed 000's model (copies_model.hpp) from this device's limits.
+          SmLimits lim;
+          lim.sms = info.sms;
+          lim.smem_per_sm = info.smem_per_sm;
+          lim.smem_per_block = info.smem_optin;
+          lim.threads_per_sm = info.threads_per_sm;
+          lim.blocks_per_sm = info.blocks_per_sm;
+          lim.reserved_per_block = info.smem_reserved;
+          int reg_blocks = 0;
+          TWOBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+              &reg_blocks, counting_tiles_kernel<D, OutputMode::Histogram, false, true, typename Fast::Proxy, F>, kThreads,
+              0));
+          const auto bytes = [&](int h) { return counting_tiles_smem(OutputMode::Histogram, nb, h); };
+          const double threads = static_cast<double>(A.size());
+          const CopiesChoice cc = choose_copies(nb + 2, lim, kThreads, std::max(1, reg_blocks), bytes, threads, true);
+          const CopiesChoice seed = choose_copies(nb + 2, lim, kThreads, std::max(1, reg_blocks), bytes, threads, false);
+          tiles.copies = cc.copies;
+          if (const char* h = std::getenv("TWOBODY_HIST_COPIES")) tiles.copies = std::clamp(std::atoi(h), 1, 32);
+          while (tiles.copies > 1 && counting_tiles_smem(mode, nb, tiles.copies) > info.smem_optin) tiles.copies /= 2;
+          tiles_note += " (" + std::to_string(tiles.copies) + (tiles.copies == 1 ? " histogram copy" : " histogram copies") +
+                        " interleaved by bin; the model's choice " + std::to_string(cc.copies) + ", the seed's " +
+                        std::to_string(seed.copies) + ")";
+        }
+        tiles_smem = counting_tiles_smem(mode, nb, tiles.copies);
+        use_tiles = tiles_smem <= info.smem_optin;
+      }
+    }
+  }
+
   // One stream for the kernel; while it runs, a second stream reads the work-item counter so the
   // caller's progress callback sees how far the persistent grid has come.
   cudaStream_t stream = nullptr, poll = nullptr;
@@ -587,6 +649,19 @@ Result run_pairs(const F& f, const Plan& plan) {
         if (grid.shape.images)
           return launch_one(grid_kernel<D, M, W, true, P, F>, kGridThreads, grid_smem, "grid_kernel", work);
         return launch_one(grid_kernel<D, M, W, false, P, F>, kGridThreads, grid_smem, "grid_kernel", work);
+      }
+    }
+    if constexpr (!W && (M == OutputMode::Reduce || M == OutputMode::Histogram) && std::is_same_v<F, Euclidean<D>> &&
+                  D <= 3) {
+      if (use_tiles) {
+        if constexpr (M == OutputMode::Reduce)
+          return launch_one(tiles.has_lo ? counting_tiles_kernel<D, M, true, false, P, F>
+                                         : counting_tiles_kernel<D, M, false, false, P, F>,
+                            kThreads, tiles_smem, "counting_tiles_kernel", tiles);
+        else
+          return launch_one(tiles.clamp ? counting_tiles_kernel<D, M, false, true, P, F>
+                                        : counting_tiles_kernel<D, M, false, false, P, F>,
+                            kThreads, tiles_smem, "counting_tiles_kernel", tiles);
       }
     }
     launch_one(pair_kernel<D, M, W, P, F>, kThreads, smem, "pair_kernel");
@@ -704,7 +779,7 @@ Result run_pairs(const F& f, const Plan& plan) {
   r.info.pairs_settled_fp64 = earlier_settled + d_scalars.download()[0];
   r.info.threads = grid.chosen ? kGridThreads : kThreads;
   lap("download");
-  r.info.plan = grid.why + list_note + "; phases: " + phases;
+  r.info.plan = grid.why + list_note + tiles_note + "; phases: " + phases;
   return r;
 }
 

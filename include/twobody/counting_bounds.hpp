@@ -1,0 +1,119 @@
+#pragma once
+// When the CUDA counting tiles (cuda/counting_tiles.cuh) may run, and the bounds that keep them
+// exact. Plain C++: the CPU tests check these bounds on the very float32 arithmetic the kernel
+// does.
+//
+// Counts use the Gram form s' = (|a|² − T) + |b|² − 2a·b. With u = 2^-24, M the largest
+// |coordinate| after the shift to the data's centre, D dimensions and |point| ≤ √D·M, each of its
+// five roundings (|a|² − T, |b|², their sum, three FMAs) is at most u times a value below
+// 4DM² + T, so |s'_32 − (s(a32, b32) − T)| ≤ 6u(4DM² + T); add the float32 coordinates' own
+// rounding and the float64 reference's, both at the largest distance 2√D·M. A pair with |s'|
+// above that bound E has the sign of key64 − T. E does not shrink with the threshold: for a cutoff
+// far below the data's extent too many pairs would be settled, and the plan declines (the generic
+// agent runs, or the grid).
+//
+// Histograms of bins of equal width w in r use d² from differences, whose error bound(d)
+// (fast_path.hpp's DistanceErrorModel) shrinks with d, then d = sqrt.approx(d²) and the position
+// x = d/w − lo/w − ½. A pair within δ bins of an edge is settled, where δ adds the error of d at
+// the edges (bound(e)/e + ε_sqrt·e), the roundings of x, and how far the float64 edges stray from
+// lo + k·w.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "twobody/fast_path.hpp"
+
+namespace twobody {
+
+// Relative error assumed for sqrt.approx.f32 (the GPU suite measures it against this).
+constexpr double kSqrtApproxError = 0x1p-21;
+
+struct CountingPlan {
+  bool usable = false;
+  std::string why;  // what runs, or why not
+  // Count in [lo, hi) of r: thresholds r² and bands.
+  double t_hi = 0, t_lo = 0;
+  double band_hi = 0, band_lo = 0;
+  bool has_lo = false;
+  // Histogram of equal-width bins in r.
+  double inv_width = 0, offset = 0, d_min = 0, d_max = 0, delta = 0;
+};
+
+// The bound on |s'_32 − (key64 − T)| for every pair of the data the model describes.
+inline double gram_error(const DistanceErrorModel& m, double T) {
+  using namespace fast_detail;
+  const double D = m.dim, sD = std::sqrt(D);
+  const double extent = 4 * D * m.M * m.M;  // (|a| + |b|)² at most
+  const double d_max = 2 * sD * m.M;
+  const double eta = 2 * (u32 * m.M * (1 + u32) + 2 * u64 * m.offset);
+  const double coords = 2 * d_max * sD * eta + D * eta * eta;
+  const double ref = gamma(m.dim + 2, u64) * d_max * d_max + 4 * u64 * m.offset * d_max * sD;
+  return 1.01 * (6 * u32 * (extent + T) + coords + ref) + 1e-300;
+}
+
+// Range counts over the natural edges [lo, hi). Declines when a band is wider than 1e-3 of hi².
+inline CountingPlan gram_count_plan(const DistanceErrorModel& m, double lo, double hi) {
+  using namespace fast_detail;
+  CountingPlan p;
+  p.t_hi = hi * hi;
+  p.t_lo = lo * lo;
+  p.has_lo = lo > 0;
+  p.band_hi = gram_error(m, p.t_hi);
+  const double extent = 4 * m.dim * m.M * m.M;
+  // s'_lo = s'_hi + fl(T_hi − T_lo): the rounding of the difference and of the add.
+  p.band_lo = 1.01 * (p.band_hi + u32 * (p.t_hi - p.t_lo) + u32 * (extent + p.t_hi));
+  if (!(p.band_hi <= 1e-3 * p.t_hi) || (p.has_lo && !(p.band_lo <= 1e-3 * p.t_hi))) {
+    p.why = "generic tiles (the Gram form's cancellation bound is too wide for this cutoff and extent)";
+    return p;
+  }
+  p.usable = true;
+  p.why = "counting tiles: Gram form, sign-bit count";
+  return p;
+}
+
+// δ of equal-width bins at natural edges `edges` (in bins), or +inf when they are not of equal
+// width (within 1e-6 of a bin). `d_max_data`: the largest distance the data allows (2√D·M).
+inline double equal_width_delta(const DistanceErrorModel& m, const std::vector<double>& edges) {
+  using namespace fast_detail;
+  const int n = static_cast<int>(edges.size()) - 1;
+  if (n < 1) return HUGE_VAL;
+  const double lo = edges.front(), hi = edges.back(), w = (hi - lo) / n;
+  double stray = 0;
+  for (int k = 0; k <= n; ++k) stray = std::max(stray, std::abs(edges[k] - (lo + k * w)));
+  if (!(lo >= 0) || !(w > 0) || stray > 1e-6 * w) return HUGE_VAL;
+  // Error of d at each edge that decides something (an edge at 0 does not: d >= 0).
+  double dd = 0;
+  for (int k = lo > 0 ? 0 : 1; k <= n; ++k) {
+    const double e = edges[k];
+    dd = std::max(dd, 1.01 * m.bound(1.01 * e) / e + kSqrtApproxError * 1.01 * e);
+  }
+  const double offset = -lo / w - 0.5;
+  return 1.25 * (dd / w + u32 * (hi / w + std::abs(offset) + 3.0 * (n + 2)) + (stray + u64 * hi) / w) + 1e-9;
+}
+
+// Histograms: usable when the edges are of equal width in r and δ is small enough that an
+// anchor's 32 pairs are rarely revisited.
+inline CountingPlan equal_width_plan(const DistanceErrorModel& m, const std::vector<double>& edges) {
+  CountingPlan p;
+  p.delta = equal_width_delta(m, edges);
+  if (p.delta == HUGE_VAL) {
+    p.why = "generic tiles (bins not of equal width in r)";
+    return p;
+  }
+  if (!(p.delta <= 4e-3)) {
+    p.why = "generic tiles (bins too narrow for float32 distances)";
+    return p;
+  }
+  const int n = static_cast<int>(edges.size()) - 1;
+  const double lo = edges.front(), hi = edges.back(), w = (hi - lo) / n;
+  p.inv_width = 1.0 / w;
+  p.offset = -lo / w - 0.5;
+  p.d_min = lo > 0 ? lo - 0.25 * w : 0.0;
+  p.d_max = hi + 0.25 * w;
+  p.usable = true;
+  p.why = "counting tiles: equal-width bins from sqrt.approx";
+  return p;
+}
+
+}  // namespace twobody

@@ -1,0 +1,312 @@
+#pragma once
+// Counting tiles: the brute-force agent for Euclidean counts in one range (type I) and histograms
+// of bins of equal width in r (type II), unweighted, up to three dimensions. Same tiles as
+// pair_kernel.cuh (kPerThread anchors a thread in registers against a shared partner tile), but
+// each pair's verdict costs a handful of instructions instead of ~15 (count) or ~28 (histogram),
+// and the few pairs near an edge are found per group of 32 partners, not per pair:
+//
+//   count: s' = (|a|² − T) + |b|² − 2a·b, one add and three FMAs (−2a and |a|² − T held per
+//          anchor; b and |b|² one 16-byte shared load per partner, shared by the anchors). Its
+//          sign bit is the verdict (one LEA.HI a pair); the smallest |s'| of the group (one FMNMX)
+//          says whether any pair lies within the band E of the edge (counting_bounds.hpp), and
+//          only then is the group visited again, its pairs inside the band settled in float64.
+//   histogram: d² from differences (its error shrinks with d, so narrow bins near zero stay
+//          decidable), d = sqrt.approx(d²), x = d/w − lo/w − ½, v = x + 1.5·2²³ rounds x to the
+//          bin index in v's low bits with no conversion instruction, g = (v − 1.5·2²³) − x is
+//          the pair's distance from the middle of its bin. The largest |g| of an anchor's 32 pairs
+//          says whether one lies within δ of an edge; those are moved to their float64 bin. The
+//          bin's counter is one shared atomic without bank conflicts: copies are interleaved
+//          bin-major (word k·H + lane % H), so lanes of different copies never share a bank
+//          (copies_model.hpp chooses H).
+//
+// Tiles that are not full (ragged ends) hold sentinels (count: |b|² = 1e30, |a|² − T = 1e30;
+// histogram: partners at +1e15, anchors at −1e15, so that Clamp must be on): far outside every
+// bin, and certain. Tiles on the diagonal of an
+// auto-correlation go pair by pair with the same arithmetic and the index test j > i.
+#include <cstdint>
+
+#include "twobody/cuda/kernel_shape.hpp"
+#include "twobody/cuda/pair_output.cuh"
+#include "twobody/fast_path.hpp"
+
+namespace twobody::cuda {
+
+struct CountingTilesShape {
+  // Count: thresholds in key space (r²); has_lo when the range starts above zero.
+  double t_hi = 0, t_lo = 0;
+  float band_hi = 0, band_lo = 0;  // |s'| <= band: settle
+  float t_diff = 0;                // t_hi − t_lo as float (s'_lo = s'_hi + t_diff)
+  bool has_lo = false;
+  // Histogram: x = d·inv_width + offset, d clamped to [d_min, d_max] (when `clamp`); |g| > g_limit:
+  // settle.
+  float inv_width = 0, offset = 0, d_min = 0, d_max = 0, g_limit = 0;
+  bool clamp = false;
+  int copies = 32;
+};
+
+constexpr float kRoundingMagic = 12582912.0f;  // 1.5·2²³: adding it rounds to an integer in the low bits
+constexpr float kFarNorm = 1e30f;               // count sentinels' |b|² or |a|² − T
+constexpr float kFarCoordinate = 1e15f;         // histogram sentinels' coordinate
+
+inline std::size_t counting_tiles_smem(OutputMode mode, int nbins, int copies) {
+  std::size_t b = sizeof(float4) * kThreads;
+  if (mode == OutputMode::Histogram) b += sizeof(unsigned) * static_cast<std::size_t>(nbins + 2) * copies;
+  return b;
+}
+
+namespace counting_detail {
+// The same arithmetic everywhere (hot loop, revisits, diagonal tiles): explicit roundings, so a
+// revisit recomputes the hot loop's very value.
+template <int D>
+__device__ __forceinline__ float gram(const float (&a)[3], float ca, float4 b) {
+  float s = __fadd_rn(ca, b.w);
+  s = __fmaf_rn(a[0], b.x, s);
+  if constexpr (D > 1) s = __fmaf_rn(a[1], b.y, s);
+  if constexpr (D > 2) s = __fmaf_rn(a[2], b.z, s);
+  return s;
+}
+template <int D>
+__device__ __forceinline__ float squared(const float (&a)[3], float4 b) {
+  const float dx = __fsub_rn(a[0], b.x);
+  float s = __fmul_rn(dx, dx);
+  if constexpr (D > 1) {
+    const float dy = __fsub_rn(a[1], b.y);
+    s = __fmaf_rn(dy, dy, s);
+  }
+  if constexpr (D > 2) {
+    const float dz = __fsub_rn(a[2], b.z);
+    s = __fmaf_rn(dz, dz, s);
+  }
+  return s;
+}
+__device__ __forceinline__ float sqrt_approx(float s) {
+  float d;
+  asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(d) : "f"(s));
+  return d;
+}
+// Histogram: the rounded position v (bin index + magic) and the distance from the bin's middle.
+template <bool Clamp>
+__device__ __forceinline__ float bin_position(float s, const CountingTilesShape& g, float& dev) {
+  float d = sqrt_approx(s);
+  if constexpr (Clamp) d = fminf(fmaxf(d, g.d_min), g.d_max);
+  const float x = __fmaf_rn(d, g.inv_width, g.offset);
+  const float v = __fadd_rn(x, kRoundingMagic);
+  dev = __fadd_rn(__fadd_rn(v, -kRoundingMagic), -x);
+  return v;
+}
+}  // namespace counting_detail
+
+// Lo: a count whose range starts above zero (a second sign bit and band per pair). Clamp: a
+// histogram with pairs below its first or beyond its last edge.
+template <int D, OutputMode Mode, bool Lo, bool Clamp, class Proxy, class Exact>
+__global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 3 : 2)
+    counting_tiles_kernel(__grid_constant__ const PairKernelArgs<Proxy, Exact> args, const CountingTilesShape shape) {
+  static_assert(D >= 1 && D <= 3, "counting tiles hold a point in one float4");
+  static_assert(Mode == OutputMode::Reduce || Mode == OutputMode::Histogram, "counts and histograms");
+  constexpr bool kHist = Mode == OutputMode::Histogram;
+  using namespace counting_detail;
+  extern __shared__ __align__(16) unsigned char smem[];
+  float4* s_b = reinterpret_cast<float4*>(smem);
+  unsigned* s_hist = reinterpret_cast<unsigned*>(s_b + kThreads);  // (nbins + 2) x copies, bin-major
+  __shared__ unsigned long long s_item;
+  const int tid = threadIdx.x;
+  const int nslots = args.nbins + 2;
+  const int copies = shape.copies;
+  if constexpr (kHist)
+    for (int k = tid; k < nslots * copies; k += kThreads) s_hist[k] = 0;
+  // Histogram: the slot of a rounded position v is bits(v) − bits(magic) + 1 (0: below the
+  // first edge, nbins + 1: beyond the last); the lane's word of it in one multiply-add.
+  const int lane_copy = (tid % 32) % copies;
+  const int word_base = lane_copy - (__float_as_int(kRoundingMagic) - 1) * copies;
+  auto word_of = [&](float v) { return __float_as_int(v) * copies + word_base; };
+
+  unsigned long long n_settled = 0, total = 0;
+  long long fix = 0;  // Reduce: float64 verdicts minus sign-bit ones (revisits), and diagonal tiles
+
+  // The float64 rule for one pair: bin (>= 0) or -1.
+  auto settle = [&](std::uint32_t i, std::uint32_t j) {
+    double a64[D], b64[D];
+#pragma unroll
+    for (int d = 0; d < D; ++d) {
+      a64[d] = args.A.x64[d][i];
+      b64[d] = args.B.x64[d][j];
+    }
+    ++n_settled;
+    return find_bin_unpadded(args.edges64, args.nbins, args.steps, args.exact.key(a64, b64));
+  };
+  // One pair's verdict with its float64 settlement, for diagonal tiles.
+  auto exact_pair = [&](const float (&a)[3], float ca, float4 b, std::uint32_t i, std::uint32_t j) {
+    if constexpr (kHist) {
+      float dev;
+      const float v = bin_position<Clamp>(squared<D>(a, b), shape, dev);
+      int k = __float_as_int(v) - __float_as_int(kRoundingMagic);
+      if (fabsf(dev) > shape.g_limit) k = settle(i, j);
+      if (k >= 0 && k < args.nbins) atomicAdd(&s_hist[(k + 1) * copies + lane_copy], 1u);
+    } else {
+      const float s = gram<D>(a, ca, b);
+      const float sl = __fadd_rn(s, shape.t_diff);
+      const bool unsure = fabsf(s) <= shape.band_hi || (Lo && fabsf(sl) <= shape.band_lo);
+      fix += unsure ? static_cast<int>(settle(i, j) >= 0)
+                    : static_cast<int>(s < 0.f) - static_cast<int>(Lo && sl < 0.f);
+    }
+  };
+
+  for (;;) {
+    __syncthreads();
+    if (tid == 0) s_item = atomicAdd(args.next_item, 1ull);
+    __syncthreads();
+    if (s_item >= args.n_items) break;
+    const std::uint32_t I = static_cast<std::uint32_t>(s_item / args.chunks_per_row);
+    const std::uint32_t J = static_cast<std::uint32_t>(s_item % args.chunks_per_row);
+    const std::uint32_t i0 = I * kAnchors;
+    const std::uint32_t j0 = J * kChunk;
+    const std::uint32_t j1 = min(j0 + kChunk, args.B.n);
+    if (args.is_auto && j1 <= i0 + 1) continue;
+
+    // Anchors. Count: −2a and |a|² − T (sentinel beyond the set); histogram: a.
+    float a[kPerThread][3];
+    float ca[kPerThread];
+    std::uint32_t ia[kPerThread];
+#pragma unroll
+    for (int r = 0; r < kPerThread; ++r) {
+      ia[r] = i0 + r * kThreads + tid;
+      const bool ok = ia[r] < args.A.n;
+      double na = 0;
+#pragma unroll
+      for (int d = 0; d < 3; ++d) {
+        const float x = d >= D ? 0.f : ok ? args.A.x[d][ia[r]] : kHist ? -kFarCoordinate : 0.f;
+        na += static_cast<double>(x) * x;
+        a[r][d] = kHist ? x : -2.f * x;
+      }
+      ca[r] = ok ? static_cast<float>(na - shape.t_hi) : kFarNorm;  // (count only)
+    }
+    unsigned c_hi[kPerThread], c_lo[kPerThread];  // Reduce: sign bits this item (< 2^32: kChunk partners)
+#pragma unroll
+    for (int r = 0; r < kPerThread; ++r) c_hi[r] = c_lo[r] = 0;
+
+    for (std::uint32_t jt = j0; jt < j1; jt += kThreads) {
+      __syncthreads();
+      {
+        const std::uint32_t jl = jt + tid;
+        float4 p = kHist ? make_float4(kFarCoordinate, kFarCoordinate, kFarCoordinate, 0.f)
+                         : make_float4(0.f, 0.f, 0.f, kFarNorm);
+        if (jl < j1) {
+          float b[3] = {0.f, 0.f, 0.f};
+          double nb = 0;
+#pragma unroll
+          for (int d = 0; d < D; ++d) {
+            b[d] = args.B.x[d][jl];
+            nb += static_cast<double>(b[d]) * b[d];
+          }
+          p = make_float4(b[0], b[1], b[2], kHist ? 0.f : static_cast<float>(nb));
+        }
+        s_b[tid] = p;
+      }
+      __syncthreads();
+
+      if (!args.is_auto || jt >= i0 + kAnchors) {
+        // Every pair of the sub-tile is wanted (sentinels stand for missing points).
+        for (int g = 0; g < kThreads; g += 32) {
+          float worst[kPerThread];  // histogram: largest |g| per anchor; count: smallest |s'|
+          float worst_lo = HUGE_VALF;
+#pragma unroll
+          for (int r = 0; r < kPerThread; ++r) worst[r] = kHist ? 0.f : HUGE_VALF;
+#pragma unroll 2
+          for (int t = 0; t < 32; ++t) {
+            const float4 b = s_b[g + t];
+#pragma unroll
+            for (int r = 0; r < kPerThread; ++r) {
+              if constexpr (kHist) {
+                float dev;
+                const float v = bin_position<Clamp>(squared<D>(a[r], b), shape, dev);
+                worst[r] = fmaxf(worst[r], fabsf(dev));
+                atomicAdd(&s_hist[word_of(v)], 1u);
+              } else {
+                const float s = gram<D>(a[r], ca[r], b);
+                c_hi[r] += __float_as_uint(s) >> 31;
+                worst[r & 1] = fminf(worst[r & 1], fabsf(s));
+                if constexpr (Lo) {
+                  const float sl = __fadd_rn(s, shape.t_diff);
+                  c_lo[r] += __float_as_uint(sl) >> 31;
+                  worst_lo = fminf(worst_lo, fabsf(sl));
+                }
+              }
+            }
+          }
+          // Rare: pairs of this group within the band go to their float64 bin. Anchors are
+          // unrolled (an indexed register array would live in local memory), partners are not.
+          if constexpr (kHist) {
+#pragma unroll
+            for (int r = 0; r < kPerThread; ++r) {
+              if (!(worst[r] > shape.g_limit)) continue;
+#pragma unroll 1
+              for (int t = 0; t < 32; ++t) {
+                float dev;
+                const float v = bin_position<Clamp>(squared<D>(a[r], s_b[g + t]), shape, dev);
+                if (!(fabsf(dev) > shape.g_limit)) continue;
+                atomicSub(&s_hist[word_of(v)], 1u);
+                const int k = settle(ia[r], jt + g + t);
+                if (k >= 0) atomicAdd(&s_hist[(k + 1) * copies + lane_copy], 1u);
+              }
+            }
+          } else {
+            if (fminf(worst[0], worst[1]) <= shape.band_hi || worst_lo <= shape.band_lo) {
+#pragma unroll 1
+              for (int t = 0; t < 32; ++t) {
+                const float4 b = s_b[g + t];
+#pragma unroll
+                for (int r = 0; r < kPerThread; ++r) {
+                  const float s = gram<D>(a[r], ca[r], b);
+                  const float sl = __fadd_rn(s, shape.t_diff);
+                  if (fabsf(s) <= shape.band_hi || (Lo && fabsf(sl) <= shape.band_lo)) {
+                    const int fast = static_cast<int>(s < 0.f) - static_cast<int>(Lo && sl < 0.f);
+                    fix += static_cast<int>(settle(ia[r], jt + g + t) >= 0) - fast;
+                  }
+                }
+              }
+            }
+          }
+        }
+      } else {
+        // On the diagonal: pair by pair, j > i, real points only.
+        const int nj = static_cast<int>(min(static_cast<std::uint32_t>(kThreads), j1 - jt));
+#pragma unroll 1
+        for (int jj = 0; jj < nj; ++jj) {
+          const float4 b = s_b[jj];
+          const std::uint32_t j = jt + jj;
+#pragma unroll
+          for (int r = 0; r < kPerThread; ++r)
+            if (ia[r] < args.A.n && j > ia[r]) exact_pair(a[r], ca[r], b, ia[r], j);
+        }
+      }
+    }
+
+    if constexpr (kHist) {
+      // 32-bit shared counters hold at most kAnchors x kChunk pairs: flushed every item.
+      __syncthreads();
+      for (int k = tid; k < nslots; k += kThreads) {
+        unsigned long long c = 0;
+        for (int h = 0; h < copies; ++h) {
+          c += s_hist[k * copies + h];
+          s_hist[k * copies + h] = 0;
+        }
+        if (c && k >= 1 && k <= args.nbins) atomicAdd(&args.counts[k - 1], c);
+      }
+    } else {
+#pragma unroll
+      for (int r = 0; r < kPerThread; ++r) total += c_hi[r] - c_lo[r];
+    }
+  }
+
+  total += static_cast<unsigned long long>(fix);  // modular: the grand total is right
+  for (int off = 16; off > 0; off >>= 1) {
+    n_settled += __shfl_down_sync(0xffffffffu, n_settled, off);
+    total += __shfl_down_sync(0xffffffffu, total, off);
+  }
+  if (tid % 32 == 0) {
+    if (n_settled) atomicAdd(args.settled, n_settled);
+    if (!kHist && total) atomicAdd(&args.counts[0], total);
+  }
+}
+
+}  // namespace twobody::cuda

@@ -1,0 +1,253 @@
+// The CUDA counting tiles' exactness argument, checked on the CPU with the kernel's own float32
+// arithmetic (fmaf and float adds are correctly rounded on both; sqrt.approx is replaced by sqrtf
+// pushed to either end of its assumed error): whenever a verdict is certain it is the float64 one.
+// And seed 000's copies model (equations 1–5) on known cases.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <bit>
+#include <cmath>
+#include <random>
+
+#include "test_support.hpp"
+#include "twobody/counting_bounds.hpp"
+#include "twobody/cuda/copies_model.hpp"
+#include "twobody/fast_proxies.hpp"
+#include "twobody/statistics.hpp"
+
+using namespace twobody;
+using testing_support::fresh_seed;
+using testing_support::to_pointset;
+using testing_support::uniform_points;
+
+namespace {
+
+constexpr float kMagic = 12582912.0f;
+
+struct Shifted {
+  std::vector<std::array<float, 3>> f;
+  FastSetup<Euclidean<3>> setup;
+};
+
+Shifted shifted(const PointSet& p) {
+  Shifted s;
+  s.setup = make_fast_setup(Euclidean<3>{}, p, p);
+  for (std::size_t i = 0; i < p.size(); ++i)
+    s.f.push_back({static_cast<float>(p.coord(0)[i] - s.setup.shift[0]), static_cast<float>(p.coord(1)[i] - s.setup.shift[1]),
+                   static_cast<float>(p.coord(2)[i] - s.setup.shift[2])});
+  return s;
+}
+
+double key64(const PointSet& p, std::size_t i, std::size_t j) {
+  double a[3], b[3];
+  for (int d = 0; d < 3; ++d) {
+    a[d] = p.coord(d)[i];
+    b[d] = p.coord(d)[j];
+  }
+  return Euclidean<3>{}.key(a, b);
+}
+
+// The kernel's count arithmetic for [lo, hi): certain verdicts must be float64's; returns the
+// pairs left to settle.
+std::size_t check_count(const PointSet& p, double lo, double hi) {
+  const Shifted s = shifted(p);
+  const CountingPlan cp = gram_count_plan(s.setup.model, lo, hi);
+  EXPECT_TRUE(cp.usable) << cp.why;
+  const float band_hi = fast_detail::round_up(cp.band_hi), band_lo = fast_detail::round_up(cp.band_lo);
+  const float t_diff = static_cast<float>(cp.t_hi - cp.t_lo);
+  std::size_t unsure = 0;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    double na = 0;
+    float a[3];
+    for (int d = 0; d < 3; ++d) {
+      na += double(s.f[i][d]) * s.f[i][d];
+      a[d] = -2.f * s.f[i][d];
+    }
+    const float ca = static_cast<float>(na - cp.t_hi);
+    for (std::size_t j = i + 1; j < p.size(); ++j) {
+      double nb = 0;
+      for (int d = 0; d < 3; ++d) nb += double(s.f[j][d]) * s.f[j][d];
+      float v = ca + static_cast<float>(nb);
+      for (int d = 0; d < 3; ++d) v = std::fmaf(a[d], s.f[j][d], v);
+      const float vl = v + t_diff;
+      const double k = key64(p, i, j);
+      const bool in = k >= cp.t_lo && k < cp.t_hi;
+      if (std::abs(v) <= band_hi || (cp.has_lo && std::abs(vl) <= band_lo)) {
+        ++unsure;
+        continue;
+      }
+      const bool fast = (v < 0) && !(cp.has_lo && vl < 0);
+      if (fast != in) {
+        ADD_FAILURE() << "pair " << i << "," << j << ": sign verdict " << fast << ", float64 " << in << " (key " << k << ")";
+        return unsure;
+      }
+    }
+  }
+  return unsure;
+}
+
+// The kernel's histogram arithmetic (equal-width bins): whenever |g| <= g_limit the rounded bin
+// must be float64's (outside: below 0 or at nbins), for sqrt.approx at either end of its error.
+std::size_t check_histogram(const PointSet& p, const Binning& bins) {
+  const Shifted s = shifted(p);
+  const auto& edges = bins.edges();
+  const CountingPlan cp = equal_width_plan(s.setup.model, edges);
+  EXPECT_TRUE(cp.usable) << cp.why;
+  const KeyEdges keys = KeyEdges::make(bins, Euclidean<3>{});
+  const float iw = static_cast<float>(cp.inv_width), off = static_cast<float>(cp.offset);
+  const float dmin = static_cast<float>(cp.d_min), dmax = static_cast<float>(cp.d_max);
+  const float g_limit = fast_detail::round_down(0.5 - cp.delta);
+  const int n = static_cast<int>(bins.nbins());
+  std::size_t unsure = 0;
+  for (std::size_t i = 0; i < p.size(); ++i)
+    for (std::size_t j = i + 1; j < p.size(); ++j) {
+      float sq = 0;
+      for (int d = 0; d < 3; ++d) {
+        const float dx = s.f[i][d] - s.f[j][d];
+        sq = std::fmaf(dx, dx, sq);
+      }
+      const int exact = find_bin(keys.padded.data(), keys.nbins, keys.steps, key64(p, i, j));
+      for (double e : {-1.0, 1.0}) {
+        float d = static_cast<float>(std::sqrt(double(sq)) * (1 + e * 0.5 * kSqrtApproxError));
+        d = std::min(std::max(d, dmin), dmax);
+        const float x = std::fmaf(d, iw, off);
+        const float v = x + kMagic;
+        const float dev = (v - kMagic) - x;
+        if (std::abs(dev) > g_limit) {
+          unsure += e > 0;
+          continue;
+        }
+        int k = static_cast<int>(std::bit_cast<std::int32_t>(v) - std::bit_cast<std::int32_t>(kMagic));
+        if (k < 0 || k >= n) k = -1;
+        if (k != exact) {
+          ADD_FAILURE() << "pair " << i << "," << j << ": rounded bin " << k << ", float64 " << exact << " (d² " << sq << ")";
+          return unsure;
+        }
+      }
+    }
+  return unsure;
+}
+
+}  // namespace
+
+TEST(CountingBounds, GramSignCountIsExactOnRandomAndOffsetData) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (double offset : {0.0, -3.0, 1e4}) {
+    const auto p = to_pointset(uniform_points(1500, 3, offset, offset + 1.0, rng));
+    const std::size_t pairs = p.size() * (p.size() - 1) / 2;
+    EXPECT_LT(check_count(p, 0.0, 0.1), pairs / 1000);
+    EXPECT_LT(check_count(p, 0.05, 0.3), pairs / 1000);
+  }
+}
+
+// Points in pairs a, a + r(1 + ε)·u with |ε| ≤ 1e-6 and u a random direction: a thousand pairs
+// within float32 rounding of the edge r, where only the band keeps the verdict exact.
+TEST(CountingBounds, GramSignCountOnPairsAtTheEdge) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(0.0, 1.0), eps(-1e-6, 1e-6);
+  std::normal_distribution<double> gauss;
+  for (double offset : {0.0, 1e4}) {
+    for (double r : {0.1, 0.3}) {
+      oracle::Points p;
+      p.dim = 3;
+      for (int k = 0; k < 1000; ++k) {
+        std::array<double, 3> a, u;
+        double norm = 0;
+        for (int d = 0; d < 3; ++d) {
+          a[d] = offset + 0.3 + 0.4 * unit(rng);
+          u[d] = gauss(rng);
+          norm += u[d] * u[d];
+        }
+        const double len = r * (1 + eps(rng)) / std::sqrt(norm);
+        p.x.push_back({a[0], a[1], a[2]});
+        p.x.push_back({a[0] + len * u[0], a[1] + len * u[1], a[2] + len * u[2]});
+      }
+      const auto P = to_pointset(p);
+      EXPECT_GT(check_count(P, 0.0, r), 100u);
+      EXPECT_GT(check_count(P, r, 0.5), 100u);
+    }
+  }
+}
+
+// A lattice of spacing 1/2: every range edge at a multiple of 1/2 is met exactly by many pairs,
+// all of which must be settled, and every other verdict must stand.
+TEST(CountingBounds, GramSignCountOnLatticeEdges) {
+  oracle::Points l;
+  l.dim = 3;
+  for (int x = 0; x < 12; ++x)
+    for (int y = 0; y < 11; ++y)
+      for (int z = 0; z < 10; ++z) l.x.push_back({0.5 * x, 0.5 * y, 0.5 * z});
+  const auto p = to_pointset(l);
+  EXPECT_GT(check_count(p, 1.0, 2.5), 1000u);
+  EXPECT_GT(check_count(p, 0.0, 1.5), 1000u);
+}
+
+TEST(CountingBounds, EqualWidthBinsAreExactOnRandomOffsetAndLatticeData) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (double offset : {0.0, 1e4}) {
+    const auto p = to_pointset(uniform_points(1200, 3, offset, offset + 1.0, rng));
+    const std::size_t pairs = p.size() * (p.size() - 1) / 2;
+    for (std::size_t nb : {1u, 8u, 256u, 1024u}) {
+      SCOPED_TRACE(nb);
+      EXPECT_LT(check_histogram(p, Binning::linear(0.0, std::sqrt(3.0) * 1.000001, nb)), pairs / 100);
+    }
+    check_histogram(p, Binning::linear(0.2, 0.9, 70));  // pairs below and beyond the bins
+  }
+  oracle::Points l;
+  l.dim = 3;
+  for (int x = 0; x < 12; ++x)
+    for (int y = 0; y < 11; ++y)
+      for (int z = 0; z < 10; ++z) l.x.push_back({0.5 * x, 0.5 * y, 0.5 * z});
+  EXPECT_GT(check_histogram(to_pointset(l), Binning::linear(0.0, 6.0, 12)), 1000u);
+  EXPECT_GT(check_histogram(to_pointset(l), Binning::linear(1.0, 4.0, 6)), 1000u);
+}
+
+TEST(CountingBounds, DeclinesWhereTheBoundsAreTooWide) {
+  DistanceErrorModel m;
+  m.dim = 3;
+  m.M = 1000.0;  // a box of side 2000 and a cutoff of 0.1: the Gram form cancels too much
+  EXPECT_FALSE(gram_count_plan(m, 0.0, 0.1).usable);
+  EXPECT_TRUE(gram_count_plan(m, 0.0, 500.0).usable);
+  EXPECT_FALSE(equal_width_plan(m, Binning::logarithmic(0.1, 10.0, 10).edges()).usable);  // not equal width
+  EXPECT_FALSE(equal_width_plan(m, Binning::linear(0.0, 1.0, 1000).edges()).usable);     // too narrow
+  EXPECT_TRUE(equal_width_plan(m, Binning::linear(0.0, 3000.0, 256).edges()).usable);
+}
+
+// Seed 000, equations 2–5: one lane per copy never collides; with one slot every extra lane adds
+// C_LP; more slots, fewer collisions.
+TEST(CopiesModel, CollisionLatency) {
+  using cuda::collision_latency;
+  EXPECT_DOUBLE_EQ(collision_latency(1, 7.0), 1.0);
+  EXPECT_DOUBLE_EQ(collision_latency(32, 1.0), 32.0);
+  EXPECT_DOUBLE_EQ(collision_latency(2, 2.0), 1.5);
+  for (int k = 2; k <= 32; ++k) {
+    EXPECT_GT(collision_latency(k, 10.0), collision_latency(k - 1, 10.0));
+    EXPECT_GT(collision_latency(k, 10.0), collision_latency(k, 100.0));
+  }
+}
+
+// Equation 1 against the shared memory: with few bins every copy fits and 32 win; the seed's
+// variant (collisions drawn from the bins) moves to fewer copies as bins grow; and a histogram
+// whose 32 copies would not fit gets fewer.
+TEST(CopiesModel, ChoiceFollowsBinsAndSharedMemory) {
+  cuda::SmLimits h100;  // 132 SMs, 228 KB a multiprocessor, 2048 threads
+  auto bytes = [](int nbins) { return [nbins](int h) { return std::size_t(4096 + 4 * (nbins + 2) * h); }; };
+  const double T = 1 << 19;
+  EXPECT_EQ(cuda::choose_copies(8, h100, 256, 3, bytes(8), T, false).copies, 32);
+  EXPECT_EQ(cuda::choose_copies(8, h100, 256, 3, bytes(8), T, true).copies, 32);
+  int last = 32;
+  for (int nb : {1, 10, 30, 65, 150, 450, 600, 2000}) {
+    const int h = cuda::choose_copies(nb, h100, 256, 3, bytes(nb), T, false).copies;
+    EXPECT_LE(h, last) << nb;
+    last = h;
+  }
+  EXPECT_LT(cuda::choose_copies(8192, h100, 256, 3, bytes(8192), T, true).copies, 32);
+  const auto c = cuda::choose_copies(30000, h100, 256, 3, bytes(30000), T, true);
+  EXPECT_EQ(c.cost[5], HUGE_VAL);  // 32 copies of 30 000 bins do not fit a block
+}
