@@ -108,7 +108,7 @@ std::size_t check_histogram(const PointSet& p, const Binning& bins) {
       }
       const int exact = find_bin(keys.padded.data(), keys.nbins, keys.steps, key64(p, i, j));
       for (double e : {-1.0, 1.0}) {
-        float d = static_cast<float>(std::sqrt(double(sq)) * (1 + e * 0.5 * kSqrtApproxError));
+        float d = static_cast<float>(std::sqrt(double(sq)) * (1 + e * kSqrtApproxError));
         d = std::min(std::max(d, dmin), dmax);
         const float x = std::fmaf(d, iw, off);
         const float v = x + kMagic;

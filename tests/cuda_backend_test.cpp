@@ -897,8 +897,10 @@ TEST_F(Cuda, CountingTilesEqualCpu) {
   const auto seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
+  RunOptions brute = on("cuda");
+  brute.path = "brute";  // short ranges would go to the grid
   auto check = [&](const Statistic& s, const PointSet& A, const PointSet* B) {
-    const auto g = run(s, A, B, on("cuda"));
+    const auto g = run(s, A, B, brute);
     EXPECT_NE(g.info.plan.find("counting tiles"), std::string::npos) << g.info.plan;
     expect_same(g, run(s, A, B, on("cpu")));
   };
@@ -950,8 +952,50 @@ TEST_F(Cuda, CountingTilesOnLatticeEdges) {
     EXPECT_GT(g.info.pairs_settled_fp64, 0u);
   }
   const auto range = stat(Metric::Euclidean, Traversal::Auto, Binning::from_edges({1.0, 2.5}), OutputKind::Reduction);
-  const auto g = run(range, A, nullptr, on("cuda"));
+  RunOptions brute = on("cuda");
+  brute.path = "brute";
+  const auto g = run(range, A, nullptr, brute);
   EXPECT_NE(g.info.plan.find("counting tiles"), std::string::npos) << g.info.plan;
   EXPECT_EQ(g.counts, run(range, A, nullptr, on("cpu")).counts);
   EXPECT_GT(g.info.pairs_settled_fp64, 0u);
+}
+
+// Sets beyond one launch (2^32 points, or device memory) run in chunk pairs (chunked_run.hpp);
+// TWOBODY_CUDA_CHUNK_POINTS makes small sets take that path. Every output equals the CPU's.
+TEST_F(Cuda, ChunkedLaunchesEqualCpu) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  auto A = to_pointset(uniform_points(20000, 3, 0, 10, rng, true));
+  const auto B = to_pointset(uniform_points(7001, 3, 0, 10, rng, true));
+  setenv("TWOBODY_CUDA_CHUNK_POINTS", "6000", 1);
+  for (bool w : {false, true}) {
+    auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, 12.0, 40), OutputKind::Histogram, w);
+    const auto g = run(s, A, nullptr, on("cuda"));
+    EXPECT_NE(g.info.plan.find("in chunks of at most 6000 points: 10 launches"), std::string::npos) << g.info.plan;
+    expect_same(g, run(s, A, nullptr, on("cpu")));
+    s.traversal = Traversal::Cross;
+    expect_same(run(s, A, &B, on("cuda")), run(s, A, &B, on("cpu")));
+    auto c = stat(Metric::Euclidean, Traversal::Auto, Binning::from_edges({0.0, 0.8}), OutputKind::Reduction, w);
+    expect_same(run(c, A, nullptr, on("cuda")), run(c, A, nullptr, on("cpu")));
+    c.output = OutputKind::PerPoint;
+    const auto gp = run(c, A, nullptr, on("cuda")), cp = run(c, A, nullptr, on("cpu"));
+    EXPECT_EQ(gp.per_point_a.counts, cp.per_point_a.counts);
+  }
+  auto l = stat(Metric::Euclidean, Traversal::Auto, Binning::from_edges({0.0, 0.3}), OutputKind::PairList);
+  const auto gl = run(l, A, nullptr, on("cuda")), cl = run(l, A, nullptr, on("cpu"));
+  ASSERT_EQ(gl.pairs.size(), cl.pairs.size());
+  for (std::size_t k = 0; k < cl.pairs.size(); ++k) {
+    ASSERT_EQ(gl.pairs[k].i, cl.pairs[k].i);
+    ASSERT_EQ(gl.pairs[k].j, cl.pairs[k].j);
+  }
+  std::vector<std::int32_t> labels(A.size());
+  for (auto& x : labels) x = static_cast<std::int32_t>(rng() % 7);
+  A.set_regions(labels);
+  auto j = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, 3.0, 12));
+  j.regions = 7;
+  const auto gj = run(j, A, nullptr, on("cuda")), cj = run(j, A, nullptr, on("cpu"));
+  EXPECT_EQ(gj.counts, cj.counts);
+  EXPECT_EQ(gj.region_counts, cj.region_counts);
+  unsetenv("TWOBODY_CUDA_CHUNK_POINTS");
 }

@@ -1,17 +1,21 @@
 // The CUDA backend: device discovery and the dispatch of (metric, dimension) to the per-metric
 // translation units (run_*.cu).
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 
+#include "twobody/cuda/copies_model.hpp"
 #include "twobody/cuda/cuda_check.hpp"
 #include "twobody/cuda/device_info.hpp"
 #include "twobody/cuda/device_buffer.hpp"
 #include "twobody/cuda/kernel_shape.hpp"
 #include "twobody/backend.hpp"
+#include "twobody/chunked_run.hpp"
 #include "twobody/engine.hpp"
 #include "twobody/generate.hpp"
 #include "twobody/metric_dispatch.hpp"
@@ -35,7 +39,8 @@ DeviceInfo device_info() {
     it = known
              .emplace(dev, DeviceInfo{prop.multiProcessorCount, prop.sharedMemPerBlockOptin, prop.name,
                                       prop.sharedMemPerMultiprocessor, prop.maxThreadsPerMultiProcessor,
-                                      prop.maxBlocksPerMultiProcessor, prop.reservedSharedMemPerBlock})
+                                      prop.maxBlocksPerMultiProcessor, prop.reservedSharedMemPerBlock,
+                                      static_cast<std::size_t>(prop.l2CacheSize)})
              .first;
   }
   return it->second;
@@ -45,6 +50,65 @@ template <class F>
 Result run_on_device(const F& f, const Plan& plan);  // instantiated in run_*.cu
 
 namespace {
+
+// Points a set may have in one launch: below 2^32 (32-bit indices in the kernels) and small enough
+// that two sets, their float32 copies and a cell index fit in a third of the free device memory
+// (about 2·(12 + 8)·D + 40 bytes a point, counted generously). TWOBODY_CUDA_CHUNK_POINTS lowers it
+// (the tests run chunked launches on small sets).
+std::size_t chunk_points(const Plan& plan) {
+  std::size_t chunk = (std::size_t(1) << 32) - 1;
+  std::size_t free_b = 0, total_b = 0;
+  TWOBODY_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  const std::size_t per_point = 2 * (20 * static_cast<std::size_t>(plan.a->dim()) + 40);
+  chunk = std::min(chunk, std::max<std::size_t>(1 << 20, free_b / 3 / per_point));
+  if (const char* env = std::getenv("TWOBODY_CUDA_CHUNK_POINTS"))
+    chunk = std::min(chunk, static_cast<std::size_t>(std::max(1LL, std::atoll(env))));
+  return chunk;
+}
+
+// Seed 000's Fig. 15 decision tree, with this device's numbers: the output's size against
+// α = 16 bytes (registers) and β = the shared memory a block may use; for type II the input
+// against the L2 (the seed's read-only cache test: shared tiles are used either way, the grid
+// agent shares partners by shuffles), and the number of private copies by the copies model.
+std::string fig15_line(const Plan& plan) {
+  const DeviceInfo info = device_info();
+  const Statistic& s = *plan.stat;
+  const std::size_t nb = plan.edges.nbins > 0 ? static_cast<std::size_t>(plan.edges.nbins) : s.binning.nbins();
+  const std::size_t input = (plan.a->size() + (plan.is_auto() ? 0 : plan.b->size())) * plan.a->dim() * sizeof(float);
+  const auto kb = [](std::size_t b) { return std::to_string((b + 1023) / 1024) + " KB"; };
+  std::string out = "planner (seed 000 Fig. 15; " + std::to_string(info.sms) + " SMs, " + kb(info.smem_optin) +
+                    " shared memory a block, " + std::to_string(info.l2_bytes >> 20) + " MB L2): ";
+  switch (s.output) {
+    case OutputKind::Reduction:
+      return out + "output " + std::string(s.weighted ? "16" : "8") +
+             " B <= alpha = 16 B: type I, partners in shared tiles, the count in registers";
+    case OutputKind::PairList:
+    case OutputKind::PerPoint:
+    case OutputKind::Matrix:
+      return out + "output unknown or quadratic in the points, above beta = " + kb(info.smem_optin) +
+             ": type III, the direct output buffer (pages of a global pool)";
+    case OutputKind::Histogram: {
+      const std::size_t bytes = 8 * nb;
+      if (bytes > info.smem_optin)
+        return out + "output " + kb(bytes) + " > beta: type III (histogram in global memory)";
+      SmLimits lim;
+      lim.sms = info.sms;
+      lim.smem_per_sm = info.smem_per_sm;
+      lim.smem_per_block = info.smem_optin;
+      lim.threads_per_sm = info.threads_per_sm;
+      lim.blocks_per_sm = info.blocks_per_sm;
+      lim.reserved_per_block = info.smem_reserved;
+      const auto bytes_at = [&](int h) { return sizeof(float) * 4 * kThreads + sizeof(unsigned) * (nb + 2) * h; };
+      const CopiesChoice c = choose_copies(static_cast<int>(nb) + 2, lim, kThreads, 3, bytes_at,
+                                           static_cast<double>(plan.a->size()), true);
+      return out + "output " + kb(bytes) + " between alpha and beta: type II; input " + kb(input) +
+             (input <= info.l2_bytes ? " fits" : " exceeds") + " the L2 (read-only path " +
+             (input <= info.l2_bytes ? "usable" : "thrashed") + "): shared tiles, shuffles in the grid agent; " +
+             std::to_string(c.copies) + " private copies by the copies model (gamma: warp-level copies while they fit)";
+    }
+  }
+  return out;
+}
 
 class CudaBackend final : public Backend {
  public:
@@ -59,12 +123,18 @@ class CudaBackend final : public Backend {
             : plan.path == "grid" ? "the cell grid (requested)"
                                   : "the cell grid when it evaluates under a quarter of all pairs (counted on the device "
                                     "after the cell sort; the run's plan says which ran)";
-    return "cuda traversal: " + traversal + "\n" +
+    return fig15_line(plan) + "\n" + "cuda traversal: " + traversal + "\n" +
            "cuda path: float32 proxies with guard bands, pairs near an edge settled in float64; persistent grid of " +
            std::to_string(kThreads) + "-thread blocks claiming tiles of " + std::to_string(kAnchors) + " anchors x " +
            std::to_string(kChunk) + " partners; " +
            (plan.stat->output == OutputKind::Histogram
-                ? "float-bits bin table and per-lane sub-histograms in shared memory"
+                ? "all pairs, Euclidean, unweighted, equal-width bins: counting tiles (bin from sqrt.approx and a "
+                  "rounding add, pairs within a bound of an edge revisited in float64, bin-major private copies); "
+                  "otherwise the float-bits bin table and per-lane sub-histograms in shared memory"
+            : plan.stat->output == OutputKind::Reduction
+                ? "all pairs, Euclidean, unweighted: counting tiles (the sign bit of |a|^2 + |b|^2 - 2a.b - r^2, "
+                  "groups with a pair within the cancellation bound revisited in float64) where that bound is "
+                  "narrow; otherwise range bands in registers"
             : plan.stat->output == OutputKind::Matrix ? "float64 matrix tiles copied out in row chunks"
             : plan.stat->output == OutputKind::PerPoint
                 ? "range bands in registers; per point: the anchors' counts in registers, added to a global 64-bit "
@@ -104,7 +174,11 @@ class CudaBackend final : public Backend {
   bool per_point() const override { return true; }
   Result run(const Plan& plan) override {
     const auto t0 = std::chrono::steady_clock::now();
-    Result r = visit_pair_function(*plan.stat, plan.a->dim(), [&](const auto& f) { return run_on_device(f, plan); });
+    auto run_one = [](const Plan& p) {
+      return visit_pair_function(*p.stat, p.a->dim(), [&](const auto& f) { return run_on_device(f, p); });
+    };
+    const std::size_t chunk = chunk_points(plan);
+    Result r = plan.a->size() > chunk || plan.b->size() > chunk ? run_in_chunks(plan, chunk, run_one) : run_one(plan);
     // The whole call, teardown included, beside the phases the run reported.
     if (!r.info.plan.empty())
       r.info.plan += "; in all " +

@@ -41,6 +41,7 @@ struct CountingTilesShape {
   // settle.
   float inv_width = 0, offset = 0, d_min = 0, d_max = 0, g_limit = 0;
   bool clamp = false;
+  double lo64 = 0, inv_width64 = 0;  // the float64 settlement's first guess of the bin
   int copies = 32;
 };
 
@@ -132,7 +133,20 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 3 : 
       b64[d] = args.B.x64[d][j];
     }
     ++n_settled;
-    return find_bin_unpadded(args.edges64, args.nbins, args.steps, args.exact.key(a64, b64));
+    const double key = args.exact.key(a64, b64);
+    if constexpr (kHist) {
+      // Equal widths: the bin from the distance, then checked against the float64 edges (two
+      // independent loads instead of a binary search's dependent ones).
+      const double* e = args.edges64;
+      if (!(key >= e[0]) || !(key < e[args.nbins])) return -1;
+      int k = static_cast<int>(floor((sqrt(key) - shape.lo64) * shape.inv_width64));
+      k = ::min(::max(k, 0), args.nbins - 1);
+      while (key < e[k]) --k;
+      while (key >= e[k + 1]) ++k;
+      return k;
+    } else {
+      return find_bin_unpadded(args.edges64, args.nbins, args.steps, key);
+    }
   };
   // One pair's verdict with its float64 settlement, for diagonal tiles.
   auto exact_pair = [&](const float (&a)[3], float ca, float4 b, std::uint32_t i, std::uint32_t j) {

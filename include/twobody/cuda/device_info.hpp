@@ -13,6 +13,7 @@ struct DeviceInfo {
   int threads_per_sm = 0;
   int blocks_per_sm = 0;
   std::size_t smem_reserved = 0;  // the runtime's share of each block's shared memory
+  std::size_t l2_bytes = 0;
 };
 DeviceInfo device_info();
 

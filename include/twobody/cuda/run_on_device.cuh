@@ -553,6 +553,8 @@ Result run_pairs(const F& f, const Plan& plan) {
         tiles.d_min = static_cast<float>(cp.d_min);
         tiles.d_max = static_cast<float>(cp.d_max);
         tiles.g_limit = fast_detail::round_down(0.5 - cp.delta);
+        tiles.lo64 = edges.front();
+        tiles.inv_width64 = cp.inv_width;
         // No clamp when no pair (nor sentinel) can fall outside the bins: the first edge at 0, the
         // last beyond the data's diameter, and no ragged tile.
         const double diameter = 2 * std::sqrt(double(D)) * setup.model.M * (1 + 1e-6);

@@ -1,0 +1,100 @@
+// run_in_chunks (chunked_run.hpp), which the CUDA backend uses for sets beyond one launch: with the
+// CPU backend running each chunk pair, every output must equal one run over the whole sets, for
+// chunks that do and do not divide the sets, auto and cross.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "engine/planner.hpp"
+#include "test_support.hpp"
+#include "twobody/backend.hpp"
+#include "twobody/chunked_run.hpp"
+#include "twobody/engine.hpp"
+
+using namespace twobody;
+using testing_support::fresh_seed;
+using testing_support::to_pointset;
+using testing_support::uniform_points;
+
+namespace {
+
+Result chunked(const Statistic& s, const PointSet& a, const PointSet* b, std::size_t chunk) {
+  RunOptions o;
+  o.backend = "cpu";
+  const Plan plan = make_plan(s, a, b, o);
+  auto cpu = make_cpu_backend();
+  return run_in_chunks(plan, chunk, [&](const Plan& p) { return cpu->run(p); });
+}
+
+void expect_same(const Result& c, const Result& w) {
+  EXPECT_EQ(c.counts, w.counts);
+  ASSERT_EQ(c.weighted.size(), w.weighted.size());
+  for (std::size_t k = 0; k < w.weighted.size(); ++k) EXPECT_NEAR(c.weighted[k], w.weighted[k], 1e-9 * (1 + std::abs(w.weighted[k])));
+  EXPECT_EQ(c.region_counts, w.region_counts);
+}
+
+}  // namespace
+
+TEST(ChunkedRun, EveryOutputEqualsOneRun) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  auto A = to_pointset(uniform_points(1000, 3, 0, 10, rng, true));
+  const auto B = to_pointset(uniform_points(377, 3, 0, 10, rng, true));
+  std::vector<std::int32_t> labels(A.size());
+  for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<int>(rng() % 5);
+  RunOptions cpu;
+  cpu.backend = "cpu";
+  for (std::size_t chunk : {100u, 333u, 999u, 1000u}) {
+    SCOPED_TRACE("chunk " + std::to_string(chunk));
+    Statistic s;
+    s.binning = Binning::linear(0.0, 12.0, 17);
+    for (bool w : {false, true}) {
+      s.weighted = w;
+      s.traversal = Traversal::Auto;
+      expect_same(chunked(s, A, nullptr, chunk), run(s, A, nullptr, cpu));
+      s.traversal = Traversal::Cross;
+      expect_same(chunked(s, A, &B, chunk), run(s, A, &B, cpu));
+    }
+    // Jackknife regions (auto).
+    PointSet L = A;
+    L.set_regions(labels);
+    Statistic j;
+    j.binning = Binning::linear(0.0, 12.0, 17);
+    j.regions = 5;
+    expect_same(chunked(j, L, nullptr, chunk), run(j, L, nullptr, cpu));
+    // A count, a pair list, per-point counts and a matrix.
+    Statistic c;
+    c.output = OutputKind::Reduction;
+    c.binning = Binning::from_edges({0.5, 2.0});
+    expect_same(chunked(c, A, nullptr, chunk), run(c, A, nullptr, cpu));
+    c.output = OutputKind::PairList;
+    for (auto t : {Traversal::Auto, Traversal::Cross}) {
+      c.traversal = t;
+      const PointSet* b = t == Traversal::Auto ? nullptr : &B;
+      const auto x = chunked(c, A, b, chunk), y = run(c, A, b, cpu);
+      ASSERT_EQ(x.pairs.size(), y.pairs.size());
+      for (std::size_t k = 0; k < y.pairs.size(); ++k) {
+        ASSERT_EQ(x.pairs[k].i, y.pairs[k].i);
+        ASSERT_EQ(x.pairs[k].j, y.pairs[k].j);
+        ASSERT_EQ(x.pairs[k].value, y.pairs[k].value);
+      }
+    }
+    c.output = OutputKind::PerPoint;
+    c.weighted = true;
+    for (auto t : {Traversal::Auto, Traversal::Cross}) {
+      c.traversal = t;
+      const PointSet* b = t == Traversal::Auto ? nullptr : &B;
+      const auto x = chunked(c, A, b, chunk), y = run(c, A, b, cpu);
+      EXPECT_EQ(x.per_point_a.counts, y.per_point_a.counts);
+      EXPECT_EQ(x.per_point_b.counts, y.per_point_b.counts);
+      ASSERT_EQ(x.per_point_a.weighted.size(), y.per_point_a.weighted.size());
+      for (std::size_t k = 0; k < y.per_point_a.weighted.size(); ++k)
+        EXPECT_NEAR(x.per_point_a.weighted[k], y.per_point_a.weighted[k], 1e-9 * (1 + y.per_point_a.weighted[k]));
+    }
+    c.output = OutputKind::Matrix;
+    c.weighted = false;
+    c.traversal = Traversal::Cross;
+    EXPECT_EQ(chunked(c, B, &A, chunk).matrix, run(c, B, &A, cpu).matrix);
+  }
+}
