@@ -13,8 +13,9 @@
 //   histogram: d² from differences (its error shrinks with d, so narrow bins near zero stay
 //          decidable), d = sqrt.approx(d²), x = d/w − lo/w − ½, v = x + 1.5·2²³ rounds x to the
 //          bin index in v's low bits with no conversion instruction, g = (v − 1.5·2²³) − x is
-//          the pair's distance from the middle of its bin. The largest |g| of an anchor's 32 pairs
-//          says whether one lies within δ of an edge; those are moved to their float64 bin. The
+//          the pair's distance from the middle of its bin. A pair with |g| above ½ − δ lies within
+//          δ of an edge: its bit is set (one compare and one OR), and after each group of 32
+//          partners the marked pairs are moved to their float64 bin, out of line. The
 //          bin's counter is one shared atomic without bank conflicts: copies are interleaved
 //          bin-major (word k·H + lane % H), so lanes of different copies never share a bank
 //          (copies_model.hpp chooses H).
@@ -97,6 +98,34 @@ __device__ __forceinline__ float bin_position(float s, const CountingTilesShape&
 }
 }  // namespace counting_detail
 
+// Histogram: a pair the hot loop counted in its rounded bin although it lies within δ of an edge
+// goes to its float64 bin (edges of equal width: the bin from the distance, checked against the
+// float64 edges with two independent loads).
+template <int D, bool Clamp, class Proxy, class Exact>
+__device__ __noinline__ void move_to_float64_bin(const PairKernelArgs<Proxy, Exact>& args, const CountingTilesShape& shape,
+                                                 unsigned* s_hist, int copies, int word_base, float a0, float a1, float a2,
+                                                 float4 b, std::uint32_t i, std::uint32_t j) {
+  using namespace counting_detail;
+  const float a[3] = {a0, a1, a2};
+  float dev;
+  const float v = bin_position<Clamp>(squared<D>(a, b), shape, dev);
+  atomicSub(&s_hist[__float_as_int(v) * copies + word_base], 1u);
+  double a64[D], b64[D];
+#pragma unroll
+  for (int d = 0; d < D; ++d) {
+    a64[d] = args.A.x64[d][i];
+    b64[d] = args.B.x64[d][j];
+  }
+  const double key = args.exact.key(a64, b64);
+  const double* e = args.edges64;
+  if (!(key >= e[0]) || !(key < e[args.nbins])) return;
+  int k = static_cast<int>(floor((sqrt(key) - shape.lo64) * shape.inv_width64));
+  k = ::min(::max(k, 0), args.nbins - 1);
+  while (key < e[k]) --k;
+  while (key >= e[k + 1]) ++k;
+  atomicAdd(&s_hist[(k + 1) * copies + (word_base + (__float_as_int(kRoundingMagic) - 1) * copies)], 1u);
+}
+
 // Lo: a count whose range starts above zero (a second sign bit and band per pair). Clamp: a
 // histogram with pairs below its first or beyond its last edge.
 template <int D, OutputMode Mode, bool Lo, bool Clamp, class Proxy, class Exact>
@@ -133,20 +162,7 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 3 : 
       b64[d] = args.B.x64[d][j];
     }
     ++n_settled;
-    const double key = args.exact.key(a64, b64);
-    if constexpr (kHist) {
-      // Equal widths: the bin from the distance, then checked against the float64 edges (two
-      // independent loads instead of a binary search's dependent ones).
-      const double* e = args.edges64;
-      if (!(key >= e[0]) || !(key < e[args.nbins])) return -1;
-      int k = static_cast<int>(floor((sqrt(key) - shape.lo64) * shape.inv_width64));
-      k = ::min(::max(k, 0), args.nbins - 1);
-      while (key < e[k]) --k;
-      while (key >= e[k + 1]) ++k;
-      return k;
-    } else {
-      return find_bin_unpadded(args.edges64, args.nbins, args.steps, key);
-    }
+    return find_bin_unpadded(args.edges64, args.nbins, args.steps, args.exact.key(a64, b64));
   };
   // One pair's verdict with its float64 settlement, for diagonal tiles.
   auto exact_pair = [&](const float (&a)[3], float ca, float4 b, std::uint32_t i, std::uint32_t j) {
@@ -221,10 +237,11 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 3 : 
       if (!args.is_auto || jt >= i0 + kAnchors) {
         // Every pair of the sub-tile is wanted (sentinels stand for missing points).
         for (int g = 0; g < kThreads; g += 32) {
-          float worst[kPerThread];  // histogram: largest |g| per anchor; count: smallest |s'|
+          float worst[2] = {HUGE_VALF, HUGE_VALF};  // count: the smallest |s'|
           float worst_lo = HUGE_VALF;
+          unsigned flagged[kPerThread];  // histogram: per anchor, the partners within δ of an edge
 #pragma unroll
-          for (int r = 0; r < kPerThread; ++r) worst[r] = kHist ? 0.f : HUGE_VALF;
+          for (int r = 0; r < kPerThread; ++r) flagged[r] = 0u;
 #pragma unroll 2
           for (int t = 0; t < 32; ++t) {
             const float4 b = s_b[g + t];
@@ -233,7 +250,7 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 3 : 
               if constexpr (kHist) {
                 float dev;
                 const float v = bin_position<Clamp>(squared<D>(a[r], b), shape, dev);
-                worst[r] = fmaxf(worst[r], fabsf(dev));
+                flagged[r] |= fabsf(dev) > shape.g_limit ? 1u << t : 0u;
                 atomicAdd(&s_hist[word_of(v)], 1u);
               } else {
                 const float s = gram<D>(a[r], ca[r], b);
@@ -248,21 +265,18 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 3 : 
             }
           }
           // Rare: pairs of this group within the band go to their float64 bin. Anchors are
-          // unrolled (an indexed register array would live in local memory), partners are not.
+          // unrolled (an indexed register array would live in local memory).
           if constexpr (kHist) {
+            // Histogram: exactly the marked pairs, each in a call kept out of line (the hot loop's
+            // code stays small).
 #pragma unroll
-            for (int r = 0; r < kPerThread; ++r) {
-              if (!(worst[r] > shape.g_limit)) continue;
-#pragma unroll 1
-              for (int t = 0; t < 32; ++t) {
-                float dev;
-                const float v = bin_position<Clamp>(squared<D>(a[r], s_b[g + t]), shape, dev);
-                if (!(fabsf(dev) > shape.g_limit)) continue;
-                atomicSub(&s_hist[word_of(v)], 1u);
-                const int k = settle(ia[r], jt + g + t);
-                if (k >= 0) atomicAdd(&s_hist[(k + 1) * copies + lane_copy], 1u);
+            for (int r = 0; r < kPerThread; ++r)
+              for (unsigned m = flagged[r]; m; m &= m - 1) {
+                const int t = __ffs(m) - 1;
+                move_to_float64_bin<D, Clamp>(args, shape, s_hist, copies, word_base, a[r][0], a[r][1], a[r][2], s_b[g + t],
+                                              ia[r], jt + g + t);
+                ++n_settled;
               }
-            }
           } else {
             if (fminf(worst[0], worst[1]) <= shape.band_hi || worst_lo <= shape.band_lo) {
 #pragma unroll 1
