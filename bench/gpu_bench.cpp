@@ -150,12 +150,21 @@ void print_table(const std::string& csv) {
 }
 
 int main(int argc, char** argv) {
-  bool quick = false, grid_only = false;
+  bool quick = false, grid_only = false, no_grid = false;
+  std::vector<int> only_logn;  // --logn 20,22: these sizes of the brute-force rows only
   std::string csv;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) quick = true;
     if (!std::strcmp(argv[i], "--grid")) grid_only = true;  // only the grid rows (10^6 and 10^7)
     if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
+    if (!std::strcmp(argv[i], "--logn") && i + 1 < argc) {
+      for (const char* c = argv[++i]; *c;) {
+        only_logn.push_back(std::atoi(c));
+        while (*c && *c != ',') ++c;
+        if (*c == ',') ++c;
+      }
+      no_grid = true;
+    }
     if (!std::strcmp(argv[i], "--copies")) {  // only seed 000's Table 4
       copies_table();
       return 0;
@@ -165,13 +174,13 @@ int main(int argc, char** argv) {
   rows.push_back({"fp32 FMA ceiling (lanes/s)", 0, 0, 1.0, fma, 0});
   std::fprintf(stderr, "FP32 FMA ceiling: %.1f T lanes/s\n", fma * 1e-12);
 
-  grid_rows(quick);
+  if (!no_grid) grid_rows(quick);
   if (grid_only) {
     print_table(csv);
     return 0;
   }
 
-  const std::vector<int> logn = quick ? std::vector<int>{16, 18} : std::vector<int>{18, 20, 22};
+  const std::vector<int> logn = !only_logn.empty() ? only_logn : quick ? std::vector<int>{16, 18} : std::vector<int>{18, 20, 22};
   const std::vector<std::size_t> nbins = {8, 32, 256, 1024, 8192};
   for (int ln : logn) {
     const std::size_t n = std::size_t(1) << ln;
