@@ -248,6 +248,12 @@ TEST(CopiesModel, ChoiceFollowsBinsAndSharedMemory) {
     last = h;
   }
   EXPECT_LT(cuda::choose_copies(8192, h100, 256, 3, bytes(8192), T, true).copies, 32);
+  // The counting tiles' measured penalty: 32 copies while they cost no occupancy, 16 at 600 bins
+  // (where the H100 measured 32 copies 21% slower).
+  const double p = cuda::kCountingTilesCollisionPenalty;
+  EXPECT_EQ(cuda::choose_copies(8 + 2, h100, 256, 3, bytes(8), 512000, true, p).copies, 32);
+  EXPECT_EQ(cuda::choose_copies(450 + 2, h100, 256, 3, bytes(450), 512000, true, p).copies, 32);
+  EXPECT_EQ(cuda::choose_copies(600 + 2, h100, 256, 3, bytes(600), 512000, true, p).copies, 16);
   const auto c = cuda::choose_copies(30000, h100, 256, 3, bytes(30000), T, true);
   EXPECT_EQ(c.cost[5], HUGE_VAL);  // 32 copies of 30 000 bins do not fit a block
 }

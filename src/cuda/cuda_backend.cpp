@@ -100,7 +100,8 @@ std::string fig15_line(const Plan& plan) {
       lim.reserved_per_block = info.smem_reserved;
       const auto bytes_at = [&](int h) { return sizeof(float) * 4 * kThreads + sizeof(unsigned) * (nb + 2) * h; };
       const CopiesChoice c = choose_copies(static_cast<int>(nb) + 2, lim, kThreads, 3, bytes_at,
-                                           static_cast<double>(plan.a->size()), true);
+                                           static_cast<double>(plan.a->size()), true,
+                                           kCountingTilesCollisionPenalty);
       return out + "output " + kb(bytes) + " between alpha and beta: type II; input " + kb(input) +
              (input <= info.l2_bytes ? " fits" : " exceeds") + " the L2 (read-only path " +
              (input <= info.l2_bytes ? "usable" : "thrashed") + "): shared tiles, shuffles in the grid agent; " +

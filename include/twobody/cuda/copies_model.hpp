@@ -23,6 +23,12 @@
 
 namespace twobody::cuda {
 
+// The counting tiles' collision penalty, measured (bench/RESULTS.md, seed 000's Table 4 on the
+// H100, 2026-11-23): with bin-major copies, one copy and 32 copies run within 1% of each other
+// from 1 to 450 bins, so a collision costs almost nothing beside a pair's ~15 instructions; only
+// occupancy decides, and 600 bins at 32 copies (2 blocks a multiprocessor) ran 21% slower than 16.
+constexpr double kCountingTilesCollisionPenalty = 0.02;
+
 struct SmLimits {
   int sms = 132;
   std::size_t smem_per_sm = 228 * 1024;     // usable shared memory per multiprocessor
@@ -58,9 +64,10 @@ struct CopiesChoice {
 
 // The H in {1, 2, 4, ..., 32} with the least R·L. `slot_bytes(H)`: the block's shared memory at H
 // copies; `total_threads`: T of equation 1 (one thread per anchor point, as in the seed).
+// `c_lp`: the collision penalty in units of C_L (the seed's model: 1).
 template <class SlotBytes>
 CopiesChoice choose_copies(int nbins, const SmLimits& lim, int threads, int max_blocks, SlotBytes slot_bytes,
-                           double total_threads, bool banks) {
+                           double total_threads, bool banks, double c_lp = 1.0) {
   CopiesChoice c;
   double best = HUGE_VAL;
   for (int h = 1; h <= 32; h *= 2) {
@@ -71,7 +78,7 @@ CopiesChoice choose_copies(int nbins, const SmLimits& lim, int threads, int max_
     }
     const double rounds = std::ceil(total_threads / (static_cast<double>(alpha) * lim.sms));
     const double slots = banks ? std::min<double>(nbins, 32 / h) : nbins;
-    const double t = rounds * collision_latency(32 / h, std::max(1.0, slots));
+    const double t = rounds * collision_latency(32 / h, std::max(1.0, slots), 1.0, c_lp);
     c.cost.push_back(t);
     // Ties go to more copies: equal modelled time, fewer collisions in fact.
     if (t <= best) {

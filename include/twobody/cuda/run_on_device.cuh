@@ -576,7 +576,8 @@ Result run_pairs(const F& f, const Plan& plan) {
               0));
           const auto bytes = [&](int h) { return counting_tiles_smem(OutputMode::Histogram, nb, h); };
           const double threads = static_cast<double>(A.size());
-          const CopiesChoice cc = choose_copies(nb + 2, lim, kThreads, std::max(1, reg_blocks), bytes, threads, true);
+          const CopiesChoice cc = choose_copies(nb + 2, lim, kThreads, std::max(1, reg_blocks), bytes, threads, true,
+                                                kCountingTilesCollisionPenalty);
           const CopiesChoice seed = choose_copies(nb + 2, lim, kThreads, std::max(1, reg_blocks), bytes, threads, false);
           tiles.copies = cc.copies;
           if (const char* h = std::getenv("TWOBODY_HIST_COPIES")) tiles.copies = std::clamp(std::atoi(h), 1, 32);
