@@ -354,15 +354,21 @@ int main(int argc, char** argv) {
       r.push_back(load_points(path, o.columns, o.weight_column, f.columns_default, jk.region_column));
     return r;
   };
-  auto* xi_cmd = app.add_subcommand("xi", "xi(r) from data and random catalogues: DD, DR, RR and four estimators");
+  auto* xi_cmd = app.add_subcommand(
+      "xi", "xi(r) from data and random catalogues (DD, DR, RR and four estimators), or analytic in a periodic box");
   const Features xi_f{.second_set = false};
   add_common_options(*xi_cmd, o, xi_f);
   add_ravg_option(*xi_cmd, o);
-  xi_cmd->add_option("--randoms", randoms, "random catalogue (repeat the option for several)")->required();
+  xi_cmd->add_option("--randoms", randoms,
+                     "random catalogue (repeat for several); without one, a periodic box (--box) gives the analytic "
+                     "random counts");
   add_jackknife_options(*xi_cmd, jk, "estimator of the jackknife columns and covariance");
   add_counts_options(*xi_cmd, counts_files);
   xi_cmd->callback([&] {
     const BackendWarmUp warm(o.backend);
+    if (randoms.empty() && !(counts_files.save.empty() && counts_files.rr.empty()))
+      throw_config(
+          "--save-counts and --rr need random catalogues (--randoms): the analytic RR of a box is not counted");
     PointSet a = load_points(o.data, o.columns, o.weight_column, "", jk.region_column);
     std::vector<PointSet> r = load_catalogues(xi_f);
     const Binning bins = make_binning(o, "r");

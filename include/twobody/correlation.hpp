@@ -74,6 +74,7 @@ struct CorrelationResult : BinnedResult {
   std::optional<JackknifeResult> jackknife;
   double norm_dd = 0, norm_dr = 0, norm_rr = 0;
   std::size_t n_randoms = 0;  // points of the random catalogues, summed over the sets
+  bool analytic_rr = false;   // a periodic box without random catalogues (nothing to save)
 };
 
 // The counts of one correlation run, saved to a file and read back (issue 5), so that RR, the
@@ -116,7 +117,12 @@ struct ReusedCounts {
 
 // ξ (box, open) or w(θ) (sky). Columns: npairs (DD) [wnpairs], dr, rr (raw counts summed over the
 // random sets) [wdr, wrr], then xi_natural, xi_davis_peebles, xi_hamilton, xi_landy_szalay from the
-// normalised (weighted, when weighted) counts. Throws Error(Config) without random catalogues.
+// normalised (weighted, when weighted) counts. In a periodic box without random catalogues the RR
+// is analytic, as Corrfunc's theory `xi` has it: rr (or wrr) = N(N−1)/2 · V_shell/V_box (weighted:
+// (Σw)²(1 − 1/N)/2 · V_shell/V_box), and one column xi = DD/RR − 1 (with an analytic RR every
+// estimator is that one); its jackknife leaves a region's data out of DD and of the analytic
+// randoms alike (as the 2-D estimators do). Throws Error(Config) without random catalogues
+// elsewhere.
 // With a jackknife request, also the columns xi_jk_mean and xi_jk_sigma of the chosen estimator,
 // and `jackknife` filled in; errors: fewer than 2 regions, a region without data (Error(Input)),
 // labels missing or outside the data's.

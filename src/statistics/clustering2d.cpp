@@ -94,12 +94,6 @@ PointSet directions(const PointSet& p) {
   return u;
 }
 
-// Corrfunc's theory wp/xi: the random pairs of the box, every random point carrying the mean
-// weight, N(N−1)/2 or (Σw)²(1 − 1/N)/2; a bin expects them times V_bin/V_box.
-double analytic_pairs(double n, double wsum, bool weighted) {
-  return weighted ? 0.5 * wsum * wsum * (1 - 1 / n) : 0.5 * n * (n - 1);
-}
-
 // w_p, or ξ_0, ξ_2, ξ_4, from ξ per flat bin.
 std::vector<NamedColumn> per_outer_columns(const Binning2D& bins, const std::vector<double>& xi) {
   if (bins.kind() == Binning2D::Kind::RpPi) return {{"wp", projected_wp(bins, xi)}};
@@ -145,7 +139,7 @@ Binned2DResult correlation_2d(const PointSet& data, const std::vector<PointSet>&
   if (randoms.empty()) {
     double wsum = 0;
     for (double x : data.weights()) wsum += x;
-    const double pairs = analytic_pairs(static_cast<double>(data.size()), wsum, weighted);
+    const double pairs = detail::analytic_pairs(static_cast<double>(data.size()), wsum, weighted);
     std::vector<double> volume(nb), rr(nb);
     for (std::size_t k = 0; k < nb; ++k) {
       volume[k] = bin_volume_2d(bins, k / ni, k % ni);
@@ -173,7 +167,7 @@ Binned2DResult correlation_2d(const PointSet& data, const std::vector<PointSet>&
       const std::size_t R = J.regions;
       samples.resize(R * nb);
       for (std::size_t r = 0; r < R; ++r) {
-        J.norm_rr[r] = analytic_pairs(ds.size(r, false), ds.size(r, true), weighted);
+        J.norm_rr[r] = detail::analytic_pairs(ds.size(r, false), ds.size(r, true), weighted);
         for (std::size_t k = 0; k < nb; ++k) {
           const std::size_t t = r * nb + k;
           const double dd = weighted ? c.dd.weighted[k] - J.wdd[t] : static_cast<double>(c.dd.counts[k] - J.dd[t]);

@@ -403,12 +403,74 @@ std::vector<double> jackknife_samples(const CorrelationCounts& c, Estimator e) {
 
 }  // namespace detail
 
+namespace {
+
+// ξ in a periodic box without random catalogues: DD against the analytic RR of the box (Corrfunc's
+// theory `xi`). Jackknife: without region r, DD − T_DD[r] against the analytic RR of the data left
+// (N − n_r points, of their mean weight) spread over the whole box — the same choice, and the same
+// offset of about V_r/(V − V_r) in every sample, as the 2-D estimators' (README).
+CorrelationResult analytic_box_correlation(detail::CorrelationCounts& c, const PointSet& data, const Binning& bins,
+                                           const Box& box, bool weighted) {
+  const std::size_t nb = bins.nbins();
+  double wsum = 0;
+  for (double x : data.weights()) wsum += x;
+  const double pairs = detail::analytic_pairs(static_cast<double>(data.size()), wsum, weighted);
+  std::vector<double> share(nb), rr(nb), xi(nb);
+  for (std::size_t k = 0; k < nb; ++k) {
+    share[k] = shell_volume(data.dim(), bins.lo(k), bins.hi(k)) / box.volume();
+    rr[k] = pairs * share[k];
+    const double dd = weighted ? c.dd.weighted[k] : static_cast<double>(c.dd.counts[k]);
+    xi[k] = rr[k] > 0 ? dd / rr[k] - 1 : std::nan("");
+  }
+  CorrelationResult out;
+  out.binning = bins;
+  out.norm_dd = c.norm_dd;
+  out.norm_rr = pairs;
+  out.analytic_rr = true;
+  out.derived.push_back({weighted ? "wrr" : "rr", rr});
+  out.derived.push_back({"xi", xi});
+  if (c.jackknife) {
+    JackknifeResult& J = *c.jackknife;
+    const detail::RegionSums& ds = *c.data_regions;
+    J.dr.clear();
+    J.rr.clear();
+    J.wdr.clear();
+    J.wrr.clear();
+    J.norm_dr.clear();
+    J.estimator = Estimator::Natural;
+    const std::size_t R = J.regions;
+    J.samples.assign(R * nb, 0.0);
+    for (std::size_t r = 0; r < R; ++r) {
+      J.norm_rr[r] = detail::analytic_pairs(ds.size(r, false), ds.size(r, true), weighted);
+      for (std::size_t k = 0; k < nb; ++k) {
+        const std::size_t t = r * nb + k;
+        const double dd = weighted ? c.dd.weighted[k] - J.wdd[t] : static_cast<double>(c.dd.counts[k] - J.dd[t]);
+        const double rr_r = J.norm_rr[r] * share[k];
+        J.samples[t] = rr_r > 0 ? dd / rr_r - 1 : std::nan("");
+      }
+    }
+    JackknifeSummary sum = jackknife_summary(J.samples, J.regions, nb);
+    J.mean = std::move(sum.mean);
+    J.sigma = std::move(sum.sigma);
+    J.covariance = std::move(sum.covariance);
+    out.jackknife = std::move(c.jackknife);
+  }
+  return out;
+}
+
+}  // namespace
+
 CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>& randoms, const Binning& bins,
                               CorrelationSpace space, const std::optional<Box>& box, bool weighted,
                               const RunOptions& opt, const JackknifeRequest& jk, const ReusedCounts& reuse) {
   detail::StatisticClock clock;
-  if (randoms.empty()) throw_config("a correlation function needs at least one random catalogue");
   if (space == CorrelationSpace::Box && !box) throw_config("a periodic correlation function needs the box");
+  if (randoms.empty() && space != CorrelationSpace::Box)
+    throw_config("a correlation function needs random catalogues (--randoms), or a periodic box (--box) for the "
+                 "analytic random counts");
+  if (randoms.empty() && reuse.rr)
+    throw_config("a saved RR stands for random catalogues' RR: without random catalogues the RR is analytic "
+                 "(give the random catalogues, or drop the saved RR)");
   Statistic s;
   s.metric = space == CorrelationSpace::Sky ? Metric::Angular
              : space == CorrelationSpace::Box ? Metric::Periodic
@@ -431,6 +493,17 @@ CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>&
       detail::count_correlation(s, space, std::move(d), randoms, prepare, labeller ? &*labeller : nullptr, opt, reuse);
 
   const std::size_t nb = bins.nbins();
+  if (randoms.empty()) {
+    CorrelationResult out = analytic_box_correlation(c, data, bins, *box, weighted);
+    out.raw = std::move(c.dd);
+    add_mean_separation_columns(out);
+    if (out.jackknife) {
+      out.derived.push_back({"xi_jk_mean", out.jackknife->mean});
+      out.derived.push_back({"xi_jk_sigma", out.jackknife->sigma});
+    }
+    clock.stamp(out.raw, &c);
+    return out;
+  }
   std::vector<double> nat(nb), dp(nb), ham(nb), ls(nb);
   for (std::size_t k = 0; k < nb; ++k) {
     const detail::NormalisedCounts n = detail::normalised(c, k);

@@ -34,6 +34,12 @@ class StatisticClock {
   double data_ = 0;
 };
 
+// Corrfunc's theory wp/xi: the random pairs of a periodic box, every random point carrying the
+// mean weight, N(N−1)/2 or (Σw)²(1 − 1/N)/2; a bin expects them times V_bin/V_box.
+inline double analytic_pairs(double n, double wsum, bool weighted) {
+  return weighted ? 0.5 * wsum * wsum * (1 - 1 / n) : 0.5 * n * (n - 1);
+}
+
 // Per region: points, Σw and Σw² of one catalogue, for the normalisations without a region.
 struct RegionSums {
   std::vector<double> n, w, w2;

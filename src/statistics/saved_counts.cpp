@@ -93,6 +93,8 @@ Binning2D bins2d_of(const nlohmann::json& j, const std::string& path) {
 
 SavedCounts saved_counts(const CorrelationResult& r, CorrelationSpace space, const std::optional<Box>& box,
                          bool weighted) {
+  if (r.analytic_rr)
+    throw_config("the analytic RR is not counted: save the counts of a run with random catalogues");
   SavedCounts c = counts_of(r, space, box, weighted);
   c.binning = r.binning;
   return c;

@@ -80,7 +80,11 @@ check "concentrated catalogue" "\"$tb\" generate concentrated -n 1000 --box 100 
 expect 4 'not on the sky' -- "$tb" generate concentrated --sky -n 10 -o "$work/conc-sky.txt"
 check "xi columns" "\"$tb\" xi --data \"$work/box.txt\" --randoms \"$work/box.txt\" --randoms builtin:uniform-box:500 --box 1000 --rmax 20 --nbins 3 | head -1 | grep -qx 'lo,hi,npairs,dr,rr,xi_natural,xi_davis_peebles,xi_hamilton,xi_landy_szalay'"
 check "wtheta runs" "\"$tb\" wtheta --data \"$work/sky.npy\" --randoms builtin:uniform-sky:2000 --rmin 0.1 --rmax 5 --nbins 4 --log | wc -l | grep -qx 5"
-expect 2 "randoms" -- "$tb" xi --data "$work/box.txt" --rmax 6 --nbins 7
+expect 4 "needs random catalogues .* or a periodic box" -- "$tb" xi --data "$work/box.txt" --rmax 6 --nbins 7
+check "xi analytic in a box" "\"$tb\" xi --data \"$work/box.txt\" --box 50 --rmax 6 --nbins 3 | head -1 | grep -qx 'lo,hi,npairs,rr,xi'"
+check "xi analytic equals rdf g-1" "python3 -c 'import sys,csv; x=list(csv.DictReader(open(sys.argv[1]))); g=list(csv.DictReader(open(sys.argv[2]))); assert all(abs(float(a[\"xi\"])-(float(b[\"g_r\"])-1))<=1e-9*max(1,abs(float(a[\"xi\"]))) for a,b in zip(x,g)) and len(x)==3' <(\"$tb\" xi --data \"$work/box.txt\" --box 50 --rmax 6 --nbins 3) <(\"$tb\" rdf --data \"$work/box.txt\" --box 50 --rmax 6 --nbins 3)"
+check "xi analytic jackknife columns" "\"$tb\" xi --data \"$work/box.txt\" --box 50 --rmax 6 --nbins 3 --jackknife 8 | head -1 | grep -qx 'lo,hi,npairs,rr,xi,xi_jk_mean,xi_jk_sigma'"
+expect 4 "analytic RR of a box is not counted" -- "$tb" xi --data "$work/box.txt" --box 50 --rmax 6 --nbins 3 --save-counts "$work/never.json"
 # Jackknife errors (seed 003): regions from a column or assigned; covariance file and JSON.
 "$tb" generate clustered --sky -n 1500 --seed 5 -o "$work/jd.txt"
 "$tb" generate uniform --sky -n 3000 --seed 6 -o "$work/jr.txt"
