@@ -679,14 +679,6 @@ void expect_equals_recount_2d(const Binned2DResult& x, const PointSet& data, con
   }
 }
 
-PointSet weighted_copy(PointSet p, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> u(0.5, 1.5);
-  std::vector<double> w(p.size());
-  for (auto& x : w) x = u(rng);
-  p.set_weights(std::move(w));
-  return p;
-}
-
 }  // namespace
 
 TEST(Clustering2DJackknife, RandomsLabelsEqualRecount) {
@@ -706,8 +698,8 @@ TEST(Clustering2DJackknife, RandomsLabelsEqualRecount) {
     std::vector<PointSet> rs = {to_pointset(uniform_points(1200, 3, 0, L, rng)),
                                 to_pointset(uniform_points(900, 3, 0, L, rng))};
     if (weighted) {
-      d = weighted_copy(d, rng);
-      for (auto& r : rs) r = weighted_copy(r, rng);
+      d = testing_support::with_weights(d, rng);
+      for (auto& r : rs) r = testing_support::with_weights(r, rng);
     }
     // Labels as a file gives them (any non-negative integers): 7, 17, 27, 37.
     const auto ld = labels(d.size());
@@ -753,8 +745,8 @@ TEST(Clustering2DJackknife, BoxCellsEqualRecountWithRandomsAndAnalytic) {
     PointSet d = to_pointset(uniform_points(2000, 3, 0, L, rng));
     PointSet r0 = to_pointset(uniform_points(2500, 3, 0, L, rng));
     if (weighted) {
-      d = weighted_copy(d, rng);
-      r0 = weighted_copy(r0, rng);
+      d = testing_support::with_weights(d, rng);
+      r0 = testing_support::with_weights(r0, rng);
     }
     const auto ld = cell_regions(d, cells);
     for (bool rppi : {true, false})

@@ -11,6 +11,7 @@
 #include "twobody/generate.hpp"
 
 using namespace twobody;
+using testing_support::with_weights;
 
 namespace {
 
@@ -24,15 +25,6 @@ const std::vector<double>& column(const BinnedResult& r, const std::string& name
   for (const auto& c : r.derived)
     if (c.name == name) return c.values;
   throw std::runtime_error("no column " + name);
-}
-
-PointSet with_weights(PointSet p, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0.5, 1.5);
-  std::vector<double> w(p.size());
-  for (auto& x : w) x = u(rng);
-  p.set_weights(std::move(w));
-  return p;
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "twobody/jackknife.hpp"
 
 using namespace twobody;
+using testing_support::with_weights;
 using testing_support::without_region;
 
 namespace {
@@ -80,15 +81,6 @@ void expect_near_rel(double got, double want, double tol, const std::string& wha
     return;
   }
   EXPECT_NEAR(got, want, tol * (1 + std::abs(want))) << what;
-}
-
-PointSet with_weights(PointSet p, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0.5, 1.5);
-  std::vector<double> w(p.size());
-  for (auto& x : w) x = u(rng);
-  p.set_weights(std::move(w));
-  return p;
 }
 
 const std::vector<double>& column(const BinnedResult& r, const std::string& name) {

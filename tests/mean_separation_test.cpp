@@ -14,17 +14,9 @@
 #include "twobody/generate.hpp"
 
 using namespace twobody;
+using testing_support::with_weights;
 
 namespace {
-
-PointSet with_weights(PointSet p, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0.5, 1.5);
-  std::vector<double> w(p.size());
-  for (auto& x : w) x = u(rng);
-  p.set_weights(std::move(w));
-  return p;
-}
 
 struct Brute {
   std::vector<std::uint64_t> counts;

@@ -42,14 +42,6 @@ RunOptions on_cpu(const char* path, int threads) {
 }
 
 
-void with_weights(PointSet& p, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0.5, 2.0);
-  std::vector<double> w(p.size());
-  for (auto& x : w) x = u(rng);
-  p.set_weights(std::move(w));
-}
-
 void expect_near_all(const std::vector<double>& got, const std::vector<double>& want) {
   ASSERT_EQ(got.size(), want.size());
   for (std::size_t k = 0; k < want.size(); ++k) ASSERT_NEAR(got[k], want[k], 1e-10 * (1 + std::abs(want[k]))) << k;
@@ -139,8 +131,8 @@ TEST(PerPoint, ClusteredEveryThreadCount) {
   blobs.blobs = 4;
   blobs.sigma = 0.02;
   PointSet b = generate_clustered_box(1800, 3, L, blobs, seed + 1);
-  with_weights(a, seed + 2);
-  with_weights(b, seed + 3);
+  a = testing_support::with_weights(std::move(a), seed + 2, 0.5, 2.0);
+  b = testing_support::with_weights(std::move(b), seed + 3, 0.5, 2.0);
   const auto oa = to_oracle(a), ob = to_oracle(b);
   for (double hi : {2.0, 9.0}) {
     SCOPED_TRACE("rmax " + std::to_string(hi));

@@ -17,6 +17,19 @@ inline std::uint64_t fresh_seed() {
   return base + 7919 * (k++);
 }
 
+// Random weights in [lo, hi) for every point (the weighted variants of the tests).
+inline twobody::PointSet with_weights(twobody::PointSet p, std::mt19937_64& rng, double lo = 0.5, double hi = 1.5) {
+  std::uniform_real_distribution<double> u(lo, hi);
+  std::vector<double> w(p.size());
+  for (auto& x : w) x = u(rng);
+  p.set_weights(std::move(w));
+  return p;
+}
+inline twobody::PointSet with_weights(twobody::PointSet p, std::uint64_t seed, double lo = 0.5, double hi = 1.5) {
+  std::mt19937_64 rng(seed);
+  return with_weights(std::move(p), rng, lo, hi);
+}
+
 inline twobody::PointSet to_pointset(const oracle::Points& p) {
   twobody::PointSet s(p.dim, p.x.size());
   for (std::size_t i = 0; i < p.x.size(); ++i)
