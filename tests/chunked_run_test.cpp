@@ -96,5 +96,7 @@ TEST(ChunkedRun, EveryOutputEqualsOneRun) {
     c.weighted = false;
     c.traversal = Traversal::Cross;
     EXPECT_EQ(chunked(c, B, &A, chunk).matrix, run(c, B, &A, cpu).matrix);
+    c.traversal = Traversal::Auto;  // symmetric: the blocks below the diagonal are transposes
+    EXPECT_EQ(chunked(c, A, nullptr, chunk).matrix, run(c, A, nullptr, cpu).matrix);
   }
 }

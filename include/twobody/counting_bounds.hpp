@@ -64,6 +64,11 @@ inline CountingPlan gram_count_plan(const DistanceErrorModel& m, double lo, doub
   const double extent = 4 * m.dim * m.M * m.M;
   // s'_lo = s'_hi + fl(T_hi − T_lo): the rounding of the difference and of the add.
   p.band_lo = 1.01 * (p.band_hi + u32 * (p.t_hi - p.t_lo) + u32 * (extent + p.t_hi));
+  // float32 must hold every term (|a|² + |b|² + T far below FLT_MAX, no subnormal scales).
+  if (!std::isfinite(p.band_lo) || !(extent + p.t_hi < 0x1p120) || !(m.M > 1e-15)) {
+    p.why = "generic tiles (the data's scale is outside float32's comfortable range)";
+    return p;
+  }
   if (!(p.band_hi <= 1e-3 * p.t_hi) || (p.has_lo && !(p.band_lo <= 1e-3 * p.t_hi))) {
     p.why = "generic tiles (the Gram form's cancellation bound is too wide for this cutoff and extent)";
     return p;
@@ -99,6 +104,10 @@ inline double equal_width_delta(const DistanceErrorModel& m, const std::vector<d
 // anchor's 32 pairs are rarely revisited.
 inline CountingPlan equal_width_plan(const DistanceErrorModel& m, const std::vector<double>& edges) {
   CountingPlan p;
+  if (!(4 * m.dim * m.M * m.M < 0x1p120) || !(m.M > 1e-15) || !(edges.back() < 1e36)) {
+    p.why = "generic tiles (the data's scale is outside float32's comfortable range)";
+    return p;
+  }
   p.delta = equal_width_delta(m, edges);
   if (p.delta == HUGE_VAL) {
     p.why = "generic tiles (bins not of equal width in r)";

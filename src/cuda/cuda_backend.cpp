@@ -51,12 +51,13 @@ Result run_on_device(const F& f, const Plan& plan);  // instantiated in run_*.cu
 
 namespace {
 
-// Points a set may have in one launch: below 2^32 (32-bit indices in the kernels) and small enough
+// Points a set may have in one launch: at most 2^31 (32-bit indices in the kernels, with room for
+// a tile's end past the last point) and small enough
 // that two sets, their float32 copies and a cell index fit in a third of the free device memory
 // (about 2·(12 + 8)·D + 40 bytes a point, counted generously). TWOBODY_CUDA_CHUNK_POINTS lowers it
 // (the tests run chunked launches on small sets).
 std::size_t chunk_points(const Plan& plan) {
-  std::size_t chunk = (std::size_t(1) << 32) - 1;
+  std::size_t chunk = std::size_t(1) << 31;
   std::size_t free_b = 0, total_b = 0;
   TWOBODY_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   const std::size_t per_point = 2 * (20 * static_cast<std::size_t>(plan.a->dim()) + 40);

@@ -111,9 +111,14 @@ Result run_in_chunks(const Plan& plan, std::size_t chunk, const std::function<Re
       add_into(to_b.counts, s.per_point_b.counts, b0);
       add_into(to_b.weighted, s.per_point_b.weighted, b0);
     }
-    if (out == OutputKind::Matrix)
+    if (out == OutputKind::Matrix) {
       for (std::size_t i = 0; i < s.rows; ++i)
         std::copy_n(s.matrix.begin() + i * s.cols, s.cols, r.matrix.begin() + (a0 + i) * r.cols + b0);
+      // Auto: the matrix is symmetric; the block below the diagonal is the transpose.
+      if (is_auto && p != q)
+        for (std::size_t i = 0; i < s.rows; ++i)
+          for (std::size_t j = 0; j < s.cols; ++j) r.matrix[(b0 + j) * r.cols + a0 + i] = s.matrix[i * s.cols + j];
+    }
     r.info.pairs_evaluated += s.info.pairs_evaluated;
     r.info.pairs_settled_fp64 += s.info.pairs_settled_fp64;
     r.info.threads = s.info.threads;
@@ -125,6 +130,8 @@ Result run_in_chunks(const Plan& plan, std::size_t chunk, const std::function<Re
   }
   std::sort(r.pairs.begin(), r.pairs.end(),
             [](const PairRecord& x, const PairRecord& y) { return x.i != y.i ? x.i < y.i : x.j < y.j; });
+  r.info.n_a = A.size();
+  r.info.n_b = is_auto ? 0 : B.size();
   r.info.plan = "in chunks of at most " + std::to_string(chunk) + " points: " + std::to_string(jobs.size()) +
                 " launches over " + std::to_string(fa.size()) + (is_auto ? "" : " x " + std::to_string(fb.size())) +
                 " chunks; the last: " + last_plan;

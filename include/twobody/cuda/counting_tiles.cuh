@@ -20,9 +20,9 @@
 //          bin-major (word k·H + lane % H), so lanes of different copies never share a bank
 //          (copies_model.hpp chooses H).
 //
-// Tiles that are not full (ragged ends) hold sentinels (count: |b|² = 1e30, |a|² − T = 1e30;
-// histogram: partners at +1e15, anchors at −1e15, so that Clamp must be on): far outside every
-// bin, and certain. Tiles on the diagonal of an
+// Tiles that are not full (ragged ends) hold sentinels at infinity (count: |b|² or |a|² − T;
+// histogram: partners at +inf, anchors at −inf, so that Clamp must be on): outside every bin,
+// and certain. Tiles on the diagonal of an
 // auto-correlation go pair by pair with the same arithmetic and the index test j > i.
 #include <cstdint>
 
@@ -47,8 +47,11 @@ struct CountingTilesShape {
 };
 
 constexpr float kRoundingMagic = 12582912.0f;  // 1.5·2²³: adding it rounds to an integer in the low bits
-constexpr float kFarNorm = 1e30f;               // count sentinels' |b|² or |a|² − T
-constexpr float kFarCoordinate = 1e15f;         // histogram sentinels' coordinate
+// Sentinels at infinity, whatever the data's scale: count: s' = +inf (outside, far from the band);
+// histogram: partners at +inf and anchors at −inf, so every sentinel pair has d² = +inf (never
+// NaN), which the clamp sends to the slot beyond the last bin.
+constexpr float kFarNorm = __builtin_huge_valf();        // count sentinels' |b|² or |a|² − T
+constexpr float kFarCoordinate = __builtin_huge_valf();  // histogram sentinels' coordinate (±)
 
 inline std::size_t counting_tiles_smem(OutputMode mode, int nbins, int copies) {
   std::size_t b = sizeof(float4) * kThreads;
@@ -103,13 +106,13 @@ __device__ __forceinline__ float bin_position(float s, const CountingTilesShape&
 // float64 edges with two independent loads).
 template <int D, bool Clamp, class Proxy, class Exact>
 __device__ __noinline__ void move_to_float64_bin(const PairKernelArgs<Proxy, Exact>& args, const CountingTilesShape& shape,
-                                                 unsigned* s_hist, int copies, int word_base, float a0, float a1, float a2,
+                                                 unsigned* s_hist, int copies, unsigned word_base, float a0, float a1, float a2,
                                                  float4 b, std::uint32_t i, std::uint32_t j) {
   using namespace counting_detail;
   const float a[3] = {a0, a1, a2};
   float dev;
   const float v = bin_position<Clamp>(squared<D>(a, b), shape, dev);
-  atomicSub(&s_hist[__float_as_int(v) * copies + word_base], 1u);
+  atomicSub(&s_hist[__float_as_uint(v) * static_cast<unsigned>(copies) + word_base], 1u);
   double a64[D], b64[D];
 #pragma unroll
   for (int d = 0; d < D; ++d) {
@@ -123,7 +126,9 @@ __device__ __noinline__ void move_to_float64_bin(const PairKernelArgs<Proxy, Exa
   k = ::min(::max(k, 0), args.nbins - 1);
   while (key < e[k]) --k;
   while (key >= e[k + 1]) ++k;
-  atomicAdd(&s_hist[(k + 1) * copies + (word_base + (__float_as_int(kRoundingMagic) - 1) * copies)], 1u);
+  atomicAdd(&s_hist[static_cast<unsigned>(k + 1) * static_cast<unsigned>(copies) + word_base +
+                    (__float_as_uint(kRoundingMagic) - 1u) * static_cast<unsigned>(copies)],
+            1u);
 }
 
 // Lo: a count whose range starts above zero (a second sign bit and band per pair). Clamp: a
@@ -146,9 +151,11 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 3 : 
     for (int k = tid; k < nslots * copies; k += kThreads) s_hist[k] = 0;
   // Histogram: the slot of a rounded position v is bits(v) − bits(magic) + 1 (0: below the
   // first edge, nbins + 1: beyond the last); the lane's word of it in one multiply-add.
+  // (Unsigned: the products wrap modulo 2^32 by definition and the sum is the small index.)
   const int lane_copy = (tid % 32) % copies;
-  const int word_base = lane_copy - (__float_as_int(kRoundingMagic) - 1) * copies;
-  auto word_of = [&](float v) { return __float_as_int(v) * copies + word_base; };
+  const unsigned word_base =
+      static_cast<unsigned>(lane_copy) - (__float_as_uint(kRoundingMagic) - 1u) * static_cast<unsigned>(copies);
+  auto word_of = [&](float v) { return __float_as_uint(v) * static_cast<unsigned>(copies) + word_base; };
 
   unsigned long long n_settled = 0, total = 0;
   long long fix = 0;  // Reduce: float64 verdicts minus sign-bit ones (revisits), and diagonal tiles
@@ -273,6 +280,7 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 3 : 
             for (int r = 0; r < kPerThread; ++r)
               for (unsigned m = flagged[r]; m; m &= m - 1) {
                 const int t = __ffs(m) - 1;
+                if (ia[r] >= args.A.n || jt + g + t >= j1) continue;  // sentinels are never flagged
                 move_to_float64_bin<D, Clamp>(args, shape, s_hist, copies, word_base, a[r][0], a[r][1], a[r][2], s_b[g + t],
                                               ia[r], jt + g + t);
                 ++n_settled;
@@ -286,7 +294,8 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 3 : 
                 for (int r = 0; r < kPerThread; ++r) {
                   const float s = gram<D>(a[r], ca[r], b);
                   const float sl = __fadd_rn(s, shape.t_diff);
-                  if (fabsf(s) <= shape.band_hi || (Lo && fabsf(sl) <= shape.band_lo)) {
+                  if ((fabsf(s) <= shape.band_hi || (Lo && fabsf(sl) <= shape.band_lo)) && ia[r] < args.A.n &&
+                      jt + g + t < j1) {
                     const int fast = static_cast<int>(s < 0.f) - static_cast<int>(Lo && sl < 0.f);
                     fix += static_cast<int>(settle(ia[r], jt + g + t) >= 0) - fast;
                   }
