@@ -137,45 +137,16 @@ Binned2DResult correlation_2d(const PointSet& data, const std::vector<PointSet>&
   out.n_randoms = c.n_randoms;
   std::vector<double> xi(nb), samples;
   if (randoms.empty()) {
-    double wsum = 0;
-    for (double x : data.weights()) wsum += x;
-    const double pairs = detail::analytic_pairs(static_cast<double>(data.size()), wsum, weighted);
-    std::vector<double> volume(nb), rr(nb);
-    for (std::size_t k = 0; k < nb; ++k) {
-      volume[k] = bin_volume_2d(bins, k / ni, k % ni);
-      rr[k] = pairs * volume[k] / box->volume();
-      const double dd = weighted ? c.dd.weighted[k] : static_cast<double>(c.dd.counts[k]);
-      xi[k] = rr[k] > 0 ? dd / rr[k] - 1 : std::nan("");
-    }
-    out.norm_rr = pairs;
+    std::vector<double> volume(nb);
+    for (std::size_t k = 0; k < nb; ++k) volume[k] = bin_volume_2d(bins, k / ni, k % ni);
+    detail::AnalyticEstimate e = detail::analytic_box_estimate(c, data, volume, box->volume(), weighted);
+    xi = e.xi;
+    samples = std::move(e.samples);
+    out.norm_rr = e.pairs;
     out.analytic_rr = true;
-    out.derived.push_back({weighted ? "wrr" : "rr", rr});
+    out.derived.push_back({weighted ? "wrr" : "rr", e.rr});
     out.derived.push_back({"xi", xi});
     out.note = "analytic RR of the periodic box (Corrfunc's theory wp/xi): xi = DD/RR - 1";
-    if (c.jackknife) {
-      // Without region r the analytic randoms are as many as the data left (N − n_r, of their
-      // mean weight) and still uniform over the whole box: the choice that needs nothing but DD.
-      // Its price (README): every sample is offset by about V_r/(V − V_r), alike for regions of
-      // equal volume and shape, so it leaves their differences.
-      JackknifeResult& J = *c.jackknife;
-      const detail::RegionSums& ds = *c.data_regions;
-      J.dr.clear();
-      J.rr.clear();
-      J.wdr.clear();
-      J.wrr.clear();
-      J.norm_dr.clear();
-      const std::size_t R = J.regions;
-      samples.resize(R * nb);
-      for (std::size_t r = 0; r < R; ++r) {
-        J.norm_rr[r] = detail::analytic_pairs(ds.size(r, false), ds.size(r, true), weighted);
-        for (std::size_t k = 0; k < nb; ++k) {
-          const std::size_t t = r * nb + k;
-          const double dd = weighted ? c.dd.weighted[k] - J.wdd[t] : static_cast<double>(c.dd.counts[k] - J.dd[t]);
-          const double rr_r = J.norm_rr[r] * volume[k] / box->volume();
-          samples[t] = rr_r > 0 ? dd / rr_r - 1 : std::nan("");
-        }
-      }
-    }
   } else {
     for (std::size_t k = 0; k < nb; ++k) {
       const detail::NormalisedCounts n = detail::normalised(c, k);

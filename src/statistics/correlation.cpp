@@ -401,54 +401,66 @@ std::vector<double> jackknife_samples(const CorrelationCounts& c, Estimator e) {
   return x;
 }
 
-}  // namespace detail
-
-namespace {
-
-// ξ in a periodic box without random catalogues: DD against the analytic RR of the box (Corrfunc's
-// theory `xi`). Jackknife: without region r, DD − T_DD[r] against the analytic RR of the data left
-// (N − n_r points, of their mean weight) spread over the whole box — the same choice, and the same
-// offset of about V_r/(V − V_r) in every sample, as the 2-D estimators' (README).
-CorrelationResult analytic_box_correlation(detail::CorrelationCounts& c, const PointSet& data, const Binning& bins,
-                                           const Box& box, bool weighted) {
-  const std::size_t nb = bins.nbins();
+AnalyticEstimate analytic_box_estimate(CorrelationCounts& c, const PointSet& data, const std::vector<double>& volume,
+                                       double box_volume, bool weighted) {
+  const std::size_t nb = volume.size();
   double wsum = 0;
   for (double x : data.weights()) wsum += x;
-  const double pairs = detail::analytic_pairs(static_cast<double>(data.size()), wsum, weighted);
-  std::vector<double> share(nb), rr(nb), xi(nb);
+  AnalyticEstimate e;
+  e.pairs = analytic_pairs(static_cast<double>(data.size()), wsum, weighted);
+  e.rr.resize(nb);
+  e.xi.resize(nb);
   for (std::size_t k = 0; k < nb; ++k) {
-    share[k] = shell_volume(data.dim(), bins.lo(k), bins.hi(k)) / box.volume();
-    rr[k] = pairs * share[k];
+    e.rr[k] = e.pairs * volume[k] / box_volume;
     const double dd = weighted ? c.dd.weighted[k] : static_cast<double>(c.dd.counts[k]);
-    xi[k] = rr[k] > 0 ? dd / rr[k] - 1 : std::nan("");
+    e.xi[k] = e.rr[k] > 0 ? dd / e.rr[k] - 1 : std::nan("");
   }
-  CorrelationResult out;
-  out.binning = bins;
-  out.norm_dd = c.norm_dd;
-  out.norm_rr = pairs;
-  out.analytic_rr = true;
-  out.derived.push_back({weighted ? "wrr" : "rr", rr});
-  out.derived.push_back({"xi", xi});
   if (c.jackknife) {
     JackknifeResult& J = *c.jackknife;
-    const detail::RegionSums& ds = *c.data_regions;
+    const RegionSums& ds = *c.data_regions;
     J.dr.clear();
     J.rr.clear();
     J.wdr.clear();
     J.wrr.clear();
     J.norm_dr.clear();
-    J.estimator = Estimator::Natural;
     const std::size_t R = J.regions;
-    J.samples.assign(R * nb, 0.0);
+    e.samples.resize(R * nb);
     for (std::size_t r = 0; r < R; ++r) {
-      J.norm_rr[r] = detail::analytic_pairs(ds.size(r, false), ds.size(r, true), weighted);
+      J.norm_rr[r] = analytic_pairs(ds.size(r, false), ds.size(r, true), weighted);
       for (std::size_t k = 0; k < nb; ++k) {
         const std::size_t t = r * nb + k;
         const double dd = weighted ? c.dd.weighted[k] - J.wdd[t] : static_cast<double>(c.dd.counts[k] - J.dd[t]);
-        const double rr_r = J.norm_rr[r] * share[k];
-        J.samples[t] = rr_r > 0 ? dd / rr_r - 1 : std::nan("");
+        const double rr_r = J.norm_rr[r] * volume[k] / box_volume;
+        e.samples[t] = rr_r > 0 ? dd / rr_r - 1 : std::nan("");
       }
     }
+  }
+  return e;
+}
+
+}  // namespace detail
+
+namespace {
+
+// ξ in a periodic box without random catalogues: DD against the analytic RR of the box (Corrfunc's
+// theory `xi`), with the 2-D estimators' jackknife (detail::analytic_box_estimate).
+CorrelationResult analytic_box_correlation(detail::CorrelationCounts& c, const PointSet& data, const Binning& bins,
+                                           const Box& box, bool weighted) {
+  const std::size_t nb = bins.nbins();
+  std::vector<double> volume(nb);
+  for (std::size_t k = 0; k < nb; ++k) volume[k] = shell_volume(data.dim(), bins.lo(k), bins.hi(k));
+  detail::AnalyticEstimate e = detail::analytic_box_estimate(c, data, volume, box.volume(), weighted);
+  CorrelationResult out;
+  out.binning = bins;
+  out.norm_dd = c.norm_dd;
+  out.norm_rr = e.pairs;
+  out.analytic_rr = true;
+  out.derived.push_back({weighted ? "wrr" : "rr", e.rr});
+  out.derived.push_back({"xi", e.xi});
+  if (c.jackknife) {
+    JackknifeResult& J = *c.jackknife;
+    J.estimator = Estimator::Natural;
+    J.samples = std::move(e.samples);
     JackknifeSummary sum = jackknife_summary(J.samples, J.regions, nb);
     J.mean = std::move(sum.mean);
     J.sigma = std::move(sum.sigma);

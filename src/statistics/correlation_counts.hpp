@@ -121,4 +121,17 @@ NormalisedCounts normalised_without(const CorrelationCounts& c, std::size_t r, s
 // The estimator of every leave-one-region-out sample, R x nbins at [r * nbins + k].
 std::vector<double> jackknife_samples(const CorrelationCounts& c, Estimator e);
 
+// ξ = DD/RR − 1 against the analytic RR of a periodic box (no random catalogues): `volume` per
+// bin (shell, or 2-D bin) and the box's. With a jackknife, the sample without region r is
+// DD − T_DD[r] against the analytic RR of the data left (N − n_r points of their mean weight,
+// still uniform over the whole box: the choice that needs nothing but DD; its price, README:
+// every sample is offset by about V_r/(V − V_r), alike for regions of equal volume and shape);
+// J's norm_rr is set to those pairs and its DR/RR fields, which do not exist here, cleared.
+struct AnalyticEstimate {
+  double pairs = 0;                    // the box's random pairs
+  std::vector<double> rr, xi, samples;  // samples: R x nbins, with a jackknife
+};
+AnalyticEstimate analytic_box_estimate(CorrelationCounts& c, const PointSet& data, const std::vector<double>& volume,
+                                       double box_volume, bool weighted);
+
 }  // namespace twobody::detail
