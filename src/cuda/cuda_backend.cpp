@@ -92,14 +92,8 @@ std::string fig15_line(const Plan& plan) {
       const std::size_t bytes = 8 * nb;
       if (bytes > info.smem_optin)
         return out + "output " + kb(bytes) + " > beta: type III (histogram in global memory)";
-      SmLimits lim;
-      lim.sms = info.sms;
-      lim.smem_per_sm = info.smem_per_sm;
-      lim.smem_per_block = info.smem_optin;
-      lim.threads_per_sm = info.threads_per_sm;
-      lim.blocks_per_sm = info.blocks_per_sm;
-      lim.reserved_per_block = info.smem_reserved;
-      const auto bytes_at = [&](int h) { return sizeof(float) * 4 * kThreads + sizeof(unsigned) * (nb + 2) * h; };
+      const SmLimits lim = sm_limits(info);
+      const auto bytes_at = [&](int h) { return counting_tiles_smem(true, static_cast<int>(nb), h); };
       const CopiesChoice c = choose_copies(static_cast<int>(nb) + 2, lim, kThreads, 3, bytes_at,
                                            static_cast<double>(plan.a->size()), true,
                                            kCountingTilesCollisionPenalty);

@@ -53,12 +53,6 @@ constexpr float kRoundingMagic = 12582912.0f;  // 1.5·2²³: adding it rounds t
 constexpr float kFarNorm = __builtin_huge_valf();        // count sentinels' |b|² or |a|² − T
 constexpr float kFarCoordinate = __builtin_huge_valf();  // histogram sentinels' coordinate (±)
 
-inline std::size_t counting_tiles_smem(OutputMode mode, int nbins, int copies) {
-  std::size_t b = sizeof(float4) * kThreads;
-  if (mode == OutputMode::Histogram) b += sizeof(unsigned) * static_cast<std::size_t>(nbins + 2) * copies;
-  return b;
-}
-
 namespace counting_detail {
 // The same arithmetic everywhere (hot loop, revisits, diagonal tiles): explicit roundings, so a
 // revisit recomputes the hot loop's very value.
@@ -113,13 +107,7 @@ __device__ __noinline__ void move_to_float64_bin(const PairKernelArgs<Proxy, Exa
   float dev;
   const float v = bin_position<Clamp>(squared<D>(a, b), shape, dev);
   atomicSub(&s_hist[__float_as_uint(v) * static_cast<unsigned>(copies) + word_base], 1u);
-  double a64[D], b64[D];
-#pragma unroll
-  for (int d = 0; d < D; ++d) {
-    a64[d] = args.A.x64[d][i];
-    b64[d] = args.B.x64[d][j];
-  }
-  const double key = args.exact.key(a64, b64);
+  const double key = float64_key<D>(args, i, j);
   const double* e = args.edges64;
   if (!(key >= e[0]) || !(key < e[args.nbins])) return;
   int k = static_cast<int>(floor((sqrt(key) - shape.lo64) * shape.inv_width64));
@@ -162,14 +150,8 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 3 : 
 
   // The float64 rule for one pair: bin (>= 0) or -1.
   auto settle = [&](std::uint32_t i, std::uint32_t j) {
-    double a64[D], b64[D];
-#pragma unroll
-    for (int d = 0; d < D; ++d) {
-      a64[d] = args.A.x64[d][i];
-      b64[d] = args.B.x64[d][j];
-    }
     ++n_settled;
-    return find_bin_unpadded(args.edges64, args.nbins, args.steps, args.exact.key(a64, b64));
+    return find_bin_unpadded(args.edges64, args.nbins, args.steps, float64_key<D>(args, i, j));
   };
   // One pair's verdict with its float64 settlement, for diagonal tiles.
   auto exact_pair = [&](const float (&a)[3], float ca, float4 b, std::uint32_t i, std::uint32_t j) {

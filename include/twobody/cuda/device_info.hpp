@@ -3,6 +3,8 @@
 #include <cstddef>
 #include <string>
 
+#include "twobody/cuda/copies_model.hpp"
+
 namespace twobody::cuda {
 
 struct DeviceInfo {
@@ -16,5 +18,17 @@ struct DeviceInfo {
   std::size_t l2_bytes = 0;
 };
 DeviceInfo device_info();
+
+// The limits the copies model weighs (copies_model.hpp), from the device's properties.
+inline SmLimits sm_limits(const DeviceInfo& info) {
+  SmLimits lim;
+  lim.sms = info.sms;
+  lim.smem_per_sm = info.smem_per_sm;
+  lim.smem_per_block = info.smem_optin;
+  lim.threads_per_sm = info.threads_per_sm;
+  lim.blocks_per_sm = info.blocks_per_sm;
+  lim.reserved_per_block = info.smem_reserved;
+  return lim;
+}
 
 }  // namespace twobody::cuda

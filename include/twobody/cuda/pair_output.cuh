@@ -75,6 +75,19 @@ struct PairKernelArgs {
   double* point_wsums_b;
 };
 
+// The float64 key of pair (i, j) from the sets' float64 coordinates: the rule every settlement
+// applies.
+template <int D, class Proxy, class Exact>
+__device__ __forceinline__ double float64_key(const PairKernelArgs<Proxy, Exact>& args, std::uint32_t i, std::uint32_t j) {
+  double a64[D], b64[D];
+#pragma unroll
+  for (int d = 0; d < D; ++d) {
+    a64[d] = args.A.x64[d][i];
+    b64[d] = args.B.x64[d][j];
+  }
+  return args.exact.key(a64, b64);
+}
+
 // Shared memory the output needs beyond a traversal's own tiles (laid out first); `copies` counts
 // every sub-histogram of the block (all slots); `regions` the jackknife regions: block-wide
 // arrays for the histogram (64-bit), the anchors' regions (64-bit), the partners' regions (32-bit)
@@ -326,14 +339,8 @@ struct PairOutput {
 
   // The float64 rule, for pairs inside a guard band.
   __device__ __forceinline__ int settle(std::uint32_t i, std::uint32_t j) {
-    double a64[D], b64[D];
-#pragma unroll
-    for (int d = 0; d < D; ++d) {
-      a64[d] = args.A.x64[d][i];
-      b64[d] = args.B.x64[d][j];
-    }
     ++n_settled;
-    return find_bin_unpadded(args.edges64, args.nbins, args.steps, args.exact.key(a64, b64));
+    return find_bin_unpadded(args.edges64, args.nbins, args.steps, float64_key<D>(args, i, j));
   }
 
   // Histogram: the table entry of a proxy (direct_lookup): a bin, nbins (outside) or uncertain.

@@ -563,30 +563,24 @@ Result run_pairs(const F& f, const Plan& plan) {
         tiles.copies = 1;
         if (mode == OutputMode::Histogram) {
           // H by seed 000's model (copies_model.hpp) from this device's limits.
-          SmLimits lim;
-          lim.sms = info.sms;
-          lim.smem_per_sm = info.smem_per_sm;
-          lim.smem_per_block = info.smem_optin;
-          lim.threads_per_sm = info.threads_per_sm;
-          lim.blocks_per_sm = info.blocks_per_sm;
-          lim.reserved_per_block = info.smem_reserved;
+          const SmLimits lim = sm_limits(info);
           int reg_blocks = 0;
           TWOBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
               &reg_blocks, counting_tiles_kernel<D, OutputMode::Histogram, false, true, typename Fast::Proxy, F>, kThreads,
               0));
-          const auto bytes = [&](int h) { return counting_tiles_smem(OutputMode::Histogram, nb, h); };
+          const auto bytes = [&](int h) { return counting_tiles_smem(true, nb, h); };
           const double threads = static_cast<double>(A.size());
           const CopiesChoice cc = choose_copies(nb + 2, lim, kThreads, std::max(1, reg_blocks), bytes, threads, true,
                                                 kCountingTilesCollisionPenalty);
           const CopiesChoice seed = choose_copies(nb + 2, lim, kThreads, std::max(1, reg_blocks), bytes, threads, false);
           tiles.copies = cc.copies;
           if (const char* h = std::getenv("TWOBODY_HIST_COPIES")) tiles.copies = std::clamp(std::atoi(h), 1, 32);
-          while (tiles.copies > 1 && counting_tiles_smem(mode, nb, tiles.copies) > info.smem_optin) tiles.copies /= 2;
+          while (tiles.copies > 1 && counting_tiles_smem(true, nb, tiles.copies) > info.smem_optin) tiles.copies /= 2;
           tiles_note += " (" + std::to_string(tiles.copies) + (tiles.copies == 1 ? " histogram copy" : " histogram copies") +
                         " interleaved by bin; the model's choice " + std::to_string(cc.copies) + ", the seed's " +
                         std::to_string(seed.copies) + ")";
         }
-        tiles_smem = counting_tiles_smem(mode, nb, tiles.copies);
+        tiles_smem = counting_tiles_smem(mode == OutputMode::Histogram, nb, tiles.copies);
         use_tiles = tiles_smem + 64 <= info.smem_optin;  // (and the kernel's static shared words)
       }
     }
