@@ -176,11 +176,7 @@ TEST(CountingBounds, GramSignCountOnPairsAtTheEdge) {
 // A lattice of spacing 1/2: every range edge at a multiple of 1/2 is met exactly by many pairs,
 // all of which must be settled, and every other verdict must stand.
 TEST(CountingBounds, GramSignCountOnLatticeEdges) {
-  oracle::Points l;
-  l.dim = 3;
-  for (int x = 0; x < 12; ++x)
-    for (int y = 0; y < 11; ++y)
-      for (int z = 0; z < 10; ++z) l.x.push_back({0.5 * x, 0.5 * y, 0.5 * z});
+  const oracle::Points l = testing_support::half_lattice(12, 11, 10);
   const auto p = to_pointset(l);
   EXPECT_GT(check_count(p, 1.0, 2.5), 1000u);
   EXPECT_GT(check_count(p, 0.0, 1.5), 1000u);
@@ -199,11 +195,7 @@ TEST(CountingBounds, EqualWidthBinsAreExactOnRandomOffsetAndLatticeData) {
     }
     check_histogram(p, Binning::linear(0.2, 0.9, 70));  // pairs below and beyond the bins
   }
-  oracle::Points l;
-  l.dim = 3;
-  for (int x = 0; x < 12; ++x)
-    for (int y = 0; y < 11; ++y)
-      for (int z = 0; z < 10; ++z) l.x.push_back({0.5 * x, 0.5 * y, 0.5 * z});
+  const oracle::Points l = testing_support::half_lattice(12, 11, 10);
   EXPECT_GT(check_histogram(to_pointset(l), Binning::linear(0.0, 6.0, 12)), 1000u);
   EXPECT_GT(check_histogram(to_pointset(l), Binning::linear(1.0, 4.0, 6)), 1000u);
 }

@@ -107,11 +107,7 @@ TEST_F(Cuda, PeriodicUpToHalfTheBox) {
 }
 
 TEST_F(Cuda, LatticePairsOnEdgesAreSettledExactly) {
-  oracle::Points p;
-  p.dim = 3;
-  for (int x = 0; x < 24; ++x)
-    for (int y = 0; y < 20; ++y)
-      for (int z = 0; z < 17; ++z) p.x.push_back({0.5 * x, 0.5 * y, 0.5 * z});
+  const oracle::Points p = testing_support::half_lattice(24, 20, 17);
   const auto A = to_pointset(p);
   const auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, 6.0, 12));
   const auto g = run(s, A, nullptr, on("cuda"));
@@ -329,11 +325,7 @@ TEST_F(Cuda, GridEqualsBruteForceOpenAndPeriodicEveryOutput) {
 }
 
 TEST_F(Cuda, GridOnLatticeEdgesAndOtherDimensions) {
-  oracle::Points p;
-  p.dim = 3;
-  for (int x = 0; x < 24; ++x)
-    for (int y = 0; y < 20; ++y)
-      for (int z = 0; z < 17; ++z) p.x.push_back({0.5 * x, 0.5 * y, 0.5 * z});
+  const oracle::Points p = testing_support::half_lattice(24, 20, 17);
   const auto A = to_pointset(p);
   const auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, 2.0, 8));
   const auto g = run(s, A, nullptr, grid_on_cuda());
@@ -603,11 +595,7 @@ TEST_F(Cuda, PerPointOddSizesAndDimensions) {
 
 // A lattice: most pairs lie exactly on an edge and are settled in float64.
 TEST_F(Cuda, PerPointLatticeEdgesSettledExactly) {
-  oracle::Points p;
-  p.dim = 3;
-  for (int x = 0; x < 24; ++x)
-    for (int y = 0; y < 20; ++y)
-      for (int z = 0; z < 17; ++z) p.x.push_back({0.5 * x, 0.5 * y, 0.5 * z});
+  const oracle::Points p = testing_support::half_lattice(24, 20, 17);
   const auto A = to_pointset(p);
   for (const RunOptions& opt : {brute_on_cuda(), grid_on_cuda()}) {
     const auto s = per_point_stat(Metric::Euclidean, Traversal::Auto, 0.5, 1.0, false);
@@ -945,11 +933,7 @@ TEST_F(Cuda, CountingTilesEqualCpu) {
 // A lattice of spacing 1/2 with bins and a range on its distances: the counting tiles settle every
 // pair on an edge and keep every other verdict.
 TEST_F(Cuda, CountingTilesOnLatticeEdges) {
-  oracle::Points p;
-  p.dim = 3;
-  for (int x = 0; x < 24; ++x)
-    for (int y = 0; y < 20; ++y)
-      for (int z = 0; z < 17; ++z) p.x.push_back({0.5 * x, 0.5 * y, 0.5 * z});
+  const oracle::Points p = testing_support::half_lattice(24, 20, 17);
   const auto A = to_pointset(p);
   for (const Binning& bins : {Binning::linear(0.0, 6.0, 12), Binning::linear(1.0, 4.0, 6)}) {
     const auto g = run(stat(Metric::Euclidean, Traversal::Auto, bins), A, nullptr, on("cuda"));

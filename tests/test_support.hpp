@@ -17,6 +17,17 @@ inline std::uint64_t fresh_seed() {
   return base + 7919 * (k++);
 }
 
+// A 3-D lattice of spacing ½ (nx x ny x nz points): most pairs lie exactly on edges at multiples
+// of ½, the fast paths' hardest case.
+inline oracle::Points half_lattice(int nx, int ny, int nz) {
+  oracle::Points p;
+  p.dim = 3;
+  for (int x = 0; x < nx; ++x)
+    for (int y = 0; y < ny; ++y)
+      for (int z = 0; z < nz; ++z) p.x.push_back({0.5 * x, 0.5 * y, 0.5 * z});
+  return p;
+}
+
 // Random weights in [lo, hi) for every point (the weighted variants of the tests).
 inline twobody::PointSet with_weights(twobody::PointSet p, std::mt19937_64& rng, double lo = 0.5, double hi = 1.5) {
   std::uniform_real_distribution<double> u(lo, hi);
