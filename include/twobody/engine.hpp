@@ -56,6 +56,12 @@ Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const Ru
 std::string explain(const Statistic& stat, const PointSet& a, const PointSet* b,
                     const RunOptions& opt = {});
 
+// The backend that run() would hand this statistic to ("cpu" or "cuda"), after the fallbacks
+// that --explain reports (a backend without jackknife regions, 2-D bins, ... sends the statistic
+// to the CPU). Callers use it to decide what to overlap with the counts: host work beside a GPU
+// run is free, beside a CPU run it competes for the cores.
+std::string runs_on(const Statistic& stat, const RunOptions& opt = {});
+
 // Starts what a backend needs before its first run (for CUDA: the device context and its memory
 // pool, ~0.1 s on an H100), so that a caller can overlap it with reading its files, e.g. on a
 // std::thread. Does nothing for the CPU or when no GPU is visible; never throws.

@@ -99,6 +99,11 @@ std::string explain(const Statistic& stat, const PointSet& a, const PointSet* b,
                      fallback.empty() ? "" : "; " + fallback, plan.explanation, backend->describe(plan));
 }
 
+std::string runs_on(const Statistic& stat, const RunOptions& opt) {
+  std::string why;
+  return backend_for(stat, opt.backend, why)->name();
+}
+
 void warm_up(const std::string& backend) {
   if (backend != "auto" && backend != "cuda") return;
   try {

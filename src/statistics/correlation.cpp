@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <chrono>
 #include <cmath>
+#include <future>
 #include <limits>
 #include <tuple>
 
@@ -233,6 +235,37 @@ CorrelationCounts count_correlation(const Statistic& s, CorrelationSpace space, 
   }
   if (reuse.rr) check_reusable(*reuse.rr, "the saved RR", space, s, jackknife ? &J : nullptr);
 
+  using Clock = std::chrono::steady_clock;
+  const auto lap = [](Clock::time_point& t) {
+    const auto now = Clock::now();
+    const double dt = std::chrono::duration<double>(now - t).count();
+    t = now;
+    return dt;
+  };
+  // Catalogue i + 1 is put into the engine's coordinates and labelled on a host thread while
+  // catalogue i (the first: while the data's DD) is counted, when the counts run on a GPU (on the
+  // CPU the two would only compete for the cores). Its times are then the task's own, overlapped
+  // with the counts.
+  struct Prepared {
+    PointSet points;
+    double t_prepare = 0, t_label = 0;
+  };
+  const auto prepare_one = [&](std::size_t i) {
+    Prepared p;
+    auto t = Clock::now();
+    p.points = prepare(randoms[i]);
+    p.t_prepare = lap(t);
+    if (jackknife) p.points.set_regions(labeller->label(randoms[i], p.points, fmt::format("random catalogue {}", i + 1)));
+    p.t_label = lap(t);
+    return p;
+  };
+  Statistic probe = s;
+  probe.regions = static_cast<int>(R);
+  probe.mean_separation = false;
+  const bool overlap = !randoms.empty() && runs_on(probe, opt) != "cpu";
+  out.overlapped = overlap;
+  std::future<Prepared> next;
+  if (overlap) next = std::async(std::launch::async, prepare_one, 0);
   {
     Statistic t = s;
     t.traversal = Traversal::Auto;
@@ -311,19 +344,13 @@ CorrelationCounts count_correlation(const Statistic& s, CorrelationSpace space, 
     prepared[first] = PointSet();  // a catalogue counted as it is: its memory back too
   };
   std::size_t batch_n = 0;
-  using Clock = std::chrono::steady_clock;
-  const auto lap = [](Clock::time_point& t) {
-    const auto now = Clock::now();
-    const double dt = std::chrono::duration<double>(now - t).count();
-    t = now;
-    return dt;
-  };
   for (std::size_t i = 0; i < randoms.size(); ++i) {
+    Prepared p = overlap ? next.get() : prepare_one(i);
+    if (overlap && i + 1 < randoms.size()) next = std::async(std::launch::async, prepare_one, i + 1);
+    PointSet r = std::move(p.points);
+    out.t_prepare += p.t_prepare;
+    out.t_label += p.t_label;
     auto t = Clock::now();
-    PointSet r = prepare(randoms[i]);
-    out.t_prepare += lap(t);
-    if (jackknife) r.set_regions(labeller->label(randoms[i], r, fmt::format("random catalogue {}", i + 1)));
-    out.t_label += lap(t);
     if (!reuse.rr) {
       add(count(r, nullptr), out.rr, out.wrr, J.rr, J.wrr);
       out.t_runs += lap(t);

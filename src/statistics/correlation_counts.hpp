@@ -84,6 +84,7 @@ struct CorrelationCounts {
   // region labels, region sums and normalisations, the joined copies for ΣDR_i, and the whole
   // twobody::run calls (engine time plus planning and result assembly).
   double t_prepare = 0, t_label = 0, t_sums = 0, t_join = 0, t_runs = 0;
+  bool overlapped = false;  // coordinates and labels of catalogue i + 1 made while i was counted
 };
 
 inline void StatisticClock::stamp(Result& r, const CorrelationCounts* c) const {
@@ -95,9 +96,10 @@ inline void StatisticClock::stamp(Result& r, const CorrelationCounts* c) const {
       r.info.seconds, data_, engine, r.info.seconds - data_ - engine, omp_get_max_threads());
   if (c)
     r.info.plan += fmt::format(
-        "\nrandom catalogues: coordinates {:.4f} s, labels {:.4f} s, region sums {:.4f} s, joins {:.4f} s, runs "
+        "\nrandom catalogues: coordinates {:.4f} s, labels {:.4f} s{}, region sums {:.4f} s, joins {:.4f} s, runs "
         "(engine, planning, results) {:.4f} s",
-        c->t_prepare, c->t_label, c->t_sums, c->t_join, c->t_runs);
+        c->t_prepare, c->t_label, c->overlapped ? " (on a host thread beside the counts, after the first)" : "",
+        c->t_sums, c->t_join, c->t_runs);
 }
 
 // `data` is in the engine's coordinates and, with `labeller`, labelled 0..R-1; each random
