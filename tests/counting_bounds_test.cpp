@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <random>
+#include <vector>
 
 #include "test_support.hpp"
 #include "twobody/counting_bounds.hpp"
@@ -79,6 +80,86 @@ std::size_t check_count(const PointSet& p, double lo, double hi) {
       const bool fast = (v < 0) && !(cp.has_lo && vl < 0);
       if (fast != in) {
         ADD_FAILURE() << "pair " << i << "," << j << ": sign verdict " << fast << ", float64 " << in << " (key " << k << ")";
+        return unsure;
+      }
+    }
+  }
+  return unsure;
+}
+
+// The tensor-core count's arithmetic (tensor_count_tiles.cuh) under the accumulation model its
+// bound assumes: TF32 splits rounded to nearest (ties away), products exact, each MMA's addends
+// truncated to 22 bits below the largest and the sum rounded toward zero. Certain verdicts must
+// be float64's; returns the pairs left to settle.
+float tf32(float x) { return std::bit_cast<float>((std::bit_cast<std::uint32_t>(x) + 0x1000u) & 0xffffe000u); }
+float mma_model(const std::vector<double>& addends) {
+  double largest = 0;
+  for (double t : addends) largest = std::max(largest, std::abs(t));
+  if (largest == 0) return 0.f;
+  int e;
+  std::frexp(largest, &e);
+  const double q = std::ldexp(1.0, e - 22);
+  double sum = 0;
+  for (double t : addends) sum += std::trunc(t / q) * q;
+  float r = static_cast<float>(sum);
+  if (std::abs(double(r)) > std::abs(sum)) r = std::nextafter(r, 0.f);
+  return r;
+}
+std::size_t check_tensor_count(const PointSet& p, double lo, double hi) {
+  const Shifted s = shifted(p);
+  const CountingPlan cp = tensor_count_plan(s.setup.model, lo, hi);
+  EXPECT_TRUE(cp.usable) << cp.why;
+  const float band_hi = fast_detail::round_up(cp.band_hi), band_lo = fast_detail::round_up(cp.band_lo);
+  const float t_diff = static_cast<float>(cp.t_hi - cp.t_lo);
+  struct Split {
+    float h[3], l[3], ch, cl;
+  };
+  auto split = [](const std::array<float, 3>& x, float c) {
+    Split q;
+    for (int d = 0; d < 3; ++d) {
+      q.h[d] = tf32(x[d]);
+      q.l[d] = tf32(x[d] - q.h[d]);
+    }
+    q.ch = tf32(c);
+    q.cl = tf32(c - q.ch);
+    return q;
+  };
+  std::vector<Split> sp;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    double n2 = 0;
+    for (int d = 0; d < 3; ++d) n2 += double(s.f[i][d]) * s.f[i][d];
+    sp.push_back(split(s.f[i], static_cast<float>(n2)));
+  }
+  std::size_t unsure = 0;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    double na = 0;
+    for (int d = 0; d < 3; ++d) na += double(s.f[i][d]) * s.f[i][d];
+    const Split a = split(s.f[i], static_cast<float>(na - cp.t_hi));
+    for (std::size_t j = i + 1; j < p.size(); ++j) {
+      const Split& b = sp[j];
+      std::vector<double> t1, t2;
+      for (int d = 0; d < 3; ++d) t1.push_back(-2.0 * a.h[d] * b.h[d]);
+      for (int d = 0; d < 3; ++d) t1.push_back(-2.0 * a.l[d] * b.h[d]);
+      t1.push_back(a.ch);
+      t1.push_back(a.cl);
+      t1.push_back(0.0);  // the accumulator
+      const float r1 = mma_model(t1);
+      for (int d = 0; d < 3; ++d) t2.push_back(-2.0 * a.h[d] * b.l[d]);
+      t2.push_back(b.ch);
+      t2.push_back(b.cl);
+      t2.push_back(r1);
+      const float v = mma_model(t2);
+      const float vl = v + t_diff;
+      const double k = key64(p, i, j);
+      const bool in = k >= cp.t_lo && k < cp.t_hi;
+      if (std::abs(v) <= band_hi || (cp.has_lo && std::abs(vl) <= band_lo)) {
+        ++unsure;
+        continue;
+      }
+      const bool fast = (v < 0) && !(cp.has_lo && vl < 0);
+      if (fast != in) {
+        ADD_FAILURE() << "pair " << i << "," << j << ": tensor sign verdict " << fast << ", float64 " << in << " (key " << k
+                      << ")";
         return unsure;
       }
     }
@@ -173,6 +254,45 @@ TEST(CountingBounds, GramSignCountOnPairsAtTheEdge) {
   }
 }
 
+// The tensor-core form: random and offset data, pairs constructed at the edge, and a lattice
+// with pairs exactly on it; its band is wider than the CUDA-core form's, still a small fraction.
+TEST(CountingBounds, TensorGramSignCountIsExact) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (double offset : {0.0, -3.0, 1e4}) {
+    const auto p = to_pointset(uniform_points(700, 3, offset, offset + 1.0, rng));
+    const std::size_t pairs = p.size() * (p.size() - 1) / 2;
+    EXPECT_LT(check_tensor_count(p, 0.0, 0.1), pairs / 1000);
+    EXPECT_LT(check_tensor_count(p, 0.05, 0.3), pairs / 1000);
+  }
+  std::uniform_real_distribution<double> unit(0.0, 1.0), eps(-1e-6, 1e-6);
+  std::normal_distribution<double> gauss;
+  oracle::Points e;
+  e.dim = 3;
+  for (int k = 0; k < 400; ++k) {
+    std::array<double, 3> a, u;
+    double norm = 0;
+    for (int d = 0; d < 3; ++d) {
+      a[d] = 0.3 + 0.4 * unit(rng);
+      u[d] = gauss(rng);
+      norm += u[d] * u[d];
+    }
+    const double len = 0.1 * (1 + eps(rng)) / std::sqrt(norm);
+    e.x.push_back({a[0], a[1], a[2]});
+    e.x.push_back({a[0] + len * u[0], a[1] + len * u[1], a[2] + len * u[2]});
+  }
+  EXPECT_GT(check_tensor_count(to_pointset(e), 0.0, 0.1), 100u);
+  const auto l = to_pointset(testing_support::half_lattice(9, 8, 7));
+  EXPECT_GT(check_tensor_count(l, 1.0, 2.5), 500u);
+  DistanceErrorModel m;
+  m.dim = 3;
+  m.M = 0.5;
+  EXPECT_TRUE(tensor_count_plan(m, 0.0, 0.1).usable);     // the benchmark's r < 0.1 in a unit box
+  EXPECT_FALSE(tensor_count_plan(m, 0.0, 0.005).usable);  // a cutoff far below the extent
+  EXPECT_GT(tensor_gram_error(m, 0.01), 4 * gram_error(m, 0.01));
+}
+
 // A lattice of spacing 1/2: every range edge at a multiple of 1/2 is met exactly by many pairs,
 // all of which must be settled, and every other verdict must stand.
 TEST(CountingBounds, GramSignCountOnLatticeEdges) {
@@ -200,6 +320,31 @@ TEST(CountingBounds, EqualWidthBinsAreExactOnRandomOffsetAndLatticeData) {
   EXPECT_GT(check_histogram(to_pointset(l), Binning::linear(1.0, 4.0, 6)), 1000u);
 }
 
+// Thousands of bins: δ reaches a few thousandths of a bin (the float32 coordinates' rounding and
+// sqrt.approx's error against a bin of 2·10⁻⁴), so ~1% of the pairs are settled, and every other
+// verdict stands, on random, offset and edge-laden lattice data.
+TEST(CountingBounds, ThousandsOfEqualWidthBins) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (double offset : {0.0, 1e4}) {
+    const auto p = to_pointset(uniform_points(900, 3, offset, offset + 1.0, rng));
+    const Shifted s = shifted(p);
+    const std::size_t pairs = p.size() * (p.size() - 1) / 2;
+    const Binning wide = Binning::linear(0.0, std::sqrt(3.0) * 1.000001, 8192);
+    const CountingPlan cp = equal_width_plan(s.setup.model, wide.edges());
+    EXPECT_TRUE(cp.usable) << cp.why;
+    EXPECT_GT(cp.delta, 1e-3);
+    EXPECT_LT(cp.delta, kWidestDelta);
+    const std::size_t settled = check_histogram(p, wide);
+    EXPECT_LT(settled, pairs / 25);
+    EXPECT_GT(settled, pairs / 2000);
+    check_histogram(p, Binning::linear(0.3, 0.9, 3000));
+  }
+  const oracle::Points l = testing_support::half_lattice(12, 11, 10);
+  EXPECT_GT(check_histogram(to_pointset(l), Binning::linear(0.0, 6.0, 1200)), 1000u);
+}
+
 TEST(CountingBounds, DeclinesWhereTheBoundsAreTooWide) {
   DistanceErrorModel m;
   m.dim = 3;
@@ -208,6 +353,7 @@ TEST(CountingBounds, DeclinesWhereTheBoundsAreTooWide) {
   EXPECT_TRUE(gram_count_plan(m, 0.0, 500.0).usable);
   EXPECT_FALSE(equal_width_plan(m, Binning::logarithmic(0.1, 10.0, 10).edges()).usable);  // not equal width
   EXPECT_FALSE(equal_width_plan(m, Binning::linear(0.0, 1.0, 1000).edges()).usable);     // too narrow
+  EXPECT_FALSE(equal_width_plan(m, Binning::linear(0.0, 1e-8, 10).edges()).usable);      // below resolution
   EXPECT_TRUE(equal_width_plan(m, Binning::linear(0.0, 3000.0, 256).edges()).usable);
 }
 

@@ -15,8 +15,11 @@
 // Histograms of bins of equal width w in r use d² from differences, whose error bound(d)
 // (fast_path.hpp's DistanceErrorModel) shrinks with d, then d = sqrt.approx(d²) and the position
 // x = d/w − lo/w − ½. A pair within δ bins of an edge is settled, where δ adds the error of d at
-// the edges (bound(e)/e + ε_sqrt·e), the roundings of x, and how far the float64 edges stray from
-// lo + k·w.
+// the edges (bound(e)/(1.48e) + ε_sqrt·e), the roundings of x, and how far the float64 edges
+// stray from lo + k·w. For thousands of bins the first term dominates (the float32 coordinates'
+// own rounding, 8 192 bins over the data's diameter: ~3·10⁻³ of a bin; sqrt.approx ~2·10⁻³), so a
+// sharper square root would not help much: δ up to 10⁻² is accepted, i.e. up to ~2% of the pairs
+// settled out of line, still far cheaper than the generic agent's table.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -41,16 +44,45 @@ struct CountingPlan {
   double inv_width = 0, offset = 0, d_min = 0, d_max = 0, delta = 0;
 };
 
-// The bound on |s'_32 − (key64 − T)| for every pair of the data the model describes.
-inline double gram_error(const DistanceErrorModel& m, double T) {
+// What any Gram form inherits: the float32 coordinates' own rounding and the float64 reference's,
+// both at the largest distance 2√D·M.
+inline double coordinate_error(const DistanceErrorModel& m) {
   using namespace fast_detail;
   const double D = m.dim, sD = std::sqrt(D);
-  const double extent = 4 * D * m.M * m.M;  // (|a| + |b|)² at most
   const double d_max = 2 * sD * m.M;
   const double eta = 2 * (u32 * m.M * (1 + u32) + 2 * u64 * m.offset);
   const double coords = 2 * d_max * sD * eta + D * eta * eta;
   const double ref = gamma(m.dim + 2, u64) * d_max * d_max + 4 * u64 * m.offset * d_max * sD;
-  return 1.01 * (6 * u32 * (extent + T) + coords + ref) + 1e-300;
+  return coords + ref;
+}
+
+// The bound on |s'_32 − (key64 − T)| for every pair of the data the model describes.
+inline double gram_error(const DistanceErrorModel& m, double T) {
+  using namespace fast_detail;
+  const double extent = 4 * m.dim * m.M * m.M;  // (|a| + |b|)² at most
+  return 1.01 * (6 * u32 * (extent + T) + coordinate_error(m)) + 1e-300;
+}
+
+// The tensor-core form (cuda/tensor_count_tiles.cuh): operands split into TF32 hi + lo, two
+// mma.m16n8k8 with float32 accumulation. Bounded, with |x| ≤ M, |x_a||x_b| ≤ M² a dimension:
+//   - the splits: per dimension the dropped lo·lo (2^-22) and the two split residuals (2^-22 of
+//     x each), times |−2x_a||x_b| ≤ 2M²: 6·2^-22·M², D of them;
+//   - |a|² − T and |b|² (at most DM² + T and DM²): their float rounding (u) and split residual;
+//   - the accumulation: each MMA adds nine terms (eight products, exact, and the accumulator), all
+//     below 4DM² + T. Assumed (kTensorAccumulation): each addend is kept to 22 bits relative to the
+//     largest and the sum is rounded once (NVIDIA documents at least float32 accumulation; studies
+//     of the A100/H100 tensor cores find alignment to the largest exponent with truncation and a
+//     round-toward-zero result). The GPU suite measures the worst error of the kernel's own MMAs
+//     on adversarial data against this bound.
+constexpr double kTensorAccumulation = 0x1p-22;
+inline double tensor_gram_error(const DistanceErrorModel& m, double T) {
+  using namespace fast_detail;
+  const double D = m.dim, M2 = m.M * m.M;
+  const double big = 4 * D * M2 + T;
+  const double splits = 6 * D * 0x1p-22 * M2;
+  const double norms = (u32 + 0x1p-22) * (2 * D * M2 + T);
+  const double accumulate = 2 * 10 * kTensorAccumulation * big;
+  return 1.01 * (accumulate + splits + norms + coordinate_error(m)) + 1e-300;
 }
 
 // Range counts over the natural edges [lo, hi). Declines when a band is wider than 1e-3 of hi².
@@ -78,6 +110,31 @@ inline CountingPlan gram_count_plan(const DistanceErrorModel& m, double lo, doub
   return p;
 }
 
+// The tensor-core counts' plan: as gram_count_plan with tensor_gram_error, and bands up to 1e-2
+// of hi² (a lane revisits its 16 pairs of a block of 8 partners only when one is in the band:
+// at r = 0.1 in a unit box about 1% of the blocks).
+inline CountingPlan tensor_count_plan(const DistanceErrorModel& m, double lo, double hi) {
+  using namespace fast_detail;
+  CountingPlan p;
+  p.t_hi = hi * hi;
+  p.t_lo = lo * lo;
+  p.has_lo = lo > 0;
+  p.band_hi = tensor_gram_error(m, p.t_hi);
+  const double extent = 4 * m.dim * m.M * m.M;
+  p.band_lo = 1.01 * (p.band_hi + u32 * (p.t_hi - p.t_lo) + u32 * (extent + p.t_hi));
+  if (!std::isfinite(p.band_lo) || !(extent + p.t_hi < 0x1p120) || !(m.M > 1e-15)) {
+    p.why = "no tensor-core counts (the data's scale is outside float32's comfortable range)";
+    return p;
+  }
+  if (!(p.band_hi <= 1e-2 * p.t_hi) || (p.has_lo && !(p.band_lo <= 1e-2 * p.t_hi))) {
+    p.why = "no tensor-core counts (their error bound is too wide for this cutoff and extent)";
+    return p;
+  }
+  p.usable = true;
+  p.why = "tensor-core counts: Gram form on split TF32 MMAs, sign-bit count";
+  return p;
+}
+
 // δ of equal-width bins at natural edges `edges` (in bins), or +inf when they are not of equal
 // width (within 1e-6 of a bin). `d_max_data`: the largest distance the data allows (2√D·M).
 inline double equal_width_delta(const DistanceErrorModel& m, const std::vector<double>& edges) {
@@ -88,11 +145,14 @@ inline double equal_width_delta(const DistanceErrorModel& m, const std::vector<d
   double stray = 0;
   for (int k = 0; k <= n; ++k) stray = std::max(stray, std::abs(edges[k] - (lo + k * w)));
   if (!(lo >= 0) || !(w > 0) || stray > 1e-6 * w) return HUGE_VAL;
-  // Error of d at each edge that decides something (an edge at 0 does not: d >= 0).
+  // Error of d at each edge that decides something (an edge at 0 does not: d >= 0). A pair near
+  // edge e has d ≥ 0.99e, and |ε| = |d̃² − d²| ≤ B = bound(1.01e) moves d by ε/(d̃ + d) ≤ B/(1.48e)
+  // while B ≤ 0.7e² (d̃ ≥ d/2); beyond that the edge is not decidable in float32.
   double dd = 0;
   for (int k = lo > 0 ? 0 : 1; k <= n; ++k) {
-    const double e = edges[k];
-    dd = std::max(dd, 1.01 * m.bound(1.01 * e) / e + kSqrtApproxError * 1.01 * e);
+    const double e = edges[k], B = m.bound(1.01 * e);
+    if (!(B <= 0.7 * e * e)) return HUGE_VAL;
+    dd = std::max(dd, 1.01 * B / (1.48 * e) + kSqrtApproxError * 1.01 * e);
   }
   // x = fma(d, 1/w, offset): the roundings of 1/w (≤ u·hi/w), of the offset and of x itself
   // (|x| ≤ n + 1); g = (v − magic) − x is exact (Sterbenz: |x − round(x)| ≤ ½).
@@ -100,8 +160,11 @@ inline double equal_width_delta(const DistanceErrorModel& m, const std::vector<d
   return 1.1 * (dd / w + u32 * (hi / w + std::abs(offset) + n + 2) + (stray + u64 * hi) / w) + 1e-9;
 }
 
-// Histograms: usable when the edges are of equal width in r and δ is small enough that an
-// anchor's 32 pairs are rarely revisited.
+// Beyond this δ (in bins) the counting tiles decline: 2δ of the pairs are settled out of line.
+constexpr double kWidestDelta = 1e-2;
+
+// Histograms: usable when the edges are of equal width in r and δ is small enough that few pairs
+// are settled.
 inline CountingPlan equal_width_plan(const DistanceErrorModel& m, const std::vector<double>& edges) {
   CountingPlan p;
   if (!(4 * m.dim * m.M * m.M < 0x1p120) || !(m.M > 1e-15) || !(edges.back() < 1e36)) {
@@ -110,10 +173,10 @@ inline CountingPlan equal_width_plan(const DistanceErrorModel& m, const std::vec
   }
   p.delta = equal_width_delta(m, edges);
   if (p.delta == HUGE_VAL) {
-    p.why = "generic tiles (bins not of equal width in r)";
+    p.why = "generic tiles (bins not of equal width in r, or an edge below float32's resolution)";
     return p;
   }
-  if (!(p.delta <= 4e-3)) {
+  if (!(p.delta <= kWidestDelta)) {
     p.why = "generic tiles (bins too narrow for float32 distances)";
     return p;
   }

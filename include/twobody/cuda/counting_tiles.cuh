@@ -203,7 +203,10 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 3 : 
 #pragma unroll
     for (int r = 0; r < kPerThread; ++r) c_hi[r] = c_lo[r] = 0;
 
-    for (std::uint32_t jt = j0; jt < j1; jt += kThreads) {
+    // Auto: sub-tiles whose every partner is at or below every anchor hold no wanted pair (an item
+    // straddling the diagonal starts up to kAnchors partners below it).
+    const std::uint32_t jt_first = args.is_auto && i0 + 1 > j0 ? j0 + (i0 + 1 - j0) / kThreads * kThreads : j0;
+    for (std::uint32_t jt = jt_first; jt < j1; jt += kThreads) {
       __syncthreads();
       {
         const std::uint32_t jl = jt + tid;

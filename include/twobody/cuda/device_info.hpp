@@ -19,6 +19,11 @@ struct DeviceInfo {
 };
 DeviceInfo device_info();
 
+// Blocks of the counting tiles' histogram kernel a multiprocessor holds by its registers (the
+// occupancy API, shared memory aside), for `dim` 1–3 (run_euclidean_low.cu): the copies model's
+// register limit, in the run and in --explain alike.
+int counting_tiles_histogram_blocks(int dim);
+
 // The limits the copies model weighs (copies_model.hpp), from the device's properties.
 inline SmLimits sm_limits(const DeviceInfo& info) {
   SmLimits lim;

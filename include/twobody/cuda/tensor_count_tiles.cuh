@@ -1,0 +1,283 @@
+#pragma once
+// Tensor-core counts: the counting tiles' Gram form s' = (|a|² − T) + |b|² − 2a·b (one range,
+// Euclidean, unweighted, up to three dimensions) with the products on the tensor cores, so that
+// a pair costs its verdict only (one LEA.HI for the sign bit, one FMNMX for the group's smallest
+// |s'|) instead of the add and three FMAs before it.
+//
+// TF32 keeps 11 significant bits, so every operand is split, x = hi + lo (hi = tf32(x), lo =
+// tf32(x − hi), x − hi exact), and the dot product is hi·hi + lo·hi + hi·lo (lo·lo, 2^-22 of it,
+// dropped), with |a|² − T and |b|² split the same way and folded into the K dimension. Two
+// mma.m16n8k8 per 16 anchors × 8 partners:
+//   MMA 1: A = [−2x_hi, −2y_hi, −2z_hi, −2x_lo, −2y_lo, −2z_lo, ca_hi, ca_lo]
+//          B = [ x_hi,   y_hi,   z_hi,   x_hi,   y_hi,   z_hi,  1,     1    ]
+//   MMA 2: A = [−2x_hi, −2y_hi, −2z_hi, 1,     1,     0, 0, 0]   (accumulating onto MMA 1)
+//          B = [ x_lo,   y_lo,   z_lo,  cb_hi, cb_lo, 0, 0, 0]
+// Its error (counting_bounds.hpp, tensor_gram_error) is ~20× the CUDA-core form's, still far
+// below r² for the usual cutoffs; pairs within it are settled in float64 as in the counting tiles.
+//
+// A block of 8 warps takes items of kTensorAnchors = 512 anchors (64 a warp: four 16-row tiles,
+// their A fragments in 32 registers) × kChunk partners, staged 256 at a time in shared memory
+// already in the B fragments' layout (one 16-byte load a lane per 8 partners). Each lane holds 16
+// of the 512 pairs of a warp's 64 × 8 block; after each block of 8 partners a lane whose smallest
+// |s'| lies within the band revisits its own 16, still in registers. Blocks straddling the
+// diagonal of an auto-correlation count only j > i, pair by pair.
+#include <cstdint>
+
+#include "twobody/cuda/kernel_shape.hpp"
+#include "twobody/cuda/pair_output.cuh"
+#include "twobody/fast_path.hpp"
+
+namespace twobody::cuda {
+
+constexpr int kTensorAnchors = 512;  // anchors of an item: 8 warps × 64
+
+struct TensorCountShape {
+  double t_hi = 0;                 // r₁² (key space)
+  float band_hi = 0, band_lo = 0;  // |s'| <= band: settle
+  float t_diff = 0;                // r₁² − r₀² as float (s'_lo = s'_hi + t_diff)
+  bool has_lo = false;             // the range starts above zero
+};
+
+// Sentinels (points beyond a ragged end): |a|² − T or |b|² of 2^122, finite (no inf·0 in the
+// MMAs) and above any |a|² − T the plan admits (extent + T < 2^120), so s' > 0: never counted, never
+// in a band.
+constexpr float kTensorFar = 0x1p+122f;
+
+namespace tensor_detail {
+__device__ __forceinline__ float tf32(float x) {
+  std::uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return __uint_as_float(r);
+}
+// x = hi + lo + (at most 2^-22 |x|): hi rounded to TF32, x − hi exact (Sterbenz), lo rounded.
+__device__ __forceinline__ void split(float x, float& hi, float& lo) {
+  hi = tf32(x);
+  lo = tf32(__fsub_rn(x, hi));
+}
+__device__ __forceinline__ void mma_tf32(float (&d)[4], const std::uint32_t (&a)[4], float b0, float b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(__float_as_uint(b0)), "r"(__float_as_uint(b1)));
+}
+__device__ __forceinline__ float pick(const float (&v)[8], int k) {
+  float r = v[0];
+#pragma unroll
+  for (int q = 1; q < 8; ++q) r = k == q ? v[q] : r;
+  return r;
+}
+// An anchor's rows of MMA 1 and MMA 2 from its coordinates x (a sentinel when not `real`).
+template <int D>
+__device__ __forceinline__ void anchor_rows(const float (&x)[3], bool real, double t_hi, float (&r1)[8], float (&r2)[8]) {
+  float h[3] = {0.f, 0.f, 0.f}, l[3] = {0.f, 0.f, 0.f};
+  float ca = kTensorFar;
+  if (real) {
+    double na = 0;
+#pragma unroll
+    for (int d = 0; d < D; ++d) {
+      na += static_cast<double>(x[d]) * x[d];
+      split(x[d], h[d], l[d]);
+    }
+    ca = static_cast<float>(na - t_hi);
+  }
+  float ch, cl;
+  split(ca, ch, cl);
+#pragma unroll
+  for (int d = 0; d < 3; ++d) {
+    r1[d] = -2.f * h[d];
+    r1[3 + d] = -2.f * l[d];
+    r2[d] = -2.f * h[d];
+  }
+  r1[6] = ch;
+  r1[7] = cl;
+  r2[3] = 1.f;
+  r2[4] = 1.f;
+  r2[5] = r2[6] = r2[7] = 0.f;
+}
+// A partner's column of MMA 1 and MMA 2 (a sentinel when not `real`) in the B fragments' layout
+// (b0 (k = t4, n = g), b1 (k = t4 + 4, n = g)): lane 4c + t of its block of 8 partners (c its
+// column) takes f[t] = {B1[t], B1[t + 4], B2[t], B2[t + 4]}.
+template <int D>
+__device__ __forceinline__ void partner_fragments(const float (&y)[3], bool real, float4 (&f)[4]) {
+  float h[3] = {0.f, 0.f, 0.f}, l[3] = {0.f, 0.f, 0.f};
+  float cb = kTensorFar;
+  if (real) {
+    double nb = 0;
+#pragma unroll
+    for (int d = 0; d < D; ++d) {
+      nb += static_cast<double>(y[d]) * y[d];
+      split(y[d], h[d], l[d]);
+    }
+    cb = static_cast<float>(nb);
+  }
+  float ch, cl;
+  split(cb, ch, cl);
+  f[0] = make_float4(h[0], h[1], l[0], cl);
+  f[1] = make_float4(h[1], h[2], l[1], 0.f);
+  f[2] = make_float4(h[2], 1.f, l[2], 0.f);
+  f[3] = make_float4(h[0], 1.f, ch, 0.f);
+}
+// The 16 × 8 block's s' in the C fragment (c[q] at row g + (q >> 1)·8, column 2·t4 + (q & 1)).
+__device__ __forceinline__ void gram_block(float (&c)[4], const std::uint32_t (&a1)[4], const std::uint32_t (&a2)[4],
+                                           float4 b) {
+  c[0] = c[1] = c[2] = c[3] = 0.f;
+  mma_tf32(c, a1, b.x, b.y);
+  mma_tf32(c, a2, b.z, b.w);
+}
+// A fragments (PTX m16n8k8 .tf32: a0 (g, t4), a1 (g + 8, t4), a2 (g, t4 + 4), a3 (g + 8, t4 + 4))
+// of the rows of anchors `top` (row g) and `bottom` (row g + 8).
+__device__ __forceinline__ void anchor_fragments(const float (&top1)[8], const float (&top2)[8], const float (&bot1)[8],
+                                                 const float (&bot2)[8], int t4, std::uint32_t (&a1)[4],
+                                                 std::uint32_t (&a2)[4]) {
+  a1[0] = __float_as_uint(pick(top1, t4));
+  a1[1] = __float_as_uint(pick(bot1, t4));
+  a1[2] = __float_as_uint(pick(top1, t4 + 4));
+  a1[3] = __float_as_uint(pick(bot1, t4 + 4));
+  a2[0] = __float_as_uint(pick(top2, t4));
+  a2[1] = __float_as_uint(pick(bot2, t4));
+  a2[2] = __float_as_uint(pick(top2, t4 + 4));
+  a2[3] = __float_as_uint(pick(bot2, t4 + 4));
+}
+// Point i of a set's float32 coordinates (zeros beyond D).
+template <int D>
+__device__ __forceinline__ void coordinates(const DeviceSet& set, std::uint32_t i, float (&x)[3]) {
+  x[0] = x[1] = x[2] = 0.f;
+  if (i < set.n)
+#pragma unroll
+    for (int d = 0; d < D; ++d) x[d] = set.x[d][i];
+}
+}  // namespace tensor_detail
+
+// Lo: a range starting above zero (a second sign bit and band per pair).
+template <int D, bool Lo, class Proxy, class Exact>
+__global__ void __launch_bounds__(kThreads, 2)
+    tensor_count_kernel(__grid_constant__ const PairKernelArgs<Proxy, Exact> args, const TensorCountShape shape) {
+  static_assert(D >= 1 && D <= 3, "tensor-core counts take up to three coordinates");
+  using namespace tensor_detail;
+  __shared__ float4 s_frag[kThreads * 4];  // 32 blocks of 8 partners x 32 lanes
+  __shared__ unsigned long long s_item;
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  const int g = lane / 4, t4 = lane % 4;
+  unsigned long long n_settled = 0, total = 0;
+  long long fix = 0;  // float64 verdicts minus sign-bit ones, and the diagonal blocks' counts
+
+  const auto settle = [&](std::uint32_t i, std::uint32_t j) {
+    ++n_settled;
+    return static_cast<long long>(find_bin_unpadded(args.edges64, args.nbins, args.steps, float64_key<D>(args, i, j)) >= 0);
+  };
+
+  for (;;) {
+    __syncthreads();
+    if (tid == 0) s_item = atomicAdd(args.next_item, 1ull);
+    __syncthreads();
+    if (s_item >= args.n_items) break;
+    const std::uint32_t I = static_cast<std::uint32_t>(s_item / args.chunks_per_row);
+    const std::uint32_t J = static_cast<std::uint32_t>(s_item % args.chunks_per_row);
+    const std::uint32_t i0 = I * kTensorAnchors;
+    const std::uint32_t j0 = J * kChunk;
+    const std::uint32_t j1 = min(j0 + kChunk, args.B.n);
+    if (args.is_auto && j1 <= i0 + 1) continue;
+    const std::uint32_t w0 = i0 + warp * 64;  // this warp's anchors: w0 .. w0 + 63
+
+    std::uint32_t a1[4][4], a2[4][4];
+#pragma unroll
+    for (int m = 0; m < 4; ++m) {
+      float top1[8], top2[8], bot1[8], bot2[8], x[3];
+      const std::uint32_t it = w0 + m * 16 + g, ib = it + 8;
+      coordinates<D>(args.A, it, x);
+      anchor_rows<D>(x, it < args.A.n, shape.t_hi, top1, top2);
+      coordinates<D>(args.A, ib, x);
+      anchor_rows<D>(x, ib < args.A.n, shape.t_hi, bot1, bot2);
+      anchor_fragments(top1, top2, bot1, bot2, t4, a1[m], a2[m]);
+    }
+    unsigned c_hi = 0, c_lo = 0;  // sign bits this item (< 2^32: 16 a lane per 8 partners)
+
+    // Auto: sub-tiles whose every partner is at or below every anchor of the block hold no pair.
+    const std::uint32_t jt_first = args.is_auto && i0 + 1 > j0 ? j0 + (i0 + 1 - j0) / kThreads * kThreads : j0;
+    for (std::uint32_t jt = jt_first; jt < j1; jt += kThreads) {
+      __syncthreads();
+      {
+        // Partner jt + tid, column tid % 8 of block tid / 8.
+        const std::uint32_t jl = jt + tid;
+        float y[3];
+        coordinates<D>(args.B, jl, y);
+        float4 f[4];
+        partner_fragments<D>(y, jl < j1, f);
+#pragma unroll
+        for (int t = 0; t < 4; ++t) s_frag[(tid / 8) * 32 + (tid % 8) * 4 + t] = f[t];
+      }
+      __syncthreads();
+
+#pragma unroll 2
+      for (int nt = 0; nt < kThreads / 8; ++nt) {
+        const std::uint32_t pb = jt + nt * 8;  // partners pb .. pb + 7
+        // Warp-uniform: every partner at or below every anchor of the warp; some of them.
+        if (args.is_auto && pb + 8 <= w0 + 1) continue;
+        const bool diagonal = args.is_auto && pb <= w0 + 63;
+        const float4 b = s_frag[nt * 32 + lane];
+        float c[4][4];
+#pragma unroll
+        for (int m = 0; m < 4; ++m) gram_block(c[m], a1[m], a2[m], b);
+        if (!diagonal) {
+          float worst = HUGE_VALF, worst_lo = HUGE_VALF;
+#pragma unroll
+          for (int m = 0; m < 4; ++m)
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+              const float s = c[m][q];
+              c_hi += __float_as_uint(s) >> 31;
+              worst = fminf(worst, fabsf(s));
+              if constexpr (Lo) {
+                const float sl = __fadd_rn(s, shape.t_diff);
+                c_lo += __float_as_uint(sl) >> 31;
+                worst_lo = fminf(worst_lo, fabsf(sl));
+              }
+            }
+          if (worst <= shape.band_hi || (Lo && worst_lo <= shape.band_lo)) {
+            // Rare: this lane's pairs within the band go to float64.
+#pragma unroll
+            for (int m = 0; m < 4; ++m)
+#pragma unroll
+              for (int q = 0; q < 4; ++q) {
+                const float s = c[m][q];
+                const float sl = __fadd_rn(s, shape.t_diff);
+                const std::uint32_t i = w0 + m * 16 + g + (q >> 1) * 8, j = pb + 2 * t4 + (q & 1);
+                if ((fabsf(s) <= shape.band_hi || (Lo && fabsf(sl) <= shape.band_lo)) && i < args.A.n && j < j1) {
+                  const long long fast = static_cast<long long>(s < 0.f) - static_cast<long long>(Lo && sl < 0.f);
+                  fix += settle(i, j) - fast;
+                }
+              }
+          }
+        } else {
+          // On the diagonal: j > i, real points only, each verdict counted here.
+#pragma unroll
+          for (int m = 0; m < 4; ++m)
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+              const std::uint32_t i = w0 + m * 16 + g + (q >> 1) * 8, j = pb + 2 * t4 + (q & 1);
+              if (i >= args.A.n || j >= j1 || j <= i) continue;
+              const float s = c[m][q];
+              const float sl = __fadd_rn(s, shape.t_diff);
+              if (fabsf(s) <= shape.band_hi || (Lo && fabsf(sl) <= shape.band_lo))
+                fix += settle(i, j);
+              else
+                fix += static_cast<long long>(s < 0.f) - static_cast<long long>(Lo && sl < 0.f);
+            }
+        }
+      }
+    }
+    total += c_hi - c_lo;
+  }
+
+  total += static_cast<unsigned long long>(fix);  // modular: the grand total is right
+  for (int off = 16; off > 0; off >>= 1) {
+    n_settled += __shfl_down_sync(0xffffffffu, n_settled, off);
+    total += __shfl_down_sync(0xffffffffu, total, off);
+  }
+  if (lane == 0) {
+    if (n_settled) atomicAdd(args.settled, n_settled);
+    if (total) atomicAdd(&args.counts[0], total);
+  }
+}
+
+}  // namespace twobody::cuda

@@ -1,0 +1,101 @@
+// The tensor-core counts' error bound (counting_bounds.hpp, tensor_gram_error) rests on an
+// assumption about the tensor cores' float32 accumulation. Measured here with the kernel's own
+// device functions (splits, fragments, the two MMAs) against the exact s' of the float32
+// coordinates, on random data of full-mantissa coordinates at several scales and cutoffs: the
+// worst error must stay within half the bound. Label: gpu.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "twobody/backend.hpp"
+#include "twobody/counting_bounds.hpp"
+#include "twobody/cuda/tensor_count_tiles.cuh"
+
+namespace {
+
+using namespace twobody::cuda;
+
+// One warp a block: anchors 16·b .. 16·b + 15 against partners 8·b .. 8·b + 7 of the arrays.
+__global__ void tensor_error_kernel(const float* ax, const float* ay, const float* az, const float* bx, const float* by,
+                                    const float* bz, double t, unsigned* worst_bits) {
+  using namespace tensor_detail;
+  const int lane = threadIdx.x, g = lane / 4, t4 = lane % 4, blk = blockIdx.x;
+  const auto anchor = [&](int r, float (&x)[3]) {
+    const int i = blk * 16 + r;
+    x[0] = ax[i];
+    x[1] = ay[i];
+    x[2] = az[i];
+  };
+  float top1[8], top2[8], bot1[8], bot2[8], x[3];
+  anchor(g, x);
+  anchor_rows<3>(x, true, t, top1, top2);
+  anchor(g + 8, x);
+  anchor_rows<3>(x, true, t, bot1, bot2);
+  std::uint32_t a1[4], a2[4];
+  anchor_fragments(top1, top2, bot1, bot2, t4, a1, a2);
+  // The lane's B fragment: partner column g, entry t4.
+  const int j = blk * 8 + g;
+  float y[3] = {bx[j], by[j], bz[j]};
+  float4 f[4];
+  partner_fragments<3>(y, true, f);
+  float c[4];
+  gram_block(c, a1, a2, f[t4]);
+  float worst = 0.f;
+  for (int q = 0; q < 4; ++q) {
+    const int i = blk * 16 + g + (q >> 1) * 8, jj = blk * 8 + 2 * t4 + (q & 1);
+    const double a[3] = {ax[i], ay[i], az[i]}, b[3] = {bx[jj], by[jj], bz[jj]};
+    double na = 0, nb = 0, ab = 0;
+    for (int d = 0; d < 3; ++d) {
+      na += a[d] * a[d];
+      nb += b[d] * b[d];
+      ab += a[d] * b[d];
+    }
+    const double exact = (na - t) + nb - 2 * ab;
+    worst = fmaxf(worst, static_cast<float>(fabs(c[q] - exact)));
+  }
+  atomicMax(worst_bits, __float_as_uint(worst));
+}
+
+}  // namespace
+
+TEST(CudaTensorCounts, AccumulationWithinTheAssumedBound) {
+  if (!twobody::make_cuda_backend()) GTEST_SKIP() << "no CUDA device";
+  std::mt19937_64 rng(std::random_device{}());
+  for (double M : {0.5, 1e3}) {
+    for (double r_over_m : {0.2, 0.05, 1.5}) {
+      const int blocks = 1 << 14;
+      std::uniform_real_distribution<float> u(static_cast<float>(-M), static_cast<float>(M));
+      std::vector<float> h(6 * std::size_t(blocks) * 16);
+      for (auto& v : h) v = u(rng);
+      float* d = nullptr;
+      unsigned* w = nullptr;
+      ASSERT_EQ(cudaMalloc(&d, h.size() * sizeof(float)), cudaSuccess);
+      ASSERT_EQ(cudaMalloc(&w, sizeof(unsigned)), cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(d, h.data(), h.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+      ASSERT_EQ(cudaMemset(w, 0, sizeof(unsigned)), cudaSuccess);
+      const std::size_t n = std::size_t(blocks) * 16;
+      const double t = (r_over_m * M) * (r_over_m * M);
+      tensor_error_kernel<<<blocks, 32>>>(d, d + n, d + 2 * n, d + 3 * n, d + 4 * n, d + 5 * n, t, w);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      unsigned bits = 0;
+      ASSERT_EQ(cudaMemcpy(&bits, w, sizeof bits, cudaMemcpyDeviceToHost), cudaSuccess);
+      cudaFree(d);
+      cudaFree(w);
+      float worst;
+      std::memcpy(&worst, &bits, sizeof worst);
+      twobody::DistanceErrorModel m;
+      m.dim = 3;
+      m.M = M;
+      // The tensor-core part of the bound (the float32 coordinates' rounding does not arise here).
+      const double bound = twobody::tensor_gram_error(m, t) - 1.01 * twobody::coordinate_error(m);
+      std::printf("tensor Gram form, M %g, T %g: worst |error| %.3g, bound %.3g (ratio %.3f)\n", M, t, worst, bound,
+                  worst / bound);
+      EXPECT_GT(worst, 0.f);
+      EXPECT_LE(worst, 0.5 * bound);
+    }
+  }
+}
