@@ -3,7 +3,9 @@
 //   - seed 000's naive Algorithm 1 (one thread per point, partners read from global memory, one
 //     global atomic per pair);
 //   - a plain Algorithm 3 (register anchor, shared-memory partner tile, one shared histogram per
-//     block, float32 sqrt binning: fast but not exact).
+//     block, float32 sqrt binning: fast but not exact);
+//   - a plain pair list (type III): the same tiles, one global atomic per pair in range claiming
+//     its slot (what the engine's page pool replaces), float32, not exact.
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -71,6 +73,31 @@ __global__ void alg3_sdh_kernel(const float* x, const float* y, const float* z, 
   __syncthreads();
   for (int k = threadIdx.x; k < nbins; k += kB)
     if (s_hist[k]) atomicAdd(&hist[k], static_cast<unsigned long long>(s_hist[k]));
+}
+
+__global__ void atomic_pair_list_kernel(const float* x, const float* y, const float* z, int n, float r2,
+                                        unsigned long long* next, unsigned long long capacity, uint2* out) {
+  __shared__ float sx[kB], sy[kB], sz[kB];
+  const int i = blockIdx.x * kB + threadIdx.x;
+  const float xi = i < n ? x[i] : 0.f, yi = i < n ? y[i] : 0.f, zi = i < n ? z[i] : 0.f;
+  for (int t = blockIdx.x; t * kB < n; ++t) {
+    __syncthreads();
+    const int j = t * kB + threadIdx.x;
+    sx[threadIdx.x] = j < n ? x[j] : 0.f;
+    sy[threadIdx.x] = j < n ? y[j] : 0.f;
+    sz[threadIdx.x] = j < n ? z[j] : 0.f;
+    __syncthreads();
+    for (int k = 0; k < kB; ++k) {
+      const int jj = t * kB + k;
+      if (i < n && jj > i && jj < n) {
+        const float dx = xi - sx[k], dy = yi - sy[k], dz = zi - sz[k];
+        if (dx * dx + dy * dy + dz * dz < r2) {
+          const unsigned long long slot = atomicAdd(next, 1ull);
+          if (slot < capacity) out[slot] = make_uint2(i, jj);
+        }
+      }
+    }
+  }
 }
 
 struct Device3 {
@@ -144,5 +171,23 @@ BaselineResult alg3_sdh(const std::vector<float>& x, const std::vector<float>& y
   const size_t smem = nbins * sizeof(unsigned);
   check(cudaFuncSetAttribute(alg3_sdh_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)), "attr");
   const double ms = time_ms([&] { alg3_sdh_kernel<<<(n + kB - 1) / kB, kB, smem>>>(d.x, d.y, d.z, n, inv_w, nbins, d.hist); });
+  return {ms * 1e-3};
+}
+
+BaselineResult atomic_pair_list(const std::vector<float>& x, const std::vector<float>& y, const std::vector<float>& z,
+                                double r, std::size_t capacity, unsigned long long* found) {
+  Device3 d(x, y, z, 1);
+  const int n = static_cast<int>(x.size());
+  uint2* out = nullptr;
+  check(cudaMalloc(&out, capacity * sizeof(uint2)), "cudaMalloc");
+  const float r2 = static_cast<float>(r * r);
+  auto launch = [&] {
+    check(cudaMemset(d.hist, 0, sizeof(unsigned long long)), "cudaMemset");
+    atomic_pair_list_kernel<<<(n + kB - 1) / kB, kB>>>(d.x, d.y, d.z, n, r2, d.hist, capacity, out);
+  };
+  time_ms(launch);  // warm-up
+  const double ms = time_ms(launch);
+  check(cudaMemcpy(found, d.hist, sizeof *found, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  cudaFree(out);
   return {ms * 1e-3};
 }

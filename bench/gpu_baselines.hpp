@@ -1,4 +1,5 @@
 #pragma once
+#include <cstddef>
 #include <vector>
 
 struct BaselineResult {
@@ -10,3 +11,7 @@ BaselineResult naive_sdh(const std::vector<float>& x, const std::vector<float>& 
                          double rmax, int nbins);
 BaselineResult alg3_sdh(const std::vector<float>& x, const std::vector<float>& y, const std::vector<float>& z,
                         double rmax, int nbins);
+// Pairs within r listed by one global atomic per pair (slots beyond `capacity` dropped, counted);
+// `found`: the pairs in range.
+BaselineResult atomic_pair_list(const std::vector<float>& x, const std::vector<float>& y, const std::vector<float>& z,
+                                double r, std::size_t capacity, unsigned long long* found);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gpu_baselines.hpp"
+#include "tiling_variants.hpp"
 #include "twobody/engine.hpp"
 #include "twobody/generate.hpp"
 #include "twobody/statistics.hpp"
@@ -133,6 +134,27 @@ void copies_table() {
   std::printf("(Gpairs/s of the SDH with H copies; 'model': our copies model, 'seed': seed 000's as published)\n");
 }
 
+// Seed 000's §5.1 on this GPU (tiling_variants.cu): every partner source and load width on the
+// same points, pairs within r = 0.1 (type I), and the intra-block schedules. Rows go to the table;
+// the counts must agree (the same float arithmetic everywhere), else the run fails.
+bool tiling_rows(int logn) {
+  const std::size_t n = std::size_t(1) << logn;
+  const PointSet p = generate_uniform_box(n, 3, 1.0, 77);
+  std::vector<float> x(p.float_view(0).begin(), p.float_view(0).end()), y(p.float_view(1).begin(), p.float_view(1).end()),
+      z(p.float_view(2).begin(), p.float_view(2).end());
+  const auto variants = tiling_variants(x, y, z, 0.1);
+  const double padded = double((n + 255) / 256 * 256);
+  bool agree = true;
+  for (const auto& v : variants) {
+    const double pairs = v.intra_only ? padded / 256 * 256.0 * 255.0 / 2 : 0.5 * padded * (padded - 1);
+    report({std::string("tiling: ") + v.source + " " + v.layout, n, 1, v.result.seconds, pairs, 0});
+    if (!v.intra_only && v.result.count != variants.front().result.count) agree = false;
+  }
+  std::fprintf(stderr, "tiling variants: counts %s (%llu pairs within 0.1)\n", agree ? "agree" : "DISAGREE",
+               variants.front().result.count);
+  return agree;
+}
+
 }  // namespace
 
 void print_table(const std::string& csv) {
@@ -165,6 +187,11 @@ int main(int argc, char** argv) {
       }
       no_grid = true;
     }
+    if (!std::strcmp(argv[i], "--tiling")) {  // only seed 000's §5.1 tiling variants
+      const bool ok = tiling_rows(20);
+      print_table(csv);
+      return ok ? 0 : 1;
+    }
     if (!std::strcmp(argv[i], "--copies")) {  // only seed 000's Table 4
       copies_table();
       return 0;
@@ -175,6 +202,8 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "FP32 FMA ceiling: %.1f T lanes/s\n", fma * 1e-12);
 
   if (!no_grid) grid_rows(quick);
+  bool tiling_ok = true;
+  if (!grid_only && only_logn.empty()) tiling_ok = tiling_rows(quick ? 16 : 18);
   if (grid_only) {
     print_table(csv);
     return 0;
@@ -198,10 +227,21 @@ int main(int argc, char** argv) {
     const Result rc = timed_run(c, p);
     report({"twobody count r<0.1 (type I)", n, 1, rc.info.seconds, double(rc.info.pairs_evaluated),
             double(rc.info.pairs_settled_fp64) / double(rc.info.pairs_evaluated)});
+    // The same count on the tensor cores (opt-in until the GPU suite has checked them).
+    setenv("TWOBODY_TENSOR_COUNT", "1", 1);
+    const Result rt = timed_run(c, p);
+    unsetenv("TWOBODY_TENSOR_COUNT");
+    if (rt.counts != rc.counts) std::fprintf(stderr, "  TENSOR-CORE COUNT DIFFERS: %llu vs %llu\n",
+                                             static_cast<unsigned long long>(rt.counts[0]),
+                                             static_cast<unsigned long long>(rc.counts[0]));
+    report({rt.info.plan.find("tensor-core counts: Gram") != std::string::npos ? "tensor-core count r<0.1 (type I)"
+                                                                              : "tensor-core count DECLINED",
+            n, 1, rt.info.seconds, double(rt.info.pairs_evaluated),
+            double(rt.info.pairs_settled_fp64) / double(rt.info.pairs_evaluated)});
     // The generic agent on the same points (before the counting tiles), for the comparison.
     if (ln == 20 || (quick && ln == logn.back())) {
       setenv("TWOBODY_COUNTING_TILES", "0", 1);
-      for (std::size_t nb : {std::size_t(256), std::size_t(1024)}) {
+      for (std::size_t nb : {std::size_t(256), std::size_t(1024), std::size_t(8192)}) {
         Statistic s;
         s.binning = Binning::linear(0.0, std::sqrt(3.0) * 1.000001, nb);
         const Result r = timed_run(s, p);
@@ -225,8 +265,14 @@ int main(int argc, char** argv) {
     const double pairs = 0.5 * double(n) * double(n - 1);
     if (ln <= 18) report({"seed Alg.1 naive (inexact)", n, 256, naive_sdh(x, y, z, std::sqrt(3.0), 256).seconds, pairs, 0});
     report({"plain Alg.3 (inexact)", n, 256, alg3_sdh(x, y, z, std::sqrt(3.0), 256).seconds, pairs, 0});
+    // The pair list's same-device peer: one global atomic per pair in range, same radius.
+    unsigned long long found = 0;
+    const double r_list = l.binning.edges().back();
+    const double t_list = atomic_pair_list(x, y, z, r_list, 4 * n + 1024, &found).seconds;
+    report({"plain pair list, atomic a pair (inexact)", n, 1, t_list, pairs, 0});
+    std::fprintf(stderr, "  (atomic pair list found %llu pairs)\n", found);
   }
 
   print_table(csv);
-  return 0;
+  return tiling_ok ? 0 : 1;
 }
