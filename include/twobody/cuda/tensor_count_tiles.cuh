@@ -55,7 +55,7 @@ __device__ __forceinline__ void split(float x, float& hi, float& lo) {
   lo = tf32(__fsub_rn(x, hi));
 }
 __device__ __forceinline__ void mma_tf32(float (&d)[4], const std::uint32_t (&a)[4], float b0, float b1) {
-  asm volatile(
+  asm(
       "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(__float_as_uint(b0)), "r"(__float_as_uint(b1)));
@@ -150,7 +150,7 @@ __device__ __forceinline__ void coordinates(const DeviceSet& set, std::uint32_t 
 
 // Lo: a range starting above zero (a second sign bit and band per pair).
 template <int D, bool Lo, class Proxy, class Exact>
-__global__ void __launch_bounds__(kThreads, 2)
+__global__ void __launch_bounds__(kThreads, 3)
     tensor_count_kernel(__grid_constant__ const PairKernelArgs<Proxy, Exact> args, const TensorCountShape shape) {
   static_assert(D >= 1 && D <= 3, "tensor-core counts take up to three coordinates");
   using namespace tensor_detail;
