@@ -11,6 +11,8 @@
 
 #include "test_support.hpp"
 #include "twobody/backend.hpp"
+#include "twobody/clustering2d.hpp"
+#include "twobody/cosmology.hpp"
 #include "twobody/engine.hpp"
 #include "twobody/error.hpp"
 #include "twobody/generate.hpp"
@@ -482,9 +484,9 @@ TEST_F(Cuda, JackknifeRegionsEqualCpu) {
   EXPECT_EQ(run(sky, u, nullptr, on("cuda")).region_counts, run(sky, u, nullptr, brute_on_cpu()).region_counts);
 }
 
-// 2-D (r_p, pi) and (s, mu) bins are not binned by the CUDA backend yet (Backend::bins_2d()): a
-// run asked of CUDA runs on the CPU, says why in its plan and in --explain, and gives the CPU's counts.
-TEST_F(Cuda, Binned2DRunsOnTheCpuAndSaysWhy) {
+// 2-D (r_p, pi) and (s, mu) bins run on the GPU (Backend::bins_2d()), and --explain says how; the
+// comparisons with the CPU are the Binned2D* tests at the end of this file.
+TEST_F(Cuda, Binned2DRunsOnTheGpuAndSaysHow) {
   std::mt19937_64 rng(fresh_seed());
   const PointSet A = to_pointset(uniform_points(5000, 3, 0, 100, rng));
   Statistic s;
@@ -492,10 +494,14 @@ TEST_F(Cuda, Binned2DRunsOnTheCpuAndSaysWhy) {
   s.box = Box::cube(3, 100.0);
   s.binning2d = Binning2D::rp_pi(Binning::logarithmic(0.5, 20.0, 8), 20.0);
   const Result g = run(s, A, nullptr, on("cuda"));
-  EXPECT_EQ(g.info.backend, "cpu");
-  EXPECT_NE(g.info.plan.find("does not bin 2-D"), std::string::npos) << g.info.plan;
-  EXPECT_NE(explain(s, A, nullptr, on("cuda")).find("does not bin 2-D"), std::string::npos);
+  EXPECT_EQ(g.info.backend, "cuda");
+  EXPECT_EQ(g.info.plan.find("does not bin 2-D"), std::string::npos) << g.info.plan;
+  EXPECT_NE(g.info.plan.find("2-D bins: every pair within the reach"), std::string::npos) << g.info.plan;
+  const std::string e = explain(s, A, nullptr, on("cuda"));
+  EXPECT_NE(e.find("backend: cuda"), std::string::npos) << e;
+  EXPECT_NE(e.find("binned in float64 on the device by RpPiBins"), std::string::npos) << e;
   EXPECT_EQ(g.counts, run(s, A, nullptr, brute_on_cpu()).counts);
+  EXPECT_EQ(paircount_2d(A, nullptr, s.binning2d, s.box, false, on("cuda")).raw.counts, g.counts);
 }
 
 // ---- Per-point reductions (OutputKind::PerPoint, issue 3): per point, its partners in [lo, hi) and
@@ -987,5 +993,434 @@ TEST_F(Cuda, ChunkedLaunchesEqualCpu) {
   const auto gj = run(j, A, nullptr, on("cuda")), cj = run(j, A, nullptr, on("cpu"));
   EXPECT_EQ(gj.counts, cj.counts);
   EXPECT_EQ(gj.region_counts, cj.region_counts);
+  unsetenv("TWOBODY_CUDA_CHUNK_POINTS");
+}
+
+// ---- 2-D bins on the GPU (Backend::bins_2d): (r_p, pi) and (s, mu) about the z axis, periodic and
+// open, and the survey mocks' midpoint line of sight, through the brute-force tiles and the grid,
+// against the CPU's brute force: counts and region counts equal, weighted sums to 1e-12.
+
+namespace {
+
+RunOptions cuda_path(const std::string& path) {
+  RunOptions o = on("cuda");
+  o.path = path;
+  return o;
+}
+
+std::vector<std::int32_t> random_labels(std::size_t n, int R, std::mt19937_64& rng) {
+  std::vector<std::int32_t> l(n);
+  std::uniform_int_distribution<int> u(0, R - 1);
+  for (auto& x : l) x = u(rng);
+  return l;
+}
+
+Statistic binned2d_stat(const Binning2D& bins, const std::optional<Box>& box, bool cross, bool weighted, int regions = 0) {
+  Statistic s;
+  s.metric = box ? Metric::Periodic : Metric::Euclidean;
+  if (box) s.box = *box;
+  s.traversal = cross ? Traversal::Cross : Traversal::Auto;
+  s.binning2d = bins;
+  s.weighted = weighted;
+  s.regions = regions;
+  return s;
+}
+
+void expect_near_sums(const std::vector<double>& g, const std::vector<double>& c, const std::string& what,
+                      double rel = 1e-12) {
+  ASSERT_EQ(g.size(), c.size()) << what;
+  for (std::size_t k = 0; k < c.size(); ++k) EXPECT_NEAR(g[k], c[k], rel * std::abs(c[k])) << what << " bin " << k;
+}
+
+// The GPU's run of `s` on `path` against the CPU's brute force; returns the GPU's result.
+Result expect_2d_matches(const Statistic& s, const PointSet& A, const PointSet* B, const std::string& path,
+                         const Result& c, const std::string& what) {
+  const Result g = run(s, A, B, cuda_path(path));
+  EXPECT_EQ(g.info.backend, "cuda") << what;
+  EXPECT_NE(g.info.plan.find(path == "grid" ? "ran: grid" : "ran: brute force (requested)"), std::string::npos)
+      << what << "\n" << g.info.plan;
+  EXPECT_NE(g.info.plan.find("2-D bins: every pair within the reach"), std::string::npos) << what << "\n" << g.info.plan;
+  EXPECT_EQ(g.counts, c.counts) << what;
+  expect_near_sums(g.weighted, c.weighted, what + " weighted");
+  EXPECT_EQ(g.regions, c.regions) << what;
+  EXPECT_EQ(g.region_counts, c.region_counts) << what;
+  expect_near_sums(g.region_weighted, c.region_weighted, what + " region weighted");
+  return g;
+}
+
+std::uint64_t total(const std::vector<std::uint64_t>& v) {
+  std::uint64_t t = 0;
+  for (auto x : v) t += x;
+  return t;
+}
+
+}  // namespace
+
+TEST_F(Cuda, Binned2DEqualsCpuBoxAndOpenSpace) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const double L = 100.0;
+  PointSet A = generate_clustered_box(8000, 3, L, ClusterOptions{}, seed);
+  A = testing_support::with_weights(std::move(A), rng);
+  const PointSet B = to_pointset(uniform_points(3001, 3, 0, L, rng, true));
+  const Binning2D rppi = Binning2D::rp_pi(Binning::logarithmic(0.5, 20.0, 8), 25.0);  // 25 pi bins of 1
+  const Binning2D smu = Binning2D::s_mu(Binning::linear(0.0, 22.0, 11), 1.0, 12);
+  for (const Binning2D* bins : {&rppi, &smu})
+    for (bool periodic : {true, false})
+      for (bool cross : {false, true})
+        for (bool weighted : {false, true}) {
+          const std::string what = std::string(bins == &rppi ? "rp-pi" : "s-mu") + (periodic ? " periodic" : " open") +
+                                   (cross ? " cross" : " auto") + (weighted ? " weighted" : "");
+          const auto box = periodic ? std::optional<Box>(Box::cube(3, L)) : std::nullopt;
+          const Statistic s = binned2d_stat(*bins, box, cross, weighted);
+          const Result c = run(s, A, cross ? &B : nullptr, brute_on_cpu());
+          EXPECT_GT(total(c.counts), 10000u) << what;
+          for (const char* path : {"brute", "grid"}) {
+            const Result g = expect_2d_matches(s, A, cross ? &B : nullptr, path, c, what + " " + path);
+            EXPECT_NE(g.info.plan.find("sub-histograms in shared memory"), std::string::npos) << what << "\n" << g.info.plan;
+          }
+        }
+}
+
+// Small enough for compute-sanitizer's memcheck and racecheck (scripts/gpu-check): 2-D bins in
+// shared and in global memory, and mean separations in shared and global memory, on both paths.
+TEST_F(Cuda, SmallBinned2DAndMeanSeparations) {
+  std::mt19937_64 rng(fresh_seed());
+  PointSet A = to_pointset(uniform_points(700, 3, 0, 10, rng, true));
+  A.set_regions(random_labels(A.size(), 3, rng));
+  const Binning2D rppi = Binning2D::rp_pi(Binning::linear(0.0, 3.0, 6), 3.0, 6);
+  for (const char* path : {"brute", "grid"})
+    for (int regions : {0, 3}) {
+      const Statistic s = binned2d_stat(rppi, Box::cube(3, 10.0), false, true, regions);
+      const Result c = run(s, A, nullptr, brute_on_cpu());
+      expect_2d_matches(s, A, nullptr, path, c, std::string("small ") + path);
+    }
+  for (const char* path : {"brute", "grid"})
+    for (std::size_t nb : {10u, 8192u}) {
+      auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, 3.0, nb), OutputKind::Histogram, true);
+      s.mean_separation = true;
+      s.regions = nb == 10 ? 3 : 0;  // (1-D regions need per-lane histograms: few bins)
+      const Result g = run(s, A, nullptr, cuda_path(path));
+      EXPECT_EQ(g.counts, run(s, A, nullptr, brute_on_cpu()).counts) << path << " " << nb;
+    }
+}
+
+// The rp_max and pi_max of a periodic box up to half its sides: the reach sqrt(rpmax^2 + pimax^2)
+// then exceeds L/2 and the grid has one or two cells an axis (minimum images, no windows).
+TEST_F(Cuda, Binned2DReachBeyondHalfTheBox) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const std::vector<double> L{60.0, 50.0, 40.0};
+  auto p = uniform_points(5000, 3, 0, 1, rng, true);
+  for (auto& x : p.x)
+    for (int d = 0; d < 3; ++d) x[d] = std::min(x[d] * L[d], std::nextafter(L[d], 0.0));
+  const PointSet A = to_pointset(p);
+  const Box box = Box::from_lengths(L);
+  for (const Binning2D& bins : {Binning2D::rp_pi(Binning::linear(0.0, 25.0, 10), 20.0, 10),
+                                Binning2D::s_mu(Binning::linear(0.0, 20.0, 10), 0.9, 9)}) {
+    const Statistic s = binned2d_stat(bins, box, false, true);
+    const Result c = run(s, A, nullptr, brute_on_cpu());
+    for (const char* path : {"brute", "grid"}) expect_2d_matches(s, A, nullptr, path, c, std::string("reach ") + path);
+  }
+}
+
+// Jackknife regions: T[r][k] of both points' regions, in global memory, on both traversals.
+TEST_F(Cuda, Binned2DJackknifeRegionsEqualCpu) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const int R = 7;
+  const double L = 100.0;
+  PointSet A = to_pointset(uniform_points(9000, 3, 0, L, rng, true));
+  PointSet B = to_pointset(uniform_points(4000, 3, 0, L, rng, true));
+  A.set_regions(random_labels(A.size(), R, rng));
+  B.set_regions(random_labels(B.size(), R, rng));
+  const Binning2D rppi = Binning2D::rp_pi(Binning::logarithmic(0.5, 15.0, 6), 15.0);
+  const Binning2D smu = Binning2D::s_mu(Binning::logarithmic(0.5, 15.0, 6), 1.0, 10);
+  for (const Binning2D* bins : {&rppi, &smu})
+    for (bool periodic : {true, false})
+      for (bool cross : {false, true})
+        for (bool weighted : {false, true}) {
+          const std::string what = std::string(bins == &rppi ? "rp-pi" : "s-mu") + (periodic ? " periodic" : " open") +
+                                   (cross ? " cross" : " auto") + (weighted ? " weighted" : "");
+          const auto box = periodic ? std::optional<Box>(Box::cube(3, L)) : std::nullopt;
+          const Statistic s = binned2d_stat(*bins, box, cross, weighted, R);
+          const Result c = run(s, A, cross ? &B : nullptr, brute_on_cpu());
+          ASSERT_EQ(c.region_counts.size(), R * bins->nbins());
+          for (const char* path : {"brute", "grid"}) {
+            const Result g = expect_2d_matches(s, A, cross ? &B : nullptr, path, c, what + " " + path);
+            EXPECT_NE(g.info.plan.find("64-bit atomics in global memory (7 jackknife regions)"), std::string::npos)
+                << what << "\n" << g.info.plan;
+          }
+        }
+}
+
+// Survey mocks: RA, Dec, cz turned into comoving Cartesian points (a flat LCDM), pi and mu about
+// each pair's midpoint line of sight; auto and cross, weighted, with regions, both traversals.
+TEST_F(Cuda, Binned2DMocksEqualCpu) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const auto patch = [&](std::size_t n) {
+    std::uniform_real_distribution<double> ura(150, 190), usin(std::sin(5 * M_PI / 180), std::sin(35 * M_PI / 180)),
+        ucz(9000, 15000);
+    PointSet sky(3, n);
+    for (std::size_t i = 0; i < n; ++i) {
+      sky.coord(0)[i] = ura(rng);
+      sky.coord(1)[i] = std::asin(usin(rng)) * 180 / M_PI;
+      sky.coord(2)[i] = ucz(rng);
+    }
+    return testing_support::with_weights(std::move(sky), rng);
+  };
+  const FlatLcdm cosmo = FlatLcdm::corrfunc(2);
+  PointSet A = sky_to_cartesian(patch(12000), cosmo, false);
+  PointSet B = sky_to_cartesian(patch(5000), cosmo, false);
+  const int R = 5;
+  A.set_regions(random_labels(A.size(), R, rng));
+  B.set_regions(random_labels(B.size(), R, rng));
+  const Binning2D rppi = Binning2D::rp_pi(Binning::logarithmic(0.5, 20.0, 10), 20.0, 20, LineOfSight::PairMidpoint);
+  const Binning2D smu = Binning2D::s_mu(Binning::logarithmic(0.5, 25.0, 10), 1.0, 10, LineOfSight::PairMidpoint);
+  for (const Binning2D* bins : {&rppi, &smu})
+    for (bool cross : {false, true})
+      for (bool weighted : {false, true})
+        for (int regions : {0, R}) {
+          const std::string what = std::string(bins == &rppi ? "mock rp-pi" : "mock s-mu") + (cross ? " cross" : " auto") +
+                                   (weighted ? " weighted" : "") + (regions ? " regions" : "");
+          const Statistic s = binned2d_stat(*bins, std::nullopt, cross, weighted, regions);
+          const Result c = run(s, A, cross ? &B : nullptr, brute_on_cpu());
+          EXPECT_GT(total(c.counts), 10000u) << what;
+          for (const char* path : {"brute", "grid"}) {
+            const Result g = expect_2d_matches(s, A, cross ? &B : nullptr, path, c, what + " " + path);
+            EXPECT_NE(explain(s, A, cross ? &B : nullptr, cuda_path(path)).find(bins == &rppi ? "RpPiBinsMock" : "SMuBinsMock"),
+                      std::string::npos);
+          }
+        }
+}
+
+// Lattice points on the edges: r_p, s, pi and mu edges that many pairs lie on exactly (multiples
+// of 1/2, and mu = 0, 1/2, 1), open and periodic.
+TEST_F(Cuda, Binned2DLatticeEdgesEqualCpu) {
+  const auto A = to_pointset(testing_support::half_lattice(20, 18, 16));
+  const Box box = Box::from_lengths(std::vector<double>{10.0, 9.0, 8.0});
+  for (const Binning2D& bins : {Binning2D::rp_pi(Binning::linear(0.0, 4.0, 8), 4.0, 8),
+                                Binning2D::s_mu(Binning::linear(0.5, 4.0, 7), 1.0, 4)})
+    for (bool periodic : {false, true}) {
+      const auto b = periodic ? std::optional<Box>(box) : std::nullopt;
+      const Statistic s = binned2d_stat(bins, b, false, false);
+      const Result c = run(s, A, nullptr, brute_on_cpu());
+      for (const char* path : {"brute", "grid"})
+        expect_2d_matches(s, A, nullptr, path, c, std::string("lattice ") + (periodic ? "periodic " : "open ") + path);
+    }
+}
+
+// Bins beyond shared memory (30 000: not even one sub-histogram a block fits) go to 64-bit atomics
+// in global memory on both traversals; 800 bins (20 r_p x 40 pi) fit.
+TEST_F(Cuda, Binned2DManyBinsInGlobalMemory) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const PointSet A = to_pointset(uniform_points(9000, 3, 0, 100, rng, true));
+  const Box box = Box::cube(3, 100.0);
+  const Binning2D many = Binning2D::rp_pi(Binning::linear(0.0, 20.0, 100), 30.0, 300);
+  const Binning2D usual = Binning2D::rp_pi(Binning::logarithmic(0.1, 20.0, 20), 40.0, 40);
+  for (bool weighted : {false, true}) {
+    const Statistic s = binned2d_stat(many, box, false, weighted);
+    const Result c = run(s, A, nullptr, brute_on_cpu());
+    for (const char* path : {"brute", "grid"}) {
+      const Result g = expect_2d_matches(s, A, nullptr, path, c, std::string("30000 bins ") + path);
+      EXPECT_NE(g.info.plan.find("64-bit atomics in global memory (too many for shared memory)"), std::string::npos)
+          << g.info.plan;
+    }
+    const Statistic u = binned2d_stat(usual, box, false, weighted);
+    const Result cu = run(u, A, nullptr, brute_on_cpu());
+    for (const char* path : {"brute", "grid"}) {
+      const Result g = expect_2d_matches(u, A, nullptr, path, cu, std::string("800 bins ") + path);
+      EXPECT_NE(g.info.plan.find("sub-histograms in shared memory"), std::string::npos) << g.info.plan;
+    }
+  }
+}
+
+// Sets beyond one launch (run_in_chunks) with 2-D bins and regions.
+TEST_F(Cuda, Binned2DChunkedLaunchesEqualCpu) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  PointSet A = to_pointset(uniform_points(9000, 3, 0, 50, rng, true));
+  PointSet B = to_pointset(uniform_points(3500, 3, 0, 50, rng, true));
+  A.set_regions(random_labels(A.size(), 4, rng));
+  B.set_regions(random_labels(B.size(), 4, rng));
+  setenv("TWOBODY_CUDA_CHUNK_POINTS", "4000", 1);
+  for (int regions : {0, 4}) {
+    const Statistic s = binned2d_stat(Binning2D::s_mu(Binning::linear(0.0, 10.0, 5), 1.0, 5), Box::cube(3, 50.0), false,
+                                      true, regions);
+    const Result g = run(s, A, nullptr, on("cuda"));
+    EXPECT_NE(g.info.plan.find("in chunks of at most 4000 points"), std::string::npos) << g.info.plan;
+    const Result c = run(s, A, nullptr, brute_on_cpu());
+    EXPECT_EQ(g.counts, c.counts);
+    expect_near_sums(g.weighted, c.weighted, "chunked weighted");
+    EXPECT_EQ(g.region_counts, c.region_counts);
+    Statistic x = s;
+    x.traversal = Traversal::Cross;
+    const Result gx = run(x, A, &B, on("cuda")), cx = run(x, A, &B, brute_on_cpu());
+    EXPECT_EQ(gx.counts, cx.counts);
+    EXPECT_EQ(gx.region_counts, cx.region_counts);
+    expect_near_sums(gx.region_weighted, cx.region_weighted, "chunked cross region weighted");
+  }
+  unsetenv("TWOBODY_CUDA_CHUNK_POINTS");
+}
+
+// ---- Mean separation per bin on the GPU (Backend::mean_separation): Σ s and Σ log s (times
+// w_i w_j) equal the CPU's to 1e-12 of Σ |term| per bin, counts equal, for sdh, paircount, rdf and
+// angular, brute force and grid, with jackknife regions, through the sums in shared memory and
+// in global memory.
+
+namespace {
+
+// Σ s to `rel` (1e-12) relative; Σ log s to `rel` of a bound on Σ |w log s| (log s changes sign at
+// 1, so the sum itself may be near zero): the bin's weight times its largest |log s| (40 for a bin
+// from 0: no pair of these data comes within e^-40).
+void expect_same_means(const Result& g, const Result& c, const std::vector<double>& edges, const std::string& what,
+                       double rel = 1e-12) {
+  EXPECT_EQ(g.info.backend, "cuda") << what;
+  EXPECT_EQ(g.counts, c.counts) << what;
+  expect_near_sums(g.weighted, c.weighted, what + " weighted");
+  EXPECT_EQ(g.region_counts, c.region_counts) << what;
+  expect_near_sums(g.region_weighted, c.region_weighted, what + " region weighted");
+  expect_near_sums(g.separation_sum, c.separation_sum, what + " separation sums", rel);
+  ASSERT_EQ(g.log_separation_sum.size(), c.log_separation_sum.size()) << what;
+  ASSERT_EQ(c.separation_sum.size() + 1, edges.size()) << what;
+  for (std::size_t k = 0; k + 1 < edges.size(); ++k) {
+    const double weight = c.weighted.empty() ? static_cast<double>(c.counts[k]) : c.weighted[k];
+    const double lo = edges[k] > 0 ? std::abs(std::log(edges[k])) : 40.0;
+    const double scale = weight * std::max(lo, std::abs(std::log(edges[k + 1])));
+    EXPECT_NEAR(g.log_separation_sum[k], c.log_separation_sum[k], rel * scale) << what << " log sums, bin " << k;
+  }
+  EXPECT_EQ(ran(g).find("counting tiles"), std::string::npos) << what << "\n" << g.info.plan;
+  EXPECT_NE(ran(g).find("mean separations: the float64 key of every pair"), std::string::npos) << what << "\n" << g.info.plan;
+}
+
+}  // namespace
+
+TEST_F(Cuda, MeanSeparationStatisticsEqualCpu) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const double L = 100.0;
+  const PointSet A = to_pointset(uniform_points(12000, 3, 0, L, rng, true));
+  const PointSet B = to_pointset(uniform_points(4001, 3, 0, L, rng, true));
+  const PointSet sky_a = to_pointset(testing_support::sky_points(9000, rng, -20, 40));
+  const PointSet sky_b = testing_support::with_weights(to_pointset(testing_support::sky_points(3000, rng, -20, 40)), rng);
+  const PointSet sky_aw = testing_support::with_weights(sky_a, rng);
+  for (const char* path : {"brute", "grid"}) {
+    RunOptions g = cuda_path(path), c = brute_on_cpu();
+    g.mean_separation = c.mean_separation = true;
+    const std::string p = std::string(" ") + path;
+    {
+      const Binning bins = Binning::linear(0.0, 30.0, 15);  // equal widths: the counting tiles' case
+      const auto gs = sdh(A, bins, g), cs = sdh(A, bins, c);
+      expect_same_means(gs.raw, cs.raw, bins.edges(), "sdh" + p);
+      ASSERT_EQ(gs.derived.size(), cs.derived.size());
+    }
+    const Binning logb = Binning::logarithmic(0.3, 25.0, 12);
+    for (bool weighted : {false, true})
+      for (bool periodic : {false, true}) {
+        const auto box = periodic ? std::optional<Box>(Box::cube(3, L)) : std::nullopt;
+        const std::string w = std::string(weighted ? " weighted" : "") + (periodic ? " periodic" : " open") + p;
+        expect_same_means(paircount(A, nullptr, logb, box, weighted, g).raw, paircount(A, nullptr, logb, box, weighted, c).raw,
+                          logb.edges(), "paircount auto" + w);
+        expect_same_means(paircount(A, &B, logb, box, weighted, g).raw, paircount(A, &B, logb, box, weighted, c).raw,
+                          logb.edges(), "paircount cross" + w);
+      }
+    expect_same_means(rdf(A, nullptr, logb, Box::cube(3, L), g).raw, rdf(A, nullptr, logb, Box::cube(3, L), c).raw,
+                      logb.edges(), "rdf" + p);
+    expect_same_means(rdf(A, &B, logb, Box::cube(3, L), g).raw, rdf(A, &B, logb, Box::cube(3, L), c).raw, logb.edges(),
+                      "rdf cross" + p);
+    const Binning theta = Binning::logarithmic(0.01, 5.0, 14);
+    expect_same_means(angular(sky_a, nullptr, theta, false, g).raw, angular(sky_a, nullptr, theta, false, c).raw,
+                      theta.edges(), "angular" + p);
+    expect_same_means(angular(sky_aw, &sky_b, theta, true, g).raw, angular(sky_aw, &sky_b, theta, true, c).raw,
+                      theta.edges(), "angular cross weighted" + p);
+  }
+}
+
+// With jackknife regions (the grid kernels' per-lane region counts beside the sums), and on
+// lattice edges (pairs settled in float64 must still add their separations once).
+TEST_F(Cuda, MeanSeparationWithRegionsAndOnEdgesEqualsCpu) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const int R = 6;
+  PointSet A = to_pointset(uniform_points(10000, 3, 0, 100, rng, true));
+  PointSet B = to_pointset(uniform_points(3000, 3, 0, 100, rng, true));
+  A.set_regions(random_labels(A.size(), R, rng));
+  B.set_regions(random_labels(B.size(), R, rng));
+  for (Metric m : {Metric::Euclidean, Metric::Periodic})
+    for (bool weighted : {false, true})
+      for (bool cross : {false, true}) {
+        auto s = stat(m, cross ? Traversal::Cross : Traversal::Auto, Binning::logarithmic(0.2, 12.0, 15),
+                      OutputKind::Histogram, weighted);
+        if (m == Metric::Periodic) s.box = Box::cube(3, 100.0);
+        s.regions = R;
+        s.mean_separation = true;
+        const std::string what = std::string(m == Metric::Periodic ? "periodic" : "open") + (weighted ? " weighted" : "") +
+                                 (cross ? " cross" : " auto");
+        const Result g = run(s, A, cross ? &B : nullptr, on("cuda"));
+        EXPECT_NE(g.info.plan.find("ran: grid"), std::string::npos) << g.info.plan;
+        expect_same_means(g, run(s, A, cross ? &B : nullptr, brute_on_cpu()), s.binning.edges(), what);
+      }
+  PointSet u = sky_to_unit_vectors(to_pointset(testing_support::sky_points(12000, rng, -30, 60)));
+  u.set_regions(random_labels(u.size(), R, rng));
+  Statistic sky;
+  sky.metric = Metric::Angular;
+  sky.binning = Binning::logarithmic(0.05, 8.0, 12);
+  sky.regions = R;
+  sky.mean_separation = true;
+  expect_same_means(run(sky, u, nullptr, on("cuda")), run(sky, u, nullptr, brute_on_cpu()), sky.binning.edges(), "sky");
+
+  // A lattice has a few distinct separations, each met by up to a million pairs: the rounding of
+  // such a sum does not average out, and two orders of summation differ by up to ~n u of it (n the
+  // bin's pairs, u = 2^-53; measured on the H100: 2.4e-12 at 1.2e6 pairs). Hence 2 n u here.
+  const auto lattice = to_pointset(testing_support::half_lattice(22, 20, 17));
+  for (const char* path : {"brute", "grid"}) {
+    auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.5, 6.0, 11));
+    s.mean_separation = true;
+    const Result g = run(s, lattice, nullptr, cuda_path(path));
+    EXPECT_GT(g.info.pairs_settled_fp64, 0u);
+    std::uint64_t most = 0;
+    for (auto n : g.counts) most = std::max(most, n);
+    expect_same_means(g, run(s, lattice, nullptr, brute_on_cpu()), s.binning.edges(), std::string("lattice ") + path,
+                      std::max(1e-12, 2.0 * static_cast<double>(most) * 0x1p-53));
+  }
+}
+
+// Sums beyond shared memory (8192 bins: 128 KB of sums) go to global memory by atomics; 20 bins
+// keep them per block in shared memory. And through chunked launches.
+TEST_F(Cuda, MeanSeparationSumsInSharedOrGlobalMemory) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const PointSet A = to_pointset(uniform_points(12000, 3, 0, 100, rng, true));
+  for (std::size_t nb : {20u, 8192u})
+    for (const char* path : {"brute", "grid"})
+      for (bool weighted : {false, true}) {
+        auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, nb == 20 ? 10.0 : 175.0, nb),
+                      OutputKind::Histogram, weighted);
+        s.mean_separation = true;
+        const Result g = run(s, A, nullptr, cuda_path(path));
+        const std::string what = std::to_string(nb) + " bins " + path + (weighted ? " weighted" : "");
+        EXPECT_NE(g.info.plan.find(nb == 20 ? "per block in shared memory" : "by atomics in global memory"),
+                  std::string::npos)
+            << what << "\n" << g.info.plan;
+        expect_same_means(g, run(s, A, nullptr, brute_on_cpu()), s.binning.edges(), what);
+      }
+  setenv("TWOBODY_CUDA_CHUNK_POINTS", "5000", 1);
+  auto s = stat(Metric::Periodic, Traversal::Auto, Binning::logarithmic(0.5, 20.0, 10), OutputKind::Histogram, true);
+  s.box = Box::cube(3, 100.0);
+  s.mean_separation = true;
+  const Result g = run(s, A, nullptr, on("cuda"));
+  EXPECT_NE(g.info.plan.find("in chunks of at most 5000 points"), std::string::npos) << g.info.plan;
+  expect_same_means(g, run(s, A, nullptr, brute_on_cpu()), s.binning.edges(), "chunked");
   unsetenv("TWOBODY_CUDA_CHUNK_POINTS");
 }

@@ -48,6 +48,8 @@ DeviceInfo device_info() {
 
 template <class F>
 Result run_on_device(const F& f, const Plan& plan);  // instantiated in run_*.cu
+template <Binning2D::Kind K>
+Result run_binned2d_on_device(const Plan& plan);  // instantiated in run_binned2d_*.cu
 
 namespace {
 
@@ -106,12 +108,33 @@ std::string fig15_line(const Plan& plan) {
   return out;
 }
 
+// --explain for 2-D bins: what run_binned2d does.
+std::string describe_binned2d(const Plan& plan) {
+  const Statistic& s = *plan.stat;
+  const Binning2D& b = s.binning2d;
+  const std::string nb = std::to_string(b.nbins());
+  return std::string("2-D bins: the pairs within the reach ") +
+         (b.kind() == Binning2D::Kind::RpPi ? "sqrt(rpmax^2 + pimax^2)" : "smax") + " = " + std::to_string(b.cutoff()) +
+         ", found as the range [0, reach) (the float32 proxy's guard band decides only \"certainly beyond\"); every other "
+         "pair binned in float64 on the device by " +
+         (b.kind() == Binning2D::Kind::RpPi ? "RpPiBins" : "SMuBins") + (b.midpoint_los() ? "Mock" : "") +
+         " (edge tables in device memory); " + nb + " flat bins " +
+         (s.regions > 0
+              ? "and " + std::to_string(s.regions) + " x " + nb +
+                    " jackknife region counters, counted by 64-bit atomics in global memory, pair by pair"
+              : "in sub-histograms in shared memory where one copy a block (all pairs) or a warp (grid) fits half the "
+                "shared memory a block may use, else by 64-bit atomics in global memory, pair by pair (the run's plan "
+                "says which)") +
+         "; no counting tiles";
+}
+
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(std::string name) : device_(std::move(name)) {}
   std::string name() const override { return "cuda"; }
   std::string device() const override { return device_; }
   std::string describe(const Plan& plan) const override {
+    const Statistic& s = *plan.stat;
     const std::string traversal =
         plan.path == "brute" ? "all pairs (requested)"
         : plan.stat->metric == Metric::Angular || plan.stat->output == OutputKind::Matrix
@@ -123,7 +146,14 @@ class CudaBackend final : public Backend {
            "cuda path: float32 proxies with guard bands, pairs near an edge settled in float64; persistent grid of " +
            std::to_string(kThreads) + "-thread blocks claiming tiles of " + std::to_string(kAnchors) + " anchors x " +
            std::to_string(kChunk) + " partners; " +
-           (plan.stat->output == OutputKind::Histogram
+           (s.binning2d.active() ? describe_binned2d(plan)
+            : s.mean_separation
+                ? "mean separations: the generic agents alone (no counting tiles), the float-bits bin table in shared "
+                  "memory deciding each pair's bin, then its float64 key, whose natural value s and log s are summed in "
+                  "double per bin (times w_i w_j when weighted): per block in shared memory when the 2 x " +
+                      std::to_string(plan.edges.nbins) +
+                      " doubles fit beside the histogram, else by atomics in global memory (the run's plan says which)"
+            : plan.stat->output == OutputKind::Histogram
                 ? "all pairs, Euclidean, unweighted, equal-width bins: counting tiles (bin from sqrt.approx and a "
                   "rounding add, pairs within a bound of an edge revisited in float64, bin-major private copies); "
                   "otherwise the float-bits bin table and per-lane sub-histograms in shared memory"
@@ -168,9 +198,16 @@ class CudaBackend final : public Backend {
   bool counts_regions() const override { return true; }
   // Through both agents (PairOutput's OutputMode::PerPoint).
   bool per_point() const override { return true; }
+  // Through both agents, the pairs of the reach binned in float64 (run_binned2d in run_on_device.cuh).
+  bool bins_2d() const override { return true; }
+  // Through both agents (PairOutput's Means kernels).
+  bool mean_separation() const override { return true; }
   Result run(const Plan& plan) override {
     const auto t0 = std::chrono::steady_clock::now();
     auto run_one = [](const Plan& p) {
+      if (p.stat->binning2d.active())
+        return p.stat->binning2d.kind() == Binning2D::Kind::RpPi ? run_binned2d_on_device<Binning2D::Kind::RpPi>(p)
+                                                                 : run_binned2d_on_device<Binning2D::Kind::SMu>(p);
       return visit_pair_function(*p.stat, p.a->dim(), [&](const auto& f) { return run_on_device(f, p); });
     };
     const std::size_t chunk = chunk_points(plan);

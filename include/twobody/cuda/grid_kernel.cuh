@@ -74,17 +74,19 @@ __device__ __forceinline__ std::uint32_t warp_bound(const float* z, std::uint32_
 
 // Anchors: anchors per lane. 2 in dense cells (units of 64 anchors): each partner shuffled round
 // the warp then serves two pairs per lane, halving the shuffles and the loop per pair.
+// Means: mean separation sums beside a histogram (PairOutput).
 template <int D, OutputMode Mode, bool Weighted, bool Windowed, class Proxy, class Exact, bool Regions = false,
-          int Anchors = 1>
+          int Anchors = 1, bool Means = false>
 __global__ void __launch_bounds__(kGridThreads) grid_kernel(__grid_constant__ const PairKernelArgs<Proxy, Exact> args,
                                                             __grid_constant__ const GridWork work) {
-  static_assert(Anchors == 1 || (Anchors == 2 && Windowed && !Weighted && !Regions), "two anchors: unweighted windows");
+  static_assert(Anchors == 1 || (Anchors == 2 && Windowed && !Weighted && !Regions && !Means),
+                "two anchors: unweighted windows");
   extern __shared__ __align__(16) unsigned char smem[];
   constexpr bool kHist = Mode == OutputMode::Histogram;
   constexpr bool kList = Mode == OutputMode::PairList;
   constexpr int last = D - 1;
   const int tid = threadIdx.x, lane = tid % 32;
-  PairOutput<D, Mode, Weighted, Proxy, Exact, Regions> out(args, smem, tid, kGridThreads, kHist ? kGridWarps : 1);
+  PairOutput<D, Mode, Weighted, Proxy, Exact, Regions, 1, Means> out(args, smem, tid, kGridThreads, kHist ? kGridWarps : 1);
   __syncthreads();
   unsigned long long since_flush = 0;  // increments this warp made to its sub-histograms
   // Regions share block-wide 32-bit arrays among the 8 warps: each flushes 8x as often.

@@ -18,15 +18,22 @@
 
 namespace twobody::cuda {
 
-// Shared memory the kernel needs for a given shape: the partner tile, then the output's.
+// Shared memory of the partner tile (and its weights), laid out first.
 template <int D>
-constexpr std::size_t pair_kernel_smem(OutputMode mode, bool weighted, int nbins, int ncells, int copies, int stride) {
-  std::size_t b = sizeof(float) * D * kThreads;
-  if (weighted) b += sizeof(double) * kThreads;
-  return b + pair_output_smem(mode, weighted, nbins, ncells, copies, stride);
+constexpr std::size_t pair_tile_smem(bool weighted) {
+  return sizeof(float) * D * kThreads + (weighted ? sizeof(double) * kThreads : 0);
 }
 
-template <int D, OutputMode Mode, bool Weighted, class Proxy, class Exact>
+// Shared memory the kernel needs for a given shape: the partner tile, then the output's
+// (`key_table`, `sums`: pair_output_smem's).
+template <int D>
+constexpr std::size_t pair_kernel_smem(OutputMode mode, bool weighted, int nbins, int ncells, int copies, int stride,
+                                       bool key_table = true, bool sums = false) {
+  return pair_tile_smem<D>(weighted) + pair_output_smem(mode, weighted, nbins, ncells, copies, stride, 0, key_table, sums);
+}
+
+// Means: mean separation sums beside a histogram (PairOutput).
+template <int D, OutputMode Mode, bool Weighted, class Proxy, class Exact, bool Means = false>
 // Histograms are latency-bound on shared atomics and want warps (four blocks: at most 64
 // registers, no spills for the unweighted kernel); the count and pair list want registers for
 // their eight anchors (two blocks: up to 128).
@@ -38,8 +45,8 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 4 : 
   double* s_bw = reinterpret_cast<double*>(s_b + D * kThreads);  // [kThreads] if Weighted
   __shared__ unsigned long long s_item;
   const int tid = threadIdx.x;
-  PairOutput<D, Mode, Weighted, Proxy, Exact, false, kPerThread> out(
-      args, reinterpret_cast<unsigned char*>(s_bw + (Weighted ? kThreads : 0)), tid, kThreads);
+  using Output = PairOutput<D, Mode, Weighted, Proxy, Exact, false, kPerThread, Means>;
+  Output out(args, reinterpret_cast<unsigned char*>(s_bw + (Weighted ? kThreads : 0)), tid, kThreads);
   const float lo0 = out.lo0, hi0 = out.hi0, lo1 = out.lo1, hi1 = out.hi1;
   auto classify = [&](float s) { return out.classify(s); };
   auto accept = [&](int k, std::uint32_t i, std::uint32_t j, double wprod) { out.accept(k, i, j, wprod); };
@@ -123,7 +130,7 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 4 : 
 #pragma unroll
             for (int r = 0; r < kPerThread; ++r) {
               const float s = args.proxy(a[r], b);
-              if (kHist && !Weighted && args.direct) {
+              if (Output::kCountsOnly && args.direct) {
                 // One shared load decides most pairs; the rest are resolved after the group.
                 unsure[r] |= out.count_certain(out.lookup(s)) ? bit : 0u;
               } else if constexpr (kHist) {
@@ -154,7 +161,7 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 4 : 
               const int t = __ffs(unsure[r]) - 1;
               unsure[r] &= unsure[r] - 1;
               const std::uint32_t j = jt + g + t;
-              if (kHist && !Weighted && args.direct) {
+              if (Output::kCountsOnly && args.direct) {
                 float b[D];
 #pragma unroll
                 for (int d = 0; d < D; ++d) b[d] = s_b[d * kThreads + g + t];

@@ -13,10 +13,18 @@
 //   % copies, seed 000 Algorithm 4) laid out with an odd stride, so that lanes adding to the same
 //   bin of their own copies hit different banks; they are summed into the global 64-bit histogram
 //   often enough that the 32-bit shared counters never overflow.
+//   Histogram with Statistic::mean_separation (Means): every pair counted in a bin also gets its
+//   float64 key, and Σ w s and Σ w log s (s its natural value) go to per-block double arrays in
+//   shared memory when they fit beside the histogram, else straight to global memory.
+//   Histogram of a binned pair function (Exact with bin(a, b): 2-D (r_p, π) or (s, μ) bins): one
+//   range, the reach [0, cutoff), whose band only says "certainly beyond"; every other pair is
+//   binned by the function in float64. Sub-histograms in shared memory as above when they fit (no
+//   bin table), else, and always with jackknife regions, 64-bit atomics in global memory per pair.
 //   PerPoint (per-point reductions): one range as for Reduce. Each anchor's partners in range are
 //   counted (and their weights summed) in registers, one slot per anchor a thread holds, and added
 //   to the global 64-bit array once per tile or unit (flush_anchors); each partner's go to the
 //   global array by atomics, lanes that add to the same partner at once adding together.
+#include <concepts>
 #include <cstdint>
 
 #include "twobody/cuda/kernel_shape.hpp"
@@ -73,6 +81,21 @@ struct PairKernelArgs {
   unsigned long long* point_counts_b;
   double* point_wsums_a;
   double* point_wsums_b;
+  // Mean separations (Means kernels): per bin Σ w s and Σ w log s; summed per block in shared
+  // memory first when sums_shared.
+  double* sep_sums;
+  double* log_sep_sums;
+  bool sums_shared;
+  // Binned pair functions: the counts (weighted sums, region counts) added to the global arrays
+  // pair by pair, no sub-histograms in shared memory.
+  bool hist_global;
+};
+
+// A binned pair function (binning2d.hpp: RpPiBins, SMuBins and the mock variants) gives a pair's
+// flat bin in float64 itself, instead of a key that edges bin.
+template <class Exact>
+concept binned_pair_function = requires(const Exact& e, const double* p) {
+  { e.bin(p, p) } -> std::convertible_to<int>;
 };
 
 // The float64 key of pair (i, j) from the sets' float64 coordinates: the rule every settlement
@@ -88,21 +111,35 @@ __device__ __forceinline__ double float64_key(const PairKernelArgs<Proxy, Exact>
   return args.exact.key(a64, b64);
 }
 
+// The float64 bin of pair (i, j) by a binned pair function.
+template <int D, class Proxy, class Exact>
+__device__ __forceinline__ int float64_bin(const PairKernelArgs<Proxy, Exact>& args, std::uint32_t i, std::uint32_t j) {
+  double a64[D], b64[D];
+#pragma unroll
+  for (int d = 0; d < D; ++d) {
+    a64[d] = args.A.x64[d][i];
+    b64[d] = args.B.x64[d][j];
+  }
+  return args.exact.bin(a64, b64);
+}
+
 // Shared memory the output needs beyond a traversal's own tiles (laid out first); `copies` counts
 // every sub-histogram of the block (all slots); `regions` the jackknife regions: block-wide
 // arrays for the histogram (64-bit), the anchors' regions (64-bit), the partners' regions (32-bit)
-// and, weighted, their sums (see PairOutput::end_unit).
+// and, weighted, their sums (see PairOutput::end_unit). `key_table`: the bin table of 1-D keys
+// (binned pair functions have none); `sums`: the mean separation sums, last.
 constexpr std::size_t pair_output_smem(OutputMode mode, bool weighted, int nbins, int ncells, int copies, int stride,
-                                       int regions = 0) {
+                                       int regions = 0, bool key_table = true, bool sums = false) {
   std::size_t b = 0;
   if (mode == OutputMode::Histogram) {
-    b += sizeof(BandPair) * (nbins + 1);
+    if (key_table) b += sizeof(BandPair) * (nbins + 1);
     if (weighted) b += sizeof(double) * nbins;
     b += sizeof(unsigned) * stride * copies;
-    b += sizeof(std::uint16_t) * ncells;
+    if (key_table) b += sizeof(std::uint16_t) * ncells;
     if (regions > 0)
       b = (b + 7) / 8 * 8 + sizeof(unsigned long long) * nbins +
           (sizeof(unsigned long long) + sizeof(unsigned) + (weighted ? sizeof(double) : 0)) * regions * nbins;
+    if (sums) b = (b + 7) / 8 * 8 + 2 * sizeof(double) * nbins;
   }
   return b;
 }
@@ -110,12 +147,21 @@ constexpr std::size_t pair_output_smem(OutputMode mode, bool weighted, int nbins
 // AnchorSlots: anchors a thread holds at once (PerPoint counts each in its own registers): 1 for the
 // grid agent, kPerThread for the brute-force one, whose thread holds anchors i0 + r·kThreads + tid
 // (i0 a multiple of kAnchors), so that anchor i is in slot (i / kThreads) % kPerThread.
-template <int D, OutputMode Mode, bool Weighted, class Proxy, class Exact, bool Regions = false, int AnchorSlots = 1>
+// Means: the mean separation sums beside the histogram (a flag, so that histograms without them
+// keep their branch-free counting).
+template <int D, OutputMode Mode, bool Weighted, class Proxy, class Exact, bool Regions = false, int AnchorSlots = 1,
+          bool Means = false>
 struct PairOutput {
   static constexpr bool kHist = Mode == OutputMode::Histogram;
   static constexpr bool kPerPoint = Mode == OutputMode::PerPoint;
   static constexpr bool kList = Mode == OutputMode::PairList;
+  static constexpr bool kBinned = binned_pair_function<Exact>;
+  // Counts alone: a certain table entry is the whole of a pair's worth (count_certain).
+  static constexpr bool kCountsOnly = kHist && !Weighted && !Means && !kBinned;
   static_assert(!Regions || kHist, "jackknife regions are counted for histograms");
+  // Binned pair functions count regions pair by pair in global memory (accept_global), not per lane.
+  static_assert(!kBinned || (kHist && !Regions && !Means), "binned pair functions: histograms, regions at run time");
+  static_assert(!Means || kHist, "mean separations are summed per histogram bin");
   static_assert(AnchorSlots == 1 || AnchorSlots == kPerThread, "anchor slots: the grid's one or the tiles' kPerThread");
   const PairKernelArgs<Proxy, Exact>& args;
   BandPair* s_bands = nullptr;
@@ -132,6 +178,9 @@ struct PairOutput {
   unsigned* s_regp = nullptr;               // regions x nbins, partners' other regions
   double* s_regw = nullptr;                 // regions x nbins, weighted (per pair, both terms)
   int my_region = 0;
+  // Means: Σ w s and Σ w log s per bin, the block's in shared memory or the global arrays.
+  double* s_sum = nullptr;
+  double* s_log_sum = nullptr;
   float lo0, hi0, lo1, hi1;
   unsigned long long n_settled = 0, r_count = 0;
   double r_wsum = 0.0;
@@ -152,16 +201,21 @@ struct PairOutput {
   __device__ PairOutput(const PairKernelArgs<Proxy, Exact>& a, unsigned char* smem, int tid, int nthreads, int slots = 1)
       : args(a), lo0(kHist ? a.lo0 : a.range_lo0), hi0(a.range_hi0), lo1(a.range_lo1), hi1(a.range_hi1) {
     const int nb = a.nbins;
+    // (Counted in global memory, a binned pair function keeps nothing here: copies is 0.)
+    const bool shared_counts = kHist && !in_global();
     s_bands = reinterpret_cast<BandPair*>(smem);
-    s_wh = reinterpret_cast<double*>(s_bands + (kHist ? nb + 1 : 0));
-    s_hist = reinterpret_cast<unsigned*>(s_wh + (kHist && Weighted ? nb : 0));
+    s_wh = reinterpret_cast<double*>(s_bands + (kHist && !kBinned ? nb + 1 : 0));
+    s_hist = reinterpret_cast<unsigned*>(s_wh + (kHist && Weighted && shared_counts ? nb : 0));
     s_cells = reinterpret_cast<std::uint16_t*>(s_hist + (kHist ? a.hist_stride * a.copies * slots : 0));
-    if constexpr (kHist) {
+    if constexpr (kHist && !kBinned) {
       for (int k = tid; k <= nb; k += nthreads) s_bands[k] = a.bands[k];
       for (int k = tid; k < a.ncells; k += nthreads) s_cells[k] = a.cells[k];
+    }
+    if constexpr (kHist) {
       for (int k = tid; k < a.hist_stride * a.copies * slots; k += nthreads) s_hist[k] = 0;
       if constexpr (Weighted)
-        for (int k = tid; k < nb; k += nthreads) s_wh[k] = 0.0;
+        if (shared_counts)
+          for (int k = tid; k < nb; k += nthreads) s_wh[k] = 0.0;
     }
     if constexpr (Regions) {
       const std::uintptr_t end = reinterpret_cast<std::uintptr_t>(s_cells + a.ncells);
@@ -176,13 +230,34 @@ struct PairOutput {
         if constexpr (Weighted) s_regw[k] = 0.0;
       }
     }
+    if constexpr (Means) {
+      const std::uintptr_t end = Regions ? reinterpret_cast<std::uintptr_t>(s_regp + a.regions * nb)
+                                         : reinterpret_cast<std::uintptr_t>(s_cells + a.ncells);
+      s_sum = a.sums_shared ? reinterpret_cast<double*>((end + 7) / 8 * 8) : a.sep_sums;
+      s_log_sum = a.sums_shared ? s_sum + nb : a.log_sep_sums;
+      if (a.sums_shared)
+        for (int k = tid; k < 2 * nb; k += nthreads) s_sum[k] = 0.0;
+    }
     const int slot = slots > 1 ? tid / 32 : 0;
-    my_hist = s_hist + (slot * a.copies + tid % 32 % a.copies) * a.hist_stride;
+    if constexpr (kBinned) {
+      if (a.copies > 0) my_hist = s_hist + (slot * a.copies + tid % 32 % a.copies) * a.hist_stride;
+    } else {
+      my_hist = s_hist + (slot * a.copies + tid % 32 % a.copies) * a.hist_stride;
+    }
   }
 
-  // The float32 verdict on a proxy: bin >= 0, -1 outside, -2 to be settled in float64.
+  // Binned pair functions whose counts go to global memory pair by pair (accept_global).
+  __device__ __forceinline__ bool in_global() const {
+    if constexpr (kBinned) return args.hist_global;
+    return false;
+  }
+
+  // The float32 verdict on a proxy: bin >= 0, -1 outside, -2 to be settled in float64. A binned
+  // pair function's proxy decides only "certainly beyond the reach"; its bins are float64's.
   __device__ __forceinline__ int classify(float s) const {
-    if constexpr (kHist) {
+    if constexpr (kBinned) {
+      return s < hi1 ? -2 : -1;
+    } else if constexpr (kHist) {
       return classify_table(s_bands, s_cells, args.ncells, lo0, args.base_bits, args.shift, args.nbins, s);
     } else {
       const bool in = (s >= hi0) & (s < lo1);
@@ -193,6 +268,9 @@ struct PairOutput {
 
   // One accepted pair (bin k, anchor i, partner j; rb: the partner's region, or -1 to look it up).
   __device__ __forceinline__ void accept(int k, std::uint32_t i, std::uint32_t j, double wprod, int rb = -1) {
+    if constexpr (Means) add_separation(k, i, j, wprod);
+    if constexpr (kBinned)
+      if (args.hist_global) return accept_global(k, i, j, wprod);
     if constexpr (kHist) {
       atomicAdd(&my_hist[k], 1u);
       if constexpr (Weighted) atomicAdd(&s_wh[k], wprod);
@@ -216,6 +294,34 @@ struct PairOutput {
       // fixed order a resumed unit relies on; a pair from one lane alone has no place in it.
       static_assert(kList);
       __trap();
+    }
+  }
+
+  // A binned pair's bin straight into the global arrays: counts, weighted sums and, with regions
+  // (args.regions > 0), T[r][k] for the region of each point (once when both share it), as
+  // RegionHistogramSink does. The float64 bin already cost more than these atomics.
+  __device__ __forceinline__ void accept_global(int k, std::uint32_t i, std::uint32_t j, double wprod) {
+    atomicAdd(&args.counts[k], 1ull);
+    if constexpr (Weighted) atomicAdd(&args.wsums[k], wprod);
+    if (args.regions > 0) {
+      const std::size_t nb = static_cast<std::size_t>(args.nbins);
+      const std::size_t ra = static_cast<std::size_t>(args.A.region[i]), rb = static_cast<std::size_t>(args.B.region[j]);
+      atomicAdd(&args.region_counts[ra * nb + k], 1ull);
+      if (rb != ra) atomicAdd(&args.region_counts[rb * nb + k], 1ull);
+      if constexpr (Weighted) {
+        atomicAdd(&args.region_wsums[ra * nb + k], wprod);
+        if (rb != ra) atomicAdd(&args.region_wsums[rb * nb + k], wprod);
+      }
+    }
+  }
+
+  // Means: the pair's separation from its float64 key, the CPU's SeparationSums::add in double.
+  __device__ __forceinline__ void add_separation(int k, std::uint32_t i, std::uint32_t j, double wprod) {
+    if constexpr (Means) {
+      const double s = args.exact.natural_of(float64_key<D>(args, i, j));
+      const double w = Weighted ? wprod : 1.0;
+      atomicAdd(&s_sum[k], w * s);
+      atomicAdd(&s_log_sum[k], w * log(s));
     }
   }
 
@@ -337,10 +443,11 @@ struct PairOutput {
     }
   }
 
-  // The float64 rule, for pairs inside a guard band.
+  // The float64 rule, for pairs inside a guard band (binned pair functions: every pair in reach).
   __device__ __forceinline__ int settle(std::uint32_t i, std::uint32_t j) {
     ++n_settled;
-    return find_bin_unpadded(args.edges64, args.nbins, args.steps, float64_key<D>(args, i, j));
+    if constexpr (kBinned) return float64_bin<D>(args, i, j);
+    else return find_bin_unpadded(args.edges64, args.nbins, args.steps, float64_key<D>(args, i, j));
   }
 
   // Histogram: the table entry of a proxy (direct_lookup): a bin, nbins (outside) or uncertain.
@@ -352,7 +459,7 @@ struct PairOutput {
   // Histogram: counts a certain entry (outside goes to the spare counter after the last bin, so
   // that no branch is needed); says whether the pair still has to be resolved.
   __device__ __forceinline__ bool count_certain(std::uint32_t v) {
-    if constexpr (kHist && !Weighted) {
+    if constexpr (kCountsOnly) {
       if (v < kUncertain) atomicAdd(&my_hist[v], 1u);
       return v >= kUncertain;
     }
@@ -370,10 +477,12 @@ struct PairOutput {
   // the unrolled loop (expanded at every pair it multiplied the kernels' code past the
   // instruction cache).
   __device__ __forceinline__ bool quick(float s, std::uint32_t i, std::uint32_t j, double wprod, int rb = -1) {
-    if constexpr (kHist) {
+    if constexpr (kBinned) {
+      return !(s < hi1);  // beyond the reach; resolve() bins the rest
+    } else if constexpr (kHist) {
       // (With thousands of bins most table cells hold a band and most pairs go to resolve().)
       const std::uint32_t v = lookup(s);
-      if constexpr (Regions && !Weighted) {
+      if constexpr (Regions && !Weighted && !Means) {
         // As below, branch-free into the lane's own sub-histogram (it holds this unit's pairs;
         // end_unit reads its bins), and a partner in another region adds to that region.
         atomicAdd(&my_hist[::min(v, static_cast<std::uint32_t>(args.nbins) + 1u)], 1u);
@@ -382,7 +491,7 @@ struct PairOutput {
           if (rb != my_region) atomicAdd(&s_regp[rb * args.nbins + static_cast<int>(v)], 1u);
         }
         return v < kUncertain;
-      } else if constexpr (Weighted || Regions) {
+      } else if constexpr (Weighted || Regions || Means) {
         if (v >= kUncertain) return false;
         if (v < static_cast<std::uint32_t>(args.nbins)) accept(static_cast<int>(v), i, j, wprod, rb);
       } else {
@@ -402,7 +511,7 @@ struct PairOutput {
   __device__ void flush_block(int tid, int nthreads) {
     if constexpr (kHist) {
       __syncthreads();
-      for (int k = tid; k < args.nbins; k += nthreads) {
+      for (int k = tid; k < args.nbins && !in_global(); k += nthreads) {
         unsigned long long c = 0;
         for (int h = 0; h < args.copies; ++h) {
           c += s_hist[h * args.hist_stride + k];
@@ -414,7 +523,20 @@ struct PairOutput {
           s_wh[k] = 0.0;
         }
       }
+      flush_sums(tid, nthreads);
       __syncthreads();
+    }
+  }
+  // Means: the block's separation sums into the global ones, cleared (after a barrier).
+  __device__ void flush_sums(int tid, int nthreads) {
+    if constexpr (Means) {
+      if (!args.sums_shared) return;
+      for (int k = tid; k < args.nbins; k += nthreads) {
+        if (s_sum[k] != 0.0) atomicAdd(&args.sep_sums[k], s_sum[k]);
+        if (s_log_sum[k] != 0.0) atomicAdd(&args.log_sep_sums[k], s_log_sum[k]);
+        s_sum[k] = 0.0;
+        s_log_sum[k] = 0.0;
+      }
     }
   }
 
@@ -428,6 +550,7 @@ struct PairOutput {
       flush_region_arrays(lane, 32);
       __syncwarp();
     } else if constexpr (kHist) {
+      if (in_global()) return;
       __syncwarp();
       unsigned* mine = my_hist - (lane % args.copies) * args.hist_stride;
       for (int k = lane; k < args.nbins; k += 32) {
@@ -480,11 +603,14 @@ struct PairOutput {
           if (s_regw[k] != 0.0) atomicAdd(&args.region_wsums[k], s_regw[k]);
     }
   }
+  // The block's weighted sums (and separation sums) into the global ones (all threads, at the end).
   __device__ void flush_weights(int tid, int nthreads) {
-    if constexpr (kHist && Weighted) {
+    if constexpr (kHist && (Weighted || Means)) {
       __syncthreads();
-      for (int k = tid; k < args.nbins; k += nthreads)
-        if (s_wh[k] != 0.0) atomicAdd(&args.wsums[k], s_wh[k]);
+      if constexpr (Weighted)
+        for (int k = tid; k < args.nbins && !in_global(); k += nthreads)
+          if (s_wh[k] != 0.0) atomicAdd(&args.wsums[k], s_wh[k]);
+      flush_sums(tid, nthreads);
     }
   }
 

@@ -176,16 +176,19 @@ inline bool windowed_geometry(const PointSet& a, const PointSet& b, double rmax,
   return true;
 }
 
+// `binned`: a binned pair function (2-D bins), whose regions are counted in global memory on either
+// traversal (PairOutput::accept_global), so they do not force the grid.
 template <class F>
 DeviceGrid<F::dim> plan_device_grid(const Plan& plan, const DevicePoints<F::dim>& da, const DevicePoints<F::dim>* db,
-                                    const std::vector<double>& shift, bool fits) {
+                                    const std::vector<double>& shift, bool fits, bool binned = false) {
   constexpr int D = F::dim;
   DeviceGrid<D> g;
   const Statistic& s = *plan.stat;
-  if (s.regions > 0 && (!kGridMetric<F> || !fits))
+  const bool grid_regions = s.regions > 0 && !binned;
+  if (grid_regions && (!kGridMetric<F> || !fits))
     throw Error(ErrorKind::Config, "the CUDA backend counts jackknife regions on the grid path, which this statistic cannot "
                                    "take (a user's pair function, or histograms too large for shared memory); use --backend cpu");
-  if (plan.path == "brute" && s.regions == 0) {
+  if (plan.path == "brute" && !grid_regions) {
     g.why = "brute force (requested)";
     return g;
   }
@@ -237,7 +240,7 @@ DeviceGrid<F::dim> plan_device_grid(const Plan& plan, const DevicePoints<F::dim>
     for (int d = 0; d < D; ++d) span *= std::min<std::int64_t>(geo.cells[d], 2 * reach[d] + 1);
     // Jackknife regions are counted by the grid kernels only: a labelled run always takes the grid
     // (with cells of the cutoff it covers every pair the brute force would).
-    const bool forced = plan.path == "grid" || s.regions > 0;
+    const bool forced = plan.path == "grid" || grid_regions;
     if (!forced && (geo.total <= span || brute < (std::uint64_t(1) << 24))) {
       g.why = "brute force: the cutoff spans the whole extent, or too few pairs for a grid to pay";
       return g;
@@ -247,7 +250,8 @@ DeviceGrid<F::dim> plan_device_grid(const Plan& plan, const DevicePoints<F::dim>
     // the density it sees): unweighted histograms through the windows.
     double cell_volume = 1;
     for (int d = 0; d < D; ++d) cell_volume *= geo.width[d];
-    const bool two_fit = windowed && g.shape.images && s.output == OutputKind::Histogram && !s.weighted && s.regions == 0;
+    const bool two_fit = windowed && g.shape.images && s.output == OutputKind::Histogram && !s.weighted && s.regions == 0 &&
+                         !s.mean_separation && !binned;
     // (Measured on the H100: 10^7 points, r < 100, ~460 points a cell, kernel 405 -> ~360 ms; at
     // ~130 a cell, 10^6 r < 100, no gain.)
     if (two_fit && density * cell_volume >= 256) g.anchors = 2;
@@ -350,9 +354,14 @@ struct DevicePairPool {
   }
 };
 
-template <class F>
-Result run_pairs(const F& f, const Plan& plan) {
+// The pairs of `plan` found through the metric F (its float32 proxy and guard bands, its grid),
+// each settled by `exact`: F itself, whose float64 key plan.edges bins, or a binned pair function
+// (2-D bins: plan.edges is then the one range [0, cutoff) that finds the pairs, and the
+// histogram has `nb` flat bins).
+template <class F, class Exact>
+Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb) {
   constexpr int D = F::dim;
+  constexpr bool kBinned = binned_pair_function<Exact>;
   using Fast = FastPath<F>;
   const Statistic& s = *plan.stat;
   const PointSet& A = *plan.a;
@@ -389,11 +398,11 @@ Result run_pairs(const F& f, const Plan& plan) {
   }
 
   const GuardBands guard = make_guard_bands(plan.edges, model);
-  const int nb = plan.edges.nbins;
-  if (nb > kMaxTableBins)
+  const int nkeys = plan.edges.nbins;  // key bins (a binned pair function's reach: one)
+  if (!kBinned && nb > kMaxTableBins)
     throw Error(ErrorKind::Config, "the CUDA backend takes at most " + std::to_string(kMaxTableBins) + " bins (this histogram has " +
                                        std::to_string(nb) + "); use --backend cpu");
-  std::vector<double> e64(plan.edges.padded.begin(), plan.edges.padded.begin() + nb + 1);
+  std::vector<double> e64(plan.edges.padded.begin(), plan.edges.padded.begin() + nkeys + 1);
   DeviceBuffer<double> d_e64(e64);
   const OutputMode mode = s.output == OutputKind::Reduction ? OutputMode::Reduce
                           : s.output == OutputKind::PairList ? OutputMode::PairList
@@ -404,54 +413,95 @@ Result run_pairs(const F& f, const Plan& plan) {
   DeviceBuffer<unsigned long long> d_scalars(2);  // settled, next item
   d_counts.zero();
   d_wsums.zero();
+  const bool means = s.mean_separation;
+  DeviceBuffer<double> d_sep_sums(means ? nb : 0), d_log_sep_sums(means ? nb : 0);
+  d_sep_sums.zero();
+  d_log_sep_sums.zero();
 
   // Histogram shape: the float-bits table, and as many sub-histogram copies (up to one per lane)
   // as leave room for two blocks per multiprocessor.
   const DeviceInfo info = device_info();
   const bool hist = mode == OutputMode::Histogram;
+  const bool key_table = hist && !kBinned;  // a binned pair function's bins are float64's alone
+  // Binned pair functions keep their regions in global memory (accept_global), never per lane.
+  const int shared_regions = kBinned ? 0 : regions;
   const std::size_t budget = info.smem_optin / 2 - 1024;
   int max_cells = 65536;
   while (max_cells > 256 && pair_kernel_smem<D>(mode, weighted, nb, max_cells, 1, (nb + 2) | 1) > budget) max_cells /= 2;
   // At least 16384 cells (32 KB): the pairs near r_max, where most of a cutoff's pairs are, then
   // fall in an uncertain cell ~8x less often than with the 2048 cells 20 bins would get (measured:
   // with 2048, ~11% of the grid kernel's instructions went to resolving them).
-  const GuardTable table = hist ? make_guard_table(guard, max_cells, 16384) : GuardTable{};
+  const GuardTable table = key_table ? make_guard_table(guard, max_cells, 16384) : GuardTable{};
   const int ncells = static_cast<int>(table.cells.size());
   // Spare counters for "outside" (nb) and for pairs left to resolve (nb + 1), so that counting
   // needs no branch; odd, so that copies of a bin sit in different banks.
   const int stride = (nb + 2) | 1;
   int copies = hist ? 32 : 1;
-  while (copies > 1 && pair_kernel_smem<D>(mode, weighted, nb, ncells, copies, stride) > budget) copies /= 2;
-  const std::size_t smem = pair_kernel_smem<D>(mode, weighted, nb, ncells, copies, stride);
-  if (smem > info.smem_optin)
+  while (copies > 1 && pair_kernel_smem<D>(mode, weighted, nb, ncells, copies, stride, key_table) > budget) copies /= 2;
+  std::size_t smem = pair_kernel_smem<D>(mode, weighted, nb, ncells, copies, stride, key_table);
+  if (!kBinned && smem > info.smem_optin)
     throw Error(ErrorKind::Resource, std::to_string(nb) + " bins need " + std::to_string(smem) +
                                          " bytes of shared memory per block; the device allows " +
                                          std::to_string(info.smem_optin));
   // The grid kernel: per-warp groups of sub-histograms, as many copies as leave room for two blocks.
   int grid_copies = hist ? 32 : 1;
-  while (grid_copies > 1 && pair_output_smem(mode, weighted, nb, ncells, grid_copies * kGridWarps, stride, regions) > budget)
+  while (grid_copies > 1 &&
+         pair_output_smem(mode, weighted, nb, ncells, grid_copies * kGridWarps, stride, shared_regions, key_table) > budget)
     grid_copies /= 2;
-  const std::size_t grid_smem = pair_output_smem(mode, weighted, nb, ncells, grid_copies * kGridWarps, stride, regions);
+  std::size_t grid_smem =
+      pair_output_smem(mode, weighted, nb, ncells, grid_copies * kGridWarps, stride, shared_regions, key_table);
   // Regions need a sub-histogram per lane (PairOutput::end_unit attributes a lane's counts to its anchor).
-  if (regions > 0 && hist && grid_copies < 32)
+  if (shared_regions > 0 && hist && grid_copies < 32)
     throw Error(ErrorKind::Config, std::to_string(regions) + " jackknife regions x " + std::to_string(nb) +
                                        " bins do not fit the GPU's shared memory; use --backend cpu");
   lap("upload");
-  const DeviceGrid<D> grid = plan_device_grid<F>(plan, da, plan.is_auto() ? nullptr : db, shift, grid_smem <= budget);
+  const DeviceGrid<D> grid =
+      plan_device_grid<F>(plan, da, plan.is_auto() ? nullptr : db, shift, kBinned || grid_smem <= budget, kBinned);
   if (grid.a) lap("cell index");
+  // 2-D bins: the sub-histograms in shared memory when one copy a slot fits the budget; else, and
+  // always with regions (a sub-histogram per lane would be 32 x the bins, and R x bins region
+  // counters beside them), 64-bit atomics in global memory, pair by pair.
+  bool hist_global = false;
+  std::string output_note;
+  if constexpr (kBinned) {
+    hist_global = regions > 0 || (grid.chosen ? grid_smem : smem) > budget;
+    if (hist_global) {
+      copies = grid_copies = 0;
+      smem = pair_tile_smem<D>(weighted);
+      grid_smem = 0;
+    }
+    output_note = "; 2-D bins: every pair within the reach " + std::to_string(s.binning.hi()) +
+                  " binned in float64 on the device, " + std::to_string(nb) + " bins " +
+                  (hist_global ? std::string("counted by 64-bit atomics in global memory (") +
+                                     (regions > 0 ? std::to_string(regions) + " jackknife regions" : "too many for shared memory") + ")"
+                               : "in " + std::to_string(grid.chosen ? grid_copies * kGridWarps : copies) +
+                                     " sub-histograms in shared memory a block");
+  }
+  // Mean separations: each block's sums in shared memory when they fit beside its histogram, else
+  // added to the global sums pair by pair.
+  bool sums_shared = false;
+  if (means) {
+    const std::size_t with_sums =
+        grid.chosen ? pair_output_smem(mode, weighted, nb, ncells, grid_copies * kGridWarps, stride, shared_regions, key_table, true)
+                    : pair_kernel_smem<D>(mode, weighted, nb, ncells, copies, stride, key_table, true);
+    sums_shared = with_sums <= budget;
+    if (sums_shared) (grid.chosen ? grid_smem : smem) = with_sums;
+    output_note = std::string("; mean separations: the float64 key of every pair in a bin, its s and log s summed in double ") +
+                  (sums_shared ? "per block in shared memory" : "by atomics in global memory (no room beside the histogram)");
+  }
   DeviceBuffer<BandPair> d_bands(table.bands);
   DeviceBuffer<std::uint16_t> d_cells(table.cells);
 
-  PairKernelArgs<typename Fast::Proxy, F> args{};
+  PairKernelArgs<typename Fast::Proxy, Exact> args{};
   args.A = grid.chosen ? grid.a->view : da.view;
   args.B = grid.chosen ? (grid.b ? grid.b : grid.a)->view : db->view;
   args.is_auto = plan.is_auto();
   args.proxy = Fast::proxy(f);
-  args.exact = f;
+  args.exact = exact;
   args.range_lo0 = guard.lo[0];
   args.range_hi0 = guard.hi[0];
-  args.range_lo1 = guard.lo[nb];  // Reduce and PairList take the whole range [e_0, e_nbins)
-  args.range_hi1 = guard.hi[nb];
+  args.range_lo1 = guard.lo[nkeys];  // Reduce and PairList take the whole range [e_0, e_nbins)
+  args.range_hi1 = guard.hi[nkeys];
   args.bands = d_bands.get();
   args.cells = d_cells.get();
   args.ncells = ncells;
@@ -462,7 +512,7 @@ Result run_pairs(const F& f, const Plan& plan) {
   // bins the table is too coarse and the band walk decides every pair.
   std::size_t certain_cells = 0;
   for (auto e : table.cells) certain_cells += e < kUncertain;
-  args.direct = hist && 4 * certain_cells >= 3 * table.cells.size();
+  args.direct = key_table && 4 * certain_cells >= 3 * table.cells.size();
   args.shift = table.shift;
   args.edges64 = d_e64.get();
   args.nbins = nb;
@@ -471,6 +521,10 @@ Result run_pairs(const F& f, const Plan& plan) {
   args.hist_stride = stride;
   args.counts = d_counts.get();
   args.wsums = d_wsums.get();
+  args.hist_global = hist_global;
+  args.sep_sums = d_sep_sums.get();
+  args.log_sep_sums = d_log_sep_sums.get();
+  args.sums_shared = sums_shared;
   args.settled = d_scalars.get();
   args.next_item = d_scalars.get() + 1;
   DeviceBuffer<unsigned long long> d_region_counts(std::size_t(regions) * nb);
@@ -628,26 +682,38 @@ Result run_pairs(const F& f, const Plan& plan) {
     }
     TWOBODY_CUDA_CHECK(cudaStreamSynchronize(stream));
   };
-  auto launch = [&]<OutputMode M, bool W>() {
+  // The generic agents: the grid agent over the work queue when the grid was chosen, else the
+  // brute-force tiles. Means: with the mean separation sums (histograms).
+  auto launch_agents = [&]<OutputMode M, bool W, bool Means>() {
     using P = typename Fast::Proxy;
     if constexpr (kGridMetric<F>) {
       if (grid.chosen) {
-        if constexpr (M == OutputMode::Histogram) {
+        if constexpr (M == OutputMode::Histogram && !kBinned) {
           if (regions > 0) {
             if (grid.shape.images)
-              return launch_one(grid_kernel<D, M, W, true, P, F, true>, kGridThreads, grid_smem, "grid_kernel", work);
-            return launch_one(grid_kernel<D, M, W, false, P, F, true>, kGridThreads, grid_smem, "grid_kernel", work);
+              return launch_one(grid_kernel<D, M, W, true, P, Exact, true, 1, Means>, kGridThreads, grid_smem, "grid_kernel", work);
+            return launch_one(grid_kernel<D, M, W, false, P, Exact, true, 1, Means>, kGridThreads, grid_smem, "grid_kernel", work);
           }
         }
-        if constexpr (M == OutputMode::Histogram && !W) {
+        if constexpr (M == OutputMode::Histogram && !W && !kBinned && !Means) {
           if (grid.anchors == 2)
-            return launch_one(grid_kernel<D, M, W, true, P, F, false, 2>, kGridThreads, grid_smem, "grid_kernel", work);
+            return launch_one(grid_kernel<D, M, W, true, P, Exact, false, 2>, kGridThreads, grid_smem, "grid_kernel", work);
         }
         if (grid.shape.images)
-          return launch_one(grid_kernel<D, M, W, true, P, F>, kGridThreads, grid_smem, "grid_kernel", work);
-        return launch_one(grid_kernel<D, M, W, false, P, F>, kGridThreads, grid_smem, "grid_kernel", work);
+          return launch_one(grid_kernel<D, M, W, true, P, Exact, false, 1, Means>, kGridThreads, grid_smem, "grid_kernel", work);
+        return launch_one(grid_kernel<D, M, W, false, P, Exact, false, 1, Means>, kGridThreads, grid_smem, "grid_kernel", work);
       }
     }
+    launch_one(pair_kernel<D, M, W, P, Exact, Means>, kThreads, smem, "pair_kernel");
+  };
+  // The counting tiles where they were chosen, else the generic agents. (Binned pair functions and
+  // mean separations take the generic agents alone: the tiles never form a pair's float64 key.)
+  auto launch = [&]<OutputMode M, bool W>() {
+    // P through M (always the metric's proxy), so that the launches below are instantiated only
+    // when launch is called: never with a binned pair function, whose arguments the counting
+    // kernels do not take.
+    using P = typename FastPath<std::conditional_t<M == OutputMode::Histogram, F, F>>::Proxy;
+    if (grid.chosen) return launch_agents.template operator()<M, W, false>();
     if constexpr (!W && (M == OutputMode::Reduce || M == OutputMode::Histogram) && std::is_same_v<F, Euclidean<D>> &&
                   D <= 3) {
       if (use_tiles) {
@@ -661,7 +727,7 @@ Result run_pairs(const F& f, const Plan& plan) {
                             kThreads, tiles_smem, "counting_tiles_kernel", tiles);
       }
     }
-    launch_one(pair_kernel<D, M, W, P, F>, kThreads, smem, "pair_kernel");
+    launch_agents.template operator()<M, W, false>();
   };
 
   Result r;
@@ -671,10 +737,18 @@ Result run_pairs(const F& f, const Plan& plan) {
   // what the run's plan says about the buffer.
   std::uint64_t earlier_settled = 0, earlier_evaluated = 0;
   std::string list_note;
-  switch (mode) {
+  // (A binned pair function makes histograms alone: nothing else is instantiated with it.)
+  if constexpr (kBinned) {
+    weighted ? launch_agents.template operator()<OutputMode::Histogram, true, false>()
+             : launch_agents.template operator()<OutputMode::Histogram, false, false>();
+  } else switch (mode) {
     case OutputMode::Histogram:
-      weighted ? launch.template operator()<OutputMode::Histogram, true>()
-               : launch.template operator()<OutputMode::Histogram, false>();
+      if (means)
+        weighted ? launch_agents.template operator()<OutputMode::Histogram, true, true>()
+                 : launch_agents.template operator()<OutputMode::Histogram, false, true>();
+      else
+        weighted ? launch.template operator()<OutputMode::Histogram, true>()
+                 : launch.template operator()<OutputMode::Histogram, false>();
       break;
     case OutputMode::Reduce:
       weighted ? launch.template operator()<OutputMode::Reduce, true>()
@@ -764,6 +838,10 @@ Result run_pairs(const F& f, const Plan& plan) {
     const auto counts = d_counts.download();
     r.counts.assign(counts.begin(), counts.end());
     if (weighted) r.weighted = d_wsums.download();
+    if (means) {
+      r.separation_sum = d_sep_sums.download();
+      r.log_separation_sum = d_log_sep_sums.download();
+    }
     if (regions > 0) {
       r.regions = static_cast<std::size_t>(regions);
       const auto rc = d_region_counts.download();
@@ -776,7 +854,8 @@ Result run_pairs(const F& f, const Plan& plan) {
   r.info.pairs_settled_fp64 = earlier_settled + d_scalars.download()[0];
   r.info.threads = grid.chosen ? kGridThreads : kThreads;
   lap("download");
-  r.info.plan = grid.why + list_note + tiles_note + "; phases: " + phases;
+  // (The counting tiles' note only where they could have run.)
+  r.info.plan = grid.why + list_note + (kBinned || means ? output_note : tiles_note) + "; phases: " + phases;
   return r;
 }
 
@@ -813,7 +892,51 @@ Result run_matrix(const F& f, const Plan& plan) {
 
 template <class F>
 Result run_on_device(const F& f, const Plan& plan) {
-  return plan.stat->output == OutputKind::Matrix ? run_matrix(f, plan) : run_pairs(f, plan);
+  return plan.stat->output == OutputKind::Matrix ? run_matrix(f, plan) : run_pairs(f, plan, f, plan.edges.nbins);
+}
+
+// 2-D bins (Statistic::binning2d) with the binned pair function `bins` (binning2d.hpp), its edge
+// tables copied to the device: the pairs are those of a 1-D statistic of one bin [0, cutoff) in
+// the metric F (cpu/binned2d.hpp's Binned2DReach), found by the usual traversals; each is binned
+// by `bins` in float64 into the plan's flat bins.
+template <class BinFunction, class F>
+Result run_binned2d(BinFunction bins, const F& metric, const Binned2DTables& tables, const Plan& plan) {
+  const DeviceBuffer<double> outer(tables.outer.padded), inner(tables.inner.padded);
+  if constexpr (requires { bins.rp2; }) {
+    bins.rp2 = outer.get();
+    bins.pi = inner.get();
+  } else {
+    bins.s2 = outer.get();
+    bins.mu = inner.get();
+  }
+  Statistic reach = *plan.stat;
+  reach.binning = Binning::from_edges({0.0, plan.stat->binning2d.cutoff()});
+  reach.binning2d = Binning2D();
+  Plan p = plan;
+  p.stat = &reach;
+  p.edges = KeyEdges::make(reach.binning, metric);
+  return run_pairs(metric, p, bins, static_cast<int>(plan.stat->binning2d.nbins()));
+}
+
+// Instantiated per kind (r_p, π) or (s, μ) in run_binned2d_*.cu: the line of sight and the metric.
+template <Binning2D::Kind K>
+Result run_binned2d_on_device(const Plan& plan) {
+  const Statistic& s = *plan.stat;
+  if (s.binning2d.kind() != K) throw Error(ErrorKind::Internal, "run_binned2d_on_device: another kind of 2-D bins");
+  const Binned2DTables tables = Binned2DTables::make(s.binning2d);
+  constexpr bool kRpPi = K == Binning2D::Kind::RpPi;
+  if (s.binning2d.midpoint_los()) {
+    if (s.metric == Metric::Periodic)
+      throw_config("the midpoint line of sight (survey mocks) is for open space: a periodic box has no observer");
+    using Mock = std::conditional_t<kRpPi, RpPiBinsMock, SMuBinsMock>;
+    return run_binned2d(Mock(tables), Euclidean<3>{}, tables, plan);
+  }
+  if (s.metric == Metric::Periodic) {
+    using Bins = std::conditional_t<kRpPi, RpPiBins<true>, SMuBins<true>>;
+    return run_binned2d(Bins(tables, s.box), PeriodicEuclidean<3>(s.box), tables, plan);
+  }
+  using Bins = std::conditional_t<kRpPi, RpPiBins<false>, SMuBins<false>>;
+  return run_binned2d(Bins(tables, s.box), Euclidean<3>{}, tables, plan);
 }
 
 }  // namespace twobody::cuda

@@ -1,0 +1,5 @@
+#include "twobody/cuda/run_on_device.cuh"
+
+namespace twobody::cuda {
+template Result run_binned2d_on_device<Binning2D::Kind::RpPi>(const Plan&);
+}  // namespace twobody::cuda
