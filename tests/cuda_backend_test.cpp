@@ -11,6 +11,7 @@
 
 #include "test_support.hpp"
 #include "twobody/backend.hpp"
+#include "twobody/correlation.hpp"
 #include "twobody/clustering2d.hpp"
 #include "twobody/cosmology.hpp"
 #include "twobody/engine.hpp"
@@ -897,6 +898,7 @@ TEST_F(Cuda, CountingTilesEqualCpu) {
   const auto seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
+  setenv("TWOBODY_TENSOR_COUNT", "0", 1);  // the CUDA-core counting tiles (TensorCountsEqualCpu: the others)
   RunOptions brute = on("cuda");
   brute.path = "brute";  // short ranges would go to the grid
   auto check = [&](const Statistic& s, const PointSet& A, const PointSet* B) {
@@ -927,13 +929,81 @@ TEST_F(Cuda, CountingTilesEqualCpu) {
     check(stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, std::sqrt(3.0) * 1.000001, 100)), P, nullptr);
   }
   unsetenv("TWOBODY_HIST_COPIES");
+  // Thousands of bins (~1% of the pairs settled out of line), ragged tiles and pairs beyond the
+  // bins too.
+  // (Both sets near 1e4: a cross count against P, at the origin, spans 10^4 and declines.)
+  const auto Q = to_pointset(uniform_points(6001, 3, 1e4, 1e4 + 1.0, rng));
+  const auto Q2 = to_pointset(uniform_points(3001, 3, 1e4, 1e4 + 1.0, rng));
+  for (const Binning& bins : {Binning::linear(0.0, std::sqrt(3.0) * 1.000001, 8192), Binning::linear(0.3, 0.9, 3000)}) {
+    check(stat(Metric::Euclidean, Traversal::Auto, bins), Q, nullptr);
+    check(stat(Metric::Euclidean, Traversal::Cross, bins), Q, &Q2);
+  }
   // TWOBODY_COUNTING_TILES=0: the generic agent, the same counts.
   setenv("TWOBODY_COUNTING_TILES", "0", 1);
   const auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, 1.0, 64));
   const auto g = run(s, P, nullptr, on("cuda"));
   unsetenv("TWOBODY_COUNTING_TILES");
+  unsetenv("TWOBODY_TENSOR_COUNT");
   EXPECT_EQ(ran(g).find("counting tiles"), std::string::npos) << g.info.plan;
   EXPECT_EQ(g.counts, run(s, P, nullptr, on("cuda")).counts);
+}
+
+// w(θ) with three random catalogues and a jackknife on the GPU: each catalogue is prepared on a
+// host thread while the previous one is counted; every count, region count and estimate equals the
+// CPU backend's (which prepares them in turn).
+TEST_F(Cuda, CorrelationOverlapsPreparationWithCounts) {
+  const PointSet data = generate_uniform_sky(6000, 11);
+  const std::vector<PointSet> randoms = {generate_uniform_sky(7000, 12), generate_uniform_sky(5000, 13),
+                                         generate_uniform_sky(8000, 14)};
+  const Binning bins = Binning::logarithmic(0.1, 20.0, 12);
+  JackknifeRequest jk;
+  jk.regions = 8;
+  const auto g = correlation(data, randoms, bins, CorrelationSpace::Sky, std::nullopt, false, on("cuda"), jk);
+  const auto c = correlation(data, randoms, bins, CorrelationSpace::Sky, std::nullopt, false, on("cpu"), jk);
+  EXPECT_NE(g.raw.info.plan.find("on a host thread beside the counts"), std::string::npos) << g.raw.info.plan;
+  EXPECT_EQ(c.raw.info.plan.find("on a host thread beside the counts"), std::string::npos) << c.raw.info.plan;
+  EXPECT_EQ(g.raw.counts, c.raw.counts);
+  ASSERT_EQ(g.derived.size(), c.derived.size());
+  for (std::size_t k = 0; k < g.derived.size(); ++k) {
+    SCOPED_TRACE(g.derived[k].name);
+    EXPECT_EQ(g.derived[k].values, c.derived[k].values);
+  }
+  ASSERT_TRUE(g.jackknife && c.jackknife);
+  EXPECT_EQ(g.jackknife->dr, c.jackknife->dr);
+  EXPECT_EQ(g.jackknife->rr, c.jackknife->rr);
+  EXPECT_EQ(g.jackknife->samples, c.jackknife->samples);
+}
+
+// Counts on the tensor cores (the default where their bound allows): equal to the CPU
+// in 1–3 dimensions, auto (ragged, diagonal blocks) and cross, ranges from zero and above it,
+// offsets, and on a lattice with thousands of pairs exactly on the edges.
+TEST_F(Cuda, TensorCountsEqualCpu) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  RunOptions brute = on("cuda");
+  brute.path = "brute";
+  for (int dim : {1, 2, 3})
+    for (double offset : {0.0, 1e4}) {
+      SCOPED_TRACE("dim " + std::to_string(dim) + " offset " + std::to_string(offset));
+      const auto A = to_pointset(uniform_points(9001, dim, offset, offset + 1.0, rng));
+      const auto B = to_pointset(uniform_points(3001, dim, offset, offset + 1.0, rng));
+      for (const Binning& range : {Binning::from_edges({0.0, 0.1}), Binning::from_edges({0.05, 0.3})}) {
+        for (bool cross : {false, true}) {
+          const auto s = stat(Metric::Euclidean, cross ? Traversal::Cross : Traversal::Auto, range, OutputKind::Reduction);
+          const auto g = run(s, A, cross ? &B : nullptr, brute);
+          EXPECT_NE(ran(g).find("tensor-core counts: Gram form"), std::string::npos) << g.info.plan;
+          EXPECT_EQ(g.counts, run(s, A, cross ? &B : nullptr, on("cpu")).counts);
+        }
+      }
+    }
+  const oracle::Points p = testing_support::half_lattice(24, 20, 17);
+  const auto L = to_pointset(p);
+  const auto range = stat(Metric::Euclidean, Traversal::Auto, Binning::from_edges({1.0, 2.5}), OutputKind::Reduction);
+  const auto g = run(range, L, nullptr, brute);
+  EXPECT_NE(ran(g).find("tensor-core counts: Gram form"), std::string::npos) << g.info.plan;
+  EXPECT_EQ(g.counts, run(range, L, nullptr, on("cpu")).counts);
+  EXPECT_GT(g.info.pairs_settled_fp64, 0u);
 }
 
 // A lattice of spacing 1/2 with bins and a range on its distances: the counting tiles settle every
@@ -941,7 +1011,7 @@ TEST_F(Cuda, CountingTilesEqualCpu) {
 TEST_F(Cuda, CountingTilesOnLatticeEdges) {
   const oracle::Points p = testing_support::half_lattice(24, 20, 17);
   const auto A = to_pointset(p);
-  for (const Binning& bins : {Binning::linear(0.0, 6.0, 12), Binning::linear(1.0, 4.0, 6)}) {
+  for (const Binning& bins : {Binning::linear(0.0, 6.0, 12), Binning::linear(1.0, 4.0, 6), Binning::linear(0.0, 6.0, 1200)}) {
     const auto g = run(stat(Metric::Euclidean, Traversal::Auto, bins), A, nullptr, on("cuda"));
     EXPECT_NE(ran(g).find("counting tiles"), std::string::npos) << g.info.plan;
     EXPECT_EQ(g.counts, oracle::histogram(p, nullptr, bins.edges(), 0).counts);
@@ -950,7 +1020,9 @@ TEST_F(Cuda, CountingTilesOnLatticeEdges) {
   const auto range = stat(Metric::Euclidean, Traversal::Auto, Binning::from_edges({1.0, 2.5}), OutputKind::Reduction);
   RunOptions brute = on("cuda");
   brute.path = "brute";
+  setenv("TWOBODY_TENSOR_COUNT", "0", 1);  // the CUDA-core counting tiles
   const auto g = run(range, A, nullptr, brute);
+  unsetenv("TWOBODY_TENSOR_COUNT");
   EXPECT_NE(ran(g).find("counting tiles"), std::string::npos) << g.info.plan;
   EXPECT_EQ(g.counts, run(range, A, nullptr, on("cpu")).counts);
   EXPECT_GT(g.info.pairs_settled_fp64, 0u);

@@ -96,7 +96,9 @@ std::string fig15_line(const Plan& plan) {
         return out + "output " + kb(bytes) + " > beta: type III (histogram in global memory)";
       const SmLimits lim = sm_limits(info);
       const auto bytes_at = [&](int h) { return counting_tiles_smem(true, static_cast<int>(nb), h); };
-      const CopiesChoice c = choose_copies(static_cast<int>(nb) + 2, lim, kThreads, 3, bytes_at,
+      const int dim = plan.a->dim();
+      const int reg_blocks = s.metric == Metric::Euclidean && dim <= 3 ? counting_tiles_histogram_blocks(dim) : 3;
+      const CopiesChoice c = choose_copies(static_cast<int>(nb) + 2, lim, kThreads, reg_blocks, bytes_at,
                                            static_cast<double>(plan.a->size()), true,
                                            kCountingTilesCollisionPenalty);
       return out + "output " + kb(bytes) + " between alpha and beta: type II; input " + kb(input) +
@@ -160,7 +162,8 @@ class CudaBackend final : public Backend {
             : plan.stat->output == OutputKind::Reduction
                 ? "all pairs, Euclidean, unweighted: counting tiles (the sign bit of |a|^2 + |b|^2 - 2a.b - r^2, "
                   "groups with a pair within the cancellation bound revisited in float64) where that bound is "
-                  "narrow; otherwise range bands in registers"
+                  "narrow, the products on the tensor cores (split TF32 MMAs) where their wider bound allows; "
+                  "otherwise range bands in registers"
             : plan.stat->output == OutputKind::Matrix ? "float64 matrix tiles copied out in row chunks"
             : plan.stat->output == OutputKind::PerPoint
                 ? "range bands in registers; per point: the anchors' counts in registers, added to a global 64-bit "

@@ -20,6 +20,7 @@
 #include "twobody/fast_proxies.hpp"
 #include "twobody/cuda/copies_model.hpp"
 #include "twobody/cuda/counting_tiles.cuh"
+#include "twobody/cuda/tensor_count_tiles.cuh"
 #include "twobody/cuda/grid_kernel.cuh"
 #include "twobody/counting_bounds.hpp"
 #include "twobody/cuda/matrix_kernel.cuh"
@@ -582,8 +583,12 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
   // Counting tiles (counting_tiles.cuh): Euclidean counts and equal-width histograms over all
   // pairs, where their bounds leave few pairs to settle. TWOBODY_COUNTING_TILES=0 keeps the generic
   // agent (benchmarks compare the two); TWOBODY_HIST_COPIES=H forces the number of sub-histograms.
+  // Counts on the tensor cores (tensor_count_tiles.cuh) run where their wider bound allows (on the
+  // H100 3.8 T pairs/s against the CUDA-core tiles' 3.1–3.6 T); TWOBODY_TENSOR_COUNT=0 keeps the
+  // CUDA-core counting tiles (tests and benchmarks compare the two).
   CountingTilesShape tiles{};
-  bool use_tiles = false;
+  TensorCountShape tensor{};
+  bool use_tiles = false, use_tensor = false;
   std::string tiles_note;
   std::size_t tiles_smem = 0;
   if constexpr (std::is_same_v<F, Euclidean<D>> && D <= 3) {
@@ -618,10 +623,7 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
         if (mode == OutputMode::Histogram) {
           // H by seed 000's model (copies_model.hpp) from this device's limits.
           const SmLimits lim = sm_limits(info);
-          int reg_blocks = 0;
-          TWOBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-              &reg_blocks, counting_tiles_kernel<D, OutputMode::Histogram, false, true, typename Fast::Proxy, F>, kThreads,
-              0));
+          const int reg_blocks = counting_tiles_histogram_blocks(D);
           const auto bytes = [&](int h) { return counting_tiles_smem(true, nb, h); };
           const double threads = static_cast<double>(A.size());
           const CopiesChoice cc = choose_copies(nb + 2, lim, kThreads, std::max(1, reg_blocks), bytes, threads, true,
@@ -636,6 +638,21 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
         }
         tiles_smem = counting_tiles_smem(mode == OutputMode::Histogram, nb, tiles.copies);
         use_tiles = tiles_smem + 64 <= info.smem_optin;  // (and the kernel's static shared words)
+      }
+      const char* tc = std::getenv("TWOBODY_TENSOR_COUNT");
+      if (mode == OutputMode::Reduce && !(tc && std::string(tc) == "0")) {
+        const CountingPlan tp = tensor_count_plan(setup.model, edges.front(), edges.back());
+        tiles_note += "; " + tp.why;
+        if (tp.usable) {
+          use_tensor = true;
+          tensor.t_hi = tp.t_hi;
+          tensor.band_hi = fast_detail::round_up(tp.band_hi);
+          tensor.band_lo = fast_detail::round_up(tp.band_lo);
+          tensor.t_diff = static_cast<float>(tp.t_hi - tp.t_lo);
+          tensor.has_lo = tp.has_lo;
+          // Items of kTensorAnchors anchors (the same partner chunks).
+          args.n_items = (A.size() + kTensorAnchors - 1) / kTensorAnchors * args.chunks_per_row;
+        }
       }
     }
   }
@@ -716,6 +733,10 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
     if (grid.chosen) return launch_agents.template operator()<M, W, false>();
     if constexpr (!W && (M == OutputMode::Reduce || M == OutputMode::Histogram) && std::is_same_v<F, Euclidean<D>> &&
                   D <= 3) {
+      if constexpr (M == OutputMode::Reduce)
+        if (use_tensor)
+          return launch_one(tensor.has_lo ? tensor_count_kernel<D, true, P, F> : tensor_count_kernel<D, false, P, F>,
+                            kThreads, 0, "tensor_count_kernel", tensor);
       if (use_tiles) {
         if constexpr (M == OutputMode::Reduce)
           return launch_one(tiles.has_lo ? counting_tiles_kernel<D, M, true, false, P, F>
