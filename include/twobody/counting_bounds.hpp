@@ -85,58 +85,50 @@ inline double tensor_gram_error(const DistanceErrorModel& m, double T) {
   return 1.01 * (accumulate + splits + norms + coordinate_error(m)) + 1e-300;
 }
 
-// Range counts over the natural edges [lo, hi). Declines when a band is wider than 1e-3 of hi².
-inline CountingPlan gram_count_plan(const DistanceErrorModel& m, double lo, double hi) {
+// A sign-bit count over the natural edges [lo, hi) with the bound band_hi of s'_hi: the band of
+// s'_lo = s'_hi + fl(T_hi − T_lo) (the rounding of the difference and of the add), declined (why
+// = `declined` and the reason) when float32 cannot hold every term or a band is wider than
+// `widest`·hi², else why = `taken`.
+inline CountingPlan sign_count_plan(const DistanceErrorModel& m, double lo, double hi, double band_hi, double widest,
+                                    const char* declined, const char* too_wide, const char* taken) {
   using namespace fast_detail;
   CountingPlan p;
   p.t_hi = hi * hi;
   p.t_lo = lo * lo;
   p.has_lo = lo > 0;
-  p.band_hi = gram_error(m, p.t_hi);
+  p.band_hi = band_hi;
   const double extent = 4 * m.dim * m.M * m.M;
-  // s'_lo = s'_hi + fl(T_hi − T_lo): the rounding of the difference and of the add.
   p.band_lo = 1.01 * (p.band_hi + u32 * (p.t_hi - p.t_lo) + u32 * (extent + p.t_hi));
   // float32 must hold every term (|a|² + |b|² + T far below FLT_MAX, no subnormal scales).
   if (!std::isfinite(p.band_lo) || !(extent + p.t_hi < 0x1p120) || !(m.M > 1e-15)) {
-    p.why = "generic tiles (the data's scale is outside float32's comfortable range)";
+    p.why = std::string(declined) + " (the data's scale is outside float32's comfortable range)";
     return p;
   }
-  if (!(p.band_hi <= 1e-3 * p.t_hi) || (p.has_lo && !(p.band_lo <= 1e-3 * p.t_hi))) {
-    p.why = "generic tiles (the Gram form's cancellation bound is too wide for this cutoff and extent)";
+  if (!(p.band_hi <= widest * p.t_hi) || (p.has_lo && !(p.band_lo <= widest * p.t_hi))) {
+    p.why = std::string(declined) + " (" + too_wide + " is too wide for this cutoff and extent)";
     return p;
   }
   p.usable = true;
-  p.why = "counting tiles: Gram form, sign-bit count";
+  p.why = taken;
   return p;
 }
 
-// The tensor-core counts' plan: as gram_count_plan with tensor_gram_error, and bands up to 1e-2
-// of hi² (a lane revisits its 16 pairs of a block of 8 partners only when one is in the band:
-// at r = 0.1 in a unit box about 1% of the blocks).
+// Range counts over the natural edges [lo, hi). Declines when a band is wider than 1e-3 of hi².
+inline CountingPlan gram_count_plan(const DistanceErrorModel& m, double lo, double hi) {
+  return sign_count_plan(m, lo, hi, gram_error(m, hi * hi), 1e-3, "generic tiles", "the Gram form's cancellation bound",
+                         "counting tiles: Gram form, sign-bit count");
+}
+
+// The tensor-core counts' plan: tensor_gram_error, and bands up to 1e-2 of hi² (a lane revisits
+// its 16 pairs of a block of 8 partners only when one is in the band: at r = 0.1 in a unit box
+// about 1% of the blocks).
 inline CountingPlan tensor_count_plan(const DistanceErrorModel& m, double lo, double hi) {
-  using namespace fast_detail;
-  CountingPlan p;
-  p.t_hi = hi * hi;
-  p.t_lo = lo * lo;
-  p.has_lo = lo > 0;
-  p.band_hi = tensor_gram_error(m, p.t_hi);
-  const double extent = 4 * m.dim * m.M * m.M;
-  p.band_lo = 1.01 * (p.band_hi + u32 * (p.t_hi - p.t_lo) + u32 * (extent + p.t_hi));
-  if (!std::isfinite(p.band_lo) || !(extent + p.t_hi < 0x1p120) || !(m.M > 1e-15)) {
-    p.why = "no tensor-core counts (the data's scale is outside float32's comfortable range)";
-    return p;
-  }
-  if (!(p.band_hi <= 1e-2 * p.t_hi) || (p.has_lo && !(p.band_lo <= 1e-2 * p.t_hi))) {
-    p.why = "no tensor-core counts (their error bound is too wide for this cutoff and extent)";
-    return p;
-  }
-  p.usable = true;
-  p.why = "tensor-core counts: Gram form on split TF32 MMAs, sign-bit count";
-  return p;
+  return sign_count_plan(m, lo, hi, tensor_gram_error(m, hi * hi), 1e-2, "no tensor-core counts", "their error bound",
+                         "tensor-core counts: Gram form on split TF32 MMAs, sign-bit count");
 }
 
 // δ of equal-width bins at natural edges `edges` (in bins), or +inf when they are not of equal
-// width (within 1e-6 of a bin). `d_max_data`: the largest distance the data allows (2√D·M).
+// width (within 1e-6 of a bin) or an edge is below float32's resolution.
 inline double equal_width_delta(const DistanceErrorModel& m, const std::vector<double>& edges) {
   using namespace fast_detail;
   const int n = static_cast<int>(edges.size()) - 1;

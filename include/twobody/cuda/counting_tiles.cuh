@@ -95,6 +95,25 @@ __device__ __forceinline__ float bin_position(float s, const CountingTilesShape&
 }
 }  // namespace counting_detail
 
+// The counting kernels' work queue (counting tiles, tensor-core counts): the block claims the next
+// item (thread 0, between barriers), whose anchors start at i0 (`anchors` a row of items) and
+// whose partners are [j0, j1); false when the queue is empty.
+struct TileItem {
+  std::uint32_t i0, j0, j1;
+};
+template <class Args>
+__device__ __forceinline__ bool claim_tile_item(const Args& args, unsigned long long& s_item, std::uint32_t anchors,
+                                                TileItem& item) {
+  __syncthreads();
+  if (threadIdx.x == 0) s_item = atomicAdd(args.next_item, 1ull);
+  __syncthreads();
+  if (s_item >= args.n_items) return false;
+  item.i0 = static_cast<std::uint32_t>(s_item / args.chunks_per_row) * anchors;
+  item.j0 = static_cast<std::uint32_t>(s_item % args.chunks_per_row) * kChunk;
+  item.j1 = min(item.j0 + kChunk, args.B.n);
+  return true;
+}
+
 // Histogram: a pair the hot loop counted in its rounded bin although it lies within δ of an edge
 // goes to its float64 bin (edges of equal width: the bin from the distance, checked against the
 // float64 edges with two independent loads).
@@ -170,16 +189,8 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 3 : 
     }
   };
 
-  for (;;) {
-    __syncthreads();
-    if (tid == 0) s_item = atomicAdd(args.next_item, 1ull);
-    __syncthreads();
-    if (s_item >= args.n_items) break;
-    const std::uint32_t I = static_cast<std::uint32_t>(s_item / args.chunks_per_row);
-    const std::uint32_t J = static_cast<std::uint32_t>(s_item % args.chunks_per_row);
-    const std::uint32_t i0 = I * kAnchors;
-    const std::uint32_t j0 = J * kChunk;
-    const std::uint32_t j1 = min(j0 + kChunk, args.B.n);
+  for (TileItem item; claim_tile_item(args, s_item, kAnchors, item);) {
+    const std::uint32_t i0 = item.i0, j0 = item.j0, j1 = item.j1;
     if (args.is_auto && j1 <= i0 + 1) continue;
 
     // Anchors. Count: −2a and |a|² − T (sentinel beyond the set); histogram: a.
@@ -203,10 +214,7 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 3 : 
 #pragma unroll
     for (int r = 0; r < kPerThread; ++r) c_hi[r] = c_lo[r] = 0;
 
-    // Auto: sub-tiles whose every partner is at or below every anchor hold no wanted pair (an item
-    // straddling the diagonal starts up to kAnchors partners below it).
-    const std::uint32_t jt_first = args.is_auto && i0 + 1 > j0 ? j0 + (i0 + 1 - j0) / kThreads * kThreads : j0;
-    for (std::uint32_t jt = jt_first; jt < j1; jt += kThreads) {
+    for (std::uint32_t jt = first_wanted_subtile(args.is_auto, i0, j0); jt < j1; jt += kThreads) {
       __syncthreads();
       {
         const std::uint32_t jl = jt + tid;

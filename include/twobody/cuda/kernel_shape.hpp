@@ -1,12 +1,22 @@
 #pragma once
 // The pair kernel's tile shape, shared by the kernel and the host code that describes it.
 #include <cstddef>
+#include <cstdint>
+
+#include "twobody/config.hpp"
 
 namespace twobody::cuda {
 constexpr int kThreads = 256;                   // threads per block
 constexpr int kPerThread = 8;                   // anchor points held in registers per thread
 constexpr int kAnchors = kThreads * kPerThread;  // anchors per work item
 constexpr int kChunk = 4096;                    // partners per work item
+
+// Auto: where an item's walk over sub-tiles of kThreads partners from j0 starts: past those whose
+// every partner is at or below every anchor of the item (anchors from i0), which hold no wanted
+// pair (an item straddling the diagonal starts up to its anchors' count of partners below it).
+TWOBODY_HD std::uint32_t first_wanted_subtile(bool is_auto, std::uint32_t i0, std::uint32_t j0) {
+  return is_auto && i0 + 1 > j0 ? j0 + (i0 + 1 - j0) / kThreads * kThreads : j0;
+}
 
 // Shared memory of the counting tiles (counting_tiles.cuh): the partner tile (a float4 a thread)
 // and, for a histogram, `copies` interleaved copies of nbins + 2 slots.

@@ -101,10 +101,7 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 4 : 
     const bool anchors_full = i0 + kAnchors <= args.A.n;
     unsigned item_count = 0;  // Reduce: pairs certainly inside, this item (< 2^32 by the tile shape)
 
-    // Auto: sub-tiles whose every partner is at or below every anchor hold no wanted pair (an item
-    // straddling the diagonal starts up to kAnchors partners below it).
-    const std::uint32_t jt_first = args.is_auto && i0 + 1 > j0 ? j0 + (i0 + 1 - j0) / kThreads * kThreads : j0;
-    for (std::uint32_t jt = jt_first; jt < j1; jt += kThreads) {
+    for (std::uint32_t jt = first_wanted_subtile(args.is_auto, i0, j0); jt < j1; jt += kThreads) {
       __syncthreads();
       const std::uint32_t jl = jt + tid;
       if (jl < j1) {

@@ -98,29 +98,30 @@ concept binned_pair_function = requires(const Exact& e, const double* p) {
   { e.bin(p, p) } -> std::convertible_to<int>;
 };
 
-// The float64 key of pair (i, j) from the sets' float64 coordinates: the rule every settlement
-// applies.
-template <int D, class Proxy, class Exact>
-__device__ __forceinline__ double float64_key(const PairKernelArgs<Proxy, Exact>& args, std::uint32_t i, std::uint32_t j) {
+// Pair (i, j)'s float64 coordinates handed to `rule` (the one place that loads them).
+template <int D, class Proxy, class Exact, class Rule>
+__device__ __forceinline__ auto on_float64(const PairKernelArgs<Proxy, Exact>& args, std::uint32_t i, std::uint32_t j,
+                                           Rule rule) {
   double a64[D], b64[D];
 #pragma unroll
   for (int d = 0; d < D; ++d) {
     a64[d] = args.A.x64[d][i];
     b64[d] = args.B.x64[d][j];
   }
-  return args.exact.key(a64, b64);
+  return rule(a64, b64);
+}
+
+// The float64 key of pair (i, j) from the sets' float64 coordinates: the rule every settlement
+// applies.
+template <int D, class Proxy, class Exact>
+__device__ __forceinline__ double float64_key(const PairKernelArgs<Proxy, Exact>& args, std::uint32_t i, std::uint32_t j) {
+  return on_float64<D>(args, i, j, [&](const double* a, const double* b) { return args.exact.key(a, b); });
 }
 
 // The float64 bin of pair (i, j) by a binned pair function.
 template <int D, class Proxy, class Exact>
 __device__ __forceinline__ int float64_bin(const PairKernelArgs<Proxy, Exact>& args, std::uint32_t i, std::uint32_t j) {
-  double a64[D], b64[D];
-#pragma unroll
-  for (int d = 0; d < D; ++d) {
-    a64[d] = args.A.x64[d][i];
-    b64[d] = args.B.x64[d][j];
-  }
-  return args.exact.bin(a64, b64);
+  return on_float64<D>(args, i, j, [&](const double* a, const double* b) { return args.exact.bin(a, b); });
 }
 
 // Shared memory the output needs beyond a traversal's own tiles (laid out first); `copies` counts

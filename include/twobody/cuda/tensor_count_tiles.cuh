@@ -23,6 +23,7 @@
 // diagonal of an auto-correlation count only j > i, pair by pair.
 #include <cstdint>
 
+#include "twobody/cuda/counting_tiles.cuh"
 #include "twobody/cuda/kernel_shape.hpp"
 #include "twobody/cuda/pair_output.cuh"
 #include "twobody/fast_path.hpp"
@@ -166,16 +167,8 @@ __global__ void __launch_bounds__(kThreads, 3)
     return static_cast<long long>(find_bin_unpadded(args.edges64, args.nbins, args.steps, float64_key<D>(args, i, j)) >= 0);
   };
 
-  for (;;) {
-    __syncthreads();
-    if (tid == 0) s_item = atomicAdd(args.next_item, 1ull);
-    __syncthreads();
-    if (s_item >= args.n_items) break;
-    const std::uint32_t I = static_cast<std::uint32_t>(s_item / args.chunks_per_row);
-    const std::uint32_t J = static_cast<std::uint32_t>(s_item % args.chunks_per_row);
-    const std::uint32_t i0 = I * kTensorAnchors;
-    const std::uint32_t j0 = J * kChunk;
-    const std::uint32_t j1 = min(j0 + kChunk, args.B.n);
+  for (TileItem item; claim_tile_item(args, s_item, kTensorAnchors, item);) {
+    const std::uint32_t i0 = item.i0, j0 = item.j0, j1 = item.j1;
     if (args.is_auto && j1 <= i0 + 1) continue;
     const std::uint32_t w0 = i0 + warp * 64;  // this warp's anchors: w0 .. w0 + 63
 
@@ -192,9 +185,7 @@ __global__ void __launch_bounds__(kThreads, 3)
     }
     unsigned c_hi = 0, c_lo = 0;  // sign bits this item (< 2^32: 16 a lane per 8 partners)
 
-    // Auto: sub-tiles whose every partner is at or below every anchor of the block hold no pair.
-    const std::uint32_t jt_first = args.is_auto && i0 + 1 > j0 ? j0 + (i0 + 1 - j0) / kThreads * kThreads : j0;
-    for (std::uint32_t jt = jt_first; jt < j1; jt += kThreads) {
+    for (std::uint32_t jt = first_wanted_subtile(args.is_auto, i0, j0); jt < j1; jt += kThreads) {
       __syncthreads();
       {
         // Partner jt + tid, column tid % 8 of block tid / 8.
