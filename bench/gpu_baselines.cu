@@ -47,11 +47,11 @@ __global__ void naive_sdh_kernel(const float* x, const float* y, const float* z,
 
 constexpr int kB = 256;
 
-__global__ void alg3_sdh_kernel(const float* x, const float* y, const float* z, int n, float inv_w, int nbins,
-                                unsigned long long* hist) {
-  extern __shared__ unsigned s_hist[];
+// Seed 000's Algorithm 3 walk: the thread's point i in registers, the blocks from its own on
+// staged in shared memory, visit(i, j, d²) for every pair j > i (float32, plain arithmetic).
+template <class Visit>
+__device__ void alg3_pairs(const float* x, const float* y, const float* z, int n, Visit visit) {
   __shared__ float sx[kB], sy[kB], sz[kB];
-  for (int k = threadIdx.x; k < nbins; k += kB) s_hist[k] = 0;
   const int i = blockIdx.x * kB + threadIdx.x;
   const float xi = i < n ? x[i] : 0.f, yi = i < n ? y[i] : 0.f, zi = i < n ? z[i] : 0.f;
   for (int t = blockIdx.x; t * kB < n; ++t) {
@@ -65,11 +65,20 @@ __global__ void alg3_sdh_kernel(const float* x, const float* y, const float* z, 
       const int jj = t * kB + k;
       if (i < n && jj > i && jj < n) {
         const float dx = xi - sx[k], dy = yi - sy[k], dz = zi - sz[k];
-        const int b = static_cast<int>(sqrtf(dx * dx + dy * dy + dz * dz) * inv_w);
-        if (b < nbins) atomicAdd(&s_hist[b], 1u);
+        visit(i, jj, dx * dx + dy * dy + dz * dz);
       }
     }
   }
+}
+
+__global__ void alg3_sdh_kernel(const float* x, const float* y, const float* z, int n, float inv_w, int nbins,
+                                unsigned long long* hist) {
+  extern __shared__ unsigned s_hist[];
+  for (int k = threadIdx.x; k < nbins; k += kB) s_hist[k] = 0;
+  alg3_pairs(x, y, z, n, [&](int, int, float d2) {
+    const int b = static_cast<int>(sqrtf(d2) * inv_w);
+    if (b < nbins) atomicAdd(&s_hist[b], 1u);
+  });
   __syncthreads();
   for (int k = threadIdx.x; k < nbins; k += kB)
     if (s_hist[k]) atomicAdd(&hist[k], static_cast<unsigned long long>(s_hist[k]));
@@ -77,27 +86,12 @@ __global__ void alg3_sdh_kernel(const float* x, const float* y, const float* z, 
 
 __global__ void atomic_pair_list_kernel(const float* x, const float* y, const float* z, int n, float r2,
                                         unsigned long long* next, unsigned long long capacity, uint2* out) {
-  __shared__ float sx[kB], sy[kB], sz[kB];
-  const int i = blockIdx.x * kB + threadIdx.x;
-  const float xi = i < n ? x[i] : 0.f, yi = i < n ? y[i] : 0.f, zi = i < n ? z[i] : 0.f;
-  for (int t = blockIdx.x; t * kB < n; ++t) {
-    __syncthreads();
-    const int j = t * kB + threadIdx.x;
-    sx[threadIdx.x] = j < n ? x[j] : 0.f;
-    sy[threadIdx.x] = j < n ? y[j] : 0.f;
-    sz[threadIdx.x] = j < n ? z[j] : 0.f;
-    __syncthreads();
-    for (int k = 0; k < kB; ++k) {
-      const int jj = t * kB + k;
-      if (i < n && jj > i && jj < n) {
-        const float dx = xi - sx[k], dy = yi - sy[k], dz = zi - sz[k];
-        if (dx * dx + dy * dy + dz * dz < r2) {
-          const unsigned long long slot = atomicAdd(next, 1ull);
-          if (slot < capacity) out[slot] = make_uint2(i, jj);
-        }
-      }
+  alg3_pairs(x, y, z, n, [&](int i, int j, float d2) {
+    if (d2 < r2) {
+      const unsigned long long slot = atomicAdd(next, 1ull);
+      if (slot < capacity) out[slot] = make_uint2(i, j);
     }
-  }
+  });
 }
 
 struct Device3 {
