@@ -48,28 +48,18 @@ double key64(const PointSet& p, std::size_t i, std::size_t j) {
   return Euclidean<3>{}.key(a, b);
 }
 
-// The kernel's count arithmetic for [lo, hi): certain verdicts must be float64's; returns the
-// pairs left to settle.
-std::size_t check_count(const PointSet& p, double lo, double hi) {
-  const Shifted s = shifted(p);
-  const CountingPlan cp = gram_count_plan(s.setup.model, lo, hi);
+// A sign-bit count's verdicts for [lo, hi) under plan cp, s' of pair (i, j) from value(i, j):
+// wherever s' (and s'_lo) lies outside its band the verdict must be float64's; returns the pairs
+// left to settle.
+template <class Value>
+std::size_t check_sign_verdicts(const PointSet& p, const CountingPlan& cp, const char* form, Value value) {
   EXPECT_TRUE(cp.usable) << cp.why;
   const float band_hi = fast_detail::round_up(cp.band_hi), band_lo = fast_detail::round_up(cp.band_lo);
   const float t_diff = static_cast<float>(cp.t_hi - cp.t_lo);
   std::size_t unsure = 0;
-  for (std::size_t i = 0; i < p.size(); ++i) {
-    double na = 0;
-    float a[3];
-    for (int d = 0; d < 3; ++d) {
-      na += double(s.f[i][d]) * s.f[i][d];
-      a[d] = -2.f * s.f[i][d];
-    }
-    const float ca = static_cast<float>(na - cp.t_hi);
+  for (std::size_t i = 0; i < p.size(); ++i)
     for (std::size_t j = i + 1; j < p.size(); ++j) {
-      double nb = 0;
-      for (int d = 0; d < 3; ++d) nb += double(s.f[j][d]) * s.f[j][d];
-      float v = ca + static_cast<float>(nb);
-      for (int d = 0; d < 3; ++d) v = std::fmaf(a[d], s.f[j][d], v);
+      const float v = value(i, j);
       const float vl = v + t_diff;
       const double k = key64(p, i, j);
       const bool in = k >= cp.t_lo && k < cp.t_hi;
@@ -79,12 +69,35 @@ std::size_t check_count(const PointSet& p, double lo, double hi) {
       }
       const bool fast = (v < 0) && !(cp.has_lo && vl < 0);
       if (fast != in) {
-        ADD_FAILURE() << "pair " << i << "," << j << ": sign verdict " << fast << ", float64 " << in << " (key " << k << ")";
+        ADD_FAILURE() << "pair " << i << "," << j << ": " << form << " sign verdict " << fast << ", float64 " << in
+                      << " (key " << k << ")";
         return unsure;
       }
     }
-  }
   return unsure;
+}
+
+// The kernel's count arithmetic for [lo, hi) (−2a and |a|² − T per anchor, |b|² per partner, one
+// add and three FMAs).
+std::size_t check_count(const PointSet& p, double lo, double hi) {
+  const Shifted s = shifted(p);
+  const CountingPlan cp = gram_count_plan(s.setup.model, lo, hi);
+  std::vector<std::array<float, 3>> a(p.size());
+  std::vector<float> ca(p.size()), nb(p.size());
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    double n2 = 0;
+    for (int d = 0; d < 3; ++d) {
+      n2 += double(s.f[i][d]) * s.f[i][d];
+      a[i][d] = -2.f * s.f[i][d];
+    }
+    ca[i] = static_cast<float>(n2 - cp.t_hi);
+    nb[i] = static_cast<float>(n2);
+  }
+  return check_sign_verdicts(p, cp, "Gram", [&](std::size_t i, std::size_t j) {
+    float v = ca[i] + nb[j];
+    for (int d = 0; d < 3; ++d) v = std::fmaf(a[i][d], s.f[j][d], v);
+    return v;
+  });
 }
 
 // The tensor-core count's arithmetic (tensor_count_tiles.cuh) under the accumulation model its
@@ -108,9 +121,6 @@ float mma_model(const std::vector<double>& addends) {
 std::size_t check_tensor_count(const PointSet& p, double lo, double hi) {
   const Shifted s = shifted(p);
   const CountingPlan cp = tensor_count_plan(s.setup.model, lo, hi);
-  EXPECT_TRUE(cp.usable) << cp.why;
-  const float band_hi = fast_detail::round_up(cp.band_hi), band_lo = fast_detail::round_up(cp.band_lo);
-  const float t_diff = static_cast<float>(cp.t_hi - cp.t_lo);
   struct Split {
     float h[3], l[3], ch, cl;
   };
@@ -124,47 +134,28 @@ std::size_t check_tensor_count(const PointSet& p, double lo, double hi) {
     q.cl = tf32(c - q.ch);
     return q;
   };
-  std::vector<Split> sp;
+  std::vector<Split> sa, sb;  // anchors with |a|² − T, partners with |b|²
   for (std::size_t i = 0; i < p.size(); ++i) {
     double n2 = 0;
     for (int d = 0; d < 3; ++d) n2 += double(s.f[i][d]) * s.f[i][d];
-    sp.push_back(split(s.f[i], static_cast<float>(n2)));
+    sa.push_back(split(s.f[i], static_cast<float>(n2 - cp.t_hi)));
+    sb.push_back(split(s.f[i], static_cast<float>(n2)));
   }
-  std::size_t unsure = 0;
-  for (std::size_t i = 0; i < p.size(); ++i) {
-    double na = 0;
-    for (int d = 0; d < 3; ++d) na += double(s.f[i][d]) * s.f[i][d];
-    const Split a = split(s.f[i], static_cast<float>(na - cp.t_hi));
-    for (std::size_t j = i + 1; j < p.size(); ++j) {
-      const Split& b = sp[j];
-      std::vector<double> t1, t2;
-      for (int d = 0; d < 3; ++d) t1.push_back(-2.0 * a.h[d] * b.h[d]);
-      for (int d = 0; d < 3; ++d) t1.push_back(-2.0 * a.l[d] * b.h[d]);
-      t1.push_back(a.ch);
-      t1.push_back(a.cl);
-      t1.push_back(0.0);  // the accumulator
-      const float r1 = mma_model(t1);
-      for (int d = 0; d < 3; ++d) t2.push_back(-2.0 * a.h[d] * b.l[d]);
-      t2.push_back(b.ch);
-      t2.push_back(b.cl);
-      t2.push_back(r1);
-      const float v = mma_model(t2);
-      const float vl = v + t_diff;
-      const double k = key64(p, i, j);
-      const bool in = k >= cp.t_lo && k < cp.t_hi;
-      if (std::abs(v) <= band_hi || (cp.has_lo && std::abs(vl) <= band_lo)) {
-        ++unsure;
-        continue;
-      }
-      const bool fast = (v < 0) && !(cp.has_lo && vl < 0);
-      if (fast != in) {
-        ADD_FAILURE() << "pair " << i << "," << j << ": tensor sign verdict " << fast << ", float64 " << in << " (key " << k
-                      << ")";
-        return unsure;
-      }
-    }
-  }
-  return unsure;
+  return check_sign_verdicts(p, cp, "tensor", [&](std::size_t i, std::size_t j) {
+    const Split &a = sa[i], &b = sb[j];
+    std::vector<double> t1, t2;
+    for (int d = 0; d < 3; ++d) t1.push_back(-2.0 * a.h[d] * b.h[d]);
+    for (int d = 0; d < 3; ++d) t1.push_back(-2.0 * a.l[d] * b.h[d]);
+    t1.push_back(a.ch);
+    t1.push_back(a.cl);
+    t1.push_back(0.0);  // the accumulator
+    const float r1 = mma_model(t1);
+    for (int d = 0; d < 3; ++d) t2.push_back(-2.0 * a.h[d] * b.l[d]);
+    t2.push_back(b.ch);
+    t2.push_back(b.cl);
+    t2.push_back(r1);
+    return mma_model(t2);
+  });
 }
 
 // The kernel's histogram arithmetic (equal-width bins): whenever |g| <= g_limit the rounded bin

@@ -197,11 +197,13 @@ CorrelationCounts count_correlation(const Statistic& s, CorrelationSpace space, 
   const bool jackknife = labeller != nullptr;
   const std::size_t R = jackknife ? labeller->regions : 0;
   const std::size_t nb = s.binning2d.active() ? s.binning2d.nbins() : s.binning.nbins();
+  // The random catalogues' counts (DR, RR): without mean separations (the data pairs' only).
+  Statistic counted = s;
+  counted.mean_separation = false;
+  counted.regions = static_cast<int>(R);
   const auto count = [&](const PointSet& a, const PointSet* b) {
-    Statistic t = s;
+    Statistic t = counted;
     t.traversal = b ? Traversal::Cross : Traversal::Auto;
-    t.mean_separation = false;  // the data pairs' only
-    t.regions = static_cast<int>(R);
     return run(t, a, b, opt);
   };
 
@@ -259,10 +261,7 @@ CorrelationCounts count_correlation(const Statistic& s, CorrelationSpace space, 
     p.t_label = lap(t);
     return p;
   };
-  Statistic probe = s;
-  probe.regions = static_cast<int>(R);
-  probe.mean_separation = false;
-  const bool overlap = !randoms.empty() && runs_on(probe, opt) != "cpu";
+  const bool overlap = !randoms.empty() && runs_on(counted, opt) != "cpu";
   out.overlapped = overlap;
   std::future<Prepared> next;
   if (overlap) next = std::async(std::launch::async, prepare_one, 0);
