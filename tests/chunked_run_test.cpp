@@ -18,12 +18,15 @@ using testing_support::uniform_points;
 
 namespace {
 
+// Chunk pairs one at a time, or several at once on host threads (as the CUDA backend runs them).
+int in_flight = 1;
+
 Result chunked(const Statistic& s, const PointSet& a, const PointSet* b, std::size_t chunk) {
   RunOptions o;
   o.backend = "cpu";
   const Plan plan = make_plan(s, a, b, o);
-  auto cpu = make_cpu_backend();
-  return run_in_chunks(plan, chunk, [&](const Plan& p) { return cpu->run(p); });
+  return run_in_chunks(
+      plan, chunk, [&](const Plan& p) { return make_cpu_backend()->run(p); }, in_flight);
 }
 
 void expect_same(const Result& c, const Result& w) {
@@ -45,8 +48,10 @@ TEST(ChunkedRun, EveryOutputEqualsOneRun) {
   for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<int>(rng() % 5);
   RunOptions cpu;
   cpu.backend = "cpu";
-  for (std::size_t chunk : {100u, 333u, 999u, 1000u}) {
-    SCOPED_TRACE("chunk " + std::to_string(chunk));
+  for (auto [chunk, flight] : std::initializer_list<std::pair<std::size_t, int>>{
+           {100, 1}, {333, 1}, {999, 1}, {1000, 1}, {100, 3}, {333, 2}, {999, 2}}) {
+    SCOPED_TRACE("chunk " + std::to_string(chunk) + ", " + std::to_string(flight) + " in flight");
+    in_flight = flight;
     Statistic s;
     s.binning = Binning::linear(0.0, 12.0, 17);
     for (bool w : {false, true}) {

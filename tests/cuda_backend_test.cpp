@@ -1006,6 +1006,25 @@ TEST_F(Cuda, TensorCountsEqualCpu) {
   EXPECT_GT(g.info.pairs_settled_fp64, 0u);
 }
 
+// The tensor-core count on a few blocks (ragged tails, a diagonal block, a cross pair): small
+// enough for compute-sanitizer's memcheck and racecheck (scripts/gpu-check).
+TEST_F(Cuda, SmallTensorCounts) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  RunOptions brute = on("cuda");
+  brute.path = "brute";
+  const auto A = to_pointset(uniform_points(1301, 3, 0.0, 1.0, rng));
+  const auto B = to_pointset(uniform_points(517, 3, 0.0, 1.0, rng));
+  for (bool cross : {false, true}) {
+    const auto s = stat(Metric::Euclidean, cross ? Traversal::Cross : Traversal::Auto, Binning::from_edges({0.02, 0.3}),
+                        OutputKind::Reduction);
+    const auto g = run(s, A, cross ? &B : nullptr, brute);
+    EXPECT_NE(ran(g).find("tensor-core counts: Gram form"), std::string::npos) << g.info.plan;
+    EXPECT_EQ(g.counts, run(s, A, cross ? &B : nullptr, on("cpu")).counts);
+  }
+}
+
 // A lattice of spacing 1/2 with bins and a range on its distances: the counting tiles settle every
 // pair on an edge and keep every other verdict.
 TEST_F(Cuda, CountingTilesOnLatticeEdges) {

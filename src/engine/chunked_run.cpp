@@ -1,6 +1,9 @@
 #include "twobody/chunked_run.hpp"
 
 #include <algorithm>
+#include <deque>
+#include <future>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -27,7 +30,7 @@ void add_into(std::vector<T>& to, const std::vector<T>& from, std::size_t offset
 
 }  // namespace
 
-Result run_in_chunks(const Plan& plan, std::size_t chunk, const std::function<Result(const Plan&)>& run_one) {
+Result run_in_chunks(const Plan& plan, std::size_t chunk, const std::function<Result(const Plan&)>& run_one, int in_flight) {
   if (chunk == 0) throw Error(ErrorKind::Internal, "run_in_chunks: a chunk of zero points");
   const PointSet& A = *plan.a;
   const PointSet& B = *plan.b;
@@ -62,31 +65,13 @@ Result run_in_chunks(const Plan& plan, std::size_t chunk, const std::function<Re
     r.cols = B.size();
     r.matrix.assign(r.rows * r.cols, 0.0);
   }
+  // Pair sinks and progress are called from the runs' threads: one at a time.
+  std::mutex callbacks;
   std::uint64_t listed = 0;
   std::string last_plan;
-  for (std::size_t n = 0; n < jobs.size(); ++n) {
+  const auto merge = [&](std::size_t n, const Result& s) {
     const auto [p, q] = jobs[n];
     const std::size_t a0 = fa[p], b0 = fb[q];
-    Plan sub = plan;
-    sub.stat = is_auto && p == q ? plan.stat : &cross;
-    sub.a = &ca[p];
-    sub.b = is_auto && p == q ? &ca[p] : &chunks_b[q];
-    if (plan.progress)
-      sub.progress = [&, n](double f) { plan.progress((static_cast<double>(n) + f) / static_cast<double>(jobs.size())); };
-    if (plan.pair_sink)
-      sub.pair_sink = [&, a0, b0](std::span<const PairRecord> batch) {
-        std::vector<PairRecord> shifted(batch.begin(), batch.end());
-        for (auto& pr : shifted) {
-          pr.i += a0;
-          pr.j += b0;
-        }
-        listed += shifted.size();
-        if (listed > plan.max_pairs)
-          throw Error(ErrorKind::Resource, "pair list exceeds the limit of " + std::to_string(plan.max_pairs) +
-                                               " pairs; narrow the range or raise RunOptions::max_pairs");
-        plan.pair_sink(shifted);
-      };
-    Result s = run_one(sub);
     add_into(r.counts, s.counts);
     add_into(r.weighted, s.weighted);
     r.regions = std::max(r.regions, s.regions);
@@ -123,6 +108,49 @@ Result run_in_chunks(const Plan& plan, std::size_t chunk, const std::function<Re
     r.info.pairs_settled_fp64 += s.info.pairs_settled_fp64;
     r.info.threads = s.info.threads;
     last_plan = s.info.plan;
+  };
+  std::vector<Plan> subs(jobs.size(), plan);
+  const auto start = [&](std::size_t n) {
+    const auto [p, q] = jobs[n];
+    const std::size_t a0 = fa[p], b0 = fb[q];
+    Plan& sub = subs[n];
+    sub.stat = is_auto && p == q ? plan.stat : &cross;
+    sub.a = &ca[p];
+    sub.b = is_auto && p == q ? &ca[p] : &chunks_b[q];
+    if (plan.progress)
+      sub.progress = [&, n](double f) {
+        std::lock_guard<std::mutex> lock(callbacks);
+        plan.progress((static_cast<double>(n) + f) / static_cast<double>(jobs.size()));
+      };
+    if (plan.pair_sink)
+      sub.pair_sink = [&, a0, b0](std::span<const PairRecord> batch) {
+        std::vector<PairRecord> shifted(batch.begin(), batch.end());
+        for (auto& pr : shifted) {
+          pr.i += a0;
+          pr.j += b0;
+        }
+        std::lock_guard<std::mutex> lock(callbacks);
+        listed += shifted.size();
+        if (listed > plan.max_pairs)
+          throw Error(ErrorKind::Resource, "pair list exceeds the limit of " + std::to_string(plan.max_pairs) +
+                                               " pairs; narrow the range or raise RunOptions::max_pairs");
+        plan.pair_sink(shifted);
+      };
+    const Plan* one = &sub;
+    return std::async(in_flight > 1 ? std::launch::async : std::launch::deferred, [&run_one, one] { return run_one(*one); });
+  };
+  // Up to `in_flight` chunk pairs run at once; merged in their order, so sums are those of one at a time.
+  std::deque<std::pair<std::size_t, std::future<Result>>> running;
+  for (std::size_t n = 0; n < jobs.size(); ++n) {
+    while (static_cast<int>(running.size()) >= std::max(1, in_flight)) {
+      merge(running.front().first, running.front().second.get());
+      running.pop_front();
+    }
+    running.emplace_back(n, start(n));
+  }
+  while (!running.empty()) {
+    merge(running.front().first, running.front().second.get());
+    running.pop_front();
   }
   if (out == OutputKind::PerPoint) {
     r.per_point_a.counts.resize(A.size());
@@ -133,7 +161,7 @@ Result run_in_chunks(const Plan& plan, std::size_t chunk, const std::function<Re
   r.info.n_a = A.size();
   r.info.n_b = is_auto ? 0 : B.size();
   r.info.plan = "in chunks of at most " + std::to_string(chunk) + " points: " + std::to_string(jobs.size()) +
-                " launches over " + std::to_string(fa.size()) + (is_auto ? "" : " x " + std::to_string(fb.size())) +
+                " launches (" + std::to_string(std::max(1, in_flight)) + " at a time) over " + std::to_string(fa.size()) + (is_auto ? "" : " x " + std::to_string(fb.size())) +
                 " chunks; the last: " + last_plan;
   return r;
 }

@@ -5,8 +5,11 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <future>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <tuple>
 
 #include "correlation_counts.hpp"
@@ -201,11 +204,6 @@ CorrelationCounts count_correlation(const Statistic& s, CorrelationSpace space, 
   Statistic counted = s;
   counted.mean_separation = false;
   counted.regions = static_cast<int>(R);
-  const auto count = [&](const PointSet& a, const PointSet* b) {
-    Statistic t = counted;
-    t.traversal = b ? Traversal::Cross : Traversal::Auto;
-    return run(t, a, b, opt);
-  };
 
   CorrelationCounts out;
   out.weighted = weighted;
@@ -261,15 +259,55 @@ CorrelationCounts count_correlation(const Statistic& s, CorrelationSpace space, 
     p.t_label = lap(t);
     return p;
   };
-  const bool overlap = !randoms.empty() && runs_on(counted, opt) != "cpu";
+  const bool on_gpu = runs_on(counted, opt) != "cpu";
+  const bool overlap = !randoms.empty() && on_gpu;
   out.overlapped = overlap;
+  // On a GPU the counts run two at a time, each on its own streams (CUDA backend), so that one
+  // run's host set-up, uploads and cell index overlap the other's kernel, and each kernel's tail
+  // is filled by the other's. Not under MPI (a distributed run's collectives belong to one thread
+  // at a time). Results are added in the order the runs were submitted, so the float64 sums are
+  // those of one run at a time.
+  const int depth = on_gpu && !opt.distribution ? kConcurrentCounts : 1;
+  out.concurrent_counts = depth;
+  RunOptions run_opt = opt;
+  if (depth > 1 && opt.progress) {
+    auto guard = std::make_shared<std::mutex>();
+    run_opt.progress = [guard, p = opt.progress](double f) {
+      std::lock_guard<std::mutex> lock(*guard);
+      p(f);
+    };
+  }
+  struct Job {
+    std::future<Result> result;
+    std::function<void(Result&&)> add;
+  };
+  std::deque<Job> inflight;
+  const auto finish_front = [&] {
+    Job j = std::move(inflight.front());
+    inflight.pop_front();
+    j.add(j.result.get());
+  };
+  // Counts a (with b: against b; shared: alive until the run ends) and hands the result to `add`.
+  const auto submit = [&](std::shared_ptr<const PointSet> a, std::shared_ptr<const PointSet> b, Statistic t,
+                          std::function<void(Result&&)> add) {
+    t.traversal = b ? Traversal::Cross : Traversal::Auto;
+    auto job = [a, b, t, &run_opt] { return run(t, *a, b.get(), run_opt); };
+    if (depth == 1) {
+      add(job());
+      return;
+    }
+    while (static_cast<int>(inflight.size()) >= depth) finish_front();
+    inflight.push_back({std::async(std::launch::async, std::move(job)), std::move(add)});
+  };
+  const auto counts_begin = Clock::now();
   std::future<Prepared> next;
   if (overlap) next = std::async(std::launch::async, prepare_one, 0);
+  // The data: shared with the runs (no copy: the pointer does not own it).
+  const std::shared_ptr<const PointSet> data(&d, [](const PointSet*) {});
   {
     Statistic t = s;
-    t.traversal = Traversal::Auto;
     t.regions = static_cast<int>(R);
-    out.dd = run(t, d, nullptr, opt);
+    submit(data, nullptr, t, [&](Result&& x) { out.dd = std::move(x); });
   }
   out.dr.assign(nb, 0.0);
   out.rr.assign(nb, 0.0);
@@ -296,7 +334,9 @@ CorrelationCounts count_correlation(const Statistic& s, CorrelationSpace space, 
     out.dd.info.pairs_evaluated += x.info.pairs_evaluated;
     out.dd.info.pairs_settled_fp64 += x.info.pairs_settled_fp64;
   };
-  std::vector<PointSet> prepared;
+  const auto add_dr = [&](Result&& x) { add(x, out.dr, out.wdr, J.dr, J.wdr); };
+  const auto add_rr = [&](Result&& x) { add(x, out.rr, out.wrr, J.rr, J.wrr); };
+  std::vector<std::shared_ptr<const PointSet>> prepared;
   prepared.reserve(randoms.size());
   std::size_t batch_first = 0;
   const auto flush_dr = [&](std::size_t upto) {
@@ -304,62 +344,57 @@ CorrelationCounts count_correlation(const Statistic& s, CorrelationSpace space, 
     const std::size_t first = batch_first;
     batch_first = upto;
     std::size_t n = 0;
-    for (std::size_t q = first; q < upto; ++q) n += prepared[q].size();
+    for (std::size_t q = first; q < upto; ++q) n += prepared[q]->size();
     if (first == upto) return;
     // One catalogue is counted as it is; several are joined first.
-    PointSet joined;
-    const PointSet* partners = &prepared[first];
+    std::shared_ptr<const PointSet> partners = prepared[first];
     if (upto - first > 1) {
       const auto t0 = std::chrono::steady_clock::now();
-      joined = PointSet(d.dim(), n);
+      auto joined = std::make_shared<PointSet>(d.dim(), n);
       bool all_weighted = true;
-      for (std::size_t q = first; q < upto; ++q) all_weighted = all_weighted && prepared[q].has_weights();
+      for (std::size_t q = first; q < upto; ++q) all_weighted = all_weighted && prepared[q]->has_weights();
       std::vector<double> w(all_weighted ? n : 0);
       std::vector<std::int32_t> l(jackknife ? n : 0);
       std::size_t at = 0;
       for (std::size_t q = first; q < upto; ++q) {
-        const PointSet& r = prepared[q];
+        const PointSet& r = *prepared[q];
         const auto m = static_cast<std::int64_t>(r.size());
         // Threaded: serially, joining 10^7 points took ~0.2 s (more than their RR on the GPU).
         for (int dd = 0; dd < d.dim(); ++dd) {
           const double* src = r.coord(dd).data();
-          double* dst = joined.coord(dd).data() + at;
+          double* dst = joined->coord(dd).data() + at;
 #pragma omp parallel for schedule(static)
           for (std::int64_t k = 0; k < m; ++k) dst[k] = src[k];
         }
         if (all_weighted) std::copy(r.weights().begin(), r.weights().end(), w.begin() + static_cast<std::ptrdiff_t>(at));
         if (jackknife) std::copy(r.regions().begin(), r.regions().end(), l.begin() + static_cast<std::ptrdiff_t>(at));
         at += r.size();
-        prepared[q] = PointSet();  // its memory back before the next batch
       }
-      if (all_weighted && n > 0) joined.set_weights(std::move(w));
-      if (jackknife) joined.set_regions(std::move(l));
-      partners = &joined;
+      if (all_weighted && n > 0) joined->set_weights(std::move(w));
+      if (jackknife) joined->set_regions(std::move(l));
+      partners = std::move(joined);
       out.t_join += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
-    const auto t1 = std::chrono::steady_clock::now();
-    add(count(d, partners), out.dr, out.wdr, J.dr, J.wdr);
-    out.t_runs += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
-    prepared[first] = PointSet();  // a catalogue counted as it is: its memory back too
+    // The catalogues' memory goes back when their runs end (the runs hold them).
+    for (std::size_t q = first; q < upto; ++q) prepared[q].reset();
+    submit(data, std::move(partners), counted, add_dr);
   };
   std::size_t batch_n = 0;
   for (std::size_t i = 0; i < randoms.size(); ++i) {
     Prepared p = overlap ? next.get() : prepare_one(i);
     if (overlap && i + 1 < randoms.size()) next = std::async(std::launch::async, prepare_one, i + 1);
-    PointSet r = std::move(p.points);
+    auto r = std::make_shared<const PointSet>(std::move(p.points));
     out.t_prepare += p.t_prepare;
     out.t_label += p.t_label;
     auto t = Clock::now();
     if (!reuse.rr) {
-      add(count(r, nullptr), out.rr, out.wrr, J.rr, J.wrr);
-      out.t_runs += lap(t);
-      out.norm_rr += pair_norm(r, nullptr, weighted);
+      submit(r, nullptr, counted, add_rr);
+      out.norm_rr += pair_norm(*r, nullptr, weighted);
     }
-    out.norm_dr += pair_norm(d, &r, weighted);
-    out.n_randoms += r.size();
-    lap(t);
+    out.norm_dr += pair_norm(d, r.get(), weighted);
+    out.n_randoms += r->size();
     if (jackknife) {
-      const RegionSums rs(r, R);
+      const RegionSums rs(*r, R);
       for (std::size_t q = 0; q < R; ++q) {
         J.n_randoms[q] += static_cast<std::size_t>(rs.n[q]);
         J.norm_dr[q] += out.data_regions->size(q, weighted) * rs.size(q, weighted);
@@ -367,14 +402,16 @@ CorrelationCounts count_correlation(const Statistic& s, CorrelationSpace space, 
       }
     }
     out.t_sums += lap(t);
-    if (batch_n > 0 && batch_n + r.size() > kBatchPoints) {
+    if (batch_n > 0 && batch_n + r->size() > kBatchPoints) {
       flush_dr(prepared.size());
       batch_n = 0;
     }
-    batch_n += r.size();
+    batch_n += r->size();
     prepared.push_back(std::move(r));
   }
   flush_dr(prepared.size());
+  while (!inflight.empty()) finish_front();
+  out.t_counts_wall = std::chrono::duration<double>(Clock::now() - counts_begin).count();
   if (reuse.rr) {
     // The random catalogues' RR normalisation comes with the counts, not from the catalogues.
     const SavedCounts& c = *reuse.rr;

@@ -81,25 +81,36 @@ struct CorrelationCounts {
   std::optional<RegionSums> data_regions;
   std::optional<JackknifeResult> jackknife;
   // Wall seconds of the random catalogues' preparation, for the plan's time line: coordinates,
-  // region labels, region sums and normalisations, the joined copies for ΣDR_i, and the whole
-  // twobody::run calls (engine time plus planning and result assembly).
-  double t_prepare = 0, t_label = 0, t_sums = 0, t_join = 0, t_runs = 0;
+  // region labels, region sums and normalisations, the joined copies for ΣDR_i; and of the whole
+  // counting phase, from DD's start to the last count's end (preparation overlapped in it).
+  double t_prepare = 0, t_label = 0, t_sums = 0, t_join = 0, t_counts_wall = 0;
   bool overlapped = false;  // coordinates and labels of catalogue i + 1 made while i was counted
+  int concurrent_counts = 1;  // runs in flight at once (GPU: kConcurrentCounts)
 };
 
+// Counts in flight at once on a GPU: two hide one run's host work and uploads behind the other's
+// kernel; more would only queue on the same device.
+constexpr int kConcurrentCounts = 2;
+
 inline void StatisticClock::stamp(Result& r, const CorrelationCounts* c) const {
-  const double engine = r.info.seconds;
+  const double engine = r.info.seconds;  // summed over the runs
+  // Runs side by side: the counting phase's wall time, not the runs' sum.
+  const bool side_by_side = c && c->concurrent_counts > 1;
+  const double counts = side_by_side ? c->t_counts_wall : engine;
   r.info.seconds = since_start();
   r.info.plan += fmt::format(
-      "\ntime: {:.4f} s in all: data coordinates and regions {:.4f} s, pair counts {:.4f} s, the rest (random "
+      "\ntime: {:.4f} s in all: data coordinates and regions {:.4f} s, pair counts {:.4f} s{}, the rest (random "
       "catalogues' coordinates, labels and joins, estimators) {:.4f} s; {} OpenMP threads",
-      r.info.seconds, data_, engine, r.info.seconds - data_ - engine, omp_get_max_threads());
+      r.info.seconds, data_, counts,
+      side_by_side ? fmt::format(" ({} runs at a time on the GPU; {:.4f} s of engine time summed over the runs)",
+                                 c->concurrent_counts, engine)
+                   : "",
+      r.info.seconds - data_ - counts, omp_get_max_threads());
   if (c)
     r.info.plan += fmt::format(
-        "\nrandom catalogues: coordinates {:.4f} s, labels {:.4f} s{}, region sums {:.4f} s, joins {:.4f} s, runs "
-        "(engine, planning, results) {:.4f} s",
+        "\nrandom catalogues: coordinates {:.4f} s, labels {:.4f} s{}, region sums and norms {:.4f} s, joins {:.4f} s",
         c->t_prepare, c->t_label, c->overlapped ? " (on a host thread beside the counts, after the first)" : "",
-        c->t_sums, c->t_join, c->t_runs);
+        c->t_sums, c->t_join);
 }
 
 // `data` is in the engine's coordinates and, with `labeller`, labelled 0..R-1; each random

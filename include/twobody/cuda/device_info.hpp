@@ -20,8 +20,11 @@ struct DeviceInfo {
 DeviceInfo device_info();
 
 // Blocks of the counting tiles' histogram kernel a multiprocessor holds by its registers (the
-// occupancy API, shared memory aside), for `dim` 1–3 (run_euclidean_low.cu): the copies model's
-// register limit, in the run and in --explain alike.
+// occupancy API, shared memory aside), for `dim` 1–3: the copies model's register limit, in the run
+// and in --explain alike. Each dimension's is defined in run_on_device.cuh and instantiated beside
+// that dimension's kernels (src/CMakeLists.txt); cuda_backend.cpp picks one by `dim`.
+template <int D>
+int counting_tiles_histogram_blocks_in();
 int counting_tiles_histogram_blocks(int dim);
 
 // The limits the copies model weighs (copies_model.hpp), from the device's properties.
