@@ -35,8 +35,11 @@ __global__ void tensor_error_kernel(const float* ax, const float* ay, const floa
   anchor_rows<3>(x, true, t, top1, top2);
   anchor(g + 8, x);
   anchor_rows<3>(x, true, t, bot1, bot2);
-  std::uint32_t a1[4], a2[4];
-  anchor_fragments(top1, top2, bot1, bot2, t4, a1, a2);
+  std::uint32_t a1[4], a2[4], rows2[4];
+  anchor_fragments(top1, top2, bot1, bot2, t4, a1, rows2);
+  second_fragments(a1, t4, a2);  // as the kernel forms them; equal to MMA 2's rows
+  for (int k = 0; k < 4; ++k)
+    if (a2[k] != rows2[k]) atomicMax(worst_bits, __float_as_uint(HUGE_VALF));
   // The lane's B fragment: partner column g, entry t4.
   const int j = blk * 8 + g;
   float y[3] = {bx[j], by[j], bz[j]};

@@ -18,10 +18,16 @@ TWOBODY_HD std::uint32_t first_wanted_subtile(bool is_auto, std::uint32_t i0, st
   return is_auto && i0 + 1 > j0 ? j0 + (i0 + 1 - j0) / kThreads * kThreads : j0;
 }
 
+// Histogram pairs near an edge that a warp settles together, at most (counting_tiles.cuh).
+constexpr int kSettleQueue = 64;
+
 // Shared memory of the counting tiles (counting_tiles.cuh): the partner tile (a float4 a thread)
-// and, for a histogram, `copies` interleaved copies of nbins + 2 slots.
+// and, for a histogram, `copies` interleaved copies of nbins + 2 slots and each warp's queue of
+// pairs to settle (two 32-bit indices an entry).
 constexpr std::size_t counting_tiles_smem(bool histogram, int nbins, int copies) {
   return sizeof(float) * 4 * kThreads +
-         (histogram ? sizeof(unsigned) * static_cast<std::size_t>(nbins + 2) * static_cast<std::size_t>(copies) : 0);
+         (histogram ? sizeof(unsigned) * static_cast<std::size_t>(nbins + 2) * static_cast<std::size_t>(copies) +
+                          sizeof(unsigned) * 2 * kSettleQueue * (kThreads / 32)
+                    : 0);
 }
 }  // namespace twobody::cuda

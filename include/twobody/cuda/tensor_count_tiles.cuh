@@ -10,13 +10,17 @@
 // mma.m16n8k8 per 16 anchors × 8 partners:
 //   MMA 1: A = [−2x_hi, −2y_hi, −2z_hi, −2x_lo, −2y_lo, −2z_lo, ca_hi, ca_lo]
 //          B = [ x_hi,   y_hi,   z_hi,   x_hi,   y_hi,   z_hi,  1,     1    ]
-//   MMA 2: A = [−2x_hi, −2y_hi, −2z_hi, 1,     1,     0, 0, 0]   (accumulating onto MMA 1)
-//          B = [ x_lo,   y_lo,   z_lo,  cb_hi, cb_lo, 0, 0, 0]
+//   MMA 2: A = [−2x_hi, −2y_hi, −2z_hi, −2x_lo, 1,     1,     0, 0]   (accumulating onto MMA 1)
+//          B = [ x_lo,   y_lo,   z_lo,   0,      cb_hi, cb_lo, 0, 0]
+// MMA 2's first four columns of A are MMA 1's (its fourth meets a zero of B), and its last four
+// the same in every row: so its A fragments are MMA 1's first two registers and one constant a
+// lane, and an anchor tile costs 4 registers, not 8 (with 8, ptxas spilled and reloaded two of
+// them from local memory for every block of 8 partners at three blocks an SM).
 // Its error (counting_bounds.hpp, tensor_gram_error) is ~20× the CUDA-core form's, still far
 // below r² for the usual cutoffs; pairs within it are settled in float64 as in the counting tiles.
 //
 // A block of 8 warps takes items of kTensorAnchors = 512 anchors (64 a warp: four 16-row tiles,
-// their A fragments in 32 registers) × kChunk partners, staged 256 at a time in shared memory
+// their A fragments in 16 registers) × kChunk partners, staged 256 at a time in shared memory
 // already in the B fragments' layout (one 16-byte load a lane per 8 partners). Each lane holds 16
 // of the 512 pairs of a warp's 64 × 8 block; after each block of 8 partners a lane whose smallest
 // |s'| lies within the band revisits its own 16, still in registers. Blocks straddling the
@@ -91,9 +95,16 @@ __device__ __forceinline__ void anchor_rows(const float (&x)[3], bool real, doub
   }
   r1[6] = ch;
   r1[7] = cl;
-  r2[3] = 1.f;
-  r2[4] = 1.f;
-  r2[5] = r2[6] = r2[7] = 0.f;
+  r2[3] = r1[3];
+  r2[4] = r2[5] = 1.f;
+  r2[6] = r2[7] = 0.f;
+}
+// MMA 2's A fragments from MMA 1's: columns t4 (rows g, g + 8) the same, columns t4 + 4 the
+// constants [1, 1, 0, 0] of every row.
+__device__ __forceinline__ void second_fragments(const std::uint32_t (&a1)[4], int t4, std::uint32_t (&a2)[4]) {
+  a2[0] = a1[0];
+  a2[1] = a1[1];
+  a2[2] = a2[3] = __float_as_uint(t4 < 2 ? 1.f : 0.f);
 }
 // A partner's column of MMA 1 and MMA 2 (a sentinel when not `real`) in the B fragments' layout
 // (b0 (k = t4, n = g), b1 (k = t4 + 4, n = g)): lane 4c + t of its block of 8 partners (c its
@@ -113,10 +124,10 @@ __device__ __forceinline__ void partner_fragments(const float (&y)[3], bool real
   }
   float ch, cl;
   split(cb, ch, cl);
-  f[0] = make_float4(h[0], h[1], l[0], cl);
-  f[1] = make_float4(h[1], h[2], l[1], 0.f);
+  f[0] = make_float4(h[0], h[1], l[0], ch);
+  f[1] = make_float4(h[1], h[2], l[1], cl);
   f[2] = make_float4(h[2], 1.f, l[2], 0.f);
-  f[3] = make_float4(h[0], 1.f, ch, 0.f);
+  f[3] = make_float4(h[0], 1.f, 0.f, 0.f);
 }
 // The 16 × 8 block's s' in the C fragment (c[q] at row g + (q >> 1)·8, column 2·t4 + (q & 1)).
 __device__ __forceinline__ void gram_block(float (&c)[4], const std::uint32_t (&a1)[4], const std::uint32_t (&a2)[4],
@@ -172,7 +183,7 @@ __global__ void __launch_bounds__(kThreads, 3)
     if (args.is_auto && j1 <= i0 + 1) continue;
     const std::uint32_t w0 = i0 + warp * 64;  // this warp's anchors: w0 .. w0 + 63
 
-    std::uint32_t a1[4][4], a2[4][4];
+    std::uint32_t a1[4][4];  // MMA 2's come from these (second_fragments)
 #pragma unroll
     for (int m = 0; m < 4; ++m) {
       float top1[8], top2[8], bot1[8], bot2[8], x[3];
@@ -181,7 +192,8 @@ __global__ void __launch_bounds__(kThreads, 3)
       anchor_rows<D>(x, it < args.A.n, shape.t_hi, top1, top2);
       coordinates<D>(args.A, ib, x);
       anchor_rows<D>(x, ib < args.A.n, shape.t_hi, bot1, bot2);
-      anchor_fragments(top1, top2, bot1, bot2, t4, a1[m], a2[m]);
+      std::uint32_t unused[4];
+      anchor_fragments(top1, top2, bot1, bot2, t4, a1[m], unused);
     }
     unsigned c_hi = 0, c_lo = 0;  // sign bits this item (< 2^32: 16 a lane per 8 partners)
 
@@ -208,7 +220,11 @@ __global__ void __launch_bounds__(kThreads, 3)
         const float4 b = s_frag[nt * 32 + lane];
         float c[4][4];
 #pragma unroll
-        for (int m = 0; m < 4; ++m) gram_block(c[m], a1[m], a2[m], b);
+        for (int m = 0; m < 4; ++m) {
+          std::uint32_t a2[4];
+          second_fragments(a1[m], t4, a2);
+          gram_block(c[m], a1[m], a2, b);
+        }
         if (!diagonal) {
           float worst = HUGE_VALF, worst_lo = HUGE_VALF;
 #pragma unroll
