@@ -13,6 +13,7 @@
 #include "test_support.hpp"
 #include "twobody/clustering2d.hpp"
 #include "twobody/correlation.hpp"
+#include "twobody/cosmology.hpp"
 #include "twobody/engine.hpp"
 #include "twobody/error.hpp"
 #include "twobody/generate.hpp"
@@ -408,6 +409,60 @@ TEST(CorrelationJackknife, SkyKMeansEqualRecountWeightedAndNot) {
     for (const auto& r : rs) lr.push_back(nearest_centre(sky_to_unit_vectors(r), centres));
     expect_equals_recount(x, d, ld, rs, lr, bins, CorrelationSpace::Sky, std::nullopt, weighted,
                           Estimator::LandySzalay);
+  }
+}
+
+// Survey mocks (xi --mocks): comoving Cartesian points about the observer, regions cut on the sky
+// (k-means on the points' directions), every leave-one-out estimate equal to a recount.
+TEST(CorrelationJackknife, MockSkyRegionsEqualRecount) {
+  const auto seed = testing_support::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const auto mock = [](std::size_t n, std::uint64_t s) {
+    const PointSet sky = generate_uniform_sky(n, s);
+    PointSet p(3, n);
+    std::mt19937_64 rng(s + 1000);
+    std::uniform_real_distribution<double> dist(500.0, 700.0);
+    for (std::size_t i = 0; i < n; ++i) {
+      p.coord(0)[i] = sky.coord(0)[i];
+      p.coord(1)[i] = sky.coord(1)[i];
+      p.coord(2)[i] = dist(rng);
+    }
+    return sky_to_cartesian(p, FlatLcdm{}, true);
+  };
+  const PointSet d = mock(700, seed);
+  const std::vector<PointSet> rs = {mock(800, seed + 1), mock(600, seed + 2)};
+  const Binning bins = Binning::logarithmic(5.0, 120.0, 5);
+  JackknifeRequest jk;
+  jk.regions = 6;
+  jk.seed = 3;
+  jk.sky_about_origin = true;
+  const CorrelationResult x = correlation(d, rs, bins, CorrelationSpace::Open, std::nullopt, false, cpu_opts(), jk);
+  ASSERT_TRUE(x.jackknife);
+  EXPECT_NE(x.jackknife->layout.find("sky regions"), std::string::npos) << x.jackknife->layout;
+  // The regions rebuilt from public pieces: k-means on the data's directions, every catalogue
+  // labelled by the nearest centre (by direction: the Cartesian points as they are).
+  PointSet dirs(3, d.size());
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    const double a = d.coord(0)[i], b = d.coord(1)[i], c = d.coord(2)[i];
+    const double n = std::sqrt(a * a + b * b + c * c);
+    const double f = n > 0 ? 1 / n : 0.0;
+    dirs.coord(0)[i] = a * f;
+    dirs.coord(1)[i] = b * f;
+    dirs.coord(2)[i] = c * f;
+  }
+  const auto centres = sky_region_centres(dirs, 6, 3);
+  EXPECT_EQ(x.jackknife->centres, centres);
+  std::vector<std::vector<std::int32_t>> lr;
+  for (const auto& r : rs) lr.push_back(nearest_centre(r, centres));
+  expect_equals_recount(x, d, nearest_centre(d, centres), rs, lr, bins, CorrelationSpace::Open, std::nullopt, false,
+                        Estimator::LandySzalay);
+  // Sky regions about an observer are for open space only.
+  try {
+    correlation(d, rs, bins, CorrelationSpace::Box, Box::cube(3, 2000.0), false, cpu_opts(), jk);
+    ADD_FAILURE() << "sky regions about an observer accepted outside open space";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Config);
+    EXPECT_NE(std::string(e.what()).find("open space only"), std::string::npos) << e.what();
   }
 }
 

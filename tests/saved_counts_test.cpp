@@ -11,6 +11,8 @@
 #include "twobody/correlation.hpp"
 #include "twobody/error.hpp"
 #include "twobody/generate.hpp"
+#include "twobody/jackknife.hpp"
+#include "twobody/statistics.hpp"
 
 using namespace twobody;
 
@@ -173,6 +175,61 @@ TEST(SavedCounts, ReusedRREqualsFullRunBoxOpenAndSky) {
         const CorrelationResult reused = correlation(d, rs, bins, space, b, weighted, cpu_opts(), jk, {&back});
         expect_same(full, reused);
       }
+}
+
+// Sky regions by k-means come from the data: a saved RR reused with another data catalogue must
+// keep the regions it was counted in, not those k-means would fit on the new data. The centres
+// travel with the counts; the reusing run labels its data and randoms by them, so its region
+// counts and jackknife equal a full run whose region labels are the nearest saved centre. A file
+// without centres (from before they were kept) is refused.
+TEST(SavedCounts, SkyRegionsOfAReusedRRAreItsOwn) {
+  const auto seed = testing_support::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const PointSet d1 = generate_uniform_sky(1500, seed), d2 = generate_uniform_sky(1700, seed + 100);
+  const std::vector<PointSet> rs = {generate_uniform_sky(1800, seed + 1), generate_uniform_sky(1600, seed + 2)};
+  const Binning bins = Binning::logarithmic(0.5, 10.0, 6);
+  JackknifeRequest jk;
+  jk.regions = 4;
+  const CorrelationResult full1 = correlation(d1, rs, bins, CorrelationSpace::Sky, std::nullopt, false, cpu_opts(), jk);
+  ASSERT_TRUE(full1.jackknife);
+  ASSERT_EQ(full1.jackknife->centres.size(), 4u);
+  const std::string path = ::testing::TempDir() + "sky_counts.json";
+  write_counts(path, saved_counts(full1, CorrelationSpace::Sky, std::nullopt, false));
+  const SavedCounts back = read_counts(path);
+  ASSERT_TRUE(back.jackknife);
+  EXPECT_EQ(back.jackknife->centres, full1.jackknife->centres);  // bit for bit through the JSON
+
+  const CorrelationResult reused = correlation(d2, rs, bins, CorrelationSpace::Sky, std::nullopt, false, cpu_opts(), jk, {&back});
+  ASSERT_TRUE(reused.jackknife);
+  EXPECT_EQ(reused.jackknife->centres, back.jackknife->centres);
+  // k-means on d2 alone would have fitted other centres.
+  EXPECT_NE(sky_region_centres(sky_to_unit_vectors(d2), 4, jk.seed), back.jackknife->centres);
+
+  // The reference: every catalogue labelled by its nearest saved centre, counted in full.
+  const auto labelled = [&](PointSet p) {
+    p.set_regions(nearest_centre(sky_to_unit_vectors(p), back.jackknife->centres));
+    return p;
+  };
+  std::vector<PointSet> rs_l;
+  for (const PointSet& r : rs) rs_l.push_back(labelled(r));
+  JackknifeRequest by_labels;
+  by_labels.use_labels = true;
+  const CorrelationResult ref = correlation(labelled(d2), rs_l, bins, CorrelationSpace::Sky, std::nullopt, false, cpu_opts(), by_labels);
+  ASSERT_TRUE(ref.jackknife);
+  EXPECT_EQ(reused.raw.counts, ref.raw.counts);
+  EXPECT_EQ(reused.jackknife->n_data, ref.jackknife->n_data);
+  EXPECT_EQ(reused.jackknife->n_randoms, ref.jackknife->n_randoms);
+  EXPECT_EQ(reused.jackknife->dd, ref.jackknife->dd);
+  EXPECT_EQ(reused.jackknife->dr, ref.jackknife->dr);
+  EXPECT_EQ(reused.jackknife->rr, ref.jackknife->rr);
+  EXPECT_TRUE(same_values(reused.jackknife->samples, ref.jackknife->samples));
+  EXPECT_TRUE(same_values(reused.jackknife->covariance, ref.jackknife->covariance));
+
+  SavedCounts old = back;
+  old.jackknife->centres.clear();
+  expect_error(ErrorKind::Config, "centres", [&] {
+    correlation(d2, rs, bins, CorrelationSpace::Sky, std::nullopt, false, cpu_opts(), jk, {&old});
+  });
 }
 
 TEST(SavedCounts, MismatchesAreConfigErrors) {

@@ -354,6 +354,39 @@ int main(int argc, char** argv) {
       r.push_back(load_points(path, o.columns, o.weight_column, f.columns_default, jk.region_column));
     return r;
   };
+  // Survey mocks (xi; Corrfunc's DDrppi_mocks, DDsmu_mocks): RA, Dec (degrees) and cz (km/s) or,
+  // with --comoving, a comoving distance (Mpc/h); for the 2-D bins the line of sight of each pair is
+  // its midpoint's.
+  static bool mocks = false, comoving = false;
+  static double omega_m = -1, speed_of_light = 299792.458;
+  static int cosmology = 0;
+  const auto add_mock_options = [](CLI::App& cmd) {
+    cmd.add_flag("--mocks", mocks,
+                 "survey mocks: the columns are RA, Dec (degrees), cz (km/s), the line of sight each pair's midpoint "
+                 "(Corrfunc's *_mocks); open space only");
+    cmd.add_option("--omega-m", omega_m, "with --mocks: Omega_m of the flat LCDM cosmology turning cz into comoving distance");
+    cmd.add_option("--cosmology", cosmology, "with --mocks: Corrfunc's presets, 1 LasDamas (Omega_m 0.25), 2 Planck (0.302)")
+        ->check(CLI::IsMember({1, 2}));
+    cmd.add_option("--speed-of-light", speed_of_light, "with --mocks: c in km/s for z = cz/c (default 299792.458; Corrfunc 299800)");
+    cmd.add_flag("--comoving", comoving, "with --mocks: the third column is already the comoving distance in Mpc/h");
+  };
+  // Mock catalogues to Cartesian (x, y, z) in Mpc/h about the observer.
+  const auto to_cartesian = [&](PointSet& p, const std::optional<Box>& box) {
+    if (!mocks) {
+      if (comoving || omega_m >= 0 || cosmology != 0 || speed_of_light != 299792.458)
+        throw_config("--omega-m, --cosmology, --speed-of-light and --comoving go with --mocks");
+      return;
+    }
+    if (box) throw_config("--mocks takes open space: a periodic box has no observer (drop --box)");
+    FlatLcdm c;
+    if (!comoving) {
+      if ((omega_m >= 0) == (cosmology != 0))
+        throw_config("--mocks turns cz into comoving distance: give one of --omega-m and --cosmology (or --comoving)");
+      c = cosmology != 0 ? FlatLcdm::corrfunc(cosmology) : FlatLcdm{omega_m};
+      c.speed_of_light = speed_of_light;
+    }
+    p = sky_to_cartesian(p, c, comoving);
+  };
   auto* xi_cmd = app.add_subcommand(
       "xi", "xi(r) from data and random catalogues (DD, DR, RR and four estimators), or analytic in a periodic box");
   const Features xi_f{.second_set = false};
@@ -364,6 +397,7 @@ int main(int argc, char** argv) {
                      "random counts");
   add_jackknife_options(*xi_cmd, jk, "estimator of the jackknife columns and covariance");
   add_counts_options(*xi_cmd, counts_files);
+  add_mock_options(*xi_cmd);
   xi_cmd->callback([&] {
     const BackendWarmUp warm(o.backend);
     if (randoms.empty() && !(counts_files.save.empty() && counts_files.rr.empty()))
@@ -373,6 +407,8 @@ int main(int argc, char** argv) {
     std::vector<PointSet> r = load_catalogues(xi_f);
     const Binning bins = make_binning(o, "r");
     auto box = make_box(o, a.dim());
+    to_cartesian(a, box);
+    for (auto& p : r) to_cartesian(p, box);
     if (box && o.wrap) {
       wrap_into_box(a, *box);
       for (auto& p : r) wrap_into_box(p, *box);
@@ -380,7 +416,9 @@ int main(int argc, char** argv) {
     const CorrelationSpace space = box ? CorrelationSpace::Box : CorrelationSpace::Open;
     const bool weighted = o.weight_column > 0;
     const ReusedCounts reuse = reused_counts(counts_files, saved_rr);
-    finish_correlation(correlation(a, r, bins, space, box, weighted, make_run_options(o, bar), jackknife_request(jk), reuse),
+    JackknifeRequest request = jackknife_request(jk);
+    request.sky_about_origin = mocks;  // automatic regions: patches of sky about the observer
+    finish_correlation(correlation(a, r, bins, space, box, weighted, make_run_options(o, bar), request, reuse),
                        o, jk, counts_files, space, box, weighted, bar);
   });
   auto* w_cmd = app.add_subcommand("wtheta", "w(theta) on the sky from data and random catalogues (RA, Dec in degrees)");
@@ -414,41 +452,9 @@ int main(int argc, char** argv) {
     cmd.add_option("--mu-max", mu_max, "largest mu = |dz|/s, in (0, 1] (default 1: the last bin includes mu = 1)");
     cmd.add_option("--nmu-bins", nmu_bins, "number of mu bins in [0, mu-max]")->required();
   };
-  // Survey mocks (Corrfunc's DDrppi_mocks, DDsmu_mocks): RA, Dec (degrees) and cz (km/s) or, with
-  // --comoving, a comoving distance (Mpc/h); the line of sight of each pair is its midpoint's.
-  static bool mocks = false, comoving = false;
-  static double omega_m = -1, speed_of_light = 299792.458;
-  static int cosmology = 0;
-  const auto add_mock_options = [](CLI::App& cmd) {
-    cmd.add_flag("--mocks", mocks,
-                 "survey mocks: the columns are RA, Dec (degrees), cz (km/s), the line of sight each pair's midpoint "
-                 "(Corrfunc's *_mocks); open space only");
-    cmd.add_option("--omega-m", omega_m, "with --mocks: Omega_m of the flat LCDM cosmology turning cz into comoving distance");
-    cmd.add_option("--cosmology", cosmology, "with --mocks: Corrfunc's presets, 1 LasDamas (Omega_m 0.25), 2 Planck (0.302)")
-        ->check(CLI::IsMember({1, 2}));
-    cmd.add_option("--speed-of-light", speed_of_light, "with --mocks: c in km/s for z = cz/c (default 299792.458; Corrfunc 299800)");
-    cmd.add_flag("--comoving", comoving, "with --mocks: the third column is already the comoving distance in Mpc/h");
-  };
   const auto los = [] { return mocks ? LineOfSight::PairMidpoint : LineOfSight::ZAxis; };
   const auto rppi_bins = [&] { return Binning2D::rp_pi(make_binning(o, "r_p"), pimax, npibins, los()); };
   const auto smu_bins = [&] { return Binning2D::s_mu(make_binning(o, "s"), mu_max, nmu_bins, los()); };
-  // Mock catalogues to Cartesian (x, y, z) in Mpc/h about the observer.
-  const auto to_cartesian = [&](PointSet& p, const std::optional<Box>& box) {
-    if (!mocks) {
-      if (comoving || omega_m >= 0 || cosmology != 0 || speed_of_light != 299792.458)
-        throw_config("--omega-m, --cosmology, --speed-of-light and --comoving go with --mocks");
-      return;
-    }
-    if (box) throw_config("--mocks takes open space: a periodic box has no observer (drop --box)");
-    FlatLcdm c;
-    if (!comoving) {
-      if ((omega_m >= 0) == (cosmology != 0))
-        throw_config("--mocks turns cz into comoving distance: give one of --omega-m and --cosmology (or --comoving)");
-      c = cosmology != 0 ? FlatLcdm::corrfunc(cosmology) : FlatLcdm{omega_m};
-      c.speed_of_light = speed_of_light;
-    }
-    p = sky_to_cartesian(p, c, comoving);
-  };
   const auto explain_2d = [&](const Binning2D& bins, const PointSet& a, const PointSet* b, const std::optional<Box>& box,
                               bool weighted) {
     if (!o.explain) return;

@@ -3,6 +3,7 @@
 // DR_i and RR_i for every random set, summed over the sets with their normalisations, and the four
 // classic estimators. The pair counts come from the engine like any other statistic (grid or all
 // pairs, CPU or GPU), so every count is the exact float64 one.
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -47,12 +48,20 @@ struct JackknifeRequest {
   bool use_labels = false;
   Estimator estimator = Estimator::LandySzalay;
   std::uint64_t seed = 1;  // k-means++ seed (sky)
+  // Open space only: the points lie about an observer at the origin (survey mocks in comoving
+  // Cartesian coordinates, sky_to_cartesian), so automatic regions are patches of sky, k-means on
+  // the points' directions as for w(θ), not cells of the bounding box.
+  bool sky_about_origin = false;
 };
 
 struct JackknifeResult {
   std::size_t regions = 0;
   std::string layout;                // how the regions were made
   std::vector<std::int32_t> labels;  // use_labels: the original label of each region index
+  // Sky regions by k-means: their centres (unit vectors). Saved with the counts, so that a run
+  // reusing a saved RR labels its data by the very regions the RR was counted in (k-means on
+  // another data catalogue would give other regions).
+  std::vector<std::array<double, 3>> centres;
   Estimator estimator = Estimator::LandySzalay;
   // Per region: data points and random points (summed over the random sets) in it.
   std::vector<std::size_t> n_data, n_randoms;

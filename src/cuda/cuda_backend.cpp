@@ -103,7 +103,9 @@ std::string fig15_line(const Plan& plan) {
     case OutputKind::Histogram: {
       const std::size_t bytes = 8 * nb;
       if (bytes > info.smem_optin)
-        return out + "output " + kb(bytes) + " > beta: type III (histogram in global memory)";
+        return out + "output " + kb(bytes) + " > beta: type III (a histogram in global memory) in seed 000's tree; " +
+               (s.binning2d.active() ? "2-D bins take it (64-bit atomics in global memory)"
+                                     : "not built for 1-D bins, so the CUDA backend refuses this run (--backend cpu takes it)");
       const SmLimits lim = sm_limits(info);
       const auto bytes_at = [&](int h) { return counting_tiles_smem(true, static_cast<int>(nb), h); };
       const int dim = plan.a->dim();

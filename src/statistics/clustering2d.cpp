@@ -79,21 +79,6 @@ std::vector<double> multipoles(const Binning2D& bins, const std::vector<double>&
 
 namespace {
 
-// Unit vectors from the observer at the origin to each point (survey mocks): the directions
-// sky regions are fitted on. A point at the origin keeps (0, 0, 0).
-PointSet directions(const PointSet& p) {
-  PointSet u(3, p.size());
-  for (std::size_t i = 0; i < p.size(); ++i) {
-    const double x = p.coord(0)[i], y = p.coord(1)[i], z = p.coord(2)[i];
-    const double n = std::sqrt(x * x + y * y + z * z);
-    const double f = n > 0 ? 1 / n : 0.0;
-    u.coord(0)[i] = x * f;
-    u.coord(1)[i] = y * f;
-    u.coord(2)[i] = z * f;
-  }
-  return u;
-}
-
 // w_p, or ξ_0, ξ_2, ξ_4, from ξ per flat bin.
 std::vector<NamedColumn> per_outer_columns(const Binning2D& bins, const std::vector<double>& xi) {
   if (bins.kind() == Binning2D::Kind::RpPi) return {{"wp", projected_wp(bins, xi)}};
@@ -122,8 +107,8 @@ Binned2DResult correlation_2d(const PointSet& data, const std::vector<PointSet>&
   if (jk.use_labels || jk.regions != 0) {
     // Mocks lie on the sky about the observer: their regions are patches of sky, as for w(θ).
     const CorrelationSpace layout = bins.midpoint_los() ? CorrelationSpace::Sky : space;
-    labeller = detail::make_labeller(jk, layout, box, data, layout == CorrelationSpace::Sky ? directions(data) : data,
-                                     randoms);
+    labeller = detail::make_labeller(jk, layout, box, data, layout == CorrelationSpace::Sky ? detail::directions(data) : data,
+                                     randoms, reuse.rr);
     d.set_regions(labeller->label(data, d, "data"));
   }
   const auto as_given = [](const PointSet& p) { return p; };

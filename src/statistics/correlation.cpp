@@ -101,8 +101,24 @@ std::vector<std::int32_t> RegionLabeller::label(const PointSet& given, const Poi
   return nearest_centre(prepared, centres);
 }
 
+// Unit vectors from the observer at the origin to each point (survey mocks): the directions
+// sky regions are fitted on. A point at the origin keeps (0, 0, 0).
+PointSet directions(const PointSet& p) {
+  PointSet u(3, p.size());
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const double x = p.coord(0)[i], y = p.coord(1)[i], z = p.coord(2)[i];
+    const double n = std::sqrt(x * x + y * y + z * z);
+    const double f = n > 0 ? 1 / n : 0.0;
+    u.coord(0)[i] = x * f;
+    u.coord(1)[i] = y * f;
+    u.coord(2)[i] = z * f;
+  }
+  return u;
+}
+
 RegionLabeller make_labeller(const JackknifeRequest& jk, CorrelationSpace space, const std::optional<Box>& box,
-                             const PointSet& data, const PointSet& unit_data, const std::vector<PointSet>& randoms) {
+                             const PointSet& data, const PointSet& unit_data, const std::vector<PointSet>& randoms,
+                             const SavedCounts* reuse) {
   RegionLabeller L;
   if (jk.use_labels && jk.regions != 0)
     throw_config("give the regions either as labels or as a number to assign automatically, not both");
@@ -115,7 +131,10 @@ RegionLabeller make_labeller(const JackknifeRequest& jk, CorrelationSpace space,
   }
   if (jk.regions < 2) throw_config(fmt::format("a jackknife needs at least 2 regions, not {}", jk.regions));
   if (space == CorrelationSpace::Sky) {
-    L.centres = sky_region_centres(unit_data, jk.regions, jk.seed);
+    // With a saved RR counted in sky regions of as many centres: its centres (check_reusable
+    // compares the rest of the setting); else k-means on this run's data.
+    const bool saved = reuse && reuse->jackknife && reuse->jackknife->centres.size() == static_cast<std::size_t>(jk.regions);
+    L.centres = saved ? reuse->jackknife->centres : sky_region_centres(unit_data, jk.regions, jk.seed);
     L.regions = L.centres.size();
     L.layout = fmt::format("{} sky regions by k-means on the data's unit vectors (seed {}); randoms take the nearest",
                            L.regions, jk.seed);
@@ -186,6 +205,10 @@ void check_reusable(const SavedCounts& c, const std::string& what, CorrelationSp
   if (!J) return;
   if (c.jackknife->regions != J->regions || c.jackknife->layout != J->layout || c.jackknife->labels != J->labels)
     fail(fmt::format("counted with the jackknife regions '{}', this run's are '{}'", c.jackknife->layout, J->layout));
+  if (c.jackknife->centres != J->centres)
+    fail(c.jackknife->centres.empty()
+             ? "saved without its sky regions' centres (a file from before they were kept): count RR again"
+             : "counted in sky regions of other centres");
 }
 
 }  // namespace
@@ -220,6 +243,7 @@ CorrelationCounts count_correlation(const Statistic& s, CorrelationSpace space, 
       }
     J.regions = R;
     J.layout = labeller->layout;
+    J.centres = labeller->centres;
     if (labeller->numbering) J.labels = labeller->numbering->labels;
     J.n_data.assign(R, 0);
     J.n_randoms.assign(R, 0);
@@ -560,7 +584,13 @@ CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>&
   PointSet d = prepare(data);
   std::optional<detail::RegionLabeller> labeller;
   if (jk.use_labels || jk.regions != 0) {
-    labeller = detail::make_labeller(jk, space, box, data, d, randoms);
+    if (jk.sky_about_origin && space != CorrelationSpace::Open)
+      throw_config("sky regions about an observer (survey mocks) are for open space only");
+    // Mocks: patches of sky about the observer, as w(θ)'s (the nearest centre of a point needs
+    // only its direction, so the Cartesian points are labelled as they are).
+    const CorrelationSpace layout = jk.sky_about_origin ? CorrelationSpace::Sky : space;
+    labeller = detail::make_labeller(jk, layout, box, data, jk.sky_about_origin ? detail::directions(d) : d, randoms,
+                                     reuse.rr);
     d.set_regions(labeller->label(data, d, "data"));
   }
   clock.data_ready();

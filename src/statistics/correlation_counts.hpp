@@ -65,10 +65,16 @@ struct RegionLabeller {
   // (`prepared`: cells, or the nearest centre, whose dot product only needs the direction).
   std::vector<std::int32_t> label(const PointSet& given, const PointSet& prepared, const std::string& which) const;
 };
+// Unit vectors from the observer at the origin to each point (survey mocks): the directions
+// sky regions are fitted on. A point at the origin keeps (0, 0, 0).
+PointSet directions(const PointSet& p);
+
 // `space` picks the automatic layout (Sky: k-means fitted on `unit_data`, the data's unit
-// vectors); `data` and `randoms` are the catalogues as given (labels, bounding box).
+// vectors, or the centres `reuse` was counted with, when it has as many); `data` and `randoms` are
+// the catalogues as given (labels, bounding box).
 RegionLabeller make_labeller(const JackknifeRequest& jk, CorrelationSpace space, const std::optional<Box>& box,
-                             const PointSet& data, const PointSet& unit_data, const std::vector<PointSet>& randoms);
+                             const PointSet& data, const PointSet& unit_data, const std::vector<PointSet>& randoms,
+                             const SavedCounts* reuse = nullptr);
 
 struct CorrelationCounts {
   bool weighted = false;

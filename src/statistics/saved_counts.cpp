@@ -138,6 +138,8 @@ void write_counts(const std::string& path, const SavedCounts& c) {
                       {"n_data", k.n_data},      {"n_randoms", k.n_randoms},
                       {"dd", k.dd},              {"dr", k.dr},         {"rr", k.rr},
                       {"norm_dd", k.norm_dd},    {"norm_dr", k.norm_dr}, {"norm_rr", k.norm_rr}};
+    // Sky regions by k-means: the centres, so that a run reusing this RR takes the same regions.
+    if (!k.centres.empty()) j["jackknife"]["centres"] = k.centres;
     if (c.weighted) {
       j["jackknife"]["wdd"] = k.wdd;
       j["jackknife"]["wdr"] = k.wdr;
@@ -207,6 +209,7 @@ SavedCounts read_counts(const std::string& path) {
       sized(o, "norm_dd", R, k.norm_dd);
       sized(o, "norm_dr", R, k.norm_dr);
       sized(o, "norm_rr", R, k.norm_rr);
+      if (o.contains("centres")) sized(o, "centres", R, k.centres);  // (files from before: none)
       if (c.weighted) {
         sized(o, "wdd", R * nb, k.wdd);
         sized(o, "wdr", R * nb, k.wdr);

@@ -138,6 +138,12 @@ check "mocks: rppi counts pairs" "[ \$(\"$tb\" rppi --mocks --cosmology 2 --data
 check "mocks: smu grid and brute force agree" "cmp <(\"$tb\" smu --mocks --comoving --data \"$work/mock.txt\" --rmax 300 --nbins 3 --nmu-bins 4 --path grid) <(\"$tb\" smu --mocks --comoving --data \"$work/mock.txt\" --rmax 300 --nbins 3 --nmu-bins 4 --path brute)"
 check "mocks: wp with randoms" "\"$tb\" wp --mocks --cosmology 1 --data \"$work/mock.txt\" --randoms \"$work/mock.txt\" --rmin 1 --rmax 10 --nbins 3 --pimax 10 | head -1 | grep -qx 'rp_lo,rp_hi,wp'"
 check "mocks: explain names RpPiBinsMock" "\"$tb\" rppi --mocks --cosmology 1 --data \"$work/mock.txt\" --rmax 6 --nbins 2 --pimax 4 --explain 2>&1 >/dev/null | grep -q RpPiBinsMock"
+# xi(r) of mocks: its DD is the (s, mu) counts summed over mu (s = r), and its jackknife regions are
+# patches of sky about the observer.
+awk '!/^#/ && NF>=3 {printf "%.12g %.12g %.12g\n", 151 + $3, 0.5 * $1, 9100 + 110 * $2}' "$work/box.txt" >"$work/mock2.txt"
+check "mocks: xi's DD is smu's summed over mu" "cmp <(\"$tb\" xi --mocks --cosmology 1 --data \"$work/mock.txt\" --randoms \"$work/mock2.txt\" --rmin 1 --rmax 20 --nbins 4 | awk -F, 'NR==1{for(i=1;i<=NF;i++) if(\$i==\"npairs\") c=i} NR>1{print \$1, \$c}') <(\"$tb\" smu --mocks --cosmology 1 --data \"$work/mock.txt\" --rmin 1 --rmax 20 --nbins 4 --nmu-bins 5 | awk -F, 'NR>1{s[\$1]+=\$5} END{for(k in s) print k, s[k]}' | sort -g)"
+check "mocks: xi's jackknife regions are on the sky" "\"$tb\" xi --mocks --cosmology 1 --data \"$work/mock.txt\" --randoms \"$work/mock2.txt\" --rmin 1 --rmax 20 --nbins 4 --jackknife 4 --format json | grep -q 'sky regions by k-means'"
+expect 4 'a periodic box has no observer' -- "$tb" xi --mocks --cosmology 1 --data "$work/mock.txt" --randoms "$work/mock2.txt" --box 50 --rmax 5 --nbins 2
 expect 4 'a periodic box has no observer' -- "$tb" rppi --mocks --cosmology 1 --data "$work/mock.txt" --box 50 --rmax 5 --nbins 2 --pimax 4
 expect 4 'give one of --omega-m and --cosmology' -- "$tb" smu --mocks --data "$work/mock.txt" --rmax 5 --nbins 2 --nmu-bins 3
 expect 4 'go with --mocks' -- "$tb" smu --omega-m 0.3 --data "$work/box.txt" --rmax 5 --nbins 2 --nmu-bins 3
