@@ -24,16 +24,20 @@ using dist::PairJob;
 // sums and region weighted sums beside them.
 struct Layout {
   std::size_t bins = 0, regions = 0;
-  bool weighted = false;
+  bool weighted = false, means = false;
 
   explicit Layout(const Statistic& s)
       : bins(s.output == OutputKind::Histogram
                  ? (s.binning2d.active() ? s.binning2d.nbins() : s.binning.nbins())
                  : 1),
         regions(s.regions > 0 ? static_cast<std::size_t>(s.regions) : 0),
-        weighted(s.weighted) {}
+        weighted(s.weighted),
+        means(s.mean_separation) {}
   std::size_t counters() const { return bins * (1 + regions) + 2; }
-  std::size_t sums() const { return weighted ? bins * (1 + regions) : 0; }
+  // Sums: the weighted counts (bins, then regions x bins), then the mean separations' Σs and
+  // Σ ln s (bins each).
+  std::size_t means_at() const { return weighted ? bins * (1 + regions) : 0; }
+  std::size_t sums() const { return means_at() + (means ? 2 * bins : 0); }
 };
 
 void add_into(std::vector<std::uint64_t>& to, std::size_t at, const std::vector<std::uint64_t>& v) {
@@ -140,8 +144,6 @@ class MpiDistribution final : public Distribution {
   }
 
   Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt) const override {
-    if (stat.mean_separation)
-      throw_config("mean separations (--ravg) are not summed over MPI ranks yet: run them in one process");
     RunOptions local = opt;
     local.distribution.reset();
     int P = 1, rank = 0;
@@ -199,6 +201,10 @@ class MpiDistribution final : public Distribution {
           add_into(sums, 0, r.weighted);
           add_into(sums, L.bins, r.region_weighted);
         }
+        if (L.means) {
+          add_into(sums, L.means_at(), r.separation_sum);
+          add_into(sums, L.means_at() + L.bins, r.log_separation_sum);
+        }
         if (stat.output == OutputKind::PairList) {
           const dist::SlabChunks& sb = D.cross ? D.b : D.a;
           for (PairRecord p : r.pairs) {
@@ -251,12 +257,18 @@ class MpiDistribution final : public Distribution {
       out.counts.assign(total.begin(), total.begin() + static_cast<std::ptrdiff_t>(L.bins));
       if (L.weighted) out.weighted.assign(wtotal.begin(), wtotal.begin() + static_cast<std::ptrdiff_t>(L.bins));
     }
+    if (L.means) {
+      const auto at = wtotal.begin() + static_cast<std::ptrdiff_t>(L.means_at());
+      out.separation_sum.assign(at, at + static_cast<std::ptrdiff_t>(L.bins));
+      out.log_separation_sum.assign(at + static_cast<std::ptrdiff_t>(L.bins), at + static_cast<std::ptrdiff_t>(2 * L.bins));
+    }
     if (L.regions) {
       out.regions = L.regions;
       out.region_counts.assign(total.begin() + static_cast<std::ptrdiff_t>(L.bins),
                                total.begin() + static_cast<std::ptrdiff_t>(L.bins * (1 + L.regions)));
       if (L.weighted)
-        out.region_weighted.assign(wtotal.begin() + static_cast<std::ptrdiff_t>(L.bins), wtotal.end());
+        out.region_weighted.assign(wtotal.begin() + static_cast<std::ptrdiff_t>(L.bins),
+                                   wtotal.begin() + static_cast<std::ptrdiff_t>(L.means_at()));
     }
     if (stat.output == OutputKind::PairList) out.pairs = gather_pairs(pairs, opt.max_pairs);
 

@@ -79,6 +79,8 @@ Result compare(const Statistic& s, const PointSet& a, const PointSet* b, Distrib
   EXPECT_EQ(many.per_point_b.counts, one.per_point_b.counts);
   expect_near_all(many.per_point_a.weighted, one.per_point_a.weighted);
   expect_near_all(many.per_point_b.weighted, one.per_point_b.weighted);
+  expect_near_all(many.separation_sum, one.separation_sum);
+  expect_near_all(many.log_separation_sum, one.log_separation_sum);
   EXPECT_EQ(many.info.n_a, a.size());
   return many;
 }
@@ -127,6 +129,28 @@ TEST(Distributed, PeriodicWeightedRegions) {
   compare(s, a, nullptr);
   s.traversal = Traversal::Cross;
   compare(s, a, &b);
+}
+
+// Mean separations (--ravg): Σs and Σ ln s per bin summed over the ranks, weighted and with
+// regions, auto and cross, equal to one process to rounding (and present: not silently empty).
+TEST(Distributed, MeanSeparations) {
+  const std::uint64_t seed = shared_seed();
+  PointSet a = generate_clustered_box(2200, 3, 80.0, ClusterOptions{}, seed), b = generate_uniform_box(1300, 3, 80.0, seed + 1);
+  a.set_weights(random_weights(a.size(), seed + 2));
+  b.set_weights(random_weights(b.size(), seed + 3));
+  a.set_regions(random_regions(a.size(), 4, seed + 4));
+  b.set_regions(random_regions(b.size(), 4, seed + 5));
+  for (bool weighted : {false, true}) {
+    Statistic s = histogram(Traversal::Auto, Metric::Euclidean, Binning::logarithmic(0.5, 20, 9));
+    s.mean_separation = true;
+    s.weighted = weighted;
+    s.regions = weighted ? 4 : 0;
+    const Result r = compare(s, a, nullptr);
+    ASSERT_EQ(r.separation_sum.size(), 9u);
+    EXPECT_GT(r.separation_sum.back(), 0.0);
+    s.traversal = Traversal::Cross;
+    compare(s, a, &b);
+  }
 }
 
 TEST(Distributed, AngularAutoAndCross) {
