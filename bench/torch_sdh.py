@@ -1,5 +1,9 @@
 """PyTorch peer for the SDH benchmark: cdist + bucketize + bincount on the GPU, in row chunks,
-on the same kind of points (uniform in the unit cube), unique pairs per second."""
+unique pairs per second. With --points FILE (an N x 3 .npy, e.g. `twobody generate uniform -n N
+--box 1 --seed 1000+log2(N)`, the very points of twobody_gpu_bench's SDH rows) on those points, as
+float32; else on torch.rand points of the same kind (uniform in the unit cube).
+
+  python3 bench/torch_sdh.py [LOGN] [--points FILE]"""
 import sys
 import time
 
@@ -19,10 +23,23 @@ def sdh(x, edges, chunk=2048):
 
 
 def main():
-    logn = int(sys.argv[1]) if len(sys.argv) > 1 else 18
+    args = sys.argv[1:]
+    points = None
+    if "--points" in args:
+        k = args.index("--points")
+        points = args[k + 1]
+        del args[k:k + 2]
+    logn = int(args[0]) if args else 18
     n = 1 << logn
-    g = torch.Generator(device="cuda").manual_seed(logn)
-    x = torch.rand(n, 3, device="cuda", generator=g, dtype=torch.float32)
+    if points:
+        import numpy as np
+        p = np.load(points)
+        if p.ndim != 2 or p.shape[1] != 3 or p.shape[0] != n:
+            sys.exit(f"{points}: expected {n} x 3 points, found {p.shape}")
+        x = torch.from_numpy(np.ascontiguousarray(p, dtype=np.float64)).to("cuda").to(torch.float32)
+    else:
+        g = torch.Generator(device="cuda").manual_seed(logn)
+        x = torch.rand(n, 3, device="cuda", generator=g, dtype=torch.float32)
     edges = torch.linspace(0, 3 ** 0.5 * 1.000001, 257, device="cuda")
     sdh(x[:4096], edges)
     torch.cuda.synchronize()
@@ -32,7 +49,8 @@ def main():
     s = time.perf_counter() - t
     pairs = n * (n - 1) / 2
     assert int(h.sum()) == pairs
-    print(f"pytorch cdist+bucketize+bincount,{n},256,{s:.4f},{pairs / s * 1e-9:.2f},0")
+    name = "pytorch cdist+bucketize+bincount" + (" (same points)" if points else "")
+    print(f"{name},{n},256,{s:.4f},{pairs / s * 1e-9:.2f},0")
 
 
 if __name__ == "__main__":

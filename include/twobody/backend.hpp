@@ -71,5 +71,8 @@ class Backend {
 std::unique_ptr<Backend> make_cpu_backend();
 // Null when the library was built without CUDA or no CUDA device is visible.
 std::unique_ptr<Backend> make_cuda_backend();
+// Why make_cuda_backend gives none: no CUDA in this build, or the CUDA runtime's own error (no
+// device, a driver older than the runtime, ...), for the message of a run that asked for CUDA.
+std::string cuda_unavailable_reason();
 
 }  // namespace twobody

@@ -265,9 +265,19 @@ std::atomic<int> chosen_device{-1};
 
 void use_cuda_device(int index) { chosen_device.store(index); }
 
+std::string cuda_unavailable_reason() {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  cudaGetLastError();
+  if (e != cudaSuccess)
+    return std::string("the CUDA runtime finds no usable device: cudaGetDeviceCount: ") + cudaGetErrorString(e) + " (" +
+           cudaGetErrorName(e) + ")";
+  return n == 0 ? "the CUDA runtime sees no device" : "";
+}
+
 std::unique_ptr<Backend> make_cuda_backend() {
   int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+  if (const cudaError_t e = cudaGetDeviceCount(&n); e != cudaSuccess || n == 0) {
     cudaGetLastError();  // clear the sticky "no device" error
     return nullptr;
   }

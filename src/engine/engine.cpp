@@ -13,10 +13,7 @@ std::unique_ptr<Backend> select_backend(const std::string& name) {
   if (name == "cpu") return make_cpu_backend();
   if (name == "cuda") {
     auto b = make_cuda_backend();
-    if (!b)
-      throw Error(ErrorKind::Backend,
-                  "the cuda backend was requested but this build has no CUDA support or no CUDA "
-                  "device is visible");
+    if (!b) throw Error(ErrorKind::Backend, "the cuda backend was requested but " + cuda_unavailable_reason());
     return b;
   }
   if (name == "auto") {
