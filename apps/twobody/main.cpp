@@ -348,6 +348,15 @@ int main(int argc, char** argv) {
   static JackknifeOptions jk;
   static CountsFiles counts_files;
   static std::optional<SavedCounts> saved_rr;
+  // Cross-correlations (xi, wtheta): a second sample and its random catalogues.
+  static std::string data2;
+  static std::vector<std::string> randoms2;
+  const auto add_cross_options = [](CLI::App& cmd) {
+    cmd.add_option("--data2", data2,
+                   "second sample: the cross-correlation of --data and --data2 (D1D2, D1R2, R1D2, R1R2), each with "
+                   "its own random catalogues");
+    cmd.add_option("--randoms2", randoms2, "random catalogue of the second sample (repeat for several)");
+  };
   const auto load_catalogues = [&](const Features& f) {
     std::vector<PointSet> r;
     for (const auto& path : randoms)
@@ -398,6 +407,7 @@ int main(int argc, char** argv) {
   add_jackknife_options(*xi_cmd, jk, "estimator of the jackknife columns and covariance");
   add_counts_options(*xi_cmd, counts_files);
   add_mock_options(*xi_cmd);
+  add_cross_options(*xi_cmd);
   xi_cmd->callback([&] {
     const BackendWarmUp warm(o.backend);
     if (randoms.empty() && !(counts_files.save.empty() && counts_files.rr.empty()))
@@ -418,6 +428,23 @@ int main(int argc, char** argv) {
     const ReusedCounts reuse = reused_counts(counts_files, saved_rr);
     JackknifeRequest request = jackknife_request(jk);
     request.sky_about_origin = mocks;  // automatic regions: patches of sky about the observer
+    if (!data2.empty() || !randoms2.empty()) {
+      if (data2.empty()) throw_config("--randoms2 goes with --data2 (a cross-correlation)");
+      if (!counts_files.save.empty() || !counts_files.rr.empty())
+        throw_config("--save-counts and --rr are for auto-correlations; a cross-correlation counts every term");
+      PointSet a2 = load_points(data2, o.columns, o.weight_column, "", jk.region_column);
+      std::vector<PointSet> r2;
+      for (const auto& path : randoms2) r2.push_back(load_points(path, o.columns, o.weight_column, "", jk.region_column));
+      to_cartesian(a2, box);
+      for (auto& p : r2) to_cartesian(p, box);
+      if (box && o.wrap) {
+        wrap_into_box(a2, *box);
+        for (auto& p : r2) wrap_into_box(p, *box);
+      }
+      finish_correlation(cross_correlation(a, a2, r, r2, bins, space, box, weighted, make_run_options(o, bar), request),
+                         o, jk, counts_files, space, box, weighted, bar);
+      return;
+    }
     finish_correlation(correlation(a, r, bins, space, box, weighted, make_run_options(o, bar), request, reuse),
                        o, jk, counts_files, space, box, weighted, bar);
   });
@@ -428,11 +455,26 @@ int main(int argc, char** argv) {
   w_cmd->add_option("--randoms", randoms, "random catalogue (repeat the option for several)")->required();
   add_jackknife_options(*w_cmd, jk, "estimator of the jackknife columns and covariance");
   add_counts_options(*w_cmd, counts_files);
+  add_cross_options(*w_cmd);
   w_cmd->callback([&] {
     const BackendWarmUp warm(o.backend);
     const PointSet a = load_points(o.data, o.columns, o.weight_column, w_f.columns_default, jk.region_column);
     const std::vector<PointSet> r = load_catalogues(w_f);
     const bool weighted = o.weight_column > 0;
+    if (!data2.empty() || !randoms2.empty()) {
+      if (data2.empty() || randoms2.empty())
+        throw_config("a cross w(theta) takes --data2 with its random catalogues (--randoms2)");
+      if (!counts_files.save.empty() || !counts_files.rr.empty())
+        throw_config("--save-counts and --rr are for auto-correlations; a cross-correlation counts every term");
+      const PointSet a2 = load_points(data2, o.columns, o.weight_column, w_f.columns_default, jk.region_column);
+      std::vector<PointSet> r2;
+      for (const auto& path : randoms2)
+        r2.push_back(load_points(path, o.columns, o.weight_column, w_f.columns_default, jk.region_column));
+      finish_correlation(cross_correlation(a, a2, r, r2, make_binning(o, "theta (degrees)"), CorrelationSpace::Sky,
+                                           std::nullopt, weighted, make_run_options(o, bar), jackknife_request(jk)),
+                         o, jk, counts_files, CorrelationSpace::Sky, std::nullopt, weighted, bar);
+      return;
+    }
     const ReusedCounts reuse = reused_counts(counts_files, saved_rr);
     finish_correlation(correlation(a, r, make_binning(o, "theta (degrees)"), CorrelationSpace::Sky, std::nullopt,
                                    weighted, make_run_options(o, bar), jackknife_request(jk), reuse),

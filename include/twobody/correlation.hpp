@@ -140,4 +140,29 @@ CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>&
                               const RunOptions& opt = {}, const JackknifeRequest& jackknife = {},
                               const ReusedCounts& reuse = {});
 
+// The estimators of a cross-correlation from normalised counts of one bin: natural D1D2/R1R2 − 1,
+// Davis–Peebles D1D2/D1R2 − 1, Hamilton D1D2·R1R2/(D1R2·R1D2) − 1, Landy–Szalay
+// (D1D2 − D1R2 − R1D2 + R1R2)/R1R2 (NaN where they divide by zero). With D1 = D2 and R1 = R2 they
+// are estimate()'s.
+Estimates estimate_cross(double dd, double dr, double rd, double rr);
+
+// ξ (box, open) or w(θ) (sky) between two samples, each with its own random catalogues: D1D2,
+// ΣD1R2_j, ΣR1_iD2 and ΣR1_iR2_j (every random catalogue of one sample with every one of the
+// other: the same as one catalogue of each, joined), each a cross run of the engine, normalised by
+// the products of the catalogues' sizes (Σw when weighted). Columns: npairs (D1D2) [wnpairs],
+// d1r2, r1d2, r1r2 [wd1r2, wr1d2, wr1r2], xi_natural, xi_davis_peebles, xi_hamilton,
+// xi_landy_szalay. In a periodic box without random catalogues (both lists empty): the analytic
+// R1R2 = N1 N2 V_bin/V_box (weighted: Σw1 Σw2 V_bin/V_box) and one column xi = D1D2/R1R2 − 1.
+// A jackknife labels every catalogue by one set of regions, fitted on the first sample (k-means on
+// its unit vectors, cells of the box or of all catalogues' joint bounding box, or the catalogues'
+// labels, which every catalogue must take from the first sample's); each count's region counts
+// T[r][k] (pairs with a point in r) rebuild every leave-one-region-out estimate with the
+// normalisations without r. `jackknife->n_data` counts both samples' points. Errors
+// (Error(Config)): random catalogues for one sample only, none outside a box, --ravg; a region
+// without a point of either sample (Error(Input)).
+CorrelationResult cross_correlation(const PointSet& data1, const PointSet& data2, const std::vector<PointSet>& randoms1,
+                                    const std::vector<PointSet>& randoms2, const Binning& bins, CorrelationSpace space,
+                                    const std::optional<Box>& box, bool weighted, const RunOptions& opt = {},
+                                    const JackknifeRequest& jackknife = {});
+
 }  // namespace twobody

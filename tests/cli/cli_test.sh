@@ -79,6 +79,15 @@ expect 2 "path" -- "$tb" paircount --data "$work/box.txt" --rmax 6 --nbins 7 --p
 check "concentrated catalogue" "\"$tb\" generate concentrated -n 1000 --box 100 --seed 3 -o \"$work/conc.txt\" && [ \$(grep -vc '^#' \"$work/conc.txt\") -eq 1000 ]"
 expect 4 'not on the sky' -- "$tb" generate concentrated --sky -n 10 -o "$work/conc-sky.txt"
 check "xi columns" "\"$tb\" xi --data \"$work/box.txt\" --randoms \"$work/box.txt\" --randoms builtin:uniform-box:500 --box 1000 --rmax 20 --nbins 3 | head -1 | grep -qx 'lo,hi,npairs,dr,rr,xi_natural,xi_davis_peebles,xi_hamilton,xi_landy_szalay'"
+# Cross-correlations: a second sample with its own random catalogues.
+"$tb" generate clustered -n 1500 --box 50 --seed 11 -o "$work/box2.txt"
+"$tb" generate uniform -n 2500 --box 50 --seed 12 -o "$work/ran2.txt"
+check "xi cross: four counts and four estimators" "\"$tb\" xi --data \"$work/box.txt\" --data2 \"$work/box2.txt\" --randoms \"$work/ran2.txt\" --randoms2 builtin:uniform-box:2000 --rmin 1 --rmax 10 --nbins 3 | head -1 | grep -qx 'lo,hi,npairs,d1r2,r1d2,r1r2,xi_natural,xi_davis_peebles,xi_hamilton,xi_landy_szalay'"
+check "xi cross in a box without randoms is analytic" "\"$tb\" xi --data \"$work/box.txt\" --data2 \"$work/box2.txt\" --box 50 --rmin 1 --rmax 10 --nbins 3 --jackknife 8 | head -1 | grep -q 'npairs,rr,xi,xi_jk_mean,xi_jk_sigma'"
+check "wtheta cross with a jackknife" "\"$tb\" wtheta --data \"$work/sky.npy\" --data2 builtin:clustered-sky:2000 --randoms builtin:uniform-sky:2500 --randoms2 builtin:uniform-sky:2200 --rmin 0.1 --rmax 5 --nbins 4 --log --jackknife 4 | head -1 | grep -q 'xi_landy_szalay,xi_jk_mean,xi_jk_sigma'"
+expect 4 'goes with --data2' -- "$tb" xi --data "$work/box.txt" --randoms "$work/ran2.txt" --randoms2 "$work/ran2.txt" --rmax 5 --nbins 2
+expect 4 'second sample has no random catalogues' -- "$tb" xi --data "$work/box.txt" --data2 "$work/box2.txt" --randoms "$work/ran2.txt" --rmax 5 --nbins 2
+expect 4 'for auto-correlations' -- "$tb" xi --data "$work/box.txt" --data2 "$work/box2.txt" --randoms "$work/ran2.txt" --randoms2 "$work/ran2.txt" --rmax 5 --nbins 2 --save-counts "$work/c.json"
 check "wtheta runs" "\"$tb\" wtheta --data \"$work/sky.npy\" --randoms builtin:uniform-sky:2000 --rmin 0.1 --rmax 5 --nbins 4 --log | wc -l | grep -qx 5"
 expect 4 "needs random catalogues .* or a periodic box" -- "$tb" xi --data "$work/box.txt" --rmax 6 --nbins 7
 check "xi analytic in a box" "\"$tb\" xi --data \"$work/box.txt\" --box 50 --rmax 6 --nbins 3 | head -1 | grep -qx 'lo,hi,npairs,rr,xi'"

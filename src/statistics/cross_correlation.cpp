@@ -1,0 +1,310 @@
+// Cross-correlations of two samples (issue 5): ξ(r) or w(θ) between catalogue 1 and catalogue 2,
+// each with its own random catalogues, from D1D2, D1R2, R1D2 and R1R2 — every count a cross run of
+// the engine — or, in a periodic box without random catalogues, D1D2 against the analytic R1R2.
+// With a jackknife, every catalogue is labelled by one set of regions (fitted on catalogue 1) and
+// each count also gives its region counts T[r][k] (pairs with a point in r), so every
+// leave-one-region-out estimate is rebuilt from them, never recounted.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
+#include "correlation_counts.hpp"
+#include "twobody/correlation.hpp"
+#include "twobody/error.hpp"
+#include "twobody/statistics.hpp"
+
+namespace twobody {
+
+Estimates estimate_cross(double dd, double dr, double rd, double rr) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const auto ratio = [nan](double x, double y) { return y != 0 ? x / y : nan; };
+  return {ratio(dd, rr) - 1, ratio(dd, dr) - 1, ratio(dd * rr, dr * rd) - 1, ratio(dd - dr - rd + rr, rr)};
+}
+
+namespace {
+
+double pick(const Estimates& e, Estimator which) {
+  switch (which) {
+    case Estimator::Natural: return e.natural;
+    case Estimator::DavisPeebles: return e.davis_peebles;
+    case Estimator::Hamilton: return e.hamilton;
+    case Estimator::LandySzalay: return e.landy_szalay;
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+// One count between two groups of catalogues (Σ over every pair of a catalogue of each group):
+// raw and weighted sums per bin, region counts, and the normalisation of the whole and without
+// each region.
+struct CrossCount {
+  std::vector<double> c, w;                // per bin
+  std::vector<std::uint64_t> t;            // R x nbins
+  std::vector<double> tw;                  // R x nbins (weighted)
+  double norm = 0;
+  std::vector<double> norm_without;        // per region
+  double seconds = 0;
+  std::uint64_t evaluated = 0, settled = 0;
+
+  double value(std::size_t k, bool weighted) const { return weighted ? w[k] : c[k]; }
+  double value_without(std::size_t r, std::size_t k, std::size_t nb, bool weighted) const {
+    return weighted ? w[k] - tw[r * nb + k] : c[k] - static_cast<double>(t[r * nb + k]);
+  }
+};
+
+double total(const std::vector<const PointSet*>& g, bool weighted) {
+  double s = 0;
+  for (const PointSet* p : g) {
+    if (!weighted) {
+      s += static_cast<double>(p->size());
+      continue;
+    }
+    for (double x : p->weights()) s += x;
+  }
+  return s;
+}
+
+CrossCount count_between(const Statistic& stat, const std::vector<const PointSet*>& g1,
+                         const std::vector<const PointSet*>& g2, std::size_t R, const RunOptions& opt) {
+  const std::size_t nb = stat.binning.nbins();
+  const bool weighted = stat.weighted;
+  CrossCount x;
+  x.c.assign(nb, 0.0);
+  x.w.assign(nb, 0.0);
+  x.t.assign(R * nb, 0);
+  x.tw.assign(R * nb, 0.0);
+  for (const PointSet* a : g1)
+    for (const PointSet* b : g2) {
+      const Result r = run(stat, *a, b, opt);
+      for (std::size_t k = 0; k < nb; ++k) {
+        x.c[k] += static_cast<double>(r.counts[k]);
+        if (weighted) x.w[k] += r.weighted[k];
+      }
+      for (std::size_t q = 0; q < R * nb; ++q) {
+        x.t[q] += r.region_counts[q];
+        if (weighted) x.tw[q] += r.region_weighted[q];
+      }
+      x.seconds += r.info.seconds;
+      x.evaluated += r.info.pairs_evaluated;
+      x.settled += r.info.pairs_settled_fp64;
+    }
+  x.norm = total(g1, weighted) * total(g2, weighted);
+  if (R > 0) {
+    // Without region r: (Σ of group 1 without r) × (Σ of group 2 without r).
+    std::vector<double> s1(R, 0.0), s2(R, 0.0);
+    for (const PointSet* p : g1) {
+      const detail::RegionSums s(*p, R);
+      for (std::size_t r = 0; r < R; ++r) s1[r] += s.size(r, weighted);
+    }
+    for (const PointSet* p : g2) {
+      const detail::RegionSums s(*p, R);
+      for (std::size_t r = 0; r < R; ++r) s2[r] += s.size(r, weighted);
+    }
+    x.norm_without.resize(R);
+    for (std::size_t r = 0; r < R; ++r) x.norm_without[r] = s1[r] * s2[r];
+  }
+  return x;
+}
+
+}  // namespace
+
+CorrelationResult cross_correlation(const PointSet& data1, const PointSet& data2, const std::vector<PointSet>& randoms1,
+                                    const std::vector<PointSet>& randoms2, const Binning& bins, CorrelationSpace space,
+                                    const std::optional<Box>& box, bool weighted, const RunOptions& opt,
+                                    const JackknifeRequest& jk) {
+  detail::StatisticClock clock;
+  if (space == CorrelationSpace::Box && !box) throw_config("a periodic cross-correlation needs the box");
+  const bool analytic = randoms1.empty() && randoms2.empty();
+  if (analytic && space != CorrelationSpace::Box)
+    throw_config("a cross-correlation needs random catalogues for both samples (--randoms for the first, "
+                 "--randoms2 for the second), or a periodic box (--box) for the analytic random counts");
+  if (!analytic && (randoms1.empty() || randoms2.empty()))
+    throw_config(randoms1.empty() ? "the first sample has no random catalogues (--randoms): a cross-correlation "
+                                    "needs them for both samples"
+                                  : "the second sample has no random catalogues (--randoms2): a cross-correlation "
+                                    "needs them for both samples");
+  if (opt.mean_separation) throw_config("mean separations (--ravg) are not given for cross-correlations yet");
+  Statistic s;
+  s.metric = space == CorrelationSpace::Sky ? Metric::Angular
+             : space == CorrelationSpace::Box ? Metric::Periodic
+                                              : Metric::Euclidean;
+  if (box && space == CorrelationSpace::Box) s.box = *box;
+  s.binning = bins;
+  s.output = OutputKind::Histogram;
+  s.traversal = Traversal::Cross;
+  s.weighted = weighted;
+  const auto prepare = [&](const PointSet& p) { return space == CorrelationSpace::Sky ? sky_to_unit_vectors(p) : p; };
+
+  // Every catalogue in the engine's coordinates; with a jackknife, labelled by one set of regions
+  // (fitted on the first sample: k-means on its unit vectors, or cells of the box or of all
+  // catalogues' joint bounding box; or the catalogues' own labels).
+  PointSet d1 = prepare(data1), d2 = prepare(data2);
+  std::vector<PointSet> r1, r2;
+  for (const PointSet& p : randoms1) r1.push_back(prepare(p));
+  for (const PointSet& p : randoms2) r2.push_back(prepare(p));
+  std::size_t R = 0;
+  std::string layout;
+  std::vector<std::array<double, 3>> centres;
+  std::vector<std::int32_t> labels;
+  if (jk.use_labels || jk.regions != 0) {
+    if (jk.sky_about_origin && space != CorrelationSpace::Open)
+      throw_config("sky regions about an observer (survey mocks) are for open space only");
+    std::vector<PointSet> others = {data2};
+    others.insert(others.end(), randoms1.begin(), randoms1.end());
+    others.insert(others.end(), randoms2.begin(), randoms2.end());
+    const CorrelationSpace fit = jk.sky_about_origin ? CorrelationSpace::Sky : space;
+    const detail::RegionLabeller L =
+        detail::make_labeller(jk, fit, box, data1, jk.sky_about_origin ? detail::directions(d1) : d1, others);
+    R = L.regions;
+    layout = L.layout;
+    centres = L.centres;
+    if (L.numbering) labels = L.numbering->labels;
+    d1.set_regions(L.label(data1, d1, "the first sample"));
+    d2.set_regions(L.label(data2, d2, "the second sample"));
+    for (std::size_t i = 0; i < r1.size(); ++i)
+      r1[i].set_regions(L.label(randoms1[i], r1[i], fmt::format("random catalogue {} of the first sample", i + 1)));
+    for (std::size_t i = 0; i < r2.size(); ++i)
+      r2[i].set_regions(L.label(randoms2[i], r2[i], fmt::format("random catalogue {} of the second sample", i + 1)));
+    const detail::RegionSums n1(d1, R), n2(d2, R);
+    for (std::size_t r = 0; r < R; ++r)
+      if (n1.n[r] == 0 && n2.n[r] == 0)
+        throw_input(fmt::format("jackknife region {} holds no point of either sample: use fewer regions", r));
+  }
+  s.regions = static_cast<int>(R);
+  clock.data_ready();
+
+  const std::size_t nb = bins.nbins();
+  const std::vector<const PointSet*> g_d1 = {&d1}, g_d2 = {&d2};
+  std::vector<const PointSet*> g_r1, g_r2;
+  for (const PointSet& p : r1) g_r1.push_back(&p);
+  for (const PointSet& p : r2) g_r2.push_back(&p);
+  const CrossCount dd = count_between(s, g_d1, g_d2, R, opt);
+  CrossCount dr, rd, rr;
+  if (!analytic) {
+    dr = count_between(s, g_d1, g_r2, R, opt);
+    rd = count_between(s, g_r1, g_d2, R, opt);
+    rr = count_between(s, g_r1, g_r2, R, opt);
+  } else {
+    // The analytic R1R2 of a periodic box: N1 N2 (or Σw1 Σw2) × V_bin / V_box.
+    rr.c.assign(nb, 0.0);
+    rr.norm = 1;
+    for (std::size_t k = 0; k < nb; ++k)
+      rr.c[k] = dd.norm * shell_volume(data1.dim(), bins.lo(k), bins.hi(k)) / box->volume();
+    rr.w = rr.c;
+  }
+
+  // Normalised counts of bin k (without region r when r < R).
+  struct Four {
+    double dd, dr, rd, rr;
+  };
+  const auto four = [&](std::size_t k, std::size_t r) -> Four {
+    if (analytic) {
+      const double ddn = r < R ? dd.value_without(r, k, nb, weighted) : dd.value(k, weighted);
+      const double scale = r < R ? dd.norm_without[r] / dd.norm : 1.0;
+      return {ddn, 0, 0, rr.c[k] * scale};
+    }
+    if (r < R)
+      return {dd.value_without(r, k, nb, weighted) / dd.norm_without[r], dr.value_without(r, k, nb, weighted) / dr.norm_without[r],
+              rd.value_without(r, k, nb, weighted) / rd.norm_without[r], rr.value_without(r, k, nb, weighted) / rr.norm_without[r]};
+    return {dd.value(k, weighted) / dd.norm, dr.value(k, weighted) / dr.norm, rd.value(k, weighted) / rd.norm,
+            rr.value(k, weighted) / rr.norm};
+  };
+  CorrelationResult out;
+  out.binning = bins;
+  std::vector<double> xi_nat(nb), xi_dp(nb), xi_ham(nb), xi_ls(nb), xi_an(nb);
+  for (std::size_t k = 0; k < nb; ++k) {
+    const Four f = four(k, R);
+    if (analytic) {
+      xi_an[k] = f.rr > 0 ? f.dd / f.rr - 1 : std::nan("");
+      continue;
+    }
+    const Estimates e = estimate_cross(f.dd, f.dr, f.rd, f.rr);
+    xi_nat[k] = e.natural;
+    xi_dp[k] = e.davis_peebles;
+    xi_ham[k] = e.hamilton;
+    xi_ls[k] = e.landy_szalay;
+  }
+  out.raw.output = OutputKind::Histogram;
+  out.raw.counts.resize(nb);
+  for (std::size_t k = 0; k < nb; ++k) out.raw.counts[k] = static_cast<std::uint64_t>(dd.c[k]);
+  if (weighted) out.raw.weighted = dd.w;
+  out.raw.regions = R;
+  out.raw.region_counts = dd.t;
+  if (weighted) out.raw.region_weighted = dd.tw;
+  out.raw.info.n_a = data1.size();
+  out.raw.info.n_b = data2.size();
+  out.raw.info.seconds = dd.seconds + dr.seconds + rd.seconds + rr.seconds;
+  out.raw.info.pairs_evaluated = dd.evaluated + dr.evaluated + rd.evaluated + rr.evaluated;
+  out.raw.info.pairs_settled_fp64 = dd.settled + dr.settled + rd.settled + rr.settled;
+  out.raw.info.plan = fmt::format("cross-correlation: D1D2, D1R2 (x{}), R1D2 (x{}), R1R2 (x{}) as cross runs", r2.size(),
+                                  r1.size(), r1.size() * r2.size());
+  out.norm_dd = dd.norm;
+  out.norm_dr = dr.norm;
+  out.norm_rr = rr.norm;
+  for (const PointSet& p : r1) out.n_randoms += p.size();
+  for (const PointSet& p : r2) out.n_randoms += p.size();
+  out.analytic_rr = analytic;
+  if (analytic) {
+    out.derived.push_back({weighted ? "wrr" : "rr", rr.c});
+    out.derived.push_back({"xi", xi_an});
+  } else {
+    out.derived.push_back({"d1r2", dr.c});
+    out.derived.push_back({"r1d2", rd.c});
+    out.derived.push_back({"r1r2", rr.c});
+    if (weighted) {
+      out.derived.push_back({"wd1r2", dr.w});
+      out.derived.push_back({"wr1d2", rd.w});
+      out.derived.push_back({"wr1r2", rr.w});
+    }
+    out.derived.push_back({"xi_natural", xi_nat});
+    out.derived.push_back({"xi_davis_peebles", xi_dp});
+    out.derived.push_back({"xi_hamilton", xi_ham});
+    out.derived.push_back({"xi_landy_szalay", xi_ls});
+  }
+  if (R > 0) {
+    JackknifeResult J;
+    J.regions = R;
+    J.layout = layout;
+    J.centres = centres;
+    J.estimator = jk.estimator;
+    J.labels = labels;
+    const detail::RegionSums n1(d1, R), n2(d2, R);
+    J.n_data.resize(R);
+    J.n_randoms.assign(R, 0);
+    for (std::size_t r = 0; r < R; ++r) J.n_data[r] = static_cast<std::size_t>(n1.n[r] + n2.n[r]);
+    for (const auto* g : {&r1, &r2})
+      for (const PointSet& p : *g) {
+        const detail::RegionSums n(p, R);
+        for (std::size_t r = 0; r < R; ++r) J.n_randoms[r] += static_cast<std::size_t>(n.n[r]);
+      }
+    J.dd = dd.t;
+    J.dr = dr.t;
+    J.rr = rr.t;
+    if (weighted) {
+      J.wdd = dd.tw;
+      J.wdr = dr.tw;
+      J.wrr = rr.tw;
+    }
+    J.norm_dd = dd.norm_without;
+    J.norm_dr = dr.norm_without;
+    J.norm_rr = analytic ? std::vector<double>() : rr.norm_without;
+    J.samples.resize(R * nb);
+    for (std::size_t r = 0; r < R; ++r)
+      for (std::size_t k = 0; k < nb; ++k) {
+        const Four f = four(k, r);
+        J.samples[r * nb + k] = analytic ? (f.rr > 0 ? f.dd / f.rr - 1 : std::nan(""))
+                                         : pick(estimate_cross(f.dd, f.dr, f.rd, f.rr), jk.estimator);
+      }
+    JackknifeSummary sum = jackknife_summary(J.samples, R, nb);
+    J.mean = std::move(sum.mean);
+    J.sigma = std::move(sum.sigma);
+    J.covariance = std::move(sum.covariance);
+    out.derived.push_back({"xi_jk_mean", J.mean});
+    out.derived.push_back({"xi_jk_sigma", J.sigma});
+    out.jackknife = std::move(J);
+  }
+  clock.stamp(out.raw);
+  return out;
+}
+
+}  // namespace twobody
