@@ -545,18 +545,37 @@ int main(int argc, char** argv) {
     }
     const bool weighted = o.weight_column > 0;
     explain_2d(bins, a, nullptr, box, weighted);
+    if (!data2.empty() || !randoms2.empty()) {
+      if (data2.empty()) throw_config("--randoms2 goes with --data2 (a cross-correlation)");
+      if (!counts_files.save.empty() || !counts_files.rr.empty())
+        throw_config("--save-counts and --rr are for auto-correlations; a cross-correlation counts every term");
+      PointSet a2 = load_points(data2, o.columns, o.weight_column, "", jk.region_column);
+      std::vector<PointSet> r2;
+      for (const auto& path : randoms2) r2.push_back(load_points(path, o.columns, o.weight_column, "", jk.region_column));
+      to_cartesian(a2, box);
+      for (auto& p : r2) to_cartesian(p, box);
+      if (box && o.wrap) {
+        wrap_into_box(a2, *box);
+        for (auto& p : r2) wrap_into_box(p, *box);
+      }
+      const Binned2DResult x = cross_correlation_2d(a, a2, r, r2, bins, box, weighted, parse_estimator(jk.estimator),
+                                                    make_run_options(o, bar), jackknife_request(jk));
+      finish_correlation_2d(x, per_outer, o, jk, counts_files, box, weighted, bar);
+      return;
+    }
     const ReusedCounts reuse = reused_counts(counts_files, saved_rr);
     const Binned2DResult x = correlation_2d(a, r, bins, box, weighted, parse_estimator(jk.estimator),
                                             make_run_options(o, bar), jackknife_request(jk), reuse);
     finish_correlation_2d(x, per_outer, o, jk, counts_files, box, weighted, bar);
   };
-  const auto add_correlation_2d_options = [](CLI::App& cmd) {
+  const auto add_correlation_2d_options = [&](CLI::App& cmd) {
     cmd.add_option("--randoms", randoms,
                    "random catalogue (repeat for several); without one, a periodic box gives the analytic random counts");
     add_jackknife_options(cmd, jk,
                           "estimator with random catalogues (the xi column and the jackknife's; with the analytic RR "
                           "every estimator is DD/RR - 1)");
     add_counts_options(cmd, counts_files);
+    add_cross_options(cmd);
   };
 
   auto* rppi_cmd = app.add_subcommand("rppi", "DD(r_p, pi) pair counts about the z axis (Corrfunc's DDrppi), open or periodic");

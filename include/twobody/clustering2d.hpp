@@ -74,6 +74,17 @@ Binned2DResult correlation_2d(const PointSet& data, const std::vector<PointSet>&
                               const RunOptions& opt = {}, const JackknifeRequest& jackknife = {},
                               const ReusedCounts& reuse = {});
 
+// The cross-correlation of two samples over 2-D bins (cross_correlation's counts and estimators,
+// correlation.hpp, per flat bin): columns npairs (D1D2) [wnpairs], d1r2, r1d2, r1r2 [wd1r2, wr1d2,
+// wr1r2] and xi of `estimator`; in a periodic box without random catalogues rr (or wrr) =
+// N1 N2 V_bin/V_box and xi = D1D2/R1R2 − 1. per_outer and the jackknife as correlation_2d's (mocks:
+// regions on the sky about the observer).
+Binned2DResult cross_correlation_2d(const PointSet& data1, const PointSet& data2, const std::vector<PointSet>& randoms1,
+                                    const std::vector<PointSet>& randoms2, const Binning2D& bins,
+                                    const std::optional<Box>& box, bool weighted,
+                                    Estimator estimator = Estimator::LandySzalay, const RunOptions& opt = {},
+                                    const JackknifeRequest& jackknife = {});
+
 // The counts of a correlation_2d run with random catalogues, to write (write_counts) and reuse
 // (ReusedCounts::rr): space Box with a box, else Open, and the 2-D bins. Throws Error(Config) for
 // a run with the analytic RR (nothing was counted that a file could save).

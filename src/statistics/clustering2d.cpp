@@ -80,6 +80,8 @@ std::vector<double> multipoles(const Binning2D& bins, const std::vector<double>&
 namespace {
 
 // w_p, or ξ_0, ξ_2, ξ_4, from ξ per flat bin.
+void add_jackknife_columns(Binned2DResult& out);
+
 std::vector<NamedColumn> per_outer_columns(const Binning2D& bins, const std::vector<double>& xi) {
   if (bins.kind() == Binning2D::Kind::RpPi) return {{"wp", projected_wp(bins, xi)}};
   std::vector<NamedColumn> c;
@@ -158,17 +160,30 @@ Binned2DResult correlation_2d(const PointSet& data, const std::vector<PointSet>&
   }
 
   JackknifeResult& J = *c.jackknife;
-  const std::size_t R = J.regions;
   J.estimator = estimator;
   J.samples = std::move(samples);
-  JackknifeSummary sum = jackknife_summary(J.samples, R, nb);
+  JackknifeSummary sum = jackknife_summary(J.samples, J.regions, nb);
   J.mean = std::move(sum.mean);
   J.sigma = std::move(sum.sigma);
   J.covariance = std::move(sum.covariance);
+  out.jackknife = std::move(c.jackknife);
+  add_jackknife_columns(out);
+  clock.stamp(out.raw);
+  return out;
+}
+
+namespace {
+
+// With out.jackknife's samples and summary over the flat bins: their columns, and the per_outer
+// vector (w_p, or the multipoles) of every sample with its own jackknife. w_p and the multipoles
+// are linear in ξ: each sample's are those of its ξ, and their covariance is the jackknife's over
+// the stacked vector.
+void add_jackknife_columns(Binned2DResult& out) {
+  const JackknifeResult& J = *out.jackknife;
+  const Binning2D& bins = out.binning;
+  const std::size_t R = J.regions, nb = bins.nbins();
   out.derived.push_back({"xi_jk_mean", J.mean});
   out.derived.push_back({"xi_jk_sigma", J.sigma});
-  // w_p and the multipoles are linear in ξ: each sample's are those of its ξ, and their
-  // covariance is the jackknife's over the stacked vector.
   const std::size_t no = bins.outer().nbins(), n = out.per_outer.size() * no;
   out.per_outer_samples.resize(R * n);
   for (std::size_t r = 0; r < R; ++r) {
@@ -189,7 +204,54 @@ Binned2DResult correlation_2d(const PointSet& data, const std::vector<PointSet>&
     out.per_outer.push_back({name + "_jk_mean", slice(out.per_outer_jackknife.mean)});
     out.per_outer.push_back({name + "_jk_sigma", slice(out.per_outer_jackknife.sigma)});
   }
-  out.jackknife = std::move(c.jackknife);
+}
+
+}  // namespace
+
+Binned2DResult cross_correlation_2d(const PointSet& data1, const PointSet& data2, const std::vector<PointSet>& randoms1,
+                                    const std::vector<PointSet>& randoms2, const Binning2D& bins,
+                                    const std::optional<Box>& box, bool weighted, Estimator estimator,
+                                    const RunOptions& opt, const JackknifeRequest& jk) {
+  detail::StatisticClock clock;
+  const Statistic s = statistic_2d(bins, box, weighted, true);
+  const std::size_t nb = bins.nbins(), ni = bins.inner().nbins();
+  std::vector<double> volume(nb);
+  for (std::size_t k = 0; k < nb; ++k) volume[k] = bin_volume_2d(bins, k / ni, k % ni);
+  // Mocks lie on the sky about the observer: their automatic regions are patches of sky.
+  JackknifeRequest request = jk;
+  request.sky_about_origin = bins.midpoint_los();
+  clock.data_ready();
+  detail::CrossEstimate e = detail::cross_estimate(s, box ? CorrelationSpace::Box : CorrelationSpace::Open, data1, data2,
+                                                   randoms1, randoms2, volume, box, opt, request, estimator);
+  Binned2DResult out;
+  out.binning = bins;
+  out.norm_dd = e.norm_dd;
+  out.norm_dr = e.norm_dr;
+  out.norm_rr = e.norm_rr;
+  out.n_randoms = e.n_randoms;
+  out.analytic_rr = e.analytic;
+  if (e.analytic) {
+    out.derived.push_back({weighted ? "wrr" : "rr", e.rr});
+    out.note = "cross-correlation against the analytic R1R2 of the periodic box: xi = D1D2/R1R2 - 1";
+  } else {
+    out.derived.push_back({"d1r2", e.dr});
+    out.derived.push_back({"r1d2", e.rd});
+    out.derived.push_back({"r1r2", e.rr});
+    if (weighted) {
+      out.derived.push_back({"wd1r2", e.wdr});
+      out.derived.push_back({"wr1d2", e.wrd});
+      out.derived.push_back({"wr1r2", e.wrr});
+    }
+    out.note = fmt::format("cross-correlation, {} estimator (D1D2, D1R2, R1D2, R1R2), {} + {} random catalogue(s)",
+                           to_string(estimator), randoms1.size(), randoms2.size());
+  }
+  out.derived.push_back({"xi", e.xi});
+  out.per_outer = per_outer_columns(bins, e.xi);
+  out.raw = std::move(e.dd);
+  if (e.jackknife) {
+    out.jackknife = std::move(e.jackknife);
+    add_jackknife_columns(out);
+  }
   clock.stamp(out.raw);
   return out;
 }

@@ -131,6 +131,25 @@ CorrelationCounts count_correlation(const Statistic& s, CorrelationSpace space, 
 
 // The normalised counts of bin k (weighted sums when weighted): of the whole sample, or without
 // region r (each count minus the region's T[r][k], over the normalisations without the region).
+// A cross-correlation's four counts and estimates per (flat) bin (cross_correlation.cpp), for the
+// 1-D and the 2-D bins alike: `stat` gives the metric, box, bins and weighting; `space` the
+// coordinates (Sky: RA/Dec to unit vectors) and the automatic regions; `volume` per flat bin the
+// analytic R1R2 of a box (both random lists empty). `xi` and the jackknife's samples are of
+// `estimator` (analytic: D1D2/R1R2 − 1); the four estimators' columns when counted.
+struct CrossEstimate {
+  Result dd;                                     // D1D2
+  std::vector<double> dr, rd, rr, wdr, wrd, wrr;  // D1R2, R1D2, R1R2 (rr: analytic when analytic)
+  std::vector<double> xi, natural, davis_peebles, hamilton, landy_szalay;
+  double norm_dd = 0, norm_dr = 0, norm_rr = 0;
+  std::size_t n_randoms = 0;
+  bool analytic = false;
+  std::optional<JackknifeResult> jackknife;
+};
+CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, const PointSet& data1, const PointSet& data2,
+                             const std::vector<PointSet>& randoms1, const std::vector<PointSet>& randoms2,
+                             const std::vector<double>& volume, const std::optional<Box>& box, const RunOptions& opt,
+                             const JackknifeRequest& jk, Estimator estimator);
+
 struct NormalisedCounts {
   double dd, dr, rr;
 };

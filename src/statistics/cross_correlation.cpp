@@ -66,7 +66,7 @@ double total(const std::vector<const PointSet*>& g, bool weighted) {
 
 CrossCount count_between(const Statistic& stat, const std::vector<const PointSet*>& g1,
                          const std::vector<const PointSet*>& g2, std::size_t R, const RunOptions& opt) {
-  const std::size_t nb = stat.binning.nbins();
+  const std::size_t nb = stat.binning2d.active() ? stat.binning2d.nbins() : stat.binning.nbins();
   const bool weighted = stat.weighted;
   CrossCount x;
   x.c.assign(nb, 0.0);
@@ -108,11 +108,12 @@ CrossCount count_between(const Statistic& stat, const std::vector<const PointSet
 
 }  // namespace
 
-CorrelationResult cross_correlation(const PointSet& data1, const PointSet& data2, const std::vector<PointSet>& randoms1,
-                                    const std::vector<PointSet>& randoms2, const Binning& bins, CorrelationSpace space,
-                                    const std::optional<Box>& box, bool weighted, const RunOptions& opt,
-                                    const JackknifeRequest& jk) {
-  detail::StatisticClock clock;
+namespace detail {
+
+CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, const PointSet& data1, const PointSet& data2,
+                             const std::vector<PointSet>& randoms1, const std::vector<PointSet>& randoms2,
+                             const std::vector<double>& volume, const std::optional<Box>& box, const RunOptions& opt,
+                             const JackknifeRequest& jk, Estimator estimator) {
   if (space == CorrelationSpace::Box && !box) throw_config("a periodic cross-correlation needs the box");
   const bool analytic = randoms1.empty() && randoms2.empty();
   if (analytic && space != CorrelationSpace::Box)
@@ -123,16 +124,12 @@ CorrelationResult cross_correlation(const PointSet& data1, const PointSet& data2
                                     "needs them for both samples"
                                   : "the second sample has no random catalogues (--randoms2): a cross-correlation "
                                     "needs them for both samples");
-  if (opt.mean_separation) throw_config("mean separations (--ravg) are not given for cross-correlations yet");
-  Statistic s;
-  s.metric = space == CorrelationSpace::Sky ? Metric::Angular
-             : space == CorrelationSpace::Box ? Metric::Periodic
-                                              : Metric::Euclidean;
-  if (box && space == CorrelationSpace::Box) s.box = *box;
-  s.binning = bins;
-  s.output = OutputKind::Histogram;
+  if (opt.mean_separation || stat.mean_separation)
+    throw_config("mean separations (--ravg) are not given for cross-correlations yet");
+  Statistic s = stat;
   s.traversal = Traversal::Cross;
-  s.weighted = weighted;
+  s.output = OutputKind::Histogram;
+  const bool weighted = s.weighted;
   const auto prepare = [&](const PointSet& p) { return space == CorrelationSpace::Sky ? sky_to_unit_vectors(p) : p; };
 
   // Every catalogue in the engine's coordinates; with a jackknife, labelled by one set of regions
@@ -142,10 +139,10 @@ CorrelationResult cross_correlation(const PointSet& data1, const PointSet& data2
   std::vector<PointSet> r1, r2;
   for (const PointSet& p : randoms1) r1.push_back(prepare(p));
   for (const PointSet& p : randoms2) r2.push_back(prepare(p));
+  CrossEstimate out;
+  out.analytic = analytic;
   std::size_t R = 0;
-  std::string layout;
-  std::vector<std::array<double, 3>> centres;
-  std::vector<std::int32_t> labels;
+  JackknifeResult J;
   if (jk.use_labels || jk.regions != 0) {
     if (jk.sky_about_origin && space != CorrelationSpace::Open)
       throw_config("sky regions about an observer (survey mocks) are for open space only");
@@ -153,27 +150,26 @@ CorrelationResult cross_correlation(const PointSet& data1, const PointSet& data2
     others.insert(others.end(), randoms1.begin(), randoms1.end());
     others.insert(others.end(), randoms2.begin(), randoms2.end());
     const CorrelationSpace fit = jk.sky_about_origin ? CorrelationSpace::Sky : space;
-    const detail::RegionLabeller L =
-        detail::make_labeller(jk, fit, box, data1, jk.sky_about_origin ? detail::directions(d1) : d1, others);
+    const RegionLabeller L = make_labeller(jk, fit, box, data1, jk.sky_about_origin ? directions(d1) : d1, others);
     R = L.regions;
-    layout = L.layout;
-    centres = L.centres;
-    if (L.numbering) labels = L.numbering->labels;
+    J.regions = R;
+    J.layout = L.layout;
+    J.centres = L.centres;
+    if (L.numbering) J.labels = L.numbering->labels;
     d1.set_regions(L.label(data1, d1, "the first sample"));
     d2.set_regions(L.label(data2, d2, "the second sample"));
     for (std::size_t i = 0; i < r1.size(); ++i)
       r1[i].set_regions(L.label(randoms1[i], r1[i], fmt::format("random catalogue {} of the first sample", i + 1)));
     for (std::size_t i = 0; i < r2.size(); ++i)
       r2[i].set_regions(L.label(randoms2[i], r2[i], fmt::format("random catalogue {} of the second sample", i + 1)));
-    const detail::RegionSums n1(d1, R), n2(d2, R);
+    const RegionSums n1(d1, R), n2(d2, R);
     for (std::size_t r = 0; r < R; ++r)
       if (n1.n[r] == 0 && n2.n[r] == 0)
         throw_input(fmt::format("jackknife region {} holds no point of either sample: use fewer regions", r));
   }
   s.regions = static_cast<int>(R);
-  clock.data_ready();
 
-  const std::size_t nb = bins.nbins();
+  const std::size_t nb = s.binning2d.active() ? s.binning2d.nbins() : s.binning.nbins();
   const std::vector<const PointSet*> g_d1 = {&d1}, g_d2 = {&d2};
   std::vector<const PointSet*> g_r1, g_r2;
   for (const PointSet& p : r1) g_r1.push_back(&p);
@@ -188,8 +184,7 @@ CorrelationResult cross_correlation(const PointSet& data1, const PointSet& data2
     // The analytic R1R2 of a periodic box: N1 N2 (or Σw1 Σw2) × V_bin / V_box.
     rr.c.assign(nb, 0.0);
     rr.norm = 1;
-    for (std::size_t k = 0; k < nb; ++k)
-      rr.c[k] = dd.norm * shell_volume(data1.dim(), bins.lo(k), bins.hi(k)) / box->volume();
+    for (std::size_t k = 0; k < nb; ++k) rr.c[k] = dd.norm * volume[k] / box->volume();
     rr.w = rr.c;
   }
 
@@ -209,72 +204,56 @@ CorrelationResult cross_correlation(const PointSet& data1, const PointSet& data2
     return {dd.value(k, weighted) / dd.norm, dr.value(k, weighted) / dr.norm, rd.value(k, weighted) / rd.norm,
             rr.value(k, weighted) / rr.norm};
   };
-  CorrelationResult out;
-  out.binning = bins;
-  std::vector<double> xi_nat(nb), xi_dp(nb), xi_ham(nb), xi_ls(nb), xi_an(nb);
+  const auto xi_of = [&](const Four& f) {
+    return analytic ? (f.rr > 0 ? f.dd / f.rr - 1 : std::nan("")) : pick(estimate_cross(f.dd, f.dr, f.rd, f.rr), estimator);
+  };
+  out.xi.resize(nb);
   for (std::size_t k = 0; k < nb; ++k) {
     const Four f = four(k, R);
-    if (analytic) {
-      xi_an[k] = f.rr > 0 ? f.dd / f.rr - 1 : std::nan("");
-      continue;
-    }
+    out.xi[k] = xi_of(f);
+    if (analytic) continue;
     const Estimates e = estimate_cross(f.dd, f.dr, f.rd, f.rr);
-    xi_nat[k] = e.natural;
-    xi_dp[k] = e.davis_peebles;
-    xi_ham[k] = e.hamilton;
-    xi_ls[k] = e.landy_szalay;
+    out.natural.push_back(e.natural);
+    out.davis_peebles.push_back(e.davis_peebles);
+    out.hamilton.push_back(e.hamilton);
+    out.landy_szalay.push_back(e.landy_szalay);
   }
-  out.raw.output = OutputKind::Histogram;
-  out.raw.counts.resize(nb);
-  for (std::size_t k = 0; k < nb; ++k) out.raw.counts[k] = static_cast<std::uint64_t>(dd.c[k]);
-  if (weighted) out.raw.weighted = dd.w;
-  out.raw.regions = R;
-  out.raw.region_counts = dd.t;
-  if (weighted) out.raw.region_weighted = dd.tw;
-  out.raw.info.n_a = data1.size();
-  out.raw.info.n_b = data2.size();
-  out.raw.info.seconds = dd.seconds + dr.seconds + rd.seconds + rr.seconds;
-  out.raw.info.pairs_evaluated = dd.evaluated + dr.evaluated + rd.evaluated + rr.evaluated;
-  out.raw.info.pairs_settled_fp64 = dd.settled + dr.settled + rd.settled + rr.settled;
-  out.raw.info.plan = fmt::format("cross-correlation: D1D2, D1R2 (x{}), R1D2 (x{}), R1R2 (x{}) as cross runs", r2.size(),
-                                  r1.size(), r1.size() * r2.size());
+  out.dd.output = OutputKind::Histogram;
+  out.dd.counts.resize(nb);
+  for (std::size_t k = 0; k < nb; ++k) out.dd.counts[k] = static_cast<std::uint64_t>(dd.c[k]);
+  if (weighted) out.dd.weighted = dd.w;
+  out.dd.regions = R;
+  out.dd.region_counts = dd.t;
+  if (weighted) out.dd.region_weighted = dd.tw;
+  out.dd.info.n_a = data1.size();
+  out.dd.info.n_b = data2.size();
+  out.dd.info.seconds = dd.seconds + dr.seconds + rd.seconds + rr.seconds;
+  out.dd.info.pairs_evaluated = dd.evaluated + dr.evaluated + rd.evaluated + rr.evaluated;
+  out.dd.info.pairs_settled_fp64 = dd.settled + dr.settled + rd.settled + rr.settled;
+  out.dd.info.plan = fmt::format("cross-correlation: D1D2, D1R2 (x{}), R1D2 (x{}), R1R2 (x{}) as cross runs", r2.size(),
+                                 r1.size(), r1.size() * r2.size());
+  out.dr = dr.c;
+  out.rd = rd.c;
+  out.rr = rr.c;
+  if (weighted && !analytic) {
+    out.wdr = dr.w;
+    out.wrd = rd.w;
+    out.wrr = rr.w;
+  }
   out.norm_dd = dd.norm;
   out.norm_dr = dr.norm;
   out.norm_rr = rr.norm;
   for (const PointSet& p : r1) out.n_randoms += p.size();
   for (const PointSet& p : r2) out.n_randoms += p.size();
-  out.analytic_rr = analytic;
-  if (analytic) {
-    out.derived.push_back({weighted ? "wrr" : "rr", rr.c});
-    out.derived.push_back({"xi", xi_an});
-  } else {
-    out.derived.push_back({"d1r2", dr.c});
-    out.derived.push_back({"r1d2", rd.c});
-    out.derived.push_back({"r1r2", rr.c});
-    if (weighted) {
-      out.derived.push_back({"wd1r2", dr.w});
-      out.derived.push_back({"wr1d2", rd.w});
-      out.derived.push_back({"wr1r2", rr.w});
-    }
-    out.derived.push_back({"xi_natural", xi_nat});
-    out.derived.push_back({"xi_davis_peebles", xi_dp});
-    out.derived.push_back({"xi_hamilton", xi_ham});
-    out.derived.push_back({"xi_landy_szalay", xi_ls});
-  }
   if (R > 0) {
-    JackknifeResult J;
-    J.regions = R;
-    J.layout = layout;
-    J.centres = centres;
-    J.estimator = jk.estimator;
-    J.labels = labels;
-    const detail::RegionSums n1(d1, R), n2(d2, R);
+    J.estimator = estimator;
+    const RegionSums n1(d1, R), n2(d2, R);
     J.n_data.resize(R);
     J.n_randoms.assign(R, 0);
     for (std::size_t r = 0; r < R; ++r) J.n_data[r] = static_cast<std::size_t>(n1.n[r] + n2.n[r]);
     for (const auto* g : {&r1, &r2})
       for (const PointSet& p : *g) {
-        const detail::RegionSums n(p, R);
+        const RegionSums n(p, R);
         for (std::size_t r = 0; r < R; ++r) J.n_randoms[r] += static_cast<std::size_t>(n.n[r]);
       }
     J.dd = dd.t;
@@ -287,22 +266,69 @@ CorrelationResult cross_correlation(const PointSet& data1, const PointSet& data2
     }
     J.norm_dd = dd.norm_without;
     J.norm_dr = dr.norm_without;
-    J.norm_rr = analytic ? std::vector<double>() : rr.norm_without;
+    J.norm_rr = rr.norm_without;
     J.samples.resize(R * nb);
     for (std::size_t r = 0; r < R; ++r)
-      for (std::size_t k = 0; k < nb; ++k) {
-        const Four f = four(k, r);
-        J.samples[r * nb + k] = analytic ? (f.rr > 0 ? f.dd / f.rr - 1 : std::nan(""))
-                                         : pick(estimate_cross(f.dd, f.dr, f.rd, f.rr), jk.estimator);
-      }
+      for (std::size_t k = 0; k < nb; ++k) J.samples[r * nb + k] = xi_of(four(k, r));
     JackknifeSummary sum = jackknife_summary(J.samples, R, nb);
     J.mean = std::move(sum.mean);
     J.sigma = std::move(sum.sigma);
     J.covariance = std::move(sum.covariance);
-    out.derived.push_back({"xi_jk_mean", J.mean});
-    out.derived.push_back({"xi_jk_sigma", J.sigma});
     out.jackknife = std::move(J);
   }
+  return out;
+}
+
+}  // namespace detail
+
+CorrelationResult cross_correlation(const PointSet& data1, const PointSet& data2, const std::vector<PointSet>& randoms1,
+                                    const std::vector<PointSet>& randoms2, const Binning& bins, CorrelationSpace space,
+                                    const std::optional<Box>& box, bool weighted, const RunOptions& opt,
+                                    const JackknifeRequest& jk) {
+  detail::StatisticClock clock;
+  Statistic s;
+  s.metric = space == CorrelationSpace::Sky ? Metric::Angular
+             : space == CorrelationSpace::Box ? Metric::Periodic
+                                              : Metric::Euclidean;
+  if (box && space == CorrelationSpace::Box) s.box = *box;
+  s.binning = bins;
+  s.weighted = weighted;
+  const std::size_t nb = bins.nbins();
+  std::vector<double> volume(nb);
+  for (std::size_t k = 0; k < nb; ++k) volume[k] = shell_volume(data1.dim(), bins.lo(k), bins.hi(k));
+  clock.data_ready();
+  detail::CrossEstimate e =
+      detail::cross_estimate(s, space, data1, data2, randoms1, randoms2, volume, box, opt, jk, jk.estimator);
+  CorrelationResult out;
+  out.binning = bins;
+  out.norm_dd = e.norm_dd;
+  out.norm_dr = e.norm_dr;
+  out.norm_rr = e.norm_rr;
+  out.n_randoms = e.n_randoms;
+  out.analytic_rr = e.analytic;
+  if (e.analytic) {
+    out.derived.push_back({weighted ? "wrr" : "rr", e.rr});
+    out.derived.push_back({"xi", e.xi});
+  } else {
+    out.derived.push_back({"d1r2", e.dr});
+    out.derived.push_back({"r1d2", e.rd});
+    out.derived.push_back({"r1r2", e.rr});
+    if (weighted) {
+      out.derived.push_back({"wd1r2", e.wdr});
+      out.derived.push_back({"wr1d2", e.wrd});
+      out.derived.push_back({"wr1r2", e.wrr});
+    }
+    out.derived.push_back({"xi_natural", e.natural});
+    out.derived.push_back({"xi_davis_peebles", e.davis_peebles});
+    out.derived.push_back({"xi_hamilton", e.hamilton});
+    out.derived.push_back({"xi_landy_szalay", e.landy_szalay});
+  }
+  if (e.jackknife) {
+    out.derived.push_back({"xi_jk_mean", e.jackknife->mean});
+    out.derived.push_back({"xi_jk_sigma", e.jackknife->sigma});
+    out.jackknife = std::move(e.jackknife);
+  }
+  out.raw = std::move(e.dd);
   clock.stamp(out.raw);
   return out;
 }
