@@ -1006,6 +1006,25 @@ TEST_F(Cuda, TensorCountsEqualCpu) {
   EXPECT_GT(g.info.pairs_settled_fp64, 0u);
 }
 
+// One histogram copy and an odd number of slots (bins + 2): the per-warp queue of pairs to settle
+// must still sit on an 8-byte boundary (it did not: a misaligned shared store). Small enough for
+// compute-sanitizer (scripts/gpu-check).
+TEST_F(Cuda, CountingTilesOddSlotsOneCopy) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const auto A = to_pointset(uniform_points(3001, 3, 0.0, 1.0, rng));
+  setenv("TWOBODY_HIST_COPIES", "1", 1);
+  for (std::size_t nb : {std::size_t(1), std::size_t(1001), std::size_t(3001)}) {
+    SCOPED_TRACE("bins " + std::to_string(nb));
+    const auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, std::sqrt(3.0) * 1.000001, nb));
+    const auto g = run(s, A, nullptr, on("cuda"));
+    EXPECT_NE(ran(g).find("counting tiles"), std::string::npos) << g.info.plan;
+    EXPECT_EQ(g.counts, run(s, A, nullptr, on("cpu")).counts);
+  }
+  unsetenv("TWOBODY_HIST_COPIES");
+}
+
 // The tensor-core count on a few blocks (ragged tails, a diagonal block, a cross pair): small
 // enough for compute-sanitizer's memcheck and racecheck (scripts/gpu-check).
 TEST_F(Cuda, SmallTensorCounts) {

@@ -410,6 +410,8 @@ int main(int argc, char** argv) {
   add_cross_options(*xi_cmd);
   xi_cmd->callback([&] {
     const BackendWarmUp warm(o.backend);
+    if (!data2.empty() && !(counts_files.save.empty() && counts_files.rr.empty()))
+      throw_config("--save-counts and --rr are for auto-correlations; a cross-correlation counts every term");
     if (randoms.empty() && !(counts_files.save.empty() && counts_files.rr.empty()))
       throw_config(
           "--save-counts and --rr need random catalogues (--randoms): the analytic RR of a box is not counted");
@@ -425,7 +427,6 @@ int main(int argc, char** argv) {
     }
     const CorrelationSpace space = box ? CorrelationSpace::Box : CorrelationSpace::Open;
     const bool weighted = o.weight_column > 0;
-    const ReusedCounts reuse = reused_counts(counts_files, saved_rr);
     JackknifeRequest request = jackknife_request(jk);
     request.sky_about_origin = mocks;  // automatic regions: patches of sky about the observer
     if (!data2.empty() || !randoms2.empty()) {
@@ -445,6 +446,7 @@ int main(int argc, char** argv) {
                          o, jk, counts_files, space, box, weighted, bar);
       return;
     }
+    const ReusedCounts reuse = reused_counts(counts_files, saved_rr);
     finish_correlation(correlation(a, r, bins, space, box, weighted, make_run_options(o, bar), request, reuse),
                        o, jk, counts_files, space, box, weighted, bar);
   });
@@ -527,6 +529,8 @@ int main(int argc, char** argv) {
   };
   const auto correlation_2d_cmd = [&](auto make_bins, bool per_outer) {
     const BackendWarmUp warm(o.backend);
+    if (!data2.empty() && !(counts_files.save.empty() && counts_files.rr.empty()))
+      throw_config("--save-counts and --rr are for auto-correlations; a cross-correlation counts every term");
     if (randoms.empty() && !(counts_files.save.empty() && counts_files.rr.empty()))
       throw_config(
           "--save-counts and --rr need random catalogues (--randoms): the analytic RR of a box is not counted");

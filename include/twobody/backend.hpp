@@ -65,6 +65,8 @@ class Backend {
   // partners in [lo, hi) and, weighted, the sum of their weights, in the callers' point order).
   // The engine runs such a statistic on the CPU, saying why, on a backend that does not. The
   // CPU's form: PerPointSink in cpu/output_sinks.hpp.
+  // The most bins of a 1-D histogram this backend takes; a statistic with more runs on the CPU.
+  virtual std::size_t max_histogram_bins() const { return static_cast<std::size_t>(-1); }
   virtual bool per_point() const { return false; }
 };
 
@@ -74,5 +76,9 @@ std::unique_ptr<Backend> make_cuda_backend();
 // Why make_cuda_backend gives none: no CUDA in this build, or the CUDA runtime's own error (no
 // device, a driver older than the runtime, ...), for the message of a run that asked for CUDA.
 std::string cuda_unavailable_reason();
+// The calling thread's CUDA device (-1 without CUDA), and making it another thread's: a run handed
+// to a worker thread (counts side by side) runs on its caller's device, not on device 0.
+int current_cuda_device();
+void set_current_cuda_device(int device);
 
 }  // namespace twobody

@@ -17,6 +17,7 @@
 #include "twobody/backend.hpp"
 #include "twobody/chunked_run.hpp"
 #include "twobody/engine.hpp"
+#include "twobody/fast_path.hpp"
 #include "twobody/generate.hpp"
 #include "twobody/metric_dispatch.hpp"
 
@@ -105,7 +106,7 @@ std::string fig15_line(const Plan& plan) {
       if (bytes > info.smem_optin)
         return out + "output " + kb(bytes) + " > beta: type III (a histogram in global memory) in seed 000's tree; " +
                (s.binning2d.active() ? "2-D bins take it (64-bit atomics in global memory)"
-                                     : "not built for 1-D bins, so the CUDA backend refuses this run (--backend cpu takes it)");
+                                     : "not built for 1-D bins: the CUDA backend refuses this run (--backend cpu takes it)");
       const SmLimits lim = sm_limits(info);
       const auto bytes_at = [&](int h) { return counting_tiles_smem(true, static_cast<int>(nb), h); };
       const int dim = plan.a->dim();
@@ -217,6 +218,8 @@ class CudaBackend final : public Backend {
   bool bins_2d() const override { return true; }
   // Through both agents (PairOutput's Means kernels).
   bool mean_separation() const override { return true; }
+  // The float-bits bin table holds 15-bit bin indices (kMaxTableBins; 2-D bins are not limited).
+  std::size_t max_histogram_bins() const override { return static_cast<std::size_t>(kMaxTableBins); }
   Result run(const Plan& plan) override {
     const auto t0 = std::chrono::steady_clock::now();
     auto run_one = [](const Plan& p) {
@@ -264,6 +267,20 @@ std::atomic<int> chosen_device{-1};
 }  // namespace
 
 void use_cuda_device(int index) { chosen_device.store(index); }
+
+int current_cuda_device() {
+  int n = 0, dev = -1;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+    cudaGetLastError();
+    return -1;
+  }
+  TWOBODY_CUDA_CHECK(cudaGetDevice(&dev));
+  return dev;
+}
+
+void set_current_cuda_device(int device) {
+  if (device >= 0) TWOBODY_CUDA_CHECK(cudaSetDevice(device));
+}
 
 std::string cuda_unavailable_reason() {
   int n = 0;

@@ -5,4 +5,6 @@ namespace twobody {
 std::unique_ptr<Backend> make_cuda_backend() { return nullptr; }
 std::string cuda_unavailable_reason() { return "this build has no CUDA support (configured with TWOBODY_CUDA=OFF or without nvcc)"; }
 void use_cuda_device(int) {}
+int current_cuda_device() { return -1; }
+void set_current_cuda_device(int) {}
 }  // namespace twobody

@@ -68,6 +68,7 @@ Result run_in_chunks(const Plan& plan, std::size_t chunk, const std::function<Re
   // Pair sinks and progress are called from the runs' threads: one at a time.
   std::mutex callbacks;
   std::uint64_t listed = 0;
+  double shown = 0;  // progress never goes back (chunk pairs in flight report their own fractions)
   std::string last_plan;
   const auto merge = [&](std::size_t n, const Result& s) {
     const auto [p, q] = jobs[n];
@@ -120,7 +121,8 @@ Result run_in_chunks(const Plan& plan, std::size_t chunk, const std::function<Re
     if (plan.progress)
       sub.progress = [&, n](double f) {
         std::lock_guard<std::mutex> lock(callbacks);
-        plan.progress((static_cast<double>(n) + f) / static_cast<double>(jobs.size()));
+        shown = std::max(shown, (static_cast<double>(n) + f) / static_cast<double>(jobs.size()));
+        plan.progress(shown);
       };
     if (plan.pair_sink)
       sub.pair_sink = [&, a0, b0](std::span<const PairRecord> batch) {

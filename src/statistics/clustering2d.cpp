@@ -79,9 +79,9 @@ std::vector<double> multipoles(const Binning2D& bins, const std::vector<double>&
 
 namespace {
 
-// w_p, or ξ_0, ξ_2, ξ_4, from ξ per flat bin.
 void add_jackknife_columns(Binned2DResult& out);
 
+// w_p, or ξ_0, ξ_2, ξ_4, from ξ per flat bin.
 std::vector<NamedColumn> per_outer_columns(const Binning2D& bins, const std::vector<double>& xi) {
   if (bins.kind() == Binning2D::Kind::RpPi) return {{"wp", projected_wp(bins, xi)}};
   std::vector<NamedColumn> c;
@@ -110,7 +110,7 @@ Binned2DResult correlation_2d(const PointSet& data, const std::vector<PointSet>&
     // Mocks lie on the sky about the observer: their regions are patches of sky, as for w(θ).
     const CorrelationSpace layout = bins.midpoint_los() ? CorrelationSpace::Sky : space;
     labeller = detail::make_labeller(jk, layout, box, data, layout == CorrelationSpace::Sky ? detail::directions(data) : data,
-                                     randoms, reuse.rr);
+                                     detail::pointers(randoms), reuse.rr);
     d.set_regions(labeller->label(data, d, "data"));
   }
   const auto as_given = [](const PointSet& p) { return p; };
@@ -155,7 +155,7 @@ Binned2DResult correlation_2d(const PointSet& data, const std::vector<PointSet>&
   out.per_outer = per_outer_columns(bins, xi);
   out.raw = std::move(c.dd);
   if (!c.jackknife) {
-    clock.stamp(out.raw);
+    clock.stamp(out.raw, &c);
     return out;
   }
 
@@ -168,7 +168,7 @@ Binned2DResult correlation_2d(const PointSet& data, const std::vector<PointSet>&
   J.covariance = std::move(sum.covariance);
   out.jackknife = std::move(c.jackknife);
   add_jackknife_columns(out);
-  clock.stamp(out.raw);
+  clock.stamp(out.raw, &c);
   return out;
 }
 

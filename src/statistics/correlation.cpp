@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "correlation_counts.hpp"
+#include "twobody/backend.hpp"
 #include "twobody/error.hpp"
 
 namespace twobody {
@@ -117,7 +118,7 @@ PointSet directions(const PointSet& p) {
 }
 
 RegionLabeller make_labeller(const JackknifeRequest& jk, CorrelationSpace space, const std::optional<Box>& box,
-                             const PointSet& data, const PointSet& unit_data, const std::vector<PointSet>& randoms,
+                             const PointSet& data, const PointSet& unit_data, const std::vector<const PointSet*>& others,
                              const SavedCounts* reuse) {
   RegionLabeller L;
   if (jk.use_labels && jk.regions != 0)
@@ -149,9 +150,9 @@ RegionLabeller make_labeller(const JackknifeRequest& jk, CorrelationSpace space,
       continue;
     }
     std::tie(lo[d], hi[d]) = joint_range(data, data, d);
-    for (const PointSet& r : randoms) {
-      if (r.dim() != dim) continue;  // the engine reports the mismatch
-      const auto [a, b] = joint_range(r, r, d);
+    for (const PointSet* r : others) {
+      if (r->dim() != dim) continue;  // the engine reports the mismatch
+      const auto [a, b] = joint_range(*r, *r, d);
       lo[d] = std::min(lo[d], a);
       hi[d] = std::max(hi[d], b);
     }
@@ -292,13 +293,20 @@ CorrelationCounts count_correlation(const Statistic& s, CorrelationSpace space, 
   // at a time). Results are added in the order the runs were submitted, so the float64 sums are
   // those of one run at a time.
   const int depth = on_gpu && !opt.distribution ? kConcurrentCounts : 1;
+  const int device = depth > 1 ? current_cuda_device() : -1;
   out.concurrent_counts = depth;
   RunOptions run_opt = opt;
   if (depth > 1 && opt.progress) {
-    auto guard = std::make_shared<std::mutex>();
-    run_opt.progress = [guard, p = opt.progress](double f) {
-      std::lock_guard<std::mutex> lock(*guard);
-      p(f);
+    // One call at a time, and never backwards (each run reports its own 0 to 1).
+    struct Shown {
+      std::mutex m;
+      double most = 0;
+    };
+    auto shown = std::make_shared<Shown>();
+    run_opt.progress = [shown, p = opt.progress](double f) {
+      std::lock_guard<std::mutex> lock(shown->m);
+      shown->most = std::max(shown->most, f);
+      p(shown->most);
     };
   }
   struct Job {
@@ -315,7 +323,10 @@ CorrelationCounts count_correlation(const Statistic& s, CorrelationSpace space, 
   const auto submit = [&](std::shared_ptr<const PointSet> a, std::shared_ptr<const PointSet> b, Statistic t,
                           std::function<void(Result&&)> add) {
     t.traversal = b ? Traversal::Cross : Traversal::Auto;
-    auto job = [a, b, t, &run_opt] { return run(t, *a, b.get(), run_opt); };
+    auto job = [a, b, t, &run_opt, device] {
+      set_current_cuda_device(device);  // (a worker thread starts on device 0)
+      return run(t, *a, b.get(), run_opt);
+    };
     if (depth == 1) {
       add(job());
       return;
@@ -410,11 +421,9 @@ CorrelationCounts count_correlation(const Statistic& s, CorrelationSpace space, 
     auto r = std::make_shared<const PointSet>(std::move(p.points));
     out.t_prepare += p.t_prepare;
     out.t_label += p.t_label;
+    if (!reuse.rr) submit(r, nullptr, counted, add_rr);  // (may wait for a run in flight: not in t_sums)
     auto t = Clock::now();
-    if (!reuse.rr) {
-      submit(r, nullptr, counted, add_rr);
-      out.norm_rr += pair_norm(*r, nullptr, weighted);
-    }
+    if (!reuse.rr) out.norm_rr += pair_norm(*r, nullptr, weighted);
     out.norm_dr += pair_norm(d, r.get(), weighted);
     out.n_randoms += r->size();
     if (jackknife) {
@@ -589,7 +598,7 @@ CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>&
     // Mocks: patches of sky about the observer, as w(θ)'s (the nearest centre of a point needs
     // only its direction, so the Cartesian points are labelled as they are).
     const CorrelationSpace layout = jk.sky_about_origin ? CorrelationSpace::Sky : space;
-    labeller = detail::make_labeller(jk, layout, box, data, jk.sky_about_origin ? detail::directions(d) : d, randoms,
+    labeller = detail::make_labeller(jk, layout, box, data, jk.sky_about_origin ? detail::directions(d) : d, detail::pointers(randoms),
                                      reuse.rr);
     d.set_regions(labeller->label(data, d, "data"));
   }

@@ -70,11 +70,17 @@ struct RegionLabeller {
 PointSet directions(const PointSet& p);
 
 // `space` picks the automatic layout (Sky: k-means fitted on `unit_data`, the data's unit
-// vectors, or the centres `reuse` was counted with, when it has as many); `data` and `randoms` are
-// the catalogues as given (labels, bounding box).
+// vectors, or the centres `reuse` was counted with, when it has as many); `data` and `others` (the
+// random catalogues, and any other sample) are the catalogues as given (labels, bounding box).
 RegionLabeller make_labeller(const JackknifeRequest& jk, CorrelationSpace space, const std::optional<Box>& box,
-                             const PointSet& data, const PointSet& unit_data, const std::vector<PointSet>& randoms,
+                             const PointSet& data, const PointSet& unit_data, const std::vector<const PointSet*>& others,
                              const SavedCounts* reuse = nullptr);
+// The catalogues as pointers (make_labeller reads them; no copies).
+inline std::vector<const PointSet*> pointers(const std::vector<PointSet>& sets) {
+  std::vector<const PointSet*> p;
+  for (const PointSet& s : sets) p.push_back(&s);
+  return p;
+}
 
 struct CorrelationCounts {
   bool weighted = false;
@@ -105,12 +111,14 @@ inline void StatisticClock::stamp(Result& r, const CorrelationCounts* c) const {
   const double counts = side_by_side ? c->t_counts_wall : engine;
   r.info.seconds = since_start();
   r.info.plan += fmt::format(
-      "\ntime: {:.4f} s in all: data coordinates and regions {:.4f} s, pair counts {:.4f} s{}, the rest (random "
-      "catalogues' coordinates, labels and joins, estimators) {:.4f} s; {} OpenMP threads",
+      "\ntime: {:.4f} s in all: data coordinates and regions {:.4f} s, pair counts {:.4f} s{}, the rest ({}) {:.4f} s; "
+      "{} OpenMP threads",
       r.info.seconds, data_, counts,
-      side_by_side ? fmt::format(" ({} runs at a time on the GPU; {:.4f} s of engine time summed over the runs)",
+      side_by_side ? fmt::format(" ({} runs at a time on the GPU, the random catalogues prepared beside them; {:.4f} s "
+                                 "of engine time summed over the runs)",
                                  c->concurrent_counts, engine)
                    : "",
+      side_by_side ? "estimators" : "random catalogues' coordinates, labels and joins, estimators",
       r.info.seconds - data_ - counts, omp_get_max_threads());
   if (c)
     r.info.plan += fmt::format(
@@ -129,8 +137,6 @@ CorrelationCounts count_correlation(const Statistic& s, CorrelationSpace space, 
                                     const std::function<PointSet(const PointSet&)>& prepare,
                                     const RegionLabeller* labeller, const RunOptions& opt, const ReusedCounts& reuse);
 
-// The normalised counts of bin k (weighted sums when weighted): of the whole sample, or without
-// region r (each count minus the region's T[r][k], over the normalisations without the region).
 // A cross-correlation's four counts and estimates per (flat) bin (cross_correlation.cpp), for the
 // 1-D and the 2-D bins alike: `stat` gives the metric, box, bins and weighting; `space` the
 // coordinates (Sky: RA/Dec to unit vectors) and the automatic regions; `volume` per flat bin the
@@ -150,6 +156,8 @@ CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, cons
                              const std::vector<double>& volume, const std::optional<Box>& box, const RunOptions& opt,
                              const JackknifeRequest& jk, Estimator estimator);
 
+// The normalised counts of bin k (weighted sums when weighted): of the whole sample, or without
+// region r (each count minus the region's T[r][k], over the normalisations without the region).
 struct NormalisedCounts {
   double dd, dr, rr;
 };

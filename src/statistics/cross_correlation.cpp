@@ -146,9 +146,9 @@ CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, cons
   if (jk.use_labels || jk.regions != 0) {
     if (jk.sky_about_origin && space != CorrelationSpace::Open)
       throw_config("sky regions about an observer (survey mocks) are for open space only");
-    std::vector<PointSet> others = {data2};
-    others.insert(others.end(), randoms1.begin(), randoms1.end());
-    others.insert(others.end(), randoms2.begin(), randoms2.end());
+    std::vector<const PointSet*> others = {&data2};
+    for (const PointSet& p : randoms1) others.push_back(&p);
+    for (const PointSet& p : randoms2) others.push_back(&p);
     const CorrelationSpace fit = jk.sky_about_origin ? CorrelationSpace::Sky : space;
     const RegionLabeller L = make_labeller(jk, fit, box, data1, jk.sky_about_origin ? directions(d1) : d1, others);
     R = L.regions;
@@ -246,7 +246,7 @@ CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, cons
   for (const PointSet& p : r1) out.n_randoms += p.size();
   for (const PointSet& p : r2) out.n_randoms += p.size();
   if (R > 0) {
-    J.estimator = estimator;
+    J.estimator = analytic ? Estimator::Natural : estimator;  // (analytic: D1D2/R1R2 − 1)
     const RegionSums n1(d1, R), n2(d2, R);
     J.n_data.resize(R);
     J.n_randoms.assign(R, 0);

@@ -204,8 +204,10 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 3 : 
   const int tid = threadIdx.x;
   const int nslots = args.nbins + 2;
   const int copies = shape.copies;
-  // Histogram: this warp's queue of pairs to settle, after the sub-histograms.
-  uint2* s_queue = reinterpret_cast<uint2*>(s_hist + nslots * copies) + (tid / 32) * kSettleQueue;
+  // Histogram: this warp's queue of pairs to settle, after the sub-histograms, on an 8-byte
+  // boundary (the sub-histograms' words rounded up to even: an odd count with one copy would leave
+  // the queue's 8-byte entries misaligned; counting_tiles_smem counts the pad).
+  uint2* s_queue = reinterpret_cast<uint2*>(s_hist + ((nslots * copies + 1) & ~1)) + (tid / 32) * kSettleQueue;
   if constexpr (kHist)
     for (int k = tid; k < nslots * copies; k += kThreads) s_hist[k] = 0;
   // Histogram: the slot of a rounded position v is bits(v) − bits(magic) + 1 (0: below the

@@ -23,11 +23,12 @@ constexpr int kSettleQueue = 64;
 
 // Shared memory of the counting tiles (counting_tiles.cuh): the partner tile (a float4 a thread)
 // and, for a histogram, `copies` interleaved copies of nbins + 2 slots and each warp's queue of
-// pairs to settle (two 32-bit indices an entry).
+// pairs to settle (two 32-bit indices an entry, on an 8-byte boundary: the copies' words rounded
+// up to even).
 constexpr std::size_t counting_tiles_smem(bool histogram, int nbins, int copies) {
+  const std::size_t words = static_cast<std::size_t>(nbins + 2) * static_cast<std::size_t>(copies);
   return sizeof(float) * 4 * kThreads +
-         (histogram ? sizeof(unsigned) * static_cast<std::size_t>(nbins + 2) * static_cast<std::size_t>(copies) +
-                          sizeof(unsigned) * 2 * kSettleQueue * (kThreads / 32)
+         (histogram ? sizeof(unsigned) * ((words + 1) & ~std::size_t(1)) + sizeof(unsigned) * 2 * kSettleQueue * (kThreads / 32)
                     : 0);
 }
 }  // namespace twobody::cuda
