@@ -17,6 +17,8 @@ namespace twobody {
 // Where the catalogues live: a periodic box (Cartesian), open space (Cartesian), or the sky (RA,
 // Dec in degrees; bins in degrees).
 enum class CorrelationSpace { Box, Open, Sky };
+// The metric a correlation function counts in: Sky angular, Box periodic, Open Euclidean.
+Metric metric_of(CorrelationSpace space);
 
 // Normalised pair counts: counts (or weighted sums w_i w_j) per bin over the number of distinct
 // pairs (auto: N(N-1)/2, or ((Σw)² − Σw²)/2 weighted; cross: N_A N_B, or Σw_A Σw_B).
@@ -32,6 +34,8 @@ Estimates estimate(double dd, double dr, double rr);
 enum class Estimator { Natural, DavisPeebles, Hamilton, LandySzalay };
 const char* to_string(Estimator e);  // "natural", "davis-peebles", "hamilton", "landy-szalay"
 Estimator parse_estimator(const std::string& name);  // throws Error(Config)
+// The estimate of estimator `e` among `x`.
+double estimate_of(const Estimates& x, Estimator e);
 double estimate(Estimator e, double dd, double dr, double rr);
 
 // Jackknife errors (seed 003): the catalogues cut into R regions; every pair counted once, into

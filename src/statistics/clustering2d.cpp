@@ -230,18 +230,10 @@ Binned2DResult cross_correlation_2d(const PointSet& data1, const PointSet& data2
   out.norm_rr = e.norm_rr;
   out.n_randoms = e.n_randoms;
   out.analytic_rr = e.analytic;
+  out.derived = e.count_columns(weighted);
   if (e.analytic) {
-    out.derived.push_back({weighted ? "wrr" : "rr", e.rr});
     out.note = "cross-correlation against the analytic R1R2 of the periodic box: xi = D1D2/R1R2 - 1";
   } else {
-    out.derived.push_back({"d1r2", e.dr});
-    out.derived.push_back({"r1d2", e.rd});
-    out.derived.push_back({"r1r2", e.rr});
-    if (weighted) {
-      out.derived.push_back({"wd1r2", e.wdr});
-      out.derived.push_back({"wr1d2", e.wrd});
-      out.derived.push_back({"wr1r2", e.wrr});
-    }
     out.note = fmt::format("cross-correlation, {} estimator (D1D2, D1R2, R1D2, R1R2), {} + {} random catalogue(s)",
                            to_string(estimator), randoms1.size(), randoms2.size());
   }

@@ -57,8 +57,7 @@ Estimator parse_estimator(const std::string& name) {
   throw_config(fmt::format("unknown estimator '{}' (natural, davis-peebles, hamilton or landy-szalay)", name));
 }
 
-double estimate(Estimator e, double dd, double dr, double rr) {
-  const Estimates x = estimate(dd, dr, rr);
+double estimate_of(const Estimates& x, Estimator e) {
   switch (e) {
     case Estimator::Natural: return x.natural;
     case Estimator::DavisPeebles: return x.davis_peebles;
@@ -66,6 +65,12 @@ double estimate(Estimator e, double dd, double dr, double rr) {
     case Estimator::LandySzalay: return x.landy_szalay;
   }
   return x.landy_szalay;
+}
+
+double estimate(Estimator e, double dd, double dr, double rr) { return estimate_of(estimate(dd, dr, rr), e); }
+
+Metric metric_of(CorrelationSpace space) {
+  return space == CorrelationSpace::Sky ? Metric::Angular : space == CorrelationSpace::Box ? Metric::Periodic : Metric::Euclidean;
 }
 
 namespace detail {
@@ -580,9 +585,7 @@ CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>&
     throw_config("a saved RR stands for random catalogues' RR: without random catalogues the RR is analytic "
                  "(give the random catalogues, or drop the saved RR)");
   Statistic s;
-  s.metric = space == CorrelationSpace::Sky ? Metric::Angular
-             : space == CorrelationSpace::Box ? Metric::Periodic
-                                              : Metric::Euclidean;
+  s.metric = metric_of(space);
   if (box && space == CorrelationSpace::Box) s.box = *box;
   s.binning = bins;
   s.output = OutputKind::Histogram;

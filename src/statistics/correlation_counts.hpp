@@ -150,6 +150,15 @@ struct CrossEstimate {
   std::size_t n_randoms = 0;
   bool analytic = false;
   std::optional<JackknifeResult> jackknife;
+
+  // The counts' columns of the table (after npairs): rr or wrr when analytic, else d1r2, r1d2,
+  // r1r2 [wd1r2, wr1d2, wr1r2].
+  std::vector<NamedColumn> count_columns(bool weighted) const {
+    if (analytic) return {{weighted ? "wrr" : "rr", rr}};
+    std::vector<NamedColumn> c = {{"d1r2", dr}, {"r1d2", rd}, {"r1r2", rr}};
+    if (weighted) c.insert(c.end(), {{"wd1r2", wdr}, {"wr1d2", wrd}, {"wr1r2", wrr}});
+    return c;
+  }
 };
 CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, const PointSet& data1, const PointSet& data2,
                              const std::vector<PointSet>& randoms1, const std::vector<PointSet>& randoms2,

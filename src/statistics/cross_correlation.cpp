@@ -24,16 +24,6 @@ Estimates estimate_cross(double dd, double dr, double rd, double rr) {
 
 namespace {
 
-double pick(const Estimates& e, Estimator which) {
-  switch (which) {
-    case Estimator::Natural: return e.natural;
-    case Estimator::DavisPeebles: return e.davis_peebles;
-    case Estimator::Hamilton: return e.hamilton;
-    case Estimator::LandySzalay: return e.landy_szalay;
-  }
-  return std::numeric_limits<double>::quiet_NaN();
-}
-
 // One count between two groups of catalogues (Σ over every pair of a catalogue of each group):
 // raw and weighted sums per bin, region counts, and the normalisation of the whole and without
 // each region.
@@ -162,10 +152,20 @@ CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, cons
       r1[i].set_regions(L.label(randoms1[i], r1[i], fmt::format("random catalogue {} of the first sample", i + 1)));
     for (std::size_t i = 0; i < r2.size(); ++i)
       r2[i].set_regions(L.label(randoms2[i], r2[i], fmt::format("random catalogue {} of the second sample", i + 1)));
+    // Points per region: both samples' (none in either: an error), and the randoms'.
     const RegionSums n1(d1, R), n2(d2, R);
-    for (std::size_t r = 0; r < R; ++r)
+    J.n_data.resize(R);
+    J.n_randoms.assign(R, 0);
+    for (std::size_t r = 0; r < R; ++r) {
       if (n1.n[r] == 0 && n2.n[r] == 0)
         throw_input(fmt::format("jackknife region {} holds no point of either sample: use fewer regions", r));
+      J.n_data[r] = static_cast<std::size_t>(n1.n[r] + n2.n[r]);
+    }
+    for (const auto* g : {&r1, &r2})
+      for (const PointSet& p : *g) {
+        const RegionSums n(p, R);
+        for (std::size_t r = 0; r < R; ++r) J.n_randoms[r] += static_cast<std::size_t>(n.n[r]);
+      }
   }
   s.regions = static_cast<int>(R);
 
@@ -205,7 +205,7 @@ CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, cons
             rr.value(k, weighted) / rr.norm};
   };
   const auto xi_of = [&](const Four& f) {
-    return analytic ? (f.rr > 0 ? f.dd / f.rr - 1 : std::nan("")) : pick(estimate_cross(f.dd, f.dr, f.rd, f.rr), estimator);
+    return analytic ? (f.rr > 0 ? f.dd / f.rr - 1 : std::nan("")) : estimate_of(estimate_cross(f.dd, f.dr, f.rd, f.rr), estimator);
   };
   out.xi.resize(nb);
   for (std::size_t k = 0; k < nb; ++k) {
@@ -247,15 +247,6 @@ CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, cons
   for (const PointSet& p : r2) out.n_randoms += p.size();
   if (R > 0) {
     J.estimator = analytic ? Estimator::Natural : estimator;  // (analytic: D1D2/R1R2 − 1)
-    const RegionSums n1(d1, R), n2(d2, R);
-    J.n_data.resize(R);
-    J.n_randoms.assign(R, 0);
-    for (std::size_t r = 0; r < R; ++r) J.n_data[r] = static_cast<std::size_t>(n1.n[r] + n2.n[r]);
-    for (const auto* g : {&r1, &r2})
-      for (const PointSet& p : *g) {
-        const RegionSums n(p, R);
-        for (std::size_t r = 0; r < R; ++r) J.n_randoms[r] += static_cast<std::size_t>(n.n[r]);
-      }
     J.dd = dd.t;
     J.dr = dr.t;
     J.rr = rr.t;
@@ -287,9 +278,7 @@ CorrelationResult cross_correlation(const PointSet& data1, const PointSet& data2
                                     const JackknifeRequest& jk) {
   detail::StatisticClock clock;
   Statistic s;
-  s.metric = space == CorrelationSpace::Sky ? Metric::Angular
-             : space == CorrelationSpace::Box ? Metric::Periodic
-                                              : Metric::Euclidean;
+  s.metric = metric_of(space);
   if (box && space == CorrelationSpace::Box) s.box = *box;
   s.binning = bins;
   s.weighted = weighted;
@@ -306,18 +295,10 @@ CorrelationResult cross_correlation(const PointSet& data1, const PointSet& data2
   out.norm_rr = e.norm_rr;
   out.n_randoms = e.n_randoms;
   out.analytic_rr = e.analytic;
+  out.derived = e.count_columns(weighted);
   if (e.analytic) {
-    out.derived.push_back({weighted ? "wrr" : "rr", e.rr});
     out.derived.push_back({"xi", e.xi});
   } else {
-    out.derived.push_back({"d1r2", e.dr});
-    out.derived.push_back({"r1d2", e.rd});
-    out.derived.push_back({"r1r2", e.rr});
-    if (weighted) {
-      out.derived.push_back({"wd1r2", e.wdr});
-      out.derived.push_back({"wr1d2", e.wrd});
-      out.derived.push_back({"wr1r2", e.wrr});
-    }
     out.derived.push_back({"xi_natural", e.natural});
     out.derived.push_back({"xi_davis_peebles", e.davis_peebles});
     out.derived.push_back({"xi_hamilton", e.hamilton});

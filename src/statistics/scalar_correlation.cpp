@@ -28,9 +28,7 @@ void check_weights(const PointSet& p, bool weighted, const char* which) {
 Statistic scalar_statistic(const Binning& bins, CorrelationSpace space, const std::optional<Box>& box) {
   if (space == CorrelationSpace::Box && !box) throw_config("a periodic correlation function needs the box");
   Statistic s;
-  s.metric = space == CorrelationSpace::Sky ? Metric::Angular
-             : space == CorrelationSpace::Box ? Metric::Periodic
-                                              : Metric::Euclidean;
+  s.metric = metric_of(space);
   if (space == CorrelationSpace::Box) s.box = *box;
   s.binning = bins;
   s.output = OutputKind::Histogram;
