@@ -396,6 +396,24 @@ int main(int argc, char** argv) {
     }
     p = sky_to_cartesian(p, c, comoving);
   };
+  // The second sample of a cross-correlation (--data2) and its random catalogues (--randoms2), read
+  // and placed as the first's: mocks to comoving Cartesian, wrapped into the box with --wrap.
+  struct SecondSample {
+    PointSet data;
+    std::vector<PointSet> randoms;
+  };
+  const auto second_sample = [&](const char* columns_default, const std::optional<Box>& box) {
+    SecondSample s{load_points(data2, o.columns, o.weight_column, columns_default, jk.region_column), {}};
+    for (const auto& path : randoms2)
+      s.randoms.push_back(load_points(path, o.columns, o.weight_column, columns_default, jk.region_column));
+    to_cartesian(s.data, box);
+    for (auto& p : s.randoms) to_cartesian(p, box);
+    if (box && o.wrap) {
+      wrap_into_box(s.data, *box);
+      for (auto& p : s.randoms) wrap_into_box(p, *box);
+    }
+    return s;
+  };
   auto* xi_cmd = app.add_subcommand(
       "xi", "xi(r) from data and random catalogues (DD, DR, RR and four estimators), or analytic in a periodic box");
   const Features xi_f{.second_set = false};
@@ -430,19 +448,10 @@ int main(int argc, char** argv) {
     JackknifeRequest request = jackknife_request(jk);
     request.sky_about_origin = mocks;  // automatic regions: patches of sky about the observer
     if (!data2.empty() || !randoms2.empty()) {
+      // (--save-counts and --rr were refused above.)
       if (data2.empty()) throw_config("--randoms2 goes with --data2 (a cross-correlation)");
-      if (!counts_files.save.empty() || !counts_files.rr.empty())
-        throw_config("--save-counts and --rr are for auto-correlations; a cross-correlation counts every term");
-      PointSet a2 = load_points(data2, o.columns, o.weight_column, "", jk.region_column);
-      std::vector<PointSet> r2;
-      for (const auto& path : randoms2) r2.push_back(load_points(path, o.columns, o.weight_column, "", jk.region_column));
-      to_cartesian(a2, box);
-      for (auto& p : r2) to_cartesian(p, box);
-      if (box && o.wrap) {
-        wrap_into_box(a2, *box);
-        for (auto& p : r2) wrap_into_box(p, *box);
-      }
-      finish_correlation(cross_correlation(a, a2, r, r2, bins, space, box, weighted, make_run_options(o, bar), request),
+      const SecondSample b = second_sample("", box);
+      finish_correlation(cross_correlation(a, b.data, r, b.randoms, bins, space, box, weighted, make_run_options(o, bar), request),
                          o, jk, counts_files, space, box, weighted, bar);
       return;
     }
@@ -468,11 +477,8 @@ int main(int argc, char** argv) {
         throw_config("a cross w(theta) takes --data2 with its random catalogues (--randoms2)");
       if (!counts_files.save.empty() || !counts_files.rr.empty())
         throw_config("--save-counts and --rr are for auto-correlations; a cross-correlation counts every term");
-      const PointSet a2 = load_points(data2, o.columns, o.weight_column, w_f.columns_default, jk.region_column);
-      std::vector<PointSet> r2;
-      for (const auto& path : randoms2)
-        r2.push_back(load_points(path, o.columns, o.weight_column, w_f.columns_default, jk.region_column));
-      finish_correlation(cross_correlation(a, a2, r, r2, make_binning(o, "theta (degrees)"), CorrelationSpace::Sky,
+      const SecondSample b = second_sample(w_f.columns_default, std::nullopt);
+      finish_correlation(cross_correlation(a, b.data, r, b.randoms, make_binning(o, "theta (degrees)"), CorrelationSpace::Sky,
                                            std::nullopt, weighted, make_run_options(o, bar), jackknife_request(jk)),
                          o, jk, counts_files, CorrelationSpace::Sky, std::nullopt, weighted, bar);
       return;
@@ -550,19 +556,10 @@ int main(int argc, char** argv) {
     const bool weighted = o.weight_column > 0;
     explain_2d(bins, a, nullptr, box, weighted);
     if (!data2.empty() || !randoms2.empty()) {
+      // (--save-counts and --rr were refused above.)
       if (data2.empty()) throw_config("--randoms2 goes with --data2 (a cross-correlation)");
-      if (!counts_files.save.empty() || !counts_files.rr.empty())
-        throw_config("--save-counts and --rr are for auto-correlations; a cross-correlation counts every term");
-      PointSet a2 = load_points(data2, o.columns, o.weight_column, "", jk.region_column);
-      std::vector<PointSet> r2;
-      for (const auto& path : randoms2) r2.push_back(load_points(path, o.columns, o.weight_column, "", jk.region_column));
-      to_cartesian(a2, box);
-      for (auto& p : r2) to_cartesian(p, box);
-      if (box && o.wrap) {
-        wrap_into_box(a2, *box);
-        for (auto& p : r2) wrap_into_box(p, *box);
-      }
-      const Binned2DResult x = cross_correlation_2d(a, a2, r, r2, bins, box, weighted, parse_estimator(jk.estimator),
+      const SecondSample b = second_sample("", box);
+      const Binned2DResult x = cross_correlation_2d(a, b.data, r, b.randoms, bins, box, weighted, parse_estimator(jk.estimator),
                                                     make_run_options(o, bar), jackknife_request(jk));
       finish_correlation_2d(x, per_outer, o, jk, counts_files, box, weighted, bar);
       return;
