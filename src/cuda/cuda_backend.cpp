@@ -233,12 +233,11 @@ class CudaBackend final : public Backend {
     if (plan.a->size() > chunk || plan.b->size() > chunk) {
       // Chunk pairs run two at a time on host threads of their own, which start on device 0: each
       // is put on this thread's device first.
-      int dev = 0;
-      TWOBODY_CUDA_CHECK(cudaGetDevice(&dev));
+      const int dev = current_cuda_device();
       r = run_in_chunks(
           plan, chunk,
           [&, dev](const Plan& p) {
-            TWOBODY_CUDA_CHECK(cudaSetDevice(dev));
+            set_current_cuda_device(dev);
             return run_one(p);
           },
           kChunksInFlight);
