@@ -4,6 +4,7 @@
 // And seed 000's copies model (equations 1–5) on known cases.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -282,6 +283,159 @@ TEST(CountingBounds, TensorGramSignCountIsExact) {
   EXPECT_TRUE(tensor_count_plan(m, 0.0, 0.1).usable);     // the benchmark's r < 0.1 in a unit box
   EXPECT_FALSE(tensor_count_plan(m, 0.0, 0.005).usable);  // a cutoff far below the extent
   EXPECT_GT(tensor_gram_error(m, 0.01), 4 * gram_error(m, 0.01));
+}
+
+// The tensor-core histogram's arithmetic (tensor_histogram_tiles.cuh) under the same accumulation
+// model: points in Morton order cut into items of `item` anchors, each taken about its centre with
+// the guard of its radius; whenever a pair is outside the guard its slot must be float64's bin,
+// for sqrt.approx at either end of its error. Returns the pairs within the guard (settled).
+std::size_t check_tensor_histogram(const PointSet& p, const Binning& bins, std::size_t item = 8) {
+  const Shifted s = shifted(p);
+  const auto& edges = bins.edges();
+  const TensorHistogramPlan hp = tensor_histogram_plan(s.setup.model, edges);
+  EXPECT_TRUE(hp.usable) << hp.why;
+  if (!hp.usable) return 0;
+  const KeyEdges keys = KeyEdges::make(bins, Euclidean<3>{});
+  const int n = static_cast<int>(bins.nbins()), F = hp.guard.frac_bits;
+  const double lo = edges.front(), hi = edges.back(), w = hp.guard.width;
+  const float iw = static_cast<float>(hp.inv_width);
+  const float magic = static_cast<float>(1.5 * std::ldexp(1.0, 23 - F) + hp.offset);
+  const float magic_f = std::bit_cast<float>((150u - static_cast<unsigned>(F)) << 23 | 0x400000u);
+  const float s_below = lo > 0 ? static_cast<float>((lo - 0.25 * w) * (lo - 0.25 * w)) : 0.f;
+  const float s_above = static_cast<float>((hi + 0.25 * w) * (hi + 0.25 * w));
+  const unsigned mask = (1u << F) - 1u;
+  // Morton order of the float32 coordinates (10 bits an axis).
+  const double M = s.setup.model.M;
+  std::vector<std::pair<std::uint32_t, std::size_t>> order;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    std::uint32_t key = 0;
+    for (int b = 9; b >= 0; --b)
+      for (int d = 0; d < 3; ++d) {
+        const auto q = static_cast<std::uint32_t>(std::clamp((s.f[i][d] + M) / (2 * M) * 1024, 0.0, 1023.0));
+        key = (key << 1) | ((q >> b) & 1u);
+      }
+    order.push_back({key, i});
+  }
+  std::sort(order.begin(), order.end());
+  struct Split {
+    float h[3], l[3], ch, cl;
+  };
+  auto split = [](const float (&x)[3], float c) {
+    Split q;
+    for (int d = 0; d < 3; ++d) {
+      q.h[d] = tf32(x[d]);
+      q.l[d] = tf32(x[d] - q.h[d]);
+    }
+    q.ch = tf32(c);
+    q.cl = tf32(c - q.ch);
+    return q;
+  };
+  auto recentred = [&](std::size_t i, const float (&c)[3]) {
+    float x[3];
+    double n2 = 0;
+    for (int d = 0; d < 3; ++d) {
+      x[d] = s.f[i][d] - c[d];
+      n2 += double(x[d]) * x[d];
+    }
+    return split(x, static_cast<float>(n2));
+  };
+  std::size_t unsure = 0;
+  for (std::size_t i0 = 0; i0 < p.size(); i0 += item) {
+    const std::size_t i1 = std::min(p.size(), i0 + item);
+    float box[6] = {HUGE_VALF, HUGE_VALF, HUGE_VALF, -HUGE_VALF, -HUGE_VALF, -HUGE_VALF};
+    for (std::size_t k = i0; k < i1; ++k)
+      for (int d = 0; d < 3; ++d) {
+        box[d] = std::min(box[d], s.f[order[k].second][d]);
+        box[3 + d] = std::max(box[3 + d], s.f[order[k].second][d]);
+      }
+    float c[3];
+    for (int d = 0; d < 3; ++d) c[d] = 0.5f * (box[d] + box[3 + d]);
+    float far = 0;
+    for (std::size_t k = i0; k < i1; ++k) {
+      double n2 = 0;
+      for (int d = 0; d < 3; ++d) {
+        const double y = s.f[order[k].second][d] - c[d];
+        n2 += y * y;
+      }
+      far = std::max(far, std::nextafter(static_cast<float>(n2), HUGE_VALF));
+    }
+    const TensorItemGuard ig = tensor_item_guard(hp.guard, std::sqrt(double(far)));
+    const bool all = ig.h < 0;
+    const unsigned two_h = all ? mask + 2u : 2u * static_cast<unsigned>(ig.h);
+    const float cpos = all ? magic : magic + std::ldexp(static_cast<float>(ig.h), -F);
+    const float s_low = ig.clamp_low ? static_cast<float>(ig.edge * ig.edge) : s_below;
+    for (std::size_t k = i0; k < i1; ++k) {
+      const std::size_t i = order[k].second;
+      const Split a = recentred(i, c);
+      for (std::size_t kj = k + 1; kj < p.size(); ++kj) {
+        const std::size_t j = order[kj].second;
+        const Split b = recentred(j, c);
+        std::vector<double> t1, t2;
+        for (int d = 0; d < 3; ++d) t1.push_back(-2.0 * a.h[d] * b.h[d]);
+        for (int d = 0; d < 3; ++d) t1.push_back(-2.0 * a.l[d] * b.h[d]);
+        t1.push_back(a.ch);
+        t1.push_back(a.cl);
+        t1.push_back(0.0);
+        const float r1 = mma_model(t1);
+        for (int d = 0; d < 3; ++d) t2.push_back(-2.0 * a.h[d] * b.l[d]);
+        t2.push_back(b.ch);
+        t2.push_back(b.cl);
+        t2.push_back(r1);
+        const float sq = std::min(std::max(mma_model(t2), s_low), s_above);
+        const int exact = find_bin(keys.padded.data(), keys.nbins, keys.steps, key64(p, i, j));
+        for (double e : {-1.0, 1.0}) {
+          const float d = static_cast<float>(std::sqrt(double(sq)) * (1 + e * kSqrtApproxError));
+          const float v = std::fmaf(d, iw, cpos);
+          const auto bits = std::bit_cast<std::uint32_t>(v);
+          if ((bits & mask) < two_h) {
+            unsure += e > 0;
+            continue;
+          }
+          int slot = static_cast<int>(bits >> F) - static_cast<int>(std::bit_cast<std::uint32_t>(magic_f) >> F) + 1;
+          const int got = slot >= 1 && slot <= n ? slot - 1 : -1;
+          if (got != exact) {
+            ADD_FAILURE() << "pair " << i << "," << j << ": slot " << slot << ", float64 bin " << exact << " (s " << sq
+                          << ", item radius " << std::sqrt(double(far)) << ", h " << ig.h << ")";
+            return unsure;
+          }
+        }
+      }
+    }
+  }
+  return unsure;
+}
+
+TEST(CountingBounds, TensorHistogramIsExactOnRandomOffsetAndLatticeData) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (double offset : {0.0, 1e4}) {
+    const auto p = to_pointset(uniform_points(1000, 3, offset, offset + 1.0, rng));
+    const std::size_t pairs = p.size() * (p.size() - 1) / 2;
+    for (std::size_t nb : {8u, 32u, 256u}) {
+      SCOPED_TRACE(nb);
+      const std::size_t unsure = check_tensor_histogram(p, Binning::linear(0.0, std::sqrt(3.0) * 1.000001, nb));
+      // (1 000 points make items of 8 span ~0.2 of the box, so more pairs are settled than at 2^22
+      // points, where items of 512 span ~0.05: 0.2–0.4% there.)
+      EXPECT_LT(unsure, pairs / 8);
+      EXPECT_GT(unsure, 0u);
+    }
+    check_tensor_histogram(p, Binning::linear(0.2, 0.9, 70));  // pairs below and beyond the bins
+  }
+  const oracle::Points l = testing_support::half_lattice(12, 11, 10);
+  EXPECT_GT(check_tensor_histogram(to_pointset(l), Binning::linear(0.0, 6.0, 12)), 1000u);
+  EXPECT_GT(check_tensor_histogram(to_pointset(l), Binning::linear(1.0, 4.0, 6)), 1000u);
+  DistanceErrorModel m;
+  m.dim = 3;
+  m.M = 0.5;
+  EXPECT_TRUE(tensor_histogram_plan(m, Binning::linear(0.0, std::sqrt(3.0), 256).edges()).usable);
+  EXPECT_FALSE(tensor_histogram_plan(m, Binning::linear(0.0, std::sqrt(3.0), 8192).edges()).usable);
+  EXPECT_FALSE(tensor_histogram_plan(m, Binning::logarithmic(0.1, 1.0, 10).edges()).usable);
+  // An item's guard grows with its radius; a huge item settles everything.
+  const TensorHistogramPlan hp = tensor_histogram_plan(m, Binning::linear(0.0, std::sqrt(3.0), 256).edges());
+  EXPECT_LE(tensor_item_guard(hp.guard, 0.0).h, tensor_item_guard(hp.guard, 0.05).h);
+  EXPECT_GT(tensor_item_guard(hp.guard, 0.05).first_edge, 0);
+  EXPECT_LT(tensor_item_guard(hp.guard, 0.05).edge, 0.02);
 }
 
 // A lattice of spacing 1/2: every range edge at a multiple of 1/2 is met exactly by many pairs,

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "twobody/config.hpp"
 #include "twobody/fast_path.hpp"
 
 namespace twobody {
@@ -180,6 +181,144 @@ inline CountingPlan equal_width_plan(const DistanceErrorModel& m, const std::vec
   p.d_max = hi + 0.25 * w;
   p.usable = true;
   p.why = "counting tiles: equal-width bins from sqrt.approx";
+  return p;
+}
+
+// Histograms on the tensor cores (cuda/tensor_histogram_tiles.cuh): d² in the Gram form of the
+// tensor-core counts, but about a centre c of each item's anchors (points in Morton order, so an
+// item's 512 anchors are close together): with a' = a − c, b' = b − c, |a'| ≤ r (the item's radius)
+// and |b'| ≤ d + r, every addend of the two MMAs is below (|a'| + |b'|)² ≤ (d + 2r)², so the error
+// shrinks with the pair's distance instead of being set by the data's extent:
+//   |s̃ − key64| ≤ K (d + 2r)² + bound(d),
+// K covering the accumulation (20 addends, kTensorAccumulation each), the TF32 splits (Cauchy–
+// Schwarz: 6·2^-22 |a'||b'| ≤ 1.5·2^-22 (|a'| + |b'|)²), |a'|² and |b'|² rounded and split, and
+// the rounding of a − c and b − c; bound(d) the float32 coordinates' own (DistanceErrorModel).
+// Near an edge e the distance moves by E/(1.48e) (as for the counting tiles), so the guard in bins
+// is δ(r) = δ₀ + (K/w)·max over the edges a pair can be near of (1.01e + 2r)²/(1.48e): convex in
+// e, largest at the first or the last edge. Edges below d_s = 4r²/e_far (where the two ends are
+// equal) are not guarded: pairs whose s̃ falls below the first edge e_s ≥ d_s are clamped onto
+// e_s, which flags them, and are settled in float64 (for r = 0.05 in a unit box, d_s ≈ 0.006:
+// one pair in a million).
+//
+// The bin and the guard come from one FMA: v = d·(1/w) + (1.5·2^(23−F) + offset + h·2^−F) keeps
+// F bits of the position x + h·2^−F below the binary point, so bits(v) >> F is the slot and
+// bits(v) & (2^F − 1) < 2h says the pair lies within the guard (h·2^−F ≥ δ + 2^−(F+1), the FMA's
+// own rounding included) of an edge.
+struct TensorHistogramGuard {
+  double lo = 0, width = 0;  // natural edges lo + k·width, k = 0..nbins
+  int nbins = 0;
+  int frac_bits = 0;       // F
+  double delta0 = 0;       // bins: the part of δ that does not depend on r
+  double gram = 0;         // K / width
+  double sqrt_gram = 0;    // √K
+  double e_far = 0;        // the largest edge a pair can come near (last edge, or the diameter)
+};
+
+struct TensorItemGuard {
+  int first_edge = 0;      // k_s: the first edge at or beyond d_s
+  bool clamp_low = false;  // an edge lies between 0 and edge k_s: pairs below it are clamped onto it
+  int h = 0;               // the guard in units of 2^-F; h < 0: every pair is settled
+  double edge = 0;         // lo + k_s·width
+};
+
+// The guard of an item of radius r (every anchor within r of the item's centre, float32 recentred
+// coordinates); evaluated per item on the device, in float64.
+TWOBODY_HD TensorItemGuard tensor_item_guard(const TensorHistogramGuard& p, double r) {
+  TensorItemGuard g;
+  r *= 1 + 1e-6;
+  // d_s: where the guard's two ends meet; also far enough that K(e + 2r)² stays below e²/3.
+  const double ds = fmax(4 * r * r / p.e_far * 1.03, 4.0 * r * p.sqrt_gram);
+  int k = ds <= p.lo ? 0 : static_cast<int>(ceil((ds - p.lo) / p.width));
+  if (k > p.nbins) k = p.nbins;
+  g.first_edge = k;
+  g.edge = p.lo + k * p.width;
+  // Below edge k_s only edges strictly above 0 need the clamp (a pair is never near the edge at 0
+  // from below): none when lo = 0 and k_s = 1.
+  g.clamp_low = k > (p.lo > 0 ? 0 : 1);
+  const double e_near = g.edge > 0 ? g.edge : p.width;  // lo = 0, k_s = 0: the first edge above 0
+  const auto shape = [&](double e) { return (1.01 * e + 2 * r) * (1.01 * e + 2 * r) / (1.48 * e); };
+  const double delta = p.delta0 + p.gram * fmax(shape(e_near), shape(fmax(p.e_far, e_near)));
+  const double scale = ldexp(1.0, p.frac_bits);
+  const double h = ceil((delta + 0.5 / scale) * scale) + 1;
+  g.h = h < scale / 8 ? static_cast<int>(h) : -1;
+  return g;
+}
+
+struct TensorHistogramPlan {
+  bool usable = false;
+  std::string why;
+  TensorHistogramGuard guard;
+  double inv_width = 0;  // 1/w, to be rounded to float
+  double offset = 0;     // −lo/w rounded to F fractional bits
+};
+
+// K of the recentred Gram form (see above).
+inline double tensor_recentred_k(int dim) {
+  using namespace fast_detail;
+  return 1.01 * (20 * kTensorAccumulation + 1.5 * 0x1p-22 + (u32 + 0x1p-22) + 2 * std::sqrt(double(dim)) * u32 * (1 + u32));
+}
+
+// Beyond this guard at r = 0 (in bins) the tensor-core histograms decline: the counting tiles
+// settle fewer pairs.
+constexpr double kTensorWidestDelta = 4e-3;
+
+inline TensorHistogramPlan tensor_histogram_plan(const DistanceErrorModel& m, const std::vector<double>& edges) {
+  using namespace fast_detail;
+  TensorHistogramPlan p;
+  const int n = static_cast<int>(edges.size()) - 1;
+  if (n < 1 || !(4 * m.dim * m.M * m.M < 0x1p100) || !(m.M > 1e-15) || !(edges.back() < 1e30)) {
+    p.why = "no tensor-core histogram (the data's scale is outside float32's comfortable range)";
+    return p;
+  }
+  const double lo = edges.front(), hi = edges.back(), w = (hi - lo) / n;
+  double stray = 0;
+  for (int k = 0; k <= n; ++k) stray = std::max(stray, std::abs(edges[k] - (lo + k * w)));
+  if (!(lo >= 0) || !(w > 0) || stray > 1e-6 * w) {
+    p.why = "no tensor-core histogram (bins not of equal width in r)";
+    return p;
+  }
+  // F: the position (up to |offset| + n + 2 bins either way) must stay within v's binade.
+  const double span = lo / w + n + 2;
+  int F = 12;
+  while (F > 4 && !(span < std::ldexp(1.0, 21 - F))) --F;
+  if (!(span < std::ldexp(1.0, 21 - F))) {
+    p.why = "no tensor-core histogram (too many bins for the position's bits)";
+    return p;
+  }
+  const double diameter = 2 * std::sqrt(double(m.dim)) * m.M * (1 + 1e-6);
+  double dd = 0;
+  for (int k = lo > 0 ? 0 : 1; k <= n; ++k) {
+    const double e = edges[k], B = m.bound(1.01 * e);
+    if (!(B <= 0.35 * e * e)) {
+      p.why = "no tensor-core histogram (an edge below float32's resolution)";
+      return p;
+    }
+    dd = std::max(dd, 1.01 * B / (1.48 * e) + kSqrtApproxError * 1.01 * e);
+    if (e > diameter) break;  // no pair comes near the edges beyond
+  }
+  const double scale = std::ldexp(1.0, F);
+  p.inv_width = 1.0 / w;
+  p.offset = std::round(-lo / w * scale) / scale;
+  auto& g = p.guard;
+  g.lo = lo;
+  g.width = w;
+  g.nbins = n;
+  g.frac_bits = F;
+  // x = fma(d, fl(1/w), offset_F): 1/w's rounding (u of d/w), the offset's (2^-(F+1) and its
+  // float64 division), the edges' stray from lo + k·w; the FMA's rounding is in h.
+  g.delta0 = 1.1 * (dd / w + u32 * (std::min(hi, diameter) / w + 1) + 0.5 / scale + u64 * (lo / w + 1) + (stray + u64 * hi) / w) + 1e-9;
+  const double K = tensor_recentred_k(m.dim);
+  g.gram = K / w;
+  g.sqrt_gram = std::sqrt(K);
+  g.e_far = std::min(hi, diameter);
+  const TensorItemGuard at0 = tensor_item_guard(g, 0.0);
+  const double d0 = at0.h / scale;
+  if (at0.h < 0 || !(d0 <= kTensorWidestDelta)) {
+    p.why = "no tensor-core histogram (bins too narrow for its error bound)";
+    return p;
+  }
+  p.usable = true;
+  p.why = "tensor-core histogram: recentred Gram form on split TF32 MMAs, " + std::to_string(F) + "-bit positions";
   return p;
 }
 

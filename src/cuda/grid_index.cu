@@ -4,6 +4,7 @@
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
+#include <cmath>
 
 #include "twobody/cuda/grid_index.cuh"
 
@@ -21,6 +22,26 @@ __global__ void cell_ids_kernel(GridShape g, DeviceSet s, unsigned long long* ke
   const std::uint32_t u = __float_as_uint(s.x[g.dim - 1][i]);
   const std::uint32_t ordered = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
   keys[i] = (static_cast<unsigned long long>(cell_of(g, s.x64, i)) << 32) | ordered;
+  vals[i] = i;
+}
+
+// Morton codes: 30 bits, 30 / dim a coordinate, interleaved (the first axis most significant).
+__global__ void morton_kernel(int dim, double lo0, double lo1, double lo2, double s0, double s1, double s2, DeviceSet s,
+                              std::uint32_t* keys, std::uint32_t* vals) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= s.n) return;
+  const int bits = 30 / dim;
+  const double lo[3] = {lo0, lo1, lo2}, scale[3] = {s0, s1, s2};
+  std::uint32_t q[3] = {0, 0, 0};
+  for (int d = 0; d < dim && d < 3; ++d) {
+    const double t = floor((s.x64[d][i] - lo[d]) * scale[d]);
+    const double top = static_cast<double>((1u << bits) - 1u);
+    q[d] = static_cast<std::uint32_t>(t < 0 ? 0.0 : t > top ? top : t);
+  }
+  std::uint32_t key = 0;
+  for (int b = bits - 1; b >= 0; --b)
+    for (int d = 0; d < dim && d < 3; ++d) key = (key << 1) | ((q[d] >> b) & 1u);
+  keys[i] = key;
   vals[i] = i;
 }
 
@@ -103,6 +124,27 @@ void sort_by_cell(const GridShape& g, const DeviceSet& src, std::uint32_t* order
                                                      order, n, 0, end_bit));
   cell_starts_kernel<<<blocks_for(n), 256>>>(keys_sorted.get(), n, g.total, start);
   TWOBODY_CUDA_CHECK_LAUNCH("cell_starts_kernel");
+}
+
+void sort_by_morton(int dim, const double* lo, const double* extent, const DeviceSet& src, std::uint32_t* order) {
+  using namespace grid_detail;
+  const std::uint32_t n = src.n;
+  const int d = std::min(dim, 3);  // (beyond three axes the first three order the points)
+  const int bits = 30 / d;
+  double l[3] = {0, 0, 0}, sc[3] = {0, 0, 0};
+  for (int k = 0; k < d; ++k) {
+    l[k] = lo[k];
+    sc[k] = extent[k] > 0 ? std::ldexp(1.0, bits) / extent[k] : 0.0;
+  }
+  DeviceBuffer<std::uint32_t> keys(n), keys_sorted(n), vals(n);
+  morton_kernel<<<blocks_for(n), 256>>>(d, l[0], l[1], l[2], sc[0], sc[1], sc[2], src, keys.get(), vals.get());
+  TWOBODY_CUDA_CHECK_LAUNCH("morton_kernel");
+  std::size_t temp_bytes = 0;
+  TWOBODY_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys.get(), keys_sorted.get(), vals.get(), order,
+                                                     n, 0, bits * d));
+  DeviceBuffer<unsigned char> temp(temp_bytes);
+  TWOBODY_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.get(), temp_bytes, keys.get(), keys_sorted.get(), vals.get(),
+                                                     order, n, 0, bits * d));
 }
 
 GridWorkQueue::GridWorkQueue(const GridShape& g, const std::uint32_t* a_start, const std::uint32_t* b_start, bool is_auto,

@@ -60,21 +60,28 @@ void sort_by_cell(const GridShape& g, const DeviceSet& src, std::uint32_t* order
 // Points per cell (no sorting): the occupancy the planner weighs before it chooses the cells.
 std::vector<std::uint32_t> count_cells(const GridShape& g, const DeviceSet& src);
 
-// One point set in cell order on the device.
+// Sorts one set along a Morton (Z-order) curve over the box [lo, lo + extent) (30 bits of cell
+// coordinates, interleaved), so that consecutive points are close together: the tensor-core
+// histograms take each item's anchors about their centre (tensor_histogram_tiles.cuh).
+void sort_by_morton(int dim, const double* lo, const double* extent, const DeviceSet& src, std::uint32_t* order);
+
+// One point set in another order on the device: float32 (shifted) and float64 coordinates, and
+// weights and regions where the source has them, gathered from the source by `order`.
 template <int D>
-struct DeviceGridSet {
+struct SortedDeviceSet {
   std::vector<DeviceBuffer<float>> f32;
   std::vector<DeviceBuffer<double>> f64;
   DeviceBuffer<double> w;
   DeviceBuffer<std::int32_t> region;
   DeviceBuffer<std::uint32_t> order;  // order[k]: the caller's index of sorted point k
-  DeviceBuffer<std::uint32_t> start;  // total + 1
   DeviceSet view{};
 
-  DeviceGridSet(const GridShape& g, const DeviceSet& src, const double* shift) : order(src.n), start(std::size_t(g.total) + 1) {
+  explicit SortedDeviceSet(const DeviceSet& src) : order(src.n) { view.n = src.n; }
+
+  // After `order` is filled: the points gathered into it.
+  void gather(const DeviceSet& src, const double* shift) {
     using namespace grid_detail;
     const std::uint32_t n = src.n;
-    view.n = n;
     GridPointArrays<D> dst{};
     for (int d = 0; d < D; ++d) {
       f32.emplace_back(n);
@@ -91,13 +98,34 @@ struct DeviceGridSet {
       region = DeviceBuffer<std::int32_t>(n);
       view.region = dst.region = region.get();
     }
-    if (n == 0) {
-      start.zero();
-      return;
-    }
-    sort_by_cell(g, src, order.get(), start.get());
+    if (n == 0) return;
     gather_kernel<D><<<blocks_for(n), 256>>>(src, order.get(), dst);
     TWOBODY_CUDA_CHECK_LAUNCH("gather_kernel");
+  }
+};
+
+// One point set in cell order on the device.
+template <int D>
+struct DeviceGridSet : SortedDeviceSet<D> {
+  DeviceBuffer<std::uint32_t> start;  // total + 1
+
+  DeviceGridSet(const GridShape& g, const DeviceSet& src, const double* shift)
+      : SortedDeviceSet<D>(src), start(std::size_t(g.total) + 1) {
+    if (src.n == 0)
+      start.zero();
+    else
+      sort_by_cell(g, src, this->order.get(), start.get());
+    this->gather(src, shift);
+  }
+};
+
+// One point set in Morton order on the device (sort_by_morton).
+template <int D>
+struct DeviceMortonSet : SortedDeviceSet<D> {
+  DeviceMortonSet(const DeviceSet& src, const double* shift, const double* lo, const double* extent)
+      : SortedDeviceSet<D>(src) {
+    if (src.n) sort_by_morton(D, lo, extent, src, this->order.get());
+    this->gather(src, shift);
   }
 };
 

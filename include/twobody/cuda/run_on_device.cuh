@@ -23,6 +23,7 @@
 #include "twobody/cuda/copies_model.hpp"
 #include "twobody/cuda/counting_tiles.cuh"
 #include "twobody/cuda/tensor_count_tiles.cuh"
+#include "twobody/cuda/tensor_histogram_tiles.cuh"
 #include "twobody/cuda/grid_kernel.cuh"
 #include "twobody/counting_bounds.hpp"
 #include "twobody/cuda/matrix_kernel.cuh"
@@ -590,6 +591,14 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
   // CUDA-core counting tiles (tests and benchmarks compare the two).
   CountingTilesShape tiles{};
   TensorCountShape tensor{};
+  // Histograms on the tensor cores (tensor_histogram_tiles.cuh), on request (TWOBODY_TENSOR_HISTOGRAM=1)
+  // where their guard is narrow enough (equal-width bins, up to a few hundred over the data's
+  // extent); the anchors in Morton order. Not the default: on the H100 they ran at 1 144–1 296
+  // Gpairs/s (2^22 points, 8–256 bins) against the counting tiles' 1 414 (bench/RESULTS.md).
+  TensorHistogramShape thist{};
+  bool use_tensor_hist = false, thist_clamp = true;
+  std::size_t thist_smem = 0;
+  std::unique_ptr<DeviceMortonSet<D>> morton;
   bool use_tiles = false, use_tensor = false;
   std::string tiles_note;
   std::size_t tiles_smem = 0;
@@ -640,6 +649,48 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
         }
         tiles_smem = counting_tiles_smem(mode == OutputMode::Histogram, nb, tiles.copies);
         use_tiles = tiles_smem + 64 <= info.smem_optin;  // (and the kernel's static shared words)
+      }
+      const char* th = std::getenv("TWOBODY_TENSOR_HISTOGRAM");
+      if (mode == OutputMode::Histogram && th && std::string(th) == "1") {
+        const TensorHistogramPlan hp = tensor_histogram_plan(setup.model, edges);
+        tiles_note += "; " + hp.why;
+        if (hp.usable) {
+          const double lo = edges.front(), hi = edges.back(), w = hp.guard.width;
+          thist.guard = hp.guard;
+          thist.inv_width = static_cast<float>(hp.inv_width);
+          thist.magic = static_cast<float>(1.5 * std::ldexp(1.0, 23 - hp.guard.frac_bits) + hp.offset);
+          thist.s_below = lo > 0 ? static_cast<float>((lo - 0.25 * w) * (lo - 0.25 * w)) : 0.f;
+          thist.s_above = static_cast<float>((hi + 0.25 * w) * (hi + 0.25 * w));
+          thist.lo64 = lo;
+          thist.inv_width64 = 1.0 / w;
+          const double diameter = 2 * std::sqrt(double(D)) * setup.model.M * (1 + 1e-6);
+          thist_clamp = lo > 0 || !(diameter < hi - 0.5 * w) || A.size() % kTensorAnchors != 0 || B.size() % kThreads != 0;
+          const SmLimits lim = sm_limits(info);
+          constexpr std::size_t kStatic = sizeof(float4) * kThreads * 4 + 256;
+          const auto bytes = [&](int h) { return tensor_histogram_smem(nb, h) + kStatic; };
+          const CopiesChoice cc = choose_copies(nb + 2, lim, kThreads, 3, bytes, static_cast<double>(A.size()), true,
+                                                kCountingTilesCollisionPenalty);
+          thist.copies = cc.copies;
+          if (const char* h = std::getenv("TWOBODY_HIST_COPIES")) thist.copies = std::clamp(std::atoi(h), 1, 32);
+          while (thist.copies > 1 && bytes(thist.copies) > info.smem_optin) thist.copies /= 2;
+          thist_smem = tensor_histogram_smem(nb, thist.copies);
+          use_tensor_hist = thist_smem + kStatic <= info.smem_optin;
+          if (use_tensor_hist) {
+            tiles_note += " (" + std::to_string(thist.copies) + (thist.copies == 1 ? " histogram copy" : " histogram copies") +
+                          " interleaved by bin; the model's choice " + std::to_string(cc.copies) + ")";
+            // The anchors in Morton order (the partners too, for an auto-correlation: the same set).
+            std::vector<double> box_lo(D), box_extent(D);
+            for (int d = 0; d < D; ++d) {
+              box_lo[d] = shift[d] - setup.model.M;
+              box_extent[d] = 2 * setup.model.M;
+            }
+            morton = std::make_unique<DeviceMortonSet<D>>(da.view, shift.data(), box_lo.data(), box_extent.data());
+            args.A = morton->view;
+            if (plan.is_auto()) args.B = morton->view;
+            args.n_items = (A.size() + kTensorAnchors - 1) / kTensorAnchors * args.chunks_per_row;
+            lap("Morton order");
+          }
+        }
       }
       const char* tc = std::getenv("TWOBODY_TENSOR_COUNT");
       if (mode == OutputMode::Reduce && !(tc && std::string(tc) == "0")) {
@@ -748,6 +799,10 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
     if (grid.chosen) return launch_agents.template operator()<M, W, false>();
     if constexpr (!W && (M == OutputMode::Reduce || M == OutputMode::Histogram) && std::is_same_v<F, Euclidean<D>> &&
                   D <= 3) {
+      if constexpr (M == OutputMode::Histogram)
+        if (use_tensor_hist)
+          return launch_one(thist_clamp ? tensor_histogram_kernel<D, true, P, F> : tensor_histogram_kernel<D, false, P, F>,
+                            kThreads, thist_smem, "tensor_histogram_kernel", thist);
       if constexpr (M == OutputMode::Reduce)
         if (use_tensor)
           return launch_one(tensor.has_lo ? tensor_count_kernel<D, true, P, F> : tensor_count_kernel<D, false, P, F>,

@@ -1,0 +1,290 @@
+#pragma once
+// Tensor-core histograms: equal-width bins in r over all pairs (Euclidean, unweighted, up to three
+// dimensions), d² from the tensor-core counts' split-TF32 Gram form (tensor_count_tiles.cuh), so a
+// pair costs its binning alone: the clamp, sqrt.approx, one FMA that yields both the slot and the
+// distance to the nearest edge (counting_bounds.hpp, tensor_histogram_plan), and a shared-memory
+// add (of 0 for a pair within the guard of an edge).
+//
+// The Gram form's error follows its largest addend, so the anchors are taken about their item's
+// centre c (the points in Morton order: an item's 512 anchors lie close together) and the partners
+// staged as b − c: the error then grows with the pair's distance, not with the data's extent, and
+// the guard for an item of radius r is tensor_item_guard(r), computed on the device per item.
+//
+// Pairs within the guard are not counted in the hot loop. Their bits (16 a lane per block of 8
+// partners, two blocks a word) go to the warp's queue in shared memory (one entry a lane per round,
+// positions from a ballot), and when the queue may overflow, or at the end of the item, the warp
+// settles them one a lane in float64.
+#include <cstdint>
+
+#include "twobody/counting_bounds.hpp"
+#include "twobody/cuda/kernel_shape.hpp"
+#include "twobody/cuda/pair_output.cuh"
+#include "twobody/cuda/tensor_count_tiles.cuh"
+#include "twobody/fast_path.hpp"
+
+namespace twobody::cuda {
+
+struct TensorHistogramShape {
+  TensorHistogramGuard guard;
+  float inv_width = 0;  // fl(1/w)
+  float magic = 0;      // 1.5·2^(23−F) + offset (F fractional bits); the item adds h·2^-F
+  float s_below = 0;    // Clamp, lo > 0: (lo − w/4)², slot 0 (below the first edge, certain)
+  float s_above = 0;    // Clamp: (hi + w/4)², slot nbins + 1 (beyond the last edge, certain)
+  int copies = 1;
+  double lo64 = 0, inv_width64 = 0;  // the float64 settlement's first guess of the bin
+};
+
+// Shared memory beyond the kernel's static arrays: the interleaved copies and the warps' queues.
+constexpr std::size_t tensor_histogram_smem(int nbins, int copies) {
+  const std::size_t words = static_cast<std::size_t>(nbins + 2) * static_cast<std::size_t>(copies);
+  return sizeof(unsigned) * ((words + 1) & ~std::size_t(1)) + sizeof(unsigned) * 2 * kSettleQueue * (kThreads / 32);
+}
+
+namespace tensor_histogram_detail {
+// Block-wide reductions of 8 values (min for the first `nmin`, max for the rest) over the warps.
+template <int N>
+__device__ __forceinline__ void block_reduce(float (&v)[N], int nmin, float (*s_red)[N]) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+#pragma unroll
+  for (int k = 0; k < N; ++k)
+    for (int off = 16; off > 0; off >>= 1) {
+      const float o = __shfl_xor_sync(0xffffffffu, v[k], off);
+      v[k] = k < nmin ? fminf(v[k], o) : fmaxf(v[k], o);
+    }
+  if (lane == 0)
+#pragma unroll
+    for (int k = 0; k < N; ++k) s_red[warp][k] = v[k];
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    float r = s_red[0][k];
+    for (int w = 1; w < kThreads / 32; ++w) r = k < nmin ? fminf(r, s_red[w][k]) : fmaxf(r, s_red[w][k]);
+    v[k] = r;
+  }
+  __syncthreads();  // s_red is reused
+}
+
+// Pair (i, j)'s float64 bin (edges of equal width: the bin from the distance, checked against the
+// float64 edges), or -1 outside the bins.
+template <int D, class Proxy, class Exact>
+__device__ __noinline__ int float64_bin_of(const PairKernelArgs<Proxy, Exact>& args, double lo64, double inv_width64,
+                                           std::uint32_t i, std::uint32_t j) {
+  const double key = float64_key<D>(args, i, j);
+  const double* e = args.edges64;
+  if (!(key >= e[0]) || !(key < e[args.nbins])) return -1;
+  int k = static_cast<int>(floor((sqrt(key) - lo64) * inv_width64));
+  k = ::min(::max(k, 0), args.nbins - 1);
+  while (key < e[k]) --k;
+  while (key >= e[k + 1]) ++k;
+  return k;
+}
+}  // namespace tensor_histogram_detail
+
+// Clamp: pairs (or sentinels) can fall outside the bins; else the first edge is 0, the last beyond
+// the data's diameter, and no tile is ragged.
+template <int D, bool Clamp, class Proxy, class Exact>
+__global__ void __launch_bounds__(kThreads, 3)
+    tensor_histogram_kernel(__grid_constant__ const PairKernelArgs<Proxy, Exact> args, const TensorHistogramShape shape) {
+  static_assert(D >= 1 && D <= 3, "tensor-core histograms take up to three coordinates");
+  using namespace tensor_detail;
+  using namespace tensor_histogram_detail;
+  __shared__ float4 s_frag[kThreads * 4];  // 32 blocks of 8 partners x 32 lanes
+  __shared__ float s_red[kThreads / 32][6];
+  __shared__ unsigned long long s_item;
+  extern __shared__ __align__(16) unsigned char smem[];
+  unsigned* s_hist = reinterpret_cast<unsigned*>(smem);  // (nbins + 2) x copies, bin-major
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  const int g = lane / 4, t4 = lane % 4;
+  const int nslots = args.nbins + 2;
+  const int copies = shape.copies;
+  uint2* s_queue = reinterpret_cast<uint2*>(s_hist + ((nslots * copies + 1) & ~1)) + warp * kSettleQueue;
+  for (int k = tid; k < nslots * copies; k += kThreads) s_hist[k] = 0;
+  const int F = shape.guard.frac_bits;
+  const unsigned frac_mask = (1u << F) - 1u;
+  const int lane_copy = lane % copies;
+  // The slot of v is (bits(v) >> F) − (bits(1.5·2^(23−F)) >> F) + 1; the lane's byte address of
+  // it in one multiply-add (unsigned: wraps modulo 2^32 by definition, the sum is the address).
+  const float magic_f = __uint_as_float((150u - static_cast<unsigned>(F)) << 23 | 0x400000u);  // 1.5·2^(23−F)
+  const unsigned hist_addr = static_cast<unsigned>(__cvta_generic_to_shared(s_hist));
+  const unsigned stride = 4u * static_cast<unsigned>(copies);
+  const unsigned addr_base =
+      hist_addr + 4u * static_cast<unsigned>(lane_copy) + (1u - (__float_as_uint(magic_f) >> F)) * stride;
+  unsigned long long n_settled = 0;
+  unsigned queued = 0;  // entries in this warp's queue (the same in every lane)
+
+  // The warp settles its queue: one pair a lane, to its float64 bin in the lane's copy.
+  auto drain = [&] {
+    __syncwarp();
+    for (unsigned q = lane; q < queued; q += 32) {
+      const uint2 e = s_queue[q];
+      if (e.x >= args.A.n) continue;  // a sentinel's entry (an item that settles every pair)
+      const int k = float64_bin_of<D>(args, shape.lo64, shape.inv_width64, e.x, e.y);
+      if (k >= 0) atomicAdd(&s_hist[(k + 1) * copies + lane_copy], 1u);
+      ++n_settled;
+    }
+    __syncwarp();
+    queued = 0;
+  };
+
+  for (TileItem item; claim_tile_item(args, s_item, kTensorAnchors, item);) {
+    const std::uint32_t i0 = item.i0, j0 = item.j0, j1 = item.j1;
+    if (args.is_auto && j1 <= i0 + 1) continue;
+    const std::uint32_t w0 = i0 + warp * 64;  // this warp's anchors: w0 .. w0 + 63
+
+    // The item's centre (middle of its anchors' box) and radius, block-wide.
+    float c[3] = {0.f, 0.f, 0.f};
+    double radius = 0;
+    {
+      float box[6] = {HUGE_VALF, HUGE_VALF, HUGE_VALF, -HUGE_VALF, -HUGE_VALF, -HUGE_VALF};
+      for (int r = 0; r < 2; ++r) {
+        float x[3];
+        const std::uint32_t i = i0 + r * kThreads + tid;
+        coordinates<D>(args.A, i, x);
+        if (i < args.A.n)
+#pragma unroll
+          for (int d = 0; d < 3; ++d) {
+            box[d] = fminf(box[d], x[d]);
+            box[3 + d] = fmaxf(box[3 + d], x[d]);
+          }
+      }
+      block_reduce<6>(box, 3, s_red);
+#pragma unroll
+      for (int d = 0; d < D; ++d) c[d] = box[3 + d] >= box[d] ? __fmul_rn(0.5f, __fadd_rn(box[d], box[3 + d])) : 0.f;
+      float far[6] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f};  // (only the last used: max |a − c|²)
+      for (int r = 0; r < 2; ++r) {
+        float x[3];
+        const std::uint32_t i = i0 + r * kThreads + tid;
+        coordinates<D>(args.A, i, x);
+        double n2 = 0;
+#pragma unroll
+        for (int d = 0; d < D; ++d) {
+          const double y = __fsub_rn(x[d], c[d]);
+          n2 += y * y;
+        }
+        if (i < args.A.n) far[5] = fmaxf(far[5], __double2float_ru(n2));
+      }
+      block_reduce<6>(far, 0, s_red);
+      radius = sqrt(static_cast<double>(far[5]));
+    }
+    const TensorItemGuard ig = tensor_item_guard(shape.guard, radius);
+    // Pairs with s̃ below the first guarded edge are clamped onto it (and flagged): s_low.
+    const bool settle_all = ig.h < 0;
+    const unsigned two_h = settle_all ? frac_mask + 2u : 2u * static_cast<unsigned>(ig.h);
+    const float cpos = settle_all ? shape.magic : __fadd_rn(shape.magic, ldexpf(static_cast<float>(ig.h), -F));
+    // (Without Clamp the first edge is 0: s_below is 0.)
+    const float s_low = ig.clamp_low ? __double2float_rn(ig.edge * ig.edge) : shape.s_below;
+
+    std::uint32_t a1[4][4];  // MMA 2's come from these (second_fragments)
+#pragma unroll
+    for (int m = 0; m < 4; ++m) {
+      float top1[8], top2[8], bot1[8], bot2[8], x[3];
+      const std::uint32_t it = w0 + m * 16 + g, ib = it + 8;
+      coordinates<D>(args.A, it, x);
+#pragma unroll
+      for (int d = 0; d < D; ++d) x[d] = __fsub_rn(x[d], c[d]);
+      anchor_rows<D>(x, it < args.A.n, 0.0, top1, top2);
+      coordinates<D>(args.A, ib, x);
+#pragma unroll
+      for (int d = 0; d < D; ++d) x[d] = __fsub_rn(x[d], c[d]);
+      anchor_rows<D>(x, ib < args.A.n, 0.0, bot1, bot2);
+      std::uint32_t unused[4];
+      anchor_fragments(top1, top2, bot1, bot2, t4, a1[m], unused);
+    }
+
+    for (std::uint32_t jt = first_wanted_subtile(args.is_auto, i0, j0); jt < j1; jt += kThreads) {
+      __syncthreads();
+      {
+        const std::uint32_t jl = jt + tid;
+        float y[3];
+        coordinates<D>(args.B, jl, y);
+#pragma unroll
+        for (int d = 0; d < D; ++d) y[d] = __fsub_rn(y[d], c[d]);
+        float4 f[4];
+        partner_fragments<D>(y, jl < j1, f);
+#pragma unroll
+        for (int t = 0; t < 4; ++t) s_frag[(tid / 8) * 32 + (tid % 8) * 4 + t] = f[t];
+      }
+      __syncthreads();
+
+#pragma unroll 1
+      for (int nt0 = 0; nt0 < kThreads / 8; nt0 += 2) {
+        unsigned flags = 0;  // bit 16·half + 4m + q: pair (m, q) of block nt0 + half within the guard
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const std::uint32_t pb = jt + (nt0 + half) * 8;  // partners pb .. pb + 7
+          // Warp-uniform: every partner at or below every anchor of the warp; some of them.
+          if (args.is_auto && pb + 8 <= w0 + 1) continue;
+          const bool diagonal = args.is_auto && pb <= w0 + 63;
+          const float4 b = s_frag[(nt0 + half) * 32 + lane];
+          float s[4][4];
+#pragma unroll
+          for (int m = 0; m < 4; ++m) {
+            std::uint32_t a2[4];
+            second_fragments(a1[m], t4, a2);
+            gram_block(s[m], a1[m], a2, b);
+          }
+          // One pair: its slot and whether it lies within the guard of an edge. The shared add is
+          // unconditional, of 0 for a pair within the guard or not wanted (a conditional one
+          // compiled to a branch around it: ~7 instructions a pair more, measured by ncu).
+          const auto bin = [&](float sq, int bit, bool wanted) {
+            sq = fmaxf(sq, s_low);
+            if constexpr (Clamp) sq = fminf(sq, shape.s_above);
+            const unsigned bits = __float_as_uint(__fmaf_rn(counting_detail::sqrt_approx(sq), shape.inv_width, cpos));
+            const bool near = (bits & frac_mask) < two_h;
+            if (wanted && near) flags |= 1u << bit;
+            const unsigned addr = (bits >> F) * stride + addr_base;
+            asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(addr), "r"(wanted && !near ? 1u : 0u));
+          };
+          if (!diagonal) {
+#pragma unroll
+            for (int m = 0; m < 4; ++m)
+#pragma unroll
+              for (int q = 0; q < 4; ++q) bin(s[m][q], 16 * half + 4 * m + q, true);
+          } else {
+            // On the diagonal: j > i, real points only.
+#pragma unroll
+            for (int m = 0; m < 4; ++m)
+#pragma unroll
+              for (int q = 0; q < 4; ++q) {
+                const std::uint32_t i = w0 + m * 16 + g + (q >> 1) * 8, j = pb + 2 * t4 + (q & 1);
+                bin(s[m][q], 16 * half + 4 * m + q, i < args.A.n && j < j1 && j > i);
+              }
+          }
+        }
+        // Rare: the flagged pairs join the warp's queue, a round per pair of the busiest lane.
+        while (__any_sync(0xffffffffu, flags != 0u)) {
+          if (queued + 32 > kSettleQueue) drain();
+          const unsigned active = __ballot_sync(0xffffffffu, flags != 0u);
+          if (flags) {
+            const int bit = __ffs(flags) - 1;
+            flags &= flags - 1;
+            const int half = bit >> 4, m = (bit >> 2) & 3, q = bit & 3;
+            const std::uint32_t i = w0 + m * 16 + g + (q >> 1) * 8;
+            const std::uint32_t j = jt + (nt0 + half) * 8 + 2 * t4 + (q & 1);
+            const unsigned below = __popc(active & ((1u << lane) - 1u));
+            // Sentinels (ragged ends) are flagged only when the item settles every pair.
+            s_queue[queued + below] = i < args.A.n && j < j1 ? make_uint2(i, j) : make_uint2(0xffffffffu, 0u);
+          }
+          queued += __popc(active);
+        }
+      }
+    }
+    if (queued) drain();
+
+    // 32-bit shared counters hold at most kTensorAnchors x kChunk = 2^21 pairs: flushed every item.
+    __syncthreads();
+    for (int k = tid; k < nslots; k += kThreads) {
+      unsigned n = 0;
+      for (int h = 0; h < copies; ++h) {
+        n += s_hist[k * copies + h];
+        s_hist[k * copies + h] = 0;
+      }
+      if (n && k >= 1 && k <= args.nbins) atomicAdd(&args.counts[k - 1], static_cast<unsigned long long>(n));
+    }
+  }
+
+  for (int off = 16; off > 0; off >>= 1) n_settled += __shfl_down_sync(0xffffffffu, n_settled, off);
+  if (lane == 0 && n_settled) atomicAdd(args.settled, n_settled);
+}
+
+}  // namespace twobody::cuda
