@@ -1006,6 +1006,27 @@ TEST_F(Cuda, TensorCountsEqualCpu) {
   EXPECT_GT(g.info.pairs_settled_fp64, 0u);
 }
 
+// A histogram of one bin runs as the count in its range (the tensor-core counts where they apply):
+// the same counts as the CPU's histogram, auto and cross, from zero and above it.
+TEST_F(Cuda, OneBinHistogramRunsAsACount) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const auto A = to_pointset(uniform_points(5001, 3, 0.0, 1.0, rng));
+  const auto B = to_pointset(uniform_points(2003, 3, 0.0, 1.0, rng));
+  RunOptions brute = on("cuda");
+  brute.path = "brute";
+  for (const Binning& bins : {Binning::from_edges({0.0, 0.1}), Binning::from_edges({0.05, 0.3})})
+    for (bool cross : {false, true}) {
+      const auto s = stat(Metric::Euclidean, cross ? Traversal::Cross : Traversal::Auto, bins);
+      const auto g = run(s, A, cross ? &B : nullptr, brute);
+      EXPECT_EQ(g.output, OutputKind::Histogram);
+      EXPECT_NE(g.info.plan.find("a one-bin histogram counted as its range"), std::string::npos) << g.info.plan;
+      EXPECT_NE(g.info.plan.find("tensor-core counts: Gram form"), std::string::npos) << g.info.plan;
+      EXPECT_EQ(g.counts, run(s, A, cross ? &B : nullptr, on("cpu")).counts);
+    }
+}
+
 // One histogram copy and an odd number of slots (bins + 2): the per-warp queue of pairs to settle
 // must still sit on an 8-byte boundary (it did not: a misaligned shared store). Small enough for
 // compute-sanitizer (scripts/gpu-check).
@@ -1042,6 +1063,76 @@ TEST_F(Cuda, SmallTensorCounts) {
     EXPECT_NE(ran(g).find("tensor-core counts: Gram form"), std::string::npos) << g.info.plan;
     EXPECT_EQ(g.counts, run(s, A, cross ? &B : nullptr, on("cpu")).counts);
   }
+}
+
+// Histograms on the tensor cores (on request: TWOBODY_TENSOR_HISTOGRAM=1): equal to the CPU in 1–3
+// dimensions, auto (ragged items, diagonal blocks) and cross, bins from zero and above it (clamped
+// pairs), offsets, forced numbers of copies, and on a lattice with thousands of pairs exactly on
+// the edges.
+TEST_F(Cuda, TensorHistogramsEqualCpu) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  setenv("TWOBODY_TENSOR_HISTOGRAM", "1", 1);
+  auto check = [&](const Statistic& s, const PointSet& A, const PointSet* B) {
+    const auto g = run(s, A, B, on("cuda"));
+    EXPECT_NE(ran(g).find("tensor-core histogram: recentred"), std::string::npos) << g.info.plan;
+    EXPECT_NE(ran(g).find("Morton order"), std::string::npos) << g.info.plan;
+    expect_same(g, run(s, A, B, on("cpu")));
+    return g;
+  };
+  for (int dim : {1, 2, 3})
+    for (double offset : {0.0, 1e4}) {
+      SCOPED_TRACE("dim " + std::to_string(dim) + " offset " + std::to_string(offset));
+      const auto A = to_pointset(uniform_points(9001, dim, offset, offset + 1.0, rng));
+      const auto B = to_pointset(uniform_points(3001, dim, offset, offset + 1.0, rng));
+      const double diag = std::sqrt(double(dim)) * 1.000001;
+      for (const Binning& bins : {Binning::linear(0.0, diag, 1), Binning::linear(0.0, diag, 8), Binning::linear(0.0, diag, 200),
+                                  Binning::linear(0.2, 0.9, 70)}) {
+        check(stat(Metric::Euclidean, Traversal::Auto, bins), A, nullptr);
+        check(stat(Metric::Euclidean, Traversal::Cross, bins), A, &B);
+      }
+    }
+  // Whole items (no sentinels, no clamp: a set of 2^k points, bins beyond the diameter) and forced
+  // numbers of copies.
+  const auto P = to_pointset(uniform_points(16384, 3, 0, 1, rng));
+  for (const char* h : {"1", "4", "32"}) {
+    setenv("TWOBODY_HIST_COPIES", h, 1);
+    check(stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, 2.0, 255)), P, nullptr);
+  }
+  unsetenv("TWOBODY_HIST_COPIES");
+  const oracle::Points p = testing_support::half_lattice(24, 20, 17);
+  const auto L = to_pointset(p);
+  for (const Binning& bins : {Binning::linear(0.0, 6.0, 12), Binning::linear(1.0, 4.0, 6)}) {
+    const auto g = check(stat(Metric::Euclidean, Traversal::Auto, bins), L, nullptr);
+    EXPECT_EQ(g.counts, oracle::histogram(p, nullptr, bins.edges(), 0).counts);
+    EXPECT_GT(g.info.pairs_settled_fp64, 0u);
+  }
+  // Thousands of bins: the guard is too wide; the counting tiles run.
+  const auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, std::sqrt(3.0) * 1.000001, 8192));
+  const auto g = run(s, P, nullptr, on("cuda"));
+  EXPECT_NE(ran(g).find("no tensor-core histogram (bins too narrow"), std::string::npos) << g.info.plan;
+  unsetenv("TWOBODY_TENSOR_HISTOGRAM");
+}
+
+// The tensor-core histogram on a few items (ragged tails, diagonal blocks, a cross pair, one copy
+// and an odd number of slots): small enough for compute-sanitizer (scripts/gpu-check).
+TEST_F(Cuda, SmallTensorHistograms) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const auto A = to_pointset(uniform_points(1301, 3, 0.0, 1.0, rng));
+  const auto B = to_pointset(uniform_points(517, 3, 0.0, 1.0, rng));
+  setenv("TWOBODY_HIST_COPIES", "1", 1);
+  setenv("TWOBODY_TENSOR_HISTOGRAM", "1", 1);
+  for (bool cross : {false, true}) {
+    const auto s = stat(Metric::Euclidean, cross ? Traversal::Cross : Traversal::Auto, Binning::linear(0.1, 1.2, 31));
+    const auto g = run(s, A, cross ? &B : nullptr, on("cuda"));
+    EXPECT_NE(ran(g).find("tensor-core histogram: recentred"), std::string::npos) << g.info.plan;
+    EXPECT_EQ(g.counts, run(s, A, cross ? &B : nullptr, on("cpu")).counts);
+  }
+  unsetenv("TWOBODY_HIST_COPIES");
+  unsetenv("TWOBODY_TENSOR_HISTOGRAM");
 }
 
 // A lattice of spacing 1/2 with bins and a range on its distances: the counting tiles settle every

@@ -223,6 +223,21 @@ class CudaBackend final : public Backend {
   Result run(const Plan& plan) override {
     const auto t0 = std::chrono::steady_clock::now();
     auto run_one = [](const Plan& p) {
+      // A histogram of one bin is the count in its range: run as one (type I), where the
+      // tensor-core counts take it (Euclidean, unweighted, up to three dimensions), ~2.4x the
+      // counting tiles' histogram rate on the H100 (the CLI's paircount --nbins 1).
+      const Statistic& s = *p.stat;
+      if (s.output == OutputKind::Histogram && s.binning.nbins() == 1 && !s.binning2d.active() &&
+          s.metric == Metric::Euclidean && p.a->dim() <= 3 && !s.weighted && s.regions == 0 && !s.mean_separation) {
+        Statistic count = s;
+        count.output = OutputKind::Reduction;
+        Plan q = p;
+        q.stat = &count;
+        Result r = visit_pair_function(count, q.a->dim(), [&](const auto& f) { return run_on_device(f, q); });
+        r.output = OutputKind::Histogram;
+        r.info.plan = "a one-bin histogram counted as its range (type I); " + r.info.plan;
+        return r;
+      }
       if (p.stat->binning2d.active())
         return p.stat->binning2d.kind() == Binning2D::Kind::RpPi ? run_binned2d_on_device<Binning2D::Kind::RpPi>(p)
                                                                  : run_binned2d_on_device<Binning2D::Kind::SMu>(p);
