@@ -6,6 +6,7 @@
 // estimators against their formulas; and the errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -152,6 +153,81 @@ TEST(Clustering2D, RandomInputsMatchBruteForce) {
                                           periodic ? std::optional<Box>(Box::cube(3, L)) : std::nullopt, false, opts());
         expect_same(want, via_api.raw, false, what + " paircount_2d");
       }
+}
+
+// --ravg over 2-D bins (Corrfunc's rpavg and savg): per flat bin the mean r_p or s of its pairs,
+// weighted by w_i w_j, and per outer bin over its inner bins, against the brute force; open and
+// periodic, auto and cross, grid and all pairs; and beside a jackknife, whose columns stay whole.
+TEST(Clustering2D, MeanSeparationsMatchBruteForce) {
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const double L = 50;
+  const oracle::Points a = uniform_points(700, 3, 0, L, rng, true), b = uniform_points(500, 3, 0, L, rng, true);
+  const PointSet pa = to_pointset(a), pb = to_pointset(b);
+  for (bool rppi : {true, false})
+    for (bool periodic : {false, true})
+      for (bool cross : {false, true})
+        for (bool weighted : {false, true}) {
+          Oracle2D o;
+          o.rppi = rppi;
+          o.outer = rppi ? std::vector<double>{0.0, 2.0, 5.0, 11.0} : std::vector<double>{0.5, 3.0, 8.0, 14.0};
+          o.inner_max = rppi ? 9.0 : 1.0;
+          o.n_inner = rppi ? 9 : 5;
+          if (periodic) o.box = {L, L, L};
+          const std::size_t nb = o.nbins(), ni = static_cast<std::size_t>(o.n_inner), no = nb / ni;
+          std::vector<double> sum(nb, 0.0), n(nb, 0.0);
+          const oracle::Points& B = cross ? b : a;
+          for (std::size_t i = 0; i < a.x.size(); ++i)
+            for (std::size_t j = cross ? 0 : i + 1; j < B.x.size(); ++j) {
+              const int k = o.bin(a.x[i], B.x[j]);
+              if (k < 0) continue;
+              double s2 = 0;
+              for (int d = 0; d < (rppi ? 2 : 3); ++d) s2 += o.diff(a.x[i][d], B.x[j][d], d) * o.diff(a.x[i][d], B.x[j][d], d);
+              const double w = weighted ? a.w[i] * B.w[j] : 1.0;
+              sum[k] += w * std::sqrt(s2);
+              n[k] += w;
+            }
+          const std::string what = fmt::format("{} {} {} {}", rppi ? "rp-pi" : "s-mu", periodic ? "periodic" : "open",
+                                               cross ? "cross" : "auto", weighted ? "weighted" : "unweighted");
+          const std::string name = rppi ? "rpavg" : "savg";
+          for (const char* path : {"grid", "brute"}) {
+            RunOptions opt = opts(path);
+            opt.mean_separation = true;
+            const auto r = paircount_2d(pa, cross ? &pb : nullptr, bins_of(o),
+                                        periodic ? std::optional<Box>(Box::cube(3, L)) : std::nullopt, weighted, opt);
+            const auto col = std::find_if(r.derived.begin(), r.derived.end(), [&](const NamedColumn& c) { return c.name == name; });
+            ASSERT_NE(col, r.derived.end()) << what;
+            ASSERT_EQ(col->values.size(), nb);
+            for (std::size_t k = 0; k < nb; ++k) {
+              if (n[k] == 0) {
+                EXPECT_TRUE(std::isnan(col->values[k])) << what << " bin " << k;
+                continue;
+              }
+              EXPECT_NEAR(col->values[k], sum[k] / n[k], 1e-12 * (1 + sum[k] / n[k])) << what << " " << path << " bin " << k;
+            }
+            ASSERT_EQ(r.per_outer.size(), 1u);
+            for (std::size_t i = 0; i < no; ++i) {
+              double s_i = 0, n_i = 0;
+              for (std::size_t k = i * ni; k < (i + 1) * ni; ++k) {
+                s_i += sum[k];
+                n_i += n[k];
+              }
+              if (n_i > 0) EXPECT_NEAR(r.per_outer[0].values[i], s_i / n_i, 1e-12 * (1 + s_i / n_i)) << what;
+            }
+          }
+        }
+  // Beside a jackknife and the analytic RR of a box: w_p's jackknife columns, then rpavg.
+  RunOptions opt = opts();
+  opt.mean_separation = true;
+  JackknifeRequest jk;
+  jk.regions = 8;
+  const Binning2D bins = Binning2D::rp_pi(Binning::linear(0.5, 10.0, 4), 8.0, 8);
+  const auto r = correlation_2d(pa, {}, bins, Box::cube(3, L), false, Estimator::LandySzalay, opt, jk);
+  std::vector<std::string> names;
+  for (const auto& c : r.per_outer) names.push_back(c.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"wp", "wp_jk_mean", "wp_jk_sigma", "rpavg"}));
+  for (double v : r.per_outer.back().values) EXPECT_TRUE(v > 0.5 && v < 10.0) << v;
 }
 
 // Non-integer pi_max with its own number of bins, mu_max < 1, log r_p bins.

@@ -1027,6 +1027,25 @@ TEST_F(Cuda, OneBinHistogramRunsAsACount) {
     }
 }
 
+// 2-D bins with mean separations (rpavg, savg) are summed by the CPU backend for now: a CUDA
+// request goes there, saying so, with the CPU's values.
+TEST_F(Cuda, MeanSeparationsOf2DBinsRunOnTheCpu) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const auto A = to_pointset(uniform_points(2000, 3, 0.0, 40.0, rng));
+  RunOptions opt = on("cuda");
+  opt.mean_separation = true;
+  const Binning2D bins = Binning2D::rp_pi(Binning::linear(0.5, 8.0, 3), 6.0, 6);
+  const auto g = paircount_2d(A, nullptr, bins, Box::cube(3, 40.0), false, opt);
+  EXPECT_EQ(g.raw.info.backend, "cpu");
+  EXPECT_NE(g.raw.info.plan.find("does not sum mean separations of 2-D bins yet"), std::string::npos) << g.raw.info.plan;
+  opt.backend = "cpu";
+  const auto c = paircount_2d(A, nullptr, bins, Box::cube(3, 40.0), false, opt);
+  EXPECT_EQ(g.raw.counts, c.raw.counts);
+  EXPECT_EQ(g.raw.separation_sum, c.raw.separation_sum);
+}
+
 // One histogram copy and an odd number of slots (bins + 2): the per-warp queue of pairs to settle
 // must still sit on an 8-byte boundary (it did not: a misaligned shared store). Small enough for
 // compute-sanitizer (scripts/gpu-check).

@@ -41,7 +41,7 @@ Loaded load_sets(const CommonOptions& o, const Features& f) {
 }
 
 void maybe_explain(const CommonOptions& o, Statistic s, const PointSet& a, const PointSet* b) {
-  s.mean_separation = o.ravg && !s.binning2d.active();
+  s.mean_separation = o.ravg;
   if (o.explain) std::cerr << explain(s, a, b, {o.backend, o.threads, {}, o.max_pairs, o.path, cli_distribution()}) << '\n';
 }
 
@@ -49,6 +49,14 @@ void add_ravg_option(CLI::App& cmd, CommonOptions& o) {
   cmd.add_flag("--ravg", o.ravg,
                "add the columns ravg (mean separation of each bin's pairs, weighted by w_i w_j when weighted) "
                "and meanlogr (mean of its log)");
+}
+
+// 2-D bins: the mean separation along the outer axis (Corrfunc's rpavg, savg).
+void add_ravg_2d_option(CLI::App& cmd, CommonOptions& o, const char* column, const char* axis) {
+  cmd.add_flag("--ravg", o.ravg,
+               fmt::format("add the column {0}: the mean {1} of each bin's pairs (weighted by w_i w_j when weighted), and "
+                           "per {1} bin over all its inner bins in the per-{1} table",
+                           column, axis));
 }
 
 void finish(BinnedResult r, const CommonOptions& o, ProgressBar& bar) {
@@ -584,6 +592,7 @@ int main(int argc, char** argv) {
   add_common_options(*rppi_cmd, o, rppi_f);
   add_pi_options(*rppi_cmd);
   add_mock_options(*rppi_cmd);
+  add_ravg_2d_option(*rppi_cmd, o, "rpavg", "r_p");
   rppi_cmd->callback([&] { counts_2d(rppi_f, rppi_bins); });
 
   auto* smu_cmd = app.add_subcommand("smu", "DD(s, mu) pair counts about the z axis (Corrfunc's DDsmu), open or periodic");
@@ -591,6 +600,7 @@ int main(int argc, char** argv) {
   add_common_options(*smu_cmd, o, smu_f);
   add_mu_options(*smu_cmd);
   add_mock_options(*smu_cmd);
+  add_ravg_2d_option(*smu_cmd, o, "savg", "s");
   smu_cmd->callback([&] { counts_2d(smu_f, smu_bins); });
 
   auto* xirppi_cmd = app.add_subcommand("xi-rppi", "xi(r_p, pi) from random catalogues, or analytic in a periodic box");
@@ -598,6 +608,7 @@ int main(int argc, char** argv) {
   add_common_options(*xirppi_cmd, o, xi2_f);
   add_pi_options(*xirppi_cmd);
   add_mock_options(*xirppi_cmd);
+  add_ravg_2d_option(*xirppi_cmd, o, "rpavg", "r_p");
   add_correlation_2d_options(*xirppi_cmd);
   xirppi_cmd->callback([&] { correlation_2d_cmd(rppi_bins, false); });
 
@@ -605,6 +616,7 @@ int main(int argc, char** argv) {
   add_common_options(*wp_cmd, o, xi2_f);
   add_pi_options(*wp_cmd);
   add_mock_options(*wp_cmd);
+  add_ravg_2d_option(*wp_cmd, o, "rpavg", "r_p");
   add_correlation_2d_options(*wp_cmd);
   wp_cmd->callback([&] { correlation_2d_cmd(rppi_bins, true); });
 
@@ -613,6 +625,7 @@ int main(int argc, char** argv) {
   add_common_options(*xismu_cmd, o, xis_f);
   add_mu_options(*xismu_cmd);
   add_mock_options(*xismu_cmd);
+  add_ravg_2d_option(*xismu_cmd, o, "savg", "s");
   add_correlation_2d_options(*xismu_cmd);
   xismu_cmd->add_flag("--multipoles", want_multipoles, "one row per s bin: the multipoles xi0, xi2, xi4 (midpoint rule in mu)");
   xismu_cmd->callback([&] { correlation_2d_cmd(smu_bins, want_multipoles); });

@@ -61,6 +61,9 @@ class Backend {
   // regions too). The engine runs such a statistic on the CPU, saying why, on a backend that
   // does not. The CPU's form: MeanHistogramSink in cpu/output_sinks.hpp.
   virtual bool mean_separation() const { return false; }
+  // The same for 2-D bins: per flat bin, Σ and Σ log of the pair's separation along the outer
+  // axis (r_p or s: the `sep` of the binned pair function's bin(a, b, sep)).
+  virtual bool mean_separation_2d() const { return false; }
   // Whether run() gives OutputKind::PerPoint (Result::per_point_a, per_point_b: per point, the
   // partners in [lo, hi) and, weighted, the sum of their weights, in the callers' point order).
   // The engine runs such a statistic on the CPU, saying why, on a backend that does not. The

@@ -83,6 +83,8 @@ class Binning2D {
 // these at them) and
 //   static constexpr int dim = 3;
 //   TWOBODY_HD int bin(const double* a, const double* b) const;  flat bin, or -1 outside
+//   TWOBODY_HD int bin(const double* a, const double* b, double& sep) const;  the same, and the
+//       pair's separation along the outer axis (r_p or s), for Statistic::mean_separation
 // The engine (cpu/binned2d.hpp) evaluates bin() for the pairs its traversal finds within
 // Binning2D::cutoff() and adds each pair to histogram bin bin(a, b): nothing else is per
 // statistic.
@@ -128,11 +130,17 @@ struct RpPiBins {
       : axes(box), rp2(t.outer.padded.data()), n_rp(t.outer.nbins), steps_rp(t.outer.steps),
         pi(t.inner.padded.data()), n_pi(t.inner.nbins), steps_pi(t.inner.steps) {}
 
-  TWOBODY_HD int bin(const double* a, const double* b) const {
+  TWOBODY_HD int bin(const double* a, const double* b, double& sep) const {
     const double dx = axes.diff(a, b, 0), dy = axes.diff(a, b, 1), dz = axes.diff(a, b, 2);
-    const int i = find_bin(rp2, n_rp, steps_rp, dx * dx + dy * dy);
+    const double r2 = dx * dx + dy * dy;
+    sep = sqrt(r2);
+    const int i = find_bin(rp2, n_rp, steps_rp, r2);
     const int k = find_bin(pi, n_pi, steps_pi, fabs(dz));
     return (i < 0 || k < 0) ? -1 : i * n_pi + k;
+  }
+  TWOBODY_HD int bin(const double* a, const double* b) const {
+    double sep;
+    return bin(a, b, sep);
   }
 };
 
@@ -151,9 +159,14 @@ struct SMuBins {
         mu(t.inner.padded.data()), n_mu(t.inner.nbins), steps_mu(t.inner.steps) {}
 
   TWOBODY_HD int bin(const double* a, const double* b) const {
+    double sep;
+    return bin(a, b, sep);
+  }
+  TWOBODY_HD int bin(const double* a, const double* b, double& sep) const {
     const double dx = axes.diff(a, b, 0), dy = axes.diff(a, b, 1), dz = axes.diff(a, b, 2);
     const double z2 = dz * dz;
     const double r2 = dx * dx + dy * dy + z2;
+    sep = sqrt(r2);
     const int i = find_bin(s2, n_s, steps_s, r2);
     if (i < 0) return -1;
     // z2 <= r2 (a sum of non-negative terms rounds up from each), so μ <= 1; s = 0 gives μ = 0.
@@ -189,9 +202,14 @@ struct RpPiBinsMock {
         n_pi(t.inner.nbins), steps_pi(t.inner.steps) {}
 
   TWOBODY_HD int bin(const double* a, const double* b) const {
+    double sep;
+    return bin(a, b, sep);
+  }
+  TWOBODY_HD int bin(const double* a, const double* b, double& sep) const {
     const MidpointSightlines m(a, b);
     const double pi2 = m.l2 > 0 ? (m.sl * m.sl) / m.l2 : 0.0;
     const double r2 = m.s2 - pi2;
+    sep = sqrt(r2 > 0 ? r2 : 0.0);
     const int i = find_bin(rp2, n_rp, steps_rp, r2 > 0 ? r2 : 0.0);
     const int k = find_bin(pi, n_pi, steps_pi, sqrt(pi2));
     return (i < 0 || k < 0) ? -1 : i * n_pi + k;
@@ -211,7 +229,12 @@ struct SMuBinsMock {
         n_mu(t.inner.nbins), steps_mu(t.inner.steps) {}
 
   TWOBODY_HD int bin(const double* a, const double* b) const {
+    double sep;
+    return bin(a, b, sep);
+  }
+  TWOBODY_HD int bin(const double* a, const double* b, double& sep) const {
     const MidpointSightlines m(a, b);
+    sep = sqrt(m.s2);
     const int i = find_bin(s2, n_s, steps_s, m.s2);
     if (i < 0) return -1;
     const double d = m.l2 * m.s2;

@@ -78,6 +78,7 @@ class CpuBackend final : public Backend {
  public:
   bool bins_2d() const override { return true; }
   bool mean_separation() const override { return true; }
+  bool mean_separation_2d() const override { return true; }
   bool per_point() const override { return true; }
 };
 

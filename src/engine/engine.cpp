@@ -37,6 +37,11 @@ std::unique_ptr<Backend> backend_for(const Statistic& stat, const std::string& n
                       b->name());
     return make_cpu_backend();
   }
+  if (stat.mean_separation && stat.binning2d.active() && !b->mean_separation_2d()) {
+    why = fmt::format("the {} backend does not sum mean separations of 2-D bins yet: this statistic runs on the cpu",
+                      b->name());
+    return make_cpu_backend();
+  }
   if (stat.output == OutputKind::PerPoint && !b->per_point()) {
     why = fmt::format("the {} backend does not give per-point reductions yet: this statistic runs on the cpu", b->name());
     return make_cpu_backend();

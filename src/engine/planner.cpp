@@ -52,12 +52,11 @@ void check_regions(const Statistic& s, const PointSet& a, const PointSet* b) {
   if (b) check(*b, "second set: ");
 }
 
-// Mean separations are sums per bin of a 1-D histogram.
+// Mean separations are sums per histogram bin (1-D, or 2-D along the outer axis: r_p or s).
 void check_mean_separation(const Statistic& s) {
   if (!s.mean_separation) return;
   if (s.output != OutputKind::Histogram)
     throw_config(fmt::format("mean separations are summed per histogram bin, not for a {}", to_string(s.output)));
-  if (s.binning2d.active()) throw_config("mean separations are summed for 1-D bins, not 2-D (r_p, pi) or (s, mu) bins");
 }
 
 // 2-D bins about the z axis: 3-D Cartesian points, open or periodic, a histogram; the minimum

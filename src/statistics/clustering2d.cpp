@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 #include "correlation_counts.hpp"
@@ -38,12 +39,43 @@ double legendre(int ell, double mu) {
 
 }  // namespace
 
+namespace {
+
+// RunOptions::mean_separation over 2-D bins: the mean r_p (rpavg, Corrfunc's DDrppi) or s (savg,
+// DDsmu) of each flat bin's pairs, weighted by w_i w_j when weighted, NaN for an empty bin; and
+// per outer bin over all its inner bins (w_p's r_p: Corrfunc's wp rpavg).
+void add_mean_separation_columns_2d(Binned2DResult& r) {
+  const Result& x = r.raw;
+  if (x.separation_sum.empty()) return;
+  const bool weighted = !x.weighted.empty();
+  const std::size_t nb = x.counts.size(), ni = r.binning.inner().nbins(), no = nb / ni;
+  const auto pairs = [&](std::size_t k) { return weighted ? x.weighted[k] : static_cast<double>(x.counts[k]); };
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> flat(nb), outer(no);
+  for (std::size_t i = 0; i < no; ++i) {
+    double sum = 0, n = 0;
+    for (std::size_t k = i * ni; k < (i + 1) * ni; ++k) {
+      flat[k] = x.counts[k] == 0 || pairs(k) == 0 ? nan : x.separation_sum[k] / pairs(k);
+      sum += x.separation_sum[k];
+      n += pairs(k);
+    }
+    outer[i] = n == 0 ? nan : sum / n;
+  }
+  const std::string name = r.binning.kind() == Binning2D::Kind::RpPi ? "rpavg" : "savg";
+  r.derived.push_back({name, std::move(flat)});
+  r.per_outer.push_back({name, std::move(outer)});
+}
+
+}  // namespace
+
 Binned2DResult paircount_2d(const PointSet& a, const PointSet* b, const Binning2D& bins, const std::optional<Box>& box,
                             bool weighted, const RunOptions& opt) {
-  const Statistic s = statistic_2d(bins, box, weighted, b != nullptr);
+  Statistic s = statistic_2d(bins, box, weighted, b != nullptr);
+  s.mean_separation = opt.mean_separation;
   Binned2DResult r;
   r.binning = bins;
   r.raw = run(s, a, b, opt);
+  add_mean_separation_columns_2d(r);
   return r;
 }
 
@@ -95,7 +127,8 @@ Binned2DResult correlation_2d(const PointSet& data, const std::vector<PointSet>&
                               const std::optional<Box>& box, bool weighted, Estimator estimator,
                               const RunOptions& opt, const JackknifeRequest& jk, const ReusedCounts& reuse) {
   detail::StatisticClock clock;
-  const Statistic s = statistic_2d(bins, box, weighted, false);
+  Statistic s = statistic_2d(bins, box, weighted, false);
+  s.mean_separation = opt.mean_separation;  // (the data pairs' only: count_correlation)
   if (randoms.empty() && !box)
     throw_config("a 2-D correlation function needs random catalogues (--randoms), or a periodic box (--box) for the "
                  "analytic random counts");
@@ -155,6 +188,7 @@ Binned2DResult correlation_2d(const PointSet& data, const std::vector<PointSet>&
   out.per_outer = per_outer_columns(bins, xi);
   out.raw = std::move(c.dd);
   if (!c.jackknife) {
+    add_mean_separation_columns_2d(out);
     clock.stamp(out.raw, &c);
     return out;
   }
@@ -168,6 +202,7 @@ Binned2DResult correlation_2d(const PointSet& data, const std::vector<PointSet>&
   J.covariance = std::move(sum.covariance);
   out.jackknife = std::move(c.jackknife);
   add_jackknife_columns(out);
+  add_mean_separation_columns_2d(out);  // (after the jackknife's per-outer columns, which it slices)
   clock.stamp(out.raw, &c);
   return out;
 }

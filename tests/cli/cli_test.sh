@@ -138,6 +138,9 @@ check "smu grid and brute force agree" "cmp <(\"$tb\" smu --data \"$work/box.txt
 check "wp analytic in a box" "\"$tb\" wp --data \"$work/box.txt\" --box 50 --rmin 1 --rmax 10 --nbins 3 --pimax 10 | head -1 | grep -qx 'rp_lo,rp_hi,wp'"
 check "xi-rppi with randoms" "\"$tb\" xi-rppi --data \"$work/box.txt\" --randoms \"$work/box.txt\" --rmin 1 --rmax 10 --nbins 3 --pimax 4 --estimator natural | head -1 | grep -qx 'rp_lo,rp_hi,pi_lo,pi_hi,npairs,dr,rr,xi'"
 check "xi-smu multipoles" "\"$tb\" xi-smu --data \"$work/box.txt\" --box 50 --rmax 10 --nbins 2 --nmu-bins 5 --multipoles | head -1 | grep -qx 's_lo,s_hi,xi0,xi2,xi4'"
+check "rppi --ravg: rpavg per bin, within its r_p bin" "\"$tb\" rppi --data \"$work/box.txt\" --box 50 --rmin 1 --rmax 10 --nbins 3 --pimax 5 --ravg | awk -F, 'NR==1{ok=(\$6==\"rpavg\")} NR>1 && \$5>0 {n++; if (!(\$6>=\$1 && \$6<\$2)) ok=0} END{exit !(ok && n>5)}'"
+check "wp --ravg: rpavg per r_p bin" "\"$tb\" wp --data \"$work/box.txt\" --box 50 --rmin 1 --rmax 10 --nbins 3 --pimax 5 --ravg | head -1 | grep -qx 'rp_lo,rp_hi,wp,rpavg'"
+check "xi-smu --ravg: savg" "\"$tb\" smu --data \"$work/box.txt\" --box 50 --rmin 1 --rmax 10 --nbins 3 --nmu-bins 4 --ravg | head -1 | grep -qx 's_lo,s_hi,mu_lo,mu_hi,npairs,savg'"
 check "explain names the binned pair function" "\"$tb\" rppi --data \"$work/box.txt\" --box 50 --rmax 6 --nbins 2 --pimax 4 --explain 2>&1 >/dev/null | grep -q RpPiBins"
 expect 4 'pimax must be positive' -- "$tb" rppi --data "$work/box.txt" --rmax 5 --nbins 2 --pimax 0
 expect 4 'number of pi bins' -- "$tb" rppi --data "$work/box.txt" --rmax 5 --nbins 2 --pimax 0.5

@@ -21,23 +21,27 @@
 
 namespace twobody::cpu {
 
-template <class BinFunction, class Sink>
+// Means: each pair's separation along the outer axis (r_p or s) goes to the sink too, as the
+// "natural" value its accept() sums (Statistic::mean_separation: Corrfunc's rpavg and savg).
+template <class BinFunction, class Sink, bool Means = false>
 class BinRows {
  public:
   BinRows(const BinFunction& f, const SoaView<3>& A, const SoaView<3>& B, std::size_t max_row, Sink& sink)
-      : f_(f), A_(A), B_(B), bins_(std::max<std::size_t>(max_row, 1)), sink_(sink) {}
+      : f_(f), A_(A), B_(B), bins_(std::max<std::size_t>(max_row, 1)), seps_(Means ? bins_.size() : 0), sink_(sink) {}
   void operator()(std::size_t i, std::size_t j0, std::size_t j1) {
     const double a[3] = {A_.x[0][i], A_.x[1][i], A_.x[2][i]};
     const std::size_t n = j1 - j0;
     int* bins = bins_.data();
     for (std::size_t t = 0; t < n; ++t) {
       const double b[3] = {B_.x[0][j0 + t], B_.x[1][j0 + t], B_.x[2][j0 + t]};
-      bins[t] = f_.bin(a, b);
+      if constexpr (Means)
+        bins[t] = f_.bin(a, b, seps_[t]);
+      else
+        bins[t] = f_.bin(a, b);
     }
-    const auto none = [](double) { return 0.0; };
-    const auto no_key = [] { return 0.0; };
+    const auto as_is = [](double s) { return s; };
     for (std::size_t t = 0; t < n; ++t)
-      if (bins[t] >= 0) sink_.accept(bins[t], i, j0 + t, no_key, none);
+      if (bins[t] >= 0) sink_.accept(bins[t], i, j0 + t, [&] { return Means ? seps_[t] : 0.0; }, as_is);
   }
 
  private:
@@ -45,6 +49,7 @@ class BinRows {
   const SoaView<3>& A_;
   const SoaView<3>& B_;
   std::vector<int> bins_;
+  std::vector<double> seps_;
   Sink& sink_;
 };
 
@@ -78,9 +83,9 @@ Result run_binned2d(const BinFunction& f, const Plan& plan) {
   const PairWeights w = s.weighted ? PairWeights{pa.weights().data(), pb.weights().data()} : PairWeights{};
   const std::size_t max_row = use_grid ? std::max<std::size_t>(grid.plan.longest_row, 1) : shape.tile;
 
-  const auto run_with = [&](auto make_sink) {
+  const auto run_with = [&]<bool Means = false>(auto make_sink) {
     using Sink = decltype(make_sink());
-    const auto make_rows = [&](Sink& sink) { return BinRows<BinFunction, Sink>(f, A, B, max_row, sink); };
+    const auto make_rows = [&](Sink& sink) { return BinRows<BinFunction, Sink, Means>(f, A, B, max_row, sink); };
     if (!use_grid) return traverse(A.n, B.n, shape, make_sink, make_rows);
     const auto& items = grid.plan.items;
     if (grid.plan.windowed) {
@@ -95,7 +100,11 @@ Result run_binned2d(const BinFunction& f, const Plan& plan) {
   r.output = OutputKind::Histogram;
   if (s.regions > 0) {
     const TraversalLabels labels(plan, &grid);
-    for (const auto& k : run_with([&] { return RegionHistogramSink(plan.edges, w, labels.view); })) k.merge_into(r);
+    const auto sink = [&] { return RegionHistogramSink(plan.edges, w, labels.view, s.mean_separation); };
+    for (const auto& k : s.mean_separation ? run_with.template operator()<true>(sink) : run_with(sink)) k.merge_into(r);
+  } else if (s.mean_separation) {
+    for (const auto& k : run_with.template operator()<true>([&] { return MeanHistogramSink(plan.edges, w); }))
+      k.merge_into(r);
   } else {
     for (const auto& k : run_with([&] { return HistogramSink(plan.edges, w); })) k.merge_into(r);
   }
