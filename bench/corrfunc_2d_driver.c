@@ -135,6 +135,8 @@ int main(int argc, char **argv) {
   options.verbose = 0;
   struct extra_options extra = get_extra_options(NONE);
 
+  // rpavg / savg beside the 2-D counts (twobody's --ravg columns).
+  if (!wp && !xi) options.need_avg_sep = 1;
   FILE *out = fopen(argv[8], "w");
   if (!out) die(argv[8], strerror(errno));
 #ifdef WITH_MOCKS
@@ -147,11 +149,11 @@ int main(int argc, char **argv) {
                            &options, &extra) != EXIT_SUCCESS)
         die("countpairs_mocks failed", NULL);
       const double dpi = r.pimax / r.npibin;
-      fprintf(out, "rp_lo,rp_hi,pi_lo,pi_hi,npairs\n");
+      fprintf(out, "rp_lo,rp_hi,pi_lo,pi_hi,npairs,rpavg\n");
       for (int i = 1; i < r.nbin; ++i)
         for (int k = 0; k < r.npibin; ++k)
-          fprintf(out, "%.17g,%.17g,%.17g,%.17g,%llu\n", r.rupp[i - 1], r.rupp[i], k * dpi, (k + 1) * dpi,
-                  (unsigned long long)(r.npairs[i * (r.npibin + 1) + k] / 2));
+          fprintf(out, "%.17g,%.17g,%.17g,%.17g,%llu,%.17g\n", r.rupp[i - 1], r.rupp[i], k * dpi, (k + 1) * dpi,
+                  (unsigned long long)(r.npairs[i * (r.npibin + 1) + k] / 2), r.rpavg[i * (r.npibin + 1) + k]);
       free_results_mocks(&r);
     } else {
       results_countpairs_mocks_s_mu r = {0};
@@ -159,11 +161,11 @@ int main(int argc, char **argv) {
                                 nmu, 1, &r, &options, &extra) != EXIT_SUCCESS)
         die("countpairs_mocks_s_mu failed", NULL);
       const double dmu = r.mu_max / r.nmu_bins;
-      fprintf(out, "s_lo,s_hi,mu_lo,mu_hi,npairs\n");
+      fprintf(out, "s_lo,s_hi,mu_lo,mu_hi,npairs,savg\n");
       for (int i = 1; i < r.nsbin; ++i)
         for (int k = 0; k < r.nmu_bins; ++k)
-          fprintf(out, "%.17g,%.17g,%.17g,%.17g,%llu\n", r.supp[i - 1], r.supp[i], k * dmu, (k + 1) * dmu,
-                  (unsigned long long)(r.npairs[i * (r.nmu_bins + 1) + k] / 2));
+          fprintf(out, "%.17g,%.17g,%.17g,%.17g,%llu,%.17g\n", r.supp[i - 1], r.supp[i], k * dmu, (k + 1) * dmu,
+                  (unsigned long long)(r.npairs[i * (r.nmu_bins + 1) + k] / 2), r.savg[i * (r.nmu_bins + 1) + k]);
       free_results_mocks_s_mu(&r);
     }
     fclose(out);
@@ -193,11 +195,11 @@ int main(int argc, char **argv) {
                          &options, &extra) != EXIT_SUCCESS)
       die("countpairs_rp_pi failed", NULL);
     const double dpi = r.pimax / r.npibin;
-    fprintf(out, "rp_lo,rp_hi,pi_lo,pi_hi,npairs\n");
+    fprintf(out, "rp_lo,rp_hi,pi_lo,pi_hi,npairs,rpavg\n");
     for (int i = 1; i < r.nbin; ++i)
       for (int k = 0; k < r.npibin; ++k)
-        fprintf(out, "%.17g,%.17g,%.17g,%.17g,%llu\n", r.rupp[i - 1], r.rupp[i], k * dpi, (k + 1) * dpi,
-                (unsigned long long)(r.npairs[i * (r.npibin + 1) + k] / 2));
+        fprintf(out, "%.17g,%.17g,%.17g,%.17g,%llu,%.17g\n", r.rupp[i - 1], r.rupp[i], k * dpi, (k + 1) * dpi,
+                (unsigned long long)(r.npairs[i * (r.npibin + 1) + k] / 2), r.rpavg[i * (r.npibin + 1) + k]);
     free_results_rp_pi(&r);
   } else {
     results_countpairs_s_mu r = {0};
@@ -205,11 +207,11 @@ int main(int argc, char **argv) {
                         &options, &extra) != EXIT_SUCCESS)
       die("countpairs_s_mu failed", NULL);
     const double dmu = r.mu_max / r.nmu_bins;
-    fprintf(out, "s_lo,s_hi,mu_lo,mu_hi,npairs\n");
+    fprintf(out, "s_lo,s_hi,mu_lo,mu_hi,npairs,savg\n");
     for (int i = 1; i < r.nsbin; ++i)
       for (int k = 0; k < r.nmu_bins; ++k)
-        fprintf(out, "%.17g,%.17g,%.17g,%.17g,%llu\n", r.supp[i - 1], r.supp[i], k * dmu, (k + 1) * dmu,
-                (unsigned long long)(r.npairs[i * (r.nmu_bins + 1) + k] / 2));
+        fprintf(out, "%.17g,%.17g,%.17g,%.17g,%llu,%.17g\n", r.supp[i - 1], r.supp[i], k * dmu, (k + 1) * dmu,
+                (unsigned long long)(r.npairs[i * (r.nmu_bins + 1) + k] / 2), r.savg[i * (r.nmu_bins + 1) + k]);
     free_results_s_mu(&r);
   }
   fclose(out);
