@@ -58,13 +58,15 @@ double separation(const PointSet& a, std::size_t i, const PointSet& b, std::size
 struct Brute {
   std::vector<double> num, den, abs_num;  // Σ w w κ κ, Σ w w, Σ |w w κ κ| (the rounding scale)
   std::vector<std::uint64_t> n;
+  std::vector<double> sep, log_sep;  // Σ w w s, Σ w w ln s
 };
 
 // ka/kb empty: κ = 1 on that side (NK's count catalogue).
 Brute brute(const PointSet& a, const std::vector<double>& ka, const PointSet* b, const std::vector<double>& kb,
             const Binning& bins, CorrelationSpace space, double L, bool use_w) {
   const std::size_t nb = bins.nbins();
-  Brute r{std::vector<double>(nb), std::vector<double>(nb), std::vector<double>(nb), std::vector<std::uint64_t>(nb)};
+  Brute r{std::vector<double>(nb), std::vector<double>(nb), std::vector<double>(nb), std::vector<std::uint64_t>(nb),
+          std::vector<double>(nb), std::vector<double>(nb)};
   const PointSet& bb = b ? *b : a;
   const std::vector<double>& kbb = b ? kb : ka;
   for (std::size_t i = 0; i < a.size(); ++i)
@@ -79,6 +81,8 @@ Brute brute(const PointSet& a, const std::vector<double>& ka, const PointSet* b,
       r.abs_num[k] += std::abs(t);
       r.den[k] += w;
       ++r.n[k];
+      r.sep[k] += w * s;
+      r.log_sep[k] += w * std::log(s);
     }
   return r;
 }
@@ -143,6 +147,46 @@ TEST(ScalarCorrelation, KKAndNKEqualBruteForceInEverySpace) {
         }
       }
   }
+}
+
+// --ravg on kk and nk (TreeCorr's meanr, meanlogr): Σ w_i w_j s / Σ w_i w_j per bin against the
+// brute force, weighted and not, auto and cross, box and sky.
+TEST(ScalarCorrelation, MeanSeparationsEqualBruteForce) {
+  const auto seed = testing_support::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const double L = 100.0;
+  for (CorrelationSpace space : {CorrelationSpace::Box, CorrelationSpace::Sky})
+    for (bool use_w : {false, true}) {
+      const Binning bins = space == CorrelationSpace::Sky ? Binning::logarithmic(0.1, 20.0, 5) : Binning::logarithmic(1.0, 40.0, 5);
+      const std::optional<Box> box = space == CorrelationSpace::Box ? std::optional<Box>(Box::cube(3, L)) : std::nullopt;
+      RunOptions opt;
+      opt.backend = "cpu";
+      opt.mean_separation = true;
+      PointSet a = make_points(space, 600, L, seed), b = make_points(space, 400, L, seed + 1);
+      if (use_w) {
+        a = weighted(std::move(a), seed + 2);
+        b = weighted(std::move(b), seed + 3);
+      }
+      const std::vector<double> ka = uniform(a.size(), -1.0, 2.0, seed + 4), kb = uniform(b.size(), -3.0, 1.0, seed + 5);
+      const ScalarCatalogue A{a, ka}, B{b, kb};
+      const auto check = [&](const BinnedResult& x, const Brute& want) {
+        const auto& r = column(x, "ravg");
+        const auto& lr = column(x, "meanlogr");
+        for (std::size_t k = 0; k < want.n.size(); ++k) {
+          if (want.den[k] == 0) {
+            EXPECT_TRUE(std::isnan(r[k])) << k;
+            continue;
+          }
+          EXPECT_NEAR(r[k], want.sep[k] / want.den[k], 1e-12 * (1 + want.sep[k] / want.den[k])) << k;
+          EXPECT_NEAR(lr[k], want.log_sep[k] / want.den[k], 1e-11 * (1 + std::abs(want.log_sep[k] / want.den[k]))) << k;
+        }
+      };
+      check(kk_correlation(A, nullptr, bins, space, box, use_w, opt), brute(a, ka, nullptr, {}, bins, space, L, use_w));
+      check(kk_correlation(A, &B, bins, space, box, use_w, opt), brute(a, ka, &b, kb, bins, space, L, use_w));
+      check(nk_correlation(a, B, nullptr, bins, space, box, use_w, opt), brute(a, {}, &b, kb, bins, space, L, use_w));
+      const PointSet r = make_points(space, 300, L, seed + 6);
+      check(nk_correlation(a, B, use_w ? nullptr : &r, bins, space, box, use_w, opt), brute(a, {}, &b, kb, bins, space, L, use_w));
+    }
 }
 
 TEST(ScalarCorrelation, ConstantKappaGivesItsSquare) {

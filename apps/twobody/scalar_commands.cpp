@@ -84,6 +84,9 @@ void add_scalar_commands(CLI::App& app, CommonOptions& o, ProgressBar& bar) {
   kk->add_option("--kappa-column2", s.kappa_column2, "kappa column of --data2 (default: as --kappa-column)")
       ->check(CLI::PositiveNumber);
   add_space(*kk);
+  kk->add_flag("--ravg", o.ravg,
+               "add the columns ravg and meanlogr: the mean separation of each bin's pairs and of its log, weighted by "
+               "w_i w_j (TreeCorr's meanr, meanlogr)");
   kk->callback([&] {
     const BackendWarmUp warm(o.backend);
     FieldCatalogue a = load_field(o.data, o.columns, o.weight_column, s.kappa_column, s.sky);
@@ -109,6 +112,9 @@ void add_scalar_commands(CLI::App& app, CommonOptions& o, ProgressBar& bar) {
   nk->add_option("--kappa-column", s.kappa_column, "1-based column of kappa in --data2")->required()->check(CLI::PositiveNumber);
   nk->add_option("--randoms", s.randoms, "random catalogue of --data's footprint: xi_nk becomes NK - RK (TreeCorr's compensated)");
   add_space(*nk);
+  nk->add_flag("--ravg", o.ravg,
+               "add the columns ravg and meanlogr: the mean separation of each bin's (NK) pairs and of its log, "
+               "weighted by w_i w_j (TreeCorr's meanr, meanlogr)");
   nk->callback([&] {
     const BackendWarmUp warm(o.backend);
     const char* def = s.sky ? "1,2" : "";

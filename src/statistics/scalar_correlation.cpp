@@ -75,9 +75,11 @@ void add_info(Result& into, const Result& x) {
 }
 
 // Mean ξ of one pair set (NK or RK): the numerator run with w·κ on the field, and the
-// denominator from its counts (unweighted) or a second run with w.
+// denominator from its counts (unweighted) or a second run with w. With opt.mean_separation the
+// run with w (or with weights 1, an extra run when unweighted) also sums Σ w_i w_j s per bin:
+// TreeCorr's meanr and meanlogr.
 struct FieldMean {
-  Result raw;  // counts, and the weighted denominators when weighted
+  Result raw;  // counts, and the weighted denominators when weighted; separation sums when asked
   std::vector<double> weight, xi;
 };
 
@@ -87,19 +89,35 @@ FieldMean field_mean(const Statistic& s, const PointSet& a, std::span<const doub
   const PointSet nb = b ? with_point_weights(*b, space, weighted, kappa_b) : PointSet();
   const Result num = count(s, na, b ? &nb : nullptr, opt);
   FieldMean f;
-  if (weighted) {
-    const PointSet da = with_point_weights(a, space, true, {});
-    const PointSet db = b ? with_point_weights(*b, space, true, {}) : PointSet();
-    f.raw = count(s, da, b ? &db : nullptr, opt);
-    add_info(f.raw, num);
-  } else {
-    f.raw = num;
-    f.raw.weighted.clear();
+  f.raw = num;
+  if (weighted || opt.mean_separation) {
+    Statistic w = s;
+    w.mean_separation = opt.mean_separation;
+    const PointSet da = with_point_weights(a, space, weighted, {});
+    const PointSet db = b ? with_point_weights(*b, space, weighted, {}) : PointSet();
+    Result den = count(w, da, b ? &db : nullptr, opt);
+    if (weighted) {
+      add_info(den, num);
+      f.raw = std::move(den);
+    } else {
+      f.raw.separation_sum = std::move(den.separation_sum);
+      f.raw.log_separation_sum = std::move(den.log_separation_sum);
+      add_info(f.raw, den);
+    }
   }
+  if (!weighted) f.raw.weighted.clear();
   f.weight = weight_sums(f.raw, weighted);
   f.xi = ratio(num.weighted, f.weight);
   f.raw.weighted.clear();  // the table's weight column holds Σ w_i w_j in both cases
   return f;
+}
+
+// meanr and meanlogr (named ravg and meanlogr, as the other commands' --ravg) from the separation
+// sums over Σ w_i w_j; NaN in an empty bin.
+void add_mean_separations(BinnedResult& out, const FieldMean& f) {
+  if (f.raw.separation_sum.empty()) return;
+  out.derived.push_back({"ravg", ratio(f.raw.separation_sum, f.weight)});
+  out.derived.push_back({"meanlogr", ratio(f.raw.log_separation_sum, f.weight)});
 }
 
 std::vector<double> shot_noise(double numerator, const std::vector<double>& weight) {
@@ -141,10 +159,11 @@ BinnedResult kk_correlation(const ScalarCatalogue& a, const ScalarCatalogue* b, 
   FieldMean f = field_mean(s, a.points, a.kappa, b ? &b->points : nullptr, b ? b->kappa : std::span<const double>{},
                            space, weighted, opt);
   const double va = kappa_variance(a, weighted), vb = b ? kappa_variance(*b, weighted) : va;
-  BinnedResult out{bins, std::move(f.raw), {}};
+  BinnedResult out{bins, f.raw, {}};
   out.derived.push_back({"weight", f.weight});
   out.derived.push_back({"xi_kk", std::move(f.xi)});
   out.derived.push_back({"varxi", shot_noise(va * vb, f.weight)});
+  add_mean_separations(out, f);
   return out;
 }
 
@@ -159,14 +178,17 @@ BinnedResult nk_correlation(const PointSet& n, const ScalarCatalogue& k, const P
   FieldMean nk = field_mean(s, n, {}, &k.points, k.kappa, space, weighted, opt);
   const double vk = kappa_variance(k, weighted);
   std::vector<double> varxi = shot_noise(vk, nk.weight);
-  BinnedResult out{bins, std::move(nk.raw), {}};
+  BinnedResult out{bins, nk.raw, {}};
   out.derived.push_back({"weight", nk.weight});
   if (!randoms) {
     out.derived.push_back({"xi_nk", std::move(nk.xi)});
     out.derived.push_back({"varxi", std::move(varxi)});
+    add_mean_separations(out, nk);
     return out;
   }
-  const FieldMean rk = field_mean(s, *randoms, {}, &k.points, k.kappa, space, weighted, opt);
+  RunOptions no_means = opt;  // (the mean separations are the NK pairs')
+  no_means.mean_separation = false;
+  const FieldMean rk = field_mean(s, *randoms, {}, &k.points, k.kappa, space, weighted, no_means);
   add_info(out.raw, rk.raw);
   // TreeCorr's compensated estimator and its variance: NK − RK, var(NK) + var(RK).
   std::vector<double> xi(nk.xi.size());
@@ -181,6 +203,7 @@ BinnedResult nk_correlation(const PointSet& n, const ScalarCatalogue& k, const P
   out.derived.push_back({"rk_npairs", {rk.raw.counts.begin(), rk.raw.counts.end()}});
   out.derived.push_back({"rk_weight", rk.weight});
   out.derived.push_back({"xi_rk", rk.xi});
+  add_mean_separations(out, nk);
   return out;
 }
 
