@@ -312,3 +312,56 @@ TEST(CrossCorrelation, TwoDimensionalBins) {
     EXPECT_FALSE(x.per_outer_samples.empty());
   }
 }
+
+// --ravg on cross-correlations: the D1D2 pairs' mean separations, the same as a cross pair count's
+// (whose sums tests/mean_separation_test.cpp checks against a brute force), 1-D and 2-D, with a
+// jackknife and the analytic box.
+TEST(CrossCorrelation, MeanSeparationsAreTheDataPairs) {
+  const auto seed = testing_support::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const double L = 20.0;
+  for (bool weighted : {false, true}) {
+    SCOPED_TRACE(weighted ? "weighted" : "unweighted");
+    const PointSet d1 = as_set(weighted_points(testing_support::uniform_points(300, 3, 0.0, L, rng), rng, weighted), weighted),
+                   d2 = as_set(weighted_points(testing_support::uniform_points(260, 3, 0.0, L, rng), rng, weighted), weighted),
+                   r1 = as_set(weighted_points(testing_support::uniform_points(400, 3, 0.0, L, rng), rng, weighted), weighted),
+                   r2 = as_set(weighted_points(testing_support::uniform_points(380, 3, 0.0, L, rng), rng, weighted), weighted);
+    RunOptions opt = cpu_opts();
+    opt.mean_separation = true;
+    JackknifeRequest jk;
+    jk.regions = 4;
+    const Binning bins = Binning::logarithmic(0.5, 6.0, 5);
+    Statistic pc;
+    pc.traversal = Traversal::Cross;
+    pc.binning = bins;
+    pc.weighted = weighted;
+    pc.mean_separation = true;
+    const Result want = run(pc, d1, &d2, cpu_opts());
+    for (bool analytic : {false, true}) {
+      const CorrelationResult x =
+          analytic ? cross_correlation(d1, d2, {}, {}, bins, CorrelationSpace::Box, Box::cube(3, L), weighted, opt)
+                   : cross_correlation(d1, d2, {r1}, {r2}, bins, CorrelationSpace::Open, std::nullopt, weighted, opt, jk);
+      if (analytic) {
+        // (The box's minimum image: compare the sums only where no pair reaches half the box.)
+        EXPECT_FALSE(x.raw.separation_sum.empty());
+        continue;
+      }
+      ASSERT_EQ(x.raw.separation_sum.size(), bins.nbins());
+      for (std::size_t k = 0; k < bins.nbins(); ++k) {
+        expect_close(x.raw.separation_sum[k], want.separation_sum[k], "separation sum");
+        const double n = weighted ? want.weighted[k] : static_cast<double>(want.counts[k]);
+        if (n > 0) expect_close(column(x, "ravg")[k], want.separation_sum[k] / n, "ravg");
+      }
+    }
+    const Binning2D b2 = Binning2D::rp_pi(Binning::from_edges({0.5, 2, 4}), 5.0, 5, LineOfSight::ZAxis);
+    const Binned2DResult y = cross_correlation_2d(d1, d2, {r1}, {r2}, b2, std::nullopt, weighted, Estimator::LandySzalay, opt);
+    const Binned2DResult p = paircount_2d(d1, &d2, b2, std::nullopt, weighted, opt);
+    ASSERT_EQ(y.raw.separation_sum.size(), p.raw.separation_sum.size());
+    for (std::size_t k = 0; k < p.raw.separation_sum.size(); ++k)
+      expect_close(y.raw.separation_sum[k], p.raw.separation_sum[k], "2-D separation sum");  // (another summation order)
+    EXPECT_EQ(y.per_outer.back().name, "rpavg");
+    for (std::size_t i = 0; i < p.per_outer.back().values.size(); ++i)
+      expect_close(y.per_outer.back().values[i], p.per_outer.back().values[i], "rpavg per r_p bin");
+  }
+}

@@ -279,6 +279,7 @@ Binned2DResult cross_correlation_2d(const PointSet& data1, const PointSet& data2
     out.jackknife = std::move(e.jackknife);
     add_jackknife_columns(out);
   }
+  add_mean_separation_columns_2d(out);
   clock.stamp(out.raw);
   return out;
 }

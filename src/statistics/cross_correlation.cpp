@@ -33,6 +33,7 @@ struct CrossCount {
   std::vector<double> tw;                  // R x nbins (weighted)
   double norm = 0;
   std::vector<double> norm_without;        // per region
+  std::vector<double> sep, log_sep;        // per bin, Statistic::mean_separation's sums (else empty)
   double seconds = 0;
   std::uint64_t evaluated = 0, settled = 0;
 
@@ -74,6 +75,14 @@ CrossCount count_between(const Statistic& stat, const std::vector<const PointSet
         x.t[q] += r.region_counts[q];
         if (weighted) x.tw[q] += r.region_weighted[q];
       }
+      if (!r.separation_sum.empty()) {
+        x.sep.resize(nb, 0.0);
+        x.log_sep.resize(nb, 0.0);
+        for (std::size_t k = 0; k < nb; ++k) {
+          x.sep[k] += r.separation_sum[k];
+          x.log_sep[k] += r.log_separation_sum[k];
+        }
+      }
       x.seconds += r.info.seconds;
       x.evaluated += r.info.pairs_evaluated;
       x.settled += r.info.pairs_settled_fp64;
@@ -114,11 +123,12 @@ CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, cons
                                     "needs them for both samples"
                                   : "the second sample has no random catalogues (--randoms2): a cross-correlation "
                                     "needs them for both samples");
-  if (opt.mean_separation || stat.mean_separation)
-    throw_config("mean separations (--ravg) are not given for cross-correlations yet");
   Statistic s = stat;
   s.traversal = Traversal::Cross;
   s.output = OutputKind::Histogram;
+  // Mean separations are the D1D2 pairs' (the random counts run without them).
+  const bool means = opt.mean_separation || stat.mean_separation;
+  s.mean_separation = false;
   const bool weighted = s.weighted;
   const auto prepare = [&](const PointSet& p) { return space == CorrelationSpace::Sky ? sky_to_unit_vectors(p) : p; };
 
@@ -174,7 +184,9 @@ CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, cons
   std::vector<const PointSet*> g_r1, g_r2;
   for (const PointSet& p : r1) g_r1.push_back(&p);
   for (const PointSet& p : r2) g_r2.push_back(&p);
-  const CrossCount dd = count_between(s, g_d1, g_d2, R, opt);
+  Statistic s_dd = s;
+  s_dd.mean_separation = means;
+  const CrossCount dd = count_between(s_dd, g_d1, g_d2, R, opt);
   CrossCount dr, rd, rr;
   if (!analytic) {
     dr = count_between(s, g_d1, g_r2, R, opt);
@@ -223,6 +235,8 @@ CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, cons
   for (std::size_t k = 0; k < nb; ++k) out.dd.counts[k] = static_cast<std::uint64_t>(dd.c[k]);
   if (weighted) out.dd.weighted = dd.w;
   out.dd.regions = R;
+  out.dd.separation_sum = dd.sep;
+  out.dd.log_separation_sum = dd.log_sep;
   out.dd.region_counts = dd.t;
   if (weighted) out.dd.region_weighted = dd.tw;
   out.dd.info.n_a = data1.size();
@@ -310,6 +324,7 @@ CorrelationResult cross_correlation(const PointSet& data1, const PointSet& data2
     out.jackknife = std::move(e.jackknife);
   }
   out.raw = std::move(e.dd);
+  add_mean_separation_columns(out);
   clock.stamp(out.raw);
   return out;
 }
