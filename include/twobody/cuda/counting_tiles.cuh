@@ -114,6 +114,22 @@ __device__ __forceinline__ bool claim_tile_item(const Args& args, unsigned long 
   return true;
 }
 
+// Pair (i, j)'s float64 bin among edges of equal width (the bin from the distance, checked against
+// the float64 edges), or -1 outside the bins: the settlement of the equal-width histograms
+// (counting tiles, tensor-core histograms).
+template <int D, class Proxy, class Exact>
+__device__ __forceinline__ int equal_width_float64_bin(const PairKernelArgs<Proxy, Exact>& args, double lo64,
+                                                    double inv_width64, std::uint32_t i, std::uint32_t j) {
+  const double key = float64_key<D>(args, i, j);
+  const double* e = args.edges64;
+  if (!(key >= e[0]) || !(key < e[args.nbins])) return -1;
+  int k = static_cast<int>(floor((sqrt(key) - lo64) * inv_width64));
+  k = ::min(::max(k, 0), args.nbins - 1);
+  while (key < e[k]) --k;
+  while (key >= e[k + 1]) ++k;
+  return k;
+}
+
 // Histogram: a pair the hot loop counted in its rounded bin although it lies within δ of an edge
 // goes to its float64 bin (edges of equal width: the bin from the distance, checked against the
 // float64 edges with two independent loads). Any lane may move any pair: the rounded bin is
@@ -131,13 +147,8 @@ __device__ __noinline__ void move_to_float64_bin(const PairKernelArgs<Proxy, Exa
   float dev;
   const float v = bin_position<Clamp>(squared<D>(a, b), shape, dev);
   atomicSub(&s_hist[__float_as_uint(v) * static_cast<unsigned>(copies) + word_base], 1u);
-  const double key = float64_key<D>(args, i, j);
-  const double* e = args.edges64;
-  if (!(key >= e[0]) || !(key < e[args.nbins])) return;
-  int k = static_cast<int>(floor((sqrt(key) - shape.lo64) * shape.inv_width64));
-  k = ::min(::max(k, 0), args.nbins - 1);
-  while (key < e[k]) --k;
-  while (key >= e[k + 1]) ++k;
+  const int k = equal_width_float64_bin<D>(args, shape.lo64, shape.inv_width64, i, j);
+  if (k < 0) return;
   atomicAdd(&s_hist[static_cast<unsigned>(k + 1) * static_cast<unsigned>(copies) + word_base +
                     (__float_as_uint(kRoundingMagic) - 1u) * static_cast<unsigned>(copies)],
             1u);

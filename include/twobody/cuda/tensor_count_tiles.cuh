@@ -158,6 +158,43 @@ __device__ __forceinline__ void coordinates(const DeviceSet& set, std::uint32_t 
 #pragma unroll
     for (int d = 0; d < D; ++d) x[d] = set.x[d][i];
 }
+// The A fragments of MMA 1 for the warp's 64 anchors from w0 (four 16-row tiles), the anchors taken
+// about `centre` (the histograms' item centre; zeros for the counts: x − 0 is x) with |a|² − t_hi.
+template <int D>
+__device__ __forceinline__ void warp_anchor_fragments(const DeviceSet& A, std::uint32_t w0, int g, int t4,
+                                                      const float (&centre)[3], double t_hi, std::uint32_t (&a1)[4][4]) {
+#pragma unroll
+  for (int m = 0; m < 4; ++m) {
+    float top1[8], top2[8], bot1[8], bot2[8], x[3];
+    const std::uint32_t it = w0 + m * 16 + g, ib = it + 8;
+    coordinates<D>(A, it, x);
+#pragma unroll
+    for (int d = 0; d < D; ++d) x[d] = __fsub_rn(x[d], centre[d]);
+    anchor_rows<D>(x, it < A.n, t_hi, top1, top2);
+    coordinates<D>(A, ib, x);
+#pragma unroll
+    for (int d = 0; d < D; ++d) x[d] = __fsub_rn(x[d], centre[d]);
+    anchor_rows<D>(x, ib < A.n, t_hi, bot1, bot2);
+    std::uint32_t unused[4];
+    anchor_fragments(top1, top2, bot1, bot2, t4, a1[m], unused);
+  }
+}
+// Partner jt + tid (a sentinel from j1 on), about `centre`, into the shared B fragments: column
+// tid % 8 of block tid / 8.
+template <int D>
+__device__ __forceinline__ void stage_partner_fragments(const DeviceSet& B, std::uint32_t jt, std::uint32_t j1,
+                                                        const float (&centre)[3], float4* s_frag) {
+  const int tid = threadIdx.x;
+  const std::uint32_t jl = jt + tid;
+  float y[3];
+  coordinates<D>(B, jl, y);
+#pragma unroll
+  for (int d = 0; d < D; ++d) y[d] = __fsub_rn(y[d], centre[d]);
+  float4 f[4];
+  partner_fragments<D>(y, jl < j1, f);
+#pragma unroll
+  for (int t = 0; t < 4; ++t) s_frag[(tid / 8) * 32 + (tid % 8) * 4 + t] = f[t];
+}
 }  // namespace tensor_detail
 
 // Lo: a range starting above zero (a second sign bit and band per pair).
@@ -183,32 +220,14 @@ __global__ void __launch_bounds__(kThreads, 3)
     if (args.is_auto && j1 <= i0 + 1) continue;
     const std::uint32_t w0 = i0 + warp * 64;  // this warp's anchors: w0 .. w0 + 63
 
+    constexpr float kOrigin[3] = {0.f, 0.f, 0.f};
     std::uint32_t a1[4][4];  // MMA 2's come from these (second_fragments)
-#pragma unroll
-    for (int m = 0; m < 4; ++m) {
-      float top1[8], top2[8], bot1[8], bot2[8], x[3];
-      const std::uint32_t it = w0 + m * 16 + g, ib = it + 8;
-      coordinates<D>(args.A, it, x);
-      anchor_rows<D>(x, it < args.A.n, shape.t_hi, top1, top2);
-      coordinates<D>(args.A, ib, x);
-      anchor_rows<D>(x, ib < args.A.n, shape.t_hi, bot1, bot2);
-      std::uint32_t unused[4];
-      anchor_fragments(top1, top2, bot1, bot2, t4, a1[m], unused);
-    }
+    warp_anchor_fragments<D>(args.A, w0, g, t4, kOrigin, shape.t_hi, a1);
     unsigned c_hi = 0, c_lo = 0;  // sign bits this item (< 2^32: 16 a lane per 8 partners)
 
     for (std::uint32_t jt = first_wanted_subtile(args.is_auto, i0, j0); jt < j1; jt += kThreads) {
       __syncthreads();
-      {
-        // Partner jt + tid, column tid % 8 of block tid / 8.
-        const std::uint32_t jl = jt + tid;
-        float y[3];
-        coordinates<D>(args.B, jl, y);
-        float4 f[4];
-        partner_fragments<D>(y, jl < j1, f);
-#pragma unroll
-        for (int t = 0; t < 4; ++t) s_frag[(tid / 8) * 32 + (tid % 8) * 4 + t] = f[t];
-      }
+      stage_partner_fragments<D>(args.B, jt, j1, kOrigin, s_frag);
       __syncthreads();
 
 #pragma unroll 2

@@ -41,9 +41,11 @@ constexpr std::size_t tensor_histogram_smem(int nbins, int copies) {
 }
 
 namespace tensor_histogram_detail {
-// Block-wide reductions of 8 values (min for the first `nmin`, max for the rest) over the warps.
+// Block-wide reductions of N <= 6 values (min for the first `nmin`, max for the rest) over the
+// warps, through s_red (a row of 6 a warp).
 template <int N>
-__device__ __forceinline__ void block_reduce(float (&v)[N], int nmin, float (*s_red)[N]) {
+__device__ __forceinline__ void block_reduce(float (&v)[N], int nmin, float (*s_red)[6]) {
+  static_assert(N >= 1 && N <= 6, "s_red holds six values a warp");
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
 #pragma unroll
   for (int k = 0; k < N; ++k)
@@ -64,20 +66,6 @@ __device__ __forceinline__ void block_reduce(float (&v)[N], int nmin, float (*s_
   __syncthreads();  // s_red is reused
 }
 
-// Pair (i, j)'s float64 bin (edges of equal width: the bin from the distance, checked against the
-// float64 edges), or -1 outside the bins.
-template <int D, class Proxy, class Exact>
-__device__ __noinline__ int float64_bin_of(const PairKernelArgs<Proxy, Exact>& args, double lo64, double inv_width64,
-                                           std::uint32_t i, std::uint32_t j) {
-  const double key = float64_key<D>(args, i, j);
-  const double* e = args.edges64;
-  if (!(key >= e[0]) || !(key < e[args.nbins])) return -1;
-  int k = static_cast<int>(floor((sqrt(key) - lo64) * inv_width64));
-  k = ::min(::max(k, 0), args.nbins - 1);
-  while (key < e[k]) --k;
-  while (key >= e[k + 1]) ++k;
-  return k;
-}
 }  // namespace tensor_histogram_detail
 
 // Clamp: pairs (or sentinels) can fall outside the bins; else the first edge is 0, the last beyond
@@ -118,7 +106,7 @@ __global__ void __launch_bounds__(kThreads, 3)
     for (unsigned q = lane; q < queued; q += 32) {
       const uint2 e = s_queue[q];
       if (e.x >= args.A.n) continue;  // a sentinel's entry (an item that settles every pair)
-      const int k = float64_bin_of<D>(args, shape.lo64, shape.inv_width64, e.x, e.y);
+      const int k = equal_width_float64_bin<D>(args, shape.lo64, shape.inv_width64, e.x, e.y);
       if (k >= 0) atomicAdd(&s_hist[(k + 1) * copies + lane_copy], 1u);
       ++n_settled;
     }
@@ -150,7 +138,7 @@ __global__ void __launch_bounds__(kThreads, 3)
       block_reduce<6>(box, 3, s_red);
 #pragma unroll
       for (int d = 0; d < D; ++d) c[d] = box[3 + d] >= box[d] ? __fmul_rn(0.5f, __fadd_rn(box[d], box[3 + d])) : 0.f;
-      float far[6] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f};  // (only the last used: max |a − c|²)
+      float far[1] = {0.f};  // max |a − c|²
       for (int r = 0; r < 2; ++r) {
         float x[3];
         const std::uint32_t i = i0 + r * kThreads + tid;
@@ -161,10 +149,10 @@ __global__ void __launch_bounds__(kThreads, 3)
           const double y = __fsub_rn(x[d], c[d]);
           n2 += y * y;
         }
-        if (i < args.A.n) far[5] = fmaxf(far[5], __double2float_ru(n2));
+        if (i < args.A.n) far[0] = fmaxf(far[0], __double2float_ru(n2));
       }
-      block_reduce<6>(far, 0, s_red);
-      radius = sqrt(static_cast<double>(far[5]));
+      block_reduce<1>(far, 0, s_red);
+      radius = sqrt(static_cast<double>(far[0]));
     }
     const TensorItemGuard ig = tensor_item_guard(shape.guard, radius);
     // Pairs with s̃ below the first guarded edge are clamped onto it (and flagged): s_low.
@@ -175,35 +163,11 @@ __global__ void __launch_bounds__(kThreads, 3)
     const float s_low = ig.clamp_low ? __double2float_rn(ig.edge * ig.edge) : shape.s_below;
 
     std::uint32_t a1[4][4];  // MMA 2's come from these (second_fragments)
-#pragma unroll
-    for (int m = 0; m < 4; ++m) {
-      float top1[8], top2[8], bot1[8], bot2[8], x[3];
-      const std::uint32_t it = w0 + m * 16 + g, ib = it + 8;
-      coordinates<D>(args.A, it, x);
-#pragma unroll
-      for (int d = 0; d < D; ++d) x[d] = __fsub_rn(x[d], c[d]);
-      anchor_rows<D>(x, it < args.A.n, 0.0, top1, top2);
-      coordinates<D>(args.A, ib, x);
-#pragma unroll
-      for (int d = 0; d < D; ++d) x[d] = __fsub_rn(x[d], c[d]);
-      anchor_rows<D>(x, ib < args.A.n, 0.0, bot1, bot2);
-      std::uint32_t unused[4];
-      anchor_fragments(top1, top2, bot1, bot2, t4, a1[m], unused);
-    }
+    warp_anchor_fragments<D>(args.A, w0, g, t4, c, 0.0, a1);
 
     for (std::uint32_t jt = first_wanted_subtile(args.is_auto, i0, j0); jt < j1; jt += kThreads) {
       __syncthreads();
-      {
-        const std::uint32_t jl = jt + tid;
-        float y[3];
-        coordinates<D>(args.B, jl, y);
-#pragma unroll
-        for (int d = 0; d < D; ++d) y[d] = __fsub_rn(y[d], c[d]);
-        float4 f[4];
-        partner_fragments<D>(y, jl < j1, f);
-#pragma unroll
-        for (int t = 0; t < 4; ++t) s_frag[(tid / 8) * 32 + (tid % 8) * 4 + t] = f[t];
-      }
+      stage_partner_fragments<D>(args.B, jt, j1, c, s_frag);
       __syncthreads();
 
 #pragma unroll 1
