@@ -119,44 +119,47 @@ float mma_model(const std::vector<double>& addends) {
   if (std::abs(double(r)) > std::abs(sum)) r = std::nextafter(r, 0.f);
   return r;
 }
+// A point's TF32 splits (coordinates, and the norm term c: |a|² − T or |b|²), as the kernels make them.
+struct TensorSplit {
+  float h[3], l[3], ch, cl;
+};
+TensorSplit tensor_split(const float* x, float c) {
+  TensorSplit q;
+  for (int d = 0; d < 3; ++d) {
+    q.h[d] = tf32(x[d]);
+    q.l[d] = tf32(x[d] - q.h[d]);
+  }
+  q.ch = tf32(c);
+  q.cl = tf32(c - q.ch);
+  return q;
+}
+// The kernels' two MMAs on anchor a and partner b under the accumulation model.
+float tensor_gram_model(const TensorSplit& a, const TensorSplit& b) {
+  std::vector<double> t1, t2;
+  for (int d = 0; d < 3; ++d) t1.push_back(-2.0 * a.h[d] * b.h[d]);
+  for (int d = 0; d < 3; ++d) t1.push_back(-2.0 * a.l[d] * b.h[d]);
+  t1.push_back(a.ch);
+  t1.push_back(a.cl);
+  t1.push_back(0.0);  // the accumulator
+  const float r1 = mma_model(t1);
+  for (int d = 0; d < 3; ++d) t2.push_back(-2.0 * a.h[d] * b.l[d]);
+  t2.push_back(b.ch);
+  t2.push_back(b.cl);
+  t2.push_back(r1);
+  return mma_model(t2);
+}
+
 std::size_t check_tensor_count(const PointSet& p, double lo, double hi) {
   const Shifted s = shifted(p);
   const CountingPlan cp = tensor_count_plan(s.setup.model, lo, hi);
-  struct Split {
-    float h[3], l[3], ch, cl;
-  };
-  auto split = [](const std::array<float, 3>& x, float c) {
-    Split q;
-    for (int d = 0; d < 3; ++d) {
-      q.h[d] = tf32(x[d]);
-      q.l[d] = tf32(x[d] - q.h[d]);
-    }
-    q.ch = tf32(c);
-    q.cl = tf32(c - q.ch);
-    return q;
-  };
-  std::vector<Split> sa, sb;  // anchors with |a|² − T, partners with |b|²
+  std::vector<TensorSplit> sa, sb;  // anchors with |a|² − T, partners with |b|²
   for (std::size_t i = 0; i < p.size(); ++i) {
     double n2 = 0;
     for (int d = 0; d < 3; ++d) n2 += double(s.f[i][d]) * s.f[i][d];
-    sa.push_back(split(s.f[i], static_cast<float>(n2 - cp.t_hi)));
-    sb.push_back(split(s.f[i], static_cast<float>(n2)));
+    sa.push_back(tensor_split(s.f[i].data(), static_cast<float>(n2 - cp.t_hi)));
+    sb.push_back(tensor_split(s.f[i].data(), static_cast<float>(n2)));
   }
-  return check_sign_verdicts(p, cp, "tensor", [&](std::size_t i, std::size_t j) {
-    const Split &a = sa[i], &b = sb[j];
-    std::vector<double> t1, t2;
-    for (int d = 0; d < 3; ++d) t1.push_back(-2.0 * a.h[d] * b.h[d]);
-    for (int d = 0; d < 3; ++d) t1.push_back(-2.0 * a.l[d] * b.h[d]);
-    t1.push_back(a.ch);
-    t1.push_back(a.cl);
-    t1.push_back(0.0);  // the accumulator
-    const float r1 = mma_model(t1);
-    for (int d = 0; d < 3; ++d) t2.push_back(-2.0 * a.h[d] * b.l[d]);
-    t2.push_back(b.ch);
-    t2.push_back(b.cl);
-    t2.push_back(r1);
-    return mma_model(t2);
-  });
+  return check_sign_verdicts(p, cp, "tensor", [&](std::size_t i, std::size_t j) { return tensor_gram_model(sa[i], sb[j]); });
 }
 
 // The kernel's histogram arithmetic (equal-width bins): whenever |g| <= g_limit the rounded bin
@@ -317,19 +320,6 @@ std::size_t check_tensor_histogram(const PointSet& p, const Binning& bins, std::
     order.push_back({key, i});
   }
   std::sort(order.begin(), order.end());
-  struct Split {
-    float h[3], l[3], ch, cl;
-  };
-  auto split = [](const float (&x)[3], float c) {
-    Split q;
-    for (int d = 0; d < 3; ++d) {
-      q.h[d] = tf32(x[d]);
-      q.l[d] = tf32(x[d] - q.h[d]);
-    }
-    q.ch = tf32(c);
-    q.cl = tf32(c - q.ch);
-    return q;
-  };
   auto recentred = [&](std::size_t i, const float (&c)[3]) {
     float x[3];
     double n2 = 0;
@@ -337,7 +327,7 @@ std::size_t check_tensor_histogram(const PointSet& p, const Binning& bins, std::
       x[d] = s.f[i][d] - c[d];
       n2 += double(x[d]) * x[d];
     }
-    return split(x, static_cast<float>(n2));
+    return tensor_split(x, static_cast<float>(n2));
   };
   std::size_t unsure = 0;
   for (std::size_t i0 = 0; i0 < p.size(); i0 += item) {
@@ -366,22 +356,10 @@ std::size_t check_tensor_histogram(const PointSet& p, const Binning& bins, std::
     const float s_low = ig.clamp_low ? static_cast<float>(ig.edge * ig.edge) : s_below;
     for (std::size_t k = i0; k < i1; ++k) {
       const std::size_t i = order[k].second;
-      const Split a = recentred(i, c);
+      const TensorSplit a = recentred(i, c);
       for (std::size_t kj = k + 1; kj < p.size(); ++kj) {
         const std::size_t j = order[kj].second;
-        const Split b = recentred(j, c);
-        std::vector<double> t1, t2;
-        for (int d = 0; d < 3; ++d) t1.push_back(-2.0 * a.h[d] * b.h[d]);
-        for (int d = 0; d < 3; ++d) t1.push_back(-2.0 * a.l[d] * b.h[d]);
-        t1.push_back(a.ch);
-        t1.push_back(a.cl);
-        t1.push_back(0.0);
-        const float r1 = mma_model(t1);
-        for (int d = 0; d < 3; ++d) t2.push_back(-2.0 * a.h[d] * b.l[d]);
-        t2.push_back(b.ch);
-        t2.push_back(b.cl);
-        t2.push_back(r1);
-        const float sq = std::min(std::max(mma_model(t2), s_low), s_above);
+        const float sq = std::min(std::max(tensor_gram_model(a, recentred(j, c)), s_low), s_above);
         const int exact = find_bin(keys.padded.data(), keys.nbins, keys.steps, key64(p, i, j));
         for (double e : {-1.0, 1.0}) {
           const float d = static_cast<float>(std::sqrt(double(sq)) * (1 + e * kSqrtApproxError));
