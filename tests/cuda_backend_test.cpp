@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <future>
 #include <span>
 
 #include "test_support.hpp"
@@ -972,6 +973,85 @@ TEST_F(Cuda, CorrelationOverlapsPreparationWithCounts) {
   EXPECT_EQ(g.jackknife->dr, c.jackknife->dr);
   EXPECT_EQ(g.jackknife->rr, c.jackknife->rr);
   EXPECT_EQ(g.jackknife->samples, c.jackknife->samples);
+}
+
+// A ResidentSet (a correlation's data catalogue): the first run uploads the set in its frame, the
+// first cross count that takes the grid indexes it, later cross counts against partners inside the
+// frame reuse both, partners beyond it make their own; runs on two threads at once share it. Every
+// count equals the CPU's brute force: open space, a periodic box and the sky, weighted with
+// regions and not, through the grid and by brute force.
+TEST_F(Cuda, ResidentSetIsUploadedAndIndexedOnce) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const int R = 5;
+  auto labelled = [&](PointSet p) {
+    std::vector<std::int32_t> l(p.size());
+    std::uniform_int_distribution<int> u(0, R - 1);
+    for (auto& x : l) x = u(rng);
+    p.set_regions(std::move(l));
+    return p;
+  };
+  const auto has = [](const Result& r, const char* what) { return r.info.plan.find(what) != std::string::npos; };
+  for (const char* space : {"open", "periodic", "sky"}) {
+    const bool sky = std::string(space) == "sky", periodic = std::string(space) == "periodic";
+    auto make = [&](std::size_t n, double hi) {
+      return labelled(sky ? sky_to_unit_vectors(to_pointset(testing_support::sky_points(n, rng, -20, 50)))
+                          : to_pointset(uniform_points(n, 3, 0, hi, rng, true)));
+    };
+    const PointSet A = make(40000, 100);
+    const std::vector<PointSet> Bs = {make(30000, 100), make(25000, 100), make(30000, 100)};
+    // Partners beyond the data's frame (open space; on the sky and in the box they stay inside).
+    const PointSet far = make(20000, 130);
+    for (bool weighted : {false, true}) {
+      for (int regions : {0, R}) {
+        for (double hi : {6.0, 45.0}) {  // the grid (and regions: always), brute force
+          SCOPED_TRACE(std::string(space) + (weighted ? " weighted" : "") + " regions " + std::to_string(regions) +
+                       " hi " + std::to_string(hi));
+          Statistic s = stat(sky ? Metric::Angular : periodic ? Metric::Periodic : Metric::Euclidean, Traversal::Auto,
+                             Binning::logarithmic(hi / 40, hi, 14), OutputKind::Histogram, weighted);
+          if (periodic) s.box = Box::cube(3, 100.0);
+          s.regions = regions;
+          RunOptions o = on("cuda");
+          o.resident = std::make_shared<const ResidentSet>(A);
+          const auto same = [&](const Result& g, const Result& c) {
+            expect_same(g, c);
+            EXPECT_EQ(g.region_counts, c.region_counts);
+          };
+          const Result dd = run(s, A, nullptr, o);
+          EXPECT_TRUE(has(dd, "the first set uploaded for this and later runs")) << dd.info.plan;
+          same(dd, run(s, A, nullptr, brute_on_cpu()));
+          Statistic x = s;
+          x.traversal = Traversal::Cross;
+          bool indexed = false;  // an earlier cross count took the grid
+          for (std::size_t i = 0; i < Bs.size(); ++i) {
+            const Result g = run(x, A, &Bs[i], o);
+            EXPECT_TRUE(has(g, "the first set as an earlier run uploaded it")) << g.info.plan;
+            if (indexed && has(g, "ran: grid")) EXPECT_TRUE(has(g, "the first set's cells as an earlier run made them")) << g.info.plan;
+            indexed = indexed || has(g, "ran: grid");
+            if (regions > 0) EXPECT_TRUE(has(g, "ran: grid")) << g.info.plan;
+            same(g, run(x, A, &Bs[i], brute_on_cpu()));
+          }
+          if (!sky && !periodic) {
+            const Result g = run(x, A, &far, o);
+            EXPECT_TRUE(has(g, "uploaded afresh: the partners reach beyond the frame")) << g.info.plan;
+            same(g, run(x, A, &far, brute_on_cpu()));
+          }
+          // Two runs at once on a fresh ResidentSet: one uploads (and indexes), the other waits and reuses.
+          RunOptions fresh = on("cuda");
+          fresh.resident = std::make_shared<const ResidentSet>(A);
+          const int dev = current_cuda_device();
+          auto other = std::async(std::launch::async, [&] {
+            set_current_cuda_device(dev);
+            return run(x, A, &Bs[1], fresh);
+          });
+          const Result first = run(x, A, &Bs[0], fresh);
+          same(first, run(x, A, &Bs[0], brute_on_cpu()));
+          same(other.get(), run(x, A, &Bs[1], brute_on_cpu()));
+        }
+      }
+    }
+  }
 }
 
 // Counts on the tensor cores (the default where their bound allows): equal to the CPU

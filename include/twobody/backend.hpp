@@ -20,6 +20,8 @@ struct Plan {
   std::function<void(double)> progress;
   std::string explanation;
   std::string path = "auto";  // RunOptions::path
+  // RunOptions::resident when its set is this plan's `a`; null otherwise.
+  std::shared_ptr<const ResidentSet> resident;
   bool is_auto() const { return stat->traversal == Traversal::Auto; }
 };
 

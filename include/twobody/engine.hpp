@@ -2,6 +2,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 
@@ -12,6 +13,32 @@
 namespace twobody {
 
 class Distribution;
+
+// A point set counted in several runs of one call: a correlation function's data catalogue in its
+// DD and in every DR_i. A backend may keep its copy of the set here, from the first run that uses
+// it until this object is destroyed, so that the set is uploaded and indexed once for the whole
+// call. The CUDA backend keeps the upload, the float32 frame and the cell index of a cross count.
+// A later run reuses them when its partners lie inside that frame; otherwise it makes its own
+// copies, and its plan says why. The CPU backend keeps nothing. Runs carry it in
+// RunOptions::resident; a run whose first set is not `points()` (a chunk, a process's share)
+// ignores it. What is kept belongs to the backend. Runs on several threads at once may share one
+// ResidentSet.
+class ResidentSet {
+ public:
+  explicit ResidentSet(const PointSet& points) : points_(&points) {}
+  const PointSet& points() const { return *points_; }
+  // What a backend keeps: made and read under lock(), replaced when it does not fit a run.
+  struct Kept {
+    virtual ~Kept() = default;
+  };
+  std::unique_lock<std::mutex> lock() const { return std::unique_lock<std::mutex>(mutex_); }
+  std::shared_ptr<Kept>& kept() const { return kept_; }
+
+ private:
+  const PointSet* points_;
+  mutable std::mutex mutex_;
+  mutable std::shared_ptr<Kept> kept_;
+};
 
 struct RunOptions {
   std::string backend = "auto";  // auto | cpu | cuda
@@ -36,6 +63,8 @@ struct RunOptions {
   // its output buffer batch by batch as it drains it (README, the CUDA backend); other backends
   // and distributed runs the whole list at the end. max_pairs still limits the total.
   std::function<void(std::span<const PairRecord>)> pair_sink = nullptr;
+  // A set this call counts again and again (see ResidentSet); null: every run starts afresh.
+  std::shared_ptr<const ResidentSet> resident = nullptr;
 };
 
 // How a run is split across processes. run() and explain() hand a call with

@@ -114,8 +114,9 @@ struct FastSetup {
   typename FastPath<F>::Model model{};
 };
 
+// `frame` holds every point of both sets (open space; a periodic box is its own frame).
 template <class F>
-FastSetup<F> make_fast_setup(const F& f, const PointSet& A, const PointSet& B) {
+FastSetup<F> make_fast_setup(const F& f, const Frame& frame) {
   constexpr int D = F::dim;
   FastSetup<F> fs;
   fs.shift.assign(D, 0.0);
@@ -126,7 +127,7 @@ FastSetup<F> make_fast_setup(const F& f, const PointSet& A, const PointSet& B) {
       // bound the shifted coordinates without another pass over the points (~17 ms at 10^7).
       std::pair<double, double> range;
       if constexpr (std::is_same_v<F, PeriodicEuclidean<D>>) range = {0.0, f.length[d]};
-      else range = joint_range(A, B, d);
+      else range = {frame.lo[d], frame.hi[d]};
       const auto [lo, hi] = range;
       fs.shift[d] = 0.5 * (lo + hi);
       M = std::max({M, std::abs(hi - fs.shift[d]), std::abs(lo - fs.shift[d])});
@@ -140,6 +141,18 @@ FastSetup<F> make_fast_setup(const F& f, const PointSet& A, const PointSet& B) {
     }
   }
   return fs;
+}
+
+// Whether make_fast_setup reads the frame (open-space distances), i.e. needs the points' range.
+template <class F>
+constexpr bool kFastSetupNeedsFrame = FastPath<F>::shift && !std::is_same_v<F, PeriodicEuclidean<F::dim>>;
+
+template <class F>
+FastSetup<F> make_fast_setup(const F& f, const PointSet& A, const PointSet& B) {
+  Frame frame;
+  frame.dim = F::dim;
+  if constexpr (kFastSetupNeedsFrame<F>) frame = Frame::of(A, B);
+  return make_fast_setup(f, frame);
 }
 
 }  // namespace twobody

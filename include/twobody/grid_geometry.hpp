@@ -34,11 +34,13 @@ struct GridGeometry {
 
 // Cells of at least rmax/refine (with a 1e-6 relative margin, so that rounding in the cell index
 // never separates a pair closer than rmax by more than `refine` cells), at most about
-// max_cells in all. Open space spans the joint bounding box of both sets.
-inline GridGeometry make_grid_geometry(const PointSet& a, const PointSet& b, double rmax, const Box* box,
-                                       int refine, std::int64_t max_cells) {
+// max_cells in all. Open space spans the frame (every point of the run inside it: a point
+// outside would still be clamped into an edge cell, but kernels that prune by cell bounds would
+// miss its pairs); the PointSet form takes the joint bounding box of both sets.
+inline GridGeometry make_grid_geometry(const Frame& frame, double rmax, const Box* box, int refine,
+                                       std::int64_t max_cells) {
   GridGeometry g;
-  g.dim = a.dim();
+  g.dim = frame.dim;
   g.periodic = box != nullptr;
   g.refine = refine;
   const double target = rmax * (1.0 + 1e-6) / refine;
@@ -48,9 +50,8 @@ inline GridGeometry make_grid_geometry(const PointSet& a, const PointSet& b, dou
       g.origin[d] = 0.0;
       extent[d] = box->length[d];
     } else {
-      const auto [lo, hi] = joint_range(a, b, d);
-      g.origin[d] = lo;
-      extent[d] = hi - lo;
+      g.origin[d] = frame.lo[d];
+      extent[d] = frame.hi[d] - frame.lo[d];
     }
   }
   // Coarsen uniformly until the cell count fits.
@@ -70,6 +71,14 @@ inline GridGeometry make_grid_geometry(const PointSet& a, const PointSet& b, dou
     g.width[d] = extent[d] > 0 ? extent[d] / static_cast<double>(g.cells[d]) : 1.0;
   // Open space: the last cell is closed on the right (the maximum lands in it through the clamp).
   return g;
+}
+
+inline GridGeometry make_grid_geometry(const PointSet& a, const PointSet& b, double rmax, const Box* box,
+                                       int refine, std::int64_t max_cells) {
+  Frame f;
+  f.dim = a.dim();
+  if (!box) f = Frame::of(a, b);
+  return make_grid_geometry(f, rmax, box, refine, max_cells);
 }
 
 }  // namespace twobody

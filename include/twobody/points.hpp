@@ -57,4 +57,20 @@ class PointSet {
 // the GPU's whole grid run.)
 std::pair<double, double> joint_range(const PointSet& a, const PointSet& b, int d);
 
+// A box holding every point of the sets a run counts, [lo[d], hi[d]] along each axis: the frame
+// in which a run places its float32 coordinates and its cells. Runs that share a frame share
+// those (ResidentSet).
+struct Frame {
+  int dim = 0;
+  double lo[kMaxDim] = {};
+  double hi[kMaxDim] = {};
+
+  // The joint range of both sets (one pass over each).
+  static Frame of(const PointSet& a, const PointSet& b);
+  // Wider by `fraction` of the extent at both ends of every axis.
+  Frame grown(double fraction) const;
+  bool holds(const Frame& f) const;
+  Frame joined(const Frame& f) const;
+};
+
 }  // namespace twobody

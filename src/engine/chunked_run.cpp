@@ -118,6 +118,7 @@ Result run_in_chunks(const Plan& plan, std::size_t chunk, const std::function<Re
     sub.stat = is_auto && p == q ? plan.stat : &cross;
     sub.a = &ca[p];
     sub.b = is_auto && p == q ? &ca[p] : &chunks_b[q];
+    sub.resident = nullptr;  // (its set is the whole `a`, not a chunk)
     if (plan.progress)
       sub.progress = [&, n](double f) {
         std::lock_guard<std::mutex> lock(callbacks);

@@ -136,6 +136,7 @@ Plan make_plan_base(const Statistic& s, const PointSet& a, const PointSet* b, co
   p.threads = opt.threads > 0 ? opt.threads : omp_get_max_threads();
   p.max_pairs = opt.max_pairs;
   p.pair_sink = opt.pair_sink;
+  if (opt.resident && &opt.resident->points() == &a) p.resident = opt.resident;
   if (opt.path != "auto" && opt.path != "brute" && opt.path != "grid")
     throw_config(fmt::format("unknown traversal path '{}' (auto, brute or grid)", opt.path));
   p.path = opt.path;

@@ -1,6 +1,7 @@
 #include "twobody/points.hpp"
 
 #include <cmath>
+#include <tuple>
 #include <fmt/format.h>
 
 #include "engine/memory.hpp"
@@ -83,6 +84,39 @@ std::pair<double, double> joint_range(const PointSet& a, const PointSet& b, int 
     }
   }
   return {lo, hi};
+}
+
+Frame Frame::of(const PointSet& a, const PointSet& b) {
+  Frame f;
+  f.dim = a.dim();
+  for (int d = 0; d < f.dim; ++d) std::tie(f.lo[d], f.hi[d]) = joint_range(a, b, d);
+  return f;
+}
+
+Frame Frame::grown(double fraction) const {
+  Frame f = *this;
+  for (int d = 0; d < dim; ++d) {
+    const double m = fraction * (hi[d] - lo[d]);
+    f.lo[d] -= m;
+    f.hi[d] += m;
+  }
+  return f;
+}
+
+bool Frame::holds(const Frame& f) const {
+  if (f.dim != dim) return false;
+  for (int d = 0; d < dim; ++d)
+    if (!(f.lo[d] >= lo[d] && f.hi[d] <= hi[d])) return false;
+  return true;
+}
+
+Frame Frame::joined(const Frame& f) const {
+  Frame j = *this;
+  for (int d = 0; d < dim; ++d) {
+    j.lo[d] = std::min(lo[d], f.lo[d]);
+    j.hi[d] = std::max(hi[d], f.hi[d]);
+  }
+  return j;
 }
 
 }  // namespace twobody

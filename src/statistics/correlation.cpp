@@ -301,6 +301,8 @@ CorrelationCounts count_correlation(const Statistic& s, CorrelationSpace space, 
   const int device = depth > 1 ? current_cuda_device() : -1;
   out.concurrent_counts = depth;
   RunOptions run_opt = opt;
+  // The data catalogue is counted in DD and in every DR_i: uploaded and indexed once (ResidentSet).
+  run_opt.resident = std::make_shared<const ResidentSet>(d);
   if (depth > 1 && opt.progress) {
     // One call at a time, and never backwards (each run reports its own 0 to 1).
     struct Shown {

@@ -64,9 +64,12 @@ CrossCount count_between(const Statistic& stat, const std::vector<const PointSet
   x.w.assign(nb, 0.0);
   x.t.assign(R * nb, 0);
   x.tw.assign(R * nb, 0.0);
-  for (const PointSet* a : g1)
+  for (const PointSet* a : g1) {
+    // `a` against several catalogues: uploaded and indexed once (ResidentSet).
+    RunOptions o = opt;
+    if (g2.size() > 1) o.resident = std::make_shared<const ResidentSet>(*a);
     for (const PointSet* b : g2) {
-      const Result r = run(stat, *a, b, opt);
+      const Result r = run(stat, *a, b, o);
       for (std::size_t k = 0; k < nb; ++k) {
         x.c[k] += static_cast<double>(r.counts[k]);
         if (weighted) x.w[k] += r.weighted[k];
@@ -87,6 +90,7 @@ CrossCount count_between(const Statistic& stat, const std::vector<const PointSet
       x.evaluated += r.info.pairs_evaluated;
       x.settled += r.info.pairs_settled_fp64;
     }
+  }
   x.norm = total(g1, weighted) * total(g2, weighted);
   if (R > 0) {
     // Without region r: (Σ of group 1 without r) × (Σ of group 2 without r).

@@ -107,12 +107,80 @@ double grid_cutoff(double hi) {
 template <int D>
 struct DeviceGrid {
   GridShape shape;
-  std::unique_ptr<DeviceGridSet<D>> a, b;  // b null for auto
+  std::shared_ptr<const DeviceGridSet<D>> a;  // (kept across runs: ResidentDevice)
+  std::unique_ptr<DeviceGridSet<D>> b;        // null for auto
   std::unique_ptr<GridWorkQueue> queue;
   int anchors = 1;  // per lane (grid_kernel's Anchors)
   bool chosen = false;
   std::string why;
+  const DeviceGridSet<D>& partners() const { return b ? *b : *a; }
 };
+
+// What the CUDA backend keeps of a ResidentSet (engine.hpp) for the pair function F:
+//   - the frame: the set's range grown by 1% at each end, so that the random catalogues of the same
+//     survey fit inside it (their extremes differ from the data's by about a point spacing);
+//   - the upload, with float32 coordinates shifted to the frame's centre;
+//   - the cell index of the first cross count that chose a grid, with the grid's shape. A later
+//     cross count with partners inside the frame and the same cutoff uses the same cells.
+// Every run that uses the set places its float32 coordinates and its cells in this frame. The
+// error bounds and the cells are then those of the frame, and the frame holds every point of the
+// run.
+template <class F>
+struct ResidentDevice final : ResidentSet::Kept {
+  static constexpr int D = F::dim;
+  bool weights = false, regions = false;
+  Frame frame;
+  std::vector<double> shift;
+  std::unique_ptr<DevicePoints<D>> points;
+  // The cross counts' grid (null until one chose a grid).
+  std::shared_ptr<const DeviceGridSet<D>> grid;
+  GridShape grid_shape;
+  int grid_anchors = 1;
+  double grid_cutoff = 0;
+};
+
+// A run's use of its ResidentSet: the kept state (shared: it outlives a replacement that another
+// run makes), and the lock, held from the upload through the cell index so that concurrent runs
+// build the set once.
+template <class F>
+struct ResidentUse {
+  std::shared_ptr<ResidentDevice<F>> kept;
+  std::unique_lock<std::mutex> lock;
+  std::string note;
+};
+
+// Finds or makes what `plan.resident` keeps for F with these weights and regions, when the run's
+// partners fit its frame. Returns no `kept` (the run makes its own copies, `note` says why)
+// otherwise.
+template <class F>
+ResidentUse<F> use_resident(const F& f, const Plan& plan, bool weights, bool regions) {
+  ResidentUse<F> u;
+  if (!plan.resident) return u;
+  u.lock = plan.resident->lock();
+  std::shared_ptr<ResidentSet::Kept>& slot = plan.resident->kept();
+  auto kept = std::dynamic_pointer_cast<ResidentDevice<F>>(slot);
+  // (A periodic box is its own frame.)
+  const bool open_frame = (kFastSetupNeedsFrame<F> || kGridMetric<F>) && !std::is_same_v<F, PeriodicEuclidean<F::dim>>;
+  if (!kept || kept->weights != weights || kept->regions != regions) {
+    kept = std::make_shared<ResidentDevice<F>>();
+    kept->weights = weights;
+    kept->regions = regions;
+    kept->frame.dim = F::dim;
+    if (open_frame) kept->frame = Frame::of(*plan.a, *plan.a).grown(0.01);
+    kept->shift = make_fast_setup(f, kept->frame).shift;
+    slot = kept;
+    u.note = "; the first set uploaded for this and later runs (kept in its frame)";
+  } else {
+    u.note = "; the first set as an earlier run uploaded it";
+  }
+  if (open_frame && !plan.is_auto() && !kept->frame.holds(Frame::of(*plan.b, *plan.b))) {
+    u.lock.unlock();
+    u.note = "; the first set uploaded afresh: the partners reach beyond the frame it is kept in";
+    return u;
+  }
+  u.kept = std::move(kept);
+  return u;
+}
 
 // Cells for the windowed kernel in 3-D: columns r_max / R wide across the first two axes and
 // r_max deep along the last (the windows cut runs along it to what the anchors can reach, so
@@ -123,17 +191,16 @@ struct DeviceGrid {
 // searches, a partial tile), (2R + 1)² runs. Returns false (keep the isotropic cells) where a
 // periodic axis holds fewer than three cells of r_max, so images would not be unique.
 // `density`: partners per unit volume around a typical anchor.
-inline bool windowed_geometry(const PointSet& a, const PointSet& b, double rmax, const Box* box, double density,
-                              std::int64_t max_cells, GridGeometry& geo, int* reach) {
-  if (a.dim() != 3) return false;
+inline bool windowed_geometry(const Frame& frame, double rmax, const Box* box, double density, std::int64_t max_cells,
+                              GridGeometry& geo, int* reach) {
+  if (frame.dim != 3) return false;
   std::array<double, 3> origin{}, extent{};
   for (int d = 0; d < 3; ++d) {
     if (box) {
       extent[d] = box->length[d];
     } else {
-      const auto [lo, hi] = joint_range(a, b, d);
-      origin[d] = lo;
-      extent[d] = hi - lo;
+      origin[d] = frame.lo[d];
+      extent[d] = frame.hi[d] - frame.lo[d];
     }
   }
   const double r = rmax * (1.0 + 1e-6);
@@ -181,10 +248,12 @@ inline bool windowed_geometry(const PointSet& a, const PointSet& b, double rmax,
 }
 
 // `binned`: a binned pair function (2-D bins), whose regions are counted in global memory on either
-// traversal (PairOutput::accept_global), so they do not force the grid.
+// traversal (PairOutput::accept_global), so they do not force the grid. `kept`: the first set as
+// a ResidentSet keeps it (its frame, and the cell index of an earlier cross count), or null.
 template <class F>
 DeviceGrid<F::dim> plan_device_grid(const Plan& plan, const DevicePoints<F::dim>& da, const DevicePoints<F::dim>* db,
-                                    const std::vector<double>& shift, bool fits, bool binned = false) {
+                                    const std::vector<double>& shift, bool fits, bool binned = false,
+                                    ResidentDevice<F>* kept = nullptr) {
   constexpr int D = F::dim;
   DeviceGrid<D> g;
   const Statistic& s = *plan.stat;
@@ -213,73 +282,94 @@ DeviceGrid<F::dim> plan_device_grid(const Plan& plan, const DevicePoints<F::dim>
       g.why = "brute force: the cutoff reaches the whole sphere";
       return g;
     }
-    GridGeometry geo;
-    int reach[kMaxDim] = {};
-    // The density a typical anchor sees — on clustered data far above the mean, on angles that of
-    // a surface — from the occupancy of cells of r_max: Σ_c n_A(c) n_B(c) / (n_A V_cell).
-    double density = 0;
-    if (D == 3) {
-      const GridGeometry coarse = make_grid_geometry(*plan.a, *plan.b, cutoff, box, 1, max_cells);
-      const GridShape cs = grid_shape(coarse);
-      const auto ca = count_cells(cs, da.view);
-      const auto cb = db ? count_cells(cs, db->view) : ca;
-      double sum = 0, volume = 1;
-      for (std::size_t c = 0; c < ca.size(); ++c) sum += static_cast<double>(ca[c]) * cb[c];
-      for (int d = 0; d < D; ++d) volume *= coarse.width[d];
-      density = sum / (std::max<double>(1.0, static_cast<double>(plan.a->size())) * volume);
-    }
-    const bool windowed = windowed_geometry(*plan.a, *plan.b, cutoff, box, density, max_cells, geo, reach);
-    if (!windowed) {
-      // Cells of r_max / 2 (a 5^D neighbourhood, fewer evaluations) while they hold 16 points on
-      // average, so that a warp's unit of 32 anchors spans one or two cells; r_max otherwise.
-      int refine = D <= 3 ? 2 : 1;
-      geo = make_grid_geometry(*plan.a, *plan.b, cutoff, box, refine, max_cells);
-      if (refine > 1 && geo.total * 16 > n_points) {
-        refine = 1;
-        geo = make_grid_geometry(*plan.a, *plan.b, cutoff, box, refine, max_cells);
+    // A cross count against partners in the kept frame reuses the first set's cells (and their
+    // shape, chosen by the first cross count of the call).
+    const bool reuse = kept && kept->grid && !plan.is_auto() && kept->grid_cutoff == cutoff;
+    // Two anchors a lane (below) serve unweighted histograms through the windows alone.
+    const bool two_anchor_stat = s.output == OutputKind::Histogram && !s.weighted && s.regions == 0 &&
+                                 !s.mean_separation && !binned;
+    if (reuse) {
+      g.shape = kept->grid_shape;
+      g.anchors = two_anchor_stat ? kept->grid_anchors : 1;
+    } else {
+      Frame frame;
+      frame.dim = D;  // (a periodic box: the box)
+      if (kept) frame = kept->frame;
+      else if (!box) frame = Frame::of(*plan.a, *plan.b);
+      GridGeometry geo;
+      int reach[kMaxDim] = {};
+      // The density a typical anchor sees — on clustered data far above the mean, on angles that
+      // of a surface — from the occupancy of cells of r_max: Σ_c n_A(c) n_B(c) / (n_A V_cell).
+      double density = 0;
+      if (D == 3) {
+        const GridGeometry coarse = make_grid_geometry(frame, cutoff, box, 1, max_cells);
+        const GridShape cs = grid_shape(coarse);
+        const auto ca = count_cells(cs, da.view);
+        const auto cb = db ? count_cells(cs, db->view) : ca;
+        double sum = 0, volume = 1;
+        for (std::size_t c = 0; c < ca.size(); ++c) sum += static_cast<double>(ca[c]) * cb[c];
+        for (int d = 0; d < D; ++d) volume *= coarse.width[d];
+        density = sum / (std::max<double>(1.0, static_cast<double>(plan.a->size())) * volume);
       }
-      for (int d = 0; d < D; ++d) reach[d] = refine;
+      const bool windowed = windowed_geometry(frame, cutoff, box, density, max_cells, geo, reach);
+      if (!windowed) {
+        // Cells of r_max / 2 (a 5^D neighbourhood, fewer evaluations) while they hold 16 points on
+        // average, so that a warp's unit of 32 anchors spans one or two cells; r_max otherwise.
+        int refine = D <= 3 ? 2 : 1;
+        geo = make_grid_geometry(frame, cutoff, box, refine, max_cells);
+        if (refine > 1 && geo.total * 16 > n_points) {
+          refine = 1;
+          geo = make_grid_geometry(frame, cutoff, box, refine, max_cells);
+        }
+        for (int d = 0; d < D; ++d) reach[d] = refine;
+      }
+      g.shape = grid_shape(geo, reach);
+      // Two anchors a lane where cells hold many (the occupancy an anchor's cell typically has, from
+      // the density it sees): unweighted histograms through the windows.
+      double cell_volume = 1;
+      for (int d = 0; d < D; ++d) cell_volume *= geo.width[d];
+      const bool two_fit = windowed && g.shape.images && two_anchor_stat;
+      // (Measured on the H100: 10^7 points, r < 100, ~460 points a cell, kernel 405 -> ~360 ms; at
+      // ~130 a cell, 10^6 r < 100, no gain.)
+      if (two_fit && density * cell_volume >= 256) g.anchors = 2;
+      if (const char* env = std::getenv("TWOBODY_GRID_ANCHORS"))  // tests and tuning: 1 or 2 (where it applies)
+        g.anchors = std::atoi(env) == 2 && two_fit ? 2 : 1;
     }
     std::int64_t span = 1;  // cells in one neighbourhood
-    for (int d = 0; d < D; ++d) span *= std::min<std::int64_t>(geo.cells[d], 2 * reach[d] + 1);
+    for (int d = 0; d < D; ++d) span *= std::min<std::int64_t>(g.shape.cells[d], 2 * g.shape.reach[d] + 1);
     // Jackknife regions are counted by the grid kernels only: a labelled run always takes the grid
     // (with cells of the cutoff it covers every pair the brute force would).
     const bool forced = plan.path == "grid" || grid_regions;
-    if (!forced && (geo.total <= span || brute < (std::uint64_t(1) << 24))) {
+    if (!forced && (static_cast<std::int64_t>(g.shape.total) <= span || brute < (std::uint64_t(1) << 24))) {
       g.why = "brute force: the cutoff spans the whole extent, or too few pairs for a grid to pay";
       return g;
     }
-    g.shape = grid_shape(geo, reach);
-    // Two anchors a lane where cells hold many (the occupancy an anchor's cell typically has, from
-    // the density it sees): unweighted histograms through the windows.
-    double cell_volume = 1;
-    for (int d = 0; d < D; ++d) cell_volume *= geo.width[d];
-    const bool two_fit = windowed && g.shape.images && s.output == OutputKind::Histogram && !s.weighted && s.regions == 0 &&
-                         !s.mean_separation && !binned;
-    // (Measured on the H100: 10^7 points, r < 100, ~460 points a cell, kernel 405 -> ~360 ms; at
-    // ~130 a cell, 10^6 r < 100, no gain.)
-    if (two_fit && density * cell_volume >= 256) g.anchors = 2;
-    if (const char* env = std::getenv("TWOBODY_GRID_ANCHORS"))  // tests and tuning: 1 or 2 (where it applies)
-      g.anchors = std::atoi(env) == 2 && two_fit ? 2 : 1;
-    g.a = std::make_unique<DeviceGridSet<D>>(g.shape, da.view, shift.data());
+    if (reuse) g.a = kept->grid;
+    else g.a = std::make_shared<const DeviceGridSet<D>>(g.shape, da.view, shift.data());
     if (db) g.b = std::make_unique<DeviceGridSet<D>>(g.shape, db->view, shift.data());
-    g.queue = std::make_unique<GridWorkQueue>(g.shape, g.a->start.get(), (g.b ? g.b : g.a)->start.get(), plan.is_auto(),
+    g.queue = std::make_unique<GridWorkQueue>(g.shape, g.a->start.get(), g.partners().start.get(), plan.is_auto(),
                                               32u * static_cast<std::uint32_t>(g.anchors));
     g.chosen = forced || 4 * g.queue->evaluations < brute;
+    if (kept && !plan.is_auto() && g.chosen && !reuse) {
+      kept->grid = g.a;
+      kept->grid_shape = g.shape;
+      kept->grid_anchors = g.anchors;
+      kept->grid_cutoff = cutoff;
+    }
     g.why = std::string(g.chosen ? "grid" : "brute force") + ": a grid of ";
     for (int d = 0; d < D; ++d) {
       if (d) g.why += 'x';
-      g.why += std::to_string(geo.cells[d]);
+      g.why += std::to_string(g.shape.cells[d]);
     }
     g.why += " cells (reach";
     for (int d = 0; d < D; ++d) {
       g.why += d ? 'x' : ' ';
-      g.why += std::to_string(reach[d]);
+      g.why += std::to_string(g.shape.reach[d]);
     }
     g.why += std::string(g.shape.images ? ", windows along the last axis" : ", minimum images") +
-             (g.anchors == 2 ? ", two anchors a lane" : "") + ") holds " +
-             std::to_string(g.queue->evaluations) + " candidate pairs in " + std::to_string(g.queue->n_units) +
-             " warp units, brute force " + std::to_string(brute);
+             (g.anchors == 2 ? ", two anchors a lane" : "") + (reuse ? ", the first set's cells as an earlier run made them" : "") +
+             ") holds " + std::to_string(g.queue->evaluations) + " candidate pairs in " +
+             std::to_string(g.queue->n_units) + " warp units, brute force " + std::to_string(brute);
     return g;
   }
 }
@@ -385,15 +475,22 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
     phases += buf;
     t_phase = now;
   };
-  // Shift to the centre of the joint range (distances) so float32 keeps the most bits.
-  const FastSetup<F> setup = make_fast_setup(f, A, B);
+  const bool weighted = s.weighted;
+  const int regions = s.regions;
+  // The first set as an earlier run of this call kept it (plan.resident), in its frame; else the
+  // frame of this run's points. Float32 coordinates are shifted to the frame's centre (distances)
+  // so that they keep the most bits.
+  ResidentUse<F> resident = use_resident(f, plan, weighted, regions > 0);
+  const FastSetup<F> setup = resident.kept ? make_fast_setup(f, resident.kept->frame) : make_fast_setup(f, A, B);
   lap("host setup");
   const std::vector<double>& shift = setup.shift;
   const auto& model = setup.model;
 
-  const bool weighted = s.weighted;
-  const int regions = s.regions;
-  DevicePoints<D> da(A, shift, weighted, regions > 0);
+  std::unique_ptr<DevicePoints<D>> da_owner;
+  if (!resident.kept) da_owner = std::make_unique<DevicePoints<D>>(A, shift, weighted, regions > 0);
+  else if (!resident.kept->points)
+    resident.kept->points = std::make_unique<DevicePoints<D>>(A, shift, weighted, regions > 0);
+  const DevicePoints<D>& da = resident.kept ? *resident.kept->points : *da_owner;
   std::unique_ptr<DevicePoints<D>> db_owner;
   const DevicePoints<D>* db = &da;
   if (!plan.is_auto()) {
@@ -459,9 +556,14 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
     throw Error(ErrorKind::Config, std::to_string(regions) + " jackknife regions x " + std::to_string(nb) +
                                        " bins do not fit the GPU's shared memory; use --backend cpu");
   lap("upload");
-  const DeviceGrid<D> grid =
-      plan_device_grid<F>(plan, da, plan.is_auto() ? nullptr : db, shift, kBinned || grid_smem <= budget, kBinned);
+  const DeviceGrid<D> grid = plan_device_grid<F>(plan, da, plan.is_auto() ? nullptr : db, shift,
+                                                 kBinned || grid_smem <= budget, kBinned, resident.kept.get());
   if (grid.a) lap("cell index");
+  if (resident.lock.owns_lock()) {
+    // What this run made for later runs is complete before they use it on their own streams.
+    TWOBODY_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
+    resident.lock.unlock();
+  }
   // 2-D bins: the sub-histograms in shared memory when one copy a slot fits the budget; else, and
   // always with regions (a sub-histogram per lane would be 32 x the bins, and R x bins region
   // counters beside them), 64-bit atomics in global memory, pair by pair.
@@ -498,7 +600,7 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
 
   PairKernelArgs<typename Fast::Proxy, Exact> args{};
   args.A = grid.chosen ? grid.a->view : da.view;
-  args.B = grid.chosen ? (grid.b ? grid.b : grid.a)->view : db->view;
+  args.B = grid.chosen ? grid.partners().view : db->view;
   args.is_auto = plan.is_auto();
   args.proxy = Fast::proxy(f);
   args.exact = exact;
@@ -565,7 +667,7 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
   if (grid.chosen) {
     work.shape = grid.shape;
     work.a_start = grid.a->start.get();
-    work.b_start = (grid.b ? grid.b : grid.a)->start.get();
+    work.b_start = grid.partners().start.get();
     work.units = grid.queue->units.get();
     // Windows: a margin far above float32 rounding of the coordinates, cell corners and image
     // shifts compared (all below ~1e-7 of the frame's scale), so no pair within r_max is missed.
@@ -946,7 +1048,7 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
   r.info.threads = grid.chosen ? kGridThreads : kThreads;
   lap("download");
   // (The counting tiles' note only where they could have run.)
-  r.info.plan = grid.why + list_note + (kBinned || means ? output_note : tiles_note) + "; phases: " + phases;
+  r.info.plan = grid.why + resident.note + list_note + (kBinned || means ? output_note : tiles_note) + "; phases: " + phases;
   return r;
 }
 
