@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gpu_baselines.hpp"
+#include "matrix_rows.hpp"
 #include "tiling_variants.hpp"
 #include "twobody/engine.hpp"
 #include "twobody/generate.hpp"
@@ -160,6 +161,35 @@ bool tiling_rows(int logn) {
   return agree;
 }
 
+// Dense matrices (seed 001's tiles, issue 4), in G entries/s (the "Gpairs/s" column): the tile
+// kernel and a one-thread-an-entry kernel into device memory, with the card's write ceiling
+// (cudaMemset) beside them; then whole runs to the host, n x n/2 entries, with the result page-
+// locked, through pinned staging buffers and plainly, with the bus's device-to-host ceiling.
+void matrix_rows(bool quick) {
+  const std::size_t n = quick ? 8192 : 32768;
+  const MatrixTimes t = matrix_times(n);
+  const double entries = double(n) * double(n);
+  report({"matrix tiles to device (seed 001)", n, 0, t.tiles, entries, 0});
+  report({"matrix one thread an entry to device", n, 0, t.naive, entries, 0});
+  report({"device write ceiling (cudaMemset)", n, 0, t.memset, entries, 0});
+  report({"bus to pinned host ceiling", n, 0, t.d2h, t.d2h_bytes / 8, 0});
+  const PointSet a = generate_uniform_box(n, 3, 1.0, 99), b = generate_uniform_box(n / 2, 3, 1.0, 98);
+  Statistic s;
+  s.traversal = Traversal::Cross;
+  s.output = OutputKind::Matrix;
+  RunOptions o;
+  o.backend = "cuda";
+  for (const char* host : {"", "staged", "plain"}) {
+    if (*host) setenv("TWOBODY_MATRIX_HOST", host, 1);
+    run(s, a, &b, o);  // (first-touch of the result's pages and the kernel's load, not timed)
+    const Result r = run(s, a, &b, o);
+    unsetenv("TWOBODY_MATRIX_HOST");
+    report({std::string("twobody matrix to host ") + (*host ? host : "page-locked"), n, 0, r.info.seconds,
+            double(r.rows) * double(r.cols), 0});
+    std::fprintf(stderr, "  (%s)\n", r.info.plan.substr(r.info.plan.rfind("ran: ")).c_str());
+  }
+}
+
 }  // namespace
 
 void print_table(const std::string& csv) {
@@ -196,6 +226,11 @@ int main(int argc, char** argv) {
       const bool ok = tiling_rows(20);
       print_table(csv);
       return ok ? 0 : 1;
+    }
+    if (!std::strcmp(argv[i], "--matrix")) {  // only the dense matrix rows
+      matrix_rows(quick);
+      print_table(csv);
+      return 0;
     }
     if (!std::strcmp(argv[i], "--copies")) {  // only seed 000's Table 4
       copies_table();

@@ -169,6 +169,34 @@ TEST_F(Cuda, EveryBinCountFromOneTo8192) {
   }
 }
 
+// The largest 1-D histogram the GPU takes (one copy and the smallest bin table in a block's shared
+// memory) runs there, unweighted and weighted; one bin more runs on the CPU, saying why (it was
+// refused until session 9). Both equal the CPU's counts.
+TEST_F(Cuda, HistogramsAtTheSharedMemoryLimitAndBeyond) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const auto A = to_pointset(uniform_points(6000, 3, 0, 100, rng, true));
+  const auto backend = make_cuda_backend();
+  for (bool weighted : {false, true}) {
+    auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, 175.0, 10), OutputKind::Histogram, weighted);
+    const std::size_t most = backend->max_histogram_bins(s);
+    EXPECT_GT(most, weighted ? 8000u : 15000u);
+    EXPECT_LE(most, 32766u);
+    for (std::size_t nb : {most, most + 1}) {
+      SCOPED_TRACE(std::string(weighted ? "weighted " : "") + std::to_string(nb) + " bins");
+      s.binning = Binning::linear(0.0, 175.0, nb);
+      const Result g = run(s, A, nullptr, on("cuda"));
+      EXPECT_EQ(g.info.backend, nb == most ? "cuda" : "cpu") << g.info.plan;
+      if (nb > most) EXPECT_NE(g.info.plan.find("this statistic runs on the cpu"), std::string::npos) << g.info.plan;
+      const Result c = run(s, A, nullptr, on("cpu"));
+      EXPECT_EQ(g.counts, c.counts);
+      ASSERT_EQ(g.weighted.size(), c.weighted.size());
+      for (std::size_t k = 0; k < c.weighted.size(); ++k) EXPECT_NEAR(g.weighted[k], c.weighted[k], 1e-9 * (1 + c.weighted[k]));
+    }
+  }
+}
+
 TEST_F(Cuda, ReductionPairListAndMatrix) {
   const auto seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -1057,6 +1085,63 @@ TEST_F(Cuda, ResidentSetIsUploadedAndIndexedOnce) {
       }
     }
   }
+}
+
+// Dense matrices in seed 001's tiles: one chunk, and many chunks (two in flight) copied into the
+// page-locked result, through pinned staging buffers, and plainly; auto and cross,
+// 1-3 dimensions, a periodic box and angles; sizes that fill no tile exactly. Every entry equals
+// the CPU backend's.
+TEST_F(Cuda, MatrixTilesInChunksEqualCpu) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const auto check = [&](const Statistic& s, const PointSet& A, const PointSet* B, const char* mode) {
+    const Result g = run(s, A, B, on("cuda"));
+    const Result c = run(s, A, B, on("cpu"));
+    EXPECT_EQ(g.info.backend, "cuda");
+    EXPECT_NE(g.info.plan.find(mode), std::string::npos) << g.info.plan;
+    ASSERT_EQ(g.rows, c.rows);
+    ASSERT_EQ(g.cols, c.cols);
+    ASSERT_EQ(g.matrix.size(), c.matrix.size());
+    for (std::size_t k = 0; k < c.matrix.size(); ++k) ASSERT_EQ(g.matrix[k], c.matrix[k]) << k / c.cols << ' ' << k % c.cols;
+  };
+  struct Mode {
+    const char* chunk_bytes;
+    const char* host;
+    const char* says;
+  };
+  for (const Mode m : {Mode{nullptr, nullptr, "1 chunk of"}, Mode{"40000", nullptr, "copied straight into the page-locked result"},
+                       Mode{"40000", "staged", "through two pinned staging buffers"},
+                       Mode{"40000", "plain", "copied chunk by chunk into pageable memory"}}) {
+    SCOPED_TRACE(std::string(m.chunk_bytes ? m.chunk_bytes : "default") + " " + (m.host ? m.host : "default"));
+    if (m.chunk_bytes) setenv("TWOBODY_MATRIX_CHUNK_BYTES", m.chunk_bytes, 1);
+    if (m.host) setenv("TWOBODY_MATRIX_HOST", m.host, 1);
+    for (int dim : {1, 2, 3}) {
+      const auto A = to_pointset(uniform_points(1001, dim, -5, 15, rng));
+      const auto B = to_pointset(uniform_points(333, dim, -5, 15, rng));
+      Statistic s = stat(Metric::Euclidean, Traversal::Cross, Binning::from_edges({0.0, 1.0}), OutputKind::Matrix);
+      check(s, A, &B, m.says);
+      s.traversal = Traversal::Auto;
+      check(s, A, nullptr, m.says);
+    }
+    const auto P = to_pointset(uniform_points(777, 3, 0, 10, rng));
+    const auto Q = to_pointset(uniform_points(95, 3, 0, 10, rng));
+    Statistic per = stat(Metric::Periodic, Traversal::Cross, Binning::from_edges({0.0, 1.0}), OutputKind::Matrix);
+    per.box = Box::cube(3, 10.0);
+    check(per, P, &Q, m.says);
+    const PointSet u = sky_to_unit_vectors(to_pointset(testing_support::sky_points(900, rng)));
+    const PointSet v = sky_to_unit_vectors(to_pointset(testing_support::sky_points(120, rng)));
+    Statistic ang = stat(Metric::Angular, Traversal::Auto, Binning::from_edges({0.0, 1.0}), OutputKind::Matrix);
+    check(ang, u, nullptr, m.says);
+    ang.traversal = Traversal::Cross;
+    check(ang, u, &v, m.says);
+    unsetenv("TWOBODY_MATRIX_CHUNK_BYTES");
+    unsetenv("TWOBODY_MATRIX_HOST");
+  }
+  // Through the statistics API.
+  const auto A = to_pointset(uniform_points(500, 3, 0, 10, rng));
+  EXPECT_EQ(distance_matrix(A, nullptr, Box::cube(3, 10.0), on("cuda")).matrix,
+            distance_matrix(A, nullptr, Box::cube(3, 10.0), on("cpu")).matrix);
 }
 
 // Counts on the tensor cores (the default where their bound allows): equal to the CPU

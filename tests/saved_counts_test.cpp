@@ -388,3 +388,75 @@ TEST(SavedCounts2D, FileHoldsTheBinsAndBadBinsAreInputErrors) {
   std::ofstream(path) << j.dump();
   expect_error(ErrorKind::Input, "unknown line of sight", [&] { read_counts(path); });
 }
+
+// Cross-correlations (1-D in a box, open space and on the sky; 2-D (r_p, π) and (s, μ)): the file
+// holds D1D2, ΣD1R2, ΣR1D2 and ΣR1R2 with their normalisations and region counts and reads back to
+// them; a run that takes R1R2 from it equals a full run exactly (every column, the jackknife's
+// samples and covariance); an auto-correlation's RR is refused for a cross run, and a
+// cross-correlation's R1R2 for an auto run.
+TEST(SavedCounts, CrossCorrelationR1R2IsReusedExactly) {
+  const auto seed = testing_support::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const double L = 60.0;
+  for (CorrelationSpace space : {CorrelationSpace::Box, CorrelationSpace::Open, CorrelationSpace::Sky})
+    for (bool weighted : {false, true})
+      for (int regions : {0, 4}) {
+        SCOPED_TRACE(::testing::Message() << "space " << int(space) << " weighted " << weighted << " regions " << regions);
+        const bool sky = space == CorrelationSpace::Sky;
+        const auto make = [&](std::size_t n, std::uint64_t s) {
+          PointSet p = sky ? generate_uniform_sky(n, s) : generate_uniform_box(n, 3, L, s);
+          return weighted ? with_weights(std::move(p), s + 100) : p;
+        };
+        const PointSet d1 = make(1200, seed), d2 = make(900, seed + 1);
+        const std::vector<PointSet> r1 = {make(1300, seed + 2), make(700, seed + 3)}, r2 = {make(1100, seed + 4)};
+        const Binning bins = sky ? Binning::logarithmic(0.5, 10.0, 6) : Binning::logarithmic(0.5, 12.0, 6);
+        const std::optional<Box> b = space == CorrelationSpace::Box ? std::optional<Box>(Box::cube(3, L)) : std::nullopt;
+        JackknifeRequest jk;
+        jk.regions = regions;
+        const CorrelationResult full = cross_correlation(d1, d2, r1, r2, bins, space, b, weighted, cpu_opts(), jk);
+        const SavedCounts saved = saved_counts(full, space, b, weighted);
+        EXPECT_TRUE(saved.cross);
+        EXPECT_EQ(saved.n_data2, d2.size());
+        const std::string path = ::testing::TempDir() + "cross-counts.json";
+        write_counts(path, saved);
+        const SavedCounts back = read_counts(path);
+        expect_same(saved, back);
+        EXPECT_TRUE(back.cross);
+        EXPECT_EQ(back.rd, saved.rd);
+        EXPECT_EQ(back.wrd, saved.wrd);
+        EXPECT_EQ(back.norm_rd, saved.norm_rd);
+        EXPECT_EQ(back.n_data2, saved.n_data2);
+        if (regions) {
+          EXPECT_EQ(back.jackknife->rd, saved.jackknife->rd);
+          EXPECT_EQ(back.jackknife->norm_rd, saved.jackknife->norm_rd);
+          EXPECT_EQ(back.jackknife->wrd, saved.jackknife->wrd);
+        }
+        const CorrelationResult reused = cross_correlation(d1, d2, r1, r2, bins, space, b, weighted, cpu_opts(), jk, {&back});
+        EXPECT_NE(reused.raw.info.plan.find("R1R2 from the saved counts"), std::string::npos) << reused.raw.info.plan;
+        expect_same(full, reused);
+        // Auto and cross counts do not stand in for each other.
+        expect_error(ErrorKind::Config, "this run is an auto-correlation",
+                     [&] { correlation(d1, r1, bins, space, b, weighted, cpu_opts(), jk, {&back}); });
+        const SavedCounts autos = saved_counts(correlation(d1, r1, bins, space, b, weighted, cpu_opts(), jk), space, b, weighted);
+        expect_error(ErrorKind::Config, "this run is a cross-correlation",
+                     [&] { cross_correlation(d1, d2, r1, r2, bins, space, b, weighted, cpu_opts(), jk, {&autos}); });
+      }
+  // 2-D.
+  PointSet d1 = generate_uniform_box(1200, 3, 50.0, seed + 7), d2 = generate_uniform_box(800, 3, 50.0, seed + 8);
+  const std::vector<PointSet> r1 = {generate_uniform_box(1000, 3, 50.0, seed + 9)}, r2 = {generate_uniform_box(900, 3, 50.0, seed + 10)};
+  for (const Binning2D& bins : {Binning2D::rp_pi(Binning::logarithmic(0.5, 10.0, 4), 8.0, 4),
+                                Binning2D::s_mu(Binning::linear(1.0, 9.0, 3), 0.8, 4)}) {
+    JackknifeRequest jk;
+    jk.regions = 4;
+    const Binned2DResult full =
+        cross_correlation_2d(d1, d2, r1, r2, bins, std::nullopt, false, Estimator::LandySzalay, cpu_opts(), jk);
+    const SavedCounts saved = saved_counts(full, std::nullopt, false);
+    const std::string path = ::testing::TempDir() + "cross-counts2d.json";
+    write_counts(path, saved);
+    const SavedCounts back = read_counts(path);
+    expect_same(saved, back);
+    const Binned2DResult reused =
+        cross_correlation_2d(d1, d2, r1, r2, bins, std::nullopt, false, Estimator::LandySzalay, cpu_opts(), jk, {&back});
+    expect_same(full, reused);
+  }
+}

@@ -33,6 +33,7 @@ struct CommonOptions {
   std::string format = "csv";
   bool explain = false;
   bool ravg = false;  // --ravg: the mean separation per bin (RunOptions::mean_separation)
+  bool sky = false;   // matrix --sky: RA, Dec in, angles out
   std::size_t max_pairs = std::size_t(1) << 31;
 };
 

@@ -10,6 +10,7 @@
 
 #include "common_options.hpp"
 #include "scalar_commands.hpp"
+#include "matrix_command.hpp"
 #include "neighbour_commands.hpp"
 #include "mpi_session.hpp"
 #include "twobody/clustering2d.hpp"
@@ -156,7 +157,8 @@ void add_counts_options(CLI::App& cmd, CountsFiles& f) {
                  "write DD, DR, RR, their normalisations, the bins and any jackknife region counts to FILE (JSON)");
   cmd.add_option("--rr", f.rr,
                  "take RR (and its normalisation and region counts) from a --save-counts FILE of a run with the "
-                 "same bins, space, box, weighting and regions instead of counting it");
+                 "same bins, space, box, weighting and regions instead of counting it (a cross-correlation: R1R2, "
+                 "from a cross-correlation's file)");
 }
 
 ReusedCounts reused_counts(const CountsFiles& f, std::optional<SavedCounts>& rr) {
@@ -436,8 +438,6 @@ int main(int argc, char** argv) {
   add_cross_options(*xi_cmd);
   xi_cmd->callback([&] {
     const BackendWarmUp warm(o.backend);
-    if (!data2.empty() && !(counts_files.save.empty() && counts_files.rr.empty()))
-      throw_config("--save-counts and --rr are for auto-correlations; a cross-correlation counts every term");
     if (randoms.empty() && !(counts_files.save.empty() && counts_files.rr.empty()))
       throw_config(
           "--save-counts and --rr need random catalogues (--randoms): the analytic RR of a box is not counted");
@@ -456,11 +456,12 @@ int main(int argc, char** argv) {
     JackknifeRequest request = jackknife_request(jk);
     request.sky_about_origin = mocks;  // automatic regions: patches of sky about the observer
     if (!data2.empty() || !randoms2.empty()) {
-      // (--save-counts and --rr were refused above.)
       if (data2.empty()) throw_config("--randoms2 goes with --data2 (a cross-correlation)");
       const SecondSample b = second_sample("", box);
-      finish_correlation(cross_correlation(a, b.data, r, b.randoms, bins, space, box, weighted, make_run_options(o, bar), request),
-                         o, jk, counts_files, space, box, weighted, bar);
+      const ReusedCounts reuse = reused_counts(counts_files, saved_rr);  // (R1R2: --rr of a cross run)
+      finish_correlation(
+          cross_correlation(a, b.data, r, b.randoms, bins, space, box, weighted, make_run_options(o, bar), request, reuse), o,
+          jk, counts_files, space, box, weighted, bar);
       return;
     }
     const ReusedCounts reuse = reused_counts(counts_files, saved_rr);
@@ -483,11 +484,10 @@ int main(int argc, char** argv) {
     if (!data2.empty() || !randoms2.empty()) {
       if (data2.empty() || randoms2.empty())
         throw_config("a cross w(theta) takes --data2 with its random catalogues (--randoms2)");
-      if (!counts_files.save.empty() || !counts_files.rr.empty())
-        throw_config("--save-counts and --rr are for auto-correlations; a cross-correlation counts every term");
       const SecondSample b = second_sample(w_f.columns_default, std::nullopt);
+      const ReusedCounts reuse = reused_counts(counts_files, saved_rr);  // (R1R2: --rr of a cross run)
       finish_correlation(cross_correlation(a, b.data, r, b.randoms, make_binning(o, "theta (degrees)"), CorrelationSpace::Sky,
-                                           std::nullopt, weighted, make_run_options(o, bar), jackknife_request(jk)),
+                                           std::nullopt, weighted, make_run_options(o, bar), jackknife_request(jk), reuse),
                          o, jk, counts_files, CorrelationSpace::Sky, std::nullopt, weighted, bar);
       return;
     }
@@ -543,8 +543,6 @@ int main(int argc, char** argv) {
   };
   const auto correlation_2d_cmd = [&](auto make_bins, bool per_outer) {
     const BackendWarmUp warm(o.backend);
-    if (!data2.empty() && !(counts_files.save.empty() && counts_files.rr.empty()))
-      throw_config("--save-counts and --rr are for auto-correlations; a cross-correlation counts every term");
     if (randoms.empty() && !(counts_files.save.empty() && counts_files.rr.empty()))
       throw_config(
           "--save-counts and --rr need random catalogues (--randoms): the analytic RR of a box is not counted");
@@ -564,11 +562,11 @@ int main(int argc, char** argv) {
     const bool weighted = o.weight_column > 0;
     explain_2d(bins, a, nullptr, box, weighted);
     if (!data2.empty() || !randoms2.empty()) {
-      // (--save-counts and --rr were refused above.)
       if (data2.empty()) throw_config("--randoms2 goes with --data2 (a cross-correlation)");
       const SecondSample b = second_sample("", box);
+      const ReusedCounts reuse = reused_counts(counts_files, saved_rr);  // (R1R2: --rr of a cross run)
       const Binned2DResult x = cross_correlation_2d(a, b.data, r, b.randoms, bins, box, weighted, parse_estimator(jk.estimator),
-                                                    make_run_options(o, bar), jackknife_request(jk));
+                                                    make_run_options(o, bar), jackknife_request(jk), reuse);
       finish_correlation_2d(x, per_outer, o, jk, counts_files, box, weighted, bar);
       return;
     }
@@ -632,6 +630,7 @@ int main(int argc, char** argv) {
 
   add_scalar_commands(app, o, bar);
   add_neighbour_commands(app, o, bar);
+  add_matrix_command(app, o, bar);
   add_generate(app);
 
   try {

@@ -70,8 +70,8 @@ class Backend {
   // partners in [lo, hi) and, weighted, the sum of their weights, in the callers' point order).
   // The engine runs such a statistic on the CPU, saying why, on a backend that does not. The
   // CPU's form: PerPointSink in cpu/output_sinks.hpp.
-  // The most bins of a 1-D histogram this backend takes; a statistic with more runs on the CPU.
-  virtual std::size_t max_histogram_bins() const { return static_cast<std::size_t>(-1); }
+  // The most bins of the 1-D histogram `s` this backend takes; a statistic with more runs on the CPU.
+  virtual std::size_t max_histogram_bins(const Statistic&) const { return static_cast<std::size_t>(-1); }
   virtual bool per_point() const { return false; }
 };
 

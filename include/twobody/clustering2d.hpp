@@ -24,6 +24,7 @@ struct Binned2DResult {
   // correlation_2d: the normalisations of DD, ΣDR_i, ΣRR_i (as `correlation`; with the analytic
   // RR, norm_rr is its pair total N(N−1)/2 or (Σw)²(1 − 1/N)/2 and norm_dr is 0).
   double norm_dd = 0, norm_dr = 0, norm_rr = 0;
+  double norm_rd = 0;  // a cross-correlation: R1D2's (norm_dr is D1R2's)
   std::size_t n_randoms = 0;
   bool analytic_rr = false;
   // With a jackknife: everything `correlation` gives, over the flat bins (samples, mean, sigma and
@@ -83,7 +84,7 @@ Binned2DResult cross_correlation_2d(const PointSet& data1, const PointSet& data2
                                     const std::vector<PointSet>& randoms2, const Binning2D& bins,
                                     const std::optional<Box>& box, bool weighted,
                                     Estimator estimator = Estimator::LandySzalay, const RunOptions& opt = {},
-                                    const JackknifeRequest& jackknife = {});
+                                    const JackknifeRequest& jackknife = {}, const ReusedCounts& reuse = {});
 
 // The counts of a correlation_2d run with random catalogues, to write (write_counts) and reuse
 // (ReusedCounts::rr): space Box with a box, else Open, and the 2-D bins. Throws Error(Config) for

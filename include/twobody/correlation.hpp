@@ -76,6 +76,10 @@ struct JackknifeResult {
   // Per left-out region: the normalisations of DD, ΣDR_i, ΣRR_i without it, and the estimator
   // without it (R x nbins, at [r * nbins + k]).
   std::vector<double> norm_dd, norm_dr, norm_rr;
+  // A cross-correlation: dd, dr, rr hold D1D2, ΣD1R2, ΣR1R2, and these R1D2's region counts and
+  // normalisations without each region (empty for an auto-correlation).
+  std::vector<std::uint64_t> rd;
+  std::vector<double> wrd, norm_rd;
   std::vector<double> samples;
   // The jackknife mean, standard errors √((R−1)/R Σ(x_r − x̄)²) and covariance (nbins x nbins).
   std::vector<double> mean, sigma, covariance;
@@ -86,6 +90,7 @@ struct JackknifeResult {
 struct CorrelationResult : BinnedResult {
   std::optional<JackknifeResult> jackknife;
   double norm_dd = 0, norm_dr = 0, norm_rr = 0;
+  double norm_rd = 0;         // a cross-correlation: R1D2's (norm_dr is D1R2's)
   std::size_t n_randoms = 0;  // points of the random catalogues, summed over the sets
   bool analytic_rr = false;   // a periodic box without random catalogues (nothing to save)
 };
@@ -95,18 +100,24 @@ struct CorrelationResult : BinnedResult {
 // ΣRR_i (raw, and weighted when weighted), their normalisations, and with a jackknife the region
 // counts T[r][k] and the normalisations without each region. The setting a count depends on
 // (space, box, binning, weighting, regions) travels with it and is checked before reuse. The
-// 2-D estimators (clustering2d.hpp) save the same counts over their flat 2-D bins.
+// 2-D estimators (clustering2d.hpp) save the same counts over their flat 2-D bins. A
+// cross-correlation's counts (`cross`) are D1D2 (dd), ΣD1R2 (dr), ΣR1D2 (rd) and ΣR1_iR2_j (rr),
+// and a cross-correlation reuses only a cross-correlation's R1R2 (an auto-correlation's RR only an
+// auto-correlation's).
 struct SavedCounts {
   static constexpr int kFormatVersion = 1;
+  bool cross = false;
   CorrelationSpace space = CorrelationSpace::Open;
   std::optional<Box> box;  // Box space only
   bool weighted = false;
   Binning binning;      // 1-D bins (xi, wtheta)
   Binning2D binning2d;  // 2-D bins (xi-rppi, wp, xi-smu): active() instead of `binning`
   std::size_t n_data = 0, n_randoms = 0;  // points (randoms summed over the sets)
-  double norm_dd = 0, norm_dr = 0, norm_rr = 0;
+  std::size_t n_data2 = 0;                // cross: the second sample's points (n_data: the first's)
+  double norm_dd = 0, norm_dr = 0, norm_rr = 0, norm_rd = 0;
   std::vector<std::uint64_t> dd;
   std::vector<double> wdd, dr, rr, wdr, wrr;  // dr, rr summed over the random sets
+  std::vector<double> rd, wrd;                // cross: ΣR1D2
   // With a jackknife: regions, layout, labels, n_data, n_randoms, the region counts (dd, dr, rr,
   // w*) and norm_dd, norm_dr, norm_rr; samples and summaries are not saved (they follow).
   std::optional<JackknifeResult> jackknife;
@@ -164,9 +175,11 @@ Estimates estimate_cross(double dd, double dr, double rd, double rr);
 // normalisations without r. `jackknife->n_data` counts both samples' points. Errors
 // (Error(Config)): random catalogues for one sample only, none outside a box, --ravg; a region
 // without a point of either sample (Error(Input)).
+// With reuse.rr, R1R2 comes from a cross-correlation's saved counts of the same setting (the
+// random catalogues are still needed for D1R2 and R1D2).
 CorrelationResult cross_correlation(const PointSet& data1, const PointSet& data2, const std::vector<PointSet>& randoms1,
                                     const std::vector<PointSet>& randoms2, const Binning& bins, CorrelationSpace space,
                                     const std::optional<Box>& box, bool weighted, const RunOptions& opt = {},
-                                    const JackknifeRequest& jackknife = {});
+                                    const JackknifeRequest& jackknife = {}, const ReusedCounts& reuse = {});
 
 }  // namespace twobody

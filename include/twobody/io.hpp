@@ -2,6 +2,7 @@
 // Catalogue readers. Every reader validates on the way in: a missing or empty file, a row with
 // the wrong number of columns, an unparsable or non-finite value is an Error(Input) that names the
 // file and the line (or point).
+#include <span>
 #include <string>
 #include <vector>
 
@@ -34,4 +35,7 @@ namespace twobody {
 // Writes points as text (one per line, columns separated by spaces, 17 significant digits so they
 // read back exactly) or, for a .npy path, as a float64 NumPy array; weights become a last column.
 void write_points(const std::string& path, const PointSet& p);
+// A dense rows x cols matrix (row-major): a .npy path as a float64 NumPy array of that shape,
+// any other as text, one row a line, values to 17 significant digits.
+void write_matrix(const std::string& path, std::size_t rows, std::size_t cols, std::span<const double> values);
 }  // namespace twobody

@@ -63,6 +63,17 @@ Result neighbour_counts(const PointSet& a, const PointSet* b, const Binning& ran
 // The Statistic neighbour_counts runs (for explain()); cross when `cross`.
 Statistic neighbour_statistic(bool cross, const Binning& range, const std::optional<Box>& box, bool weighted);
 
+// Dense matrices (OutputKind::Matrix): the value of every pair (i, j) in float64, Result::matrix
+// row-major with rows = |a| and cols = |b| (auto: |a| x |a|, symmetric; its diagonal f(a, a):
+// 0 for distances, an angle within ~3 mas of 0 from the arccosine of a rounded dot product).
+// distance_matrix: Euclidean distances, or with a box the periodic minimum image.
+// angular_matrix: angular separations in degrees from (RA, Dec) in degrees.
+// The planner refuses a matrix larger than the memory it would fill (Error(Resource)).
+Result distance_matrix(const PointSet& a, const PointSet* b, const std::optional<Box>& box, const RunOptions& opt = {});
+Result angular_matrix(const PointSet& radec_a, const PointSet* radec_b, const RunOptions& opt = {});
+// The Statistic both run (for explain()): cross when `cross`; Metric::Angular takes unit vectors.
+Statistic matrix_statistic(bool cross, Metric metric, const std::optional<Box>& box);
+
 // Wraps every coordinate into [0, L) (the CLI's --wrap).
 void wrap_into_box(PointSet& p, const Box& box);
 

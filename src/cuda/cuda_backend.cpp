@@ -56,6 +56,7 @@ DeviceInfo device_info() {
 
 template <class F>
 Result run_on_device(const F& f, const Plan& plan);  // instantiated by src/CMakeLists.txt
+std::size_t histogram_bins_in_shared(bool weighted, std::size_t smem_optin);  // histogram_limits.cu
 template <Binning2D::Kind K>
 Result run_binned2d_on_device(const Plan& plan);  // instantiated in run_binned2d_*.cu
 
@@ -106,7 +107,7 @@ std::string fig15_line(const Plan& plan) {
       if (bytes > info.smem_optin)
         return out + "output " + kb(bytes) + " > beta: type III (a histogram in global memory) in seed 000's tree; " +
                (s.binning2d.active() ? "2-D bins take it (64-bit atomics in global memory)"
-                                     : "not built for 1-D bins: the CUDA backend refuses this run (--backend cpu takes it)");
+                                     : "not built for 1-D bins on the GPU: such a histogram runs on the CPU backend");
       const SmLimits lim = sm_limits(info);
       const auto bytes_at = [&](int h) { return counting_tiles_smem(true, static_cast<int>(nb), h); };
       const int dim = plan.a->dim();
@@ -218,8 +219,11 @@ class CudaBackend final : public Backend {
   bool bins_2d() const override { return true; }
   // Through both agents (PairOutput's Means kernels).
   bool mean_separation() const override { return true; }
-  // The float-bits bin table holds 15-bit bin indices (kMaxTableBins; 2-D bins are not limited).
-  std::size_t max_histogram_bins() const override { return static_cast<std::size_t>(kMaxTableBins); }
+  // One copy of the histogram and its float-bits bin table (15-bit bin indices: kMaxTableBins) in
+  // a block's shared memory (histogram_bins_in_shared); 2-D bins are not limited.
+  std::size_t max_histogram_bins(const Statistic& s) const override {
+    return std::min<std::size_t>(kMaxTableBins, histogram_bins_in_shared(s.weighted, device_info().smem_optin));
+  }
   Result run(const Plan& plan) override {
     const auto t0 = std::chrono::steady_clock::now();
     auto run_one = [](const Plan& p) {

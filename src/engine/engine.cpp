@@ -46,9 +46,10 @@ std::unique_ptr<Backend> backend_for(const Statistic& stat, const std::string& n
     why = fmt::format("the {} backend does not give per-point reductions yet: this statistic runs on the cpu", b->name());
     return make_cpu_backend();
   }
-  if (stat.output == OutputKind::Histogram && !stat.binning2d.active() && stat.binning.nbins() > b->max_histogram_bins()) {
-    why = fmt::format("the {} backend takes at most {} bins (this histogram has {}): this statistic runs on the cpu",
-                      b->name(), b->max_histogram_bins(), stat.binning.nbins());
+  if (stat.output == OutputKind::Histogram && !stat.binning2d.active() &&
+      stat.binning.nbins() > b->max_histogram_bins(stat)) {
+    why = fmt::format("the {} backend takes at most {} bins{} (this histogram has {}): this statistic runs on the cpu",
+                      b->name(), b->max_histogram_bins(stat), stat.weighted ? " weighted" : "", stat.binning.nbins());
     return make_cpu_backend();
   }
   if (stat.binning2d.active() && !b->bins_2d()) {

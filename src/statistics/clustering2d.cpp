@@ -246,7 +246,7 @@ void add_jackknife_columns(Binned2DResult& out) {
 Binned2DResult cross_correlation_2d(const PointSet& data1, const PointSet& data2, const std::vector<PointSet>& randoms1,
                                     const std::vector<PointSet>& randoms2, const Binning2D& bins,
                                     const std::optional<Box>& box, bool weighted, Estimator estimator,
-                                    const RunOptions& opt, const JackknifeRequest& jk) {
+                                    const RunOptions& opt, const JackknifeRequest& jk, const ReusedCounts& reuse) {
   detail::StatisticClock clock;
   const Statistic s = statistic_2d(bins, box, weighted, true);
   const std::size_t nb = bins.nbins(), ni = bins.inner().nbins();
@@ -257,12 +257,13 @@ Binned2DResult cross_correlation_2d(const PointSet& data1, const PointSet& data2
   request.sky_about_origin = bins.midpoint_los();
   clock.data_ready();
   detail::CrossEstimate e = detail::cross_estimate(s, box ? CorrelationSpace::Box : CorrelationSpace::Open, data1, data2,
-                                                   randoms1, randoms2, volume, box, opt, request, estimator);
+                                                   randoms1, randoms2, volume, box, opt, request, estimator, reuse);
   Binned2DResult out;
   out.binning = bins;
   out.norm_dd = e.norm_dd;
   out.norm_dr = e.norm_dr;
   out.norm_rr = e.norm_rr;
+  out.norm_rd = e.norm_rd;
   out.n_randoms = e.n_randoms;
   out.analytic_rr = e.analytic;
   out.derived = e.count_columns(weighted);

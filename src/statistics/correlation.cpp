@@ -181,13 +181,20 @@ bool same_bins_2d(const Binning2D& a, const Binning2D& b) {
          a.inner().edges() == b.inner().edges();
 }
 
+}  // namespace
+
+namespace detail {
+
 // Reused counts hold only for the setting they were counted in: a mismatch is a request error
 // that names the first difference.
 void check_reusable(const SavedCounts& c, const std::string& what, CorrelationSpace space, const Statistic& s,
-                    const JackknifeResult* J) {
+                    const JackknifeResult* J, bool cross) {
   const auto fail = [&](const std::string& why) {
     throw_config(fmt::format("{} cannot be reused: {}", what, why));
   };
+  if (c.cross != cross)
+    fail(c.cross ? "they are a cross-correlation's (R1R2), this run is an auto-correlation"
+                 : "they are an auto-correlation's (RR), this run is a cross-correlation");
   if (c.space != space)
     fail(fmt::format("counted in {} space, this run is in {} space", space_name(c.space), space_name(space)));
   if (space == CorrelationSpace::Box) {
@@ -217,7 +224,7 @@ void check_reusable(const SavedCounts& c, const std::string& what, CorrelationSp
              : "counted in sky regions of other centres");
 }
 
-}  // namespace
+}  // namespace detail
 
 namespace detail {
 
@@ -263,7 +270,7 @@ CorrelationCounts count_correlation(const Statistic& s, CorrelationSpace space, 
     J.norm_dr.assign(R, 0.0);
     J.norm_rr.assign(R, 0.0);
   }
-  if (reuse.rr) check_reusable(*reuse.rr, "the saved RR", space, s, jackknife ? &J : nullptr);
+  if (reuse.rr) check_reusable(*reuse.rr, "the saved RR", space, s, jackknife ? &J : nullptr, false);
 
   using Clock = std::chrono::steady_clock;
   const auto lap = [](Clock::time_point& t) {

@@ -146,9 +146,10 @@ struct CrossEstimate {
   Result dd;                                     // D1D2
   std::vector<double> dr, rd, rr, wdr, wrd, wrr;  // D1R2, R1D2, R1R2 (rr: analytic when analytic)
   std::vector<double> xi, natural, davis_peebles, hamilton, landy_szalay;
-  double norm_dd = 0, norm_dr = 0, norm_rr = 0;
+  double norm_dd = 0, norm_dr = 0, norm_rr = 0, norm_rd = 0;
   std::size_t n_randoms = 0;
   bool analytic = false;
+  bool reused_rr = false;  // R1R2 from saved counts
   std::optional<JackknifeResult> jackknife;
 
   // The counts' columns of the table (after npairs): rr or wrr when analytic, else d1r2, r1d2,
@@ -163,7 +164,11 @@ struct CrossEstimate {
 CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, const PointSet& data1, const PointSet& data2,
                              const std::vector<PointSet>& randoms1, const std::vector<PointSet>& randoms2,
                              const std::vector<double>& volume, const std::optional<Box>& box, const RunOptions& opt,
-                             const JackknifeRequest& jk, Estimator estimator);
+                             const JackknifeRequest& jk, Estimator estimator, const ReusedCounts& reuse = {});
+// Saved counts hold only for the setting they were counted in (space, box, weighting, bins,
+// jackknife regions, auto or cross): Error(Config) naming the first difference.
+void check_reusable(const SavedCounts& c, const std::string& what, CorrelationSpace space, const Statistic& s,
+                    const JackknifeResult* J, bool cross);
 
 // The normalised counts of bin k (weighted sums when weighted): of the whole sample, or without
 // region r (each count minus the region's T[r][k], over the normalisations without the region).

@@ -116,12 +116,15 @@ namespace detail {
 CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, const PointSet& data1, const PointSet& data2,
                              const std::vector<PointSet>& randoms1, const std::vector<PointSet>& randoms2,
                              const std::vector<double>& volume, const std::optional<Box>& box, const RunOptions& opt,
-                             const JackknifeRequest& jk, Estimator estimator) {
+                             const JackknifeRequest& jk, Estimator estimator, const ReusedCounts& reuse) {
   if (space == CorrelationSpace::Box && !box) throw_config("a periodic cross-correlation needs the box");
   const bool analytic = randoms1.empty() && randoms2.empty();
   if (analytic && space != CorrelationSpace::Box)
     throw_config("a cross-correlation needs random catalogues for both samples (--randoms for the first, "
                  "--randoms2 for the second), or a periodic box (--box) for the analytic random counts");
+  if (analytic && reuse.rr)
+    throw_config("a saved R1R2 stands for random catalogues' R1R2: without random catalogues it is analytic "
+                 "(give the random catalogues, or drop the saved counts)");
   if (!analytic && (randoms1.empty() || randoms2.empty()))
     throw_config(randoms1.empty() ? "the first sample has no random catalogues (--randoms): a cross-correlation "
                                     "needs them for both samples"
@@ -154,7 +157,8 @@ CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, cons
     for (const PointSet& p : randoms1) others.push_back(&p);
     for (const PointSet& p : randoms2) others.push_back(&p);
     const CorrelationSpace fit = jk.sky_about_origin ? CorrelationSpace::Sky : space;
-    const RegionLabeller L = make_labeller(jk, fit, box, data1, jk.sky_about_origin ? directions(d1) : d1, others);
+    const RegionLabeller L =
+        make_labeller(jk, fit, box, data1, jk.sky_about_origin ? directions(d1) : d1, others, reuse.rr);
     R = L.regions;
     J.regions = R;
     J.layout = L.layout;
@@ -182,6 +186,7 @@ CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, cons
       }
   }
   s.regions = static_cast<int>(R);
+  if (reuse.rr) check_reusable(*reuse.rr, "the saved R1R2", space, s, R > 0 ? &J : nullptr, true);
 
   const std::size_t nb = s.binning2d.active() ? s.binning2d.nbins() : s.binning.nbins();
   const std::vector<const PointSet*> g_d1 = {&d1}, g_d2 = {&d2};
@@ -195,7 +200,21 @@ CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, cons
   if (!analytic) {
     dr = count_between(s, g_d1, g_r2, R, opt);
     rd = count_between(s, g_r1, g_d2, R, opt);
-    rr = count_between(s, g_r1, g_r2, R, opt);
+    if (reuse.rr) {
+      // R1R2 as saved (its setting checked above): counts, weighted sums, normalisations.
+      const SavedCounts& c = *reuse.rr;
+      rr.c = c.rr;
+      rr.w = weighted ? c.wrr : std::vector<double>(nb, 0.0);
+      rr.norm = c.norm_rr;
+      if (R > 0) {
+        rr.t = c.jackknife->rr;
+        rr.tw = weighted ? c.jackknife->wrr : std::vector<double>(R * nb, 0.0);
+        rr.norm_without = c.jackknife->norm_rr;
+      }
+      out.reused_rr = true;
+    } else {
+      rr = count_between(s, g_r1, g_r2, R, opt);
+    }
   } else {
     // The analytic R1R2 of a periodic box: N1 N2 (or Σw1 Σw2) × V_bin / V_box.
     rr.c.assign(nb, 0.0);
@@ -248,8 +267,12 @@ CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, cons
   out.dd.info.seconds = dd.seconds + dr.seconds + rd.seconds + rr.seconds;
   out.dd.info.pairs_evaluated = dd.evaluated + dr.evaluated + rd.evaluated + rr.evaluated;
   out.dd.info.pairs_settled_fp64 = dd.settled + dr.settled + rd.settled + rr.settled;
-  out.dd.info.plan = fmt::format("cross-correlation: D1D2, D1R2 (x{}), R1D2 (x{}), R1R2 (x{}) as cross runs", r2.size(),
-                                 r1.size(), r1.size() * r2.size());
+  out.dd.info.plan =
+      out.reused_rr
+          ? fmt::format("cross-correlation: D1D2, D1R2 (x{}), R1D2 (x{}) as cross runs; R1R2 from the saved counts", r2.size(),
+                        r1.size())
+          : fmt::format("cross-correlation: D1D2, D1R2 (x{}), R1D2 (x{}), R1R2 (x{}) as cross runs", r2.size(), r1.size(),
+                        r1.size() * r2.size());
   out.dr = dr.c;
   out.rd = rd.c;
   out.rr = rr.c;
@@ -260,6 +283,7 @@ CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, cons
   }
   out.norm_dd = dd.norm;
   out.norm_dr = dr.norm;
+  out.norm_rd = rd.norm;
   out.norm_rr = rr.norm;
   for (const PointSet& p : r1) out.n_randoms += p.size();
   for (const PointSet& p : r2) out.n_randoms += p.size();
@@ -276,6 +300,11 @@ CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, cons
     J.norm_dd = dd.norm_without;
     J.norm_dr = dr.norm_without;
     J.norm_rr = rr.norm_without;
+    if (!analytic) {
+      J.rd = rd.t;
+      if (weighted) J.wrd = rd.tw;
+      J.norm_rd = rd.norm_without;
+    }
     J.samples.resize(R * nb);
     for (std::size_t r = 0; r < R; ++r)
       for (std::size_t k = 0; k < nb; ++k) J.samples[r * nb + k] = xi_of(four(k, r));
@@ -293,7 +322,7 @@ CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, cons
 CorrelationResult cross_correlation(const PointSet& data1, const PointSet& data2, const std::vector<PointSet>& randoms1,
                                     const std::vector<PointSet>& randoms2, const Binning& bins, CorrelationSpace space,
                                     const std::optional<Box>& box, bool weighted, const RunOptions& opt,
-                                    const JackknifeRequest& jk) {
+                                    const JackknifeRequest& jk, const ReusedCounts& reuse) {
   detail::StatisticClock clock;
   Statistic s;
   s.metric = metric_of(space);
@@ -305,12 +334,13 @@ CorrelationResult cross_correlation(const PointSet& data1, const PointSet& data2
   for (std::size_t k = 0; k < nb; ++k) volume[k] = shell_volume(data1.dim(), bins.lo(k), bins.hi(k));
   clock.data_ready();
   detail::CrossEstimate e =
-      detail::cross_estimate(s, space, data1, data2, randoms1, randoms2, volume, box, opt, jk, jk.estimator);
+      detail::cross_estimate(s, space, data1, data2, randoms1, randoms2, volume, box, opt, jk, jk.estimator, reuse);
   CorrelationResult out;
   out.binning = bins;
   out.norm_dd = e.norm_dd;
   out.norm_dr = e.norm_dr;
   out.norm_rr = e.norm_rr;
+  out.norm_rd = e.norm_rd;
   out.n_randoms = e.n_randoms;
   out.analytic_rr = e.analytic;
   out.derived = e.count_columns(weighted);

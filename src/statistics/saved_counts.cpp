@@ -2,6 +2,7 @@
 // (xi, wtheta) or 2-D bins (xi-rppi, wp, xi-smu).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -27,24 +28,32 @@ const char* space_key(CorrelationSpace s) {
 
 // What a CorrelationResult and a Binned2DResult (with random catalogues) have alike: the counts,
 // their normalisations and the jackknife's region counts.
+// A cross-correlation's (columns d1r2, r1d2, r1r2) are D1D2, ΣD1R2, ΣR1D2 and ΣR1R2.
 template <class CorrelationLike>
 SavedCounts counts_of(const CorrelationLike& r, CorrelationSpace space, const std::optional<Box>& box, bool weighted) {
   SavedCounts c;
+  c.cross = std::any_of(r.derived.begin(), r.derived.end(), [](const NamedColumn& x) { return x.name == "d1r2"; });
   c.space = space;
   if (space == CorrelationSpace::Box) c.box = box;
   c.weighted = weighted;
   c.n_data = r.raw.info.n_a;
+  if (c.cross) c.n_data2 = r.raw.info.n_b;
   c.n_randoms = r.n_randoms;
   c.norm_dd = r.norm_dd;
   c.norm_dr = r.norm_dr;
   c.norm_rr = r.norm_rr;
   c.dd = r.raw.counts;
-  c.dr = column(r.derived, "dr");
-  c.rr = column(r.derived, "rr");
+  c.dr = column(r.derived, c.cross ? "d1r2" : "dr");
+  c.rr = column(r.derived, c.cross ? "r1r2" : "rr");
+  if (c.cross) {
+    c.rd = column(r.derived, "r1d2");
+    c.norm_rd = r.norm_rd;
+  }
   if (weighted) {
     c.wdd = r.raw.weighted;
-    c.wdr = column(r.derived, "wdr");
-    c.wrr = column(r.derived, "wrr");
+    c.wdr = column(r.derived, c.cross ? "wd1r2" : "wdr");
+    c.wrr = column(r.derived, c.cross ? "wr1r2" : "wrr");
+    if (c.cross) c.wrd = column(r.derived, "wr1d2");
   }
   if (r.jackknife) {
     JackknifeResult j = *r.jackknife;
@@ -109,11 +118,15 @@ SavedCounts saved_counts(const Binned2DResult& r, const std::optional<Box>& box,
 }
 
 void write_counts(const std::string& path, const SavedCounts& c) {
+  const std::string statistic = std::string(c.binning2d.active()
+                                                ? (c.binning2d.kind() == Binning2D::Kind::RpPi ? "xi-rppi" : "xi-smu")
+                                            : c.space == CorrelationSpace::Sky ? "wtheta"
+                                                                               : "xi") +
+                                (c.cross ? "-cross" : "");
   nlohmann::json j = {{"format", kFormatName},
                       {"version", SavedCounts::kFormatVersion},
-                      {"statistic", c.binning2d.active()
-                                        ? (c.binning2d.kind() == Binning2D::Kind::RpPi ? "xi-rppi" : "xi-smu")
-                                        : c.space == CorrelationSpace::Sky ? "wtheta" : "xi"},
+                      {"statistic", statistic},
+                      {"cross", c.cross},
                       {"space", space_key(c.space)},
                       {"weighted", c.weighted},
                       {"n_data", c.n_data},
@@ -124,6 +137,12 @@ void write_counts(const std::string& path, const SavedCounts& c) {
                       {"dd", c.dd},
                       {"dr", c.dr},
                       {"rr", c.rr}};
+  if (c.cross) {
+    j["n_data2"] = c.n_data2;
+    j["norm_rd"] = c.norm_rd;
+    j["rd"] = c.rd;
+    if (c.weighted) j["wrd"] = c.wrd;
+  }
   if (c.binning2d.active()) j["bins2d"] = bins2d_json(c.binning2d);
   else j["edges"] = c.binning.edges();
   if (c.box) j["box"] = std::vector<double>(c.box->length.begin(), c.box->length.begin() + c.box->dim);
@@ -144,6 +163,11 @@ void write_counts(const std::string& path, const SavedCounts& c) {
       j["jackknife"]["wdd"] = k.wdd;
       j["jackknife"]["wdr"] = k.wdr;
       j["jackknife"]["wrr"] = k.wrr;
+    }
+    if (c.cross) {
+      j["jackknife"]["rd"] = k.rd;
+      j["jackknife"]["norm_rd"] = k.norm_rd;
+      if (c.weighted) j["jackknife"]["wrd"] = k.wrd;
     }
   }
   std::ofstream out(path);
@@ -174,6 +198,7 @@ SavedCounts read_counts(const std::string& path) {
       c.box = Box::from_lengths(len);
     }
     c.weighted = j.at("weighted").get<bool>();
+    c.cross = j.value("cross", false);  // (files from before cross-correlations were saved: auto)
     if (j.contains("bins2d")) c.binning2d = bins2d_of(j.at("bins2d"), path);
     else c.binning = Binning::from_edges(j.at("edges").get<std::vector<double>>());
     c.n_data = j.at("n_data").get<std::size_t>();
@@ -193,6 +218,12 @@ SavedCounts read_counts(const std::string& path) {
       sized(j, "wdd", nb, c.wdd);
       sized(j, "wdr", nb, c.wdr);
       sized(j, "wrr", nb, c.wrr);
+    }
+    if (c.cross) {
+      c.n_data2 = j.at("n_data2").get<std::size_t>();
+      c.norm_rd = j.at("norm_rd").get<double>();
+      sized(j, "rd", nb, c.rd);
+      if (c.weighted) sized(j, "wrd", nb, c.wrd);
     }
     if (j.contains("jackknife")) {
       const nlohmann::json& o = j.at("jackknife");
@@ -214,6 +245,11 @@ SavedCounts read_counts(const std::string& path) {
         sized(o, "wdd", R * nb, k.wdd);
         sized(o, "wdr", R * nb, k.wdr);
         sized(o, "wrr", R * nb, k.wrr);
+      }
+      if (c.cross) {
+        sized(o, "rd", R * nb, k.rd);
+        sized(o, "norm_rd", R, k.norm_rd);
+        if (c.weighted) sized(o, "wrd", R * nb, k.wrd);
       }
       c.jackknife = std::move(k);
     }

@@ -1,0 +1,21 @@
+// The largest 1-D histogram the CUDA backend takes: one copy of it, its float-bits bin table of
+// the fewest cells (256), and the partner tile of the widest points (kMaxDim coordinates) in the
+// shared memory a block may use. run_pairs shrinks the table and the copies to fit, so every
+// histogram up to this size runs; the engine gives larger ones to the CPU backend.
+#include "twobody/cuda/pair_kernel.cuh"
+
+namespace twobody::cuda {
+
+std::size_t histogram_bins_in_shared(bool weighted, std::size_t smem_optin) {
+  const auto fits = [&](int nb) {
+    return pair_kernel_smem<kMaxDim>(OutputMode::Histogram, weighted, nb, 256, 1, (nb + 2) | 1) <= smem_optin;
+  };
+  int lo = 0, hi = 1 << 20;  // fits(lo), !fits(hi)
+  while (hi - lo > 1) {
+    const int mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return static_cast<std::size_t>(lo);
+}
+
+}  // namespace twobody::cuda
