@@ -179,12 +179,12 @@ void matrix_rows(bool quick) {
   s.output = OutputKind::Matrix;
   RunOptions o;
   o.backend = "cuda";
-  for (const char* host : {"", "staged", "plain"}) {
+  for (const char* host : {"", "registered", "plain"}) {
     if (*host) setenv("TWOBODY_MATRIX_HOST", host, 1);
     run(s, a, &b, o);  // (first-touch of the result's pages and the kernel's load, not timed)
     const Result r = run(s, a, &b, o);
     unsetenv("TWOBODY_MATRIX_HOST");
-    report({std::string("twobody matrix to host ") + (*host ? host : "page-locked"), n, 0, r.info.seconds,
+    report({std::string("twobody matrix to host ") + (*host ? host : "staged"), n, 0, r.info.seconds,
             double(r.rows) * double(r.cols), 0});
     std::fprintf(stderr, "  (%s)\n", r.info.plan.substr(r.info.plan.rfind("ran: ")).c_str());
   }

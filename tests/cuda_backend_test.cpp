@@ -1116,8 +1116,8 @@ TEST_F(Cuda, MatrixTilesInChunksEqualCpu) {
     const char* host;
     const char* says;
   };
-  for (const Mode m : {Mode{nullptr, nullptr, "1 chunk of"}, Mode{"40000", nullptr, "copied straight into the page-locked result"},
-                       Mode{"40000", "staged", "through two pinned staging buffers"},
+  for (const Mode m : {Mode{nullptr, nullptr, "1 chunk of"}, Mode{"40000", nullptr, "through two pinned staging buffers"},
+                       Mode{"40000", "registered", "copied straight into the page-locked result"},
                        Mode{"40000", "plain", "copied chunk by chunk into pageable memory"}}) {
     SCOPED_TRACE(std::string(m.chunk_bytes ? m.chunk_bytes : "default") + " " + (m.host ? m.host : "default"));
     if (m.chunk_bytes) setenv("TWOBODY_MATRIX_CHUNK_BYTES", m.chunk_bytes, 1);

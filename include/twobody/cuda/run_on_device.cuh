@@ -1054,11 +1054,12 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
 
 // Dense matrices (matrix_kernel.cuh's tiles) in row chunks of about 256 MB
 // (TWOBODY_MATRIX_CHUNK_BYTES), two in flight: while the tiles fill one chunk's device buffer, the
-// copy engine moves the other's to the host. A matrix of one chunk is copied once. With several,
-// the result's own memory is page-locked (cudaHostRegister) so the copies land in it directly at
-// the bus's rate. Where that fails, or with TWOBODY_MATRIX_HOST=staged, they go through two pinned
-// staging buffers, and a host thread moves each chunk on while the next is computed.
-// (TWOBODY_MATRIX_HOST=plain: one chunk at a time into pageable memory, the bench's baseline.)
+// copy engine moves the other's to the host through a pinned staging buffer, and host threads move
+// the chunk before it from its staging buffer into the result. A matrix of one chunk up to 32 MB is
+// copied once, plainly. Measured on the H100 host, 4.3 GB (bench/RESULTS.md): staged 0.52 s; the
+// result page-locked in place (TWOBODY_MATRIX_HOST=registered, the copies then at the bus's 55 GB/s)
+// 1.34 s, of which 1.2 s is locking pages that were never touched; plain copies into pageable
+// memory (TWOBODY_MATRIX_HOST=plain) 3.2 s.
 template <class F>
 Result run_matrix(const F& f, const Plan& plan) {
   constexpr int D = F::dim;
@@ -1092,10 +1093,12 @@ Result run_matrix(const F& f, const Plan& plan) {
   const std::size_t rows_per_chunk =
       std::clamp<std::size_t>(chunk_bytes / row_bytes, 1, std::min<std::size_t>(r.rows, kMatrixMaxLaunchRows));
   const std::size_t chunks = (r.rows + rows_per_chunk - 1) / rows_per_chunk;
-  enum class HostCopy { Plain, Registered, Staged } how = chunks == 1 ? HostCopy::Plain : HostCopy::Registered;
+  const std::size_t total_bytes = r.matrix.size() * sizeof(double);
+  enum class HostCopy { Plain, Registered, Staged } how =
+      chunks == 1 && total_bytes <= (std::size_t(32) << 20) ? HostCopy::Plain : HostCopy::Staged;
   if (const char* env = std::getenv("TWOBODY_MATRIX_HOST")) {
     const std::string e = env;
-    how = e == "plain" ? HostCopy::Plain : e == "staged" ? HostCopy::Staged : how;
+    how = e == "plain" ? HostCopy::Plain : e == "staged" ? HostCopy::Staged : e == "registered" ? HostCopy::Registered : how;
   }
   std::string host_note;
   t_phase = std::chrono::steady_clock::now();
