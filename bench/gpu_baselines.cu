@@ -33,6 +33,23 @@ __global__ void fma_ceiling_kernel(float* out, int iters) {
   out[blockIdx.x * blockDim.x + threadIdx.x] = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7;
 }
 
+// Shared-memory atomics, conflict-free (lane l's words in bank l), eight independent ones an
+// iteration: the ceiling of any histogram that spends one shared atomic a pair.
+__global__ void shared_atomic_ceiling_kernel(unsigned* out, int iters) {
+  __shared__ unsigned h[8 * 256];
+  for (int k = 0; k < 8; ++k) h[k * 256 + threadIdx.x] = 0;
+  __syncthreads();
+  unsigned* p = h + threadIdx.x;
+  for (int i = 0; i < iters; ++i) {
+#pragma unroll
+    for (int k = 0; k < 8; ++k) atomicAdd(p + k * 256, 1u);
+  }
+  __syncthreads();
+  unsigned s = 0;
+  for (int k = 0; k < 8; ++k) s += h[k * 256 + threadIdx.x];
+  out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+
 __global__ void naive_sdh_kernel(const float* x, const float* y, const float* z, int n, float inv_w, int nbins,
                                  unsigned long long* hist) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -144,6 +161,19 @@ double fma_lanes_per_second() {
   fma_ceiling_kernel<<<blocks, threads>>>(out, 16);  // warm-up
   check(cudaDeviceSynchronize(), "warm-up");
   const double ms = time_ms([&] { fma_ceiling_kernel<<<blocks, threads>>>(out, iters); });
+  cudaFree(out);
+  return 8.0 * iters * blocks * threads / (ms * 1e-3);
+}
+
+double shared_atomic_lanes_per_second() {
+  int sms = 0;
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "attribute");
+  const int blocks = sms * 8, threads = 256, iters = 1 << 14;
+  unsigned* out;
+  check(cudaMalloc(&out, sizeof(unsigned) * blocks * threads), "cudaMalloc");
+  shared_atomic_ceiling_kernel<<<blocks, threads>>>(out, 16);  // warm-up
+  check(cudaDeviceSynchronize(), "warm-up");
+  const double ms = time_ms([&] { shared_atomic_ceiling_kernel<<<blocks, threads>>>(out, iters); });
   cudaFree(out);
   return 8.0 * iters * blocks * threads / (ms * 1e-3);
 }

@@ -7,6 +7,8 @@ struct BaselineResult {
 };
 
 double fma_lanes_per_second();
+// Conflict-free shared-memory atomics a second (lanes), over the whole card.
+double shared_atomic_lanes_per_second();
 BaselineResult naive_sdh(const std::vector<float>& x, const std::vector<float>& y, const std::vector<float>& z,
                          double rmax, int nbins);
 BaselineResult alg3_sdh(const std::vector<float>& x, const std::vector<float>& y, const std::vector<float>& z,

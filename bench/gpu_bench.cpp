@@ -240,6 +240,9 @@ int main(int argc, char** argv) {
   const double fma = fma_lanes_per_second();
   rows.push_back({"fp32 FMA ceiling (lanes/s)", 0, 0, 1.0, fma, 0});
   std::fprintf(stderr, "FP32 FMA ceiling: %.1f T lanes/s\n", fma * 1e-12);
+  const double atoms = shared_atomic_lanes_per_second();
+  rows.push_back({"shared atomic ceiling (lanes/s)", 0, 0, 1.0, atoms, 0});
+  std::fprintf(stderr, "shared atomic ceiling: %.1f G lanes/s\n", atoms * 1e-9);
 
   if (!no_grid) grid_rows(quick);
   bool tiling_ok = true;

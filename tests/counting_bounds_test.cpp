@@ -24,8 +24,6 @@ using testing_support::uniform_points;
 
 namespace {
 
-constexpr float kMagic = 12582912.0f;
-
 struct Shifted {
   std::vector<std::array<float, 3>> f;
   FastSetup<Euclidean<3>> setup;
@@ -162,17 +160,22 @@ std::size_t check_tensor_count(const PointSet& p, double lo, double hi) {
   return check_sign_verdicts(p, cp, "tensor", [&](std::size_t i, std::size_t j) { return tensor_gram_model(sa[i], sb[j]); });
 }
 
-// The kernel's histogram arithmetic (equal-width bins): whenever |g| <= g_limit the rounded bin
-// must be float64's (outside: below 0 or at nbins), for sqrt.approx at either end of its error.
+// The kernel's histogram arithmetic (equal-width bins, counting_tiles.cuh): whenever the guard's
+// two fixed-point positions agree above bit F, ⌊q⌋ must be float64's bin (outside: below 0 or at
+// nbins), for sqrt.approx at either end of its error.
 std::size_t check_histogram(const PointSet& p, const Binning& bins) {
   const Shifted s = shifted(p);
   const auto& edges = bins.edges();
   const CountingPlan cp = equal_width_plan(s.setup.model, edges);
   EXPECT_TRUE(cp.usable) << cp.why;
   const KeyEdges keys = KeyEdges::make(bins, Euclidean<3>{});
-  const float iw = static_cast<float>(cp.inv_width), off = static_cast<float>(cp.offset);
+  const float iw = static_cast<float>(cp.inv_width), lo = static_cast<float>(edges.front());
   const float dmin = static_cast<float>(cp.d_min), dmax = static_cast<float>(cp.d_max);
-  const float g_limit = fast_detail::round_down(0.5 - cp.delta);
+  const int F = cp.guard.frac_bits;
+  const float gscale = std::ldexp(iw, F);
+  const float glo = static_cast<float>(0x1p23 + std::ldexp(1.0, F) - cp.guard.margin);
+  const float ghi = static_cast<float>(0x1p23 + std::ldexp(1.0, F) + cp.guard.margin);
+  const std::uint32_t limit = 1u << F;
   const int n = static_cast<int>(bins.nbins());
   std::size_t unsure = 0;
   for (std::size_t i = 0; i < p.size(); ++i)
@@ -185,15 +188,15 @@ std::size_t check_histogram(const PointSet& p, const Binning& bins) {
       const int exact = find_bin(keys.padded.data(), keys.nbins, keys.steps, key64(p, i, j));
       for (double e : {-1.0, 1.0}) {
         float d = static_cast<float>(std::sqrt(double(sq)) * (1 + e * kSqrtApproxError));
-        d = std::min(std::max(d, dmin), dmax);
-        const float x = std::fmaf(d, iw, off);
-        const float v = x + kMagic;
-        const float dev = (v - kMagic) - x;
-        if (std::abs(dev) > g_limit) {
+        d = std::min(std::max(d - lo, dmin), dmax);
+        const std::uint32_t guard = std::bit_cast<std::uint32_t>(std::fmaf(d, gscale, glo)) ^
+                                    std::bit_cast<std::uint32_t>(std::fmaf(d, gscale, ghi));
+        if (guard >= limit) {
           unsure += e > 0;
           continue;
         }
-        int k = static_cast<int>(std::bit_cast<std::int32_t>(v) - std::bit_cast<std::int32_t>(kMagic));
+        // fma_rd(d, 1/w, magic) − magic: ⌊d·(1/w)⌋, the product exact in double.
+        int k = static_cast<int>(std::floor(double(d) * double(iw)));
         if (k < 0 || k >= n) k = -1;
         if (k != exact) {
           ADD_FAILURE() << "pair " << i << "," << j << ": rounded bin " << k << ", float64 " << exact << " (d² " << sq << ")";

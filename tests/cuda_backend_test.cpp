@@ -176,16 +176,20 @@ TEST_F(Cuda, HistogramsAtTheSharedMemoryLimitAndBeyond) {
   const auto seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
-  const auto A = to_pointset(uniform_points(6000, 3, 0, 100, rng, true));
   const auto backend = make_cuda_backend();
+  // 8-D: the widest partner tile, for which the limit is computed, so the largest histogram fills
+  // the shared memory to within a few bytes (the kernels' static words included).
+  for (int dim : {3, 8})
   for (bool weighted : {false, true}) {
-    auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, 175.0, 10), OutputKind::Histogram, weighted);
+    const auto A = to_pointset(uniform_points(dim == 3 ? 6000 : 2000, dim, 0, 100, rng, true));
+    const double hi = 100 * std::sqrt(double(dim)) * 1.01;
+    auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, hi, 10), OutputKind::Histogram, weighted);
     const std::size_t most = backend->max_histogram_bins(s);
     EXPECT_GT(most, weighted ? 8000u : 15000u);
     EXPECT_LE(most, 32766u);
     for (std::size_t nb : {most, most + 1}) {
-      SCOPED_TRACE(std::string(weighted ? "weighted " : "") + std::to_string(nb) + " bins");
-      s.binning = Binning::linear(0.0, 175.0, nb);
+      SCOPED_TRACE(std::to_string(dim) + "-D " + std::string(weighted ? "weighted " : "") + std::to_string(nb) + " bins");
+      s.binning = Binning::linear(0.0, hi, nb);
       const Result g = run(s, A, nullptr, on("cuda"));
       EXPECT_EQ(g.info.backend, nb == most ? "cuda" : "cpu") << g.info.plan;
       if (nb > most) EXPECT_NE(g.info.plan.find("this statistic runs on the cpu"), std::string::npos) << g.info.plan;
@@ -967,6 +971,19 @@ TEST_F(Cuda, CountingTilesEqualCpu) {
     check(stat(Metric::Euclidean, Traversal::Auto, bins), Q, nullptr);
     check(stat(Metric::Euclidean, Traversal::Cross, bins), Q, &Q2);
   }
+  // Both ways of finding the pairs near an edge, forced (the plan picks one by the guard's width):
+  // a marked word an anchor, revisited a warp step an anchor; a flag bit a pair.
+  for (const char* pf : {"0", "1"}) {
+    setenv("TWOBODY_HIST_PAIR_FLAGS", pf, 1);
+    for (const Binning& bins : {Binning::linear(0.0, std::sqrt(3.0) * 1.000001, 256), Binning::linear(0.3, 0.9, 3000),
+                                Binning::linear(0.0, std::sqrt(3.0) * 1.000001, 8192)}) {
+      SCOPED_TRACE(std::string("TWOBODY_HIST_PAIR_FLAGS=") + pf + ", " + std::to_string(bins.nbins()) + " bins");
+      check(stat(Metric::Euclidean, Traversal::Auto, bins), Q, nullptr);
+      check(stat(Metric::Euclidean, Traversal::Cross, bins), Q, &Q2);
+      check(stat(Metric::Euclidean, Traversal::Auto, bins), P, nullptr);
+    }
+  }
+  unsetenv("TWOBODY_HIST_PAIR_FLAGS");
   // TWOBODY_COUNTING_TILES=0: the generic agent, the same counts.
   setenv("TWOBODY_COUNTING_TILES", "0", 1);
   const auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, 1.0, 64));
@@ -1343,10 +1360,17 @@ TEST_F(Cuda, CountingTilesOnLatticeEdges) {
   const oracle::Points p = testing_support::half_lattice(24, 20, 17);
   const auto A = to_pointset(p);
   for (const Binning& bins : {Binning::linear(0.0, 6.0, 12), Binning::linear(1.0, 4.0, 6), Binning::linear(0.0, 6.0, 1200)}) {
-    const auto g = run(stat(Metric::Euclidean, Traversal::Auto, bins), A, nullptr, on("cuda"));
-    EXPECT_NE(ran(g).find("counting tiles"), std::string::npos) << g.info.plan;
-    EXPECT_EQ(g.counts, oracle::histogram(p, nullptr, bins.edges(), 0).counts);
-    EXPECT_GT(g.info.pairs_settled_fp64, 0u);
+    const auto expected = oracle::histogram(p, nullptr, bins.edges(), 0).counts;
+    // The plan's choice, then both ways of finding the pairs near an edge.
+    for (const char* pf : {"", "0", "1"}) {
+      SCOPED_TRACE(std::string("TWOBODY_HIST_PAIR_FLAGS=") + pf + ", " + std::to_string(bins.nbins()) + " bins");
+      if (*pf) setenv("TWOBODY_HIST_PAIR_FLAGS", pf, 1);
+      const auto g = run(stat(Metric::Euclidean, Traversal::Auto, bins), A, nullptr, on("cuda"));
+      unsetenv("TWOBODY_HIST_PAIR_FLAGS");
+      EXPECT_NE(ran(g).find("counting tiles"), std::string::npos) << g.info.plan;
+      EXPECT_EQ(g.counts, expected);
+      EXPECT_GT(g.info.pairs_settled_fp64, 0u);
+    }
   }
   const auto range = stat(Metric::Euclidean, Traversal::Auto, Binning::from_edges({1.0, 2.5}), OutputKind::Reduction);
   RunOptions brute = on("cuda");

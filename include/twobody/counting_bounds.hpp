@@ -14,8 +14,8 @@
 //
 // Histograms of bins of equal width w in r use d² from differences, whose error bound(d)
 // (fast_path.hpp's DistanceErrorModel) shrinks with d, then d = sqrt.approx(d²) and the position
-// x = d/w − lo/w − ½. A pair within δ bins of an edge is settled, where δ adds the error of d at
-// the edges (bound(e)/(1.48e) + ε_sqrt·e), the roundings of x, and how far the float64 edges
+// q = (d − lo)/w. A pair within δ bins of an edge is settled, where δ adds the error of d at
+// the edges (bound(e)/(1.48e) + ε_sqrt·e), the roundings of q, and how far the float64 edges
 // stray from lo + k·w. For thousands of bins the first term dominates (the float32 coordinates'
 // own rounding, 8 192 bins over the data's diameter: ~3·10⁻³ of a bin; sqrt.approx ~2·10⁻³), so a
 // sharper square root would not help much: δ up to 10⁻² is accepted, i.e. up to ~2% of the pairs
@@ -34,6 +34,33 @@ namespace twobody {
 // [2^-48, 2^48) and requires twice the worst below this: 2^-23.25 on the H100 (2026-11-23).
 constexpr double kSqrtApproxError = 0x1p-22;
 
+// The histogram's guard as the counting tiles evaluate it, two FMAs and one LOP3 a pair: with
+// q = (d − lo)/w the pair's position in bins (d clamped, when needed, so q ∈ [−¼, n + ¼]),
+//   f± = fl(q·2^F + (2^23 + 2^F ± m))    (round to nearest; every f± in [2^23, 2^24), ulp 1)
+// hold q in fixed point with F bits below the binary point, shifted by m = ⌈δ·2^F⌉ + 1 either way.
+// bits(f±) are bits(2^23) + the integer, and bits(2^23) is a multiple of 2^F, so
+// (bits(f−) ^ bits(f+)) ≥ 2^F exactly when ⌊f−/2^F⌋ ≠ ⌊f+/2^F⌋: a multiple of 2^F (an edge) lies
+// within m + ½ of q·2^F, i.e. q within δ of an edge (m − ½ ≥ δ·2^F covers the FMAs' rounding).
+// Otherwise q ∈ [b + δ, b + 1 − δ) and b = ⌊q⌋, which one FMA rounding down gives; the float64
+// distance, within δ of q, is in bin b. F is the largest that keeps (n + 1¼)·2^F + m below 2^23;
+// margin < 0 when the guard would be wider than a quarter of a bin.
+struct EqualWidthGuard {
+  int frac_bits = 0;  // F
+  int margin = -1;    // m, in units of 2^-F
+};
+inline EqualWidthGuard equal_width_guard(int nbins, double delta) {
+  EqualWidthGuard g;
+  for (int F = 20; F >= 2; --F) {
+    const double scale = std::ldexp(1.0, F);
+    const double m = std::ceil(delta * scale) + 1;
+    if ((nbins + 1.25) * scale + m >= 0x1p23) continue;
+    g.frac_bits = F;
+    g.margin = m < scale / 4 ? static_cast<int>(m) : -1;
+    return g;
+  }
+  return g;
+}
+
 struct CountingPlan {
   bool usable = false;
   std::string why;  // what runs, or why not
@@ -43,6 +70,7 @@ struct CountingPlan {
   bool has_lo = false;
   // Histogram of equal-width bins in r.
   double inv_width = 0, offset = 0, d_min = 0, d_max = 0, delta = 0;
+  EqualWidthGuard guard;
 };
 
 // What any Gram form inherits: the float32 coordinates' own rounding and the float64 reference's,
@@ -147,10 +175,10 @@ inline double equal_width_delta(const DistanceErrorModel& m, const std::vector<d
     if (!(B <= 0.7 * e * e)) return HUGE_VAL;
     dd = std::max(dd, 1.01 * B / (1.48 * e) + kSqrtApproxError * 1.01 * e);
   }
-  // x = fma(d, 1/w, offset): the roundings of 1/w (≤ u·hi/w), of the offset and of x itself
-  // (|x| ≤ n + 1); g = (v − magic) − x is exact (Sterbenz: |x − round(x)| ≤ ½).
-  const double offset = -lo / w - 0.5;
-  return 1.1 * (dd / w + u32 * (hi / w + std::abs(offset) + n + 2) + (stray + u64 * hi) / w) + 1e-9;
+  // q = fl(d − lo)·(1/w) (exact products in the kernel's FMAs): the roundings of 1/w (≤ u·(n + 1)
+  // bins), of lo and of d − lo (≤ u·(lo + hi + w)/w); the FMAs' own rounding is in the guard's
+  // margin (equal_width_guard).
+  return 1.1 * (dd / w + u32 * ((hi + lo) / w + n + 3) + (stray + u64 * hi) / w) + 1e-9;
 }
 
 // Beyond this δ (in bins) the counting tiles decline: 2δ of the pairs are settled out of line.
@@ -177,8 +205,14 @@ inline CountingPlan equal_width_plan(const DistanceErrorModel& m, const std::vec
   const double lo = edges.front(), hi = edges.back(), w = (hi - lo) / n;
   p.inv_width = 1.0 / w;
   p.offset = -lo / w - 0.5;
-  p.d_min = lo > 0 ? lo - 0.25 * w : 0.0;
-  p.d_max = hi + 0.25 * w;
+  p.d_min = lo > 0 ? -0.25 * w : 0.0;  // of d − lo
+  p.d_max = hi - lo + 0.25 * w;
+  p.guard = equal_width_guard(n, p.delta);
+  if (p.guard.margin < 0) {
+    p.usable = false;
+    p.why = "generic tiles (too many bins for the guard's fixed-point position)";
+    return p;
+  }
   p.usable = true;
   p.why = "counting tiles: equal-width bins from sqrt.approx";
   return p;

@@ -8,7 +8,9 @@ namespace twobody::cuda {
 
 std::size_t histogram_bins_in_shared(bool weighted, std::size_t smem_optin) {
   const auto fits = [&](int nb) {
-    return pair_kernel_smem<kMaxDim>(OutputMode::Histogram, weighted, nb, 256, 1, (nb + 2) | 1) <= smem_optin;
+    // (64 bytes for the kernels' static shared words: static and dynamic shared memory together
+    // must fit the opt-in limit.)
+    return pair_kernel_smem<kMaxDim>(OutputMode::Histogram, weighted, nb, 256, 1, (nb + 2) | 1) + 64 <= smem_optin;
   };
   int lo = 0, hi = 1 << 20;  // fits(lo), !fits(hi)
   while (hi - lo > 1) {

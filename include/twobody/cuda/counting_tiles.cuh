@@ -11,14 +11,18 @@
 //          says whether any pair lies within the band E of the edge (counting_bounds.hpp), and
 //          only then is the group visited again, its pairs inside the band settled in float64.
 //   histogram: d² from differences (its error shrinks with d, so narrow bins near zero stay
-//          decidable), d = sqrt.approx(d²), x = d/w − lo/w − ½, v = x + 1.5·2²³ rounds x to the
-//          bin index in v's low bits with no conversion instruction, g = (v − 1.5·2²³) − x is
-//          the pair's distance from the middle of its bin. A pair with |g| above ½ − δ lies within
-//          δ of an edge: its bit is set (one compare and one OR), and after each group of 32
-//          partners the marked pairs are moved to their float64 bin, out of line. The
-//          bin's counter is one shared atomic without bank conflicts: copies are interleaved
-//          bin-major (word k·H + lane % H), so lanes of different copies never share a bank
-//          (copies_model.hpp chooses H).
+//          decidable), d = sqrt.approx(d²), and with q = (d − lo)/w as the FMAs' exact product:
+//          v = fma_rd(d, 1/w, 1.5·2²³) holds ⌊q⌋ in its low bits (no conversion instruction), and
+//          one IMAD turns bits(v) into the byte address of the lane's counter; two more FMAs put
+//          q ± δ in fixed point and one LOP3 ORs the XOR of their bits into the anchor's word,
+//          which reaches 2^F only if some pair of the group lies within δ of an edge
+//          (counting_bounds.hpp, equal_width_guard). Seven instructions a pair after the square
+//          root, against ten when the guard was |round(x) − x| tested and OR-ed into a bit mask per
+//          pair (bench/RESULTS.md, session 10). After each group of 32 partners an anchor whose
+//          word was marked is visited again, its pairs within δ found and moved to their float64
+//          bin by the whole warp, out of line. The bin's counter is one shared atomic without bank
+//          conflicts: copies are interleaved bin-major (word k·H + lane % H), so lanes of different
+//          copies never share a bank (copies_model.hpp chooses H).
 //
 // Tiles that are not full (ragged ends) hold sentinels at infinity (count: |b|² or |a|² − T;
 // histogram: partners at +inf, anchors at −inf, so that Clamp must be on): outside every bin,
@@ -38,9 +42,12 @@ struct CountingTilesShape {
   float band_hi = 0, band_lo = 0;  // |s'| <= band: settle
   float t_diff = 0;                // t_hi − t_lo as float (s'_lo = s'_hi + t_diff)
   bool has_lo = false;
-  // Histogram: x = d·inv_width + offset, d clamped to [d_min, d_max] (when `clamp`); |g| > g_limit:
-  // settle.
-  float inv_width = 0, offset = 0, d_min = 0, d_max = 0, g_limit = 0;
+  // Histogram: q = d'·inv_width with d' = d − lo clamped to [d_min, d_max] (when `clamp`; else
+  // lo = 0); the guard f± = fma(d', guard_scale, guard_lo | guard_hi), near an edge when
+  // bits(f−) ^ bits(f+) >= guard_limit (counting_bounds.hpp, equal_width_guard).
+  float inv_width = 0, lo = 0, d_min = 0, d_max = 0;
+  float guard_scale = 0, guard_lo = 0, guard_hi = 0;
+  unsigned guard_limit = 0;
   bool clamp = false;
   double lo64 = 0, inv_width64 = 0;  // the float64 settlement's first guess of the bin
   int copies = 32;
@@ -83,15 +90,20 @@ __device__ __forceinline__ float sqrt_approx(float s) {
   asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(d) : "f"(s));
   return d;
 }
-// Histogram: the rounded position v (bin index + magic) and the distance from the bin's middle.
+// Histogram: d' = d − lo (clamped), whose product with 1/w is the position q in bins.
 template <bool Clamp>
-__device__ __forceinline__ float bin_position(float s, const CountingTilesShape& g, float& dev) {
+__device__ __forceinline__ float bin_distance(float s, const CountingTilesShape& g) {
   float d = sqrt_approx(s);
-  if constexpr (Clamp) d = fminf(fmaxf(d, g.d_min), g.d_max);
-  const float x = __fmaf_rn(d, g.inv_width, g.offset);
-  const float v = __fadd_rn(x, kRoundingMagic);
-  dev = __fadd_rn(__fadd_rn(v, -kRoundingMagic), -x);
-  return v;
+  if constexpr (Clamp) d = fminf(fmaxf(__fadd_rn(d, -g.lo), g.d_min), g.d_max);
+  return d;
+}
+// bits(v) − bits(magic) = ⌊q⌋ (the slot less one: slot 0 below the first edge, nbins + 1 beyond).
+__device__ __forceinline__ unsigned slot_bits(float d, const CountingTilesShape& g) {
+  return __float_as_uint(__fmaf_rd(d, g.inv_width, kRoundingMagic));
+}
+// >= guard_limit when q lies within δ of an edge.
+__device__ __forceinline__ unsigned guard_bits(float d, const CountingTilesShape& g) {
+  return __float_as_uint(__fmaf_rn(d, g.guard_scale, g.guard_lo)) ^ __float_as_uint(__fmaf_rn(d, g.guard_scale, g.guard_hi));
 }
 }  // namespace counting_detail
 
@@ -136,22 +148,28 @@ __device__ __forceinline__ int equal_width_float64_bin(const PairKernelArgs<Prox
 // recomputed from the same float32 coordinates (the anchor's from global memory, the partner's
 // from the shared tile), and the count leaves the settling lane's copy, which may wrap below zero
 // for a while (the copies are summed modulo 2^32 at the flush).
-template <int D, bool Clamp, class Proxy, class Exact>
-__device__ __noinline__ void move_to_float64_bin(const PairKernelArgs<Proxy, Exact>& args, const CountingTilesShape& shape,
-                                                 unsigned* s_hist, int copies, unsigned word_base, float4 b,
-                                                 std::uint32_t i, std::uint32_t j) {
-  using namespace counting_detail;
-  float a[3] = {0.f, 0.f, 0.f};
-#pragma unroll
-  for (int d = 0; d < D; ++d) a[d] = args.A.x[d][i];
-  float dev;
-  const float v = bin_position<Clamp>(squared<D>(a, b), shape, dev);
-  atomicSub(&s_hist[__float_as_uint(v) * static_cast<unsigned>(copies) + word_base], 1u);
+// `v`: the hot loop's slot_bits of the pair.
+template <int D, class Proxy, class Exact>
+__device__ __noinline__ void move_slot_to_float64_bin(const PairKernelArgs<Proxy, Exact>& args,
+                                                      const CountingTilesShape& shape, unsigned* s_hist, int copies,
+                                                      unsigned word_base, unsigned v, std::uint32_t i, std::uint32_t j) {
+  atomicSub(&s_hist[v * static_cast<unsigned>(copies) + word_base], 1u);
   const int k = equal_width_float64_bin<D>(args, shape.lo64, shape.inv_width64, i, j);
   if (k < 0) return;
   atomicAdd(&s_hist[static_cast<unsigned>(k + 1) * static_cast<unsigned>(copies) + word_base +
                     (__float_as_uint(kRoundingMagic) - 1u) * static_cast<unsigned>(copies)],
             1u);
+}
+template <int D, bool Clamp, class Proxy, class Exact>
+__device__ __forceinline__ void move_to_float64_bin(const PairKernelArgs<Proxy, Exact>& args,
+                                                    const CountingTilesShape& shape, unsigned* s_hist, int copies,
+                                                    unsigned word_base, float4 b, std::uint32_t i, std::uint32_t j) {
+  using namespace counting_detail;
+  float a[3] = {0.f, 0.f, 0.f};
+#pragma unroll
+  for (int d = 0; d < D; ++d) a[d] = args.A.x[d][i];
+  const unsigned v = slot_bits(bin_distance<Clamp>(squared<D>(a, b), shape), shape);
+  move_slot_to_float64_bin<D>(args, shape, s_hist, copies, word_base, v, i, j);
 }
 
 // Histogram: the pairs of a group that lie within δ of an edge (flagged[r] bit t: anchor r of this
@@ -200,8 +218,11 @@ __device__ __forceinline__ void settle_flagged_pairs(const PairKernelArgs<Proxy,
 }
 
 // Lo: a count whose range starts above zero (a second sign bit and band per pair). Clamp: a
-// histogram with pairs below its first or beyond its last edge.
-template <int D, OutputMode Mode, bool Lo, bool Clamp, class Proxy, class Exact>
+// histogram with pairs below its first or beyond its last edge. PairFlags: a histogram whose guard
+// holds many pairs (thousands of bins): a bit a pair near an edge, set in the hot loop (two more
+// instructions a pair), instead of one marked word per anchor, whose revisit costs a warp step an
+// anchor (cheaper while few anchors are marked: ~1% of the pairs near an edge or fewer).
+template <int D, OutputMode Mode, bool Lo, bool Clamp, bool PairFlags, class Proxy, class Exact>
 __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 3 : 2)
     counting_tiles_kernel(__grid_constant__ const PairKernelArgs<Proxy, Exact> args, const CountingTilesShape shape) {
   static_assert(D >= 1 && D <= 3, "counting tiles hold a point in one float4");
@@ -222,12 +243,18 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 3 : 
   if constexpr (kHist)
     for (int k = tid; k < nslots * copies; k += kThreads) s_hist[k] = 0;
   // Histogram: the slot of a rounded position v is bits(v) − bits(magic) + 1 (0: below the
-  // first edge, nbins + 1: beyond the last); the lane's word of it in one multiply-add.
+  // first edge, nbins + 1: beyond the last); the lane's word of it in one multiply-add, and its
+  // byte offset in one too (a word index would cost a LEA a pair for the scaling by 4).
   // (Unsigned: the products wrap modulo 2^32 by definition and the sum is the small index.)
   const int lane_copy = (tid % 32) % copies;
   const unsigned word_base =
       static_cast<unsigned>(lane_copy) - (__float_as_uint(kRoundingMagic) - 1u) * static_cast<unsigned>(copies);
-  auto word_of = [&](float v) { return __float_as_uint(v) * static_cast<unsigned>(copies) + word_base; };
+  // (Through an opaque move: seeing the common factor 4, the compiler would go back to the word
+  // index and a LEA.)
+  const unsigned byte_step = 4u * static_cast<unsigned>(copies);
+  unsigned byte_base;
+  asm("mov.b32 %0, %1;" : "=r"(byte_base) : "r"(4u * word_base));
+  unsigned char* const hist_bytes = reinterpret_cast<unsigned char*>(s_hist);
 
   unsigned long long n_settled = 0, total = 0;
   long long fix = 0;  // Reduce: float64 verdicts minus sign-bit ones (revisits), and diagonal tiles
@@ -240,10 +267,9 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 3 : 
   // One pair's verdict with its float64 settlement, for diagonal tiles.
   auto exact_pair = [&](const float (&a)[3], float ca, float4 b, std::uint32_t i, std::uint32_t j) {
     if constexpr (kHist) {
-      float dev;
-      const float v = bin_position<Clamp>(squared<D>(a, b), shape, dev);
-      int k = __float_as_int(v) - __float_as_int(kRoundingMagic);
-      if (fabsf(dev) > shape.g_limit) k = settle(i, j);
+      const float d = bin_distance<Clamp>(squared<D>(a, b), shape);
+      int k = static_cast<int>(slot_bits(d, shape) - __float_as_uint(kRoundingMagic));
+      if (guard_bits(d, shape) >= shape.guard_limit) k = settle(i, j);
       if (k >= 0 && k < args.nbins) atomicAdd(&s_hist[(k + 1) * copies + lane_copy], 1u);
     } else {
       const float s = gram<D>(a, ca, b);
@@ -304,19 +330,23 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 3 : 
         for (int g = 0; g < kThreads; g += 32) {
           float worst[2] = {HUGE_VALF, HUGE_VALF};  // count: the smallest |s'|
           float worst_lo = HUGE_VALF;
-          unsigned flagged[kPerThread];  // histogram: per anchor, the partners within δ of an edge
+          // Histogram: per anchor, >= guard_limit if a pair is near an edge (PairFlags: bit t for
+          // partner t).
+          unsigned marked[kPerThread];
 #pragma unroll
-          for (int r = 0; r < kPerThread; ++r) flagged[r] = 0u;
-#pragma unroll 2
+          for (int r = 0; r < kPerThread; ++r) marked[r] = 0u;
+#pragma unroll 4
           for (int t = 0; t < 32; ++t) {
             const float4 b = s_b[g + t];
 #pragma unroll
             for (int r = 0; r < kPerThread; ++r) {
               if constexpr (kHist) {
-                float dev;
-                const float v = bin_position<Clamp>(squared<D>(a[r], b), shape, dev);
-                flagged[r] |= fabsf(dev) > shape.g_limit ? 1u << t : 0u;
-                atomicAdd(&s_hist[word_of(v)], 1u);
+                const float d = bin_distance<Clamp>(squared<D>(a[r], b), shape);
+                atomicAdd(reinterpret_cast<unsigned*>(hist_bytes + (slot_bits(d, shape) * byte_step + byte_base)), 1u);
+                if constexpr (PairFlags)
+                  marked[r] |= guard_bits(d, shape) >= shape.guard_limit ? 1u << t : 0u;
+                else
+                  marked[r] |= guard_bits(d, shape);
               } else {
                 const float s = gram<D>(a[r], ca[r], b);
                 c_hi[r] += __float_as_uint(s) >> 31;
@@ -332,10 +362,43 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 3 : 
           // Rare: pairs of this group within the band go to their float64 bin. Anchors are
           // unrolled (an indexed register array would live in local memory).
           if constexpr (kHist) {
-            // Histogram: exactly the marked pairs, by the whole warp (the settlement kept out of
-            // line: the hot loop's code stays small).
-            settle_flagged_pairs<D, Clamp>(args, shape, s_hist, copies, word_base, s_b, s_queue, flagged, ia, jt, g, j1,
-                                           n_settled);
+            if constexpr (PairFlags) {
+              // Exactly the flagged pairs, by the whole warp (out of line: the hot loop's code
+              // stays small).
+              settle_flagged_pairs<D, Clamp>(args, shape, s_hist, copies, word_base, s_b, s_queue, marked, ia, jt, g,
+                                             j1, n_settled);
+            } else {
+              // The marked anchors' 32 pairs again, one anchor a step with lane t on partner g + t
+              // (the anchor's coordinates shuffled from its lane): a flagged pair is settled by the
+              // lane that holds its partner. A marked anchor costs one warp step, not 32 (looping
+              // over its own partners, the owner lane kept the warp for 32 steps and the other
+              // lanes idle: SDH at 256 bins fell from 1 428 to 912 Gpairs/s, bench/RESULTS.md
+              // session 10, runs 1 and 2).
+              bool any = false;
+#pragma unroll
+              for (int r = 0; r < kPerThread; ++r) any |= marked[r] >= shape.guard_limit;
+              if (__any_sync(0xffffffffu, any)) {
+                const int lane = tid % 32;
+                const float4 b = s_b[g + lane];
+                const std::uint32_t j = jt + g + lane;
+#pragma unroll
+                for (int r = 0; r < kPerThread; ++r) {
+                  for (unsigned owners = __ballot_sync(0xffffffffu, marked[r] >= shape.guard_limit); owners;
+                       owners &= owners - 1) {
+                    const int src = __ffs(owners) - 1;
+                    float as[3];
+#pragma unroll
+                    for (int d = 0; d < 3; ++d) as[d] = __shfl_sync(0xffffffffu, a[r][d], src);
+                    const std::uint32_t i = __shfl_sync(0xffffffffu, ia[r], src);
+                    const float dd = bin_distance<Clamp>(squared<D>(as, b), shape);
+                    if (guard_bits(dd, shape) >= shape.guard_limit && i < args.A.n && j < j1) {
+                      move_slot_to_float64_bin<D>(args, shape, s_hist, copies, word_base, slot_bits(dd, shape), i, j);
+                      ++n_settled;
+                    }
+                  }
+                }
+              }
+            }
           } else {
             if (fminf(worst[0], worst[1]) <= shape.band_hi || worst_lo <= shape.band_lo) {
 #pragma unroll 1

@@ -701,7 +701,7 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
   bool use_tensor_hist = false, thist_clamp = true;
   std::size_t thist_smem = 0;
   std::unique_ptr<DeviceMortonSet<D>> morton;
-  bool use_tiles = false, use_tensor = false;
+  bool use_tiles = false, use_tensor = false, tiles_pair_flags = false;
   std::string tiles_note;
   std::size_t tiles_smem = 0;
   if constexpr (std::is_same_v<F, Euclidean<D>> && D <= 3) {
@@ -721,10 +721,20 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
         tiles.t_diff = static_cast<float>(cp.t_hi - cp.t_lo);
         tiles.has_lo = cp.has_lo;
         tiles.inv_width = static_cast<float>(cp.inv_width);
-        tiles.offset = static_cast<float>(cp.offset);
+        tiles.lo = static_cast<float>(edges.front());
         tiles.d_min = static_cast<float>(cp.d_min);
         tiles.d_max = static_cast<float>(cp.d_max);
-        tiles.g_limit = fast_detail::round_down(0.5 - cp.delta);
+        tiles.guard_scale = std::ldexp(tiles.inv_width, cp.guard.frac_bits);  // exact: a power of 2
+        tiles.guard_lo = static_cast<float>(0x1p23 + std::ldexp(1.0, cp.guard.frac_bits) - cp.guard.margin);
+        tiles.guard_hi = static_cast<float>(0x1p23 + std::ldexp(1.0, cp.guard.frac_bits) + cp.guard.margin);
+        tiles.guard_limit = 1u << cp.guard.frac_bits;
+        // Per-pair flag bits where more than ~0.15% of the pairs fall in the guard (about a
+        // thousand bins and more over the data's extent): there most anchors of a warp are marked
+        // after a group, and re-evaluating each costs more than the bits (bench/RESULTS.md,
+        // session 10). TWOBODY_HIST_PAIR_FLAGS=0|1 forces either.
+        const double guarded = 2 * (cp.guard.margin + 0.5) / std::ldexp(1.0, cp.guard.frac_bits);
+        tiles_pair_flags = guarded > 1.5e-3;
+        if (const char* pf = std::getenv("TWOBODY_HIST_PAIR_FLAGS")) tiles_pair_flags = std::string(pf) == "1";
         tiles.lo64 = edges.front();
         tiles.inv_width64 = cp.inv_width;
         // No clamp when no pair (nor sentinel) can fall outside the bins: the first edge at 0, the
@@ -748,6 +758,11 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
           tiles_note += " (" + std::to_string(tiles.copies) + (tiles.copies == 1 ? " histogram copy" : " histogram copies") +
                         " interleaved by bin; the model's choice " + std::to_string(cc.copies) + ", the seed's " +
                         std::to_string(seed.copies) + ")";
+          char guard_note[96];
+          std::snprintf(guard_note, sizeof guard_note, "; guard %.2g bins either side of an edge, %s",
+                        (cp.guard.margin + 0.5) / std::ldexp(1.0, cp.guard.frac_bits),
+                        tiles_pair_flags ? "a flag bit a pair" : "a marked word an anchor");
+          tiles_note += guard_note;
         }
         tiles_smem = counting_tiles_smem(mode == OutputMode::Histogram, nb, tiles.copies);
         use_tiles = tiles_smem + 64 <= info.smem_optin;  // (and the kernel's static shared words)
@@ -911,12 +926,16 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
                             kThreads, 0, "tensor_count_kernel", tensor);
       if (use_tiles) {
         if constexpr (M == OutputMode::Reduce)
-          return launch_one(tiles.has_lo ? counting_tiles_kernel<D, M, true, false, P, F>
-                                         : counting_tiles_kernel<D, M, false, false, P, F>,
+          return launch_one(tiles.has_lo ? counting_tiles_kernel<D, M, true, false, false, P, F>
+                                         : counting_tiles_kernel<D, M, false, false, false, P, F>,
+                            kThreads, tiles_smem, "counting_tiles_kernel", tiles);
+        else if (tiles_pair_flags)
+          return launch_one(tiles.clamp ? counting_tiles_kernel<D, M, false, true, true, P, F>
+                                        : counting_tiles_kernel<D, M, false, false, true, P, F>,
                             kThreads, tiles_smem, "counting_tiles_kernel", tiles);
         else
-          return launch_one(tiles.clamp ? counting_tiles_kernel<D, M, false, true, P, F>
-                                        : counting_tiles_kernel<D, M, false, false, P, F>,
+          return launch_one(tiles.clamp ? counting_tiles_kernel<D, M, false, true, false, P, F>
+                                        : counting_tiles_kernel<D, M, false, false, false, P, F>,
                             kThreads, tiles_smem, "counting_tiles_kernel", tiles);
       }
     }
@@ -1065,6 +1084,9 @@ Result run_matrix(const F& f, const Plan& plan) {
   constexpr int D = F::dim;
   const PointSet& A = *plan.a;
   const PointSet& B = *plan.b;
+  // Rows and columns are 32-bit indices on the device, as in run_pairs.
+  if (A.size() > 0xffffffffull || B.size() > 0xffffffffull)
+    throw Error(ErrorKind::Resource, "the CUDA backend takes at most 2^32 - 1 points per set");
   const auto t_start = std::chrono::steady_clock::now();
   const auto ms_since = [](std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
@@ -1136,6 +1158,11 @@ Result run_matrix(const F& f, const Plan& plan) {
     cudaStream_t compute = nullptr, copy = nullptr;
     cudaEvent_t computed[2] = {}, copied[2] = {};
     ~Streams() {
+      // On an error tiles and copies may still run: wait for them before the device buffers go
+      // back to the pool and the staging buffers or the page-locked result are released (declared
+      // before this, they are destroyed after it).
+      if (compute) cudaStreamSynchronize(compute);
+      if (copy) cudaStreamSynchronize(copy);
       for (int k = 0; k < 2; ++k) {
         if (computed[k]) cudaEventDestroy(computed[k]);
         if (copied[k]) cudaEventDestroy(copied[k]);
@@ -1165,12 +1192,18 @@ Result run_matrix(const F& f, const Plan& plan) {
     // (One thread copies ~10 GB/s, below the bus: a piece a core.)
     const std::size_t parts = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16);
     std::vector<std::thread> copiers;
+    struct Joiner {  // joined on every way out (a failed thread start must not leave one joinable)
+      std::vector<std::thread>& threads;
+      ~Joiner() {
+        for (auto& t : threads)
+          if (t.joinable()) t.join();
+      }
+    } joiner{copiers};
     for (std::size_t q = 0; q < parts; ++q)
       copiers.emplace_back([=] {
         const std::size_t lo = n * q / parts, hi = n * (q + 1) / parts;
         std::copy(from + lo, from + hi, to + lo);
       });
-    for (auto& t : copiers) t.join();
   };
   for (std::size_t c = 0; c < chunks; ++c) {
     const int k = nbuf == 2 ? static_cast<int>(c % 2) : 0;
@@ -1216,7 +1249,7 @@ template <int D>
 int counting_tiles_histogram_blocks_in() {
   int n = 0;
   TWOBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &n, counting_tiles_kernel<D, OutputMode::Histogram, false, true, typename FastPath<Euclidean<D>>::Proxy, Euclidean<D>>,
+      &n, counting_tiles_kernel<D, OutputMode::Histogram, false, true, true, typename FastPath<Euclidean<D>>::Proxy, Euclidean<D>>,
       kThreads, 0));
   return std::max(1, n);
 }
