@@ -37,7 +37,7 @@ constexpr double kSqrtApproxError = 0x1p-22;
 // The histogram's guard as the counting tiles evaluate it, two FMAs and one LOP3 a pair: with
 // q = (d − lo)/w the pair's position in bins (d clamped, when needed, so q ∈ [−¼, n + ¼]),
 //   f± = fl(q·2^F + (2^23 + 2^F ± m))    (round to nearest; every f± in [2^23, 2^24), ulp 1)
-// hold q in fixed point with F bits below the binary point, shifted by m = ⌈δ·2^F⌉ + 1 either way.
+// hold q in fixed point with F bits below the binary point, shifted by m = ⌈δ·2^F + ½⌉ either way.
 // bits(f±) are bits(2^23) + the integer, and bits(2^23) is a multiple of 2^F, so
 // (bits(f−) ^ bits(f+)) ≥ 2^F exactly when ⌊f−/2^F⌋ ≠ ⌊f+/2^F⌋: a multiple of 2^F (an edge) lies
 // within m + ½ of q·2^F, i.e. q within δ of an edge (m − ½ ≥ δ·2^F covers the FMAs' rounding).
@@ -52,7 +52,7 @@ inline EqualWidthGuard equal_width_guard(int nbins, double delta) {
   EqualWidthGuard g;
   for (int F = 20; F >= 2; --F) {
     const double scale = std::ldexp(1.0, F);
-    const double m = std::ceil(delta * scale) + 1;
+    const double m = std::ceil(delta * scale + 0.5);
     if ((nbins + 1.25) * scale + m >= 0x1p23) continue;
     g.frac_bits = F;
     g.margin = m < scale / 4 ? static_cast<int>(m) : -1;

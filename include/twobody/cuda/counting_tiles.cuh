@@ -369,34 +369,35 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 3 : 
                                              j1, n_settled);
             } else {
               // The marked anchors' 32 pairs again, one anchor a step with lane t on partner g + t
-              // (the anchor's coordinates shuffled from its lane): a flagged pair is settled by the
-              // lane that holds its partner. A marked anchor costs one warp step, not 32 (looping
-              // over its own partners, the owner lane kept the warp for 32 steps and the other
-              // lanes idle: SDH at 256 bins fell from 1 428 to 912 Gpairs/s, bench/RESULTS.md
-              // session 10, runs 1 and 2).
+              // (the anchor's coordinates shuffled from its lane): a ballot of the pairs near an
+              // edge is that anchor's flag bits, and the flagged pairs of all of them are settled
+              // together as above. A marked anchor costs one warp step, not 32: looping over its
+              // own partners, the owner lane kept the warp for 32 serial steps, and a settlement
+              // an anchor made it wait for float64 loads that often (SDH at 256 bins fell from
+              // 1 428 to 912 and 1 339 Gpairs/s, bench/RESULTS.md session 10, runs 1–3).
               bool any = false;
 #pragma unroll
               for (int r = 0; r < kPerThread; ++r) any |= marked[r] >= shape.guard_limit;
               if (__any_sync(0xffffffffu, any)) {
                 const int lane = tid % 32;
                 const float4 b = s_b[g + lane];
-                const std::uint32_t j = jt + g + lane;
+                unsigned flagged[kPerThread];
 #pragma unroll
                 for (int r = 0; r < kPerThread; ++r) {
+                  flagged[r] = 0u;
                   for (unsigned owners = __ballot_sync(0xffffffffu, marked[r] >= shape.guard_limit); owners;
                        owners &= owners - 1) {
                     const int src = __ffs(owners) - 1;
                     float as[3];
 #pragma unroll
                     for (int d = 0; d < 3; ++d) as[d] = __shfl_sync(0xffffffffu, a[r][d], src);
-                    const std::uint32_t i = __shfl_sync(0xffffffffu, ia[r], src);
                     const float dd = bin_distance<Clamp>(squared<D>(as, b), shape);
-                    if (guard_bits(dd, shape) >= shape.guard_limit && i < args.A.n && j < j1) {
-                      move_slot_to_float64_bin<D>(args, shape, s_hist, copies, word_base, slot_bits(dd, shape), i, j);
-                      ++n_settled;
-                    }
+                    const unsigned bits = __ballot_sync(0xffffffffu, guard_bits(dd, shape) >= shape.guard_limit);
+                    if (lane == src) flagged[r] = bits;
                   }
                 }
+                settle_flagged_pairs<D, Clamp>(args, shape, s_hist, copies, word_base, s_b, s_queue, flagged, ia, jt, g,
+                                               j1, n_settled);
               }
             }
           } else {

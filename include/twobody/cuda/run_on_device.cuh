@@ -728,12 +728,12 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
         tiles.guard_lo = static_cast<float>(0x1p23 + std::ldexp(1.0, cp.guard.frac_bits) - cp.guard.margin);
         tiles.guard_hi = static_cast<float>(0x1p23 + std::ldexp(1.0, cp.guard.frac_bits) + cp.guard.margin);
         tiles.guard_limit = 1u << cp.guard.frac_bits;
-        // Per-pair flag bits where more than ~0.15% of the pairs fall in the guard (about a
-        // thousand bins and more over the data's extent): there most anchors of a warp are marked
-        // after a group, and re-evaluating each costs more than the bits (bench/RESULTS.md,
-        // session 10). TWOBODY_HIST_PAIR_FLAGS=0|1 forces either.
-        const double guarded = 2 * (cp.guard.margin + 0.5) / std::ldexp(1.0, cp.guard.frac_bits);
-        tiles_pair_flags = guarded > 1.5e-3;
+        // Per-pair flag bits where more than ~0.4% of the pairs fall in the guard (a few thousand
+        // bins and more over the data's extent): there most anchors of a warp are marked after a
+        // group, and re-evaluating each (~20 instructions a warp) costs more than the bits (~2.4
+        // a pair; bench/RESULTS.md, session 10). TWOBODY_HIST_PAIR_FLAGS=0|1 forces either.
+        const double guarded = 2 * cp.guard.margin / std::ldexp(1.0, cp.guard.frac_bits);
+        tiles_pair_flags = guarded > 4e-3;
         if (const char* pf = std::getenv("TWOBODY_HIST_PAIR_FLAGS")) tiles_pair_flags = std::string(pf) == "1";
         tiles.lo64 = edges.front();
         tiles.inv_width64 = cp.inv_width;
