@@ -1098,6 +1098,15 @@ TEST_F(Cuda, ResidentSetIsUploadedAndIndexedOnce) {
           const Result first = run(x, A, &Bs[0], fresh);
           same(first, run(x, A, &Bs[0], brute_on_cpu()));
           same(other.get(), run(x, A, &Bs[1], brute_on_cpu()));
+          if (periodic) {
+            // The same ResidentSet in another box: the kept copy was shifted by the first box's
+            // half (its coordinates' frame), so it is made again.
+            Statistic y = x;
+            y.box = Box::cube(3, 130.0);
+            const Result g = run(y, A, &Bs[0], o);
+            EXPECT_TRUE(has(g, "the first set uploaded for this and later runs")) << g.info.plan;
+            same(g, run(y, A, &Bs[0], brute_on_cpu()));
+          }
         }
       }
     }

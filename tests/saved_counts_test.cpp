@@ -169,6 +169,12 @@ TEST(SavedCounts, ReusedRREqualsFullRunBoxOpenAndSky) {
         const SavedCounts saved = saved_counts(full, space, b, weighted);
         const std::string path = ::testing::TempDir() + "counts.json";
         write_counts(path, saved);
+        {
+          // Version 2: an older twobody (auto-correlations only) refuses the file instead of reading
+          // R1R2 as an RR.
+          std::ifstream in(path);
+          EXPECT_EQ(nlohmann::json::parse(in).at("version").get<int>(), 2);
+        }
         const SavedCounts back = read_counts(path);
         expect_same(saved, back);
         // Another data catalogue of the same randoms: RR from the file, DD and DR counted.
@@ -253,6 +259,10 @@ TEST(SavedCounts, MismatchesAreConfigErrors) {
   });
   expect_error(ErrorKind::Config, "unweighted", [&] {
     correlation(with_weights(d, 1), {with_weights(rs[0], 2)}, bins, CorrelationSpace::Box, box, true, cpu_opts(), {},
+                reuse);
+  });
+  expect_error(ErrorKind::Config, "counted with 500 random points, this run has 600", [&] {
+    correlation(d, {generate_uniform_box(600, 3, L, seed + 2)}, bins, CorrelationSpace::Box, box, false, cpu_opts(), {},
                 reuse);
   });
   JackknifeRequest jk;
@@ -419,6 +429,12 @@ TEST(SavedCounts, CrossCorrelationR1R2IsReusedExactly) {
         EXPECT_EQ(saved.n_data2, d2.size());
         const std::string path = ::testing::TempDir() + "cross-counts.json";
         write_counts(path, saved);
+        {
+          // Version 2: an older twobody (auto-correlations only) refuses the file instead of reading
+          // R1R2 as an RR.
+          std::ifstream in(path);
+          EXPECT_EQ(nlohmann::json::parse(in).at("version").get<int>(), 2);
+        }
         const SavedCounts back = read_counts(path);
         expect_same(saved, back);
         EXPECT_TRUE(back.cross);

@@ -105,7 +105,9 @@ struct CorrelationResult : BinnedResult {
 // and a cross-correlation reuses only a cross-correlation's R1R2 (an auto-correlation's RR only an
 // auto-correlation's).
 struct SavedCounts {
-  static constexpr int kFormatVersion = 1;
+  // 2: a cross-correlation's counts (an older twobody, which knows auto-correlations only, must not
+  // read one as an RR); an auto-correlation's are still written as version 1. Both are read.
+  static constexpr int kFormatVersion = 2;
   bool cross = false;
   CorrelationSpace space = CorrelationSpace::Open;
   std::optional<Box> box;  // Box space only

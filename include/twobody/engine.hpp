@@ -22,7 +22,8 @@ class Distribution;
 // copies, and its plan says why. The CPU backend keeps nothing. Runs carry it in
 // RunOptions::resident; a run whose first set is not `points()` (a chunk, a process's share)
 // ignores it. What is kept belongs to the backend. Runs on several threads at once may share one
-// ResidentSet.
+// ResidentSet. The set is known by its address: its points, weights and labels must not change
+// while the ResidentSet lives (a run would count the kept copy).
 class ResidentSet {
  public:
   explicit ResidentSet(const PointSet& points) : points_(&points) {}

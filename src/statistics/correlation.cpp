@@ -188,7 +188,7 @@ namespace detail {
 // Reused counts hold only for the setting they were counted in: a mismatch is a request error
 // that names the first difference.
 void check_reusable(const SavedCounts& c, const std::string& what, CorrelationSpace space, const Statistic& s,
-                    const JackknifeResult* J, bool cross) {
+                    const JackknifeResult* J, bool cross, std::size_t n_randoms) {
   const auto fail = [&](const std::string& why) {
     throw_config(fmt::format("{} cannot be reused: {}", what, why));
   };
@@ -204,6 +204,10 @@ void check_reusable(const SavedCounts& c, const std::string& what, CorrelationSp
   }
   if (c.weighted != s.weighted)
     fail(c.weighted ? "the counts are weighted, this run is not" : "the counts are unweighted, this run is weighted");
+  // (Not proof that the catalogues are the same, but other catalogues are caught where their sizes
+  // differ.)
+  if (c.n_randoms != n_randoms)
+    fail(fmt::format("counted with {} random points, this run has {}", c.n_randoms, n_randoms));
   const auto bins_of = [](const Binning& b, const Binning2D& b2) {
     return b2.active() ? b2.describe() : fmt::format("{} bins [{}, {}]", b.nbins(), b.lo(), b.hi());
   };
@@ -270,7 +274,11 @@ CorrelationCounts count_correlation(const Statistic& s, CorrelationSpace space, 
     J.norm_dr.assign(R, 0.0);
     J.norm_rr.assign(R, 0.0);
   }
-  if (reuse.rr) check_reusable(*reuse.rr, "the saved RR", space, s, jackknife ? &J : nullptr, false);
+  if (reuse.rr) {
+    std::size_t n_randoms = 0;
+    for (const PointSet& r : randoms) n_randoms += r.size();
+    check_reusable(*reuse.rr, "the saved RR", space, s, jackknife ? &J : nullptr, false, n_randoms);
+  }
 
   using Clock = std::chrono::steady_clock;
   const auto lap = [](Clock::time_point& t) {

@@ -166,9 +166,10 @@ CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, cons
                              const std::vector<double>& volume, const std::optional<Box>& box, const RunOptions& opt,
                              const JackknifeRequest& jk, Estimator estimator, const ReusedCounts& reuse = {});
 // Saved counts hold only for the setting they were counted in (space, box, weighting, bins,
-// jackknife regions, auto or cross): Error(Config) naming the first difference.
+// jackknife regions, auto or cross, the random catalogues' size: `n_randoms` this run's points of
+// them, summed): Error(Config) naming the first difference.
 void check_reusable(const SavedCounts& c, const std::string& what, CorrelationSpace space, const Statistic& s,
-                    const JackknifeResult* J, bool cross);
+                    const JackknifeResult* J, bool cross, std::size_t n_randoms);
 
 // The normalised counts of bin k (weighted sums when weighted): of the whole sample, or without
 // region r (each count minus the region's T[r][k], over the normalisations without the region).

@@ -186,7 +186,12 @@ CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, cons
       }
   }
   s.regions = static_cast<int>(R);
-  if (reuse.rr) check_reusable(*reuse.rr, "the saved R1R2", space, s, R > 0 ? &J : nullptr, true);
+  if (reuse.rr) {
+    std::size_t n_randoms = 0;
+    for (const auto* g : {&r1, &r2})
+      for (const PointSet& p : *g) n_randoms += p.size();
+    check_reusable(*reuse.rr, "the saved R1R2", space, s, R > 0 ? &J : nullptr, true, n_randoms);
+  }
 
   const std::size_t nb = s.binning2d.active() ? s.binning2d.nbins() : s.binning.nbins();
   const std::vector<const PointSet*> g_d1 = {&d1}, g_d2 = {&d2};

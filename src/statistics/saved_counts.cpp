@@ -124,7 +124,7 @@ void write_counts(const std::string& path, const SavedCounts& c) {
                                                                                : "xi") +
                                 (c.cross ? "-cross" : "");
   nlohmann::json j = {{"format", kFormatName},
-                      {"version", SavedCounts::kFormatVersion},
+                      {"version", c.cross ? SavedCounts::kFormatVersion : 1},
                       {"statistic", statistic},
                       {"cross", c.cross},
                       {"space", space_key(c.space)},
@@ -185,8 +185,8 @@ SavedCounts read_counts(const std::string& path) {
     if (!j.is_object() || j.value("format", "") != kFormatName)
       throw_input(fmt::format("{}: not a twobody counts file (no \"format\": \"{}\")", path, kFormatName));
     const int version = j.at("version").get<int>();
-    if (version != SavedCounts::kFormatVersion)
-      throw_input(fmt::format("{}: counts format version {}, this twobody reads version {}", path, version,
+    if (version < 1 || version > SavedCounts::kFormatVersion)
+      throw_input(fmt::format("{}: counts format version {}, this twobody reads versions 1 to {}", path, version,
                               SavedCounts::kFormatVersion));
     const std::string space = j.at("space").get<std::string>();
     if (space == "box") c.space = CorrelationSpace::Box;

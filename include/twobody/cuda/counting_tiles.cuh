@@ -18,9 +18,10 @@
 //          which reaches 2^F only if some pair of the group lies within δ of an edge
 //          (counting_bounds.hpp, equal_width_guard). Seven instructions a pair after the square
 //          root, against ten when the guard was |round(x) − x| tested and OR-ed into a bit mask per
-//          pair (bench/RESULTS.md, session 10). After each group of 32 partners an anchor whose
-//          word was marked is visited again, its pairs within δ found and moved to their float64
-//          bin by the whole warp, out of line. The bin's counter is one shared atomic without bank
+//          pair (bench/RESULTS.md, session 10). After each group of 32 partners the warp visits
+//          each anchor whose word was marked again in one step (lane t on partner t), queues the
+//          pairs within δ, and moves them to their float64 bins 64 at a time, out of line (with
+//          thousands of bins, PairFlags: a bit a pair instead). The bin's counter is one shared atomic without bank
 //          conflicts: copies are interleaved bin-major (word k·H + lane % H), so lanes of different
 //          copies never share a bank (copies_model.hpp chooses H).
 //
@@ -172,6 +173,26 @@ __device__ __forceinline__ void move_to_float64_bin(const PairKernelArgs<Proxy, 
   move_slot_to_float64_bin<D>(args, shape, s_hist, copies, word_base, v, i, j);
 }
 
+// Histogram: the warp's queue of n pairs (i, j) near an edge, moved to their float64 bins, a pair a
+// lane (the partner's float32 coordinates from global memory: the entries outlive the shared tile).
+template <int D, bool Clamp, class Proxy, class Exact>
+__device__ __forceinline__ void settle_queued_pairs(const PairKernelArgs<Proxy, Exact>& args,
+                                                    const CountingTilesShape& shape, unsigned* s_hist, int copies,
+                                                    unsigned word_base, const uint2* queue, unsigned n,
+                                                    unsigned long long& n_settled) {
+  __syncwarp();
+  for (unsigned q = threadIdx.x % 32; q < n; q += 32) {
+    const uint2 e = queue[q];
+    float4 b = make_float4(0.f, 0.f, 0.f, 0.f);
+    b.x = args.B.x[0][e.y];
+    if constexpr (D > 1) b.y = args.B.x[1][e.y];
+    if constexpr (D > 2) b.z = args.B.x[2][e.y];
+    move_to_float64_bin<D, Clamp>(args, shape, s_hist, copies, word_base, b, e.x, e.y);
+    ++n_settled;
+  }
+  __syncwarp();
+}
+
 // Histogram: the pairs of a group that lie within δ of an edge (flagged[r] bit t: anchor r of this
 // lane, partner g + t of the tile), moved to their float64 bins by the whole warp together. Lane by
 // lane, the warp ran the settlement as often as its busiest lane had pairs, mostly with one lane
@@ -257,6 +278,7 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 3 : 
   unsigned char* const hist_bytes = reinterpret_cast<unsigned char*>(s_hist);
 
   unsigned long long n_settled = 0, total = 0;
+  unsigned queued = 0;  // histogram, marked words: pairs in this warp's queue (the same in every lane)
   long long fix = 0;  // Reduce: float64 verdicts minus sign-bit ones (revisits), and diagonal tiles
 
   // The float64 rule for one pair: bin (>= 0) or -1.
@@ -369,35 +391,41 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 3 : 
                                              j1, n_settled);
             } else {
               // The marked anchors' 32 pairs again, one anchor a step with lane t on partner g + t
-              // (the anchor's coordinates shuffled from its lane): a ballot of the pairs near an
-              // edge is that anchor's flag bits, and the flagged pairs of all of them are settled
-              // together as above. A marked anchor costs one warp step, not 32: looping over its
-              // own partners, the owner lane kept the warp for 32 serial steps, and a settlement
-              // an anchor made it wait for float64 loads that often (SDH at 256 bins fell from
-              // 1 428 to 912 and 1 339 Gpairs/s, bench/RESULTS.md session 10, runs 1–3).
+              // (the anchor's coordinates shuffled from its lane): the lanes whose pair lies near an
+              // edge append it to the warp's queue, which is settled when full and at the end of
+              // the item, ~64 pairs at a time. A marked anchor costs one warp step, not 32:
+              // looping over its own partners, the owner lane kept the warp for 32 serial steps,
+              // and settling each group's pairs at once made the warp wait for float64 loads that
+              // often (SDH at 256 bins fell from 1 428 to 912, 1 339 and 1 553 Gpairs/s,
+              // bench/RESULTS.md session 10, runs 1–4).
               bool any = false;
 #pragma unroll
               for (int r = 0; r < kPerThread; ++r) any |= marked[r] >= shape.guard_limit;
               if (__any_sync(0xffffffffu, any)) {
                 const int lane = tid % 32;
                 const float4 b = s_b[g + lane];
-                unsigned flagged[kPerThread];
+                const std::uint32_t j = jt + g + lane;
+                const unsigned below = (1u << lane) - 1u;
 #pragma unroll
                 for (int r = 0; r < kPerThread; ++r) {
-                  flagged[r] = 0u;
                   for (unsigned owners = __ballot_sync(0xffffffffu, marked[r] >= shape.guard_limit); owners;
                        owners &= owners - 1) {
                     const int src = __ffs(owners) - 1;
                     float as[3];
 #pragma unroll
                     for (int d = 0; d < 3; ++d) as[d] = __shfl_sync(0xffffffffu, a[r][d], src);
+                    const std::uint32_t i = __shfl_sync(0xffffffffu, ia[r], src);
                     const float dd = bin_distance<Clamp>(squared<D>(as, b), shape);
-                    const unsigned bits = __ballot_sync(0xffffffffu, guard_bits(dd, shape) >= shape.guard_limit);
-                    if (lane == src) flagged[r] = bits;
+                    const bool near = guard_bits(dd, shape) >= shape.guard_limit && i < args.A.n && j < j1;
+                    const unsigned bits = __ballot_sync(0xffffffffu, near);
+                    if (queued + __popc(bits) > static_cast<unsigned>(kSettleQueue)) {
+                      settle_queued_pairs<D, Clamp>(args, shape, s_hist, copies, word_base, s_queue, queued, n_settled);
+                      queued = 0;
+                    }
+                    if (near) s_queue[queued + __popc(bits & below)] = make_uint2(i, j);
+                    queued += __popc(bits);
                   }
                 }
-                settle_flagged_pairs<D, Clamp>(args, shape, s_hist, copies, word_base, s_b, s_queue, flagged, ia, jt, g,
-                                               j1, n_settled);
               }
             }
           } else {
@@ -433,6 +461,11 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 3 : 
       }
     }
 
+    if constexpr (kHist && !PairFlags) {
+      // The queued pairs go before the item's sub-histograms are flushed.
+      settle_queued_pairs<D, Clamp>(args, shape, s_hist, copies, word_base, s_queue, queued, n_settled);
+      queued = 0;
+    }
     if constexpr (kHist) {
       // 32-bit shared counters hold at most kAnchors x kChunk = 2^23 pairs: flushed every item. A
       // copy may have wrapped below zero (a pair settled by another lane than the one that counted

@@ -129,8 +129,9 @@ template <class F>
 struct ResidentDevice final : ResidentSet::Kept {
   static constexpr int D = F::dim;
   bool weights = false, regions = false;
+  int device = -1;  // the CUDA device the upload lives on
   Frame frame;
-  std::vector<double> shift;
+  std::vector<double> shift;  // for this F's parameters (a periodic box's L/2): another F rebuilds
   std::unique_ptr<DevicePoints<D>> points;
   // The cross counts' grid (null until one chose a grid).
   std::shared_ptr<const DeviceGridSet<D>> grid;
@@ -161,10 +162,16 @@ ResidentUse<F> use_resident(const F& f, const Plan& plan, bool weights, bool reg
   auto kept = std::dynamic_pointer_cast<ResidentDevice<F>>(slot);
   // (A periodic box is its own frame.)
   const bool open_frame = (kFastSetupNeedsFrame<F> || kGridMetric<F>) && !std::is_same_v<F, PeriodicEuclidean<F::dim>>;
-  if (!kept || kept->weights != weights || kept->regions != regions) {
+  int device = 0;
+  TWOBODY_CUDA_CHECK(cudaGetDevice(&device));
+  // The same pair function type with other parameters (another box) or another device: rebuilt.
+  const bool same = kept && kept->weights == weights && kept->regions == regions && kept->device == device &&
+                    make_fast_setup(f, kept->frame).shift == kept->shift;
+  if (!same) {
     kept = std::make_shared<ResidentDevice<F>>();
     kept->weights = weights;
     kept->regions = regions;
+    kept->device = device;
     kept->frame.dim = F::dim;
     if (open_frame) kept->frame = Frame::of(*plan.a, *plan.a).grown(0.01);
     kept->shift = make_fast_setup(f, kept->frame).shift;
@@ -1151,9 +1158,17 @@ Result run_matrix(const F& f, const Plan& plan) {
       if (p) cudaFreeHost(p);
     }
   } staging[2];
+  // (One staging buffer a device buffer; where pinned memory runs out, plain copies.)
   if (how == HostCopy::Staged)
-    for (int k = 0; k < 2; ++k)
-      TWOBODY_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&staging[k].p), rows_per_chunk * row_bytes));
+    for (int k = 0; k < nbuf; ++k) {
+      const cudaError_t e = cudaMallocHost(reinterpret_cast<void**>(&staging[k].p), rows_per_chunk * row_bytes);
+      if (e != cudaSuccess) {
+        cudaGetLastError();
+        how = HostCopy::Plain;
+        host_note = std::string(" (cudaMallocHost: ") + cudaGetErrorString(e) + ")";
+        break;
+      }
+    }
   struct Streams {
     cudaStream_t compute = nullptr, copy = nullptr;
     cudaEvent_t computed[2] = {}, copied[2] = {};
