@@ -201,6 +201,38 @@ TEST_F(Cuda, HistogramsAtTheSharedMemoryLimitAndBeyond) {
   }
 }
 
+// Jackknife regions: the grid agent keeps 32 sub-histograms a warp beside the region x bin
+// counters, so fewer bins fit; the largest such histogram runs on the GPU, one bin more on the CPU
+// (it was a Config error), with the same counts and region counts.
+TEST_F(Cuda, RegionHistogramsAtTheSharedMemoryLimitAndBeyond) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const int R = 40;
+  auto A = to_pointset(uniform_points(5000, 3, 0, 100, rng, true));
+  std::vector<std::int32_t> labels(A.size());
+  std::uniform_int_distribution<int> u(0, R - 1);
+  for (auto& l : labels) l = u(rng);
+  A.set_regions(std::move(labels));
+  const auto backend = make_cuda_backend();
+  for (bool weighted : {false, true}) {
+    auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, 175.0, 10), OutputKind::Histogram, weighted);
+    s.regions = R;
+    const std::size_t most = backend->max_histogram_bins(s);
+    EXPECT_GT(most, 20u);
+    EXPECT_LT(most, 2000u);
+    for (std::size_t nb : {most, most + 1}) {
+      SCOPED_TRACE(std::string(weighted ? "weighted " : "") + std::to_string(nb) + " bins");
+      s.binning = Binning::linear(0.0, 175.0, nb);
+      const Result g = run(s, A, nullptr, on("cuda"));
+      EXPECT_EQ(g.info.backend, nb == most ? "cuda" : "cpu") << g.info.plan;
+      const Result c = run(s, A, nullptr, on("cpu"));
+      EXPECT_EQ(g.counts, c.counts);
+      EXPECT_EQ(g.region_counts, c.region_counts);
+    }
+  }
+}
+
 TEST_F(Cuda, ReductionPairListAndMatrix) {
   const auto seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));

@@ -56,7 +56,7 @@ DeviceInfo device_info() {
 
 template <class F>
 Result run_on_device(const F& f, const Plan& plan);  // instantiated by src/CMakeLists.txt
-std::size_t histogram_bins_in_shared(bool weighted, std::size_t smem_optin);  // histogram_limits.cu
+std::size_t histogram_bins_in_shared(bool weighted, int regions, std::size_t smem_optin);  // histogram_limits.cu
 template <Binning2D::Kind K>
 Result run_binned2d_on_device(const Plan& plan);  // instantiated in run_binned2d_*.cu
 
@@ -220,9 +220,10 @@ class CudaBackend final : public Backend {
   // Through both agents (PairOutput's Means kernels).
   bool mean_separation() const override { return true; }
   // One copy of the histogram and its float-bits bin table (15-bit bin indices: kMaxTableBins) in
-  // a block's shared memory (histogram_bins_in_shared); 2-D bins are not limited.
+  // a block's shared memory, and with jackknife regions the grid agent's 32 copies a warp beside
+  // the region x bin counters (histogram_bins_in_shared); 2-D bins are not limited.
   std::size_t max_histogram_bins(const Statistic& s) const override {
-    return std::min<std::size_t>(kMaxTableBins, histogram_bins_in_shared(s.weighted, device_info().smem_optin));
+    return std::min<std::size_t>(kMaxTableBins, histogram_bins_in_shared(s.weighted, s.regions, device_info().smem_optin));
   }
   Result run(const Plan& plan) override {
     const auto t0 = std::chrono::steady_clock::now();

@@ -536,6 +536,12 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
   const std::size_t budget = info.smem_optin / 2 - 1024;
   int max_cells = 65536;
   while (max_cells > 256 && pair_kernel_smem<D>(mode, weighted, nb, max_cells, 1, (nb + 2) | 1) > budget) max_cells /= 2;
+  // Jackknife regions need the grid agent's 32 sub-histograms a warp: a smaller table leaves them
+  // room (what does not fit even with 256 cells, Backend::max_histogram_bins sends to the CPU).
+  if (hist && shared_regions > 0)
+    while (max_cells > 256 && pair_output_smem(mode, weighted, nb, max_cells, 32 * kGridWarps, (nb + 2) | 1,
+                                               shared_regions, key_table) > budget)
+      max_cells /= 2;
   // At least 16384 cells (32 KB): the pairs near r_max, where most of a cutoff's pairs are, then
   // fall in an uncertain cell ~8x less often than with the 2048 cells 20 bins would get (measured:
   // with 2048, ~11% of the grid kernel's instructions went to resolving them).
