@@ -170,10 +170,9 @@ TEST(SavedCounts, ReusedRREqualsFullRunBoxOpenAndSky) {
         const std::string path = ::testing::TempDir() + "counts.json";
         write_counts(path, saved);
         {
-          // Version 2: an older twobody (auto-correlations only) refuses the file instead of reading
-          // R1R2 as an RR.
+          // An auto-correlation's counts stay version 1 (cross-correlations': 2).
           std::ifstream in(path);
-          EXPECT_EQ(nlohmann::json::parse(in).at("version").get<int>(), 2);
+          EXPECT_EQ(nlohmann::json::parse(in).at("version").get<int>(), 1);
         }
         const SavedCounts back = read_counts(path);
         expect_same(saved, back);
