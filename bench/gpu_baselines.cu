@@ -50,6 +50,35 @@ __global__ void shared_atomic_ceiling_kernel(unsigned* out, int iters) {
   out[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
 
+// mma.sync throughput, eight independent accumulators a warp: TF32 m16n8k8 (Half false) or FP16
+// m16n8k16 (Half true), the two forms of the tensor-core counts (tensor_count_tiles.cuh).
+template <bool Half>
+__global__ void mma_ceiling_kernel(float* out, int iters) {
+  float c[8][4] = {};
+  const unsigned a0 = threadIdx.x, a1 = a0 * 3u, a2 = a0 * 5u, a3 = a0 * 7u;
+  const unsigned b0 = a0 ^ 0x3c00u, b1 = a0 ^ 0x3800u;  // small finite operands either way
+  for (int i = 0; i < iters; ++i) {
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      if constexpr (Half)
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+            : "+f"(c[k][0]), "+f"(c[k][1]), "+f"(c[k][2]), "+f"(c[k][3])
+            : "r"(a0 & 0x3bff3bffu), "r"(a1 & 0x3bff3bffu), "r"(a2 & 0x3bff3bffu), "r"(a3 & 0x3bff3bffu),
+              "r"(b0 & 0x3bff3bffu), "r"(b1 & 0x3bff3bffu));
+      else
+        asm volatile(
+            "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+            : "+f"(c[k][0]), "+f"(c[k][1]), "+f"(c[k][2]), "+f"(c[k][3])
+            : "r"(a0 & 0x3f7fe000u), "r"(a1 & 0x3f7fe000u), "r"(a2 & 0x3f7fe000u), "r"(a3 & 0x3f7fe000u),
+              "r"(b0 & 0x3f7fe000u), "r"(b1 & 0x3f7fe000u));
+    }
+  }
+  float s = 0.f;
+  for (int k = 0; k < 8; ++k) s += c[k][0] + c[k][1] + c[k][2] + c[k][3];
+  out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+
 __global__ void naive_sdh_kernel(const float* x, const float* y, const float* z, int n, float inv_w, int nbins,
                                  unsigned long long* hist) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -163,6 +192,25 @@ double fma_lanes_per_second() {
   const double ms = time_ms([&] { fma_ceiling_kernel<<<blocks, threads>>>(out, iters); });
   cudaFree(out);
   return 8.0 * iters * blocks * threads / (ms * 1e-3);
+}
+
+double mma_per_second(bool half) {
+  int sms = 0;
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "attribute");
+  const int blocks = sms * 8, threads = 256, iters = 1 << 13;
+  float* out;
+  check(cudaMalloc(&out, sizeof(float) * blocks * threads), "cudaMalloc");
+  const auto launch = [&](int it) {
+    if (half)
+      mma_ceiling_kernel<true><<<blocks, threads>>>(out, it);
+    else
+      mma_ceiling_kernel<false><<<blocks, threads>>>(out, it);
+  };
+  launch(16);  // warm-up
+  check(cudaDeviceSynchronize(), "warm-up");
+  const double ms = time_ms([&] { launch(iters); });
+  cudaFree(out);
+  return 8.0 * iters * blocks * (threads / 32) / (ms * 1e-3);
 }
 
 double shared_atomic_lanes_per_second() {

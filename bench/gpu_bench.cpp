@@ -243,6 +243,12 @@ int main(int argc, char** argv) {
   const double atoms = shared_atomic_lanes_per_second();
   rows.push_back({"shared atomic ceiling (lanes/s)", 0, 0, 1.0, atoms, 0});
   std::fprintf(stderr, "shared atomic ceiling: %.1f G lanes/s\n", atoms * 1e-9);
+  // The tensor-core counts' ceiling set by their MMAs alone: the TF32 form spends eight m16n8k8 on
+  // a warp's 64 × 8 pairs, the FP16 form four m16n8k16.
+  const double mma_tf32 = mma_per_second(false), mma_f16 = mma_per_second(true);
+  rows.push_back({"TF32 mma.sync ceiling (count pairs/s)", 0, 0, 1.0, mma_tf32 * 64, 0});
+  rows.push_back({"FP16 mma.sync ceiling (count pairs/s)", 0, 0, 1.0, mma_f16 * 128, 0});
+  std::fprintf(stderr, "mma.sync: TF32 m16n8k8 %.1f G/s, FP16 m16n8k16 %.1f G/s\n", mma_tf32 * 1e-9, mma_f16 * 1e-9);
 
   if (!no_grid) grid_rows(quick);
   bool tiling_ok = true;
@@ -283,6 +289,12 @@ int main(int argc, char** argv) {
             double(rc.info.pairs_settled_fp64) / double(rc.info.pairs_evaluated)});
     if (rc.info.plan.find("tensor-core counts: Gram") == std::string::npos)
       std::fprintf(stderr, "  (the count above did not run on the tensor cores)\n");
+    // The same count on the split-TF32 form.
+    setenv("TWOBODY_TENSOR_COUNT", "tf32", 1);
+    const Result rf = timed_run(c, p);
+    if (rf.counts != rc.counts) std::fprintf(stderr, "  TF32 COUNT DIFFERS\n");
+    report({"tensor-core count TF32 r<0.1", n, 1, rf.info.seconds, double(rf.info.pairs_evaluated),
+            double(rf.info.pairs_settled_fp64) / double(rf.info.pairs_evaluated)});
     // The same count on the CUDA-core counting tiles.
     setenv("TWOBODY_TENSOR_COUNT", "0", 1);
     const Result rt = timed_run(c, p);

@@ -160,6 +160,61 @@ std::size_t check_tensor_count(const PointSet& p, double lo, double hi) {
   return check_sign_verdicts(p, cp, "tensor", [&](std::size_t i, std::size_t j) { return tensor_gram_model(sa[i], sb[j]); });
 }
 
+// The half-precision form (tensor_count_tiles.cuh, HalfGram) under the same accumulation model:
+// coordinates scaled by σ, FP16 splits rounded to nearest even (subnormals below 2^-14 on a grid
+// of 2^-24), the thirteen products exact in one MMA; values compared in original units (÷σ²).
+float fp16(float x) {
+  if (x == 0.f || !std::isfinite(x)) return x;
+  int e;
+  std::frexp(x, &e);                              // |x| in [2^(e−1), 2^e)
+  const double q = std::ldexp(1.0, std::max(e - 1, -14) - 10);  // the spacing of FP16 there
+  return static_cast<float>(std::nearbyint(double(x) / q) * q);
+}
+struct HalfSplit {
+  float h[3], l[3], ch, cl;
+};
+HalfSplit half_split(const float* x, float c) {
+  HalfSplit q;
+  for (int d = 0; d < 3; ++d) {
+    q.h[d] = fp16(x[d]);
+    q.l[d] = fp16(x[d] - q.h[d]);
+  }
+  q.ch = fp16(c);
+  q.cl = fp16(c - q.ch);
+  return q;
+}
+std::size_t check_tensor_half_count(const PointSet& p, double lo, double hi) {
+  const Shifted s = shifted(p);
+  const CountingPlan cp = tensor_half_count_plan(s.setup.model, lo, hi);
+  const double sigma = tensor_half_scale(s.setup.model.M);
+  std::vector<HalfSplit> sa, sb;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    float x[3];
+    double n2 = 0;
+    for (int d = 0; d < 3; ++d) {
+      x[d] = static_cast<float>(s.f[i][d] * sigma);
+      n2 += double(x[d]) * x[d];
+    }
+    sa.push_back(half_split(x, static_cast<float>(n2 - cp.t_hi * sigma * sigma)));
+    sb.push_back(half_split(x, static_cast<float>(n2)));
+  }
+  return check_sign_verdicts(p, cp, "half tensor", [&](std::size_t i, std::size_t j) {
+    const HalfSplit &a = sa[i], &b = sb[j];
+    std::vector<double> t;
+    for (int d = 0; d < 3; ++d) {
+      t.push_back(-2.0 * a.h[d] * b.h[d]);
+      t.push_back(-2.0 * a.h[d] * b.l[d]);
+      t.push_back(-2.0 * a.l[d] * b.h[d]);
+    }
+    t.push_back(a.ch);
+    t.push_back(a.cl);
+    t.push_back(b.ch);
+    t.push_back(b.cl);
+    t.push_back(0.0);  // the accumulator
+    return static_cast<float>(double(mma_model(t)) / (sigma * sigma));
+  });
+}
+
 // The kernel's histogram arithmetic (equal-width bins, counting_tiles.cuh): whenever the guard's
 // two fixed-point positions agree above bit F, ⌊q⌋ must be float64's bin (outside: below 0 or at
 // nbins), for sqrt.approx at either end of its error.
@@ -289,6 +344,54 @@ TEST(CountingBounds, TensorGramSignCountIsExact) {
   EXPECT_TRUE(tensor_count_plan(m, 0.0, 0.1).usable);     // the benchmark's r < 0.1 in a unit box
   EXPECT_FALSE(tensor_count_plan(m, 0.0, 0.005).usable);  // a cutoff far below the extent
   EXPECT_GT(tensor_gram_error(m, 0.01), 4 * gram_error(m, 0.01));
+}
+
+// The half-precision form on the same inputs, and at a small scale (M ~ 10^-3: scaled by 2^10,
+// many lo parts subnormal in FP16) and a large one (10^5).
+TEST(CountingBounds, TensorHalfGramSignCountIsExact) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (double offset : {0.0, -3.0, 1e4}) {
+    const auto p = to_pointset(uniform_points(700, 3, offset, offset + 1.0, rng));
+    const std::size_t pairs = p.size() * (p.size() - 1) / 2;
+    EXPECT_LT(check_tensor_half_count(p, 0.0, 0.1), pairs / 1000);
+    EXPECT_LT(check_tensor_half_count(p, 0.05, 0.3), pairs / 1000);
+  }
+  for (double scale : {1e-3, 1e5}) {
+    const auto p = to_pointset(uniform_points(500, 3, 0.0, scale, rng));
+    const std::size_t pairs = p.size() * (p.size() - 1) / 2;
+    EXPECT_LT(check_tensor_half_count(p, 0.0, 0.2 * scale), pairs / 1000);
+  }
+  std::uniform_real_distribution<double> unit(0.0, 1.0), eps(-1e-6, 1e-6);
+  std::normal_distribution<double> gauss;
+  oracle::Points e;
+  e.dim = 3;
+  for (int k = 0; k < 400; ++k) {
+    std::array<double, 3> a, u;
+    double norm = 0;
+    for (int d = 0; d < 3; ++d) {
+      a[d] = 0.3 + 0.4 * unit(rng);
+      u[d] = gauss(rng);
+      norm += u[d] * u[d];
+    }
+    const double len = 0.1 * (1 + eps(rng)) / std::sqrt(norm);
+    e.x.push_back({a[0], a[1], a[2]});
+    e.x.push_back({a[0] + len * u[0], a[1] + len * u[1], a[2] + len * u[2]});
+  }
+  EXPECT_GT(check_tensor_half_count(to_pointset(e), 0.0, 0.1), 100u);
+  const auto l = to_pointset(testing_support::half_lattice(9, 8, 7));
+  EXPECT_GT(check_tensor_half_count(l, 1.0, 2.5), 500u);
+  DistanceErrorModel m;
+  m.dim = 3;
+  m.M = 0.5;
+  EXPECT_TRUE(tensor_half_count_plan(m, 0.0, 0.1).usable);
+  EXPECT_FALSE(tensor_half_count_plan(m, 0.0, 0.005).usable);  // a cutoff far below the extent
+  EXPECT_FALSE(tensor_half_count_plan(m, 0.0, 100.0).usable);  // σ²r² beyond FP16's range
+  EXPECT_TRUE(tensor_count_plan(m, 0.0, 100.0).usable);        // (TF32 takes it)
+  EXPECT_DOUBLE_EQ(tensor_half_scale(0.5), 1.0);
+  EXPECT_DOUBLE_EQ(tensor_half_scale(1000.0), 1.0 / 1024);
+  EXPECT_LT(tensor_half_gram_error(m, 0.01), 1.5 * tensor_gram_error(m, 0.01));
 }
 
 // The tensor-core histogram's arithmetic (tensor_histogram_tiles.cuh) under the same accumulation

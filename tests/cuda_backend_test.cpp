@@ -1217,27 +1217,43 @@ TEST_F(Cuda, TensorCountsEqualCpu) {
   std::mt19937_64 rng(seed);
   RunOptions brute = on("cuda");
   brute.path = "brute";
-  for (int dim : {1, 2, 3})
-    for (double offset : {0.0, 1e4}) {
-      SCOPED_TRACE("dim " + std::to_string(dim) + " offset " + std::to_string(offset));
-      const auto A = to_pointset(uniform_points(9001, dim, offset, offset + 1.0, rng));
-      const auto B = to_pointset(uniform_points(3001, dim, offset, offset + 1.0, rng));
-      for (const Binning& range : {Binning::from_edges({0.0, 0.1}), Binning::from_edges({0.05, 0.3})}) {
-        for (bool cross : {false, true}) {
-          const auto s = stat(Metric::Euclidean, cross ? Traversal::Cross : Traversal::Auto, range, OutputKind::Reduction);
-          const auto g = run(s, A, cross ? &B : nullptr, brute);
-          EXPECT_NE(ran(g).find("tensor-core counts: Gram form"), std::string::npos) << g.info.plan;
-          EXPECT_EQ(g.counts, run(s, A, cross ? &B : nullptr, on("cpu")).counts);
+  // Both forms: half precision (the default where it fits) and split TF32 (forced).
+  for (const char* form : {"FP16", "TF32"}) {
+    SCOPED_TRACE(form);
+    const std::string expect = std::string("tensor-core counts: Gram form on split ") + form;
+    if (std::string(form) == "TF32") setenv("TWOBODY_TENSOR_COUNT", "tf32", 1);
+    for (int dim : {1, 2, 3})
+      for (double offset : {0.0, 1e4}) {
+        SCOPED_TRACE("dim " + std::to_string(dim) + " offset " + std::to_string(offset));
+        const auto A = to_pointset(uniform_points(9001, dim, offset, offset + 1.0, rng));
+        const auto B = to_pointset(uniform_points(3001, dim, offset, offset + 1.0, rng));
+        for (const Binning& range : {Binning::from_edges({0.0, 0.1}), Binning::from_edges({0.05, 0.3})}) {
+          for (bool cross : {false, true}) {
+            const auto s = stat(Metric::Euclidean, cross ? Traversal::Cross : Traversal::Auto, range, OutputKind::Reduction);
+            const auto g = run(s, A, cross ? &B : nullptr, brute);
+            EXPECT_NE(ran(g).find(expect), std::string::npos) << g.info.plan;
+            EXPECT_EQ(g.counts, run(s, A, cross ? &B : nullptr, on("cpu")).counts);
+          }
         }
       }
+    // Small coordinates (scaled by 2^10 for FP16, lo parts subnormal) and large ones.
+    for (double scale : {1e-3, 1e5}) {
+      SCOPED_TRACE("scale " + std::to_string(scale));
+      const auto A = to_pointset(uniform_points(4001, 3, 0.0, scale, rng));
+      const auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::from_edges({0.0, 0.1 * scale}), OutputKind::Reduction);
+      const auto g = run(s, A, nullptr, brute);
+      EXPECT_NE(ran(g).find(expect), std::string::npos) << g.info.plan;
+      EXPECT_EQ(g.counts, run(s, A, nullptr, on("cpu")).counts);
     }
-  const oracle::Points p = testing_support::half_lattice(24, 20, 17);
-  const auto L = to_pointset(p);
-  const auto range = stat(Metric::Euclidean, Traversal::Auto, Binning::from_edges({1.0, 2.5}), OutputKind::Reduction);
-  const auto g = run(range, L, nullptr, brute);
-  EXPECT_NE(ran(g).find("tensor-core counts: Gram form"), std::string::npos) << g.info.plan;
-  EXPECT_EQ(g.counts, run(range, L, nullptr, on("cpu")).counts);
-  EXPECT_GT(g.info.pairs_settled_fp64, 0u);
+    const oracle::Points p = testing_support::half_lattice(24, 20, 17);
+    const auto L = to_pointset(p);
+    const auto range = stat(Metric::Euclidean, Traversal::Auto, Binning::from_edges({1.0, 2.5}), OutputKind::Reduction);
+    const auto g = run(range, L, nullptr, brute);
+    EXPECT_NE(ran(g).find(expect), std::string::npos) << g.info.plan;
+    EXPECT_EQ(g.counts, run(range, L, nullptr, on("cpu")).counts);
+    EXPECT_GT(g.info.pairs_settled_fp64, 0u);
+    unsetenv("TWOBODY_TENSOR_COUNT");
+  }
 }
 
 // A histogram of one bin runs as the count in its range (the tensor-core counts where they apply):
@@ -1312,12 +1328,16 @@ TEST_F(Cuda, SmallTensorCounts) {
   brute.path = "brute";
   const auto A = to_pointset(uniform_points(1301, 3, 0.0, 1.0, rng));
   const auto B = to_pointset(uniform_points(517, 3, 0.0, 1.0, rng));
-  for (bool cross : {false, true}) {
-    const auto s = stat(Metric::Euclidean, cross ? Traversal::Cross : Traversal::Auto, Binning::from_edges({0.02, 0.3}),
-                        OutputKind::Reduction);
-    const auto g = run(s, A, cross ? &B : nullptr, brute);
-    EXPECT_NE(ran(g).find("tensor-core counts: Gram form"), std::string::npos) << g.info.plan;
-    EXPECT_EQ(g.counts, run(s, A, cross ? &B : nullptr, on("cpu")).counts);
+  for (const char* form : {"FP16", "TF32"}) {
+    if (std::string(form) == "TF32") setenv("TWOBODY_TENSOR_COUNT", "tf32", 1);
+    for (bool cross : {false, true}) {
+      const auto s = stat(Metric::Euclidean, cross ? Traversal::Cross : Traversal::Auto, Binning::from_edges({0.02, 0.3}),
+                          OutputKind::Reduction);
+      const auto g = run(s, A, cross ? &B : nullptr, brute);
+      EXPECT_NE(ran(g).find(std::string("tensor-core counts: Gram form on split ") + form), std::string::npos) << g.info.plan;
+      EXPECT_EQ(g.counts, run(s, A, cross ? &B : nullptr, on("cpu")).counts);
+    }
+    unsetenv("TWOBODY_TENSOR_COUNT");
   }
 }
 

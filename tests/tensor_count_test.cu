@@ -63,7 +63,85 @@ __global__ void tensor_error_kernel(const float* ax, const float* ay, const floa
   atomicMax(worst_bits, __float_as_uint(worst));
 }
 
+// The half-precision form (HalfGram): one m16n8k16 on coordinates scaled by `scale`; the worst
+// error in original units (÷ scale²).
+__global__ void tensor_half_error_kernel(const float* ax, const float* ay, const float* az, const float* bx,
+                                         const float* by, const float* bz, double t, float scale, unsigned* worst_bits) {
+  using namespace tensor_detail;
+  const int lane = threadIdx.x, g = lane / 4, t4 = lane % 4, blk = blockIdx.x;
+  const auto row = [&](int r, float (&v)[16]) {
+    const int i = blk * 16 + r;
+    const float x[3] = {ax[i] * scale, ay[i] * scale, az[i] * scale};
+    half_anchor_row<3>(x, true, t * scale * scale, v);
+  };
+  float top[16], bot[16];
+  row(g, top);
+  row(g + 8, bot);
+  std::uint32_t a[4];
+  half_anchor_fragments(top, bot, t4, a);
+  const int j = blk * 8 + g;
+  const float y[3] = {bx[j] * scale, by[j] * scale, bz[j] * scale};
+  float col[16];
+  half_partner_column<3>(y, true, col);
+  float c[4] = {0.f, 0.f, 0.f, 0.f};
+  mma_f16(c, a, half_pair(col[2 * t4], col[2 * t4 + 1]), half_pair(col[2 * t4 + 8], col[2 * t4 + 9]));
+  float worst = 0.f;
+  for (int q = 0; q < 4; ++q) {
+    const int i = blk * 16 + g + (q >> 1) * 8, jj = blk * 8 + 2 * t4 + (q & 1);
+    const double a3[3] = {ax[i], ay[i], az[i]}, b3[3] = {bx[jj], by[jj], bz[jj]};
+    double na = 0, nb = 0, ab = 0;
+    for (int d = 0; d < 3; ++d) {
+      na += a3[d] * a3[d];
+      nb += b3[d] * b3[d];
+      ab += a3[d] * b3[d];
+    }
+    const double exact = (na - t) + nb - 2 * ab;
+    worst = fmaxf(worst, static_cast<float>(fabs(c[q] / (double(scale) * scale) - exact)));
+  }
+  atomicMax(worst_bits, __float_as_uint(worst));
+}
+
 }  // namespace
+
+// The half-precision form at scales where many FP16 lo parts are subnormal (M = 10^-3 scaled by
+// 2^10, uniform coordinates: an eighth below 2^-3 M) and at the benchmark's.
+TEST(CudaTensorCounts, HalfAccumulationWithinTheAssumedBound) {
+  if (!twobody::make_cuda_backend()) GTEST_SKIP() << "no CUDA device";
+  std::mt19937_64 rng(std::random_device{}());
+  for (double M : {0.5, 1e-3, 1e3}) {
+    for (double r_over_m : {0.2, 0.05, 1.5}) {
+      const int blocks = 1 << 14;
+      std::uniform_real_distribution<float> u(static_cast<float>(-M), static_cast<float>(M));
+      std::vector<float> h(6 * std::size_t(blocks) * 16);
+      for (auto& v : h) v = u(rng);
+      float* d = nullptr;
+      unsigned* w = nullptr;
+      ASSERT_EQ(cudaMalloc(&d, h.size() * sizeof(float)), cudaSuccess);
+      ASSERT_EQ(cudaMalloc(&w, sizeof(unsigned)), cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(d, h.data(), h.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+      ASSERT_EQ(cudaMemset(w, 0, sizeof(unsigned)), cudaSuccess);
+      const std::size_t n = std::size_t(blocks) * 16;
+      const double t = (r_over_m * M) * (r_over_m * M);
+      const float scale = static_cast<float>(twobody::tensor_half_scale(M));
+      tensor_half_error_kernel<<<blocks, 32>>>(d, d + n, d + 2 * n, d + 3 * n, d + 4 * n, d + 5 * n, t, scale, w);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      unsigned bits = 0;
+      ASSERT_EQ(cudaMemcpy(&bits, w, sizeof bits, cudaMemcpyDeviceToHost), cudaSuccess);
+      cudaFree(d);
+      cudaFree(w);
+      float worst;
+      std::memcpy(&worst, &bits, sizeof worst);
+      twobody::DistanceErrorModel m;
+      m.dim = 3;
+      m.M = M;
+      const double bound = twobody::tensor_half_gram_error(m, t) - 1.01 * twobody::coordinate_error(m);
+      std::printf("half tensor Gram form, M %g, T %g: worst |error| %.3g, bound %.3g (ratio %.3f)\n", M, t, worst, bound,
+                  worst / bound);
+      EXPECT_GT(worst, 0.f);
+      EXPECT_LE(worst, 0.5 * bound);
+    }
+  }
+}
 
 TEST(CudaTensorCounts, AccumulationWithinTheAssumedBound) {
   if (!twobody::make_cuda_backend()) GTEST_SKIP() << "no CUDA device";

@@ -114,6 +114,38 @@ inline double tensor_gram_error(const DistanceErrorModel& m, double T) {
   return 1.01 * (accumulate + splits + norms + coordinate_error(m)) + 1e-300;
 }
 
+// The same Gram form on half-precision MMAs (cuda/tensor_count_tiles.cuh, HalfGram): coordinates
+// scaled by σ = 2^-e (σM in [½, 1)) and split into FP16 hi + lo, all thirteen terms in the sixteen
+// columns of one mma.m16n8k16, so a block of 16 anchors × 8 partners costs one MMA instead of
+// two (FP16 MMAs run at twice TF32's rate of multiply-adds). FP16 keeps TF32's 11 significant
+// bits but a narrower exponent: a lo part below 2^-14 (scaled) is subnormal, rounded to within
+// 2^-25 absolutely. In original units (1/σ < 2M):
+//   - a split residual |x − hi − lo| ≤ 2^-22|x| + 2^-25/σ ≤ 1.25·2^-22·M; times |−2x_b| ≤ 2M, for
+//     the anchor's and the partner's, plus the dropped lo·lo (≤ 2·2^-22 M²): 7·2^-22 M² a
+//     dimension (7.5 taken);
+//   - |a|² − T and |b|²: rounded to float (u), split (2^-22 relative, plus 2^-25/σ² ≤ 2^-23 M²);
+//   - the accumulation: one MMA of sixteen products (thirteen non-zero) and the accumulator, each
+//     kept to kTensorAccumulation of 4DM² + T: within the TF32 form's twenty addends.
+// The GPU suite measures the worst error of the kernel's own MMA against this bound.
+inline double tensor_half_gram_error(const DistanceErrorModel& m, double T) {
+  using namespace fast_detail;
+  const double D = m.dim, M2 = m.M * m.M;
+  const double big = 4 * D * M2 + T;
+  const double splits = 7.5 * D * 0x1p-22 * M2;
+  const double norms = (u32 + 0x1p-22) * (2 * D * M2 + T) + 2 * 0x1p-23 * M2;
+  const double accumulate = 2 * 10 * kTensorAccumulation * big;
+  return 1.01 * (accumulate + splits + norms + coordinate_error(m)) + 1e-300;
+}
+// σ of the half-precision form: the power of two with σM in [½, 1) (1 for M = 0).
+inline double tensor_half_scale(double M) {
+  int e = 0;
+  std::frexp(M, &e);
+  return M > 0 ? std::ldexp(1.0, -e) : 1.0;
+}
+// Largest scaled term of the half-precision form: D (|a|², |b|² at σM < 1) + σ²T must stay below
+// 2^13, so that the sentinels' 2^14 (FP16, exact) keeps every pair holding one outside the range.
+constexpr double kHalfTermLimit = 0x1p13;
+
 // A sign-bit count over the natural edges [lo, hi) with the bound band_hi of s'_hi: the band of
 // s'_lo = s'_hi + fl(T_hi − T_lo) (the rounding of the difference and of the add), declined (why
 // = `declined` and the reason) when float32 cannot hold every term or a band is wider than
@@ -154,6 +186,19 @@ inline CountingPlan gram_count_plan(const DistanceErrorModel& m, double lo, doub
 inline CountingPlan tensor_count_plan(const DistanceErrorModel& m, double lo, double hi) {
   return sign_count_plan(m, lo, hi, tensor_gram_error(m, hi * hi), 1e-2, "no tensor-core counts", "their error bound",
                          "tensor-core counts: Gram form on split TF32 MMAs, sign-bit count");
+}
+// The same on half-precision MMAs (one a block instead of two); declined also when σ²r² would
+// leave FP16's range (a cutoff thousands of times the data's extent: every pair is inside).
+inline CountingPlan tensor_half_count_plan(const DistanceErrorModel& m, double lo, double hi) {
+  CountingPlan p = sign_count_plan(m, lo, hi, tensor_half_gram_error(m, hi * hi), 1e-2, "no half-precision tensor-core counts",
+                                   "their error bound",
+                                   "tensor-core counts: Gram form on split FP16 MMAs (one m16n8k16 a block), sign-bit count");
+  const double s = tensor_half_scale(m.M);
+  if (p.usable && !(m.dim + s * s * p.t_hi <= kHalfTermLimit)) {
+    p.usable = false;
+    p.why = "no half-precision tensor-core counts (the cutoff is far beyond the data's extent for FP16)";
+  }
+  return p;
 }
 
 // δ of equal-width bins at natural edges `edges` (in bins), or +inf when they are not of equal

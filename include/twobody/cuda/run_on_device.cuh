@@ -714,7 +714,7 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
   bool use_tensor_hist = false, thist_clamp = true;
   std::size_t thist_smem = 0;
   std::unique_ptr<DeviceMortonSet<D>> morton;
-  bool use_tiles = false, use_tensor = false, tiles_pair_flags = false;
+  bool use_tiles = false, use_tensor = false, tensor_half = false, tiles_pair_flags = false;
   std::string tiles_note;
   std::size_t tiles_smem = 0;
   if constexpr (std::is_same_v<F, Euclidean<D>> && D <= 3) {
@@ -822,16 +822,28 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
           }
         }
       }
+      // Half precision (one FP16 MMA a block) where σ²r² fits FP16, else split TF32 (two);
+      // TWOBODY_TENSOR_COUNT=tf32 forces the TF32 form, =0 the CUDA-core counting tiles.
       const char* tc = std::getenv("TWOBODY_TENSOR_COUNT");
-      if (mode == OutputMode::Reduce && !(tc && std::string(tc) == "0")) {
-        const CountingPlan tp = tensor_count_plan(setup.model, edges.front(), edges.back());
+      const std::string tc_env = tc ? tc : "";
+      if (mode == OutputMode::Reduce && tc_env != "0") {
+        CountingPlan tp;
+        if (tc_env != "tf32") {
+          tp = tensor_half_count_plan(setup.model, edges.front(), edges.back());
+          if (!tp.usable) tiles_note += "; " + tp.why;
+        }
+        tensor_half = tp.usable;
+        if (!tensor_half) tp = tensor_count_plan(setup.model, edges.front(), edges.back());
         tiles_note += "; " + tp.why;
         if (tp.usable) {
           use_tensor = true;
-          tensor.t_hi = tp.t_hi;
-          tensor.band_hi = fast_detail::round_up(tp.band_hi);
-          tensor.band_lo = fast_detail::round_up(tp.band_lo);
-          tensor.t_diff = static_cast<float>(tp.t_hi - tp.t_lo);
+          // Half: every value in units of σ² (a power of two: exact).
+          const double s2 = tensor_half ? tensor_half_scale(setup.model.M) * tensor_half_scale(setup.model.M) : 1.0;
+          tensor.scale = static_cast<float>(tensor_half ? tensor_half_scale(setup.model.M) : 1.0);
+          tensor.t_hi = tp.t_hi * s2;
+          tensor.band_hi = static_cast<float>(fast_detail::round_up(tp.band_hi) * s2);
+          tensor.band_lo = static_cast<float>(fast_detail::round_up(tp.band_lo) * s2);
+          tensor.t_diff = static_cast<float>((tp.t_hi - tp.t_lo) * s2);
           tensor.has_lo = tp.has_lo;
           // Items of kTensorAnchors anchors (the same partner chunks).
           args.n_items = (A.size() + kTensorAnchors - 1) / kTensorAnchors * args.chunks_per_row;
@@ -935,7 +947,10 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
                             kThreads, thist_smem, "tensor_histogram_kernel", thist);
       if constexpr (M == OutputMode::Reduce)
         if (use_tensor)
-          return launch_one(tensor.has_lo ? tensor_count_kernel<D, true, P, F> : tensor_count_kernel<D, false, P, F>,
+          return launch_one(tensor_half ? (tensor.has_lo ? tensor_count_kernel<D, true, true, P, F>
+                                                         : tensor_count_kernel<D, false, true, P, F>)
+                                        : (tensor.has_lo ? tensor_count_kernel<D, true, false, P, F>
+                                                         : tensor_count_kernel<D, false, false, P, F>),
                             kThreads, 0, "tensor_count_kernel", tensor);
       if (use_tiles) {
         if constexpr (M == OutputMode::Reduce)

@@ -25,6 +25,8 @@
 // of the 512 pairs of a warp's 64 × 8 block; after each block of 8 partners a lane whose smallest
 // |s'| lies within the band revisits its own 16, still in registers. Blocks straddling the
 // diagonal of an auto-correlation count only j > i, pair by pair.
+#include <cuda_fp16.h>
+
 #include <cstdint>
 
 #include "twobody/cuda/counting_tiles.cuh"
@@ -37,6 +39,9 @@ namespace twobody::cuda {
 constexpr int kTensorAnchors = 512;  // anchors of an item: 8 warps × 64
 
 struct TensorCountShape {
+  // Half precision (HalfGram): every value below in units scaled by scale² (coordinates by scale,
+  // a power of two); TF32: scale 1.
+  float scale = 1.f;
   double t_hi = 0;                 // r₁² (key space)
   float band_hi = 0, band_lo = 0;  // |s'| <= band: settle
   float t_diff = 0;                // r₁² − r₀² as float (s'_lo = s'_hi + t_diff)
@@ -195,10 +200,137 @@ __device__ __forceinline__ void stage_partner_fragments(const DeviceSet& B, std:
 #pragma unroll
   for (int t = 0; t < 4; ++t) s_frag[(tid / 8) * 32 + (tid % 8) * 4 + t] = f[t];
 }
+
+// Half precision: the thirteen terms of s' in the sixteen columns of one mma.m16n8k16 (FP16
+// operands, float32 accumulation), with coordinates scaled by a power of two σ (σM < 1):
+//   A (anchor):  [−2x_h, −2y_h, −2z_h, −2x_h, −2y_h, −2z_h, −2x_l, −2y_l, −2z_l, ca_h, ca_l, 1,    1,    0, 0, 0]
+//   B (partner): [ x_h,   y_h,   z_h,   x_l,   y_l,   z_l,   x_h,   y_h,   z_h,  1,    1,    cb_h, cb_l, 0, 0, 0]
+// A lane holds columns {2t4, 2t4 + 1} and {2t4 + 8, 2t4 + 9} of its rows (A) or column (B), two
+// FP16 a register (PTX: the lower half the lower column). A block of 8 partners is one 8-byte
+// shared load a lane (TF32: 16 bytes) and one MMA per 16 anchors (TF32: two, dependent).
+constexpr float kHalfFar = 16384.f;  // sentinels' ca or cb (2^14, exact in FP16; kHalfTermLimit)
+__device__ __forceinline__ float half_round(float x) { return __half2float(__float2half_rn(x)); }
+__device__ __forceinline__ void split_half(float x, float& hi, float& lo) {
+  hi = half_round(x);
+  lo = half_round(__fsub_rn(x, hi));
+}
+__device__ __forceinline__ std::uint32_t half_pair(float lo_column, float hi_column) {
+  const __half2 h = __floats2half2_rn(lo_column, hi_column);  // .x: the lower 16 bits
+  return *reinterpret_cast<const std::uint32_t*>(&h);
+}
+__device__ __forceinline__ void mma_f16(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
+  asm(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+// An anchor's row (x already scaled; a sentinel when not `real`), ca = |a|² − T in scaled units.
+template <int D>
+__device__ __forceinline__ void half_anchor_row(const float (&x)[3], bool real, double t_hi, float (&row)[16]) {
+  float h[3] = {0.f, 0.f, 0.f}, l[3] = {0.f, 0.f, 0.f};
+  float ca = kHalfFar;
+  if (real) {
+    double na = 0;
+#pragma unroll
+    for (int d = 0; d < D; ++d) {
+      na += static_cast<double>(x[d]) * x[d];
+      split_half(x[d], h[d], l[d]);
+    }
+    ca = static_cast<float>(na - t_hi);
+  }
+  float ch, cl;
+  split_half(ca, ch, cl);
+#pragma unroll
+  for (int d = 0; d < 3; ++d) {
+    row[d] = row[3 + d] = -2.f * h[d];
+    row[6 + d] = -2.f * l[d];
+  }
+  row[9] = ch;
+  row[10] = cl;
+  row[11] = row[12] = 1.f;
+  row[13] = row[14] = row[15] = 0.f;
+}
+template <int D>
+__device__ __forceinline__ void half_partner_column(const float (&y)[3], bool real, float (&col)[16]) {
+  float h[3] = {0.f, 0.f, 0.f}, l[3] = {0.f, 0.f, 0.f};
+  float cb = kHalfFar;
+  if (real) {
+    double nb = 0;
+#pragma unroll
+    for (int d = 0; d < D; ++d) {
+      nb += static_cast<double>(y[d]) * y[d];
+      split_half(y[d], h[d], l[d]);
+    }
+    cb = static_cast<float>(nb);
+  }
+  float ch, cl;
+  split_half(cb, ch, cl);
+#pragma unroll
+  for (int d = 0; d < 3; ++d) {
+    col[d] = col[6 + d] = h[d];
+    col[3 + d] = l[d];
+  }
+  col[9] = col[10] = 1.f;
+  col[11] = ch;
+  col[12] = cl;
+  col[13] = col[14] = col[15] = 0.f;
+}
+__device__ __forceinline__ float pick16(const float (&v)[16], int k) {
+  float r = v[0];
+#pragma unroll
+  for (int q = 1; q < 16; ++q) r = k == q ? v[q] : r;
+  return r;
+}
+// A fragments of the rows of anchors `top` (row g) and `bottom` (row g + 8).
+__device__ __forceinline__ void half_anchor_fragments(const float (&top)[16], const float (&bot)[16], int t4,
+                                                      std::uint32_t (&a)[4]) {
+  a[0] = half_pair(pick16(top, 2 * t4), pick16(top, 2 * t4 + 1));
+  a[1] = half_pair(pick16(bot, 2 * t4), pick16(bot, 2 * t4 + 1));
+  a[2] = half_pair(pick16(top, 2 * t4 + 8), pick16(top, 2 * t4 + 9));
+  a[3] = half_pair(pick16(bot, 2 * t4 + 8), pick16(bot, 2 * t4 + 9));
+}
+// The warp's 64 anchors from w0 (four 16-row tiles), scaled by `scale`.
+template <int D>
+__device__ __forceinline__ void warp_half_anchor_fragments(const DeviceSet& A, std::uint32_t w0, int g, int t4, float scale,
+                                                           double t_hi, std::uint32_t (&a)[4][4]) {
+#pragma unroll
+  for (int m = 0; m < 4; ++m) {
+    float top[16], bot[16], x[3];
+    const std::uint32_t it = w0 + m * 16 + g, ib = it + 8;
+    coordinates<D>(A, it, x);
+#pragma unroll
+    for (int d = 0; d < D; ++d) x[d] = __fmul_rn(x[d], scale);
+    half_anchor_row<D>(x, it < A.n, t_hi, top);
+    coordinates<D>(A, ib, x);
+#pragma unroll
+    for (int d = 0; d < D; ++d) x[d] = __fmul_rn(x[d], scale);
+    half_anchor_row<D>(x, ib < A.n, t_hi, bot);
+    half_anchor_fragments(top, bot, t4, a[m]);
+  }
+}
+// Partner jt + tid (a sentinel from j1 on), scaled, into the shared B fragments: lane 4c + t of
+// block tid / 8 (c = tid % 8) takes {B[2t], B[2t + 1]}, {B[2t + 8], B[2t + 9]}.
+template <int D>
+__device__ __forceinline__ void stage_half_partner_fragments(const DeviceSet& B, std::uint32_t jt, std::uint32_t j1,
+                                                             float scale, uint2* s_frag) {
+  const int tid = threadIdx.x;
+  const std::uint32_t jl = jt + tid;
+  float y[3];
+  coordinates<D>(B, jl, y);
+#pragma unroll
+  for (int d = 0; d < D; ++d) y[d] = __fmul_rn(y[d], scale);
+  float col[16];
+  half_partner_column<D>(y, jl < j1, col);
+#pragma unroll
+  for (int t = 0; t < 4; ++t)
+    s_frag[(tid / 8) * 32 + (tid % 8) * 4 + t] =
+        make_uint2(half_pair(col[2 * t], col[2 * t + 1]), half_pair(col[2 * t + 8], col[2 * t + 9]));
+}
 }  // namespace tensor_detail
 
 // Lo: a range starting above zero (a second sign bit and band per pair).
-template <int D, bool Lo, class Proxy, class Exact>
+// Half: one FP16 MMA a block (HalfGram) instead of two split-TF32 ones.
+template <int D, bool Lo, bool Half, class Proxy, class Exact>
 __global__ void __launch_bounds__(kThreads, 3)
     tensor_count_kernel(__grid_constant__ const PairKernelArgs<Proxy, Exact> args, const TensorCountShape shape) {
   static_assert(D >= 1 && D <= 3, "tensor-core counts take up to three coordinates");
@@ -221,13 +353,19 @@ __global__ void __launch_bounds__(kThreads, 3)
     const std::uint32_t w0 = i0 + warp * 64;  // this warp's anchors: w0 .. w0 + 63
 
     constexpr float kOrigin[3] = {0.f, 0.f, 0.f};
-    std::uint32_t a1[4][4];  // MMA 2's come from these (second_fragments)
-    warp_anchor_fragments<D>(args.A, w0, g, t4, kOrigin, shape.t_hi, a1);
+    std::uint32_t a1[4][4];  // TF32: MMA 2's come from these (second_fragments)
+    if constexpr (Half)
+      warp_half_anchor_fragments<D>(args.A, w0, g, t4, shape.scale, shape.t_hi, a1);
+    else
+      warp_anchor_fragments<D>(args.A, w0, g, t4, kOrigin, shape.t_hi, a1);
     unsigned c_hi = 0, c_lo = 0;  // sign bits this item (< 2^32: 16 a lane per 8 partners)
 
     for (std::uint32_t jt = first_wanted_subtile(args.is_auto, i0, j0); jt < j1; jt += kThreads) {
       __syncthreads();
-      stage_partner_fragments<D>(args.B, jt, j1, kOrigin, s_frag);
+      if constexpr (Half)
+        stage_half_partner_fragments<D>(args.B, jt, j1, shape.scale, reinterpret_cast<uint2*>(s_frag));
+      else
+        stage_partner_fragments<D>(args.B, jt, j1, kOrigin, s_frag);
       __syncthreads();
 
 #pragma unroll 2
@@ -236,13 +374,22 @@ __global__ void __launch_bounds__(kThreads, 3)
         // Warp-uniform: every partner at or below every anchor of the warp; some of them.
         if (args.is_auto && pb + 8 <= w0 + 1) continue;
         const bool diagonal = args.is_auto && pb <= w0 + 63;
-        const float4 b = s_frag[nt * 32 + lane];
         float c[4][4];
+        if constexpr (Half) {
+          const uint2 b = reinterpret_cast<const uint2*>(s_frag)[nt * 32 + lane];
 #pragma unroll
-        for (int m = 0; m < 4; ++m) {
-          std::uint32_t a2[4];
-          second_fragments(a1[m], t4, a2);
-          gram_block(c[m], a1[m], a2, b);
+          for (int m = 0; m < 4; ++m) {
+            c[m][0] = c[m][1] = c[m][2] = c[m][3] = 0.f;
+            mma_f16(c[m], a1[m], b.x, b.y);
+          }
+        } else {
+          const float4 b = s_frag[nt * 32 + lane];
+#pragma unroll
+          for (int m = 0; m < 4; ++m) {
+            std::uint32_t a2[4];
+            second_fragments(a1[m], t4, a2);
+            gram_block(c[m], a1[m], a2, b);
+          }
         }
         if (!diagonal) {
           float worst = HUGE_VALF, worst_lo = HUGE_VALF;
