@@ -358,7 +358,67 @@ __global__ void __launch_bounds__(kThreads, 3)
       warp_half_anchor_fragments<D>(args.A, w0, g, t4, shape.scale, shape.t_hi, a1);
     else
       warp_anchor_fragments<D>(args.A, w0, g, t4, kOrigin, shape.t_hi, a1);
-    unsigned c_hi = 0, c_lo = 0;  // sign bits this item (< 2^32: 16 a lane per 8 partners)
+    // Sign bits this item (< 2^32: 4 a lane per 8 partners), a counter per 16-row tile: four
+    // independent chains of LEA.HI instead of one sixteen deep (the verdicts' dependent chains,
+    // not the issue rate, bounded the kernel: ~2 instructions a clock of 4).
+    unsigned c_hi[4] = {0u, 0u, 0u, 0u}, c_lo[4] = {0u, 0u, 0u, 0u};
+
+    // One block of 8 partners from pb off the diagonal, its 4 × 4 s' in c: the sign bits, and the
+    // lane's pairs within a band (rare) settled in float64.
+    const auto judge = [&](const float (&c)[4][4], std::uint32_t pb) {
+      float worst4[4], worst_lo4[4];  // (the same: four short chains, then two steps)
+#pragma unroll
+      for (int m = 0; m < 4; ++m) {
+        worst4[m] = worst_lo4[m] = HUGE_VALF;
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const float s = c[m][q];
+          c_hi[m] += __float_as_uint(s) >> 31;
+          worst4[m] = fminf(worst4[m], fabsf(s));
+          if constexpr (Lo) {
+            const float sl = __fadd_rn(s, shape.t_diff);
+            c_lo[m] += __float_as_uint(sl) >> 31;
+            worst_lo4[m] = fminf(worst_lo4[m], fabsf(sl));
+          }
+        }
+      }
+      const float worst = fminf(fminf(worst4[0], worst4[1]), fminf(worst4[2], worst4[3]));
+      const float worst_lo = fminf(fminf(worst_lo4[0], worst_lo4[1]), fminf(worst_lo4[2], worst_lo4[3]));
+      if (worst <= shape.band_hi || (Lo && worst_lo <= shape.band_lo)) {
+        // Rare: this lane's pairs within the band go to float64.
+#pragma unroll
+        for (int m = 0; m < 4; ++m)
+#pragma unroll
+          for (int q = 0; q < 4; ++q) {
+            const float s = c[m][q];
+            const float sl = __fadd_rn(s, shape.t_diff);
+            const std::uint32_t i = w0 + m * 16 + g + (q >> 1) * 8, j = pb + 2 * t4 + (q & 1);
+            if ((fabsf(s) <= shape.band_hi || (Lo && fabsf(sl) <= shape.band_lo)) && i < args.A.n && j < j1) {
+              const long long fast = static_cast<long long>(s < 0.f) - static_cast<long long>(Lo && sl < 0.f);
+              fix += settle(i, j) - fast;
+            }
+          }
+      }
+    };
+    // The 4 × 4 s' of a block of 8 partners (its fragments at s_frag[nt·32 + lane]).
+    const auto gram4 = [&](int nt, float (&c)[4][4]) {
+      if constexpr (Half) {
+        const uint2 b = reinterpret_cast<const uint2*>(s_frag)[nt * 32 + lane];
+#pragma unroll
+        for (int m = 0; m < 4; ++m) {
+          c[m][0] = c[m][1] = c[m][2] = c[m][3] = 0.f;
+          mma_f16(c[m], a1[m], b.x, b.y);
+        }
+      } else {
+        const float4 b = s_frag[nt * 32 + lane];
+#pragma unroll
+        for (int m = 0; m < 4; ++m) {
+          std::uint32_t a2[4];
+          second_fragments(a1[m], t4, a2);
+          gram_block(c[m], a1[m], a2, b);
+        }
+      }
+    };
 
     for (std::uint32_t jt = first_wanted_subtile(args.is_auto, i0, j0); jt < j1; jt += kThreads) {
       __syncthreads();
@@ -368,59 +428,24 @@ __global__ void __launch_bounds__(kThreads, 3)
         stage_partner_fragments<D>(args.B, jt, j1, kOrigin, s_frag);
       __syncthreads();
 
+      if (!(args.is_auto && jt <= w0 + 63)) {
+        // Every block of this sub-tile above the warp's anchors (almost all of them): no tests.
 #pragma unroll 2
+        for (int nt = 0; nt < kThreads / 8; ++nt) {
+          float c[4][4];
+          gram4(nt, c);
+          judge(c, jt + nt * 8);
+        }
+        continue;
+      }
       for (int nt = 0; nt < kThreads / 8; ++nt) {
         const std::uint32_t pb = jt + nt * 8;  // partners pb .. pb + 7
         // Warp-uniform: every partner at or below every anchor of the warp; some of them.
         if (args.is_auto && pb + 8 <= w0 + 1) continue;
-        const bool diagonal = args.is_auto && pb <= w0 + 63;
         float c[4][4];
-        if constexpr (Half) {
-          const uint2 b = reinterpret_cast<const uint2*>(s_frag)[nt * 32 + lane];
-#pragma unroll
-          for (int m = 0; m < 4; ++m) {
-            c[m][0] = c[m][1] = c[m][2] = c[m][3] = 0.f;
-            mma_f16(c[m], a1[m], b.x, b.y);
-          }
-        } else {
-          const float4 b = s_frag[nt * 32 + lane];
-#pragma unroll
-          for (int m = 0; m < 4; ++m) {
-            std::uint32_t a2[4];
-            second_fragments(a1[m], t4, a2);
-            gram_block(c[m], a1[m], a2, b);
-          }
-        }
-        if (!diagonal) {
-          float worst = HUGE_VALF, worst_lo = HUGE_VALF;
-#pragma unroll
-          for (int m = 0; m < 4; ++m)
-#pragma unroll
-            for (int q = 0; q < 4; ++q) {
-              const float s = c[m][q];
-              c_hi += __float_as_uint(s) >> 31;
-              worst = fminf(worst, fabsf(s));
-              if constexpr (Lo) {
-                const float sl = __fadd_rn(s, shape.t_diff);
-                c_lo += __float_as_uint(sl) >> 31;
-                worst_lo = fminf(worst_lo, fabsf(sl));
-              }
-            }
-          if (worst <= shape.band_hi || (Lo && worst_lo <= shape.band_lo)) {
-            // Rare: this lane's pairs within the band go to float64.
-#pragma unroll
-            for (int m = 0; m < 4; ++m)
-#pragma unroll
-              for (int q = 0; q < 4; ++q) {
-                const float s = c[m][q];
-                const float sl = __fadd_rn(s, shape.t_diff);
-                const std::uint32_t i = w0 + m * 16 + g + (q >> 1) * 8, j = pb + 2 * t4 + (q & 1);
-                if ((fabsf(s) <= shape.band_hi || (Lo && fabsf(sl) <= shape.band_lo)) && i < args.A.n && j < j1) {
-                  const long long fast = static_cast<long long>(s < 0.f) - static_cast<long long>(Lo && sl < 0.f);
-                  fix += settle(i, j) - fast;
-                }
-              }
-          }
+        gram4(nt, c);
+        if (pb > w0 + 63) {
+          judge(c, pb);
         } else {
           // On the diagonal: j > i, real points only, each verdict counted here.
 #pragma unroll
@@ -439,7 +464,7 @@ __global__ void __launch_bounds__(kThreads, 3)
         }
       }
     }
-    total += c_hi - c_lo;
+    total += (c_hi[0] + c_hi[1]) + (c_hi[2] + c_hi[3]) - (c_lo[0] + c_lo[1]) - (c_lo[2] + c_lo[3]);
   }
 
   total += static_cast<unsigned long long>(fix);  // modular: the grand total is right
