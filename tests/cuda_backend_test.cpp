@@ -1277,28 +1277,6 @@ TEST_F(Cuda, OneBinHistogramRunsAsACount) {
     }
 }
 
-// 2-D bins with mean separations (rpavg, savg) are summed by the CPU backend for now: a CUDA
-// request goes there, saying so, with the CPU's values.
-TEST_F(Cuda, MeanSeparationsOf2DBinsRunOnTheCpu) {
-  const auto seed = fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
-  const auto A = to_pointset(uniform_points(2000, 3, 0.0, 40.0, rng));
-  RunOptions opt = on("cuda");
-  opt.mean_separation = true;
-  const Binning2D bins = Binning2D::rp_pi(Binning::linear(0.5, 8.0, 3), 6.0, 6);
-  const auto g = paircount_2d(A, nullptr, bins, Box::cube(3, 40.0), false, opt);
-  EXPECT_EQ(g.raw.info.backend, "cpu");
-  EXPECT_NE(g.raw.info.plan.find("does not sum mean separations of 2-D bins yet"), std::string::npos) << g.raw.info.plan;
-  opt.backend = "cpu";
-  const auto c = paircount_2d(A, nullptr, bins, Box::cube(3, 40.0), false, opt);
-  EXPECT_EQ(g.raw.counts, c.raw.counts);
-  // (Both on the CPU, on threads that add their sums in no fixed order: equal to rounding.)
-  ASSERT_EQ(g.raw.separation_sum.size(), c.raw.separation_sum.size());
-  for (std::size_t k = 0; k < c.raw.separation_sum.size(); ++k)
-    EXPECT_NEAR(g.raw.separation_sum[k], c.raw.separation_sum[k], 1e-12 * c.raw.separation_sum[k]) << k;
-}
-
 // One histogram copy and an odd number of slots (bins + 2): the per-warp queue of pairs to settle
 // must still sit on an 8-byte boundary (it did not: a misaligned shared store). Small enough for
 // compute-sanitizer (scripts/gpu-check).
@@ -1533,6 +1511,9 @@ Result expect_2d_matches(const Statistic& s, const PointSet& A, const PointSet* 
   EXPECT_EQ(g.regions, c.regions) << what;
   EXPECT_EQ(g.region_counts, c.region_counts) << what;
   expect_near_sums(g.region_weighted, c.region_weighted, what + " region weighted");
+  // Mean separations (r_p or s of each pair, Corrfunc's rpavg and savg): summed in another order.
+  expect_near_sums(g.separation_sum, c.separation_sum, what + " separation sums");
+  expect_near_sums(g.log_separation_sum, c.log_separation_sum, what + " log separation sums", 1e-10);
   return g;
 }
 
@@ -1571,6 +1552,52 @@ TEST_F(Cuda, Binned2DEqualsCpuBoxAndOpenSpace) {
         }
 }
 
+// 2-D bins with mean separations (Corrfunc's rpavg, savg; TreeCorr's meanr): on the GPU, both
+// paths, box, open space and the mocks' midpoint line of sight, auto and cross, weighted, with
+// regions; sums equal to the CPU's to rounding, counts exactly.
+TEST_F(Cuda, MeanSeparationsOf2DBinsEqualCpu) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const double L = 60.0;
+  PointSet A = testing_support::with_weights(to_pointset(uniform_points(4000, 3, 0.0, L, rng, true)), rng);
+  A.set_regions(random_labels(A.size(), 4, rng));
+  PointSet B = testing_support::with_weights(to_pointset(uniform_points(2500, 3, 0.0, L, rng, true)), rng);
+  B.set_regions(random_labels(B.size(), 4, rng));
+  // Mocks: points away from the observer at the origin.
+  PointSet MA = testing_support::with_weights(to_pointset(uniform_points(3000, 3, 200.0, 200.0 + L, rng, true)), rng);
+  MA.set_regions(random_labels(MA.size(), 4, rng));
+  PointSet MB = testing_support::with_weights(to_pointset(uniform_points(2000, 3, 200.0, 200.0 + L, rng, true)), rng);
+  MB.set_regions(random_labels(MB.size(), 4, rng));
+  for (int kind = 0; kind < 3; ++kind) {
+    const bool mock = kind == 2;
+    const Binning2D bins = kind == 0   ? Binning2D::rp_pi(Binning::linear(0.5, 8.0, 5), 8.0, 4)
+                           : kind == 1 ? Binning2D::s_mu(Binning::linear(0.5, 9.0, 6), 1.0, 5)
+                                       : Binning2D::rp_pi(Binning::linear(0.5, 8.0, 5), 8.0, 4, LineOfSight::PairMidpoint);
+    for (bool periodic : {false, true}) {
+      if (mock && periodic) continue;
+      for (bool cross : {false, true})
+        for (int regions : {0, 4}) {
+          const std::string what = std::string(kind == 0 ? "rp-pi" : kind == 1 ? "s-mu" : "rp-pi mock") +
+                                   (periodic ? " periodic" : " open") + (cross ? " cross" : " auto") +
+                                   (regions ? " regions" : "");
+          const auto box = periodic ? std::optional<Box>(Box::cube(3, L)) : std::nullopt;
+          Statistic s = binned2d_stat(bins, box, cross, regions == 0, regions);
+          s.mean_separation = true;
+          const PointSet& a = mock ? MA : A;
+          const PointSet* b = cross ? (mock ? &MB : &B) : nullptr;
+          const Result c = run(s, a, b, brute_on_cpu());
+          ASSERT_FALSE(c.separation_sum.empty()) << what;
+          EXPECT_GT(total(c.counts), 1000u) << what;
+          for (const char* path : {"brute", "grid"}) {
+            const Result g = expect_2d_matches(s, a, b, path, c, what + " " + path);
+            EXPECT_NE(g.info.plan.find("mean separations"), std::string::npos) << what << "\n" << g.info.plan;
+          }
+        }
+    }
+  }
+}
+
 // Small enough for compute-sanitizer's memcheck and racecheck (scripts/gpu-check): 2-D bins in
 // shared and in global memory, and mean separations in shared and global memory, on both paths.
 TEST_F(Cuda, SmallBinned2DAndMeanSeparations) {
@@ -1579,11 +1606,13 @@ TEST_F(Cuda, SmallBinned2DAndMeanSeparations) {
   A.set_regions(random_labels(A.size(), 3, rng));
   const Binning2D rppi = Binning2D::rp_pi(Binning::linear(0.0, 3.0, 6), 3.0, 6);
   for (const char* path : {"brute", "grid"})
-    for (int regions : {0, 3}) {
-      const Statistic s = binned2d_stat(rppi, Box::cube(3, 10.0), false, true, regions);
-      const Result c = run(s, A, nullptr, brute_on_cpu());
-      expect_2d_matches(s, A, nullptr, path, c, std::string("small ") + path);
-    }
+    for (int regions : {0, 3})
+      for (bool means : {false, true}) {
+        Statistic s = binned2d_stat(rppi, Box::cube(3, 10.0), false, true, regions);
+        s.mean_separation = means;
+        const Result c = run(s, A, nullptr, brute_on_cpu());
+        expect_2d_matches(s, A, nullptr, path, c, std::string("small ") + path + (means ? " means" : ""));
+      }
   for (const char* path : {"brute", "grid"})
     for (std::size_t nb : {10u, 8192u}) {
       auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, 3.0, nb), OutputKind::Histogram, true);

@@ -141,6 +141,11 @@ std::string describe_binned2d(const Plan& plan) {
               : "in sub-histograms in shared memory where one copy a block (all pairs) or a warp (grid) fits half the "
                 "shared memory a block may use, else by 64-bit atomics in global memory, pair by pair (the run's plan "
                 "says which)") +
+         (s.mean_separation ? std::string("; mean separations: each binned pair's ") +
+                                  (b.kind() == Binning2D::Kind::RpPi ? "r_p" : "s") +
+                                  " and its log summed in double per bin (as Corrfunc's " +
+                                  (b.kind() == Binning2D::Kind::RpPi ? "rpavg" : "savg") + ")"
+                            : std::string()) +
          "; no counting tiles";
 }
 
@@ -219,6 +224,8 @@ class CudaBackend final : public Backend {
   bool bins_2d() const override { return true; }
   // Through both agents (PairOutput's Means kernels).
   bool mean_separation() const override { return true; }
+  // 2-D bins too: the binned pair function's own separation (r_p or s) of each pair in a bin.
+  bool mean_separation_2d() const override { return true; }
   // One copy of the histogram and its float-bits bin table (15-bit bin indices: kMaxTableBins) in
   // a block's shared memory, and with jackknife regions the grid agent's 32 copies a warp beside
   // the region x bin counters (histogram_bins_in_shared); 2-D bins are not limited.

@@ -161,7 +161,7 @@ struct PairOutput {
   static constexpr bool kCountsOnly = kHist && !Weighted && !Means && !kBinned;
   static_assert(!Regions || kHist, "jackknife regions are counted for histograms");
   // Binned pair functions count regions pair by pair in global memory (accept_global), not per lane.
-  static_assert(!kBinned || (kHist && !Regions && !Means), "binned pair functions: histograms, regions at run time");
+  static_assert(!kBinned || (kHist && !Regions), "binned pair functions: histograms, regions at run time");
   static_assert(!Means || kHist, "mean separations are summed per histogram bin");
   static_assert(AnchorSlots == 1 || AnchorSlots == kPerThread, "anchor slots: the grid's one or the tiles' kPerThread");
   const PairKernelArgs<Proxy, Exact>& args;
@@ -316,10 +316,15 @@ struct PairOutput {
     }
   }
 
-  // Means: the pair's separation from its float64 key, the CPU's SeparationSums::add in double.
+  // Means: the pair's separation from its float64 key (a binned pair function's own: r_p or s,
+  // Corrfunc's rpavg and savg), the CPU's SeparationSums::add in double.
   __device__ __forceinline__ void add_separation(int k, std::uint32_t i, std::uint32_t j, double wprod) {
     if constexpr (Means) {
-      const double s = args.exact.natural_of(float64_key<D>(args, i, j));
+      double s = 0.0;
+      if constexpr (kBinned)
+        on_float64<D>(args, i, j, [&](const double* a, const double* b) { return args.exact.bin(a, b, s); });
+      else
+        s = args.exact.natural_of(float64_key<D>(args, i, j));
       const double w = Weighted ? wprod : 1.0;
       atomicAdd(&s_sum[k], w * s);
       atomicAdd(&s_log_sum[k], w * log(s));

@@ -979,8 +979,12 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
   std::string list_note;
   // (A binned pair function makes histograms alone: nothing else is instantiated with it.)
   if constexpr (kBinned) {
-    weighted ? launch_agents.template operator()<OutputMode::Histogram, true, false>()
-             : launch_agents.template operator()<OutputMode::Histogram, false, false>();
+    if (means)
+      weighted ? launch_agents.template operator()<OutputMode::Histogram, true, true>()
+               : launch_agents.template operator()<OutputMode::Histogram, false, true>();
+    else
+      weighted ? launch_agents.template operator()<OutputMode::Histogram, true, false>()
+               : launch_agents.template operator()<OutputMode::Histogram, false, false>();
   } else switch (mode) {
     case OutputMode::Histogram:
       if (means)
