@@ -605,7 +605,11 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
                     : pair_kernel_smem<D>(mode, weighted, nb, ncells, copies, stride, key_table, true);
     sums_shared = with_sums <= budget;
     if (sums_shared) (grid.chosen ? grid_smem : smem) = with_sums;
-    output_note = std::string("; mean separations: the float64 key of every pair in a bin, its s and log s summed in double ") +
+    // (A binned pair function keeps its note on the 2-D bins before this one.)
+    output_note = (kBinned ? output_note : std::string()) +
+                  (kBinned ? "; mean separations: the binned pair function's r_p or s of every pair in a bin, it and its log "
+                             "summed in double "
+                           : "; mean separations: the float64 key of every pair in a bin, its s and log s summed in double ") +
                   (sums_shared ? "per block in shared memory" : "by atomics in global memory (no room beside the histogram)");
   }
   DeviceBuffer<BandPair> d_bands(table.bands);
