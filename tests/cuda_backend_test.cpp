@@ -172,6 +172,36 @@ TEST_F(Cuda, EveryBinCountFromOneTo8192) {
 // The largest 1-D histogram the GPU takes (one copy and the smallest bin table in a block's shared
 // memory) runs there, unweighted and weighted; one bin more runs on the CPU, saying why (it was
 // refused until session 9). Both equal the CPU's counts.
+// The generic agents' sub-histogram copies by seed 000's model (weighted histograms: no counting
+// tiles), on both paths and from few bins to thousands, against the CPU; the fitting rule on request.
+TEST_F(Cuda, GenericCopiesByTheModelEqualCpu) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const auto A = testing_support::with_weights(to_pointset(uniform_points(7000, 3, 0, 100, rng, true)), rng);
+  for (const char* rule : {"model", "fit"}) {
+    if (std::string(rule) == "fit") setenv("TWOBODY_GENERIC_COPIES", "fit", 1);
+    for (const char* path : {"brute", "grid"})
+      for (std::size_t nb : {std::size_t(6), std::size_t(300), std::size_t(3000)}) {
+        SCOPED_TRACE(std::string(rule) + " " + path + " " + std::to_string(nb) + " bins");
+        const double hi = std::string(path) == "grid" ? 20.0 : 180.0;
+        const auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, hi, nb), OutputKind::Histogram, true);
+        RunOptions o = on("cuda");
+        o.path = path;
+        const Result g = run(s, A, nullptr, o);
+        EXPECT_EQ(g.info.backend, "cuda");
+        EXPECT_EQ(g.info.plan.find("by seed 000's copies model") != std::string::npos, std::string(rule) == "model")
+            << g.info.plan;
+        const Result c = run(s, A, nullptr, on("cpu"));
+        EXPECT_EQ(g.counts, c.counts);
+        ASSERT_EQ(g.weighted.size(), c.weighted.size());
+        for (std::size_t k = 0; k < c.weighted.size(); ++k)
+          EXPECT_NEAR(g.weighted[k], c.weighted[k], 1e-9 * (1 + c.weighted[k]));
+      }
+    unsetenv("TWOBODY_GENERIC_COPIES");
+  }
+}
+
 TEST_F(Cuda, HistogramsAtTheSharedMemoryLimitAndBeyond) {
   const auto seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));

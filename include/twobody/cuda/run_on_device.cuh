@@ -911,6 +911,38 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
     }
     TWOBODY_CUDA_CHECK(cudaStreamSynchronize(stream));
   };
+  // The generic agents' H (histograms of 1-D keys without jackknife regions, which need a copy a
+  // lane): seed 000's model (copies_model.hpp, equations 1–5; collisions on one address, since
+  // copies are laid out copy-major with an odd stride), weighing each H's shared memory against
+  // this kernel's own blocks a multiprocessor by registers (the occupancy API at no shared memory),
+  // among the H that fit half the shared memory a block may use (the fitting rule's choice is the
+  // most). TWOBODY_GENERIC_COPIES=fit keeps that rule (benchmarks compare the two).
+  std::string copies_note;
+  const char* generic_copies_env = std::getenv("TWOBODY_GENERIC_COPIES");
+  const bool model_generic_copies = mode == OutputMode::Histogram && !kBinned && regions == 0 && args.copies > 1 &&
+                                    !(generic_copies_env && std::string(generic_copies_env) == "fit");
+  auto launch_generic = [&](auto kernel, int threads, bool grid_agent, const char* name, const auto&... extra) {
+    std::size_t& bytes = grid_agent ? grid_smem : smem;
+    if (model_generic_copies) {
+      int reg_blocks = 0;
+      TWOBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&reg_blocks, kernel, threads, 0));
+      const int fit = args.copies;
+      const auto slot_bytes = [&](int h) -> std::size_t {
+        if (h > fit) return ~std::size_t(0);  // beyond the budget
+        return grid_agent ? pair_output_smem(mode, weighted, nb, ncells, h * kGridWarps, stride, shared_regions, key_table,
+                                             sums_shared)
+                          : pair_kernel_smem<D>(mode, weighted, nb, ncells, h, stride, key_table, sums_shared);
+      };
+      const CopiesChoice cc = choose_copies(nb + 2, sm_limits(info), threads, std::max(1, reg_blocks), slot_bytes,
+                                            static_cast<double>(A.size()), false);
+      args.copies = cc.copies;
+      bytes = slot_bytes(cc.copies);
+      copies_note = "; " + std::to_string(cc.copies) + (grid_agent ? " sub-histograms a warp" : " sub-histograms a block") +
+                    " by seed 000's copies model (the fitting rule's " + std::to_string(fit) + "; " +
+                    std::to_string(reg_blocks) + " blocks a multiprocessor by registers)";
+    }
+    return launch_one(kernel, threads, bytes, name, extra...);
+  };
   // The generic agents: the grid agent over the work queue when the grid was chosen, else the
   // brute-force tiles. Means: with the mean separation sums (histograms).
   auto launch_agents = [&]<OutputMode M, bool W, bool Means>() {
@@ -920,20 +952,20 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
         if constexpr (M == OutputMode::Histogram && !kBinned) {
           if (regions > 0) {
             if (grid.shape.images)
-              return launch_one(grid_kernel<D, M, W, true, P, Exact, true, 1, Means>, kGridThreads, grid_smem, "grid_kernel", work);
-            return launch_one(grid_kernel<D, M, W, false, P, Exact, true, 1, Means>, kGridThreads, grid_smem, "grid_kernel", work);
+              return launch_generic(grid_kernel<D, M, W, true, P, Exact, true, 1, Means>, kGridThreads, true, "grid_kernel", work);
+            return launch_generic(grid_kernel<D, M, W, false, P, Exact, true, 1, Means>, kGridThreads, true, "grid_kernel", work);
           }
         }
         if constexpr (M == OutputMode::Histogram && !W && !kBinned && !Means) {
           if (grid.anchors == 2)
-            return launch_one(grid_kernel<D, M, W, true, P, Exact, false, 2>, kGridThreads, grid_smem, "grid_kernel", work);
+            return launch_generic(grid_kernel<D, M, W, true, P, Exact, false, 2>, kGridThreads, true, "grid_kernel", work);
         }
         if (grid.shape.images)
-          return launch_one(grid_kernel<D, M, W, true, P, Exact, false, 1, Means>, kGridThreads, grid_smem, "grid_kernel", work);
-        return launch_one(grid_kernel<D, M, W, false, P, Exact, false, 1, Means>, kGridThreads, grid_smem, "grid_kernel", work);
+          return launch_generic(grid_kernel<D, M, W, true, P, Exact, false, 1, Means>, kGridThreads, true, "grid_kernel", work);
+        return launch_generic(grid_kernel<D, M, W, false, P, Exact, false, 1, Means>, kGridThreads, true, "grid_kernel", work);
       }
     }
-    launch_one(pair_kernel<D, M, W, P, Exact, Means>, kThreads, smem, "pair_kernel");
+    launch_generic(pair_kernel<D, M, W, P, Exact, Means>, kThreads, false, "pair_kernel");
   };
   // The counting tiles where they were chosen, else the generic agents. (Binned pair functions and
   // mean separations take the generic agents alone: the tiles never form a pair's float64 key.)
@@ -1103,7 +1135,8 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
   r.info.threads = grid.chosen ? kGridThreads : kThreads;
   lap("download");
   // (The counting tiles' note only where they could have run.)
-  r.info.plan = grid.why + resident.note + list_note + (kBinned || means ? output_note : tiles_note) + "; phases: " + phases;
+  r.info.plan = grid.why + resident.note + list_note + (kBinned || means ? output_note : tiles_note) + copies_note +
+                "; phases: " + phases;
   return r;
 }
 
