@@ -269,8 +269,17 @@ int main(int argc, char** argv) {
       const Result r = timed_run(s, p);
       report({"twobody SDH (exact)", n, nb, r.info.seconds, double(r.info.pairs_evaluated),
               double(r.info.pairs_settled_fp64) / double(r.info.pairs_evaluated)});
-      std::fprintf(stderr, "  (%s)\n", r.info.plan.find("Morton order") != std::string::npos ? "tensor-core histogram"
-                                                                                                 : "CUDA-core counting tiles");
+      const bool fp64 = r.info.plan.find("FP64 tensor cores") != std::string::npos;
+      std::fprintf(stderr, "  (%s)\n", fp64 ? "counting tiles, d² on the FP64 tensor cores" : "CUDA-core counting tiles");
+      if (fp64 && ln >= 20) {
+        // The same SDH with d² from differences on the CUDA cores (the previous default).
+        setenv("TWOBODY_FP64_TENSOR_HISTOGRAM", "0", 1);
+        const Result rc = timed_run(s, p);
+        unsetenv("TWOBODY_FP64_TENSOR_HISTOGRAM");
+        if (rc.counts != r.counts) std::fprintf(stderr, "  CUDA-CORE COUNTING TILES DIFFER\n");
+        report({"CUDA-core counting tiles SDH (exact)", n, nb, rc.info.seconds, double(rc.info.pairs_evaluated),
+                double(rc.info.pairs_settled_fp64) / double(rc.info.pairs_evaluated)});
+      }
       if (nb <= 256 && ln >= 20) {
         // The same SDH on the tensor-core histogram (on request: measured slower, kept for study).
         setenv("TWOBODY_TENSOR_HISTOGRAM", "1", 1);

@@ -215,13 +215,13 @@ std::size_t check_tensor_half_count(const PointSet& p, double lo, double hi) {
   });
 }
 
-// The kernel's histogram arithmetic (equal-width bins, counting_tiles.cuh): whenever the guard's
-// two fixed-point positions agree above bit F, ⌊q⌋ must be float64's bin (outside: below 0 or at
-// nbins), for sqrt.approx at either end of its error.
-std::size_t check_histogram(const PointSet& p, const Binning& bins) {
-  const Shifted s = shifted(p);
+// The kernels' histogram arithmetic (equal-width bins, counting_tiles.cuh and
+// fp64_tensor_histogram_tiles.cuh) from the float32 d² of pair (i, j) that sq_of gives: whenever
+// the guard's two fixed-point positions agree above bit F, ⌊q⌋ must be float64's bin (outside:
+// below 0 or at nbins), for sqrt.approx at either end of its error.
+template <class SquaredDistance>
+std::size_t check_equal_width(const PointSet& p, const Binning& bins, const CountingPlan& cp, const SquaredDistance& sq_of) {
   const auto& edges = bins.edges();
-  const CountingPlan cp = equal_width_plan(s.setup.model, edges);
   EXPECT_TRUE(cp.usable) << cp.why;
   const KeyEdges keys = KeyEdges::make(bins, Euclidean<3>{});
   const float iw = static_cast<float>(cp.inv_width), lo = static_cast<float>(edges.front());
@@ -235,11 +235,7 @@ std::size_t check_histogram(const PointSet& p, const Binning& bins) {
   std::size_t unsure = 0;
   for (std::size_t i = 0; i < p.size(); ++i)
     for (std::size_t j = i + 1; j < p.size(); ++j) {
-      float sq = 0;
-      for (int d = 0; d < 3; ++d) {
-        const float dx = s.f[i][d] - s.f[j][d];
-        sq = std::fmaf(dx, dx, sq);
-      }
+      const float sq = sq_of(i, j);
       const int exact = find_bin(keys.padded.data(), keys.nbins, keys.steps, key64(p, i, j));
       for (double e : {-1.0, 1.0}) {
         float d = static_cast<float>(std::sqrt(double(sq)) * (1 + e * kSqrtApproxError));
@@ -260,6 +256,43 @@ std::size_t check_histogram(const PointSet& p, const Binning& bins) {
       }
     }
   return unsure;
+}
+// The counting tiles: d² from differences in float32.
+std::size_t check_histogram(const PointSet& p, const Binning& bins) {
+  const Shifted s = shifted(p);
+  return check_equal_width(p, bins, equal_width_plan(s.setup.model, bins.edges()), [&](std::size_t i, std::size_t j) {
+    float sq = 0;
+    for (int d = 0; d < 3; ++d) {
+      const float dx = s.f[i][d] - s.f[j][d];
+      sq = std::fmaf(dx, dx, sq);
+    }
+    return sq;
+  });
+}
+// The FP64 tensor cores: d² in the float64 Gram form of the scaled float32 coordinates (flushed
+// below 2^-100), |b|² first as the MMA's accumulator, truncated to float32 as the funnel shift
+// does (the mantissa's top 23 bits), back in original units (÷σ², exact).
+std::size_t check_fp64_tensor_histogram(const PointSet& p, const Binning& bins) {
+  const Shifted s = shifted(p);
+  const double sigma = fp64_tensor_scale(s.setup.model, bins.edges());
+  std::vector<std::array<double, 4>> x;  // scaled coordinates and |x|²
+  for (const auto& f : s.f) {
+    std::array<double, 4> y{};
+    for (int d = 0; d < 3; ++d) {
+      const float v = static_cast<float>(f[d] * sigma);
+      y[d] = std::abs(v) < 0x1p-100f ? 0.0 : v;
+      y[3] = std::fma(y[d], y[d], y[3]);
+    }
+    x.push_back(y);
+  }
+  return check_equal_width(p, bins, fp64_tensor_histogram_plan(s.setup.model, bins.edges()), [&](std::size_t i, std::size_t j) {
+    double g = x[j][3];
+    for (int d = 0; d < 3; ++d) g = std::fma(-2.0 * x[i][d], x[j][d], g);
+    g += x[i][3];
+    EXPECT_LT(std::abs(g), 1.0);
+    const auto bits = std::bit_cast<std::uint64_t>(std::abs(g)) & ~((std::uint64_t(1) << 29) - 1);
+    return static_cast<float>(std::bit_cast<double>(bits) / (sigma * sigma));
+  });
 }
 
 }  // namespace
@@ -547,6 +580,47 @@ TEST(CountingBounds, EqualWidthBinsAreExactOnRandomOffsetAndLatticeData) {
   const oracle::Points l = testing_support::half_lattice(12, 11, 10);
   EXPECT_GT(check_histogram(to_pointset(l), Binning::linear(0.0, 6.0, 12)), 1000u);
   EXPECT_GT(check_histogram(to_pointset(l), Binning::linear(1.0, 4.0, 6)), 1000u);
+}
+
+// The FP64 tensor-core histogram's arithmetic: every verdict outside the guard is float64's, on
+// random, offset and edge-laden lattice data, and its guard is as narrow as the counting tiles'
+// (within a factor of two: the truncation to float32 and the Gram form's rounding).
+TEST(CountingBounds, Fp64TensorHistogramIsExactOnRandomOffsetAndLatticeData) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (double offset : {0.0, -3.0, 1e4}) {
+    const auto p = to_pointset(uniform_points(1200, 3, offset, offset + 1.0, rng));
+    const std::size_t pairs = p.size() * (p.size() - 1) / 2;
+    for (std::size_t nb : {1u, 8u, 256u, 1024u}) {
+      SCOPED_TRACE(nb);
+      const Binning bins = Binning::linear(0.0, std::sqrt(3.0) * 1.000001, nb);
+      EXPECT_LT(check_fp64_tensor_histogram(p, bins), pairs / 100);
+      const Shifted s = shifted(p);
+      EXPECT_LE(fp64_tensor_histogram_plan(s.setup.model, bins.edges()).delta,
+                2 * equal_width_plan(s.setup.model, bins.edges()).delta);
+    }
+    check_fp64_tensor_histogram(p, Binning::linear(0.2, 0.9, 70));  // pairs below and beyond the bins
+  }
+  // Points a few ulps apart near the centre (flushed coordinates, d² near 2^-246) and far.
+  std::vector<std::array<double, 3>> tiny;
+  for (int k = 0; k < 200; ++k) tiny.push_back({0.5 + (k % 3) * 1e-39, 0.5 - (k % 5) * 1e-30, 0.5 + k * 1e-9});
+  tiny.push_back({0.0, 0.0, 0.0});
+  tiny.push_back({1.0, 1.0, 1.0});
+  oracle::Points t;
+  t.dim = 3;
+  for (const auto& q : tiny) t.x.push_back({q[0], q[1], q[2]});
+  check_fp64_tensor_histogram(to_pointset(t), Binning::linear(0.0, 2.0, 64));
+  const oracle::Points l = testing_support::half_lattice(12, 11, 10);
+  EXPECT_GT(check_fp64_tensor_histogram(to_pointset(l), Binning::linear(0.0, 6.0, 12)), 1000u);
+  EXPECT_GT(check_fp64_tensor_histogram(to_pointset(l), Binning::linear(1.0, 4.0, 6)), 1000u);
+  // σ: a power of two with σ·max(diameter, last edge + w/2) in [1/4, 1/2).
+  DistanceErrorModel m;
+  m.dim = 3;
+  m.M = 0.5;
+  const double sigma = fp64_tensor_scale(m, Binning::linear(0.0, std::sqrt(3.0), 256).edges());
+  EXPECT_DOUBLE_EQ(sigma, 0.125);
+  EXPECT_EQ(fp64_tensor_scale(m, Binning::linear(0.0, 100.0, 10).edges()), 1.0 / 512);
 }
 
 // Thousands of bins: δ reaches a few thousandths of a bin (the float32 coordinates' rounding and

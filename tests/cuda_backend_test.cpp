@@ -996,10 +996,18 @@ TEST_F(Cuda, CountingTilesEqualCpu) {
   setenv("TWOBODY_TENSOR_COUNT", "0", 1);  // the CUDA-core counting tiles (TensorCountsEqualCpu: the others)
   RunOptions brute = on("cuda");
   brute.path = "brute";  // short ranges would go to the grid
+  // Histograms both ways: d² from differences (TWOBODY_FP64_TENSOR_HISTOGRAM=0) and, where the
+  // plan takes it, from the FP64 tensor cores (Fp64TensorHistogramsEqualCpu: more of those).
   auto check = [&](const Statistic& s, const PointSet& A, const PointSet* B) {
-    const auto g = run(s, A, B, brute);
-    EXPECT_NE(ran(g).find("counting tiles"), std::string::npos) << g.info.plan;
-    expect_same(g, run(s, A, B, on("cpu")));
+    const auto cpu = run(s, A, B, on("cpu"));
+    for (const char* fp64 : {"0", "1"}) {
+      setenv("TWOBODY_FP64_TENSOR_HISTOGRAM", fp64, 1);
+      const auto g = run(s, A, B, brute);
+      EXPECT_NE(ran(g).find("counting tiles"), std::string::npos) << g.info.plan;
+      if (*fp64 == '0') EXPECT_EQ(ran(g).find("FP64 tensor"), std::string::npos) << g.info.plan;
+      expect_same(g, cpu);
+    }
+    unsetenv("TWOBODY_FP64_TENSOR_HISTOGRAM");
   };
   for (int dim : {1, 2, 3})
     for (double offset : {0.0, 1e4}) {
@@ -1316,13 +1324,16 @@ TEST_F(Cuda, CountingTilesOddSlotsOneCopy) {
   std::mt19937_64 rng(seed);
   const auto A = to_pointset(uniform_points(3001, 3, 0.0, 1.0, rng));
   setenv("TWOBODY_HIST_COPIES", "1", 1);
-  for (std::size_t nb : {std::size_t(1), std::size_t(1001), std::size_t(3001)}) {
-    SCOPED_TRACE("bins " + std::to_string(nb));
-    const auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, std::sqrt(3.0) * 1.000001, nb));
-    const auto g = run(s, A, nullptr, on("cuda"));
-    EXPECT_NE(ran(g).find("counting tiles"), std::string::npos) << g.info.plan;
-    EXPECT_EQ(g.counts, run(s, A, nullptr, on("cpu")).counts);
-  }
+  for (const char* fp64 : {"0", "1"})
+    for (std::size_t nb : {std::size_t(1), std::size_t(1001), std::size_t(3001)}) {
+      SCOPED_TRACE("bins " + std::to_string(nb) + ", TWOBODY_FP64_TENSOR_HISTOGRAM=" + fp64);
+      setenv("TWOBODY_FP64_TENSOR_HISTOGRAM", fp64, 1);
+      const auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, std::sqrt(3.0) * 1.000001, nb));
+      const auto g = run(s, A, nullptr, on("cuda"));
+      EXPECT_NE(ran(g).find("counting tiles"), std::string::npos) << g.info.plan;
+      EXPECT_EQ(g.counts, run(s, A, nullptr, on("cpu")).counts);
+    }
+  unsetenv("TWOBODY_FP64_TENSOR_HISTOGRAM");
   unsetenv("TWOBODY_HIST_COPIES");
 }
 
@@ -1403,6 +1414,74 @@ TEST_F(Cuda, TensorHistogramsEqualCpu) {
   unsetenv("TWOBODY_TENSOR_HISTOGRAM");
 }
 
+// Histograms with d² on the FP64 tensor cores (the default for equal-width bins where few pairs
+// fall in the guard): equal to the CPU in 1–3 dimensions, auto (ragged items, diagonal blocks) and
+// cross, bins from zero and above it (clamped pairs), offsets, forced numbers of copies, points a
+// few ulps apart (flushed coordinates), and a lattice with thousands of pairs exactly on edges.
+TEST_F(Cuda, Fp64TensorHistogramsEqualCpu) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  auto check = [&](const Statistic& s, const PointSet& A, const PointSet* B) {
+    const auto g = run(s, A, B, on("cuda"));
+    if (s.binning.nbins() > 1) EXPECT_NE(ran(g).find("counting tiles on FP64 tensor cores"), std::string::npos) << g.info.plan;
+    expect_same(g, run(s, A, B, on("cpu")));
+    return g;
+  };
+  for (int dim : {1, 2, 3})
+    for (double offset : {0.0, 1e4}) {
+      SCOPED_TRACE("dim " + std::to_string(dim) + " offset " + std::to_string(offset));
+      const auto A = to_pointset(uniform_points(9001, dim, offset, offset + 1.0, rng));
+      const auto B = to_pointset(uniform_points(3001, dim, offset, offset + 1.0, rng));
+      const double diag = std::sqrt(double(dim)) * 1.000001;
+      for (const Binning& bins : {Binning::linear(0.0, diag, 8), Binning::linear(0.0, diag, 256), Binning::linear(0.2, 0.9, 70),
+                                  Binning::linear(0.0, 0.5 * diag, 100)}) {
+        check(stat(Metric::Euclidean, Traversal::Auto, bins), A, nullptr);
+        check(stat(Metric::Euclidean, Traversal::Cross, bins), A, &B);
+      }
+    }
+  // Whole items (no sentinels: a set of 2^k points) and forced numbers of copies.
+  const auto P = to_pointset(uniform_points(16384, 3, 0, 1, rng));
+  for (const char* h : {"1", "4", "32"}) {
+    setenv("TWOBODY_HIST_COPIES", h, 1);
+    check(stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, 2.0, 255)), P, nullptr);
+  }
+  unsetenv("TWOBODY_HIST_COPIES");
+  // Points a few ulps apart about the centre (coordinates flushed to zero: d² near 2^-246) and far.
+  oracle::Points t;
+  t.dim = 3;
+  for (int k = 0; k < 3000; ++k) t.x.push_back({0.5 + (k % 3) * 1e-39, 0.5 - (k % 5) * 1e-30, 0.5 + (k % 700) * 1e-9});
+  t.x.push_back({0.0, 0.0, 0.0});
+  t.x.push_back({1.0, 1.0, 1.0});
+  check(stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, 2.0, 64)), to_pointset(t), nullptr);
+  const oracle::Points p = testing_support::half_lattice(24, 20, 17);
+  const auto L = to_pointset(p);
+  for (const Binning& bins : {Binning::linear(0.0, 6.0, 12), Binning::linear(1.0, 4.0, 6)}) {
+    const auto g = check(stat(Metric::Euclidean, Traversal::Auto, bins), L, nullptr);
+    EXPECT_EQ(g.counts, oracle::histogram(p, nullptr, bins.edges(), 0).counts);
+    EXPECT_GT(g.info.pairs_settled_fp64, 0u);
+  }
+}
+
+// The FP64 tensor-core histogram on a few items (ragged tails, diagonal blocks, a cross pair, one
+// copy and an odd number of slots): small enough for compute-sanitizer (scripts/gpu-check).
+TEST_F(Cuda, SmallFp64TensorHistograms) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const auto A = to_pointset(uniform_points(1301, 3, 0.0, 1.0, rng));
+  const auto B = to_pointset(uniform_points(517, 3, 0.0, 1.0, rng));
+  setenv("TWOBODY_HIST_COPIES", "1", 1);
+  for (const Binning& bins : {Binning::linear(0.1, 1.2, 31), Binning::linear(0.0, 1.8, 40)})
+    for (bool cross : {false, true}) {
+      const auto s = stat(Metric::Euclidean, cross ? Traversal::Cross : Traversal::Auto, bins);
+      const auto g = run(s, A, cross ? &B : nullptr, on("cuda"));
+      EXPECT_NE(ran(g).find("counting tiles on FP64 tensor cores"), std::string::npos) << g.info.plan;
+      EXPECT_EQ(g.counts, run(s, A, cross ? &B : nullptr, on("cpu")).counts);
+    }
+  unsetenv("TWOBODY_HIST_COPIES");
+}
+
 // The tensor-core histogram on a few items (ragged tails, diagonal blocks, a cross pair, one copy
 // and an odd number of slots): small enough for compute-sanitizer (scripts/gpu-check).
 TEST_F(Cuda, SmallTensorHistograms) {
@@ -1430,12 +1509,16 @@ TEST_F(Cuda, CountingTilesOnLatticeEdges) {
   const auto A = to_pointset(p);
   for (const Binning& bins : {Binning::linear(0.0, 6.0, 12), Binning::linear(1.0, 4.0, 6), Binning::linear(0.0, 6.0, 1200)}) {
     const auto expected = oracle::histogram(p, nullptr, bins.edges(), 0).counts;
-    // The plan's choice, then both ways of finding the pairs near an edge.
+    // The plan's choice (d² on the FP64 tensor cores where it takes them), then both ways of
+    // finding the pairs near an edge with d² from differences.
     for (const char* pf : {"", "0", "1"}) {
       SCOPED_TRACE(std::string("TWOBODY_HIST_PAIR_FLAGS=") + pf + ", " + std::to_string(bins.nbins()) + " bins");
       if (*pf) setenv("TWOBODY_HIST_PAIR_FLAGS", pf, 1);
+      if (*pf) setenv("TWOBODY_FP64_TENSOR_HISTOGRAM", "0", 1);
       const auto g = run(stat(Metric::Euclidean, Traversal::Auto, bins), A, nullptr, on("cuda"));
       unsetenv("TWOBODY_HIST_PAIR_FLAGS");
+      unsetenv("TWOBODY_FP64_TENSOR_HISTOGRAM");
+      if (!*pf && bins.nbins() < 1000) EXPECT_NE(ran(g).find("FP64 tensor cores"), std::string::npos) << g.info.plan;
       EXPECT_NE(ran(g).find("counting tiles"), std::string::npos) << g.info.plan;
       EXPECT_EQ(g.counts, expected);
       EXPECT_GT(g.info.pairs_settled_fp64, 0u);

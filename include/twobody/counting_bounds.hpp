@@ -202,8 +202,10 @@ inline CountingPlan tensor_half_count_plan(const DistanceErrorModel& m, double l
 }
 
 // δ of equal-width bins at natural edges `edges` (in bins), or +inf when they are not of equal
-// width (within 1e-6 of a bin) or an edge is below float32's resolution.
-inline double equal_width_delta(const DistanceErrorModel& m, const std::vector<double>& edges) {
+// width (within 1e-6 of a bin) or an edge is below float32's resolution; `bound(d)` bounds the
+// error of the kernel's d² at distance d (the counting tiles': the model's differences form).
+template <class Bound>
+double equal_width_delta_of(const std::vector<double>& edges, const Bound& bound) {
   using namespace fast_detail;
   const int n = static_cast<int>(edges.size()) - 1;
   if (n < 1) return HUGE_VAL;
@@ -216,7 +218,7 @@ inline double equal_width_delta(const DistanceErrorModel& m, const std::vector<d
   // while B ≤ 0.7e² (d̃ ≥ d/2); beyond that the edge is not decidable in float32.
   double dd = 0;
   for (int k = lo > 0 ? 0 : 1; k <= n; ++k) {
-    const double e = edges[k], B = m.bound(1.01 * e);
+    const double e = edges[k], B = bound(1.01 * e);
     if (!(B <= 0.7 * e * e)) return HUGE_VAL;
     dd = std::max(dd, 1.01 * B / (1.48 * e) + kSqrtApproxError * 1.01 * e);
   }
@@ -225,25 +227,30 @@ inline double equal_width_delta(const DistanceErrorModel& m, const std::vector<d
   // margin (equal_width_guard).
   return 1.1 * (dd / w + u32 * ((hi + lo) / w + n + 3) + (stray + u64 * hi) / w) + 1e-9;
 }
+inline double equal_width_delta(const DistanceErrorModel& m, const std::vector<double>& edges) {
+  return equal_width_delta_of(edges, [&](double d) { return m.bound(d); });
+}
 
 // Beyond this δ (in bins) the counting tiles decline: 2δ of the pairs are settled out of line.
 constexpr double kWidestDelta = 1e-2;
 
-// Histograms: usable when the edges are of equal width in r and δ is small enough that few pairs
-// are settled.
-inline CountingPlan equal_width_plan(const DistanceErrorModel& m, const std::vector<double>& edges) {
+// Histograms: usable when the edges are of equal width in r and δ (from `bound`, the error of the
+// kernel's d²) is small enough that few pairs are settled; `declined` names what runs instead.
+template <class Bound>
+CountingPlan equal_width_plan_of(const DistanceErrorModel& m, const std::vector<double>& edges, const Bound& bound,
+                                 const std::string& declined, const std::string& taken) {
   CountingPlan p;
   if (!(4 * m.dim * m.M * m.M < 0x1p120) || !(m.M > 1e-15) || !(edges.back() < 1e36)) {
-    p.why = "generic tiles (the data's scale is outside float32's comfortable range)";
+    p.why = declined + " (the data's scale is outside float32's comfortable range)";
     return p;
   }
-  p.delta = equal_width_delta(m, edges);
+  p.delta = equal_width_delta_of(edges, bound);
   if (p.delta == HUGE_VAL) {
-    p.why = "generic tiles (bins not of equal width in r, or an edge below float32's resolution)";
+    p.why = declined + " (bins not of equal width in r, or an edge below float32's resolution)";
     return p;
   }
   if (!(p.delta <= kWidestDelta)) {
-    p.why = "generic tiles (bins too narrow for float32 distances)";
+    p.why = declined + " (bins too narrow for float32 distances)";
     return p;
   }
   const int n = static_cast<int>(edges.size()) - 1;
@@ -255,11 +262,63 @@ inline CountingPlan equal_width_plan(const DistanceErrorModel& m, const std::vec
   p.guard = equal_width_guard(n, p.delta);
   if (p.guard.margin < 0) {
     p.usable = false;
-    p.why = "generic tiles (too many bins for the guard's fixed-point position)";
+    p.why = declined + " (too many bins for the guard's fixed-point position)";
     return p;
   }
   p.usable = true;
-  p.why = "counting tiles: equal-width bins from sqrt.approx";
+  p.why = taken;
+  return p;
+}
+inline CountingPlan equal_width_plan(const DistanceErrorModel& m, const std::vector<double>& edges) {
+  return equal_width_plan_of(m, edges, [&](double d) { return m.bound(d); }, "generic tiles",
+                             "counting tiles: equal-width bins from sqrt.approx");
+}
+
+// Histograms with d² from FP64 tensor cores (cuda/fp64_tensor_histogram_tiles.cuh): the Gram
+// form |a|² + |b|² − 2a·b of the float32 coordinates scaled by σ (a power of two, so that every
+// d² is below 1/4), in one mma.m8n8k4.f64 per 8 anchors × 8 partners (K: three coordinates and
+// |a|², |b|² in the accumulator), then read as float32 by one funnel shift of its two words (the
+// exponent's low eight bits and 23 of the mantissa: s·2^128, truncated). Its error at distance d:
+//   - the float32 coordinates' own rounding (as the differences form: η = 2u·M(1 + u) + 2u₆₄·offset
+//     of each coordinate difference, plus 2^-99/σ where the kernel flushes scaled coordinates
+//     below 2^-100 to zero, so that every non-zero d² is at least 2^-246 and the funnel shift's
+//     eight exponent bits hold it);
+//   - the float64 Gram form: every product of float32 values exact, at most six roundings (and
+//     those of |a|², |b|²) of values below 4DM²: 10u₆₄·4DM²;
+//   - the truncation to float32: 2^-23 of d̃²;
+//   - the float64 reference's (as DistanceErrorModel::bound).
+// A float64 Gram form needs no recentring: its cancellation error is 2^-50 of the extent, far
+// below float32's rounding of the coordinates, so δ is the counting tiles' (a few 10⁻⁵ bins).
+inline double fp64_tensor_bound(const DistanceErrorModel& m, double sigma, double d) {
+  using namespace fast_detail;
+  const double D = m.dim, sD = std::sqrt(D);
+  const double eta = 2 * u32 * m.M * (1 + u32) + 2 * u64 * m.offset + 0x1p-99 / sigma;
+  const double coords = eta * (2 * sD * d + D * eta);
+  const double gram = 10 * u64 * 4 * D * m.M * m.M;
+  const double truncation = 0x1p-23 * (d * d + coords + gram);
+  const double e64 = gamma(m.dim + 2, u64) * d * d + 4 * u64 * m.offset * d * sD;
+  return 1.01 * (coords + gram + truncation + e64) + 1e-300;
+}
+// σ of the FP64 tensor-core histogram: the power of two with σ·R in [1/4, 1/2), R the larger of
+// the data's diameter and the last edge plus half a bin (so every pair's σ²d² < 1/4, and a
+// sentinel's σ²d² ≥ 3/8 lies beyond the last edge).
+inline double fp64_tensor_scale(const DistanceErrorModel& m, const std::vector<double>& edges) {
+  const double w = (edges.back() - edges.front()) / std::max<double>(1, static_cast<double>(edges.size()) - 1);
+  const double R = std::max(2 * std::sqrt(double(m.dim)) * m.M * (1 + 1e-6), edges.back() + 0.5 * w);
+  int e = 0;
+  std::frexp(R, &e);  // R in [2^(e−1), 2^e)
+  return R > 0 ? std::ldexp(1.0, -e - 1) : 1.0;
+}
+inline CountingPlan fp64_tensor_histogram_plan(const DistanceErrorModel& m, const std::vector<double>& edges) {
+  const double sigma = fp64_tensor_scale(m, edges);
+  CountingPlan p = equal_width_plan_of(
+      m, edges, [&](double d) { return fp64_tensor_bound(m, sigma, d); }, "no FP64 tensor-core histogram",
+      "counting tiles on FP64 tensor cores: d² from mma.m8n8k4.f64, equal-width bins from sqrt.approx");
+  // σ and 1/(σw) within float32's normal range (the kernel folds 2^-64/σ into 1/w).
+  if (p.usable && !(sigma > 0x1p-60 && sigma < 0x1p60 && p.inv_width / sigma * 0x1p-64 > 0x1p-120)) {
+    p.usable = false;
+    p.why = "no FP64 tensor-core histogram (the data's scale is outside float32's comfortable range)";
+  }
   return p;
 }
 

@@ -24,6 +24,7 @@
 #include "twobody/cuda/counting_tiles.cuh"
 #include "twobody/cuda/tensor_count_tiles.cuh"
 #include "twobody/cuda/tensor_histogram_tiles.cuh"
+#include "twobody/cuda/fp64_tensor_histogram_tiles.cuh"
 #include "twobody/cuda/grid_kernel.cuh"
 #include "twobody/counting_bounds.hpp"
 #include "twobody/cuda/matrix_kernel.cuh"
@@ -719,6 +720,8 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
   std::size_t thist_smem = 0;
   std::unique_ptr<DeviceMortonSet<D>> morton;
   bool use_tiles = false, use_tensor = false, tensor_half = false, tiles_pair_flags = false;
+  bool use_fp64_hist = false;  // the counting tiles' histogram with d² on the FP64 tensor cores
+  double fp64_scale = 1;       // its σ
   std::string tiles_note;
   std::size_t tiles_smem = 0;
   if constexpr (std::is_same_v<F, Euclidean<D>> && D <= 3) {
@@ -727,9 +730,26 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
     if (allowed && !grid.chosen && !weighted && regions == 0 &&
         (mode == OutputMode::Reduce || mode == OutputMode::Histogram)) {
       const auto& edges = s.binning.edges();
-      const CountingPlan cp = mode == OutputMode::Reduce ? gram_count_plan(setup.model, edges.front(), edges.back())
-                                                         : equal_width_plan(setup.model, edges);
-      tiles_note = "; " + cp.why;
+      // Histograms: d² on the FP64 tensor cores (fp64_tensor_histogram_tiles.cuh) where few pairs
+      // fall in the guard (it has no per-pair flag bits); TWOBODY_FP64_TENSOR_HISTOGRAM=0 keeps the
+      // CUDA-core counting tiles (tests and benchmarks compare the two).
+      CountingPlan cp;
+      if (mode == OutputMode::Histogram) {
+        const char* fe = std::getenv("TWOBODY_FP64_TENSOR_HISTOGRAM");
+        if (!(fe && std::string(fe) == "0")) {
+          cp = fp64_tensor_histogram_plan(setup.model, edges);
+          if (cp.usable && !(2 * cp.guard.margin / std::ldexp(1.0, cp.guard.frac_bits) <= 4e-3)) {
+            cp.usable = false;
+            cp.why = "no FP64 tensor-core histogram (too many pairs in the guard for its revisits)";
+          }
+          use_fp64_hist = cp.usable;
+          if (!use_fp64_hist) tiles_note = "; " + cp.why;
+        }
+      }
+      if (!use_fp64_hist)
+        cp = mode == OutputMode::Reduce ? gram_count_plan(setup.model, edges.front(), edges.back())
+                                        : equal_width_plan(setup.model, edges);
+      tiles_note += "; " + cp.why;
       if (cp.usable) {
         tiles.t_hi = cp.t_hi;
         tiles.t_lo = cp.t_lo;
@@ -752,6 +772,7 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
         const double guarded = 2 * cp.guard.margin / std::ldexp(1.0, cp.guard.frac_bits);
         tiles_pair_flags = guarded > 4e-3;
         if (const char* pf = std::getenv("TWOBODY_HIST_PAIR_FLAGS")) tiles_pair_flags = std::string(pf) == "1";
+        if (use_fp64_hist) tiles_pair_flags = false;
         tiles.lo64 = edges.front();
         tiles.inv_width64 = cp.inv_width;
         // No clamp when no pair (nor sentinel) can fall outside the bins: the first edge at 0, the
@@ -759,30 +780,56 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
         const double diameter = 2 * std::sqrt(double(D)) * setup.model.M * (1 + 1e-6);
         tiles.clamp = edges.front() > 0 || !(diameter < edges.back() - 0.5 * (edges.back() - edges.front()) / nb) ||
                       A.size() % kAnchors != 0 || B.size() % kThreads != 0;
+        if (use_fp64_hist) {
+          // The kernel's d' is σ·d·2^64 (fp64_tensor_histogram_tiles.cuh): 1/w, lo and the clamp
+          // in those units (powers of two: exact); the guard's fixed-point offsets are unchanged.
+          fp64_scale = fp64_tensor_scale(setup.model, edges);
+          const int e = std::ilogb(fp64_scale) + 64;
+          tiles.inv_width = std::ldexp(tiles.inv_width, -e);
+          tiles.guard_scale = std::ldexp(tiles.guard_scale, -e);
+          tiles.lo = std::ldexp(tiles.lo, e);
+          tiles.d_min = std::ldexp(tiles.d_min, e);
+          tiles.d_max = std::ldexp(tiles.d_max, e);
+        }
         tiles.copies = 1;
         if (mode == OutputMode::Histogram) {
           // H by seed 000's model (copies_model.hpp) from this device's limits.
           const SmLimits lim = sm_limits(info);
-          const int reg_blocks = counting_tiles_histogram_blocks(D);
-          const auto bytes = [&](int h) { return counting_tiles_smem(true, nb, h); };
+          int reg_blocks = 0;
+          if (use_fp64_hist)
+            TWOBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                &reg_blocks, fp64_tensor_histogram_kernel<D, false, typename FastPath<Euclidean<D>>::Proxy, Euclidean<D>>,
+                kThreads, 0));
+          else
+            reg_blocks = counting_tiles_histogram_blocks(D);
+          const auto bytes = [&](int h) {
+            return use_fp64_hist ? fp64_tensor_histogram_smem(nb, h) + kFp64TensorStaticSmem : counting_tiles_smem(true, nb, h);
+          };
           const double threads = static_cast<double>(A.size());
           const CopiesChoice cc = choose_copies(nb + 2, lim, kThreads, std::max(1, reg_blocks), bytes, threads, true,
                                                 kCountingTilesCollisionPenalty);
           const CopiesChoice seed = choose_copies(nb + 2, lim, kThreads, std::max(1, reg_blocks), bytes, threads, false);
           tiles.copies = cc.copies;
           if (const char* h = std::getenv("TWOBODY_HIST_COPIES")) tiles.copies = std::clamp(std::atoi(h), 1, 32);
-          while (tiles.copies > 1 && counting_tiles_smem(true, nb, tiles.copies) > info.smem_optin) tiles.copies /= 2;
+          while (tiles.copies > 1 && bytes(tiles.copies) > info.smem_optin) tiles.copies /= 2;
           tiles_note += " (" + std::to_string(tiles.copies) + (tiles.copies == 1 ? " histogram copy" : " histogram copies") +
                         " interleaved by bin; the model's choice " + std::to_string(cc.copies) + ", the seed's " +
                         std::to_string(seed.copies) + ")";
           char guard_note[96];
           std::snprintf(guard_note, sizeof guard_note, "; guard %.2g bins either side of an edge, %s",
                         (cp.guard.margin + 0.5) / std::ldexp(1.0, cp.guard.frac_bits),
-                        tiles_pair_flags ? "a flag bit a pair" : "a marked word an anchor");
+                        use_fp64_hist ? "a lane's marked words a block of 8 partners"
+                        : tiles_pair_flags ? "a flag bit a pair" : "a marked word an anchor");
           tiles_note += guard_note;
         }
-        tiles_smem = counting_tiles_smem(mode == OutputMode::Histogram, nb, tiles.copies);
-        use_tiles = tiles_smem + 64 <= info.smem_optin;  // (and the kernel's static shared words)
+        if (use_fp64_hist) {
+          tiles_smem = fp64_tensor_histogram_smem(nb, tiles.copies);
+          use_fp64_hist = tiles_smem + kFp64TensorStaticSmem <= info.smem_optin;
+          // Items of kTensorAnchors anchors (the same partner chunks).
+          if (use_fp64_hist) args.n_items = (A.size() + kTensorAnchors - 1) / kTensorAnchors * args.chunks_per_row;
+        }
+        if (!use_fp64_hist) tiles_smem = counting_tiles_smem(mode == OutputMode::Histogram, nb, tiles.copies);
+        use_tiles = use_fp64_hist || tiles_smem + 64 <= info.smem_optin;  // (and the kernel's static shared words)
       }
       const char* th = std::getenv("TWOBODY_TENSOR_HISTOGRAM");
       if (mode == OutputMode::Histogram && th && std::string(th) == "1") {
@@ -993,6 +1040,10 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
           return launch_one(tiles.has_lo ? counting_tiles_kernel<D, M, true, false, false, P, F>
                                          : counting_tiles_kernel<D, M, false, false, false, P, F>,
                             kThreads, tiles_smem, "counting_tiles_kernel", tiles);
+        else if (use_fp64_hist)
+          return launch_one(tiles.lo > 0 ? fp64_tensor_histogram_kernel<D, true, P, F>
+                                         : fp64_tensor_histogram_kernel<D, false, P, F>,
+                            kThreads, tiles_smem, "fp64_tensor_histogram_kernel", tiles, static_cast<float>(fp64_scale));
         else if (tiles_pair_flags)
           return launch_one(tiles.clamp ? counting_tiles_kernel<D, M, false, true, true, P, F>
                                         : counting_tiles_kernel<D, M, false, false, true, P, F>,

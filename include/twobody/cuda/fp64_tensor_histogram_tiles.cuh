@@ -1,0 +1,296 @@
+#pragma once
+// Counting tiles on FP64 tensor cores: histograms of equal-width bins in r over all pairs
+// (Euclidean, unweighted, up to three dimensions) whose d² comes from mma.m8n8k4.f64, so that a
+// pair costs its binning alone. The counting tiles (counting_tiles.cuh) spend six instructions a
+// pair on d² from differences, of about thirteen; here one DMMA yields 64 pairs' d², and a pair
+// costs nine: the funnel shift, sqrt.approx, the clamp, the slot's FMA and IMAD, the shared add,
+// and the guard's two FMAs and LOP3 (the counting tiles' own, counting_bounds.hpp).
+//
+// Why float64 and not the FP16/TF32 forms of the tensor-core counts: a histogram has an edge near
+// every pair, so its guard must be as narrow as float32's differences. The half-precision Gram
+// form keeps ~2^-18 of the largest addend (the MMA's accumulation) and, even about item centres,
+// would leave ~0.2% of the pairs in the guard at 256 bins (a revisit in most blocks of a warp);
+// in float64 the products of float32 coordinates are exact and the sum keeps 2^-50 of the extent,
+// so the guard is the counting tiles' (counting_bounds.hpp, fp64_tensor_bound) and no recentring,
+// Morton order or per-item guard is needed. The H100's FP64 tensor rate (128 FMA a clock an SM:
+// 32 pairs' d² a clock, K = 4) is twice what the square roots (16 a clock) can use.
+//
+// The MMA: A (8 anchors × K) = [−2x, −2y, −2z, |a|²], B (K × 8 partners) = [x, y, z, 1], and the
+// accumulator C = |b|² of the lane's two partners (the same for every 8-row tile of the warp), all
+// in float64 from the float32 coordinates scaled by σ (a power of two: every d² of a pair below
+// 1/4). Its float64 d² becomes float32 in one funnel shift of its two words: the exponent's low 8
+// bits and the top 23 bits of the mantissa, s·2^128 (truncated) for every s in [2^-246, 1) (scaled
+// coordinates below 2^-100 are flushed to zero so that no non-zero d² lies below; the error is in
+// the bound), so d' = sqrt.approx = σ·d·2^64, and 1/w, lo and the clamp are scaled to match.
+//
+// A block of 8 warps takes items of kTensorAnchors = 512 anchors (64 a warp: eight 8-row tiles,
+// their A fragments one double a lane each) × kChunk partners, staged 256 at a time in shared
+// memory already in the fragments' layout. Each lane bins 16 pairs of a warp's block of 64 × 8
+// and ORs their guards into four words; when a lane's word says one lies within δ of an edge (one
+// block in ten or fewer at 256 bins), the warp recomputes the block's MMAs (deterministic), the
+// lanes take those pairs out of their counted slots and queue them, and the queue is settled in
+// float64 64 at a time. Blocks straddling the diagonal of an auto-correlation go pair by pair.
+#include <cstdint>
+
+#include "twobody/cuda/counting_tiles.cuh"
+#include "twobody/cuda/kernel_shape.hpp"
+#include "twobody/cuda/pair_output.cuh"
+#include "twobody/cuda/tensor_count_tiles.cuh"
+#include "twobody/fast_path.hpp"
+
+namespace twobody::cuda {
+
+// Sentinels (points beyond a ragged end): |a|² or |b|² of 3/8 (scaled) with coordinates 0, so a
+// pair holding one has σ²d² ≥ 3/8, beyond every edge (σ·(hi + w/2) < 1/2), and two of them 3/4,
+// still below 1 (the funnel shift's range).
+constexpr double kFp64Sentinel = 0.375;
+constexpr float kFlushBelow = 0x1p-100f;  // scaled coordinates below this are taken as 0
+
+// Shared memory beyond the kernel's static arrays: the interleaved copies and the warps' queues.
+constexpr std::size_t fp64_tensor_histogram_smem(int nbins, int copies) {
+  const std::size_t words = static_cast<std::size_t>(nbins + 2) * static_cast<std::size_t>(copies);
+  return sizeof(unsigned) * ((words + 1) & ~std::size_t(1)) + sizeof(unsigned) * 2 * kSettleQueue * (kThreads / 32);
+}
+// The kernel's static shared memory (the staged fragments and |b|², the item counter).
+constexpr std::size_t kFp64TensorStaticSmem = sizeof(double) * kThreads * 5 + 16;
+
+namespace fp64_tensor_detail {
+__device__ __forceinline__ void mma_f64(double (&d)[2], double a, double b, double2 c) {
+  asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%4,%5};"
+      : "=d"(d[0]), "=d"(d[1])
+      : "d"(a), "d"(b), "d"(c.x), "d"(c.y));
+}
+// s·2^128 as float32, truncated, for s = 0 or s in [2^-246, 1): bits 60..29 of the double (the
+// sign dropped, the exponent's low eight bits, 23 bits of mantissa). For s < 1 the exponent
+// e + 1023 lies in [777, 1022], whose low eight bits are e + 128: the float's exponent.
+__device__ __forceinline__ float funnel(double s) {
+  unsigned r;
+  asm("shf.l.wrap.b32 %0, %1, %2, 3;" : "=r"(r) : "r"(__double2loint(s)), "r"(__double2hiint(s)));
+  return __uint_as_float(r);
+}
+// A scaled coordinate (flushed to zero below 2^-100: every non-zero d² then lies above 2^-246).
+__device__ __forceinline__ double scaled(float x, float scale) {
+  const float y = __fmul_rn(x, scale);
+  return fabsf(y) < kFlushBelow ? 0.0 : static_cast<double>(y);
+}
+// d' = σ·d·2^64 from the funnel value, clamped: Low (a first edge above 0): d' − lo into
+// [d_min, d_max]; else (d' ≥ 0) into [0, d_max].
+template <bool Low>
+__device__ __forceinline__ float bin_distance(float f, const CountingTilesShape& g) {
+  const float d = counting_detail::sqrt_approx(f);
+  if constexpr (Low)
+    return fminf(fmaxf(__fadd_rn(d, -g.lo), g.d_min), g.d_max);
+  else
+    return fminf(d, g.d_max);
+}
+}  // namespace fp64_tensor_detail
+
+// Low: a first edge above zero (pairs below it clamped onto slot 0).
+template <int D, bool Low, class Proxy, class Exact>
+__global__ void __launch_bounds__(kThreads, 3)
+    fp64_tensor_histogram_kernel(__grid_constant__ const PairKernelArgs<Proxy, Exact> args, const CountingTilesShape shape,
+                                 const float scale) {
+  static_assert(D >= 1 && D <= 3, "FP64 tensor-core histograms take up to three coordinates");
+  using namespace fp64_tensor_detail;
+  using counting_detail::guard_bits;
+  using counting_detail::slot_bits;
+  __shared__ double s_bf[kThreads * 4];  // 32 blocks of 8 partners × 32 lanes: B fragments
+  __shared__ double s_cb[kThreads];      // |b|² of each partner (C fragments)
+  __shared__ unsigned long long s_item;
+  extern __shared__ __align__(16) unsigned char smem[];
+  unsigned* s_hist = reinterpret_cast<unsigned*>(smem);  // (nbins + 2) × copies, bin-major
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  const int g = lane / 4, t4 = lane % 4;
+  const int nslots = args.nbins + 2;
+  const int copies = shape.copies;
+  uint2* s_queue = reinterpret_cast<uint2*>(s_hist + ((nslots * copies + 1) & ~1)) + warp * kSettleQueue;
+  for (int k = tid; k < nslots * copies; k += kThreads) s_hist[k] = 0;
+  // The counter of slot_bits v: byte v·4H + byte_base (counting_tiles.cuh).
+  const int lane_copy = lane % copies;
+  const unsigned word_base =
+      static_cast<unsigned>(lane_copy) - (__float_as_uint(kRoundingMagic) - 1u) * static_cast<unsigned>(copies);
+  const unsigned byte_step = 4u * static_cast<unsigned>(copies);
+  unsigned byte_base;
+  asm("mov.b32 %0, %1;" : "=r"(byte_base) : "r"(4u * word_base));
+  unsigned char* const hist_bytes = reinterpret_cast<unsigned char*>(s_hist);
+  const auto counter = [&](float d) {
+    return reinterpret_cast<unsigned*>(hist_bytes + (slot_bits(d, shape) * byte_step + byte_base));
+  };
+  unsigned long long n_settled = 0;
+  unsigned queued = 0;  // entries in this warp's queue (the same in every lane)
+
+  // The warp's queued pairs go to their float64 bins, one a lane, in the lane's copy.
+  const auto drain = [&] {
+    __syncwarp();
+    for (unsigned q = lane; q < queued; q += 32) {
+      const uint2 e = s_queue[q];
+      const int k = equal_width_float64_bin<D>(args, shape.lo64, shape.inv_width64, e.x, e.y);
+      if (k >= 0) atomicAdd(&s_hist[(k + 1) * copies + lane_copy], 1u);
+      ++n_settled;
+    }
+    __syncwarp();
+    queued = 0;
+  };
+
+  for (TileItem item; claim_tile_item(args, s_item, kTensorAnchors, item);) {
+    const std::uint32_t i0 = item.i0, j0 = item.j0, j1 = item.j1;
+    if (args.is_auto && j1 <= i0 + 1) continue;
+    const std::uint32_t w0 = i0 + warp * 64;  // this warp's anchors: w0 .. w0 + 63
+
+    // A fragments: anchor w0 + 8m + g, column t4 (−2x, −2y, −2z, |a|²).
+    double a[8];
+#pragma unroll
+    for (int m = 0; m < 8; ++m) {
+      const std::uint32_t i = w0 + m * 8 + g;
+      double x[3] = {0.0, 0.0, 0.0}, n2 = kFp64Sentinel;
+      if (i < args.A.n) {
+        n2 = 0.0;
+#pragma unroll
+        for (int d = 0; d < D; ++d) {
+          x[d] = scaled(args.A.x[d][i], scale);
+          n2 = fma(x[d], x[d], n2);
+        }
+      }
+      a[m] = t4 == 0 ? -2.0 * x[0] : t4 == 1 ? -2.0 * x[1] : t4 == 2 ? -2.0 * x[2] : n2;
+    }
+
+    // One block of 8 partners (its fragments at nt): the lane's 16 d², eight MMAs.
+    const auto gram = [&](int nt, double (&s)[8][2]) {
+      const double b = s_bf[nt * 32 + lane];
+      const double2 c = reinterpret_cast<const double2*>(s_cb)[nt * 4 + t4];
+#pragma unroll
+      for (int m = 0; m < 8; ++m) mma_f64(s[m], a[m], b, c);
+    };
+    // A block off the diagonal: every pair counted in its rounded slot; when a lane's pair lies
+    // within δ of an edge, the warp goes back over the block (rare).
+    const auto bin_block = [&](int nt, std::uint32_t pb) {
+      unsigned marked[4] = {0u, 0u, 0u, 0u};  // four short chains of LOP3s instead of one 16 deep
+      {
+        // In two halves of four MMAs: eight results of two registers each, live together, made
+        // ptxas spill the loop's own counters.
+        const double b = s_bf[nt * 32 + lane];
+        const double2 c = reinterpret_cast<const double2*>(s_cb)[nt * 4 + t4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          double s[4][2];
+#pragma unroll
+          for (int m = 0; m < 4; ++m) mma_f64(s[m], a[4 * h + m], b, c);
+#pragma unroll
+          for (int m = 0; m < 4; ++m)
+#pragma unroll
+            for (int q = 0; q < 2; ++q) {
+              const float d = bin_distance<Low>(funnel(s[m][q]), shape);
+              atomicAdd(counter(d), 1u);
+              marked[(2 * m + q) & 3] |= guard_bits(d, shape);
+            }
+        }
+      }
+      const unsigned mk = (marked[0] | marked[1]) | (marked[2] | marked[3]);
+      if (!__any_sync(0xffffffffu, mk >= shape.guard_limit)) return;
+      // Rare: the block again (the MMAs give the same values); the lane's pairs within δ leave
+      // their counted slot and join the warp's queue, a round per pair of the busiest lane.
+      double s[8][2];
+      gram(nt, s);
+      unsigned flags = 0;  // bit 2m + q
+#pragma unroll
+      for (int m = 0; m < 8; ++m)
+#pragma unroll
+        for (int q = 0; q < 2; ++q) {
+          const float d = bin_distance<Low>(funnel(s[m][q]), shape);
+          const std::uint32_t i = w0 + m * 8 + g, j = pb + 2 * t4 + q;
+          if (guard_bits(d, shape) >= shape.guard_limit && i < args.A.n && j < j1) {
+            atomicSub(counter(d), 1u);
+            flags |= 1u << (2 * m + q);
+          }
+        }
+      while (__any_sync(0xffffffffu, flags != 0u)) {
+        if (queued + 32 > kSettleQueue) drain();
+        const unsigned active = __ballot_sync(0xffffffffu, flags != 0u);
+        if (flags) {
+          const int bit = __ffs(flags) - 1;
+          flags &= flags - 1;
+          const unsigned below = __popc(active & ((1u << lane) - 1u));
+          s_queue[queued + below] = make_uint2(w0 + (bit >> 1) * 8 + g, pb + 2 * t4 + (bit & 1));
+        }
+        queued += __popc(active);
+      }
+    };
+    // A block on the diagonal: pairs j > i of real points only, each settled at once when near.
+    const auto diagonal_block = [&](int nt, std::uint32_t pb) {
+      double s[8][2];
+      gram(nt, s);
+#pragma unroll
+      for (int m = 0; m < 8; ++m)
+#pragma unroll
+        for (int q = 0; q < 2; ++q) {
+          const std::uint32_t i = w0 + m * 8 + g, j = pb + 2 * t4 + q;
+          if (i >= args.A.n || j >= j1 || j <= i) continue;
+          const float d = bin_distance<Low>(funnel(s[m][q]), shape);
+          if (guard_bits(d, shape) >= shape.guard_limit) {
+            const int k = equal_width_float64_bin<D>(args, shape.lo64, shape.inv_width64, i, j);
+            if (k >= 0) atomicAdd(&s_hist[(k + 1) * copies + lane_copy], 1u);
+            ++n_settled;
+          } else {
+            atomicAdd(counter(d), 1u);
+          }
+        }
+    };
+
+    for (std::uint32_t jt = first_wanted_subtile(args.is_auto, i0, j0); jt < j1; jt += kThreads) {
+      __syncthreads();
+      {
+        // Partner jt + tid (a sentinel from j1 on): column tid % 8 of block tid / 8.
+        const std::uint32_t jl = jt + tid;
+        double y[3] = {0.0, 0.0, 0.0}, n2 = kFp64Sentinel;
+        if (jl < j1) {
+          n2 = 0.0;
+#pragma unroll
+          for (int d = 0; d < D; ++d) {
+            y[d] = scaled(args.B.x[d][jl], scale);
+            n2 = fma(y[d], y[d], n2);
+          }
+        }
+        double2* f = reinterpret_cast<double2*>(s_bf + (tid / 8) * 32 + (tid % 8) * 4);
+        f[0] = make_double2(y[0], y[1]);
+        f[1] = make_double2(y[2], 1.0);
+        s_cb[tid] = n2;
+      }
+      __syncthreads();
+
+      if (!(args.is_auto && jt <= w0 + 63)) {
+        // Every block of this sub-tile above the warp's anchors (almost all of them): no tests.
+#pragma unroll 1
+        for (int nt = 0; nt < kThreads / 8; ++nt) bin_block(nt, jt + nt * 8);
+        continue;
+      }
+      for (int nt = 0; nt < kThreads / 8; ++nt) {
+        const std::uint32_t pb = jt + nt * 8;  // partners pb .. pb + 7
+        // Warp-uniform: every partner at or below every anchor of the warp; some of them.
+        if (pb + 8 <= w0 + 1) continue;
+        if (pb > w0 + 63)
+          bin_block(nt, pb);
+        else
+          diagonal_block(nt, pb);
+      }
+    }
+    if (queued) drain();
+
+    // 32-bit shared counters hold at most kTensorAnchors × kChunk = 2^21 pairs: flushed every item.
+    // A copy may have wrapped below zero (a pair taken out by its lane after another lane's
+    // settlement added): the copies are summed modulo 2^32, exact since the item's count is below.
+    __syncthreads();
+    for (int k = tid; k < nslots; k += kThreads) {
+      unsigned n = 0;
+      for (int h = 0; h < copies; ++h) {
+        n += s_hist[k * copies + h];
+        s_hist[k * copies + h] = 0;
+      }
+      if (n && k >= 1 && k <= args.nbins) atomicAdd(&args.counts[k - 1], static_cast<unsigned long long>(n));
+    }
+  }
+
+  for (int off = 16; off > 0; off >>= 1) n_settled += __shfl_down_sync(0xffffffffu, n_settled, off);
+  if (lane == 0 && n_settled) atomicAdd(args.settled, n_settled);
+}
+
+}  // namespace twobody::cuda
