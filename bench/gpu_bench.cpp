@@ -279,6 +279,14 @@ int main(int argc, char** argv) {
         if (rc.counts != r.counts) std::fprintf(stderr, "  CUDA-CORE COUNTING TILES DIFFER\n");
         report({"CUDA-core counting tiles SDH (exact)", n, nb, rc.info.seconds, double(rc.info.pairs_evaluated),
                 double(rc.info.pairs_settled_fp64) / double(rc.info.pairs_evaluated)});
+        // The FP64 tensor-core kernel at three blocks a multiprocessor (80 registers, spills)
+        // against the default two (128 registers).
+        setenv("TWOBODY_FP64_BLOCKS", "3", 1);
+        const Result r3 = timed_run(s, p);
+        unsetenv("TWOBODY_FP64_BLOCKS");
+        if (r3.counts != r.counts) std::fprintf(stderr, "  FP64 TENSOR-CORE SDH AT 3 BLOCKS DIFFERS\n");
+        report({"FP64 tensor SDH, 3 blocks/SM (exact)", n, nb, r3.info.seconds, double(r3.info.pairs_evaluated),
+                double(r3.info.pairs_settled_fp64) / double(r3.info.pairs_evaluated)});
       }
       if (nb <= 256 && ln >= 20) {
         // The same SDH on the tensor-core histogram (on request: measured slower, kept for study).

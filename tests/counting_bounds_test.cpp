@@ -290,8 +290,14 @@ std::size_t check_fp64_tensor_histogram(const PointSet& p, const Binning& bins) 
     for (int d = 0; d < 3; ++d) g = std::fma(-2.0 * x[i][d], x[j][d], g);
     g += x[i][3];
     EXPECT_LT(std::abs(g), 1.0);
-    const auto bits = std::bit_cast<std::uint64_t>(std::abs(g)) & ~((std::uint64_t(1) << 29) - 1);
-    return static_cast<float>(std::bit_cast<double>(bits) / (sigma * sigma));
+    // The kernel's funnel shift: bits 60..29 as a float, its sign dropped; s·2^128.
+    const auto bits = std::bit_cast<std::uint64_t>(g);
+    const float f = std::abs(std::bit_cast<float>(static_cast<std::uint32_t>(bits >> 29)));
+    EXPECT_TRUE(g == 0 || f == static_cast<float>(std::ldexp(std::bit_cast<double>(std::bit_cast<std::uint64_t>(std::abs(g)) &
+                                                                                    ~((std::uint64_t(1) << 29) - 1)),
+                                                               128)))
+        << g;
+    return std::ldexp(f, -128) / static_cast<float>(sigma * sigma);
   });
 }
 
@@ -619,8 +625,8 @@ TEST(CountingBounds, Fp64TensorHistogramIsExactOnRandomOffsetAndLatticeData) {
   m.dim = 3;
   m.M = 0.5;
   const double sigma = fp64_tensor_scale(m, Binning::linear(0.0, std::sqrt(3.0), 256).edges());
-  EXPECT_DOUBLE_EQ(sigma, 0.125);
-  EXPECT_EQ(fp64_tensor_scale(m, Binning::linear(0.0, 100.0, 10).edges()), 1.0 / 512);
+  EXPECT_DOUBLE_EQ(sigma, 0.25);
+  EXPECT_EQ(fp64_tensor_scale(m, Binning::linear(0.0, 100.0, 10).edges()), 1.0 / 256);
 }
 
 // Thousands of bins: δ reaches a few thousandths of a bin (the float32 coordinates' rounding and

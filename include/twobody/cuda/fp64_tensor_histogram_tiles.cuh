@@ -21,7 +21,7 @@
 // 1/4). Its float64 d² becomes float32 in one funnel shift of its two words: the exponent's low 8
 // bits and the top 23 bits of the mantissa, s·2^128 (truncated) for every s in [2^-246, 1) (scaled
 // coordinates below 2^-100 are flushed to zero so that no non-zero d² lies below; the error is in
-// the bound), so d' = sqrt.approx = σ·d·2^64, and 1/w, lo and the clamp are scaled to match.
+// the bound; the float's sign bit, the exponent's ninth, is dropped), so d' = sqrt.approx = σ·d·2^64, and 1/w, lo and the clamp are scaled to match.
 //
 // A block of 8 warps takes items of kTensorAnchors = 512 anchors (64 a warp: eight 8-row tiles,
 // their A fragments one double a lane each) × kChunk partners, staged 256 at a time in shared
@@ -54,6 +54,11 @@ constexpr std::size_t fp64_tensor_histogram_smem(int nbins, int copies) {
 // The kernel's static shared memory (the staged fragments and |b|², the item counter).
 constexpr std::size_t kFp64TensorStaticSmem = sizeof(double) * kThreads * 5 + 16;
 
+// How d' meets the bins: kNoClamp where no pair can leave slots 0 .. nbins + 1 (the first edge
+// at 0, no sentinels, every d' below the last edge plus three quarters of a bin: q < nbins + 3/4,
+// slot nbins + 1 at most), kTop (first edge at 0) or kBoth (a first edge above 0).
+enum Fp64Clamp : int { kNoClamp = 0, kTop = 1, kBoth = 2 };
+
 namespace fp64_tensor_detail {
 __device__ __forceinline__ void mma_f64(double (&d)[2], double a, double b, double2 c) {
   asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%4,%5};"
@@ -61,33 +66,38 @@ __device__ __forceinline__ void mma_f64(double (&d)[2], double a, double b, doub
       : "d"(a), "d"(b), "d"(c.x), "d"(c.y));
 }
 // s·2^128 as float32, truncated, for s = 0 or s in [2^-246, 1): bits 60..29 of the double (the
-// sign dropped, the exponent's low eight bits, 23 bits of mantissa). For s < 1 the exponent
-// e + 1023 lies in [777, 1022], whose low eight bits are e + 128: the float's exponent.
+// exponent's low nine bits, 23 bits of mantissa), whose top bit (the exponent's bit 8, set for
+// every such s) lands on the float's sign and is dropped by the square root's |x| operand. For
+// s < 1 the exponent e + 1023 lies in [777, 1022], whose low eight bits are e + 128: the float's
+// exponent.
 __device__ __forceinline__ float funnel(double s) {
   unsigned r;
   asm("shf.l.wrap.b32 %0, %1, %2, 3;" : "=r"(r) : "r"(__double2loint(s)), "r"(__double2hiint(s)));
-  return __uint_as_float(r);
+  return fabsf(__uint_as_float(r));
 }
 // A scaled coordinate (flushed to zero below 2^-100: every non-zero d² then lies above 2^-246).
 __device__ __forceinline__ double scaled(float x, float scale) {
   const float y = __fmul_rn(x, scale);
   return fabsf(y) < kFlushBelow ? 0.0 : static_cast<double>(y);
 }
-// d' = σ·d·2^64 from the funnel value, clamped: Low (a first edge above 0): d' − lo into
-// [d_min, d_max]; else (d' ≥ 0) into [0, d_max].
-template <bool Low>
+// d' = σ·d·2^64 from the funnel value, clamped: kBoth: d' − lo into [d_min, d_max]; kTop (d' ≥ 0):
+// into [0, d_max].
+template <int Clamp>
 __device__ __forceinline__ float bin_distance(float f, const CountingTilesShape& g) {
   const float d = counting_detail::sqrt_approx(f);
-  if constexpr (Low)
+  if constexpr (Clamp == kBoth)
     return fminf(fmaxf(__fadd_rn(d, -g.lo), g.d_min), g.d_max);
-  else
+  else if constexpr (Clamp == kTop)
     return fminf(d, g.d_max);
+  else
+    return d;
 }
 }  // namespace fp64_tensor_detail
 
-// Low: a first edge above zero (pairs below it clamped onto slot 0).
-template <int D, bool Low, class Proxy, class Exact>
-__global__ void __launch_bounds__(kThreads, 3)
+// Clamp: an Fp64Clamp. Blocks: blocks a multiprocessor (launch bounds: 3 leave 80 registers,
+// 2 leave 128).
+template <int D, int Clamp, int Blocks, class Proxy, class Exact>
+__global__ void __launch_bounds__(kThreads, Blocks)
     fp64_tensor_histogram_kernel(__grid_constant__ const PairKernelArgs<Proxy, Exact> args, const CountingTilesShape shape,
                                  const float scale) {
   static_assert(D >= 1 && D <= 3, "FP64 tensor-core histograms take up to three coordinates");
@@ -179,30 +189,44 @@ __global__ void __launch_bounds__(kThreads, 3)
           for (int m = 0; m < 4; ++m)
 #pragma unroll
             for (int q = 0; q < 2; ++q) {
-              const float d = bin_distance<Low>(funnel(s[m][q]), shape);
-              atomicAdd(counter(d), 1u);
-              marked[(2 * m + q) & 3] |= guard_bits(d, shape);
+              const float d = bin_distance<Clamp>(funnel(s[m][q]), shape);
+                  atomicAdd(counter(d), 1u);
+              marked[(4 * h + m) >> 1] |= guard_bits(d, shape);  // a word per pair of 8-row tiles
             }
         }
       }
       const unsigned mk = (marked[0] | marked[1]) | (marked[2] | marked[3]);
       if (!__any_sync(0xffffffffu, mk >= shape.guard_limit)) return;
-      // Rare: the block again (the MMAs give the same values); the lane's pairs within δ leave
-      // their counted slot and join the warp's queue, a round per pair of the busiest lane.
-      double s[8][2];
-      gram(nt, s);
+      // Rare: the 8-row tiles whose words a lane marked, again (the MMAs give the same values);
+      // the lanes' pairs within δ leave their counted slot (an add of 0 or −1, without branches)
+      // and join the warp's queue, a round per pair of the busiest lane. (Revisiting all sixteen
+      // pairs with a branch around each subtraction cost a quarter of the time at 256 bins, where
+      // one block in six has a pair near an edge.)
+      unsigned fired = 0;
+#pragma unroll
+      for (int w = 0; w < 4; ++w) fired |= marked[w] >= shape.guard_limit ? 1u << w : 0u;
+      fired = __reduce_or_sync(0xffffffffu, fired);
+      const double b = s_bf[nt * 32 + lane];
+      const double2 c = reinterpret_cast<const double2*>(s_cb)[nt * 4 + t4];
       unsigned flags = 0;  // bit 2m + q
 #pragma unroll
-      for (int m = 0; m < 8; ++m)
+      for (int w = 0; w < 4; ++w) {
+        if (!(fired & 1u << w)) continue;
+        double s[2][2];
+        mma_f64(s[0], a[2 * w], b, c);
+        mma_f64(s[1], a[2 * w + 1], b, c);
 #pragma unroll
-        for (int q = 0; q < 2; ++q) {
-          const float d = bin_distance<Low>(funnel(s[m][q]), shape);
-          const std::uint32_t i = w0 + m * 8 + g, j = pb + 2 * t4 + q;
-          if (guard_bits(d, shape) >= shape.guard_limit && i < args.A.n && j < j1) {
-            atomicSub(counter(d), 1u);
-            flags |= 1u << (2 * m + q);
+        for (int mm = 0; mm < 2; ++mm)
+#pragma unroll
+          for (int q = 0; q < 2; ++q) {
+            const int m = 2 * w + mm;
+            const float d = bin_distance<Clamp>(funnel(s[mm][q]), shape);
+            const std::uint32_t i = w0 + m * 8 + g, j = pb + 2 * t4 + q;
+            const bool near = guard_bits(d, shape) >= shape.guard_limit && i < args.A.n && j < j1;
+            atomicAdd(counter(d), near ? ~0u : 0u);
+            flags |= near ? 1u << (2 * m + q) : 0u;
           }
-        }
+      }
       while (__any_sync(0xffffffffu, flags != 0u)) {
         if (queued + 32 > kSettleQueue) drain();
         const unsigned active = __ballot_sync(0xffffffffu, flags != 0u);
@@ -225,7 +249,7 @@ __global__ void __launch_bounds__(kThreads, 3)
         for (int q = 0; q < 2; ++q) {
           const std::uint32_t i = w0 + m * 8 + g, j = pb + 2 * t4 + q;
           if (i >= args.A.n || j >= j1 || j <= i) continue;
-          const float d = bin_distance<Low>(funnel(s[m][q]), shape);
+          const float d = bin_distance<Clamp>(funnel(s[m][q]), shape);
           if (guard_bits(d, shape) >= shape.guard_limit) {
             const int k = equal_width_float64_bin<D>(args, shape.lo64, shape.inv_width64, i, j);
             if (k >= 0) atomicAdd(&s_hist[(k + 1) * copies + lane_copy], 1u);
@@ -259,10 +283,11 @@ __global__ void __launch_bounds__(kThreads, 3)
 
       if (!(args.is_auto && jt <= w0 + 63)) {
         // Every block of this sub-tile above the warp's anchors (almost all of them): no tests.
-#pragma unroll 1
+#pragma unroll 2
         for (int nt = 0; nt < kThreads / 8; ++nt) bin_block(nt, jt + nt * 8);
         continue;
       }
+#pragma unroll 1
       for (int nt = 0; nt < kThreads / 8; ++nt) {
         const std::uint32_t pb = jt + nt * 8;  // partners pb .. pb + 7
         // Warp-uniform: every partner at or below every anchor of the warp; some of them.

@@ -722,6 +722,12 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
   bool use_tiles = false, use_tensor = false, tensor_half = false, tiles_pair_flags = false;
   bool use_fp64_hist = false;  // the counting tiles' histogram with d² on the FP64 tensor cores
   double fp64_scale = 1;       // its σ
+  int fp64_clamp = kTop;       // and how its d' meets the bins
+  // Its blocks a multiprocessor (launch bounds): TWOBODY_FP64_BLOCKS=3 (80 registers) or 2 (128).
+  const int fp64_blocks = [] {
+    const char* b = std::getenv("TWOBODY_FP64_BLOCKS");
+    return b && std::string(b) == "3" ? 3 : 2;
+  }();
   std::string tiles_note;
   std::size_t tiles_smem = 0;
   if constexpr (std::is_same_v<F, Euclidean<D>> && D <= 3) {
@@ -790,15 +796,27 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
           tiles.lo = std::ldexp(tiles.lo, e);
           tiles.d_min = std::ldexp(tiles.d_min, e);
           tiles.d_max = std::ldexp(tiles.d_max, e);
+          // No clamp (one FMNMX a pair less) where every pair's q stays below nbins + 3/4 (slot
+          // nbins + 1 at most: the last edge within a quarter bin of the diameter is enough), the
+          // first edge is 0 and no tile holds sentinels.
+          const double w = (edges.back() - edges.front()) / nb;
+          const double diameter = 2 * std::sqrt(double(D)) * setup.model.M * (1 + 1e-6);
+          fp64_clamp = edges.front() > 0 ? kBoth
+                       : diameter < edges.back() + 0.75 * w && A.size() % kTensorAnchors == 0 && B.size() % kThreads == 0
+                           ? kNoClamp
+                           : kTop;
         }
         tiles.copies = 1;
         if (mode == OutputMode::Histogram) {
           // H by seed 000's model (copies_model.hpp) from this device's limits.
           const SmLimits lim = sm_limits(info);
           int reg_blocks = 0;
+          using P0 = typename FastPath<Euclidean<D>>::Proxy;
           if (use_fp64_hist)
             TWOBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                &reg_blocks, fp64_tensor_histogram_kernel<D, false, typename FastPath<Euclidean<D>>::Proxy, Euclidean<D>>,
+                &reg_blocks,
+                fp64_blocks == 3 ? fp64_tensor_histogram_kernel<D, kTop, 3, P0, Euclidean<D>>
+                                 : fp64_tensor_histogram_kernel<D, kTop, 2, P0, Euclidean<D>>,
                 kThreads, 0));
           else
             reg_blocks = counting_tiles_histogram_blocks(D);
@@ -1041,9 +1059,15 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
                                          : counting_tiles_kernel<D, M, false, false, false, P, F>,
                             kThreads, tiles_smem, "counting_tiles_kernel", tiles);
         else if (use_fp64_hist)
-          return launch_one(tiles.lo > 0 ? fp64_tensor_histogram_kernel<D, true, P, F>
-                                         : fp64_tensor_histogram_kernel<D, false, P, F>,
-                            kThreads, tiles_smem, "fp64_tensor_histogram_kernel", tiles, static_cast<float>(fp64_scale));
+          return fp64_blocks == 3
+                     ? launch_one(fp64_clamp == kBoth  ? fp64_tensor_histogram_kernel<D, kBoth, 3, P, F>
+                                  : fp64_clamp == kTop ? fp64_tensor_histogram_kernel<D, kTop, 3, P, F>
+                                                       : fp64_tensor_histogram_kernel<D, kNoClamp, 3, P, F>,
+                                  kThreads, tiles_smem, "fp64_tensor_histogram_kernel", tiles, static_cast<float>(fp64_scale))
+                     : launch_one(fp64_clamp == kBoth  ? fp64_tensor_histogram_kernel<D, kBoth, 2, P, F>
+                                  : fp64_clamp == kTop ? fp64_tensor_histogram_kernel<D, kTop, 2, P, F>
+                                                       : fp64_tensor_histogram_kernel<D, kNoClamp, 2, P, F>,
+                                  kThreads, tiles_smem, "fp64_tensor_histogram_kernel", tiles, static_cast<float>(fp64_scale));
         else if (tiles_pair_flags)
           return launch_one(tiles.clamp ? counting_tiles_kernel<D, M, false, true, true, P, F>
                                         : counting_tiles_kernel<D, M, false, false, true, P, F>,
