@@ -1454,13 +1454,18 @@ TEST_F(Cuda, Fp64TensorHistogramsEqualCpu) {
   t.x.push_back({0.0, 0.0, 0.0});
   t.x.push_back({1.0, 1.0, 1.0});
   check(stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, 2.0, 64)), to_pointset(t), nullptr);
+  // Thousands of bins (a flag bit a pair, the plan's choice there) and the lattice both ways.
+  check(stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, std::sqrt(3.0) * 1.000001, 8192)), P, nullptr);
   const oracle::Points p = testing_support::half_lattice(24, 20, 17);
   const auto L = to_pointset(p);
-  for (const Binning& bins : {Binning::linear(0.0, 6.0, 12), Binning::linear(1.0, 4.0, 6)}) {
-    const auto g = check(stat(Metric::Euclidean, Traversal::Auto, bins), L, nullptr);
-    EXPECT_EQ(g.counts, oracle::histogram(p, nullptr, bins.edges(), 0).counts);
-    EXPECT_GT(g.info.pairs_settled_fp64, 0u);
-  }
+  for (const char* pf : {"0", "1"})
+    for (const Binning& bins : {Binning::linear(0.0, 6.0, 12), Binning::linear(1.0, 4.0, 6)}) {
+      setenv("TWOBODY_HIST_PAIR_FLAGS", pf, 1);
+      const auto g = check(stat(Metric::Euclidean, Traversal::Auto, bins), L, nullptr);
+      EXPECT_EQ(g.counts, oracle::histogram(p, nullptr, bins.edges(), 0).counts);
+      EXPECT_GT(g.info.pairs_settled_fp64, 0u);
+    }
+  unsetenv("TWOBODY_HIST_PAIR_FLAGS");
 }
 
 // The FP64 tensor-core histogram on a few items (ragged tails, diagonal blocks, a cross pair, one
@@ -1472,13 +1477,16 @@ TEST_F(Cuda, SmallFp64TensorHistograms) {
   const auto A = to_pointset(uniform_points(1301, 3, 0.0, 1.0, rng));
   const auto B = to_pointset(uniform_points(517, 3, 0.0, 1.0, rng));
   setenv("TWOBODY_HIST_COPIES", "1", 1);
-  for (const Binning& bins : {Binning::linear(0.1, 1.2, 31), Binning::linear(0.0, 1.8, 40)})
-    for (bool cross : {false, true}) {
-      const auto s = stat(Metric::Euclidean, cross ? Traversal::Cross : Traversal::Auto, bins);
-      const auto g = run(s, A, cross ? &B : nullptr, on("cuda"));
-      EXPECT_NE(ran(g).find("counting tiles on FP64 tensor cores"), std::string::npos) << g.info.plan;
-      EXPECT_EQ(g.counts, run(s, A, cross ? &B : nullptr, on("cpu")).counts);
-    }
+  for (const char* pf : {"0", "1"})  // marked words a block, or a flag bit a pair
+    for (const Binning& bins : {Binning::linear(0.1, 1.2, 31), Binning::linear(0.0, 1.8, 40)})
+      for (bool cross : {false, true}) {
+        setenv("TWOBODY_HIST_PAIR_FLAGS", pf, 1);
+        const auto s = stat(Metric::Euclidean, cross ? Traversal::Cross : Traversal::Auto, bins);
+        const auto g = run(s, A, cross ? &B : nullptr, on("cuda"));
+        EXPECT_NE(ran(g).find("counting tiles on FP64 tensor cores"), std::string::npos) << g.info.plan;
+        EXPECT_EQ(g.counts, run(s, A, cross ? &B : nullptr, on("cpu")).counts);
+      }
+  unsetenv("TWOBODY_HIST_PAIR_FLAGS");
   unsetenv("TWOBODY_HIST_COPIES");
 }
 

@@ -94,10 +94,20 @@ __device__ __forceinline__ float bin_distance(float f, const CountingTilesShape&
 }
 }  // namespace fp64_tensor_detail
 
-// Clamp: an Fp64Clamp. Blocks: blocks a multiprocessor (launch bounds: 3 leave 80 registers,
-// 2 leave 128).
-template <int D, int Clamp, int Blocks, class Proxy, class Exact>
-__global__ void __launch_bounds__(kThreads, Blocks)
+// Blocks a multiprocessor (launch bounds): 3 leave 80 registers, with a few spills outside the
+// hot loop, and ran 6–9% faster than 2 with 128 registers and none (bench/RESULTS.md, session 12):
+// the kernel needs the warps to hide its DMMA and MUFU latencies more than it needs the registers.
+// (-DTWOBODY_FP64_BLOCKS=n builds another, for measurements.)
+#ifndef TWOBODY_FP64_BLOCKS
+#define TWOBODY_FP64_BLOCKS 3
+#endif
+constexpr int kFp64Blocks = TWOBODY_FP64_BLOCKS;
+
+// Clamp: an Fp64Clamp. PairFlags: for thousands of bins (more than ~0.4% of the pairs in the
+// guard, where most blocks would be revisited): each pair's verdict in a bit (two instructions
+// more), a pair in the guard not counted at all (an add of 0) but queued at once.
+template <int D, int Clamp, bool PairFlags, class Proxy, class Exact>
+__global__ void __launch_bounds__(kThreads, kFp64Blocks)
     fp64_tensor_histogram_kernel(__grid_constant__ const PairKernelArgs<Proxy, Exact> args, const CountingTilesShape shape,
                                  const float scale) {
   static_assert(D >= 1 && D <= 3, "FP64 tensor-core histograms take up to three coordinates");
@@ -173,8 +183,24 @@ __global__ void __launch_bounds__(kThreads, Blocks)
     };
     // A block off the diagonal: every pair counted in its rounded slot; when a lane's pair lies
     // within δ of an edge, the warp goes back over the block (rare).
+    // The lane's flagged pairs (bit 2m + q: tile m, partner pb + 2·t4 + q) join the warp's queue,
+    // a round per pair of the busiest lane.
+    const auto queue_flagged = [&](unsigned flags, std::uint32_t pb) {
+      while (__any_sync(0xffffffffu, flags != 0u)) {
+        if (queued + 32 > kSettleQueue) drain();
+        const unsigned active = __ballot_sync(0xffffffffu, flags != 0u);
+        if (flags) {
+          const int bit = __ffs(flags) - 1;
+          flags &= flags - 1;
+          const unsigned below = __popc(active & ((1u << lane) - 1u));
+          s_queue[queued + below] = make_uint2(w0 + (bit >> 1) * 8 + g, pb + 2 * t4 + (bit & 1));
+        }
+        queued += __popc(active);
+      }
+    };
     const auto bin_block = [&](int nt, std::uint32_t pb) {
       unsigned marked[4] = {0u, 0u, 0u, 0u};  // four short chains of LOP3s instead of one 16 deep
+      unsigned flagged = 0;                   // PairFlags: bit 2m + q
       {
         // In two halves of four MMAs: eight results of two registers each, live together, made
         // ptxas spill the loop's own counters.
@@ -190,10 +216,21 @@ __global__ void __launch_bounds__(kThreads, Blocks)
 #pragma unroll
             for (int q = 0; q < 2; ++q) {
               const float d = bin_distance<Clamp>(funnel(s[m][q]), shape);
-                  atomicAdd(counter(d), 1u);
-              marked[(4 * h + m) >> 1] |= guard_bits(d, shape);  // a word per pair of 8-row tiles
+              if constexpr (PairFlags) {
+                const bool near = guard_bits(d, shape) >= shape.guard_limit;
+                atomicAdd(counter(d), near ? 0u : 1u);
+                flagged |= near ? 1u << (2 * (4 * h + m) + q) : 0u;
+              } else {
+                atomicAdd(counter(d), 1u);
+                marked[(4 * h + m) >> 1] |= guard_bits(d, shape);  // a word per pair of 8-row tiles
+              }
             }
         }
+      }
+      if constexpr (PairFlags) {
+        // Sentinels are never near an edge (clamped a quarter bin beyond the last, or absent).
+        queue_flagged(flagged, pb);
+        return;
       }
       const unsigned mk = (marked[0] | marked[1]) | (marked[2] | marked[3]);
       if (!__any_sync(0xffffffffu, mk >= shape.guard_limit)) return;
@@ -227,17 +264,7 @@ __global__ void __launch_bounds__(kThreads, Blocks)
             flags |= near ? 1u << (2 * m + q) : 0u;
           }
       }
-      while (__any_sync(0xffffffffu, flags != 0u)) {
-        if (queued + 32 > kSettleQueue) drain();
-        const unsigned active = __ballot_sync(0xffffffffu, flags != 0u);
-        if (flags) {
-          const int bit = __ffs(flags) - 1;
-          flags &= flags - 1;
-          const unsigned below = __popc(active & ((1u << lane) - 1u));
-          s_queue[queued + below] = make_uint2(w0 + (bit >> 1) * 8 + g, pb + 2 * t4 + (bit & 1));
-        }
-        queued += __popc(active);
-      }
+      queue_flagged(flags, pb);
     };
     // A block on the diagonal: pairs j > i of real points only, each settled at once when near.
     const auto diagonal_block = [&](int nt, std::uint32_t pb) {

@@ -723,11 +723,6 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
   bool use_fp64_hist = false;  // the counting tiles' histogram with d² on the FP64 tensor cores
   double fp64_scale = 1;       // its σ
   int fp64_clamp = kTop;       // and how its d' meets the bins
-  // Its blocks a multiprocessor (launch bounds): TWOBODY_FP64_BLOCKS=3 (80 registers) or 2 (128).
-  const int fp64_blocks = [] {
-    const char* b = std::getenv("TWOBODY_FP64_BLOCKS");
-    return b && std::string(b) == "3" ? 3 : 2;
-  }();
   std::string tiles_note;
   std::size_t tiles_smem = 0;
   if constexpr (std::is_same_v<F, Euclidean<D>> && D <= 3) {
@@ -736,18 +731,14 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
     if (allowed && !grid.chosen && !weighted && regions == 0 &&
         (mode == OutputMode::Reduce || mode == OutputMode::Histogram)) {
       const auto& edges = s.binning.edges();
-      // Histograms: d² on the FP64 tensor cores (fp64_tensor_histogram_tiles.cuh) where few pairs
-      // fall in the guard (it has no per-pair flag bits); TWOBODY_FP64_TENSOR_HISTOGRAM=0 keeps the
-      // CUDA-core counting tiles (tests and benchmarks compare the two).
+      // Histograms: d² on the FP64 tensor cores (fp64_tensor_histogram_tiles.cuh) wherever its
+      // plan holds; TWOBODY_FP64_TENSOR_HISTOGRAM=0 keeps the CUDA-core counting tiles (tests and
+      // benchmarks compare the two).
       CountingPlan cp;
       if (mode == OutputMode::Histogram) {
         const char* fe = std::getenv("TWOBODY_FP64_TENSOR_HISTOGRAM");
         if (!(fe && std::string(fe) == "0")) {
           cp = fp64_tensor_histogram_plan(setup.model, edges);
-          if (cp.usable && !(2 * cp.guard.margin / std::ldexp(1.0, cp.guard.frac_bits) <= 4e-3)) {
-            cp.usable = false;
-            cp.why = "no FP64 tensor-core histogram (too many pairs in the guard for its revisits)";
-          }
           use_fp64_hist = cp.usable;
           if (!use_fp64_hist) tiles_note = "; " + cp.why;
         }
@@ -778,7 +769,6 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
         const double guarded = 2 * cp.guard.margin / std::ldexp(1.0, cp.guard.frac_bits);
         tiles_pair_flags = guarded > 4e-3;
         if (const char* pf = std::getenv("TWOBODY_HIST_PAIR_FLAGS")) tiles_pair_flags = std::string(pf) == "1";
-        if (use_fp64_hist) tiles_pair_flags = false;
         tiles.lo64 = edges.front();
         tiles.inv_width64 = cp.inv_width;
         // No clamp when no pair (nor sentinel) can fall outside the bins: the first edge at 0, the
@@ -815,8 +805,7 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
           if (use_fp64_hist)
             TWOBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
                 &reg_blocks,
-                fp64_blocks == 3 ? fp64_tensor_histogram_kernel<D, kTop, 3, P0, Euclidean<D>>
-                                 : fp64_tensor_histogram_kernel<D, kTop, 2, P0, Euclidean<D>>,
+                fp64_tensor_histogram_kernel<D, kTop, false, P0, Euclidean<D>>,
                 kThreads, 0));
           else
             reg_blocks = counting_tiles_histogram_blocks(D);
@@ -836,8 +825,9 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
           char guard_note[96];
           std::snprintf(guard_note, sizeof guard_note, "; guard %.2g bins either side of an edge, %s",
                         (cp.guard.margin + 0.5) / std::ldexp(1.0, cp.guard.frac_bits),
-                        use_fp64_hist ? "a lane's marked words a block of 8 partners"
-                        : tiles_pair_flags ? "a flag bit a pair" : "a marked word an anchor");
+                        tiles_pair_flags ? "a flag bit a pair"
+                        : use_fp64_hist  ? "a lane's marked words a block of 8 partners"
+                                         : "a marked word an anchor");
           tiles_note += guard_note;
         }
         if (use_fp64_hist) {
@@ -1059,14 +1049,14 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
                                          : counting_tiles_kernel<D, M, false, false, false, P, F>,
                             kThreads, tiles_smem, "counting_tiles_kernel", tiles);
         else if (use_fp64_hist)
-          return fp64_blocks == 3
-                     ? launch_one(fp64_clamp == kBoth  ? fp64_tensor_histogram_kernel<D, kBoth, 3, P, F>
-                                  : fp64_clamp == kTop ? fp64_tensor_histogram_kernel<D, kTop, 3, P, F>
-                                                       : fp64_tensor_histogram_kernel<D, kNoClamp, 3, P, F>,
+          return tiles_pair_flags
+                     ? launch_one(fp64_clamp == kBoth  ? fp64_tensor_histogram_kernel<D, kBoth, true, P, F>
+                                  : fp64_clamp == kTop ? fp64_tensor_histogram_kernel<D, kTop, true, P, F>
+                                                       : fp64_tensor_histogram_kernel<D, kNoClamp, true, P, F>,
                                   kThreads, tiles_smem, "fp64_tensor_histogram_kernel", tiles, static_cast<float>(fp64_scale))
-                     : launch_one(fp64_clamp == kBoth  ? fp64_tensor_histogram_kernel<D, kBoth, 2, P, F>
-                                  : fp64_clamp == kTop ? fp64_tensor_histogram_kernel<D, kTop, 2, P, F>
-                                                       : fp64_tensor_histogram_kernel<D, kNoClamp, 2, P, F>,
+                     : launch_one(fp64_clamp == kBoth  ? fp64_tensor_histogram_kernel<D, kBoth, false, P, F>
+                                  : fp64_clamp == kTop ? fp64_tensor_histogram_kernel<D, kTop, false, P, F>
+                                                       : fp64_tensor_histogram_kernel<D, kNoClamp, false, P, F>,
                                   kThreads, tiles_smem, "fp64_tensor_histogram_kernel", tiles, static_cast<float>(fp64_scale));
         else if (tiles_pair_flags)
           return launch_one(tiles.clamp ? counting_tiles_kernel<D, M, false, true, true, P, F>
