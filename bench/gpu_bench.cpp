@@ -332,6 +332,16 @@ int main(int argc, char** argv) {
         const Result r = timed_run(s, p);
         report({"generic agent SDH (exact)", n, nb, r.info.seconds, double(r.info.pairs_evaluated),
                 double(r.info.pairs_settled_fp64) / double(r.info.pairs_evaluated)});
+        std::fprintf(stderr, "  (blocks of %d threads, the model's choice)\n", r.info.threads);
+        // Both block sizes, forced: what the model's choice is worth.
+        for (const char* block : {"256", "512"}) {
+          setenv("TWOBODY_GENERIC_BLOCK", block, 1);
+          const Result rb = timed_run(s, p);
+          unsetenv("TWOBODY_GENERIC_BLOCK");
+          if (rb.counts != r.counts) std::fprintf(stderr, "  GENERIC SDH AT %s THREADS DIFFERS\n", block);
+          report({std::string("generic agent SDH, blocks of ") + block, n, nb, rb.info.seconds,
+                  double(rb.info.pairs_evaluated), double(rb.info.pairs_settled_fp64) / double(rb.info.pairs_evaluated)});
+        }
       }
       const Result rg = timed_run(c, p);
       report({"generic agent count r<0.1", n, 1, rg.info.seconds, double(rg.info.pairs_evaluated),

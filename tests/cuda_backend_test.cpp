@@ -202,6 +202,37 @@ TEST_F(Cuda, GenericCopiesByTheModelEqualCpu) {
   }
 }
 
+// The brute-force agent's block size by the same model (256 or 512 threads: a block's
+// sub-histograms cost the same shared memory either way): the plan says which and why, and both,
+// forced, give the CPU's counts and sums (ragged items of 4 096 anchors, auto and cross).
+TEST_F(Cuda, GenericBlockSizeByTheModelEqualsCpu) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const auto A = testing_support::with_weights(to_pointset(uniform_points(9001, 3, 0, 100, rng, true)), rng);
+  const auto B = testing_support::with_weights(to_pointset(uniform_points(5003, 3, 0, 100, rng, true)), rng);
+  RunOptions o = on("cuda");
+  o.path = "brute";
+  for (const char* block : {"", "256", "512"})
+    for (std::size_t nb : {std::size_t(100), std::size_t(300), std::size_t(1000)})
+      for (bool cross : {false, true}) {
+        SCOPED_TRACE(std::string("TWOBODY_GENERIC_BLOCK=") + block + ", " + std::to_string(nb) + " bins" +
+                     (cross ? ", cross" : ""));
+        if (*block) setenv("TWOBODY_GENERIC_BLOCK", block, 1);
+        const auto s = stat(Metric::Euclidean, cross ? Traversal::Cross : Traversal::Auto, Binning::linear(0.0, 180.0, nb),
+                            OutputKind::Histogram, true);
+        const Result g = run(s, A, cross ? &B : nullptr, o);
+        unsetenv("TWOBODY_GENERIC_BLOCK");
+        EXPECT_NE(g.info.plan.find("threads by seed 000's occupancy model"), std::string::npos) << g.info.plan;
+        if (*block) EXPECT_EQ(g.info.threads, std::atoi(block)) << g.info.plan;
+        const Result c = run(s, A, cross ? &B : nullptr, on("cpu"));
+        EXPECT_EQ(g.counts, c.counts);
+        ASSERT_EQ(g.weighted.size(), c.weighted.size());
+        for (std::size_t k = 0; k < c.weighted.size(); ++k)
+          EXPECT_NEAR(g.weighted[k], c.weighted[k], 1e-9 * (1 + c.weighted[k]));
+      }
+}
+
 TEST_F(Cuda, HistogramsAtTheSharedMemoryLimitAndBeyond) {
   const auto seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));

@@ -14,8 +14,10 @@ constexpr int kChunk = 4096;                    // partners per work item
 // Auto: where an item's walk over sub-tiles of kThreads partners from j0 starts: past those whose
 // every partner is at or below every anchor of the item (anchors from i0), which hold no wanted
 // pair (an item straddling the diagonal starts up to its anchors' count of partners below it).
-TWOBODY_HD std::uint32_t first_wanted_subtile(bool is_auto, std::uint32_t i0, std::uint32_t j0) {
-  return is_auto && i0 + 1 > j0 ? j0 + (i0 + 1 - j0) / kThreads * kThreads : j0;
+// (`width`: the sub-tiles' partners, the block's threads.)
+TWOBODY_HD std::uint32_t first_wanted_subtile(bool is_auto, std::uint32_t i0, std::uint32_t j0,
+                                              std::uint32_t width = kThreads) {
+  return is_auto && i0 + 1 > j0 ? j0 + (i0 + 1 - j0) / width * width : j0;
 }
 
 // Histogram pairs near an edge that a warp settles together, at most (counting_tiles.cuh).

@@ -18,35 +18,44 @@
 
 namespace twobody::cuda {
 
-// Shared memory of the partner tile (and its weights), laid out first.
+// Shared memory of the partner tile (and its weights) of a block of `threads`, laid out first.
 template <int D>
-constexpr std::size_t pair_tile_smem(bool weighted) {
-  return sizeof(float) * D * kThreads + (weighted ? sizeof(double) * kThreads : 0);
+constexpr std::size_t pair_tile_smem(bool weighted, int threads = kThreads) {
+  return (sizeof(float) * D + (weighted ? sizeof(double) : 0)) * static_cast<std::size_t>(threads);
 }
 
 // Shared memory the kernel needs for a given shape: the partner tile, then the output's
 // (`key_table`, `sums`: pair_output_smem's).
 template <int D>
 constexpr std::size_t pair_kernel_smem(OutputMode mode, bool weighted, int nbins, int ncells, int copies, int stride,
-                                       bool key_table = true, bool sums = false) {
-  return pair_tile_smem<D>(weighted) + pair_output_smem(mode, weighted, nbins, ncells, copies, stride, 0, key_table, sums);
+                                       bool key_table = true, bool sums = false, int threads = kThreads) {
+  return pair_tile_smem<D>(weighted, threads) +
+         pair_output_smem(mode, weighted, nbins, ncells, copies, stride, 0, key_table, sums);
 }
 
 // Means: mean separation sums beside a histogram (PairOutput).
-template <int D, OutputMode Mode, bool Weighted, class Proxy, class Exact, bool Means = false>
-// Histograms are latency-bound on shared atomics and want warps (four blocks: at most 64
-// registers, no spills for the unweighted kernel); the count and pair list want registers for
-// their eight anchors (two blocks: up to 128).
-__global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 4 : 2) pair_kernel(__grid_constant__ const PairKernelArgs<Proxy, Exact> args) {
+// Threads: the block's threads, which is also the partner sub-tile's width (an item: Threads ×
+// kPerThread anchors); histograms may take 512 where seed 000's occupancy model prefers it
+// (launch_generic in run_on_device.cuh), everything else runs 256.
+template <int D, OutputMode Mode, bool Weighted, class Proxy, class Exact, bool Means = false, int Threads = kThreads>
+// Histograms are latency-bound on shared atomics and want warps (1 024 threads a multiprocessor:
+// at most 64 registers, no spills for the unweighted kernel); the count and pair list want
+// registers for their eight anchors (512 threads: up to 128).
+__global__ void __launch_bounds__(Threads, (Mode == OutputMode::Histogram ? 4 : 2) * kThreads / Threads)
+    pair_kernel(__grid_constant__ const PairKernelArgs<Proxy, Exact> args) {
+  static_assert(Threads % 32 == 0 && Threads <= 512 && (Mode == OutputMode::Histogram || Threads == kThreads),
+                "blocks of other than 256 threads are built for histograms only");
+  constexpr int kBlock = Threads;                    // threads, and partners a sub-tile
+  constexpr int kItemAnchors = Threads * kPerThread;  // anchors an item
   extern __shared__ __align__(16) unsigned char smem[];
   constexpr bool kHist = Mode == OutputMode::Histogram;
   constexpr bool kList = Mode == OutputMode::PairList;
-  float* s_b = reinterpret_cast<float*>(smem);                   // [D][kThreads]
-  double* s_bw = reinterpret_cast<double*>(s_b + D * kThreads);  // [kThreads] if Weighted
+  float* s_b = reinterpret_cast<float*>(smem);                 // [D][kBlock]
+  double* s_bw = reinterpret_cast<double*>(s_b + D * kBlock);  // [kBlock] if Weighted
   __shared__ unsigned long long s_item;
   const int tid = threadIdx.x;
   using Output = PairOutput<D, Mode, Weighted, Proxy, Exact, false, kPerThread, Means>;
-  Output out(args, reinterpret_cast<unsigned char*>(s_bw + (Weighted ? kThreads : 0)), tid, kThreads);
+  Output out(args, reinterpret_cast<unsigned char*>(s_bw + (Weighted ? kBlock : 0)), tid, kBlock);
   const float lo0 = out.lo0, hi0 = out.hi0, lo1 = out.lo1, hi1 = out.hi1;
   auto classify = [&](float s) { return out.classify(s); };
   auto accept = [&](int k, std::uint32_t i, std::uint32_t j, double wprod) { out.accept(k, i, j, wprod); };
@@ -71,7 +80,7 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 4 : 
       out.emit_hits(h, i, jfirst);
     }
   };
-  __shared__ unsigned long long s_written[kList ? kThreads / 32 : 1];  // PairList: per warp, its pairs of the tile written
+  __shared__ unsigned long long s_written[kList ? kBlock / 32 : 1];  // PairList: per warp, its pairs of the tile written
 
   for (;;) {
     __syncthreads();
@@ -82,7 +91,7 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 4 : 
     const unsigned long long item = out.begin_task(s_item, tid / 32);
     const std::uint32_t I = static_cast<std::uint32_t>(item / args.chunks_per_row);
     const std::uint32_t J = static_cast<std::uint32_t>(item % args.chunks_per_row);
-    const std::uint32_t i0 = I * kAnchors;
+    const std::uint32_t i0 = I * kItemAnchors;
     const std::uint32_t j0 = J * kChunk;
     const std::uint32_t j1 = min(j0 + kChunk, args.B.n);
     if (args.is_auto && j1 <= i0 + 1) continue;  // every partner at or below every anchor
@@ -92,31 +101,31 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 4 : 
     std::uint32_t ia[kPerThread];
 #pragma unroll
     for (int r = 0; r < kPerThread; ++r) {
-      ia[r] = i0 + r * kThreads + tid;
+      ia[r] = i0 + r * kBlock + tid;
       const bool ok = ia[r] < args.A.n;
 #pragma unroll
       for (int d = 0; d < D; ++d) a[r][d] = ok ? args.A.x[d][ia[r]] : 0.f;
       if constexpr (Weighted) wa[r] = ok ? args.A.w[ia[r]] : 0.0;
     }
-    const bool anchors_full = i0 + kAnchors <= args.A.n;
+    const bool anchors_full = i0 + kItemAnchors <= args.A.n;
     unsigned item_count = 0;  // Reduce: pairs certainly inside, this item (< 2^32 by the tile shape)
 
-    for (std::uint32_t jt = first_wanted_subtile(args.is_auto, i0, j0); jt < j1; jt += kThreads) {
+    for (std::uint32_t jt = first_wanted_subtile(args.is_auto, i0, j0, kBlock); jt < j1; jt += kBlock) {
       __syncthreads();
       const std::uint32_t jl = jt + tid;
       if (jl < j1) {
 #pragma unroll
-        for (int d = 0; d < D; ++d) s_b[d * kThreads + tid] = args.B.x[d][jl];
+        for (int d = 0; d < D; ++d) s_b[d * kBlock + tid] = args.B.x[d][jl];
         if constexpr (Weighted) s_bw[tid] = args.B.w[jl];
       }
       __syncthreads();
-      const int nj = min(static_cast<std::uint32_t>(kThreads), j1 - jt);
-      const bool full = anchors_full && nj == kThreads && (!args.is_auto || jt >= i0 + kAnchors);
+      const int nj = min(static_cast<std::uint32_t>(kBlock), j1 - jt);
+      const bool full = anchors_full && nj == kBlock && (!args.is_auto || jt >= i0 + kItemAnchors);
       if (full) {
         // Every pair of this sub-tile is wanted: no index checks in the hot loop, and pairs to be
         // settled in float64 are only marked (one bit per partner) and handled after each group of
         // 32 partners, so the hot loop has no rarely-taken branch in it.
-        for (int g = 0; g < kThreads; g += 32) {
+        for (int g = 0; g < kBlock; g += 32) {
           unsigned unsure[kPerThread], hits[kPerThread];  // hits: PairList, pairs in range
 #pragma unroll
           for (int r = 0; r < kPerThread; ++r) unsure[r] = hits[r] = 0u;
@@ -126,7 +135,7 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 4 : 
             const unsigned bit = 1u << t;
             float b[D];
 #pragma unroll
-            for (int d = 0; d < D; ++d) b[d] = s_b[d * kThreads + jj];
+            for (int d = 0; d < D; ++d) b[d] = s_b[d * kBlock + jj];
 #pragma unroll
             for (int r = 0; r < kPerThread; ++r) {
               const float s = args.proxy(a[r], b);
@@ -164,7 +173,7 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 4 : 
               if (Output::kCountsOnly && args.direct) {
                 float b[D];
 #pragma unroll
-                for (int d = 0; d < D; ++d) b[d] = s_b[d * kThreads + g + t];
+                for (int d = 0; d < D; ++d) b[d] = s_b[d * kBlock + g + t];
                 out.resolve(args.proxy(a[r], b), ia[r], j, 0.0);
               } else {
                 const int k = settle(ia[r], j);
@@ -183,7 +192,7 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 4 : 
         for (int jj = 0; jj < nj; ++jj) {
           float b[D];
 #pragma unroll
-          for (int d = 0; d < D; ++d) b[d] = s_b[d * kThreads + jj];
+          for (int d = 0; d < D; ++d) b[d] = s_b[d * kBlock + jj];
           const std::uint32_t j = jt + jj;
 #pragma unroll
           for (int r = 0; r < kPerThread; ++r) {
@@ -208,8 +217,8 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 4 : 
     }
 
     out.r_count += item_count;
-    // 32-bit shared counters: at most kAnchors x kChunk = 2^23 pairs per item, flushed per item.
-    out.flush_block(tid, kThreads);
+    // 32-bit shared counters: at most kItemAnchors x kChunk = 2^24 pairs per item, flushed per item.
+    out.flush_block(tid, kBlock);
     out.flush_anchors(ia);
     if constexpr (kList) {
       // A tile whose warps ran out of pages is recorded with each warp's pairs written, and the

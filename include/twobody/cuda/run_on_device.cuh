@@ -930,7 +930,8 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
   // Progress: the task counter of a launch. Pair lists launch again over the units that ran out
   // of pages (the first progress_resumed tasks) after progress_begun units were begun.
   unsigned long long progress_begun = 0, progress_resumed = 0;
-  const unsigned long long progress_units = args.n_items;
+  unsigned long long progress_units = args.n_items;
+  int launched_threads = grid.chosen ? kGridThreads : kThreads;
   // The brute-force tiles or, when the grid was chosen, the grid agent over the work queue.
   auto launch_one = [&](auto kernel, int threads, std::size_t bytes, const char* name, const auto&... extra) {
     // Uploads and memsets went to the legacy stream, which a non-blocking stream does not wait for.
@@ -976,26 +977,42 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
   const char* generic_copies_env = std::getenv("TWOBODY_GENERIC_COPIES");
   const bool model_generic_copies = mode == OutputMode::Histogram && !kBinned && regions == 0 && args.copies > 1 &&
                                     !(generic_copies_env && std::string(generic_copies_env) == "fit");
+  // The model for one kernel and block size: its blocks a multiprocessor by registers, the copies
+  // chosen, their shared memory and the modelled time R·L (copies_model.hpp).
+  struct GenericChoice {
+    int reg_blocks = 0;
+    CopiesChoice copies;
+    std::size_t bytes = 0;
+    double cost = HUGE_VAL;
+  };
+  const int fit_copies = args.copies;  // the fitting rule's budget
+  auto generic_choice = [&](auto kernel, int threads, bool grid_agent) {
+    GenericChoice g;
+    TWOBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&g.reg_blocks, kernel, threads, 0));
+    const auto slot_bytes = [&](int h) -> std::size_t {
+      if (h > fit_copies) return ~std::size_t(0);  // beyond the budget
+      return grid_agent ? pair_output_smem(mode, weighted, nb, ncells, h * kGridWarps, stride, shared_regions, key_table,
+                                           sums_shared)
+                        : pair_kernel_smem<D>(mode, weighted, nb, ncells, h, stride, key_table, sums_shared, threads);
+    };
+    g.copies = choose_copies(nb + 2, sm_limits(info), threads, std::max(1, g.reg_blocks), slot_bytes,
+                             static_cast<double>(A.size()), false);
+    g.bytes = slot_bytes(g.copies.copies);
+    for (double c : g.copies.cost) g.cost = std::min(g.cost, c);
+    return g;
+  };
   auto launch_generic = [&](auto kernel, int threads, bool grid_agent, const char* name, const auto&... extra) {
     std::size_t& bytes = grid_agent ? grid_smem : smem;
     if (model_generic_copies) {
-      int reg_blocks = 0;
-      TWOBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&reg_blocks, kernel, threads, 0));
-      const int fit = args.copies;
-      const auto slot_bytes = [&](int h) -> std::size_t {
-        if (h > fit) return ~std::size_t(0);  // beyond the budget
-        return grid_agent ? pair_output_smem(mode, weighted, nb, ncells, h * kGridWarps, stride, shared_regions, key_table,
-                                             sums_shared)
-                          : pair_kernel_smem<D>(mode, weighted, nb, ncells, h, stride, key_table, sums_shared);
-      };
-      const CopiesChoice cc = choose_copies(nb + 2, sm_limits(info), threads, std::max(1, reg_blocks), slot_bytes,
-                                            static_cast<double>(A.size()), false);
-      args.copies = cc.copies;
-      bytes = slot_bytes(cc.copies);
-      copies_note = "; " + std::to_string(cc.copies) + (grid_agent ? " sub-histograms a warp" : " sub-histograms a block") +
-                    " by seed 000's copies model (the fitting rule's " + std::to_string(fit) + "; " +
-                    std::to_string(reg_blocks) + " blocks a multiprocessor by registers)";
+      const GenericChoice g = generic_choice(kernel, threads, grid_agent);
+      args.copies = g.copies.copies;
+      bytes = g.bytes;
+      copies_note += "; " + std::to_string(g.copies.copies) +
+                     (grid_agent ? " sub-histograms a warp" : " sub-histograms a block") +
+                     " by seed 000's copies model (the fitting rule's " + std::to_string(fit_copies) + "; " +
+                     std::to_string(g.reg_blocks) + " blocks a multiprocessor by registers)";
     }
+    launched_threads = threads;
     return launch_one(kernel, threads, bytes, name, extra...);
   };
   // The generic agents: the grid agent over the work queue when the grid was chosen, else the
@@ -1018,6 +1035,31 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
         if (grid.shape.images)
           return launch_generic(grid_kernel<D, M, W, true, P, Exact, false, 1, Means>, kGridThreads, true, "grid_kernel", work);
         return launch_generic(grid_kernel<D, M, W, false, P, Exact, false, 1, Means>, kGridThreads, true, "grid_kernel", work);
+      }
+    }
+    if constexpr (M == OutputMode::Histogram) {
+      // The block size by the same model (seed 000, equations 1–5): a block's sub-histograms cost
+      // the same shared memory at 256 and 512 threads, so where shared memory, not registers,
+      // bounds the blocks a multiprocessor, blocks of 512 hold more threads (α) and the model's
+      // rounds fall. Taken only when its modelled time is lower (ties keep 256). Both are built
+      // for these histograms; TWOBODY_GENERIC_BLOCK=256|512 forces one (tests and benchmarks).
+      if (model_generic_copies) {
+        const auto k256 = pair_kernel<D, M, W, P, Exact, Means, 256>;
+        const auto k512 = pair_kernel<D, M, W, P, Exact, Means, 512>;
+        const GenericChoice g256 = generic_choice(k256, 256, false), g512 = generic_choice(k512, 512, false);
+        bool wide = g512.cost < g256.cost;
+        if (const char* b = std::getenv("TWOBODY_GENERIC_BLOCK")) wide = std::string(b) == "512" && std::isfinite(g512.cost);
+        char note[160];
+        std::snprintf(note, sizeof note,
+                      "; blocks of %d threads by seed 000's occupancy model (modelled time at 256: %.3g, at 512: %.3g)",
+                      wide ? 512 : 256, g256.cost, g512.cost);
+        copies_note += note;
+        if (wide) {
+          // Items of 512 × kPerThread anchors.
+          args.n_items = (A.size() + 512 * kPerThread - 1) / (512 * kPerThread) * args.chunks_per_row;
+          progress_units = args.n_items;
+          return launch_generic(k512, 512, false, "pair_kernel");
+        }
       }
     }
     launch_generic(pair_kernel<D, M, W, P, Exact, Means>, kThreads, false, "pair_kernel");
@@ -1197,7 +1239,7 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
   r.info.pairs_evaluated =
       grid.chosen ? earlier_evaluated + d_evaluations.download()[0] : pair_total(A.size(), B.size(), plan.is_auto());
   r.info.pairs_settled_fp64 = earlier_settled + d_scalars.download()[0];
-  r.info.threads = grid.chosen ? kGridThreads : kThreads;
+  r.info.threads = launched_threads;
   lap("download");
   // (The counting tiles' note only where they could have run.)
   r.info.plan = grid.why + resident.note + list_note + (kBinned || means ? output_note : tiles_note) + copies_note +
