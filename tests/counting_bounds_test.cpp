@@ -301,6 +301,28 @@ std::size_t check_fp64_tensor_histogram(const PointSet& p, const Binning& bins) 
   });
 }
 
+// `n` pairs a, a + r(1 + ε)·u with a uniform in offset + [0.3, 0.7)³, |ε| ≤ 1e-6 and u a random
+// direction: pairs within float32 rounding of the edge r.
+oracle::Points pairs_at_edge(std::mt19937_64& rng, int n, double r, double offset) {
+  std::uniform_real_distribution<double> unit(0.0, 1.0), eps(-1e-6, 1e-6);
+  std::normal_distribution<double> gauss;
+  oracle::Points p;
+  p.dim = 3;
+  for (int k = 0; k < n; ++k) {
+    std::array<double, 3> a, u;
+    double norm = 0;
+    for (int d = 0; d < 3; ++d) {
+      a[d] = offset + 0.3 + 0.4 * unit(rng);
+      u[d] = gauss(rng);
+      norm += u[d] * u[d];
+    }
+    const double len = r * (1 + eps(rng)) / std::sqrt(norm);
+    p.x.push_back({a[0], a[1], a[2]});
+    p.x.push_back({a[0] + len * u[0], a[1] + len * u[1], a[2] + len * u[2]});
+  }
+  return p;
+}
+
 }  // namespace
 
 TEST(CountingBounds, GramSignCountIsExactOnRandomAndOffsetData) {
@@ -321,25 +343,9 @@ TEST(CountingBounds, GramSignCountOnPairsAtTheEdge) {
   const auto seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> unit(0.0, 1.0), eps(-1e-6, 1e-6);
-  std::normal_distribution<double> gauss;
   for (double offset : {0.0, 1e4}) {
     for (double r : {0.1, 0.3}) {
-      oracle::Points p;
-      p.dim = 3;
-      for (int k = 0; k < 1000; ++k) {
-        std::array<double, 3> a, u;
-        double norm = 0;
-        for (int d = 0; d < 3; ++d) {
-          a[d] = offset + 0.3 + 0.4 * unit(rng);
-          u[d] = gauss(rng);
-          norm += u[d] * u[d];
-        }
-        const double len = r * (1 + eps(rng)) / std::sqrt(norm);
-        p.x.push_back({a[0], a[1], a[2]});
-        p.x.push_back({a[0] + len * u[0], a[1] + len * u[1], a[2] + len * u[2]});
-      }
-      const auto P = to_pointset(p);
+      const auto P = to_pointset(pairs_at_edge(rng, 1000, r, offset));
       EXPECT_GT(check_count(P, 0.0, r), 100u);
       EXPECT_GT(check_count(P, r, 0.5), 100u);
     }
@@ -358,22 +364,7 @@ TEST(CountingBounds, TensorGramSignCountIsExact) {
     EXPECT_LT(check_tensor_count(p, 0.0, 0.1), pairs / 1000);
     EXPECT_LT(check_tensor_count(p, 0.05, 0.3), pairs / 1000);
   }
-  std::uniform_real_distribution<double> unit(0.0, 1.0), eps(-1e-6, 1e-6);
-  std::normal_distribution<double> gauss;
-  oracle::Points e;
-  e.dim = 3;
-  for (int k = 0; k < 400; ++k) {
-    std::array<double, 3> a, u;
-    double norm = 0;
-    for (int d = 0; d < 3; ++d) {
-      a[d] = 0.3 + 0.4 * unit(rng);
-      u[d] = gauss(rng);
-      norm += u[d] * u[d];
-    }
-    const double len = 0.1 * (1 + eps(rng)) / std::sqrt(norm);
-    e.x.push_back({a[0], a[1], a[2]});
-    e.x.push_back({a[0] + len * u[0], a[1] + len * u[1], a[2] + len * u[2]});
-  }
+  const oracle::Points e = pairs_at_edge(rng, 400, 0.1, 0.0);
   EXPECT_GT(check_tensor_count(to_pointset(e), 0.0, 0.1), 100u);
   const auto l = to_pointset(testing_support::half_lattice(9, 8, 7));
   EXPECT_GT(check_tensor_count(l, 1.0, 2.5), 500u);
@@ -402,22 +393,7 @@ TEST(CountingBounds, TensorHalfGramSignCountIsExact) {
     const std::size_t pairs = p.size() * (p.size() - 1) / 2;
     EXPECT_LT(check_tensor_half_count(p, 0.0, 0.2 * scale), pairs / 1000);
   }
-  std::uniform_real_distribution<double> unit(0.0, 1.0), eps(-1e-6, 1e-6);
-  std::normal_distribution<double> gauss;
-  oracle::Points e;
-  e.dim = 3;
-  for (int k = 0; k < 400; ++k) {
-    std::array<double, 3> a, u;
-    double norm = 0;
-    for (int d = 0; d < 3; ++d) {
-      a[d] = 0.3 + 0.4 * unit(rng);
-      u[d] = gauss(rng);
-      norm += u[d] * u[d];
-    }
-    const double len = 0.1 * (1 + eps(rng)) / std::sqrt(norm);
-    e.x.push_back({a[0], a[1], a[2]});
-    e.x.push_back({a[0] + len * u[0], a[1] + len * u[1], a[2] + len * u[2]});
-  }
+  const oracle::Points e = pairs_at_edge(rng, 400, 0.1, 0.0);
   EXPECT_GT(check_tensor_half_count(to_pointset(e), 0.0, 0.1), 100u);
   const auto l = to_pointset(testing_support::half_lattice(9, 8, 7));
   EXPECT_GT(check_tensor_half_count(l, 1.0, 2.5), 500u);

@@ -57,12 +57,18 @@ std::string ran(const Result& r) {
   return at == std::string::npos ? std::string() : r.info.plan.substr(at);
 }
 
+// Sums (weighted histograms, separations) equal to `rel` of the CPU's, plus `abs`.
+void expect_near_sums(const std::vector<double>& g, const std::vector<double>& c, const std::string& what,
+                      double rel = 1e-12, double abs = 0.0) {
+  ASSERT_EQ(g.size(), c.size()) << what;
+  for (std::size_t k = 0; k < c.size(); ++k)
+    EXPECT_NEAR(g[k], c[k], rel * std::abs(c[k]) + abs) << what << " bin " << k;
+}
+
 void expect_same(const Result& gpu, const Result& cpu) {
   EXPECT_EQ(gpu.info.backend, "cuda");
   EXPECT_EQ(gpu.counts, cpu.counts);
-  ASSERT_EQ(gpu.weighted.size(), cpu.weighted.size());
-  for (std::size_t k = 0; k < cpu.weighted.size(); ++k)
-    EXPECT_NEAR(gpu.weighted[k], cpu.weighted[k], 1e-9 * (1 + std::abs(cpu.weighted[k])));
+  expect_near_sums(gpu.weighted, cpu.weighted, "weighted", 1e-9, 1e-9);
 }
 
 }  // namespace
@@ -194,9 +200,7 @@ TEST_F(Cuda, GenericCopiesByTheModelEqualCpu) {
             << g.info.plan;
         const Result c = run(s, A, nullptr, on("cpu"));
         EXPECT_EQ(g.counts, c.counts);
-        ASSERT_EQ(g.weighted.size(), c.weighted.size());
-        for (std::size_t k = 0; k < c.weighted.size(); ++k)
-          EXPECT_NEAR(g.weighted[k], c.weighted[k], 1e-9 * (1 + c.weighted[k]));
+        expect_near_sums(g.weighted, c.weighted, "weighted", 1e-9, 1e-9);
       }
     unsetenv("TWOBODY_GENERIC_COPIES");
   }
@@ -227,9 +231,7 @@ TEST_F(Cuda, GenericBlockSizeByTheModelEqualsCpu) {
         if (*block) EXPECT_EQ(g.info.threads, std::atoi(block)) << g.info.plan;
         const Result c = run(s, A, cross ? &B : nullptr, on("cpu"));
         EXPECT_EQ(g.counts, c.counts);
-        ASSERT_EQ(g.weighted.size(), c.weighted.size());
-        for (std::size_t k = 0; k < c.weighted.size(); ++k)
-          EXPECT_NEAR(g.weighted[k], c.weighted[k], 1e-9 * (1 + c.weighted[k]));
+        expect_near_sums(g.weighted, c.weighted, "weighted", 1e-9, 1e-9);
       }
 }
 
@@ -256,8 +258,7 @@ TEST_F(Cuda, HistogramsAtTheSharedMemoryLimitAndBeyond) {
       if (nb > most) EXPECT_NE(g.info.plan.find("this statistic runs on the cpu"), std::string::npos) << g.info.plan;
       const Result c = run(s, A, nullptr, on("cpu"));
       EXPECT_EQ(g.counts, c.counts);
-      ASSERT_EQ(g.weighted.size(), c.weighted.size());
-      for (std::size_t k = 0; k < c.weighted.size(); ++k) EXPECT_NEAR(g.weighted[k], c.weighted[k], 1e-9 * (1 + c.weighted[k]));
+      expect_near_sums(g.weighted, c.weighted, "weighted", 1e-9, 1e-9);
     }
   }
 }
@@ -595,9 +596,7 @@ TEST_F(Cuda, JackknifeRegionsEqualCpu) {
         expect_same(g, c);
         ASSERT_EQ(g.regions, std::size_t(R));
         EXPECT_EQ(g.region_counts, c.region_counts);
-        ASSERT_EQ(g.region_weighted.size(), c.region_weighted.size());
-        for (std::size_t k = 0; k < c.region_weighted.size(); ++k)
-          EXPECT_NEAR(g.region_weighted[k], c.region_weighted[k], 1e-9 * (1 + std::abs(c.region_weighted[k]))) << k;
+        expect_near_sums(g.region_weighted, c.region_weighted, "region weighted", 1e-9, 1e-9);
       }
     }
   }
@@ -651,9 +650,7 @@ RunOptions brute_on_cuda() {
 
 void expect_same_points(const PointReductions& g, const PointReductions& c) {
   EXPECT_EQ(g.counts, c.counts);
-  ASSERT_EQ(g.weighted.size(), c.weighted.size());
-  for (std::size_t k = 0; k < c.weighted.size(); ++k)
-    ASSERT_NEAR(g.weighted[k], c.weighted[k], 1e-9 * (1 + std::abs(c.weighted[k]))) << k;
+  expect_near_sums(g.weighted, c.weighted, "weighted", 1e-9, 1e-9);
 }
 
 // The CUDA run on `opt`'s path against the CPU's brute force.
@@ -1642,12 +1639,6 @@ Statistic binned2d_stat(const Binning2D& bins, const std::optional<Box>& box, bo
   s.weighted = weighted;
   s.regions = regions;
   return s;
-}
-
-void expect_near_sums(const std::vector<double>& g, const std::vector<double>& c, const std::string& what,
-                      double rel = 1e-12) {
-  ASSERT_EQ(g.size(), c.size()) << what;
-  for (std::size_t k = 0; k < c.size(); ++k) EXPECT_NEAR(g[k], c[k], rel * std::abs(c[k])) << what << " bin " << k;
 }
 
 // The GPU's run of `s` on `path` against the CPU's brute force; returns the GPU's result.

@@ -118,7 +118,9 @@ std::string fig15_line(const Plan& plan) {
       return out + "output " + kb(bytes) + " between alpha and beta: type II; input " + kb(input) +
              (input <= info.l2_bytes ? " fits" : " exceeds") + " the L2 (read-only path " +
              (input <= info.l2_bytes ? "usable" : "thrashed") + "): shared tiles, shuffles in the grid agent; " +
-             std::to_string(c.copies) + " private copies by the copies model (gamma: warp-level copies while they fit)";
+             std::to_string(c.copies) + " private copies by the copies model (gamma: warp-level copies while they fit); " +
+             "blocks of 256 threads for the counting tiles (their registers bound the blocks, where the model sees no "
+             "difference), 256 or 512 for the generic agent by the same model (the run's plan gives both times)";
     }
   }
   return out;
