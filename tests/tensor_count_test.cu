@@ -101,82 +101,76 @@ __global__ void tensor_half_error_kernel(const float* ax, const float* ay, const
   atomicMax(worst_bits, __float_as_uint(worst));
 }
 
+// The worst |error| of a Gram-form kernel over 2^14 blocks of 16 anchors × 8 partners, uniform
+// coordinates in [−M, M): `launch(blocks, ax, ay, az, bx, by, bz, worst_bits)` runs it.
+template <class Launch>
+float worst_gram_error(std::mt19937_64& rng, double M, const Launch& launch) {
+  const int blocks = 1 << 14;
+  std::uniform_real_distribution<float> u(static_cast<float>(-M), static_cast<float>(M));
+  std::vector<float> h(6 * std::size_t(blocks) * 16);
+  for (auto& v : h) v = u(rng);
+  float* d = nullptr;
+  unsigned* w = nullptr;
+  EXPECT_EQ(cudaMalloc(&d, h.size() * sizeof(float)), cudaSuccess);
+  EXPECT_EQ(cudaMalloc(&w, sizeof(unsigned)), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(d, h.data(), h.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaMemset(w, 0, sizeof(unsigned)), cudaSuccess);
+  const std::size_t n = std::size_t(blocks) * 16;
+  launch(blocks, d, d + n, d + 2 * n, d + 3 * n, d + 4 * n, d + 5 * n, w);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  unsigned bits = 0;
+  EXPECT_EQ(cudaMemcpy(&bits, w, sizeof bits, cudaMemcpyDeviceToHost), cudaSuccess);
+  cudaFree(d);
+  cudaFree(w);
+  float worst;
+  std::memcpy(&worst, &bits, sizeof worst);
+  return worst;
+}
+
+// The tensor-core part of a bound (the float32 coordinates' rounding does not arise here), and the
+// check that the kernel's measured error lies within half of it.
+void expect_within_bound(const char* form, double M, double t, float worst,
+                         double (*gram_error)(const twobody::DistanceErrorModel&, double)) {
+  twobody::DistanceErrorModel m;
+  m.dim = 3;
+  m.M = M;
+  const double bound = gram_error(m, t) - 1.01 * twobody::coordinate_error(m);
+  std::printf("%s Gram form, M %g, T %g: worst |error| %.3g, bound %.3g (ratio %.3f)\n", form, M, t, worst, bound,
+              worst / bound);
+  EXPECT_GT(worst, 0.f);
+  EXPECT_LE(worst, 0.5 * bound);
+}
+
 }  // namespace
 
 // The half-precision form at scales where many FP16 lo parts are subnormal (M = 10^-3 scaled by
-// 2^10, uniform coordinates: an eighth below 2^-3 M) and at the benchmark's.
+// 2^10, uniform coordinates: an eighth below 2^-3 M), at the benchmark's, and at cutoffs up to ten
+// times the extent (T = 100 M²).
 TEST(CudaTensorCounts, HalfAccumulationWithinTheAssumedBound) {
   if (!twobody::make_cuda_backend()) GTEST_SKIP() << "no CUDA device";
   std::mt19937_64 rng(std::random_device{}());
-  for (double M : {0.5, 1e-3, 1e3}) {
-    for (double r_over_m : {0.2, 0.05, 1.5}) {
-      const int blocks = 1 << 14;
-      std::uniform_real_distribution<float> u(static_cast<float>(-M), static_cast<float>(M));
-      std::vector<float> h(6 * std::size_t(blocks) * 16);
-      for (auto& v : h) v = u(rng);
-      float* d = nullptr;
-      unsigned* w = nullptr;
-      ASSERT_EQ(cudaMalloc(&d, h.size() * sizeof(float)), cudaSuccess);
-      ASSERT_EQ(cudaMalloc(&w, sizeof(unsigned)), cudaSuccess);
-      ASSERT_EQ(cudaMemcpy(d, h.data(), h.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
-      ASSERT_EQ(cudaMemset(w, 0, sizeof(unsigned)), cudaSuccess);
-      const std::size_t n = std::size_t(blocks) * 16;
+  for (double M : {0.5, 1e-3, 1e3})
+    for (double r_over_m : {0.2, 0.05, 1.5, 10.0}) {
       const double t = (r_over_m * M) * (r_over_m * M);
       const float scale = static_cast<float>(twobody::tensor_half_scale(M));
-      tensor_half_error_kernel<<<blocks, 32>>>(d, d + n, d + 2 * n, d + 3 * n, d + 4 * n, d + 5 * n, t, scale, w);
-      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-      unsigned bits = 0;
-      ASSERT_EQ(cudaMemcpy(&bits, w, sizeof bits, cudaMemcpyDeviceToHost), cudaSuccess);
-      cudaFree(d);
-      cudaFree(w);
-      float worst;
-      std::memcpy(&worst, &bits, sizeof worst);
-      twobody::DistanceErrorModel m;
-      m.dim = 3;
-      m.M = M;
-      const double bound = twobody::tensor_half_gram_error(m, t) - 1.01 * twobody::coordinate_error(m);
-      std::printf("half tensor Gram form, M %g, T %g: worst |error| %.3g, bound %.3g (ratio %.3f)\n", M, t, worst, bound,
-                  worst / bound);
-      EXPECT_GT(worst, 0.f);
-      EXPECT_LE(worst, 0.5 * bound);
+      const float worst = worst_gram_error(rng, M, [&](int blocks, const float* ax, const float* ay, const float* az,
+                                                       const float* bx, const float* by, const float* bz, unsigned* w) {
+        tensor_half_error_kernel<<<blocks, 32>>>(ax, ay, az, bx, by, bz, t, scale, w);
+      });
+      expect_within_bound("half tensor", M, t, worst, twobody::tensor_half_gram_error);
     }
-  }
 }
 
 TEST(CudaTensorCounts, AccumulationWithinTheAssumedBound) {
   if (!twobody::make_cuda_backend()) GTEST_SKIP() << "no CUDA device";
   std::mt19937_64 rng(std::random_device{}());
-  for (double M : {0.5, 1e3}) {
-    for (double r_over_m : {0.2, 0.05, 1.5}) {
-      const int blocks = 1 << 14;
-      std::uniform_real_distribution<float> u(static_cast<float>(-M), static_cast<float>(M));
-      std::vector<float> h(6 * std::size_t(blocks) * 16);
-      for (auto& v : h) v = u(rng);
-      float* d = nullptr;
-      unsigned* w = nullptr;
-      ASSERT_EQ(cudaMalloc(&d, h.size() * sizeof(float)), cudaSuccess);
-      ASSERT_EQ(cudaMalloc(&w, sizeof(unsigned)), cudaSuccess);
-      ASSERT_EQ(cudaMemcpy(d, h.data(), h.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
-      ASSERT_EQ(cudaMemset(w, 0, sizeof(unsigned)), cudaSuccess);
-      const std::size_t n = std::size_t(blocks) * 16;
+  for (double M : {0.5, 1e3})
+    for (double r_over_m : {0.2, 0.05, 1.5, 10.0}) {
       const double t = (r_over_m * M) * (r_over_m * M);
-      tensor_error_kernel<<<blocks, 32>>>(d, d + n, d + 2 * n, d + 3 * n, d + 4 * n, d + 5 * n, t, w);
-      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-      unsigned bits = 0;
-      ASSERT_EQ(cudaMemcpy(&bits, w, sizeof bits, cudaMemcpyDeviceToHost), cudaSuccess);
-      cudaFree(d);
-      cudaFree(w);
-      float worst;
-      std::memcpy(&worst, &bits, sizeof worst);
-      twobody::DistanceErrorModel m;
-      m.dim = 3;
-      m.M = M;
-      // The tensor-core part of the bound (the float32 coordinates' rounding does not arise here).
-      const double bound = twobody::tensor_gram_error(m, t) - 1.01 * twobody::coordinate_error(m);
-      std::printf("tensor Gram form, M %g, T %g: worst |error| %.3g, bound %.3g (ratio %.3f)\n", M, t, worst, bound,
-                  worst / bound);
-      EXPECT_GT(worst, 0.f);
-      EXPECT_LE(worst, 0.5 * bound);
+      const float worst = worst_gram_error(rng, M, [&](int blocks, const float* ax, const float* ay, const float* az,
+                                                       const float* bx, const float* by, const float* bz, unsigned* w) {
+        tensor_error_kernel<<<blocks, 32>>>(ax, ay, az, bx, by, bz, t, w);
+      });
+      expect_within_bound("tensor", M, t, worst, twobody::tensor_gram_error);
     }
-  }
 }
