@@ -55,8 +55,9 @@ constexpr std::size_t fp64_tensor_histogram_smem(int nbins, int copies) {
 constexpr std::size_t kFp64TensorStaticSmem = sizeof(double) * kThreads * 5 + 16;
 
 // How d' meets the bins: kNoClamp where no pair can leave slots 0 .. nbins + 1 (the first edge
-// at 0, no sentinels, every d' below the last edge plus three quarters of a bin: q < nbins + 3/4,
-// slot nbins + 1 at most), kTop (first edge at 0) or kBoth (a first edge above 0).
+// at 0, no sentinels, every d' below the last edge plus a quarter bin: q < nbins + 1/4, slot
+// nbins + 1 at most and within the guard's fixed-point range), kTop (first edge at 0) or kBoth (a
+// first edge above 0).
 enum Fp64Clamp : int { kNoClamp = 0, kTop = 1, kBoth = 2 };
 
 namespace fp64_tensor_detail {

@@ -728,7 +728,9 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
   if constexpr (std::is_same_v<F, Euclidean<D>> && D <= 3) {
     const char* env = std::getenv("TWOBODY_COUNTING_TILES");
     const bool allowed = !(env && std::string(env) == "0");
-    if (allowed && !grid.chosen && !weighted && regions == 0 &&
+    // (Not with mean separations: those take the generic agents, whose items these kernels would
+    // reshape.)
+    if (allowed && !grid.chosen && !weighted && regions == 0 && !means &&
         (mode == OutputMode::Reduce || mode == OutputMode::Histogram)) {
       const auto& edges = s.binning.edges();
       // Histograms: d² on the FP64 tensor cores (fp64_tensor_histogram_tiles.cuh) wherever its
@@ -739,6 +741,11 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
         const char* fe = std::getenv("TWOBODY_FP64_TENSOR_HISTOGRAM");
         if (!(fe && std::string(fe) == "0")) {
           cp = fp64_tensor_histogram_plan(setup.model, edges);
+          // Decided before the shape is filled (and scaled) for it: one copy must fit a block.
+          if (cp.usable && !(fp64_tensor_histogram_smem(static_cast<int>(nb), 1) + kFp64TensorStaticSmem <= info.smem_optin)) {
+            cp.usable = false;
+            cp.why = "no FP64 tensor-core histogram (one copy of it exceeds a block's shared memory)";
+          }
           use_fp64_hist = cp.usable;
           if (!use_fp64_hist) tiles_note = "; " + cp.why;
         }
@@ -786,13 +793,14 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
           tiles.lo = std::ldexp(tiles.lo, e);
           tiles.d_min = std::ldexp(tiles.d_min, e);
           tiles.d_max = std::ldexp(tiles.d_max, e);
-          // No clamp (one FMNMX a pair less) where every pair's q stays below nbins + 3/4 (slot
-          // nbins + 1 at most: the last edge within a quarter bin of the diameter is enough), the
-          // first edge is 0 and no tile holds sentinels.
+          // No clamp (one FMNMX a pair less) where every pair's q stays below nbins + 1/4 (slot
+          // nbins + 1 at most, and within the guard's fixed-point range, equal_width_guard: the
+          // diameter below the last edge plus a quarter bin), the first edge is 0 and no tile holds
+          // sentinels.
           const double w = (edges.back() - edges.front()) / nb;
           const double diameter = 2 * std::sqrt(double(D)) * setup.model.M * (1 + 1e-6);
           fp64_clamp = edges.front() > 0 ? kBoth
-                       : diameter < edges.back() + 0.75 * w && A.size() % kTensorAnchors == 0 && B.size() % kThreads == 0
+                       : diameter < edges.back() + 0.25 * w && A.size() % kTensorAnchors == 0 && B.size() % kThreads == 0
                            ? kNoClamp
                            : kTop;
         }
@@ -831,10 +839,10 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
           tiles_note += guard_note;
         }
         if (use_fp64_hist) {
+          // (Fits: one copy was checked with the plan, and the copies were halved to fit.)
           tiles_smem = fp64_tensor_histogram_smem(nb, tiles.copies);
-          use_fp64_hist = tiles_smem + kFp64TensorStaticSmem <= info.smem_optin;
           // Items of kTensorAnchors anchors (the same partner chunks).
-          if (use_fp64_hist) args.n_items = (A.size() + kTensorAnchors - 1) / kTensorAnchors * args.chunks_per_row;
+          args.n_items = (A.size() + kTensorAnchors - 1) / kTensorAnchors * args.chunks_per_row;
         }
         if (!use_fp64_hist) tiles_smem = counting_tiles_smem(mode == OutputMode::Histogram, nb, tiles.copies);
         use_tiles = use_fp64_hist || tiles_smem + 64 <= info.smem_optin;  // (and the kernel's static shared words)
