@@ -52,6 +52,14 @@ Result timed_run(const Statistic& s, const PointSet& p, const char* path = "brut
   return run(s, p, nullptr, o);
 }
 
+// timed_run with one of the planner's switches (an environment variable) set for that run only.
+Result timed_run_with(const char* var, const char* value, const Statistic& s, const PointSet& p) {
+  setenv(var, value, 1);
+  Result r = timed_run(s, p);
+  unsetenv(var);
+  return r;
+}
+
 // 90% of the points in a cube of 1% of the volume, the rest uniform (issue 3's non-uniform case).
 PointSet concentrated_box(std::size_t n, double L, std::uint64_t seed) {
   const PointSet u = generate_uniform_box(n, 3, 1.0, seed);
@@ -273,18 +281,14 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "  (%s)\n", fp64 ? "counting tiles, d² on the FP64 tensor cores" : "CUDA-core counting tiles");
       if (fp64 && ln >= 20) {
         // The same SDH with d² from differences on the CUDA cores (the previous default).
-        setenv("TWOBODY_FP64_TENSOR_HISTOGRAM", "0", 1);
-        const Result rc = timed_run(s, p);
-        unsetenv("TWOBODY_FP64_TENSOR_HISTOGRAM");
+        const Result rc = timed_run_with("TWOBODY_FP64_TENSOR_HISTOGRAM", "0", s, p);
         if (rc.counts != r.counts) std::fprintf(stderr, "  CUDA-CORE COUNTING TILES DIFFER\n");
         report({"CUDA-core counting tiles SDH (exact)", n, nb, rc.info.seconds, double(rc.info.pairs_evaluated),
                 double(rc.info.pairs_settled_fp64) / double(rc.info.pairs_evaluated)});
         if (nb >= 256 && nb <= 1024) {
           // The other way of finding the pairs near an edge: a flag bit a pair (the plan's choice
           // from thousands of bins) against the marked words of a block.
-          setenv("TWOBODY_HIST_PAIR_FLAGS", "1", 1);
-          const Result rf = timed_run(s, p);
-          unsetenv("TWOBODY_HIST_PAIR_FLAGS");
+          const Result rf = timed_run_with("TWOBODY_HIST_PAIR_FLAGS", "1", s, p);
           if (rf.counts != r.counts) std::fprintf(stderr, "  PAIR FLAGS DIFFER\n");
           report({"FP64 tensor SDH, a flag bit a pair", n, nb, rf.info.seconds, double(rf.info.pairs_evaluated),
                   double(rf.info.pairs_settled_fp64) / double(rf.info.pairs_evaluated)});
@@ -292,9 +296,7 @@ int main(int argc, char** argv) {
       }
       if (nb <= 256 && ln >= 20) {
         // The same SDH on the tensor-core histogram (on request: measured slower, kept for study).
-        setenv("TWOBODY_TENSOR_HISTOGRAM", "1", 1);
-        const Result rt = timed_run(s, p);
-        unsetenv("TWOBODY_TENSOR_HISTOGRAM");
+        const Result rt = timed_run_with("TWOBODY_TENSOR_HISTOGRAM", "1", s, p);
         if (rt.counts != r.counts) std::fprintf(stderr, "  TENSOR-CORE HISTOGRAM DIFFERS\n");
         report({"tensor-core histogram SDH (exact)", n, nb, rt.info.seconds, double(rt.info.pairs_evaluated),
                 double(rt.info.pairs_settled_fp64) / double(rt.info.pairs_evaluated)});
@@ -309,15 +311,12 @@ int main(int argc, char** argv) {
     if (rc.info.plan.find("tensor-core counts: Gram") == std::string::npos)
       std::fprintf(stderr, "  (the count above did not run on the tensor cores)\n");
     // The same count on the split-TF32 form.
-    setenv("TWOBODY_TENSOR_COUNT", "tf32", 1);
-    const Result rf = timed_run(c, p);
+    const Result rf = timed_run_with("TWOBODY_TENSOR_COUNT", "tf32", c, p);
     if (rf.counts != rc.counts) std::fprintf(stderr, "  TF32 COUNT DIFFERS\n");
     report({"tensor-core count TF32 r<0.1", n, 1, rf.info.seconds, double(rf.info.pairs_evaluated),
             double(rf.info.pairs_settled_fp64) / double(rf.info.pairs_evaluated)});
     // The same count on the CUDA-core counting tiles.
-    setenv("TWOBODY_TENSOR_COUNT", "0", 1);
-    const Result rt = timed_run(c, p);
-    unsetenv("TWOBODY_TENSOR_COUNT");
+    const Result rt = timed_run_with("TWOBODY_TENSOR_COUNT", "0", c, p);
     if (rt.counts != rc.counts) std::fprintf(stderr, "  CUDA-CORE COUNT DIFFERS: %llu vs %llu\n",
                                              static_cast<unsigned long long>(rt.counts[0]),
                                              static_cast<unsigned long long>(rc.counts[0]));
@@ -335,9 +334,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "  (blocks of %d threads, the model's choice)\n", r.info.threads);
         // Both block sizes, forced: what the model's choice is worth.
         for (const char* block : {"256", "512"}) {
-          setenv("TWOBODY_GENERIC_BLOCK", block, 1);
-          const Result rb = timed_run(s, p);
-          unsetenv("TWOBODY_GENERIC_BLOCK");
+          const Result rb = timed_run_with("TWOBODY_GENERIC_BLOCK", block, s, p);
           if (rb.counts != r.counts) std::fprintf(stderr, "  GENERIC SDH AT %s THREADS DIFFERS\n", block);
           report({std::string("generic agent SDH, blocks of ") + block, n, nb, rb.info.seconds,
                   double(rb.info.pairs_evaluated), double(rb.info.pairs_settled_fp64) / double(rb.info.pairs_evaluated)});

@@ -574,11 +574,11 @@ TEST(CountingBounds, Fp64TensorHistogramIsExactOnRandomOffsetAndLatticeData) {
   for (double offset : {0.0, -3.0, 1e4}) {
     const auto p = to_pointset(uniform_points(1200, 3, offset, offset + 1.0, rng));
     const std::size_t pairs = p.size() * (p.size() - 1) / 2;
+    const Shifted s = shifted(p);
     for (std::size_t nb : {1u, 8u, 256u, 1024u}) {
       SCOPED_TRACE(nb);
       const Binning bins = Binning::linear(0.0, std::sqrt(3.0) * 1.000001, nb);
       EXPECT_LT(check_fp64_tensor_histogram(p, bins), pairs / 100);
-      const Shifted s = shifted(p);
       EXPECT_LE(fp64_tensor_histogram_plan(s.setup.model, bins.edges()).delta,
                 2 * equal_width_plan(s.setup.model, bins.edges()).delta);
     }
