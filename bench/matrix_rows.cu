@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "matrix_rows.hpp"
-#include "twobody/cuda/matrix_kernel.cuh"
+#include "twobody/detail/cuda/matrix_kernel.cuh"
 
 namespace {
 

@@ -2,9 +2,9 @@
 
 #include <fstream>
 
-#include "twobody/bins.hpp"
+#include "twobody/detail/engine/key_edges.hpp"
 #include "twobody/error.hpp"
-#include "twobody/pair_function.hpp"
+#include "twobody/extend/pair_function.hpp"
 
 using namespace twobody;
 

@@ -5,10 +5,10 @@
 
 #include <random>
 
-#include "engine/planner.hpp"
+#include "twobody/detail/engine/planner.hpp"
 #include "test_support.hpp"
-#include "twobody/backend.hpp"
-#include "twobody/chunked_run.hpp"
+#include "twobody/detail/engine/backend.hpp"
+#include "twobody/detail/engine/chunked_run.hpp"
 #include "twobody/engine.hpp"
 
 using namespace twobody;

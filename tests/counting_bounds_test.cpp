@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "test_support.hpp"
-#include "twobody/counting_bounds.hpp"
-#include "twobody/cuda/copies_model.hpp"
-#include "twobody/fast_proxies.hpp"
+#include "twobody/detail/exact/counting_bounds.hpp"
+#include "twobody/detail/cuda/copies_model.hpp"
+#include "twobody/detail/exact/fast_proxies.hpp"
 #include "twobody/statistics.hpp"
 
 using namespace twobody;

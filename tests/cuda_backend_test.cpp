@@ -11,7 +11,7 @@
 #include <span>
 
 #include "test_support.hpp"
-#include "twobody/backend.hpp"
+#include "twobody/detail/engine/backend.hpp"
 #include "twobody/correlation.hpp"
 #include "twobody/clustering2d.hpp"
 #include "twobody/cosmology.hpp"

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "test_support.hpp"
-#include "twobody/backend.hpp"
-#include "twobody/cuda/custom.cuh"
+#include "twobody/detail/engine/backend.hpp"
+#include "twobody/extend/run_custom.cuh"
 
 using namespace twobody;
 

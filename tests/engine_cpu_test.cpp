@@ -6,7 +6,7 @@
 #include <map>
 
 #include "test_support.hpp"
-#include "twobody/custom.hpp"
+#include "twobody/extend/run_custom.hpp"
 #include "twobody/engine.hpp"
 #include "twobody/statistics.hpp"
 

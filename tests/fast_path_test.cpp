@@ -8,7 +8,7 @@
 #include <random>
 
 #include "test_support.hpp"
-#include "twobody/fast_proxies.hpp"
+#include "twobody/detail/exact/fast_proxies.hpp"
 #include "twobody/statistics.hpp"
 
 using namespace twobody;

@@ -7,7 +7,7 @@
 #include "twobody/engine.hpp"
 #include "twobody/generate.hpp"
 #include "twobody/statistics.hpp"
-#include "twobody/cpu/grid_index.hpp"
+#include "twobody/detail/cpu/grid_index.hpp"
 
 using namespace twobody;
 using testing_support::fresh_seed;

@@ -8,7 +8,7 @@
 #include <numbers>
 
 #include "test_support.hpp"
-#include "twobody/backend.hpp"
+#include "twobody/detail/engine/backend.hpp"
 #include "twobody/correlation.hpp"
 #include "twobody/error.hpp"
 #include "twobody/generate.hpp"

@@ -11,7 +11,7 @@
 #include <set>
 
 #include "test_support.hpp"
-#include "twobody/cuda/pair_pool.hpp"
+#include "twobody/detail/cuda/pair_pool.hpp"
 #include "twobody/engine.hpp"
 
 using namespace twobody;

@@ -8,7 +8,7 @@
 #include <numeric>
 
 #include "test_support.hpp"
-#include "twobody/custom.hpp"
+#include "twobody/extend/run_custom.hpp"
 #include "twobody/engine.hpp"
 #include "twobody/error.hpp"
 #include "twobody/generate.hpp"

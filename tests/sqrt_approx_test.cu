@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include "twobody/backend.hpp"
-#include "twobody/counting_bounds.hpp"
+#include "twobody/detail/engine/backend.hpp"
+#include "twobody/detail/exact/counting_bounds.hpp"
 
 namespace {
 

@@ -11,9 +11,9 @@
 #include <random>
 #include <vector>
 
-#include "twobody/backend.hpp"
-#include "twobody/counting_bounds.hpp"
-#include "twobody/cuda/tensor_count_tiles.cuh"
+#include "twobody/detail/engine/backend.hpp"
+#include "twobody/detail/exact/counting_bounds.hpp"
+#include "twobody/detail/cuda/tensor_count_tiles.cuh"
 
 namespace {
 

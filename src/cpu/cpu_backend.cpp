@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <thread>
 
-#include "twobody/backend.hpp"
-#include "twobody/cpu/binned2d.hpp"
-#include "twobody/cpu/run_plan.hpp"
-#include "twobody/metric_dispatch.hpp"
-#include "engine/memory.hpp"
+#include "twobody/detail/engine/backend.hpp"
+#include "twobody/detail/cpu/binned2d.hpp"
+#include "twobody/detail/cpu/run_plan.hpp"
+#include "twobody/detail/engine/metric_dispatch.hpp"
+#include "twobody/detail/engine/memory.hpp"
 
 namespace twobody {
 

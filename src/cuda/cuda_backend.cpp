@@ -9,17 +9,17 @@
 #include <mutex>
 #include <string>
 
-#include "twobody/cuda/copies_model.hpp"
-#include "twobody/cuda/cuda_check.hpp"
-#include "twobody/cuda/device_info.hpp"
-#include "twobody/cuda/device_buffer.hpp"
-#include "twobody/cuda/kernel_shape.hpp"
-#include "twobody/backend.hpp"
-#include "twobody/chunked_run.hpp"
+#include "twobody/detail/cuda/copies_model.hpp"
+#include "twobody/detail/cuda/cuda_check.hpp"
+#include "twobody/detail/cuda/device_info.hpp"
+#include "twobody/detail/cuda/device_buffer.hpp"
+#include "twobody/detail/cuda/kernel_shape.hpp"
+#include "twobody/detail/engine/backend.hpp"
+#include "twobody/detail/engine/chunked_run.hpp"
 #include "twobody/engine.hpp"
-#include "twobody/fast_path.hpp"
+#include "twobody/detail/exact/fast_path.hpp"
 #include "twobody/generate.hpp"
-#include "twobody/metric_dispatch.hpp"
+#include "twobody/detail/engine/metric_dispatch.hpp"
 
 namespace twobody {
 namespace cuda {

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "twobody/cuda/grid_index.cuh"
+#include "twobody/detail/cuda/grid_index.cuh"
 
 namespace twobody::cuda {
 

@@ -2,8 +2,8 @@
 // the fewest cells (256), and the partner tile of the widest points (kMaxDim coordinates) in the
 // shared memory a block may use. run_pairs shrinks the table and the copies to fit, so every
 // histogram up to this size runs; the engine gives larger ones to the CPU backend.
-#include "twobody/cuda/grid_kernel.cuh"
-#include "twobody/cuda/pair_kernel.cuh"
+#include "twobody/detail/cuda/grid_kernel.cuh"
+#include "twobody/detail/cuda/pair_kernel.cuh"
 
 namespace twobody::cuda {
 

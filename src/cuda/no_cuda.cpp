@@ -1,5 +1,5 @@
 // Built when CUDA is off at configure time: the engine then offers the CPU backend only.
-#include "twobody/backend.hpp"
+#include "twobody/detail/engine/backend.hpp"
 
 namespace twobody {
 std::unique_ptr<Backend> make_cuda_backend() { return nullptr; }

@@ -9,7 +9,7 @@
 #include <map>
 #include <new>
 
-#include "dist/pair_jobs.hpp"
+#include "twobody/detail/dist/pair_jobs.hpp"
 #include "twobody/distributed.hpp"
 #include "twobody/error.hpp"
 

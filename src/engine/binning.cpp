@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "twobody/bins.hpp"
+#include "twobody/detail/engine/key_edges.hpp"
 #include "twobody/error.hpp"
 #include "twobody/statistic.hpp"
 

@@ -1,4 +1,4 @@
-#include "twobody/binning2d.hpp"
+#include "twobody/detail/engine/binned_pair_functions.hpp"
 
 #include <fmt/format.h>
 

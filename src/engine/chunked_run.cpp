@@ -1,4 +1,4 @@
-#include "twobody/chunked_run.hpp"
+#include "twobody/detail/engine/chunked_run.hpp"
 
 #include <algorithm>
 #include <deque>

@@ -1,8 +1,8 @@
 #include <chrono>
 #include <fmt/format.h>
 
-#include "engine/planner.hpp"
-#include "twobody/backend.hpp"
+#include "twobody/detail/engine/planner.hpp"
+#include "twobody/detail/engine/backend.hpp"
 #include "twobody/error.hpp"
 
 namespace twobody {

@@ -1,4 +1,4 @@
-#include "engine/memory.hpp"
+#include "twobody/detail/engine/memory.hpp"
 
 #include <unistd.h>
 

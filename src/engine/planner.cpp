@@ -3,12 +3,11 @@
 #include <fmt/format.h>
 #include <omp.h>
 
-#include "twobody/backend.hpp"
-#include "twobody/custom.hpp"
+#include "twobody/detail/engine/backend.hpp"
 #include "twobody/error.hpp"
-#include "twobody/metric_dispatch.hpp"
-#include "engine/memory.hpp"
-#include "engine/planner.hpp"
+#include "twobody/detail/engine/metric_dispatch.hpp"
+#include "twobody/detail/engine/memory.hpp"
+#include "twobody/detail/engine/planner.hpp"
 
 namespace twobody {
 

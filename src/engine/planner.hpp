@@ -1,7 +1,12 @@
 #pragma once
-#include "twobody/backend.hpp"
+// The planner: validates a statistic against its points, maps its bins to key space and writes
+// down what will run and why (the CLI's --explain).
+#include "twobody/detail/engine/backend.hpp"
 
 namespace twobody {
 // Validates and plans a built-in metric (edges mapped to key space, periodic box checked).
 Plan make_plan(const Statistic& s, const PointSet& a, const PointSet* b, const RunOptions& opt);
+// The validation and planning every pair function shares, for `dim`-coordinate points; run_custom
+// then maps the key edges through its function's key_of.
+Plan make_plan_base(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt, int dim);
 }  // namespace twobody

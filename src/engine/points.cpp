@@ -4,7 +4,7 @@
 #include <tuple>
 #include <fmt/format.h>
 
-#include "engine/memory.hpp"
+#include "twobody/detail/engine/memory.hpp"
 #include "twobody/error.hpp"
 
 namespace twobody {

@@ -6,7 +6,7 @@
 #include <numbers>
 #include <vector>
 
-#include "generate/rng.hpp"
+#include "twobody/detail/generate/rng.hpp"
 #include "twobody/error.hpp"
 #include "twobody/generate.hpp"
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "io/raw_table.hpp"
+#include "twobody/detail/io/raw_table.hpp"
 
 namespace twobody {
 

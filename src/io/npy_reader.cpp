@@ -5,7 +5,7 @@
 #include <cstring>
 #include <regex>
 
-#include "io/raw_table.hpp"
+#include "twobody/detail/io/raw_table.hpp"
 
 namespace twobody {
 

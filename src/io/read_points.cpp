@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "io/raw_table.hpp"
+#include "twobody/detail/io/raw_table.hpp"
 #include "twobody/error.hpp"
 #include "twobody/io.hpp"
 

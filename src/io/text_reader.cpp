@@ -3,7 +3,7 @@
 #include <charconv>
 #include <string_view>
 
-#include "io/raw_table.hpp"
+#include "twobody/detail/io/raw_table.hpp"
 
 namespace twobody {
 

@@ -6,7 +6,7 @@
 #include <limits>
 #include <numbers>
 
-#include "correlation_counts.hpp"
+#include "twobody/detail/statistics/correlation_counts.hpp"
 #include "twobody/error.hpp"
 
 namespace twobody {

@@ -12,8 +12,8 @@
 #include <mutex>
 #include <tuple>
 
-#include "correlation_counts.hpp"
-#include "twobody/backend.hpp"
+#include "twobody/detail/statistics/correlation_counts.hpp"
+#include "twobody/detail/engine/backend.hpp"
 #include "twobody/error.hpp"
 
 namespace twobody {

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <limits>
 
-#include "correlation_counts.hpp"
+#include "twobody/detail/statistics/correlation_counts.hpp"
 #include "twobody/correlation.hpp"
 #include "twobody/error.hpp"
 #include "twobody/statistics.hpp"

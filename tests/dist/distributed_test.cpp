@@ -8,7 +8,7 @@
 #include <cmath>
 #include <random>
 
-#include "dist/pair_jobs.hpp"
+#include "twobody/detail/dist/pair_jobs.hpp"
 #include "twobody/correlation.hpp"
 #include "twobody/distributed.hpp"
 #include "twobody/error.hpp"

@@ -9,8 +9,8 @@
 // fits in registers, and seed 001's dimension slices are not needed.
 #include <cstdint>
 
-#include "twobody/cuda/cuda_check.hpp"
-#include "twobody/cuda/pair_kernel.cuh"
+#include "twobody/detail/cuda/cuda_check.hpp"
+#include "twobody/detail/cuda/pair_kernel.cuh"
 
 namespace twobody::cuda {
 

@@ -29,10 +29,10 @@
 
 #include <cstdint>
 
-#include "twobody/cuda/counting_tiles.cuh"
-#include "twobody/cuda/kernel_shape.hpp"
-#include "twobody/cuda/pair_output.cuh"
-#include "twobody/fast_path.hpp"
+#include "twobody/detail/cuda/counting_tiles.cuh"
+#include "twobody/detail/cuda/kernel_shape.hpp"
+#include "twobody/detail/cuda/pair_output.cuh"
+#include "twobody/detail/exact/fast_path.hpp"
 
 namespace twobody::cuda {
 

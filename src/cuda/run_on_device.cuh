@@ -16,20 +16,21 @@
 #include <type_traits>
 #include <string>
 
-#include "twobody/cuda/cuda_check.hpp"
-#include "twobody/cuda/device_info.hpp"
-#include "twobody/cuda/device_buffer.hpp"
-#include "twobody/fast_proxies.hpp"
-#include "twobody/cuda/copies_model.hpp"
-#include "twobody/cuda/counting_tiles.cuh"
-#include "twobody/cuda/tensor_count_tiles.cuh"
-#include "twobody/cuda/tensor_histogram_tiles.cuh"
-#include "twobody/cuda/fp64_tensor_histogram_tiles.cuh"
-#include "twobody/cuda/grid_kernel.cuh"
-#include "twobody/counting_bounds.hpp"
-#include "twobody/cuda/matrix_kernel.cuh"
-#include "twobody/cuda/pair_kernel.cuh"
-#include "twobody/backend.hpp"
+#include "twobody/detail/cuda/cuda_check.hpp"
+#include "twobody/detail/engine/binned_pair_functions.hpp"
+#include "twobody/detail/cuda/device_info.hpp"
+#include "twobody/detail/cuda/device_buffer.hpp"
+#include "twobody/detail/exact/fast_proxies.hpp"
+#include "twobody/detail/cuda/copies_model.hpp"
+#include "twobody/detail/cuda/counting_tiles.cuh"
+#include "twobody/detail/cuda/tensor_count_tiles.cuh"
+#include "twobody/detail/cuda/tensor_histogram_tiles.cuh"
+#include "twobody/detail/cuda/fp64_tensor_histogram_tiles.cuh"
+#include "twobody/detail/cuda/grid_kernel.cuh"
+#include "twobody/detail/exact/counting_bounds.hpp"
+#include "twobody/detail/cuda/matrix_kernel.cuh"
+#include "twobody/detail/cuda/pair_kernel.cuh"
+#include "twobody/detail/engine/backend.hpp"
 
 namespace twobody::cuda {
 

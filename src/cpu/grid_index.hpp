@@ -17,8 +17,8 @@
 #include <omp.h>
 
 #include "twobody/box.hpp"
-#include "twobody/grid_geometry.hpp"
-#include "twobody/cpu/tiled_traversal.hpp"
+#include "twobody/detail/engine/grid_geometry.hpp"
+#include "twobody/detail/cpu/tiled_traversal.hpp"
 #include "twobody/points.hpp"
 
 namespace twobody::cpu {

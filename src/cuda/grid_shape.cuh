@@ -4,7 +4,7 @@
 #include <cstdint>
 
 #include "twobody/config.hpp"
-#include "twobody/grid_geometry.hpp"
+#include "twobody/detail/engine/grid_geometry.hpp"
 
 namespace twobody::cuda {
 

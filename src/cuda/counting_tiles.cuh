@@ -31,9 +31,9 @@
 // auto-correlation go pair by pair with the same arithmetic and the index test j > i.
 #include <cstdint>
 
-#include "twobody/cuda/kernel_shape.hpp"
-#include "twobody/cuda/pair_output.cuh"
-#include "twobody/fast_path.hpp"
+#include "twobody/detail/cuda/kernel_shape.hpp"
+#include "twobody/detail/cuda/pair_output.cuh"
+#include "twobody/detail/exact/fast_path.hpp"
 
 namespace twobody::cuda {
 

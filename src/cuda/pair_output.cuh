@@ -27,9 +27,10 @@
 #include <concepts>
 #include <cstdint>
 
-#include "twobody/cuda/kernel_shape.hpp"
-#include "twobody/cuda/pair_pool.hpp"
-#include "twobody/fast_path.hpp"
+#include "twobody/detail/cuda/kernel_shape.hpp"
+#include "twobody/detail/engine/binned_pair_functions.hpp"
+#include "twobody/detail/cuda/pair_pool.hpp"
+#include "twobody/detail/exact/fast_path.hpp"
 
 namespace twobody::cuda {
 
@@ -91,7 +92,7 @@ struct PairKernelArgs {
   bool hist_global;
 };
 
-// A binned pair function (binning2d.hpp: RpPiBins, SMuBins and the mock variants) gives a pair's
+// A binned pair function (binned_pair_functions.hpp: RpPiBins, SMuBins and the mock variants) gives a pair's
 // flat bin in float64 itself, instead of a key that edges bin.
 template <class Exact>
 concept binned_pair_function = requires(const Exact& e, const double* p) {

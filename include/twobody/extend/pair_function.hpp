@@ -9,14 +9,28 @@
 //   TWOBODY_HD double key(const T* a, const T* b) const;  a, b: D coordinates
 //   double key_of(double natural) const;           edge transform (monotone increasing)
 //   double natural_of(double key) const;           inverse, for matrices and pair lists
-// It runs on the host and, compiled by nvcc, on the device: user functors follow the same shape.
+// It runs on the host and, compiled by nvcc, on the device: user functors follow the same shape,
+// and the concept PairFunction below states it.
 #include <cmath>
+#include <concepts>
 #include <numbers>
+#include <type_traits>
 
 #include "twobody/box.hpp"
 #include "twobody/config.hpp"
 
 namespace twobody {
+
+// What run_custom takes (twobody/extend/run_custom.hpp, .cuh): a key in float64 for two points of
+// `dim` coordinates, whose order is the order of the natural variable, and the monotone map
+// between the two. Trivially copyable, because the GPU backend passes it to its kernels by value.
+template <class F>
+concept PairFunction = std::is_trivially_copyable_v<F> && requires(const F& f, const double* a, double x) {
+  { F::dim } -> std::convertible_to<int>;
+  { f.key(a, a) } -> std::convertible_to<double>;
+  { f.key_of(x) } -> std::convertible_to<double>;
+  { f.natural_of(x) } -> std::convertible_to<double>;
+};
 
 template <int D>
 struct Euclidean {
@@ -78,5 +92,7 @@ struct AngularSeparation {
     return acos(c) * 57.295779513082320876798154814105;  // 180/π
   }
 };
+
+static_assert(PairFunction<Euclidean<3>> && PairFunction<PeriodicEuclidean<3>> && PairFunction<AngularSeparation>);
 
 }  // namespace twobody

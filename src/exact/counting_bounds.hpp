@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "twobody/config.hpp"
-#include "twobody/fast_path.hpp"
+#include "twobody/detail/exact/fast_path.hpp"
 
 namespace twobody {
 

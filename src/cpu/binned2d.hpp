@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "twobody/binning2d.hpp"
+#include "twobody/detail/engine/binned_pair_functions.hpp"
 #include "twobody/error.hpp"
-#include "twobody/cpu/run_plan.hpp"
+#include "twobody/detail/cpu/run_plan.hpp"
 
 namespace twobody::cpu {
 

@@ -32,11 +32,11 @@
 // float64 64 at a time. Blocks straddling the diagonal of an auto-correlation go pair by pair.
 #include <cstdint>
 
-#include "twobody/cuda/counting_tiles.cuh"
-#include "twobody/cuda/kernel_shape.hpp"
-#include "twobody/cuda/pair_output.cuh"
-#include "twobody/cuda/tensor_count_tiles.cuh"
-#include "twobody/fast_path.hpp"
+#include "twobody/detail/cuda/counting_tiles.cuh"
+#include "twobody/detail/cuda/kernel_shape.hpp"
+#include "twobody/detail/cuda/pair_output.cuh"
+#include "twobody/detail/cuda/tensor_count_tiles.cuh"
+#include "twobody/detail/exact/fast_path.hpp"
 
 namespace twobody::cuda {
 

@@ -26,9 +26,9 @@
 // the pairs it wrote, and stops.
 #include <cstdint>
 
-#include "twobody/cuda/grid_index.cuh"
-#include "twobody/cuda/pair_output.cuh"
-#include "twobody/fast_proxies.hpp"
+#include "twobody/detail/cuda/grid_index.cuh"
+#include "twobody/detail/cuda/pair_output.cuh"
+#include "twobody/detail/exact/fast_proxies.hpp"
 
 namespace twobody::cuda {
 

@@ -10,8 +10,8 @@
 
 #include "twobody/points.hpp"
 
-#include "twobody/fast_path.hpp"
-#include "twobody/pair_function.hpp"
+#include "twobody/detail/exact/fast_path.hpp"
+#include "twobody/extend/pair_function.hpp"
 
 namespace twobody {
 

@@ -16,11 +16,11 @@
 // settles them one a lane in float64.
 #include <cstdint>
 
-#include "twobody/counting_bounds.hpp"
-#include "twobody/cuda/kernel_shape.hpp"
-#include "twobody/cuda/pair_output.cuh"
-#include "twobody/cuda/tensor_count_tiles.cuh"
-#include "twobody/fast_path.hpp"
+#include "twobody/detail/exact/counting_bounds.hpp"
+#include "twobody/detail/cuda/kernel_shape.hpp"
+#include "twobody/detail/cuda/pair_output.cuh"
+#include "twobody/detail/cuda/tensor_count_tiles.cuh"
+#include "twobody/detail/exact/fast_path.hpp"
 
 namespace twobody::cuda {
 

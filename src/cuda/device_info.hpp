@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <string>
 
-#include "twobody/cuda/copies_model.hpp"
+#include "twobody/detail/cuda/copies_model.hpp"
 
 namespace twobody::cuda {
 

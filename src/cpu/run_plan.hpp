@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "twobody/backend.hpp"
-#include "twobody/cpu/fast_rows.hpp"
-#include "twobody/cpu/grid_index.hpp"
-#include "twobody/cpu/output_sinks.hpp"
-#include "twobody/cpu/tiled_traversal.hpp"
+#include "twobody/detail/engine/backend.hpp"
+#include "twobody/detail/cpu/fast_rows.hpp"
+#include "twobody/detail/cpu/grid_index.hpp"
+#include "twobody/detail/cpu/output_sinks.hpp"
+#include "twobody/detail/cpu/tiled_traversal.hpp"
 #include "twobody/error.hpp"
 
 namespace twobody::cpu {

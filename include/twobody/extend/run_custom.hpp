@@ -1,7 +1,8 @@
 #pragma once
-// User pair functions: any struct shaped like the built-in ones (see pair_function.hpp) with a
-// compile-time dimension `dim`. The engine validates and plans as for a built-in metric; the
+// User pair functions on the CPU: any type that satisfies twobody::PairFunction
+// (twobody/extend/pair_function.hpp). The engine validates and plans as for a built-in metric; the
 // traversal, binning and outputs are the engine's own, instantiated for the user's function.
+// (twobody/extend/run_custom.cuh does the same on the GPU.)
 //
 //   struct Manhattan2 {
 //     static constexpr int dim = 2;
@@ -13,22 +14,19 @@
 //   auto r = twobody::run_custom(Manhattan2{}, stat, points, nullptr);
 #include <chrono>
 
-#include "twobody/backend.hpp"
-#include "twobody/cpu/run_plan.hpp"
+#include "twobody/detail/cpu/run_plan.hpp"
+#include "twobody/detail/engine/planner.hpp"
+#include "twobody/extend/pair_function.hpp"
 
 namespace twobody {
 
-// Validation and planning shared with run(); the key edges are mapped through `key_of`.
-Plan make_plan_base(const Statistic& stat, const PointSet& a, const PointSet* b,
-                    const RunOptions& opt, int dim);
-
-template <class PairFunction>
-Result run_custom(const PairFunction& f, const Statistic& stat, const PointSet& a,
+template <PairFunction F>
+Result run_custom(const F& f, const Statistic& stat, const PointSet& a,
                   const PointSet* b, const RunOptions& opt = {}) {
-  Plan plan = make_plan_base(stat, a, b, opt, PairFunction::dim);
+  Plan plan = make_plan_base(stat, a, b, opt, F::dim);
   if (stat.output != OutputKind::Matrix) plan.edges = KeyEdges::make(stat.binning, f);
   const auto t0 = std::chrono::steady_clock::now();
-  Result r = cpu::run_plan<PairFunction::dim>(f, plan);
+  Result r = cpu::run_plan<F::dim>(f, plan);
   r.info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.info.backend = "cpu";
   r.info.device = "host";

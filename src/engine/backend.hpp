@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "twobody/bins.hpp"
+#include "twobody/detail/engine/key_edges.hpp"
 #include "twobody/engine.hpp"
 
 namespace twobody {
@@ -51,7 +51,7 @@ class Backend {
   // implements (the CPU's form is cpu/binned2d.hpp):
   //   - the pairs within Binning2D::cutoff() (any traversal that finds them: the grid built for
   //     that reach, or all pairs), auto (i < j) or cross;
-  //   - for each, k = RpPiBins<P>::bin(a, b) or SMuBins<P>::bin(a, b) (binning2d.hpp,
+  //   - for each, k = RpPiBins<P>::bin(a, b) or SMuBins<P>::bin(a, b) (binned_pair_functions.hpp,
   //     TWOBODY_HD, P = metric is Periodic), built from Binned2DTables::make(binning2d) with its
   //     two edge tables copied to the device; k < 0: not counted;
   //   - counts[k] += 1, weighted[k] += w_i w_j when weighted, and with regions the same

@@ -23,9 +23,9 @@
 #include <limits>
 #include <vector>
 
-#include "twobody/bins.hpp"
+#include "twobody/detail/engine/key_edges.hpp"
 #include "twobody/config.hpp"
-#include "twobody/pair_function.hpp"
+#include "twobody/extend/pair_function.hpp"
 
 namespace twobody {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "twobody/bins.hpp"
+#include "twobody/detail/engine/key_edges.hpp"
 #include "twobody/result.hpp"
 
 namespace twobody::cpu {

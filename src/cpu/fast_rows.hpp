@@ -17,9 +17,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "twobody/bins.hpp"
-#include "twobody/cpu/tiled_traversal.hpp"
-#include "twobody/fast_proxies.hpp"
+#include "twobody/detail/engine/key_edges.hpp"
+#include "twobody/detail/cpu/tiled_traversal.hpp"
+#include "twobody/detail/exact/fast_proxies.hpp"
 
 namespace twobody::cpu {
 

@@ -1,7 +1,7 @@
 #pragma once
 // User pair functions on the GPU: include this from a .cu file (compiled by nvcc) and call
-// twobody::cuda::run_custom with a struct shaped like the built-in pair functions (see
-// twobody/custom.hpp), whose key() is TWOBODY_HD. The engine validates and plans as for a built-in
+// twobody::cuda::run_custom with a twobody::PairFunction (twobody/extend/pair_function.hpp) whose
+// key() is TWOBODY_HD. The engine validates and plans as for a built-in
 // metric and instantiates its own pair kernel, outputs and privatisation for the function.
 // Without a FastPath specialisation (a float32 proxy and its error bound) every pair is evaluated
 // with the function in float64, so counts equal the CPU backend's exactly (compile with nvcc's
@@ -9,15 +9,15 @@
 // from the CPU's).
 #include <chrono>
 
-#include "twobody/cuda/run_on_device.cuh"
-#include "twobody/custom.hpp"
+#include "twobody/detail/cuda/run_on_device.cuh"
+#include "twobody/extend/run_custom.hpp"
 
 namespace twobody::cuda {
 
-template <class PairFunction>
-Result run_custom(const PairFunction& f, const Statistic& stat, const PointSet& a, const PointSet* b,
+template <PairFunction F>
+Result run_custom(const F& f, const Statistic& stat, const PointSet& a, const PointSet* b,
                   const RunOptions& opt = {}) {
-  Plan plan = make_plan_base(stat, a, b, opt, PairFunction::dim);
+  Plan plan = make_plan_base(stat, a, b, opt, F::dim);
   if (stat.output != OutputKind::Matrix) plan.edges = KeyEdges::make(stat.binning, f);
   const auto t0 = std::chrono::steady_clock::now();
   Result r = run_on_device(f, plan);

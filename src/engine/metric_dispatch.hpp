@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "twobody/error.hpp"
-#include "twobody/pair_function.hpp"
+#include "twobody/extend/pair_function.hpp"
 #include "twobody/statistic.hpp"
 
 namespace twobody {

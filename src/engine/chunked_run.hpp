@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <functional>
 
-#include "twobody/backend.hpp"
+#include "twobody/detail/engine/backend.hpp"
 
 namespace twobody {
 

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "twobody/cuda/cuda_check.hpp"
+#include "twobody/detail/cuda/cuda_check.hpp"
 
 namespace twobody::cuda {
 

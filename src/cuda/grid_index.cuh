@@ -9,10 +9,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "twobody/cuda/cuda_check.hpp"
-#include "twobody/cuda/device_buffer.hpp"
-#include "twobody/cuda/grid_shape.cuh"
-#include "twobody/cuda/pair_output.cuh"
+#include "twobody/detail/cuda/cuda_check.hpp"
+#include "twobody/detail/cuda/device_buffer.hpp"
+#include "twobody/detail/cuda/grid_shape.cuh"
+#include "twobody/detail/cuda/pair_output.cuh"
 
 namespace twobody::cuda {
 

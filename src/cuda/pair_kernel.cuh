@@ -12,9 +12,9 @@
 // partners, and a stopped item is recorded with the pairs each warp wrote.
 #include <cstdint>
 
-#include "twobody/cuda/kernel_shape.hpp"
-#include "twobody/cuda/pair_output.cuh"
-#include "twobody/fast_path.hpp"
+#include "twobody/detail/cuda/kernel_shape.hpp"
+#include "twobody/detail/cuda/pair_output.cuh"
+#include "twobody/detail/exact/fast_path.hpp"
 
 namespace twobody::cuda {
 
