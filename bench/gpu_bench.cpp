@@ -93,7 +93,7 @@ void grid_rows(bool quick) {
     Statistic s;
     s.metric = Metric::Periodic;
     s.box = Box::cube(3, 1000.0);
-    s.binning = Binning::logarithmic(0.1, c.rmax, 20);
+    s.reduction = reduce::Histogram{Binning::logarithmic(0.1, c.rmax, 20)};
     const Result r = timed_run(s, p, "auto");
     double found = 0;
     for (auto k : r.counts) found += double(k);
@@ -114,7 +114,7 @@ void copies_table() {
               "model", "seed");
   for (int nb : bins) {
     Statistic s;
-    s.binning = Binning::linear(0.0, std::sqrt(3.0) * 1.000001, nb);
+    s.reduction = reduce::Histogram{Binning::linear(0.0, std::sqrt(3.0) * 1.000001, nb)};
     double best = HUGE_VAL;
     int best_h = 0;
     std::string plan;
@@ -184,7 +184,7 @@ void matrix_rows(bool quick) {
   const PointSet a = generate_uniform_box(n, 3, 1.0, 99), b = generate_uniform_box(n / 2, 3, 1.0, 98);
   Statistic s;
   s.traversal = Traversal::Cross;
-  s.output = OutputKind::Matrix;
+  s.reduction = reduce::Matrix{};
   RunOptions o;
   o.backend = "cuda";
   for (const char* host : {"", "registered", "plain"}) {
@@ -273,7 +273,7 @@ int main(int argc, char** argv) {
     const PointSet p = generate_uniform_box(n, 3, 1.0, 1000 + ln);
     for (std::size_t nb : nbins) {
       Statistic s;
-      s.binning = Binning::linear(0.0, std::sqrt(3.0) * 1.000001, nb);
+      s.reduction = reduce::Histogram{Binning::linear(0.0, std::sqrt(3.0) * 1.000001, nb)};
       const Result r = timed_run(s, p);
       report({"twobody SDH (exact)", n, nb, r.info.seconds, double(r.info.pairs_evaluated),
               double(r.info.pairs_settled_fp64) / double(r.info.pairs_evaluated)});
@@ -303,8 +303,7 @@ int main(int argc, char** argv) {
       }
     }
     Statistic c;
-    c.output = OutputKind::Reduction;
-    c.binning = Binning::from_edges({0.0, 0.1});
+    c.reduction = reduce::Count{Binning::from_edges({0.0, 0.1})};
     const Result rc = timed_run(c, p);
     report({"twobody count r<0.1 (type I)", n, 1, rc.info.seconds, double(rc.info.pairs_evaluated),
             double(rc.info.pairs_settled_fp64) / double(rc.info.pairs_evaluated)});
@@ -327,7 +326,7 @@ int main(int argc, char** argv) {
       setenv("TWOBODY_COUNTING_TILES", "0", 1);
       for (std::size_t nb : {std::size_t(256), std::size_t(1024), std::size_t(8192)}) {
         Statistic s;
-        s.binning = Binning::linear(0.0, std::sqrt(3.0) * 1.000001, nb);
+        s.reduction = reduce::Histogram{Binning::linear(0.0, std::sqrt(3.0) * 1.000001, nb)};
         const Result r = timed_run(s, p);
         report({"generic agent SDH (exact)", n, nb, r.info.seconds, double(r.info.pairs_evaluated),
                 double(r.info.pairs_settled_fp64) / double(r.info.pairs_evaluated)});
@@ -346,8 +345,7 @@ int main(int argc, char** argv) {
       unsetenv("TWOBODY_COUNTING_TILES");
     }
     Statistic l;
-    l.output = OutputKind::PairList;
-    l.binning = Binning::from_edges({0.0, std::cbrt(2.0 / (n * 4.0 / 3.0 * M_PI))});
+    l.reduction = reduce::PairList{Binning::from_edges({0.0, std::cbrt(2.0 / (n * 4.0 / 3.0 * M_PI))})};
     const Result rl = timed_run(l, p);
     report({"twobody pair list ~N pairs (III)", n, 1, rl.info.seconds, double(rl.info.pairs_evaluated), 0.0});
     std::fprintf(stderr, "  (pair list held %zu pairs)\n", rl.pairs.size());
@@ -359,7 +357,7 @@ int main(int argc, char** argv) {
     report({"plain Alg.3 (inexact)", n, 256, alg3_sdh(x, y, z, std::sqrt(3.0), 256).seconds, pairs, 0});
     // The pair list's same-device peer: one global atomic per pair in range, same radius.
     unsigned long long found = 0;
-    const double r_list = l.binning.edges().back();
+    const double r_list = l.binning().edges().back();
     const double t_list = atomic_pair_list(x, y, z, r_list, 4 * n + 1024, &found).seconds;
     report({"plain pair list, atomic a pair (inexact)", n, 1, t_list, pairs, 0});
     std::fprintf(stderr, "  (atomic pair list found %llu pairs)\n", found);

@@ -53,7 +53,7 @@ TEST(ChunkedRun, EveryOutputEqualsOneRun) {
     SCOPED_TRACE("chunk " + std::to_string(chunk) + ", " + std::to_string(flight) + " in flight");
     in_flight = flight;
     Statistic s;
-    s.binning = Binning::linear(0.0, 12.0, 17);
+    s.reduction = reduce::Histogram{Binning::linear(0.0, 12.0, 17)};
     for (bool w : {false, true}) {
       s.weighted = w;
       s.traversal = Traversal::Auto;
@@ -65,15 +65,14 @@ TEST(ChunkedRun, EveryOutputEqualsOneRun) {
     PointSet L = A;
     L.set_regions(labels);
     Statistic j;
-    j.binning = Binning::linear(0.0, 12.0, 17);
-    j.regions = 5;
+    j.reduction = reduce::Histogram{.bins = Binning::linear(0.0, 12.0, 17), .regions = 5};
     expect_same(chunked(j, L, nullptr, chunk), run(j, L, nullptr, cpu));
     // A count, a pair list, per-point counts and a matrix.
     Statistic c;
-    c.output = OutputKind::Reduction;
-    c.binning = Binning::from_edges({0.5, 2.0});
+    const Binning range = Binning::from_edges({0.5, 2.0});
+    c.reduction = reduce::Count{range};
     expect_same(chunked(c, A, nullptr, chunk), run(c, A, nullptr, cpu));
-    c.output = OutputKind::PairList;
+    c.reduction = reduce::PairList{range};
     for (auto t : {Traversal::Auto, Traversal::Cross}) {
       c.traversal = t;
       const PointSet* b = t == Traversal::Auto ? nullptr : &B;
@@ -85,7 +84,7 @@ TEST(ChunkedRun, EveryOutputEqualsOneRun) {
         ASSERT_EQ(x.pairs[k].value, y.pairs[k].value);
       }
     }
-    c.output = OutputKind::PerPoint;
+    c.reduction = reduce::PerPoint{range};
     c.weighted = true;
     for (auto t : {Traversal::Auto, Traversal::Cross}) {
       c.traversal = t;
@@ -97,7 +96,7 @@ TEST(ChunkedRun, EveryOutputEqualsOneRun) {
       for (std::size_t k = 0; k < y.per_point_a.weighted.size(); ++k)
         EXPECT_NEAR(x.per_point_a.weighted[k], y.per_point_a.weighted[k], 1e-9 * (1 + y.per_point_a.weighted[k]));
     }
-    c.output = OutputKind::Matrix;
+    c.reduction = reduce::Matrix{};
     c.weighted = false;
     c.traversal = Traversal::Cross;
     EXPECT_EQ(chunked(c, B, &A, chunk).matrix, run(c, B, &A, cpu).matrix);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -117,7 +118,7 @@ Statistic stat_of(const Binning2D& bins, bool periodic, double L, bool cross, bo
   s.metric = periodic ? Metric::Periodic : Metric::Euclidean;
   if (periodic) s.box = Box::cube(3, L);
   s.weighted = weighted;
-  s.binning2d = bins;
+  s.reduction = reduce::Histogram2D{bins};
   return s;
 }
 
@@ -328,7 +329,7 @@ TEST(Clustering2D, RegionsMatchBruteForce) {
   for (bool cross : {false, true}) {
     const auto want = o.count(a, cross ? &b : nullptr, &la, &lb, 3);
     Statistic s = stat_of(bins_of(o), true, L, cross, true);
-    s.regions = 3;
+    s.set_regions(3);
     for (const char* path : {"grid", "brute"}) {
       const Result r = run(s, pa, cross ? &pb : nullptr, opts(path));
       expect_same(want, r, true, cross ? "regions cross" : "regions auto");
@@ -491,9 +492,19 @@ TEST(Clustering2D, BadInputIsRefusedClearly) {
   Statistic ang = stat_of(b, false, 0, false, false);
   ang.metric = Metric::Angular;
   config_error([&] { run(ang, p3, nullptr, opts()); }, "Cartesian");
+  // 2-D bins on a pair list: no longer a statement a run can refuse, since reduce::PairList holds a
+  // 1-D range only. Making a 2-D statistic a pair list drops its 2-D bins, and a histogram's
+  // options are refused on the pair list with an error naming histograms.
+  static_assert(!std::is_constructible_v<reduce::PairList, Binning2D>);
   Statistic mat = stat_of(b, false, 0, false, false);
-  mat.output = OutputKind::PairList;
-  config_error([&] { run(mat, p3, nullptr, opts()); }, "histogram");
+  mat.reduction = reduce::PairList{Binning::linear(0, 4, 1)};
+  EXPECT_FALSE(mat.is_2d());
+  EXPECT_FALSE(mat.binning2d().active());
+  EXPECT_EQ(mat.output(), OutputKind::PairList);
+  testing_support::expect_config_error([&] { mat.set_regions(3); },
+                                       "jackknife regions are counted for histograms, not for a pair list");
+  testing_support::expect_config_error([&] { mat.set_mean_separation(true); },
+                                       "mean separations are summed per histogram bin, not for a pair list");
   config_error([&] { correlation_2d(p3, {}, b, std::nullopt, false); }, "random catalogues");
   config_error([&] { paircount_2d(p3, nullptr, b, std::nullopt, true); }, "weight");
   PointSet nan_points = p3;

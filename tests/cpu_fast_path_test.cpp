@@ -31,8 +31,7 @@ Statistic stat(Traversal t, const Binning& b, const std::vector<double>& box = {
   s.traversal = t;
   s.metric = box.empty() ? Metric::Euclidean : Metric::Periodic;
   if (!box.empty()) s.box = Box::from_lengths(box);
-  s.binning = b;
-  s.output = out;
+  s.reduction = testing_support::reduction_of(out, b);
   s.weighted = weighted;
   return s;
 }
@@ -184,7 +183,7 @@ TEST(CpuFastPath, CountsAndPairListsThroughTheFastPath) {
           ASSERT_EQ(r.pairs[k].i, expected[k].first);
           ASSERT_EQ(r.pairs[k].j, expected[k].second);
         }
-        s.output = OutputKind::Reduction;
+        s.reduction = reduce::Count{s.binning()};
         EXPECT_EQ(run(s, p, cross ? &q : nullptr, cpu(path)).counts[0], expected.size());
       }
     }

@@ -334,9 +334,8 @@ TEST(CrossCorrelation, MeanSeparationsAreTheDataPairs) {
     const Binning bins = Binning::logarithmic(0.5, 6.0, 5);
     Statistic pc;
     pc.traversal = Traversal::Cross;
-    pc.binning = bins;
+    pc.reduction = reduce::Histogram{.bins = bins, .mean_separation = true};
     pc.weighted = weighted;
-    pc.mean_separation = true;
     const Result want = run(pc, d1, &d2, cpu_opts());
     for (bool analytic : {false, true}) {
       const CorrelationResult x =

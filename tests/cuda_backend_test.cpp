@@ -45,10 +45,29 @@ Statistic stat(Metric m, Traversal t, const Binning& b, OutputKind out = OutputK
   Statistic s;
   s.metric = m;
   s.traversal = t;
-  s.binning = b;
-  s.output = out;
+  s.reduction = testing_support::reduction_of(out, b);
   s.weighted = w;
   return s;
+}
+
+// The most 1-D bins over [0, hi) the backend runs `s` with (its weights and jackknife regions
+// kept): the largest number Backend::refuses lets through, by bisection; the refusal of one bin
+// more names that limit.
+std::size_t most_histogram_bins(const Backend& backend, Statistic s, double hi) {
+  const auto refusal = [&](std::size_t nb) {
+    testing_support::set_binning(s, Binning::linear(0.0, hi, nb));
+    return backend.refuses(s);
+  };
+  std::size_t runs = 1, refused = std::size_t(1) << 16;
+  EXPECT_EQ(refusal(runs), "");
+  EXPECT_NE(refusal(refused), "");
+  while (refused - runs > 1) {
+    const std::size_t mid = runs + (refused - runs) / 2;
+    (refusal(mid).empty() ? runs : refused) = mid;
+  }
+  const std::string why = refusal(runs + 1);
+  EXPECT_NE(why.find(std::to_string(runs)), std::string::npos) << why;
+  return runs;
 }
 
 // What the backend decided while running (the plan's "ran:" part, after the description).
@@ -121,7 +140,7 @@ TEST_F(Cuda, LatticePairsOnEdgesAreSettledExactly) {
   const auto A = to_pointset(p);
   const auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, 6.0, 12));
   const auto g = run(s, A, nullptr, on("cuda"));
-  EXPECT_EQ(g.counts, oracle::histogram(p, nullptr, s.binning.edges(), 0).counts);
+  EXPECT_EQ(g.counts, oracle::histogram(p, nullptr, s.binning().edges(), 0).counts);
   EXPECT_GT(g.info.pairs_settled_fp64, 0u);
   auto ps = stat(Metric::Periodic, Traversal::Auto, Binning::linear(0.0, 4.25, 17));
   ps.box = Box::from_lengths(std::vector<double>{12.0, 10.0, 8.5});
@@ -135,7 +154,7 @@ TEST_F(Cuda, LargeOffsetsStayExact) {
   const auto p = uniform_points(3000, 3, 1e4, 1e4 + 1.0, rng);
   const auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, 1.0, 50));
   const auto g = run(s, to_pointset(p), nullptr, on("cuda"));
-  EXPECT_EQ(g.counts, oracle::histogram(p, nullptr, s.binning.edges(), 0).counts);
+  EXPECT_EQ(g.counts, oracle::histogram(p, nullptr, s.binning().edges(), 0).counts);
   // With the centre shift only pairs near an edge need float64: a small fraction.
   EXPECT_LT(g.info.pairs_settled_fp64, g.info.pairs_evaluated / 20);
 }
@@ -247,12 +266,12 @@ TEST_F(Cuda, HistogramsAtTheSharedMemoryLimitAndBeyond) {
     const auto A = to_pointset(uniform_points(dim == 3 ? 6000 : 2000, dim, 0, 100, rng, true));
     const double hi = 100 * std::sqrt(double(dim)) * 1.01;
     auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, hi, 10), OutputKind::Histogram, weighted);
-    const std::size_t most = backend->max_histogram_bins(s);
+    const std::size_t most = most_histogram_bins(*backend, s, hi);
     EXPECT_GT(most, weighted ? 8000u : 15000u);
     EXPECT_LE(most, 32766u);
     for (std::size_t nb : {most, most + 1}) {
       SCOPED_TRACE(std::to_string(dim) + "-D " + std::string(weighted ? "weighted " : "") + std::to_string(nb) + " bins");
-      s.binning = Binning::linear(0.0, hi, nb);
+      testing_support::set_binning(s, Binning::linear(0.0, hi, nb));
       const Result g = run(s, A, nullptr, on("cuda"));
       EXPECT_EQ(g.info.backend, nb == most ? "cuda" : "cpu") << g.info.plan;
       if (nb > most) EXPECT_NE(g.info.plan.find("this statistic runs on the cpu"), std::string::npos) << g.info.plan;
@@ -279,13 +298,13 @@ TEST_F(Cuda, RegionHistogramsAtTheSharedMemoryLimitAndBeyond) {
   const auto backend = make_cuda_backend();
   for (bool weighted : {false, true}) {
     auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, 175.0, 10), OutputKind::Histogram, weighted);
-    s.regions = R;
-    const std::size_t most = backend->max_histogram_bins(s);
+    s.set_regions(R);
+    const std::size_t most = most_histogram_bins(*backend, s, 175.0);
     EXPECT_GT(most, 20u);
     EXPECT_LT(most, 2000u);
     for (std::size_t nb : {most, most + 1}) {
       SCOPED_TRACE(std::string(weighted ? "weighted " : "") + std::to_string(nb) + " bins");
-      s.binning = Binning::linear(0.0, 175.0, nb);
+      testing_support::set_binning(s, Binning::linear(0.0, 175.0, nb));
       const Result g = run(s, A, nullptr, on("cuda"));
       EXPECT_EQ(g.info.backend, nb == most ? "cuda" : "cpu") << g.info.plan;
       const Result c = run(s, A, nullptr, on("cpu"));
@@ -308,10 +327,9 @@ TEST_F(Cuda, ReductionPairListAndMatrix) {
 
   // Pair lists: one small, one of millions of pairs (the default pool, one launch).
   s.weighted = false;
-  s.output = OutputKind::PairList;
   for (double r : {0.7, 6.0}) {
     s.traversal = Traversal::Auto;
-    s.binning = Binning::from_edges({0.0, r});
+    s.reduction = reduce::PairList{Binning::from_edges({0.0, r})};
     const auto g = run(s, A, nullptr, on("cuda"));
     const auto c = run(s, A, nullptr, on("cpu"));
     ASSERT_EQ(g.pairs.size(), c.pairs.size());
@@ -322,7 +340,7 @@ TEST_F(Cuda, ReductionPairListAndMatrix) {
     }
   }
 
-  s.output = OutputKind::Matrix;
+  s.reduction = reduce::Matrix{};
   s.traversal = Traversal::Cross;
   const auto gm = run(s, B, &A, on("cuda"));
   const auto cm = run(s, B, &A, on("cpu"));
@@ -347,22 +365,22 @@ TEST_F(Cuda, SmallMixedOutputs) {
   expect_same(run(s, A, nullptr, on("cuda")), run(s, A, nullptr, on("cpu")));
   s.traversal = Traversal::Cross;
   expect_same(run(s, A, &B, on("cuda")), run(s, A, &B, on("cpu")));
-  s.output = OutputKind::Reduction;
+  s.reduction = reduce::Count{s.binning()};
   expect_same(run(s, A, &B, on("cuda")), run(s, A, &B, on("cpu")));
-  s.output = OutputKind::PairList;
+  s.reduction = reduce::PairList{s.binning()};
   s.weighted = false;
   EXPECT_EQ(run(s, A, &B, on("cuda")).pairs.size(), run(s, A, &B, on("cpu")).pairs.size());
   // The grid path too (every output mode through the grid agent).
   RunOptions g = on("cuda");
   g.path = "grid";
-  s.binning = Binning::linear(0.0, 0.7, 7);
+  s.reduction = reduce::PairList{Binning::linear(0.0, 0.7, 7)};
   EXPECT_EQ(run(s, A, &B, g).pairs.size(), run(s, A, &B, on("cpu")).pairs.size());
-  s.output = OutputKind::Histogram;
+  s.reduction = reduce::Histogram{s.binning()};
   s.weighted = true;
   expect_same(run(s, A, &B, g), run(s, A, &B, on("cpu")));
   s.traversal = Traversal::Auto;
   expect_same(run(s, A, nullptr, g), run(s, A, nullptr, on("cpu")));
-  s.output = OutputKind::Reduction;
+  s.reduction = reduce::Count{s.binning()};
   expect_same(run(s, A, nullptr, g), run(s, A, nullptr, on("cpu")));
 }
 
@@ -401,7 +419,7 @@ void expect_grid_matches(const Statistic& s, const PointSet& A, const PointSet* 
   const Result g = run(s, A, B, grid_on_cuda());
   const Result c = run(s, A, B, brute_on_cpu());
   EXPECT_NE(g.info.plan.find("ran: grid"), std::string::npos) << g.info.plan;
-  if (s.output == OutputKind::PairList) {
+  if (s.output() == OutputKind::PairList) {
     ASSERT_EQ(g.pairs.size(), c.pairs.size());
     for (std::size_t k = 0; k < c.pairs.size(); ++k) {
       ASSERT_EQ(g.pairs[k].i, c.pairs[k].i) << k;
@@ -441,10 +459,9 @@ TEST_F(Cuda, GridEqualsBruteForceOpenAndPeriodicEveryOutput) {
           s.traversal = Traversal::Auto;
           expect_grid_matches(s, A, nullptr);
           s.weighted = false;
-          s.output = OutputKind::Reduction;
+          s.reduction = reduce::Count{s.binning()};
           expect_grid_matches(s, A, nullptr);
-          s.output = OutputKind::PairList;
-          s.binning = Binning::linear(0.0, rmax / 4, 1);
+          s.reduction = reduce::PairList{Binning::linear(0.0, rmax / 4, 1)};
           expect_grid_matches(s, A, nullptr);
           s.traversal = Traversal::Cross;
           expect_grid_matches(s, A, &B);
@@ -459,7 +476,7 @@ TEST_F(Cuda, GridOnLatticeEdgesAndOtherDimensions) {
   const auto A = to_pointset(p);
   const auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, 2.0, 8));
   const auto g = run(s, A, nullptr, grid_on_cuda());
-  EXPECT_EQ(g.counts, oracle::histogram(p, nullptr, s.binning.edges(), 0).counts);
+  EXPECT_EQ(g.counts, oracle::histogram(p, nullptr, s.binning().edges(), 0).counts);
   EXPECT_GT(g.info.pairs_settled_fp64, 0u);
   auto ps = stat(Metric::Periodic, Traversal::Auto, Binning::linear(0.0, 4.25, 17));
   ps.box = Box::from_lengths(std::vector<double>{12.0, 10.0, 8.5});
@@ -531,8 +548,7 @@ TEST_F(Cuda, WindowedGridEveryReach) {
             expect_grid_matches(s, *A, &B);
             s.weighted = false;
             s.traversal = Traversal::Auto;
-            s.output = OutputKind::PairList;
-            s.binning = Binning::linear(0.0, rmax / 3, 1);
+            s.reduction = reduce::PairList{Binning::linear(0.0, rmax / 3, 1)};
             expect_grid_matches(s, *A, nullptr);
           }
         }
@@ -589,7 +605,7 @@ TEST_F(Cuda, JackknifeRegionsEqualCpu) {
         auto s = stat(periodic ? Metric::Periodic : Metric::Euclidean, cross ? Traversal::Cross : Traversal::Auto,
                       Binning::logarithmic(0.2, 12.0, 15), OutputKind::Histogram, weighted);
         if (periodic) s.box = Box::cube(3, 100.0);
-        s.regions = R;
+        s.set_regions(R);
         const Result g = run(s, A, cross ? &B : nullptr, on("cuda"));
         const Result c = run(s, A, cross ? &B : nullptr, brute_on_cpu());
         EXPECT_EQ(g.info.backend, "cuda");
@@ -605,12 +621,11 @@ TEST_F(Cuda, JackknifeRegionsEqualCpu) {
   u.set_regions(labels(u.size(), R));
   Statistic sky;
   sky.metric = Metric::Angular;
-  sky.binning = Binning::logarithmic(0.05, 8.0, 12);
-  sky.regions = R;
+  sky.reduction = reduce::Histogram{.bins = Binning::logarithmic(0.05, 8.0, 12), .regions = R};
   EXPECT_EQ(run(sky, u, nullptr, on("cuda")).region_counts, run(sky, u, nullptr, brute_on_cpu()).region_counts);
 }
 
-// 2-D (r_p, pi) and (s, mu) bins run on the GPU (Backend::bins_2d()), and --explain says how; the
+// 2-D (r_p, pi) and (s, mu) bins run on the GPU (Backend::refuses none), and --explain says how; the
 // comparisons with the CPU are the Binned2D* tests at the end of this file.
 TEST_F(Cuda, Binned2DRunsOnTheGpuAndSaysHow) {
   std::mt19937_64 rng(fresh_seed());
@@ -618,16 +633,17 @@ TEST_F(Cuda, Binned2DRunsOnTheGpuAndSaysHow) {
   Statistic s;
   s.metric = Metric::Periodic;
   s.box = Box::cube(3, 100.0);
-  s.binning2d = Binning2D::rp_pi(Binning::logarithmic(0.5, 20.0, 8), 20.0);
+  s.reduction = reduce::Histogram2D{Binning2D::rp_pi(Binning::logarithmic(0.5, 20.0, 8), 20.0)};
+  EXPECT_EQ(make_cuda_backend()->refuses(s), "");
   const Result g = run(s, A, nullptr, on("cuda"));
   EXPECT_EQ(g.info.backend, "cuda");
-  EXPECT_EQ(g.info.plan.find("does not bin 2-D"), std::string::npos) << g.info.plan;
+  EXPECT_EQ(g.info.plan.find("this statistic runs on the cpu"), std::string::npos) << g.info.plan;
   EXPECT_NE(g.info.plan.find("2-D bins: every pair within the reach"), std::string::npos) << g.info.plan;
   const std::string e = explain(s, A, nullptr, on("cuda"));
   EXPECT_NE(e.find("backend: cuda"), std::string::npos) << e;
   EXPECT_NE(e.find("binned in float64 on the device by RpPiBins"), std::string::npos) << e;
   EXPECT_EQ(g.counts, run(s, A, nullptr, brute_on_cpu()).counts);
-  EXPECT_EQ(paircount_2d(A, nullptr, s.binning2d, s.box, false, on("cuda")).raw.counts, g.counts);
+  EXPECT_EQ(paircount_2d(A, nullptr, s.binning2d(), s.box, false, on("cuda")).raw.counts, g.counts);
 }
 
 // ---- Per-point reductions (OutputKind::PerPoint, issue 3): per point, its partners in [lo, hi) and
@@ -1159,7 +1175,7 @@ TEST_F(Cuda, ResidentSetIsUploadedAndIndexedOnce) {
           Statistic s = stat(sky ? Metric::Angular : periodic ? Metric::Periodic : Metric::Euclidean, Traversal::Auto,
                              Binning::logarithmic(hi / 40, hi, 14), OutputKind::Histogram, weighted);
           if (periodic) s.box = Box::cube(3, 100.0);
-          s.regions = regions;
+          s.set_regions(regions);
           RunOptions o = on("cuda");
           o.resident = std::make_shared<const ResidentSet>(A);
           const auto same = [&](const Result& g, const Result& c) {
@@ -1399,7 +1415,7 @@ TEST_F(Cuda, TensorHistogramsEqualCpu) {
   setenv("TWOBODY_TENSOR_HISTOGRAM", "1", 1);
   auto check = [&](const Statistic& s, const PointSet& A, const PointSet* B) {
     const auto g = run(s, A, B, on("cuda"));
-    if (s.binning.nbins() == 1) {  // (counted as its range, on the tensor cores' counts)
+    if (s.binning().nbins() == 1) {  // (counted as its range, on the tensor cores' counts)
       EXPECT_NE(ran(g).find("a one-bin histogram counted as its range"), std::string::npos) << g.info.plan;
     } else {
       EXPECT_NE(ran(g).find("tensor-core histogram: recentred"), std::string::npos) << g.info.plan;
@@ -1452,7 +1468,7 @@ TEST_F(Cuda, Fp64TensorHistogramsEqualCpu) {
   std::mt19937_64 rng(seed);
   auto check = [&](const Statistic& s, const PointSet& A, const PointSet* B) {
     const auto g = run(s, A, B, on("cuda"));
-    if (s.binning.nbins() > 1) EXPECT_NE(ran(g).find("counting tiles on FP64 tensor cores"), std::string::npos) << g.info.plan;
+    if (s.binning().nbins() > 1) EXPECT_NE(ran(g).find("counting tiles on FP64 tensor cores"), std::string::npos) << g.info.plan;
     expect_same(g, run(s, A, B, on("cpu")));
     return g;
   };
@@ -1589,7 +1605,7 @@ TEST_F(Cuda, ChunkedLaunchesEqualCpu) {
     expect_same(run(s, A, &B, on("cuda")), run(s, A, &B, on("cpu")));
     auto c = stat(Metric::Euclidean, Traversal::Auto, Binning::from_edges({0.0, 0.8}), OutputKind::Reduction, w);
     expect_same(run(c, A, nullptr, on("cuda")), run(c, A, nullptr, on("cpu")));
-    c.output = OutputKind::PerPoint;
+    c.reduction = reduce::PerPoint{c.binning()};
     const auto gp = run(c, A, nullptr, on("cuda")), cp = run(c, A, nullptr, on("cpu"));
     EXPECT_EQ(gp.per_point_a.counts, cp.per_point_a.counts);
   }
@@ -1604,14 +1620,14 @@ TEST_F(Cuda, ChunkedLaunchesEqualCpu) {
   for (auto& x : labels) x = static_cast<std::int32_t>(rng() % 7);
   A.set_regions(labels);
   auto j = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, 3.0, 12));
-  j.regions = 7;
+  j.set_regions(7);
   const auto gj = run(j, A, nullptr, on("cuda")), cj = run(j, A, nullptr, on("cpu"));
   EXPECT_EQ(gj.counts, cj.counts);
   EXPECT_EQ(gj.region_counts, cj.region_counts);
   unsetenv("TWOBODY_CUDA_CHUNK_POINTS");
 }
 
-// ---- 2-D bins on the GPU (Backend::bins_2d): (r_p, pi) and (s, mu) about the z axis, periodic and
+// ---- 2-D bins on the GPU (Backend::refuses none): (r_p, pi) and (s, mu) about the z axis, periodic and
 // open, and the survey mocks' midpoint line of sight, through the brute-force tiles and the grid,
 // against the CPU's brute force: counts and region counts equal, weighted sums to 1e-12.
 
@@ -1635,9 +1651,8 @@ Statistic binned2d_stat(const Binning2D& bins, const std::optional<Box>& box, bo
   s.metric = box ? Metric::Periodic : Metric::Euclidean;
   if (box) s.box = *box;
   s.traversal = cross ? Traversal::Cross : Traversal::Auto;
-  s.binning2d = bins;
+  s.reduction = reduce::Histogram2D{.bins = bins, .regions = regions};
   s.weighted = weighted;
-  s.regions = regions;
   return s;
 }
 
@@ -1726,7 +1741,7 @@ TEST_F(Cuda, MeanSeparationsOf2DBinsEqualCpu) {
                                    (regions ? " regions" : "");
           const auto box = periodic ? std::optional<Box>(Box::cube(3, L)) : std::nullopt;
           Statistic s = binned2d_stat(bins, box, cross, regions == 0, regions);
-          s.mean_separation = true;
+          s.set_mean_separation(true);
           const PointSet& a = mock ? MA : A;
           const PointSet* b = cross ? (mock ? &MB : &B) : nullptr;
           const Result c = run(s, a, b, brute_on_cpu());
@@ -1752,15 +1767,15 @@ TEST_F(Cuda, SmallBinned2DAndMeanSeparations) {
     for (int regions : {0, 3})
       for (bool means : {false, true}) {
         Statistic s = binned2d_stat(rppi, Box::cube(3, 10.0), false, true, regions);
-        s.mean_separation = means;
+        s.set_mean_separation(means);
         const Result c = run(s, A, nullptr, brute_on_cpu());
         expect_2d_matches(s, A, nullptr, path, c, std::string("small ") + path + (means ? " means" : ""));
       }
   for (const char* path : {"brute", "grid"})
     for (std::size_t nb : {10u, 8192u}) {
       auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, 3.0, nb), OutputKind::Histogram, true);
-      s.mean_separation = true;
-      s.regions = nb == 10 ? 3 : 0;  // (1-D regions need per-lane histograms: few bins)
+      s.set_mean_separation(true);
+      s.set_regions(nb == 10 ? 3 : 0);  // (1-D regions need per-lane histograms: few bins)
       const Result g = run(s, A, nullptr, cuda_path(path));
       EXPECT_EQ(g.counts, run(s, A, nullptr, brute_on_cpu()).counts) << path << " " << nb;
     }
@@ -1931,7 +1946,7 @@ TEST_F(Cuda, Binned2DChunkedLaunchesEqualCpu) {
   unsetenv("TWOBODY_CUDA_CHUNK_POINTS");
 }
 
-// ---- Mean separation per bin on the GPU (Backend::mean_separation): Σ s and Σ log s (times
+// ---- Mean separation per bin on the GPU (Backend::refuses none): Σ s and Σ log s (times
 // w_i w_j) equal the CPU's to 1e-12 of Σ |term| per bin, counts equal, for sdh, paircount, rdf and
 // angular, brute force and grid, with jackknife regions, through the sums in shared memory and
 // in global memory.
@@ -2022,22 +2037,20 @@ TEST_F(Cuda, MeanSeparationWithRegionsAndOnEdgesEqualsCpu) {
         auto s = stat(m, cross ? Traversal::Cross : Traversal::Auto, Binning::logarithmic(0.2, 12.0, 15),
                       OutputKind::Histogram, weighted);
         if (m == Metric::Periodic) s.box = Box::cube(3, 100.0);
-        s.regions = R;
-        s.mean_separation = true;
+        s.set_regions(R);
+        s.set_mean_separation(true);
         const std::string what = std::string(m == Metric::Periodic ? "periodic" : "open") + (weighted ? " weighted" : "") +
                                  (cross ? " cross" : " auto");
         const Result g = run(s, A, cross ? &B : nullptr, on("cuda"));
         EXPECT_NE(g.info.plan.find("ran: grid"), std::string::npos) << g.info.plan;
-        expect_same_means(g, run(s, A, cross ? &B : nullptr, brute_on_cpu()), s.binning.edges(), what);
+        expect_same_means(g, run(s, A, cross ? &B : nullptr, brute_on_cpu()), s.binning().edges(), what);
       }
   PointSet u = sky_to_unit_vectors(to_pointset(testing_support::sky_points(12000, rng, -30, 60)));
   u.set_regions(random_labels(u.size(), R, rng));
   Statistic sky;
   sky.metric = Metric::Angular;
-  sky.binning = Binning::logarithmic(0.05, 8.0, 12);
-  sky.regions = R;
-  sky.mean_separation = true;
-  expect_same_means(run(sky, u, nullptr, on("cuda")), run(sky, u, nullptr, brute_on_cpu()), sky.binning.edges(), "sky");
+  sky.reduction = reduce::Histogram{.bins = Binning::logarithmic(0.05, 8.0, 12), .regions = R, .mean_separation = true};
+  expect_same_means(run(sky, u, nullptr, on("cuda")), run(sky, u, nullptr, brute_on_cpu()), sky.binning().edges(), "sky");
 
   // A lattice has a few distinct separations, each met by up to a million pairs: the rounding of
   // such a sum does not average out, and two orders of summation differ by up to ~n u of it (n the
@@ -2045,12 +2058,12 @@ TEST_F(Cuda, MeanSeparationWithRegionsAndOnEdgesEqualsCpu) {
   const auto lattice = to_pointset(testing_support::half_lattice(22, 20, 17));
   for (const char* path : {"brute", "grid"}) {
     auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.5, 6.0, 11));
-    s.mean_separation = true;
+    s.set_mean_separation(true);
     const Result g = run(s, lattice, nullptr, cuda_path(path));
     EXPECT_GT(g.info.pairs_settled_fp64, 0u);
     std::uint64_t most = 0;
     for (auto n : g.counts) most = std::max(most, n);
-    expect_same_means(g, run(s, lattice, nullptr, brute_on_cpu()), s.binning.edges(), std::string("lattice ") + path,
+    expect_same_means(g, run(s, lattice, nullptr, brute_on_cpu()), s.binning().edges(), std::string("lattice ") + path,
                       std::max(1e-12, 2.0 * static_cast<double>(most) * 0x1p-53));
   }
 }
@@ -2067,20 +2080,20 @@ TEST_F(Cuda, MeanSeparationSumsInSharedOrGlobalMemory) {
       for (bool weighted : {false, true}) {
         auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, nb == 20 ? 10.0 : 175.0, nb),
                       OutputKind::Histogram, weighted);
-        s.mean_separation = true;
+        s.set_mean_separation(true);
         const Result g = run(s, A, nullptr, cuda_path(path));
         const std::string what = std::to_string(nb) + " bins " + path + (weighted ? " weighted" : "");
         EXPECT_NE(g.info.plan.find(nb == 20 ? "per block in shared memory" : "by atomics in global memory"),
                   std::string::npos)
             << what << "\n" << g.info.plan;
-        expect_same_means(g, run(s, A, nullptr, brute_on_cpu()), s.binning.edges(), what);
+        expect_same_means(g, run(s, A, nullptr, brute_on_cpu()), s.binning().edges(), what);
       }
   setenv("TWOBODY_CUDA_CHUNK_POINTS", "5000", 1);
   auto s = stat(Metric::Periodic, Traversal::Auto, Binning::logarithmic(0.5, 20.0, 10), OutputKind::Histogram, true);
   s.box = Box::cube(3, 100.0);
-  s.mean_separation = true;
+  s.set_mean_separation(true);
   const Result g = run(s, A, nullptr, on("cuda"));
   EXPECT_NE(g.info.plan.find("in chunks of at most 5000 points"), std::string::npos) << g.info.plan;
-  expect_same_means(g, run(s, A, nullptr, brute_on_cpu()), s.binning.edges(), "chunked");
+  expect_same_means(g, run(s, A, nullptr, brute_on_cpu()), s.binning().edges(), "chunked");
   unsetenv("TWOBODY_CUDA_CHUNK_POINTS");
 }

@@ -31,7 +31,7 @@ TEST(CudaCustom, UserFunctorMatchesCpu) {
   const auto A = testing_support::to_pointset(testing_support::uniform_points(3001, 2, 0, 10, rng));
   const auto B = testing_support::to_pointset(testing_support::uniform_points(777, 2, 0, 10, rng));
   Statistic s;
-  s.binning = Binning::linear(0.0, 5.0, 40);
+  s.reduction = reduce::Histogram{Binning::linear(0.0, 5.0, 40)};
   RunOptions cpu;
   cpu.backend = "cpu";
   const auto g = twobody::cuda::run_custom(Chebyshev2{}, s, A, nullptr);
@@ -40,12 +40,11 @@ TEST(CudaCustom, UserFunctorMatchesCpu) {
   EXPECT_EQ(g.info.pairs_settled_fp64, g.info.pairs_evaluated);  // no proxy: all in float64
   s.traversal = Traversal::Cross;
   EXPECT_EQ(twobody::cuda::run_custom(Chebyshev2{}, s, A, &B).counts, run_custom(Chebyshev2{}, s, A, &B, cpu).counts);
-  s.output = OutputKind::PairList;
-  s.binning = Binning::from_edges({0.0, 0.3});
+  s.reduction = reduce::PairList{Binning::from_edges({0.0, 0.3})};
   const auto gl = twobody::cuda::run_custom(Chebyshev2{}, s, A, &B);
   const auto cl = run_custom(Chebyshev2{}, s, A, &B, cpu);
   ASSERT_EQ(gl.pairs.size(), cl.pairs.size());
   for (std::size_t k = 0; k < cl.pairs.size(); ++k) ASSERT_EQ(gl.pairs[k].value, cl.pairs[k].value);
-  s.output = OutputKind::Matrix;
+  s.reduction = reduce::Matrix{};
   EXPECT_EQ(twobody::cuda::run_custom(Chebyshev2{}, s, B, &A).matrix, run_custom(Chebyshev2{}, s, B, &A, cpu).matrix);
 }

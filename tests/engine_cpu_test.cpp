@@ -21,8 +21,7 @@ Statistic histogram_stat(Metric m, Traversal t, const Binning& b, bool weighted 
   Statistic s;
   s.metric = m;
   s.traversal = t;
-  s.binning = b;
-  s.output = OutputKind::Histogram;
+  s.reduction = reduce::Histogram{b};
   s.weighted = weighted;
   return s;
 }
@@ -122,7 +121,7 @@ TEST(Exactness, LatticePairsOnBinEdges) {
   Statistic s = histogram_stat(Metric::Periodic, Traversal::Auto, Binning::linear(0.0, 3.5, 7));
   s.box = Box::from_lengths(std::vector<double>{9, 9, 7});
   EXPECT_EQ(run(s, A, nullptr, cpu_opts()).counts,
-            oracle::histogram(p, nullptr, s.binning.edges(), 1, {9, 9, 7}).counts);
+            oracle::histogram(p, nullptr, s.binning().edges(), 1, {9, 9, 7}).counts);
 }
 
 TEST(Exactness, LargeOffsetsSmallSpread) {
@@ -172,13 +171,13 @@ TEST(Outputs, ReductionPairListAndMatrix) {
   const auto o = oracle::histogram(pa, nullptr, range.edges(), 0, {}, true);
 
   Statistic s = histogram_stat(Metric::Euclidean, Traversal::Auto, range, true);
-  s.output = OutputKind::Reduction;
+  s.reduction = reduce::Count{range};
   const auto red = run(s, A, nullptr, cpu_opts());
   ASSERT_EQ(red.counts.size(), 1u);
   EXPECT_EQ(red.counts[0], o.counts[0]);
   EXPECT_NEAR(red.weighted[0], o.weighted[0], 1e-9 * o.weighted[0]);
 
-  s.output = OutputKind::PairList;
+  s.reduction = reduce::PairList{range};
   s.weighted = false;
   const auto list = run(s, A, nullptr, cpu_opts());
   ASSERT_EQ(list.pairs.size(), o.counts[0]);
@@ -189,7 +188,7 @@ TEST(Outputs, ReductionPairListAndMatrix) {
   EXPECT_TRUE(std::is_sorted(list.pairs.begin(), list.pairs.end(),
                              [](auto& x, auto& y) { return std::pair(x.i, x.j) < std::pair(y.i, y.j); }));
 
-  s.output = OutputKind::Matrix;
+  s.reduction = reduce::Matrix{};
   s.traversal = Traversal::Cross;
   const auto m = run(s, A, &B, cpu_opts());
   ASSERT_EQ(m.rows, A.size());
@@ -208,7 +207,7 @@ TEST(Outputs, PairListOverflowIsAnErrorNotATruncation) {
   std::mt19937_64 rng(fresh_seed());
   const auto A = to_pointset(uniform_points(500, 2, 0, 1, rng));
   Statistic s = histogram_stat(Metric::Euclidean, Traversal::Auto, Binning::from_edges({0.0, 2.0}));
-  s.output = OutputKind::PairList;
+  s.reduction = reduce::PairList{s.binning()};
   RunOptions o = cpu_opts();
   o.max_pairs = 1000;
   try {
@@ -242,7 +241,7 @@ TEST(Custom, UserPairFunctionThroughTheEngine) {
     for (std::size_t j = i + 1; j < p.x.size(); ++j) {
       const double v = std::max(std::abs(p.x[i][0] - p.x[j][0]), std::abs(p.x[i][1] - p.x[j][1]));
       for (int k = 0; k < 10; ++k)
-        if (s.binning.lo(k) <= v && v < s.binning.hi(k)) ++expect[k];
+        if (s.binning().lo(k) <= v && v < s.binning().hi(k)) ++expect[k];
     }
   EXPECT_EQ(r.counts, expect);
 }

@@ -29,8 +29,7 @@ Statistic stat(Traversal t, const Binning& b, std::optional<Box> box, OutputKind
   s.traversal = t;
   s.metric = box ? Metric::Periodic : Metric::Euclidean;
   if (box) s.box = *box;
-  s.binning = b;
-  s.output = out;
+  s.reduction = testing_support::reduction_of(out, b);
   s.weighted = weighted;
   return s;
 }
@@ -115,7 +114,7 @@ TEST(Grid, PairListsAndCountsKeepCallerIndices) {
       ASSERT_LT(d2, 4.0);
       ASSERT_DOUBLE_EQ(p.value, std::sqrt(d2));
     }
-    s.output = OutputKind::Reduction;
+    s.reduction = reduce::Count{s.binning()};
     EXPECT_EQ(run(s, a, cross ? &b : nullptr, on_cpu()).counts[0], expected);
   }
 }

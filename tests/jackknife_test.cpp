@@ -195,9 +195,8 @@ TEST(RegionHistogram, AgainstBruteForceEveryMetricAndPath) {
     s.traversal = c.cross ? Traversal::Cross : Traversal::Auto;
     s.metric = c.kind == 0 ? Metric::Euclidean : c.kind == 1 ? Metric::Periodic : Metric::Angular;
     if (c.kind == 1) s.box = Box::cube(3, L);
-    s.binning = Binning::from_edges(edges);
+    s.reduction = reduce::Histogram{.bins = Binning::from_edges(edges), .regions = R};
     s.weighted = c.weighted;
-    s.regions = R;
     const Result r = run(s, a, c.cross ? &b : nullptr, cpu_opts(c.path));
     const std::vector<double> Ls(3, L);
     const auto h = oracle::histogram(wa, c.cross ? &wb : nullptr, edges, c.kind, Ls, c.weighted);
@@ -214,7 +213,7 @@ TEST(RegionHistogram, AgainstBruteForceEveryMetricAndPath) {
     }
     // The same statistic without labels gives the same histogram.
     Statistic plain = s;
-    plain.regions = 0;
+    plain.set_regions(0);
     EXPECT_EQ(run(plain, a, c.cross ? &b : nullptr, cpu_opts(c.path)).counts, r.counts);
   }
 }
@@ -223,8 +222,7 @@ TEST(RegionHistogram, BadLabelsAndRequests) {
   std::mt19937_64 rng(testing_support::fresh_seed());
   PointSet a = testing_support::to_pointset(testing_support::uniform_points(50, 3, 0, 10, rng));
   Statistic s;
-  s.binning = Binning::linear(0, 5, 4);
-  s.regions = 3;
+  s.reduction = reduce::Histogram{.bins = Binning::linear(0, 5, 4), .regions = 3};
   const auto kind_of = [&](const Statistic& st, const PointSet& p) {
     try {
       run(st, p, nullptr, cpu_opts());
@@ -244,11 +242,17 @@ TEST(RegionHistogram, BadLabelsAndRequests) {
   l[17] = 2;
   a.set_regions(l);
   EXPECT_NO_THROW(run(s, a, nullptr, cpu_opts()));
+  // Regions on a pair list: a pair list has none to set, and asking for them is a Config error
+  // saying why (before reduction types, the run refused the statistic with the same message).
   Statistic list = s;
-  list.output = OutputKind::PairList;
-  EXPECT_EQ(kind_of(list, a), ErrorKind::Config);
+  list.reduction = reduce::PairList{s.binning()};
+  testing_support::expect_config_error([&] { list.set_regions(3); },
+                                       "jackknife regions are counted for histograms, not for a pair list");
+  EXPECT_EQ(list.regions(), 0);
+  EXPECT_NO_THROW(list.set_regions(0));
+  EXPECT_NO_THROW(run(list, a, nullptr, cpu_opts()));
   Statistic negative = s;
-  negative.regions = -2;
+  negative.set_regions(-2);
   EXPECT_EQ(kind_of(negative, a), ErrorKind::Config);
   EXPECT_THROW(a.set_regions(std::vector<std::int32_t>(49, 0)), Error);
 }

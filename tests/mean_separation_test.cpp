@@ -101,16 +101,17 @@ TEST(MeanSeparation, AgainstBruteForceBoxSkyAutoCrossWeightedPathsRegions) {
             s.traversal = cross ? Traversal::Cross : Traversal::Auto;
             s.metric = m;
             if (m == Metric::Periodic) s.box = box;
-            s.binning = sky ? Binning::logarithmic(0.05, 8.0, 7) : Binning::logarithmic(0.3, 9.0, 7);
+            s.reduction = reduce::Histogram{
+                .bins = sky ? Binning::logarithmic(0.05, 8.0, 7) : Binning::logarithmic(0.3, 9.0, 7),
+                .regions = regions,
+                .mean_separation = true};
             s.weighted = weighted;
-            s.regions = regions;
-            s.mean_separation = true;
             RunOptions o;
             o.backend = "cpu";
             o.path = path;
             const Result x = run(s, a, cross ? &b : nullptr, o);
-            expect_means(x, brute(a, cross ? &b : nullptr, s.binning, m, box, weighted));
-            if (regions) EXPECT_EQ(x.region_counts.size(), std::size_t(regions) * s.binning.nbins());
+            expect_means(x, brute(a, cross ? &b : nullptr, s.binning(), m, box, weighted));
+            if (regions) EXPECT_EQ(x.region_counts.size(), std::size_t(regions) * s.binning().nbins());
           }
 }
 
@@ -142,12 +143,14 @@ TEST(MeanSeparation, ColumnsOfTheStatistics) {
   ASSERT_EQ(x.derived[x.derived.size() - 2].values.size(), p.derived[0].values.size());
   for (std::size_t k = 0; k < bins.nbins(); ++k)
     EXPECT_NEAR(x.derived[x.derived.size() - 2].values[k], p.derived[0].values[k], 1e-12 * p.derived[0].values[k]) << k;
-  // Not for other outputs.
+  // Not for other outputs: a count has no mean separations to set, and asking for them is a Config
+  // error saying why (before reduction types, the run refused the statistic).
   Statistic s;
-  s.binning = bins;
-  s.output = OutputKind::Reduction;
-  s.mean_separation = true;
-  EXPECT_THROW(run(s, a, nullptr, o), Error);
+  s.reduction = reduce::Count{bins};
+  testing_support::expect_config_error([&] { s.set_mean_separation(true); },
+                                       "mean separations are summed per histogram bin, not for a reduction");
+  EXPECT_FALSE(s.mean_separation());
+  EXPECT_NO_THROW(s.set_mean_separation(false));
 }
 
 // The CUDA backend sums them itself (tests/cuda_backend_test.cpp compares it with the CPU's).
@@ -155,13 +158,13 @@ TEST(MeanSeparation, CudaRequestRunsOnTheGpu) {
   if (!make_cuda_backend()) GTEST_SKIP() << "no CUDA device";
   const PointSet a = generate_uniform_box(500, 3, 40.0, 5);
   Statistic s;
-  s.binning = Binning::linear(1, 8, 5);
-  s.mean_separation = true;
+  s.reduction = reduce::Histogram{.bins = Binning::linear(1, 8, 5), .mean_separation = true};
+  EXPECT_EQ(make_cuda_backend()->refuses(s), "");
   RunOptions o;
   o.backend = "cuda";
   const Result x = run(s, a, nullptr, o);
   EXPECT_EQ(x.info.backend, "cuda");
-  EXPECT_EQ(x.info.plan.find("does not sum mean separations"), std::string::npos) << x.info.plan;
+  EXPECT_EQ(x.info.plan.find("this statistic runs on the cpu"), std::string::npos) << x.info.plan;
   ASSERT_EQ(x.separation_sum.size(), 5u);
   o.backend = "cpu";
   const Result c = run(s, a, nullptr, o);

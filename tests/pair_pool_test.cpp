@@ -339,8 +339,7 @@ TEST(PairPool, PairSinkGetsTheListOnTheCpu) {
   std::mt19937_64 rng(testing_support::fresh_seed());
   const auto A = testing_support::to_pointset(testing_support::uniform_points(3000, 3, 0, 10, rng));
   Statistic s;
-  s.output = OutputKind::PairList;
-  s.binning = Binning::from_edges({0.0, 0.8});
+  s.reduction = reduce::PairList{Binning::from_edges({0.0, 0.8})};
   RunOptions o;
   o.backend = "cpu";
   const Result whole = run(s, A, nullptr, o);

@@ -27,8 +27,7 @@ Statistic per_point_stat(bool cross, double lo, double hi, std::optional<Box> bo
   s.traversal = cross ? Traversal::Cross : Traversal::Auto;
   s.metric = box ? Metric::Periodic : Metric::Euclidean;
   if (box) s.box = *box;
-  s.binning = Binning::from_edges({lo, hi});
-  s.output = OutputKind::PerPoint;
+  s.reduction = reduce::PerPoint{Binning::from_edges({lo, hi})};
   s.weighted = weighted;
   return s;
 }
@@ -180,7 +179,7 @@ TEST(PerPoint, SumsAgreeWithTheReduction) {
   for (bool cross : {false, true}) {
     Statistic s = per_point_stat(cross, 0.5, 4.0, Box::cube(3, 50.0), false);
     const Result r = run(s, a, cross ? &b : nullptr, on_cpu("auto", 0));
-    s.output = OutputKind::Reduction;
+    s.reduction = reduce::Count{s.binning()};
     const std::uint64_t pairs = run(s, a, cross ? &b : nullptr, on_cpu("auto", 0)).counts[0];
     const auto sum = [](const std::vector<std::uint64_t>& v) { return std::accumulate(v.begin(), v.end(), std::uint64_t(0)); };
     EXPECT_EQ(sum(r.per_point_a.counts), cross ? pairs : 2 * pairs);
@@ -191,10 +190,9 @@ TEST(PerPoint, SumsAgreeWithTheReduction) {
   const PointSet sky = sky_to_unit_vectors(to_pointset(testing_support::sky_points(1500, rng)));
   Statistic s;
   s.metric = Metric::Angular;
-  s.binning = Binning::from_edges({0.0, 5.0});
-  s.output = OutputKind::PerPoint;
+  s.reduction = reduce::PerPoint{Binning::from_edges({0.0, 5.0})};
   const Result r = run(s, sky, nullptr, on_cpu("auto", 2));
-  s.output = OutputKind::Reduction;
+  s.reduction = reduce::Count{s.binning()};
   EXPECT_EQ(std::accumulate(r.per_point_a.counts.begin(), r.per_point_a.counts.end(), std::uint64_t(0)),
             2 * run(s, sky, nullptr, on_cpu("auto", 2)).counts[0]);
 }
@@ -238,13 +236,18 @@ TEST(PerPoint, ExplainAndBadRequests) {
   s.weighted = true;  // no weights
   EXPECT_THROW(run(s, a, nullptr, on_cpu("auto", 2)), Error);
   s.weighted = false;
-  s.regions = 4;
-  EXPECT_THROW(run(s, a, nullptr, on_cpu("auto", 2)), Error);
-  s.regions = 0;
-  s.mean_separation = true;
-  EXPECT_THROW(run(s, a, nullptr, on_cpu("auto", 2)), Error);
-  s.mean_separation = false;
-  s.binning = Binning::from_edges({0.0, 60.0});  // beyond half the box
+  // Jackknife regions and mean separations: a per-point reduction has neither to set, and asking
+  // for them is a Config error saying why (before reduction types, the run refused them).
+  testing_support::expect_config_error([&] { s.set_regions(4); },
+                                       "jackknife regions are counted for histograms, not for a per-point reduction");
+  EXPECT_EQ(s.regions(), 0);
+  EXPECT_NO_THROW(s.set_regions(0));
+  testing_support::expect_config_error([&] { s.set_mean_separation(true); },
+                                       "mean separations are summed per histogram bin, not for a per-point reduction");
+  EXPECT_FALSE(s.mean_separation());
+  EXPECT_NO_THROW(s.set_mean_separation(false));
+  EXPECT_NO_THROW(run(s, a, nullptr, on_cpu("auto", 2)));
+  s.reduction = reduce::PerPoint{Binning::from_edges({0.0, 60.0})};  // beyond half the box
   EXPECT_THROW(run(s, a, nullptr, on_cpu("auto", 2)), Error);
 }
 

@@ -4,9 +4,12 @@
 
 #include <chrono>
 #include <random>
+#include <string>
 
 #include "oracle/brute_force.hpp"
+#include "twobody/error.hpp"
 #include "twobody/points.hpp"
+#include "twobody/statistic.hpp"
 
 namespace testing_support {
 
@@ -99,6 +102,45 @@ inline twobody::PointSet without_region(const twobody::PointSet& p, const std::v
     q.set_weights(std::move(w));
   }
   return q;
+}
+
+// The reduction of an output kind over 1-D bins (a Histogram of `b`, without jackknife regions or
+// mean separations), or over the range [b.lo(), b.hi()) (Count, PairList, PerPoint): for tests
+// that pick the output as a parameter.
+inline twobody::Reduction reduction_of(twobody::OutputKind out, const twobody::Binning& b) {
+  namespace reduce = twobody::reduce;
+  switch (out) {
+    case twobody::OutputKind::Reduction: return reduce::Count{b};
+    case twobody::OutputKind::Histogram: return reduce::Histogram{b};
+    case twobody::OutputKind::PairList: return reduce::PairList{b};
+    case twobody::OutputKind::PerPoint: return reduce::PerPoint{b};
+    case twobody::OutputKind::Matrix: return reduce::Matrix{};
+  }
+  ADD_FAILURE() << "unknown output kind";
+  return reduce::Histogram{b};
+}
+
+// New 1-D bins for a Histogram (its jackknife regions and mean separation kept), or a new range
+// for a Count, PairList or PerPoint: what assigning the old Statistic::binning did.
+inline void set_binning(twobody::Statistic& s, const twobody::Binning& b) {
+  namespace reduce = twobody::reduce;
+  if (auto* h = std::get_if<reduce::Histogram>(&s.reduction)) h->bins = b;
+  else if (auto* c = std::get_if<reduce::Count>(&s.reduction)) c->range = b;
+  else if (auto* l = std::get_if<reduce::PairList>(&s.reduction)) l->range = b;
+  else if (auto* p = std::get_if<reduce::PerPoint>(&s.reduction)) p->range = b;
+  else ADD_FAILURE() << "set_binning on a " << twobody::to_string(s.output()) << (s.is_2d() ? " of 2-D bins" : "");
+}
+
+// `f()` throws twobody::Error of kind Config, its message containing `needle`.
+template <class F>
+void expect_config_error(F&& f, const std::string& needle) {
+  try {
+    f();
+    ADD_FAILURE() << "no error; expected a Config error mentioning \"" << needle << '"';
+  } catch (const twobody::Error& e) {
+    EXPECT_EQ(e.kind(), twobody::ErrorKind::Config) << e.what();
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace testing_support

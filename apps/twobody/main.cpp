@@ -42,7 +42,7 @@ Loaded load_sets(const CommonOptions& o, const Features& f) {
 }
 
 void maybe_explain(const CommonOptions& o, Statistic s, const PointSet& a, const PointSet* b) {
-  s.mean_separation = o.ravg;
+  s.set_mean_separation(o.ravg);
   if (o.explain) std::cerr << explain(s, a, b, {o.backend, o.threads, {}, o.max_pairs, o.path, cli_distribution()}) << '\n';
 }
 
@@ -291,7 +291,7 @@ int main(int argc, char** argv) {
     // Without --rmax, SDH spans the whole data set: nbins from 0 to its bounding-box diagonal.
     const Binning bins = (!o.bins_file.empty() || o.rmax) ? make_binning(o, "r")
                          : sdh_default_binning(a, o.nbins ? o.nbins : 256);
-    Statistic s{Traversal::Auto, Metric::Euclidean, {}, bins, OutputKind::Histogram, false};
+    Statistic s{Traversal::Auto, Metric::Euclidean, {}, false, reduce::Histogram{bins}};
     maybe_explain(o, s, a, nullptr);
     finish(sdh(a, bins, make_run_options(o, bar)), o, bar);
   });
@@ -311,7 +311,7 @@ int main(int argc, char** argv) {
     }
     const bool weighted = o.weight_column > 0;
     Statistic s{l.cross ? Traversal::Cross : Traversal::Auto, box ? Metric::Periodic : Metric::Euclidean,
-                box.value_or(Box{}), bins, OutputKind::Histogram, weighted};
+                box.value_or(Box{}), weighted, reduce::Histogram{bins}};
     maybe_explain(o, s, l.a, l.cross ? &l.b : nullptr);
     finish(paircount(l.a, l.cross ? &l.b : nullptr, bins, box, weighted, make_run_options(o, bar)), o, bar);
   });
@@ -329,7 +329,7 @@ int main(int argc, char** argv) {
       wrap_into_box(l.a, box);
       if (l.cross) wrap_into_box(l.b, box);
     }
-    Statistic s{l.cross ? Traversal::Cross : Traversal::Auto, Metric::Periodic, box, bins, OutputKind::Histogram, false};
+    Statistic s{l.cross ? Traversal::Cross : Traversal::Auto, Metric::Periodic, box, false, reduce::Histogram{bins}};
     maybe_explain(o, s, l.a, l.cross ? &l.b : nullptr);
     finish(rdf(l.a, l.cross ? &l.b : nullptr, bins, box, make_run_options(o, bar)), o, bar);
   });
@@ -346,7 +346,7 @@ int main(int argc, char** argv) {
     if (o.explain) {
       const PointSet ua = sky_to_unit_vectors(l.a);
       const PointSet ub = l.cross ? sky_to_unit_vectors(l.b) : PointSet();
-      Statistic s{l.cross ? Traversal::Cross : Traversal::Auto, Metric::Angular, {}, bins, OutputKind::Histogram, weighted};
+      Statistic s{l.cross ? Traversal::Cross : Traversal::Auto, Metric::Angular, {}, weighted, reduce::Histogram{bins}};
       maybe_explain(o, s, ua, l.cross ? &ub : nullptr);
     }
     finish(angular(l.a, l.cross ? &l.b : nullptr, bins, weighted, make_run_options(o, bar)), o, bar);
@@ -521,7 +521,7 @@ int main(int argc, char** argv) {
     s.metric = box ? Metric::Periodic : Metric::Euclidean;
     if (box) s.box = *box;
     s.weighted = weighted;
-    s.binning2d = bins;
+    s.reduction = reduce::Histogram2D{bins};
     maybe_explain(o, s, a, b);
   };
   const auto counts_2d = [&](const Features& f, auto make_bins) {

@@ -59,9 +59,8 @@ struct Binned2DReach {
   Statistic stat;
   Plan plan;
   explicit Binned2DReach(const Plan& p) : stat(*p.stat), plan(p) {
-    stat.binning = Binning::from_edges({0.0, p.stat->binning2d.cutoff()});
-    stat.binning2d = Binning2D();
-    stat.regions = 0;
+    stat.reduction = reduce::Histogram{Binning::from_edges({0.0, p.stat->binning2d().cutoff()}), 0,
+                                       p.stat->mean_separation()};
     plan.stat = &stat;
   }
 };
@@ -90,7 +89,7 @@ Result run_binned2d(const BinFunction& f, const Plan& plan) {
     const auto& items = grid.plan.items;
     if (grid.plan.windowed) {
       const GridWindows<3> windows(grid.geometry, grid.plan, grid.b ? *grid.b : *grid.a, A,
-                                   reach.stat.binning.hi());
+                                   reach.stat.binning().hi());
       return traverse_blocks(items.size(), windows, shape, make_sink, make_rows, windows);
     }
     return traverse_blocks(items.size(), [&](std::size_t k) { return items[k]; }, shape, make_sink, make_rows);
@@ -98,11 +97,11 @@ Result run_binned2d(const BinFunction& f, const Plan& plan) {
 
   Result r;
   r.output = OutputKind::Histogram;
-  if (s.regions > 0) {
+  if (s.regions() > 0) {
     const TraversalLabels labels(plan, &grid);
-    const auto sink = [&] { return RegionHistogramSink(plan.edges, w, labels.view, s.mean_separation); };
-    for (const auto& k : s.mean_separation ? run_with.template operator()<true>(sink) : run_with(sink)) k.merge_into(r);
-  } else if (s.mean_separation) {
+    const auto sink = [&] { return RegionHistogramSink(plan.edges, w, labels.view, s.mean_separation()); };
+    for (const auto& k : s.mean_separation() ? run_with.template operator()<true>(sink) : run_with(sink)) k.merge_into(r);
+  } else if (s.mean_separation()) {
     for (const auto& k : run_with.template operator()<true>([&] { return MeanHistogramSink(plan.edges, w); }))
       k.merge_into(r);
   } else {
@@ -123,13 +122,13 @@ template <class Visitor>
 decltype(auto) visit_binned2d(const Plan& plan, const Binned2DTables& tables, Visitor&& v) {
   const Statistic& s = *plan.stat;
   const bool periodic = s.metric == Metric::Periodic;
-  if (s.binning2d.midpoint_los()) {
+  if (s.binning2d().midpoint_los()) {
     if (periodic)
       throw_config("the midpoint line of sight (survey mocks) is for open space: a periodic box has no observer");
-    if (s.binning2d.kind() == Binning2D::Kind::RpPi) return v(RpPiBinsMock(tables));
+    if (s.binning2d().kind() == Binning2D::Kind::RpPi) return v(RpPiBinsMock(tables));
     return v(SMuBinsMock(tables));
   }
-  if (s.binning2d.kind() == Binning2D::Kind::RpPi) {
+  if (s.binning2d().kind() == Binning2D::Kind::RpPi) {
     if (periodic) return v(RpPiBins<true>(tables, s.box));
     return v(RpPiBins<false>(tables, s.box));
   }
@@ -138,7 +137,7 @@ decltype(auto) visit_binned2d(const Plan& plan, const Binned2DTables& tables, Vi
 }
 
 inline Result run_binned2d(const Plan& plan) {
-  const Binned2DTables tables = Binned2DTables::make(plan.stat->binning2d);
+  const Binned2DTables tables = Binned2DTables::make(plan.stat->binning2d());
   return visit_binned2d(plan, tables, [&](const auto& f) { return run_binned2d(f, plan); });
 }
 
@@ -153,11 +152,11 @@ inline std::string describe_binned2d(const Plan& plan) {
       grid.chosen ? "both sets sorted by cell, grid cells for the reach sqrt(rpmax^2 + pimax^2) or smax"
                   : fmt::format("tiles of {} x {} points", choose_tile(std::max(plan.a->size(), plan.b->size()), plan.threads),
                                 choose_tile(std::max(plan.a->size(), plan.b->size()), plan.threads)),
-      fmt::format("{}{}", plan.stat->binning2d.kind() == Binning2D::Kind::RpPi ? "RpPiBins" : "SMuBins",
-                  plan.stat->binning2d.midpoint_los() ? "Mock" : ""),
+      fmt::format("{}{}", plan.stat->binning2d().kind() == Binning2D::Kind::RpPi ? "RpPiBins" : "SMuBins",
+                  plan.stat->binning2d().midpoint_los() ? "Mock" : ""),
       plan.threads, plan.edges.nbins,
-      plan.stat->regions > 0 ? fmt::format("; {} jackknife regions ({} x {} counters a thread)", plan.stat->regions,
-                                           plan.stat->regions, plan.edges.nbins)
+      plan.stat->regions() > 0 ? fmt::format("; {} jackknife regions ({} x {} counters a thread)", plan.stat->regions(),
+                                           plan.stat->regions(), plan.edges.nbins)
                              : std::string());
 }
 

@@ -27,7 +27,7 @@ class CpuBackend final : public Backend {
     return "host, " + std::to_string(std::thread::hardware_concurrency()) + " hardware threads";
   }
   std::string describe(const Plan& plan) const override {
-    if (plan.stat->binning2d.active()) return cpu::describe_binned2d(plan);
+    if (plan.stat->binning2d().active()) return cpu::describe_binned2d(plan);
     // After a run (the engine describes the plan it ran), the choice that run made: choosing
     // again would sort the points by cell again (about a second at 10^7 points).
     cpu::GridChoice ran;
@@ -35,7 +35,7 @@ class CpuBackend final : public Backend {
     ran.why = ran_why_;
     const cpu::GridChoice grid = &plan == ran_plan_ ? std::move(ran) : cpu::choose_grid(plan);
     const std::size_t tile = cpu::choose_tile(std::max(plan.a->size(), plan.b->size()), plan.threads);
-    const bool fast = plan.stat->output != OutputKind::Matrix && cpu::fast_rows_fit(plan.edges) &&
+    const bool fast = plan.stat->output() != OutputKind::Matrix && cpu::fast_rows_fit(plan.edges) &&
                       visit_pair_function(*plan.stat, plan.a->dim(), [](const auto& f) {
                         return cpu::has_fast_path<std::decay_t<decltype(f)>>;
                       });
@@ -46,18 +46,18 @@ class CpuBackend final : public Backend {
         grid.chosen ? std::string("both sets sorted by cell (counting sort), cell pairs in cell order (largest first when one dominates)")
                     : fmt::format("tiles of {} x {} points", tile, tile),
         fast ? "float32 proxies with guard bands, pairs near an edge settled in float64" : "float64", plan.threads,
-        plan.stat->regions > 0
+        plan.stat->regions() > 0
             ? fmt::format("; {} jackknife regions: each pair also counted once per region of its points ({} x {} counters a thread)",
-                          plan.stat->regions, plan.stat->regions, plan.edges.nbins)
-        : plan.stat->output == OutputKind::PerPoint
+                          plan.stat->regions(), plan.stat->regions(), plan.edges.nbins)
+        : plan.stat->output() == OutputKind::PerPoint
             ? fmt::format("; per point: a private array of {} counters a thread (a row adds its anchor once, each partner "
                           "in range its own entry), summed point by point in thread order ({:.3g} MB in all)",
                           plan.a->size() + (plan.is_auto() ? 0 : plan.b->size()), per_point_bytes(plan) / 1e6)
             : std::string());
   }
   Result run(const Plan& plan) override {
-    if (plan.stat->binning2d.active()) return cpu::run_binned2d(plan);
-    if (plan.stat->output == OutputKind::PerPoint)
+    if (plan.stat->binning2d().active()) return cpu::run_binned2d(plan);
+    if (plan.stat->output() == OutputKind::PerPoint)
       require_memory(per_point_bytes(plan), fmt::format("per-point counts on {} threads", plan.threads));
     const cpu::GridChoice grid = cpu::choose_grid(plan);
     ran_plan_ = &plan;
@@ -68,18 +68,11 @@ class CpuBackend final : public Backend {
       return cpu::run_plan<D>(f, plan, &grid);
     });
   }
-  bool counts_regions() const override { return true; }
 
  private:
   const Plan* ran_plan_ = nullptr;  // the plan run() last ran, and its grid choice
   std::string ran_why_;
   bool ran_grid_ = false;
-
- public:
-  bool bins_2d() const override { return true; }
-  bool mean_separation() const override { return true; }
-  bool mean_separation_2d() const override { return true; }
-  bool per_point() const override { return true; }
 };
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "twobody/detail/cpu/grid_index.hpp"
 #include "twobody/detail/cpu/output_sinks.hpp"
 #include "twobody/detail/cpu/tiled_traversal.hpp"
+#include "twobody/detail/engine/overloaded.hpp"
 #include "twobody/error.hpp"
 
 namespace twobody::cpu {
@@ -54,7 +55,7 @@ inline GridChoice choose_grid(const Plan& plan) {
     g.why = "brute force (requested)";
     return g;
   }
-  if (s.metric == Metric::Angular || s.output == OutputKind::Matrix) {
+  if (s.metric == Metric::Angular || s.output() == OutputKind::Matrix) {
     g.why = "brute force: the grid path serves Euclidean cutoffs (histograms, counts, pair lists, per-point counts)";
     return g;
   }
@@ -68,13 +69,13 @@ inline GridChoice choose_grid(const Plan& plan) {
   const std::int64_t n_points = static_cast<std::int64_t>(plan.a->size() + plan.b->size());
   const std::int64_t max_cells = std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(1) << 26, n_points));
   const Box* box = s.metric == Metric::Periodic ? &s.box : nullptr;
-  const GridGeometry coarse = make_grid_geometry(*plan.a, *plan.b, s.binning.hi(), box, 1, max_cells);
+  const GridGeometry coarse = make_grid_geometry(*plan.a, *plan.b, s.binning().hi(), box, 1, max_cells);
   const double seen = pair_occupancy(*plan.b, coarse);
   int refine = 1;
   double occupancy = seen;
   g.geometry = coarse;
   for (int r = 2; r <= 3 && dim <= 3; ++r) {
-    const GridGeometry fine = make_grid_geometry(*plan.a, *plan.b, s.binning.hi(), box, r, max_cells);
+    const GridGeometry fine = make_grid_geometry(*plan.a, *plan.b, s.binning().hi(), box, r, max_cells);
     if (fine.total == g.geometry.total) break;  // capped by max_cells: the same cells, a wider neighbourhood
     double volume = 1;
     for (int d = 0; d < dim; ++d) volume *= fine.width[d] / coarse.width[d];
@@ -122,7 +123,7 @@ struct TraversalLabels {
   RegionLabels view;
 
   TraversalLabels(const Plan& plan, const GridChoice* grid)
-      : view{plan.a->regions().data(), plan.b->regions().data(), plan.stat->regions} {
+      : view{plan.a->regions().data(), plan.b->regions().data(), plan.stat->regions()} {
     if (!grid || !grid->chosen) return;
     const auto permuted = [](const PointSet& p, const std::vector<std::uint32_t>& order) {
       std::vector<std::int32_t> l(order.size());
@@ -158,7 +159,7 @@ Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid 
   // The float32 fast path for the pair functions that have one (every output but the matrix).
   std::unique_ptr<FastRowsSetup<PairFunction>> fast;
   if constexpr (has_fast_path<PairFunction>) {
-    if (s.output != OutputKind::Matrix && fast_rows_fit(plan.edges)) {
+    if (s.output() != OutputKind::Matrix && fast_rows_fit(plan.edges)) {
       fast = std::make_unique<FastRowsSetup<PairFunction>>(f, plan.edges, pa, pb, &pa == &pb, shape.threads);
       if (!fast->usable()) fast.reset();
     }
@@ -169,7 +170,7 @@ Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid 
       if (!use_grid) return traverse(A.n, B.n, shape, make_sink, make_rows);
       const auto& items = grid->plan.items;
       if (grid->plan.windowed) {
-        const GridWindows<D> windows(grid->geometry, grid->plan, grid->b ? *grid->b : *grid->a, A, s.binning.hi());
+        const GridWindows<D> windows(grid->geometry, grid->plan, grid->b ? *grid->b : *grid->a, A, s.binning().hi());
         return traverse_blocks(items.size(), windows, shape, make_sink, make_rows, windows);
       }
       return traverse_blocks(items.size(), [&](std::size_t k) { return items[k]; }, shape, make_sink, make_rows);
@@ -180,83 +181,84 @@ Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid 
     return go([&](Sink& sink) { return KeyRows<D, PairFunction, Sink>(f, A, B, max_row, sink); });
   };
 
+  // The reduction's sink: one per reduction type (a 2-D histogram arrives here as the 1-D
+  // histogram of its flat bins, cpu/binned2d.hpp).
   Result r;
-  r.output = s.output;
-  switch (s.output) {
-    case OutputKind::Histogram: {
-      if (s.regions > 0) {
-        // Jackknife regions (seed 003's inverse jackknives): the region sink, same traversal.
-        const TraversalLabels labels(plan, grid);
-        for (auto& k : run_with([&] { return RegionHistogramSink(plan.edges, w, labels.view, s.mean_separation); }))
-          k.merge_into(r);
-      } else if (s.mean_separation) {
-        for (auto& k : run_with([&] { return MeanHistogramSink(plan.edges, w); })) k.merge_into(r);
-      } else {
-        for (auto& k : run_with([&] { return HistogramSink(plan.edges, w); })) k.merge_into(r);
-      }
-      if (r.counts.empty()) r.counts.assign(plan.edges.nbins, 0);
-      if (s.weighted && r.weighted.empty()) r.weighted.assign(plan.edges.nbins, 0.0);
-      break;
-    }
-    case OutputKind::Reduction: {
-      auto sinks = run_with([&] { return ReductionSink(plan.edges, w); });
-      for (auto& k : sinks) k.merge_into(r);
-      break;
-    }
-    case OutputKind::PerPoint: {
-      const auto sinks = run_with([&] { return PerPointSink(plan.edges, w, A.n, B.n, shape.is_auto); });
-      // The grid's arrays are in cell order: entry k belongs to the caller's point order[k].
-      const std::uint32_t* oa = use_grid ? grid->a->order.data() : nullptr;
-      merge_per_point(sinks, false, oa, r.per_point_a, shape.threads);
-      if (!shape.is_auto) {
-        const std::uint32_t* ob = use_grid ? grid->b->order.data() : nullptr;
-        merge_per_point(sinks, true, ob, r.per_point_b, shape.threads);
-      }
-      break;
-    }
-    case OutputKind::PairList: {
-      auto sinks = run_with([&] { return PairListSink(plan.edges, plan.max_pairs); });
-      std::size_t total = 0;
-      for (auto& k : sinks) total += k.size();
-      for (auto& k : sinks)
-        if (k.overflow() || total > plan.max_pairs)
-          throw Error(ErrorKind::Resource,
-                      "pair list exceeds the limit of " + std::to_string(plan.max_pairs) +
-                          " pairs; narrow the range or raise RunOptions::max_pairs");
-      r.pairs.reserve(total);
-      for (auto& k : sinks) k.merge_into(r);
-      if (use_grid) {
-        // Back to the callers' indices; auto pairs keep i < j.
-        const auto& oa = grid->a->order;
-        const auto& ob = grid->b ? grid->b->order : grid->a->order;
-        for (auto& p : r.pairs) {
-          p.i = oa[p.i];
-          p.j = ob[p.j];
-          if (shape.is_auto && p.i > p.j) std::swap(p.i, p.j);
-        }
-      }
-      std::sort(r.pairs.begin(), r.pairs.end(), [](const PairRecord& x, const PairRecord& y) {
-        return x.i != y.i ? x.i < y.i : x.j < y.j;
-      });
-      break;
-    }
-    case OutputKind::Matrix: {
-      r.rows = A.n;
-      r.cols = B.n;
-      r.matrix.assign(r.rows * r.cols, 0.0);
-      if (shape.is_auto) {
-        for (std::size_t i = 0; i < A.n; ++i) {
-          double a[D > 0 ? D : 1];
-          for (int d = 0; d < D; ++d) a[d] = A.x[d][i];
-          r.matrix[i * r.cols + i] = f.natural_of(f.key(a, a));
-        }
-      }
-      double* m = r.matrix.data();
-      traverse(A.n, B.n, shape, [&] { return MatrixSink(m, r.cols, shape.is_auto); },
-               [&](MatrixSink& sink) { return KeyRows<D, PairFunction, MatrixSink>(f, A, B, shape.tile, sink); });
-      break;
-    }
-  }
+  r.output = s.output();
+  std::visit(
+      Overloaded{
+          [&](const reduce::Histogram& h) {
+            if (h.regions > 0) {
+              // Jackknife regions (seed 003's inverse jackknives): the region sink, same traversal.
+              const TraversalLabels labels(plan, grid);
+              for (auto& k : run_with([&] { return RegionHistogramSink(plan.edges, w, labels.view, h.mean_separation); }))
+                k.merge_into(r);
+            } else if (h.mean_separation) {
+              for (auto& k : run_with([&] { return MeanHistogramSink(plan.edges, w); })) k.merge_into(r);
+            } else {
+              for (auto& k : run_with([&] { return HistogramSink(plan.edges, w); })) k.merge_into(r);
+            }
+            if (r.counts.empty()) r.counts.assign(plan.edges.nbins, 0);
+            if (s.weighted && r.weighted.empty()) r.weighted.assign(plan.edges.nbins, 0.0);
+          },
+          [&](const reduce::Count&) {
+            auto sinks = run_with([&] { return ReductionSink(plan.edges, w); });
+            for (auto& k : sinks) k.merge_into(r);
+          },
+          [&](const reduce::PerPoint&) {
+            const auto sinks = run_with([&] { return PerPointSink(plan.edges, w, A.n, B.n, shape.is_auto); });
+            // The grid's arrays are in cell order: entry k belongs to the caller's point order[k].
+            const std::uint32_t* oa = use_grid ? grid->a->order.data() : nullptr;
+            merge_per_point(sinks, false, oa, r.per_point_a, shape.threads);
+            if (!shape.is_auto) {
+              const std::uint32_t* ob = use_grid ? grid->b->order.data() : nullptr;
+              merge_per_point(sinks, true, ob, r.per_point_b, shape.threads);
+            }
+          },
+          [&](const reduce::PairList&) {
+            auto sinks = run_with([&] { return PairListSink(plan.edges, plan.max_pairs); });
+            std::size_t total = 0;
+            for (auto& k : sinks) total += k.size();
+            for (auto& k : sinks)
+              if (k.overflow() || total > plan.max_pairs)
+                throw Error(ErrorKind::Resource,
+                            "pair list exceeds the limit of " + std::to_string(plan.max_pairs) +
+                                " pairs; narrow the range or raise RunOptions::max_pairs");
+            r.pairs.reserve(total);
+            for (auto& k : sinks) k.merge_into(r);
+            if (use_grid) {
+              // Back to the callers' indices; auto pairs keep i < j.
+              const auto& oa = grid->a->order;
+              const auto& ob = grid->b ? grid->b->order : grid->a->order;
+              for (auto& p : r.pairs) {
+                p.i = oa[p.i];
+                p.j = ob[p.j];
+                if (shape.is_auto && p.i > p.j) std::swap(p.i, p.j);
+              }
+            }
+            std::sort(r.pairs.begin(), r.pairs.end(), [](const PairRecord& x, const PairRecord& y) {
+              return x.i != y.i ? x.i < y.i : x.j < y.j;
+            });
+          },
+          [&](const reduce::Matrix&) {
+            r.rows = A.n;
+            r.cols = B.n;
+            r.matrix.assign(r.rows * r.cols, 0.0);
+            if (shape.is_auto) {
+              for (std::size_t i = 0; i < A.n; ++i) {
+                double a[D > 0 ? D : 1];
+                for (int d = 0; d < D; ++d) a[d] = A.x[d][i];
+                r.matrix[i * r.cols + i] = f.natural_of(f.key(a, a));
+              }
+            }
+            double* m = r.matrix.data();
+            traverse(A.n, B.n, shape, [&] { return MatrixSink(m, r.cols, shape.is_auto); },
+                     [&](MatrixSink& sink) { return KeyRows<D, PairFunction, MatrixSink>(f, A, B, shape.tile, sink); });
+          },
+          [](const reduce::Histogram2D&) {
+            throw Error(ErrorKind::Internal, "a 2-D histogram reached the 1-D traversal (cpu/binned2d.hpp runs it)");
+          }},
+      s.reduction);
   r.info.threads = shape.threads;
   r.info.pairs_evaluated = use_grid ? grid->plan.evaluations : pair_total(A.n, B.n, shape.is_auto);
   if (fast) r.info.pairs_settled_fp64 = fast->settled_total();

@@ -88,12 +88,12 @@ std::size_t chunk_points(const Plan& plan, int in_flight) {
 std::string fig15_line(const Plan& plan) {
   const DeviceInfo info = device_info();
   const Statistic& s = *plan.stat;
-  const std::size_t nb = plan.edges.nbins > 0 ? static_cast<std::size_t>(plan.edges.nbins) : s.binning.nbins();
+  const std::size_t nb = plan.edges.nbins > 0 ? static_cast<std::size_t>(plan.edges.nbins) : s.binning().nbins();
   const std::size_t input = (plan.a->size() + (plan.is_auto() ? 0 : plan.b->size())) * plan.a->dim() * sizeof(float);
   const auto kb = [](std::size_t b) { return std::to_string((b + 1023) / 1024) + " KB"; };
   std::string out = "planner (seed 000 Fig. 15; " + std::to_string(info.sms) + " SMs, " + kb(info.smem_optin) +
                     " shared memory a block, " + std::to_string(info.l2_bytes >> 20) + " MB L2): ";
-  switch (s.output) {
+  switch (s.output()) {
     case OutputKind::Reduction:
       return out + "output " + std::string(s.weighted ? "16" : "8") +
              " B <= alpha = 16 B: type I, partners in shared tiles, the count in registers";
@@ -106,7 +106,7 @@ std::string fig15_line(const Plan& plan) {
       const std::size_t bytes = 8 * nb;
       if (bytes > info.smem_optin)
         return out + "output " + kb(bytes) + " > beta: type III (a histogram in global memory) in seed 000's tree; " +
-               (s.binning2d.active() ? "2-D bins take it (64-bit atomics in global memory)"
+               (s.binning2d().active() ? "2-D bins take it (64-bit atomics in global memory)"
                                      : "not built for 1-D bins on the GPU: such a histogram runs on the CPU backend");
       const SmLimits lim = sm_limits(info);
       const auto bytes_at = [&](int h) { return counting_tiles_smem(true, static_cast<int>(nb), h); };
@@ -129,7 +129,7 @@ std::string fig15_line(const Plan& plan) {
 // --explain for 2-D bins: what run_binned2d does.
 std::string describe_binned2d(const Plan& plan) {
   const Statistic& s = *plan.stat;
-  const Binning2D& b = s.binning2d;
+  const Binning2D& b = s.binning2d();
   const std::string nb = std::to_string(b.nbins());
   return std::string("2-D bins: the pairs within the reach ") +
          (b.kind() == Binning2D::Kind::RpPi ? "sqrt(rpmax^2 + pimax^2)" : "smax") + " = " + std::to_string(b.cutoff()) +
@@ -137,13 +137,13 @@ std::string describe_binned2d(const Plan& plan) {
          "pair binned in float64 on the device by " +
          (b.kind() == Binning2D::Kind::RpPi ? "RpPiBins" : "SMuBins") + (b.midpoint_los() ? "Mock" : "") +
          " (edge tables in device memory); " + nb + " flat bins " +
-         (s.regions > 0
-              ? "and " + std::to_string(s.regions) + " x " + nb +
+         (s.regions() > 0
+              ? "and " + std::to_string(s.regions()) + " x " + nb +
                     " jackknife region counters, counted by 64-bit atomics in global memory, pair by pair"
               : "in sub-histograms in shared memory where one copy a block (all pairs) or a warp (grid) fits half the "
                 "shared memory a block may use, else by 64-bit atomics in global memory, pair by pair (the run's plan "
                 "says which)") +
-         (s.mean_separation ? std::string("; mean separations: each binned pair's ") +
+         (s.mean_separation() ? std::string("; mean separations: each binned pair's ") +
                                   (b.kind() == Binning2D::Kind::RpPi ? "r_p" : "s") +
                                   " and its log summed in double per bin (as Corrfunc's " +
                                   (b.kind() == Binning2D::Kind::RpPi ? "rpavg" : "savg") + ")"
@@ -160,7 +160,7 @@ class CudaBackend final : public Backend {
     const Statistic& s = *plan.stat;
     const std::string traversal =
         plan.path == "brute" ? "all pairs (requested)"
-        : plan.stat->metric == Metric::Angular || plan.stat->output == OutputKind::Matrix
+        : plan.stat->metric == Metric::Angular || plan.stat->output() == OutputKind::Matrix
             ? "all pairs"
             : plan.path == "grid" ? "the cell grid (requested)"
                                   : "the cell grid when it evaluates under a quarter of all pairs (counted on the device "
@@ -169,27 +169,27 @@ class CudaBackend final : public Backend {
            "cuda path: float32 proxies with guard bands, pairs near an edge settled in float64; persistent grid of " +
            std::to_string(kThreads) + "-thread blocks claiming tiles of " + std::to_string(kAnchors) + " anchors x " +
            std::to_string(kChunk) + " partners; " +
-           (s.binning2d.active() ? describe_binned2d(plan)
-            : s.mean_separation
+           (s.binning2d().active() ? describe_binned2d(plan)
+            : s.mean_separation()
                 ? "mean separations: the generic agents alone (no counting tiles), the float-bits bin table in shared "
                   "memory deciding each pair's bin, then its float64 key, whose natural value s and log s are summed in "
                   "double per bin (times w_i w_j when weighted): per block in shared memory when the 2 x " +
                       std::to_string(plan.edges.nbins) +
                       " doubles fit beside the histogram, else by atomics in global memory (the run's plan says which)"
-            : plan.stat->output == OutputKind::Histogram
+            : plan.stat->output() == OutputKind::Histogram
                 ? "all pairs, Euclidean, unweighted, equal-width bins: counting tiles (bin from sqrt.approx and a "
                   "rounding add, pairs within a bound of an edge revisited in float64, bin-major private copies); "
                   "otherwise the float-bits bin table and per-lane sub-histograms in shared memory"
-            : plan.stat->output == OutputKind::Reduction
+            : plan.stat->output() == OutputKind::Reduction
                 ? "all pairs, Euclidean, unweighted: counting tiles (the sign bit of |a|^2 + |b|^2 - 2a.b - r^2, "
                   "groups with a pair within the cancellation bound revisited in float64) where that bound is "
                   "narrow, the products on the tensor cores (split TF32 MMAs) where their wider bound allows; "
                   "otherwise range bands in registers"
-            : plan.stat->output == OutputKind::Matrix ? "float64 matrix tiles copied out in row chunks"
-            : plan.stat->output == OutputKind::PerPoint
+            : plan.stat->output() == OutputKind::Matrix ? "float64 matrix tiles copied out in row chunks"
+            : plan.stat->output() == OutputKind::PerPoint
                 ? "range bands in registers; per point: the anchors' counts in registers, added to a global 64-bit "
                   "array once per tile or warp unit, the partners' by atomics (one per partner per warp)"
-            : plan.stat->output == OutputKind::PairList
+            : plan.stat->output() == OutputKind::PairList
                 ? "range bands in registers; pairs written warp-wide into pages of an output pool (one atomic per "
                   "page), drained to the host and the kernel resumed over the unfinished units when it is full"
                 : "range bands in registers");
@@ -210,7 +210,7 @@ class CudaBackend final : public Backend {
     Statistic s;
     s.metric = Metric::Periodic;
     s.box = Box::cube(3, 1.0);
-    s.binning = Binning::logarithmic(0.01, 0.2, 20);
+    s.reduction = reduce::Histogram{Binning::logarithmic(0.01, 0.2, 20)};
     RunOptions o;
     o.backend = "cuda";
     o.path = "grid";
@@ -218,21 +218,17 @@ class CudaBackend final : public Backend {
     s.metric = Metric::Euclidean;
     twobody::run(s, points, nullptr, o);
   }
-  // Through the grid kernels (PairOutput's block-wide regions x nbins histograms).
-  bool counts_regions() const override { return true; }
-  // Through both agents (PairOutput's OutputMode::PerPoint).
-  bool per_point() const override { return true; }
-  // Through both agents, the pairs of the reach binned in float64 (run_binned2d in run_on_device.cuh).
-  bool bins_2d() const override { return true; }
-  // Through both agents (PairOutput's Means kernels).
-  bool mean_separation() const override { return true; }
-  // 2-D bins too: the binned pair function's own separation (r_p or s) of each pair in a bin.
-  bool mean_separation_2d() const override { return true; }
-  // One copy of the histogram and its float-bits bin table (15-bit bin indices: kMaxTableBins) in
-  // a block's shared memory, and with jackknife regions the grid agent's 32 copies a warp beside
-  // the region x bin counters (histogram_bins_in_shared); 2-D bins are not limited.
-  std::size_t max_histogram_bins(const Statistic& s) const override {
-    return std::min<std::size_t>(kMaxTableBins, histogram_bins_in_shared(s.weighted, s.regions, device_info().smem_optin));
+  // Every reduction runs here. One copy of a 1-D histogram and its float-bits bin table (15-bit
+  // bin indices: kMaxTableBins) sit in a block's shared memory, and with jackknife regions the
+  // grid agent's 32 copies a warp beside the region x bin counters (histogram_bins_in_shared);
+  // 2-D bins are not limited.
+  std::string refuses(const Statistic& s) const override {
+    if (s.output() != OutputKind::Histogram || s.is_2d()) return {};
+    const std::size_t most =
+        std::min<std::size_t>(kMaxTableBins, histogram_bins_in_shared(s.weighted, s.regions(), device_info().smem_optin));
+    if (s.binning().nbins() <= most) return {};
+    return fmt::format("takes at most {} bins{} (this histogram has {})", most, s.weighted ? " weighted" : "",
+                       s.binning().nbins());
   }
   Result run(const Plan& plan) override {
     const auto t0 = std::chrono::steady_clock::now();
@@ -241,10 +237,10 @@ class CudaBackend final : public Backend {
       // tensor-core counts take it (Euclidean, unweighted, up to three dimensions), ~2.4x the
       // counting tiles' histogram rate on the H100 (the CLI's paircount --nbins 1).
       const Statistic& s = *p.stat;
-      if (s.output == OutputKind::Histogram && s.binning.nbins() == 1 && !s.binning2d.active() &&
-          s.metric == Metric::Euclidean && p.a->dim() <= 3 && !s.weighted && s.regions == 0 && !s.mean_separation) {
+      if (s.output() == OutputKind::Histogram && s.binning().nbins() == 1 && !s.binning2d().active() &&
+          s.metric == Metric::Euclidean && p.a->dim() <= 3 && !s.weighted && s.regions() == 0 && !s.mean_separation()) {
         Statistic count = s;
-        count.output = OutputKind::Reduction;
+        count.reduction = reduce::Count{s.binning()};
         Plan q = p;
         q.stat = &count;
         Result r = visit_pair_function(count, q.a->dim(), [&](const auto& f) { return run_on_device(f, q); });
@@ -252,8 +248,8 @@ class CudaBackend final : public Backend {
         r.info.plan = "a one-bin histogram counted as its range (type I); " + r.info.plan;
         return r;
       }
-      if (p.stat->binning2d.active())
-        return p.stat->binning2d.kind() == Binning2D::Kind::RpPi ? run_binned2d_on_device<Binning2D::Kind::RpPi>(p)
+      if (p.stat->is_2d())
+        return p.stat->binning2d().kind() == Binning2D::Kind::RpPi ? run_binned2d_on_device<Binning2D::Kind::RpPi>(p)
                                                                  : run_binned2d_on_device<Binning2D::Kind::SMu>(p);
       return visit_pair_function(*p.stat, p.a->dim(), [&](const auto& f) { return run_on_device(f, p); });
     };

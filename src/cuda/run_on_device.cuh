@@ -266,7 +266,7 @@ DeviceGrid<F::dim> plan_device_grid(const Plan& plan, const DevicePoints<F::dim>
   constexpr int D = F::dim;
   DeviceGrid<D> g;
   const Statistic& s = *plan.stat;
-  const bool grid_regions = s.regions > 0 && !binned;
+  const bool grid_regions = s.regions() > 0 && !binned;
   if (grid_regions && (!kGridMetric<F> || !fits))
     throw Error(ErrorKind::Config, "the CUDA backend counts jackknife regions on the grid path, which this statistic cannot "
                                    "take (a user's pair function, or histograms too large for shared memory); use --backend cpu");
@@ -286,7 +286,7 @@ DeviceGrid<F::dim> plan_device_grid(const Plan& plan, const DevicePoints<F::dim>
     const std::int64_t n_points = static_cast<std::int64_t>(plan.a->size() + (plan.is_auto() ? 0 : plan.b->size()));
     const std::int64_t max_cells = std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(1) << 26, n_points));
     const Box* box = s.metric == Metric::Periodic ? &s.box : nullptr;
-    const double cutoff = grid_cutoff<F>(s.binning.hi());
+    const double cutoff = grid_cutoff<F>(s.binning().hi());
     if (!(cutoff > 0)) {
       g.why = "brute force: the cutoff reaches the whole sphere";
       return g;
@@ -295,8 +295,8 @@ DeviceGrid<F::dim> plan_device_grid(const Plan& plan, const DevicePoints<F::dim>
     // shape, chosen by the first cross count of the call).
     const bool reuse = kept && kept->grid && !plan.is_auto() && kept->grid_cutoff == cutoff;
     // Two anchors a lane (below) serve unweighted histograms through the windows alone.
-    const bool two_anchor_stat = s.output == OutputKind::Histogram && !s.weighted && s.regions == 0 &&
-                                 !s.mean_separation && !binned;
+    const bool two_anchor_stat = s.output() == OutputKind::Histogram && !s.weighted && s.regions() == 0 &&
+                                 !s.mean_separation() && !binned;
     if (reuse) {
       g.shape = kept->grid_shape;
       g.anchors = two_anchor_stat ? kept->grid_anchors : 1;
@@ -485,7 +485,7 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
     t_phase = now;
   };
   const bool weighted = s.weighted;
-  const int regions = s.regions;
+  const int regions = s.regions();
   // The first set as an earlier run of this call kept it (plan.resident), in its frame; else the
   // frame of this run's points. Float32 coordinates are shifted to the frame's centre (distances)
   // so that they keep the most bits.
@@ -514,16 +514,16 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
                                        std::to_string(nb) + "); use --backend cpu");
   std::vector<double> e64(plan.edges.padded.begin(), plan.edges.padded.begin() + nkeys + 1);
   DeviceBuffer<double> d_e64(e64);
-  const OutputMode mode = s.output == OutputKind::Reduction ? OutputMode::Reduce
-                          : s.output == OutputKind::PairList ? OutputMode::PairList
-                          : s.output == OutputKind::PerPoint ? OutputMode::PerPoint
+  const OutputMode mode = s.output() == OutputKind::Reduction ? OutputMode::Reduce
+                          : s.output() == OutputKind::PairList ? OutputMode::PairList
+                          : s.output() == OutputKind::PerPoint ? OutputMode::PerPoint
                                                              : OutputMode::Histogram;
   DeviceBuffer<unsigned long long> d_counts(mode == OutputMode::Histogram ? nb : 1);
   DeviceBuffer<double> d_wsums(mode == OutputMode::Histogram ? nb : 1);
   DeviceBuffer<unsigned long long> d_scalars(2);  // settled, next item
   d_counts.zero();
   d_wsums.zero();
-  const bool means = s.mean_separation;
+  const bool means = s.mean_separation();
   DeviceBuffer<double> d_sep_sums(means ? nb : 0), d_log_sep_sums(means ? nb : 0);
   d_sep_sums.zero();
   d_log_sep_sums.zero();
@@ -591,7 +591,7 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
       smem = pair_tile_smem<D>(weighted);
       grid_smem = 0;
     }
-    output_note = "; 2-D bins: every pair within the reach " + std::to_string(s.binning.hi()) +
+    output_note = "; 2-D bins: every pair within the reach " + std::to_string(s.binning().hi()) +
                   " binned in float64 on the device, " + std::to_string(nb) + " bins " +
                   (hist_global ? std::string("counted by 64-bit atomics in global memory (") +
                                      (regions > 0 ? std::to_string(regions) + " jackknife regions" : "too many for shared memory") + ")"
@@ -690,7 +690,7 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
     work.units = grid.queue->units.get();
     // Windows: a margin far above float32 rounding of the coordinates, cell corners and image
     // shifts compared (all below ~1e-7 of the frame's scale), so no pair within r_max is missed.
-    const double cutoff = grid_cutoff<F>(s.binning.hi());
+    const double cutoff = grid_cutoff<F>(s.binning().hi());
     double scale = cutoff;
     for (int d = 0; d < D; ++d) {
       const double frame = grid.shape.origin[d] - shift[d];
@@ -733,7 +733,7 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
     // reshape.)
     if (allowed && !grid.chosen && !weighted && regions == 0 && !means &&
         (mode == OutputMode::Reduce || mode == OutputMode::Histogram)) {
-      const auto& edges = s.binning.edges();
+      const auto& edges = s.binning().edges();
       // Histograms: d² on the FP64 tensor cores (fp64_tensor_histogram_tiles.cuh) wherever its
       // plan holds; TWOBODY_FP64_TENSOR_HISTOGRAM=0 keeps the CUDA-core counting tiles (tests and
       // benchmarks compare the two).
@@ -1123,7 +1123,7 @@ Result run_pairs(const F& f, const Plan& plan, const Exact& exact, const int nb)
   };
 
   Result r;
-  r.output = s.output;
+  r.output = s.output();
   lap("tables");
   // Pair lists run several launches: the settled pairs and evaluations of all but the last, and
   // what the run's plan says about the buffer.
@@ -1283,7 +1283,7 @@ Result run_matrix(const F& f, const Plan& plan) {
   const DeviceSet& va = da.view;
   const DeviceSet& vb = db_owner ? db_owner->view : da.view;
   Result r;
-  r.output = OutputKind::Matrix;
+  r.reduction = reduce::Matrix{};
   r.rows = A.size();
   r.cols = B.size();
   const double t_upload = ms_since(t_start);
@@ -1449,7 +1449,7 @@ int counting_tiles_histogram_blocks_in() {
 
 template <class F>
 Result run_on_device(const F& f, const Plan& plan) {
-  return plan.stat->output == OutputKind::Matrix ? run_matrix(f, plan) : run_pairs(f, plan, f, plan.edges.nbins);
+  return plan.stat->output() == OutputKind::Matrix ? run_matrix(f, plan) : run_pairs(f, plan, f, plan.edges.nbins);
 }
 
 // 2-D bins (Statistic::binning2d) with the binned pair function `bins` (binning2d.hpp), its edge
@@ -1467,22 +1467,24 @@ Result run_binned2d(BinFunction bins, const F& metric, const Binned2DTables& tab
     bins.mu = inner.get();
   }
   Statistic reach = *plan.stat;
-  reach.binning = Binning::from_edges({0.0, plan.stat->binning2d.cutoff()});
-  reach.binning2d = Binning2D();
+  // A 1-D histogram of one bin [0, cutoff) with the 2-D one's regions and sums: the traversal's
+  // reach; the binned pair function gives the bins.
+  reach.reduction = reduce::Histogram{Binning::from_edges({0.0, plan.stat->binning2d().cutoff()}),
+                                      plan.stat->regions(), plan.stat->mean_separation()};
   Plan p = plan;
   p.stat = &reach;
-  p.edges = KeyEdges::make(reach.binning, metric);
-  return run_pairs(metric, p, bins, static_cast<int>(plan.stat->binning2d.nbins()));
+  p.edges = KeyEdges::make(reach.binning(), metric);
+  return run_pairs(metric, p, bins, static_cast<int>(plan.stat->binning2d().nbins()));
 }
 
 // Instantiated per kind (r_p, π) or (s, μ) in run_binned2d_*.cu: the line of sight and the metric.
 template <Binning2D::Kind K>
 Result run_binned2d_on_device(const Plan& plan) {
   const Statistic& s = *plan.stat;
-  if (s.binning2d.kind() != K) throw Error(ErrorKind::Internal, "run_binned2d_on_device: another kind of 2-D bins");
-  const Binned2DTables tables = Binned2DTables::make(s.binning2d);
+  if (s.binning2d().kind() != K) throw Error(ErrorKind::Internal, "run_binned2d_on_device: another kind of 2-D bins");
+  const Binned2DTables tables = Binned2DTables::make(s.binning2d());
   constexpr bool kRpPi = K == Binning2D::Kind::RpPi;
-  if (s.binning2d.midpoint_los()) {
+  if (s.binning2d().midpoint_los()) {
     if (s.metric == Metric::Periodic)
       throw_config("the midpoint line of sight (survey mocks) is for open space: a periodic box has no observer");
     using Mock = std::conditional_t<kRpPi, RpPiBinsMock, SMuBinsMock>;

@@ -10,6 +10,7 @@
 #include <new>
 
 #include "twobody/detail/dist/pair_jobs.hpp"
+#include "twobody/detail/engine/reductions.hpp"
 #include "twobody/distributed.hpp"
 #include "twobody/error.hpp"
 
@@ -19,33 +20,6 @@ namespace {
 
 using dist::Decomposition;
 using dist::PairJob;
-
-// Counters of one result laid out flat: counts, region counts, then the two pair tallies; weighted
-// sums and region weighted sums beside them.
-struct Layout {
-  std::size_t bins = 0, regions = 0;
-  bool weighted = false, means = false;
-
-  explicit Layout(const Statistic& s)
-      : bins(s.output == OutputKind::Histogram
-                 ? (s.binning2d.active() ? s.binning2d.nbins() : s.binning.nbins())
-                 : 1),
-        regions(s.regions > 0 ? static_cast<std::size_t>(s.regions) : 0),
-        weighted(s.weighted),
-        means(s.mean_separation) {}
-  std::size_t counters() const { return bins * (1 + regions) + 2; }
-  // Sums: the weighted counts (bins, then regions x bins), then the mean separations' Σs and
-  // Σ ln s (bins each).
-  std::size_t means_at() const { return weighted ? bins * (1 + regions) : 0; }
-  std::size_t sums() const { return means_at() + (means ? 2 * bins : 0); }
-};
-
-void add_into(std::vector<std::uint64_t>& to, std::size_t at, const std::vector<std::uint64_t>& v) {
-  for (std::size_t k = 0; k < v.size() && at + k < to.size(); ++k) to[at + k] += v[k];
-}
-void add_into(std::vector<double>& to, std::size_t at, const std::vector<double>& v) {
-  for (std::size_t k = 0; k < v.size() && at + k < to.size(); ++k) to[at + k] += v[k];
-}
 
 // Gathers equal-length vectors to rank 0, sums them there in rank order and broadcasts the sum.
 template <class T>
@@ -78,20 +52,23 @@ void sum_in_rank_order_blocks(std::vector<T>& v, MPI_Datatype type, MPI_Comm com
   }
 }
 
-// A job's per-point arrays added into the run's (A's points, then B's in a cross run). The job's
-// first set is chunk j.a of A; its second (a cross job) chunk j.b of B, or of A in an auto run's
-// cross(A_p, A_q). Chunk points are in the slab's sorted order: order[begin[c] + k].
-void add_per_point(const Decomposition& D, const PairJob& j, const Result& r, std::size_t n_a,
-                   std::vector<std::uint64_t>& counts, std::vector<double>& wsums) {
-  const auto add = [&](const dist::SlabChunks& s, std::size_t c, std::size_t offset, const PointReductions& p) {
-    for (std::size_t k = 0; k < p.counts.size(); ++k) {
-      const std::size_t to = offset + s.order[s.begin[c] + k];
-      counts[to] += p.counts[k];
-      if (!p.weighted.empty()) wsums[to] += p.weighted[k];
-    }
-  };
-  add(D.a, j.a, 0, r.per_point_a);
-  if (!j.is_auto) add(D.cross ? D.b : D.a, j.b, D.cross ? n_a : 0, r.per_point_b);
+// Every counter and sum of a rank's result summed over the ranks in rank order (each rank's from
+// empty_result: the same lengths everywhere); per-point arrays a block at a time.
+void sum_results_in_rank_order(Result& r, MPI_Comm comm) {
+  r.counts = sum_in_rank_order(r.counts, MPI_UINT64_T, comm);
+  r.weighted = sum_in_rank_order(r.weighted, MPI_DOUBLE, comm);
+  r.region_counts = sum_in_rank_order(r.region_counts, MPI_UINT64_T, comm);
+  r.region_weighted = sum_in_rank_order(r.region_weighted, MPI_DOUBLE, comm);
+  r.separation_sum = sum_in_rank_order(r.separation_sum, MPI_DOUBLE, comm);
+  r.log_separation_sum = sum_in_rank_order(r.log_separation_sum, MPI_DOUBLE, comm);
+  for (PointReductions* p : {&r.per_point_a, &r.per_point_b}) {
+    sum_in_rank_order_blocks(p->counts, MPI_UINT64_T, comm);
+    sum_in_rank_order_blocks(p->weighted, MPI_DOUBLE, comm);
+  }
+  const std::vector<std::uint64_t> tallies =
+      sum_in_rank_order(std::vector<std::uint64_t>{r.info.pairs_evaluated, r.info.pairs_settled_fp64}, MPI_UINT64_T, comm);
+  r.info.pairs_evaluated = tallies[0];
+  r.info.pairs_settled_fp64 = tallies[1];
 }
 
 // When a rank failed, every rank throws the first failing rank's error: no rank is left waiting
@@ -149,22 +126,13 @@ class MpiDistribution final : public Distribution {
     int P = 1, rank = 0;
     MPI_Comm_size(comm_, &P);
     MPI_Comm_rank(comm_, &rank);
-    if (P == 1 || stat.output == OutputKind::Matrix) return twobody::run(stat, a, b, local);
+    if (P == 1 || stat.output() == OutputKind::Matrix) return twobody::run(stat, a, b, local);
     const auto t0 = std::chrono::steady_clock::now();
     // The whole run's checks first, on every rank alike: the same error everywhere before any job.
     (void)twobody::explain(stat, a, b, local);
 
     const Decomposition D = dist::decompose(stat, a, b, P, opt_.chunks_per_rank);
-    const Layout L(stat);
-    std::vector<std::uint64_t> counters(L.counters(), 0);
-    std::vector<double> sums(L.sums(), 0.0);
-    std::vector<PairRecord> pairs;
-    // PerPoint: one entry per point of A and, cross, of B, in the callers' order.
-    const bool per_point = stat.output == OutputKind::PerPoint;
-    const std::size_t n_points = per_point ? a.size() + (b ? b->size() : 0) : 0;
-    std::vector<std::uint64_t> point_counts(n_points, 0);
-    std::vector<double> point_wsums(stat.weighted ? n_points : 0, 0.0);
-    const bool binned = stat.output == OutputKind::Histogram || stat.output == OutputKind::Reduction;
+    Result out = empty_result(stat, a.size(), b ? b->size() : 0);
     std::map<std::size_t, PointSet> chunks_a, chunks_b;
     const auto chunk = [&](std::map<std::size_t, PointSet>& cache, const dist::SlabChunks& s, const PointSet& p,
                            std::size_t c) -> const PointSet& {
@@ -192,28 +160,14 @@ class MpiDistribution final : public Distribution {
             opt.progress(my_load > 0 ? std::min(1.0, (done + f * est) / my_load) : f);
           };
         Result r = twobody::run(t, x, y, o);
-        if (binned) add_into(counters, 0, r.counts);
-        if (per_point) add_per_point(D, j, r, a.size(), point_counts, point_wsums);
-        add_into(counters, L.bins, r.region_counts);
-        counters[L.counters() - 2] += r.info.pairs_evaluated;
-        counters[L.counters() - 1] += r.info.pairs_settled_fp64;
-        if (L.weighted) {
-          add_into(sums, 0, r.weighted);
-          add_into(sums, L.bins, r.region_weighted);
-        }
-        if (L.means) {
-          add_into(sums, L.means_at(), r.separation_sum);
-          add_into(sums, L.means_at() + L.bins, r.log_separation_sum);
-        }
-        if (stat.output == OutputKind::PairList) {
-          const dist::SlabChunks& sb = D.cross ? D.b : D.a;
-          for (PairRecord p : r.pairs) {
-            p.i = D.a.order[D.a.begin[j.a] + p.i];
-            p.j = sb.order[sb.begin[j.b] + p.j];
-            if (!D.cross && p.i > p.j) std::swap(p.i, p.j);
-            pairs.push_back(p);
-          }
-        }
+        // Chunk points are in their slab's sorted order: order[begin[c] + k].
+        const dist::SlabChunks& sb = D.cross ? D.b : D.a;
+        PiecePlacement where;
+        where.a.order = D.a.order.data() + D.a.begin[j.a];
+        where.b.order = sb.order.data() + sb.begin[j.b];
+        where.whole_is_auto = !D.cross;
+        where.piece_is_auto = j.is_auto;
+        merge_piece(stat, out, r, where);
         if (first_plan.empty()) {
           first_plan = r.info.plan;
           backend = r.info.backend;
@@ -236,41 +190,8 @@ class MpiDistribution final : public Distribution {
     }
     agree_on_failure(failed, kind, message, comm_);
 
-    const std::vector<std::uint64_t> total = sum_in_rank_order(counters, MPI_UINT64_T, comm_);
-    const std::vector<double> wtotal = sum_in_rank_order(sums, MPI_DOUBLE, comm_);
-    Result out;
-    out.output = stat.output;
-    if (per_point) {
-      sum_in_rank_order_blocks(point_counts, MPI_UINT64_T, comm_);
-      sum_in_rank_order_blocks(point_wsums, MPI_DOUBLE, comm_);
-      const auto split = [&](PointReductions& p, std::size_t from, std::size_t n) {
-        p.counts.assign(point_counts.begin() + static_cast<std::ptrdiff_t>(from),
-                        point_counts.begin() + static_cast<std::ptrdiff_t>(from + n));
-        if (stat.weighted)
-          p.weighted.assign(point_wsums.begin() + static_cast<std::ptrdiff_t>(from),
-                            point_wsums.begin() + static_cast<std::ptrdiff_t>(from + n));
-      };
-      split(out.per_point_a, 0, a.size());
-      if (b) split(out.per_point_b, a.size(), b->size());
-    }
-    if (binned) {
-      out.counts.assign(total.begin(), total.begin() + static_cast<std::ptrdiff_t>(L.bins));
-      if (L.weighted) out.weighted.assign(wtotal.begin(), wtotal.begin() + static_cast<std::ptrdiff_t>(L.bins));
-    }
-    if (L.means) {
-      const auto at = wtotal.begin() + static_cast<std::ptrdiff_t>(L.means_at());
-      out.separation_sum.assign(at, at + static_cast<std::ptrdiff_t>(L.bins));
-      out.log_separation_sum.assign(at + static_cast<std::ptrdiff_t>(L.bins), at + static_cast<std::ptrdiff_t>(2 * L.bins));
-    }
-    if (L.regions) {
-      out.regions = L.regions;
-      out.region_counts.assign(total.begin() + static_cast<std::ptrdiff_t>(L.bins),
-                               total.begin() + static_cast<std::ptrdiff_t>(L.bins * (1 + L.regions)));
-      if (L.weighted)
-        out.region_weighted.assign(wtotal.begin() + static_cast<std::ptrdiff_t>(L.bins),
-                                   wtotal.begin() + static_cast<std::ptrdiff_t>(L.means_at()));
-    }
-    if (stat.output == OutputKind::PairList) out.pairs = gather_pairs(pairs, opt.max_pairs);
+    sum_results_in_rank_order(out, comm_);
+    if (stat.output() == OutputKind::PairList) out.pairs = gather_pairs(out.pairs, opt.max_pairs);
 
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), slowest = 0;
     MPI_Allreduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm_);
@@ -280,8 +201,6 @@ class MpiDistribution final : public Distribution {
     out.info.n_a = a.size();
     out.info.n_b = b ? b->size() : 0;
     out.info.seconds = slowest;
-    out.info.pairs_evaluated = total[L.counters() - 2];
-    out.info.pairs_settled_fp64 = total[L.counters() - 1];
     out.info.plan = D.describe() + fmt::format("\nmpi: rank {}'s first job:\n{}", rank, first_plan);
     return out;
   }
@@ -294,7 +213,7 @@ class MpiDistribution final : public Distribution {
     MPI_Comm_rank(comm_, &rank);
     const std::string whole = twobody::explain(stat, a, b, local);
     if (P == 1) return whole;
-    if (stat.output == OutputKind::Matrix)
+    if (stat.output() == OutputKind::Matrix)
       return fmt::format("mpi: {} ranks; a matrix is not split: every rank computes it whole\n{}", P, whole);
     const Decomposition D = dist::decompose(stat, a, b, P, opt_.chunks_per_rank);
     const auto jobs = std::count_if(D.jobs.begin(), D.jobs.end(), [&](const PairJob& j) { return j.rank == rank; });

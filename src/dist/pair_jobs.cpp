@@ -64,10 +64,10 @@ SlabChunks cut_into_slabs(const PointSet& p, int axis, std::size_t chunks) {
 
 double statistic_reach(const Statistic& s) {
   constexpr double inf = std::numeric_limits<double>::infinity();
-  if (s.output == OutputKind::Matrix) return inf;
-  if (s.binning2d.active()) return s.binning2d.cutoff();
-  if (s.binning.nbins() == 0) return inf;
-  const double h = s.binning.hi();
+  if (s.output() == OutputKind::Matrix) return inf;
+  if (s.binning2d().active()) return s.binning2d().cutoff();
+  if (s.binning().nbins() == 0) return inf;
+  const double h = s.binning().hi();
   if (s.metric == Metric::Angular) {
     if (h >= 180) return inf;
     return 2 * std::sin(0.5 * h * (M_PI / 180));

@@ -41,38 +41,14 @@ class Backend {
   virtual std::string describe(const Plan& plan) const = 0;
   // Pays the backend's one-time start-up cost now (see twobody::warm_up).
   virtual void warm_up() {}
-  // Whether run() counts the per-region histograms of Statistic::regions (jackknife). The engine
-  // runs a labelled statistic on the CPU, saying why, on a backend that does not: labels are never
-  // dropped silently. A backend that implements them (R x nbins counters beside the histogram,
-  // see RegionHistogramSink in cpu/output_sinks.hpp) overrides this.
-  virtual bool counts_regions() const { return false; }
-  // Whether run() bins 2-D statistics (Statistic::binning2d: (r_p, π), (s, μ)). The engine runs
-  // them on the CPU, saying why in --explain, on a backend that does not. What a backend
-  // implements (the CPU's form is cpu/binned2d.hpp):
-  //   - the pairs within Binning2D::cutoff() (any traversal that finds them: the grid built for
-  //     that reach, or all pairs), auto (i < j) or cross;
-  //   - for each, k = RpPiBins<P>::bin(a, b) or SMuBins<P>::bin(a, b) (binned_pair_functions.hpp,
-  //     TWOBODY_HD, P = metric is Periodic), built from Binned2DTables::make(binning2d) with its
-  //     two edge tables copied to the device; k < 0: not counted;
-  //   - counts[k] += 1, weighted[k] += w_i w_j when weighted, and with regions the same
-  //     per-region counters as a 1-D histogram (RegionHistogramSink) with nbins = binning2d.nbins();
-  //   - plan.edges holds the flat edges 0, 1, ..., nbins (only its nbins matters).
-  virtual bool bins_2d() const { return false; }
-  // Whether run() sums the separations per bin of Statistic::mean_separation (Σ s, Σ log s, s =
-  // the natural value of the pair's float64 key, times w_i w_j when weighted, in double; with
-  // regions too). The engine runs such a statistic on the CPU, saying why, on a backend that
-  // does not. The CPU's form: MeanHistogramSink in cpu/output_sinks.hpp.
-  virtual bool mean_separation() const { return false; }
-  // The same for 2-D bins: per flat bin, Σ and Σ log of the pair's separation along the outer
-  // axis (r_p or s: the `sep` of the binned pair function's bin(a, b, sep)).
-  virtual bool mean_separation_2d() const { return false; }
-  // Whether run() gives OutputKind::PerPoint (Result::per_point_a, per_point_b: per point, the
-  // partners in [lo, hi) and, weighted, the sum of their weights, in the callers' point order).
-  // The engine runs such a statistic on the CPU, saying why, on a backend that does not. The
-  // CPU's form: PerPointSink in cpu/output_sinks.hpp.
-  // The most bins of the 1-D histogram `s` this backend takes; a statistic with more runs on the CPU.
-  virtual std::size_t max_histogram_bins(const Statistic&) const { return static_cast<std::size_t>(-1); }
-  virtual bool per_point() const { return false; }
+  // Why this backend does not run `s` ("" when it does): the engine then runs it on the CPU and
+  // says so in the plan, so that nothing a statistic asks for (jackknife regions, 2-D bins, mean
+  // separations, per-point sums, ...) is ever dropped. A backend runs a reduction type
+  // (twobody/reduction.hpp) by giving its output for it: the CPU's sinks are in
+  // cpu/output_sinks.hpp, the CUDA backend's outputs in cuda/pair_output.cuh; a 2-D histogram is
+  // the 1-D histogram's output over the flat bins of a binned pair function
+  // (engine/binned_pair_functions.hpp, plan.edges then holds 0, 1, ..., nbins).
+  virtual std::string refuses(const Statistic&) const { return {}; }
 };
 
 std::unique_ptr<Backend> make_cpu_backend();

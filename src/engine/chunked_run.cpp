@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "twobody/detail/engine/reductions.hpp"
 #include "twobody/error.hpp"
 
 namespace twobody {
@@ -19,13 +20,6 @@ PointSet slice(const PointSet& p, std::size_t first, std::size_t n) {
   if (p.has_weights()) s.set_weights({p.weights().begin() + first, p.weights().begin() + first + n});
   if (p.has_regions()) s.set_regions({p.regions().begin() + first, p.regions().begin() + first + n});
   return s;
-}
-
-template <class T>
-void add_into(std::vector<T>& to, const std::vector<T>& from, std::size_t offset = 0) {
-  if (from.empty()) return;
-  if (to.size() < offset + from.size()) to.resize(offset + from.size());
-  for (std::size_t k = 0; k < from.size(); ++k) to[offset + k] += from[k];
 }
 
 }  // namespace
@@ -57,14 +51,7 @@ Result run_in_chunks(const Plan& plan, std::size_t chunk, const std::function<Re
 
   Statistic cross = *plan.stat;
   cross.traversal = Traversal::Cross;
-  const OutputKind out = plan.stat->output;
-  Result r;
-  r.output = out;
-  if (out == OutputKind::Matrix) {
-    r.rows = A.size();
-    r.cols = B.size();
-    r.matrix.assign(r.rows * r.cols, 0.0);
-  }
+  Result r = empty_result(*plan.stat, A.size(), is_auto ? 0 : B.size());
   // Pair sinks and progress are called from the runs' threads: one at a time.
   std::mutex callbacks;
   std::uint64_t listed = 0;
@@ -72,41 +59,15 @@ Result run_in_chunks(const Plan& plan, std::size_t chunk, const std::function<Re
   std::string last_plan;
   const auto merge = [&](std::size_t n, const Result& s) {
     const auto [p, q] = jobs[n];
-    const std::size_t a0 = fa[p], b0 = fb[q];
-    add_into(r.counts, s.counts);
-    add_into(r.weighted, s.weighted);
-    r.regions = std::max(r.regions, s.regions);
-    add_into(r.region_counts, s.region_counts);
-    add_into(r.region_weighted, s.region_weighted);
-    add_into(r.separation_sum, s.separation_sum);
-    add_into(r.log_separation_sum, s.log_separation_sum);
-    for (auto pr : s.pairs) {
-      pr.i += a0;
-      pr.j += b0;
-      r.pairs.push_back(pr);
-    }
+    PiecePlacement where;
+    where.a.offset = fa[p];
+    where.b.offset = fb[q];
+    where.whole_is_auto = is_auto;
+    where.piece_is_auto = is_auto && p == q;
+    merge_piece(*plan.stat, r, s, where);
     if (!plan.pair_sink && r.pairs.size() > plan.max_pairs)
       throw Error(ErrorKind::Resource, "pair list exceeds the limit of " + std::to_string(plan.max_pairs) +
                                            " pairs; narrow the range or raise RunOptions::max_pairs");
-    if (out == OutputKind::PerPoint) {
-      // Auto: both ends of a pair belong to the one set; its chunk-pair run reports them as a
-      // (chunk p) and, when p != q, b (chunk q).
-      add_into(r.per_point_a.counts, s.per_point_a.counts, a0);
-      add_into(r.per_point_a.weighted, s.per_point_a.weighted, a0);
-      auto& to_b = is_auto ? r.per_point_a : r.per_point_b;
-      add_into(to_b.counts, s.per_point_b.counts, b0);
-      add_into(to_b.weighted, s.per_point_b.weighted, b0);
-    }
-    if (out == OutputKind::Matrix) {
-      for (std::size_t i = 0; i < s.rows; ++i)
-        std::copy_n(s.matrix.begin() + i * s.cols, s.cols, r.matrix.begin() + (a0 + i) * r.cols + b0);
-      // Auto: the matrix is symmetric; the block below the diagonal is the transpose.
-      if (is_auto && p != q)
-        for (std::size_t i = 0; i < s.rows; ++i)
-          for (std::size_t j = 0; j < s.cols; ++j) r.matrix[(b0 + j) * r.cols + a0 + i] = s.matrix[i * s.cols + j];
-    }
-    r.info.pairs_evaluated += s.info.pairs_evaluated;
-    r.info.pairs_settled_fp64 += s.info.pairs_settled_fp64;
     r.info.threads = s.info.threads;
     last_plan = s.info.plan;
   };
@@ -154,10 +115,6 @@ Result run_in_chunks(const Plan& plan, std::size_t chunk, const std::function<Re
   while (!running.empty()) {
     merge(running.front().first, running.front().second.get());
     running.pop_front();
-  }
-  if (out == OutputKind::PerPoint) {
-    r.per_point_a.counts.resize(A.size());
-    if (!is_auto) r.per_point_b.counts.resize(B.size());
   }
   std::sort(r.pairs.begin(), r.pairs.end(),
             [](const PairRecord& x, const PairRecord& y) { return x.i != y.i ? x.i < y.i : x.j < y.j; });

@@ -23,38 +23,12 @@ std::unique_ptr<Backend> select_backend(const std::string& name) {
   throw_config(fmt::format("unknown backend '{}' (auto, cpu or cuda)", name));
 }
 
-// A backend that does not count per-region histograms yet hands a labelled statistic to the CPU
-// instead of dropping its labels, and one without 2-D bins a 2-D statistic; `why` says so in the
-// run's plan.
+// A backend that does not run a statistic (Backend::refuses) hands it to the CPU; `why` says so
+// in the run's plan.
 std::unique_ptr<Backend> backend_for(const Statistic& stat, const std::string& name, std::string& why) {
   auto b = select_backend(name);
-  if (stat.regions > 0 && !b->counts_regions()) {
-    why = fmt::format("the {} backend does not count jackknife regions yet: this statistic runs on the cpu", b->name());
-    return make_cpu_backend();
-  }
-  if (stat.mean_separation && !b->mean_separation()) {
-    why = fmt::format("the {} backend does not sum mean separations per bin yet: this statistic runs on the cpu",
-                      b->name());
-    return make_cpu_backend();
-  }
-  if (stat.mean_separation && stat.binning2d.active() && !b->mean_separation_2d()) {
-    why = fmt::format("the {} backend does not sum mean separations of 2-D bins yet: this statistic runs on the cpu",
-                      b->name());
-    return make_cpu_backend();
-  }
-  if (stat.output == OutputKind::PerPoint && !b->per_point()) {
-    why = fmt::format("the {} backend does not give per-point reductions yet: this statistic runs on the cpu", b->name());
-    return make_cpu_backend();
-  }
-  if (stat.output == OutputKind::Histogram && !stat.binning2d.active() &&
-      stat.binning.nbins() > b->max_histogram_bins(stat)) {
-    why = fmt::format("the {} backend takes at most {} bins{} (this histogram has {}): this statistic runs on the cpu",
-                      b->name(), b->max_histogram_bins(stat), stat.weighted ? " weighted" : "", stat.binning.nbins());
-    return make_cpu_backend();
-  }
-  if (stat.binning2d.active() && !b->bins_2d()) {
-    why = fmt::format("the {} backend does not bin 2-D (r_p, pi) or (s, mu) statistics yet: this statistic runs on the cpu",
-                      b->name());
+  if (const std::string reason = b->refuses(stat); !reason.empty()) {
+    why = fmt::format("the {} backend {}: this statistic runs on the cpu", b->name(), reason);
     return make_cpu_backend();
   }
   return b;
@@ -63,7 +37,7 @@ std::unique_ptr<Backend> backend_for(const Statistic& stat, const std::string& n
 // RunOptions::pair_sink: a pair list a backend (or a distribution) collected in Result::pairs goes
 // to the sink. The CUDA backend streams its batches itself and leaves Result::pairs empty.
 void hand_pairs_to_sink(const Statistic& stat, const RunOptions& opt, Result& r) {
-  if (!opt.pair_sink || stat.output != OutputKind::PairList || r.pairs.empty()) return;
+  if (!opt.pair_sink || stat.output() != OutputKind::PairList || r.pairs.empty()) return;
   opt.pair_sink(r.pairs);
   r.pairs = {};
 }

@@ -8,6 +8,7 @@
 #include "twobody/detail/engine/metric_dispatch.hpp"
 #include "twobody/detail/engine/memory.hpp"
 #include "twobody/detail/engine/planner.hpp"
+#include "twobody/detail/engine/reductions.hpp"
 
 namespace twobody {
 
@@ -32,40 +33,12 @@ void check_inside_box(const PointSet& p, const Box& box, const char* which) {
   }
 }
 
-// Jackknife labels: every point of both sets labelled, each label in [0, R).
-void check_regions(const Statistic& s, const PointSet& a, const PointSet* b) {
-  if (s.regions < 0) throw_config(fmt::format("the number of jackknife regions is negative ({})", s.regions));
-  if (s.regions == 0) return;
-  if (s.output != OutputKind::Histogram)
-    throw_config(fmt::format("jackknife regions are counted for histograms, not for a {}", to_string(s.output)));
-  const auto check = [&](const PointSet& p, const char* which) {
-    if (!p.has_regions())
-      throw_config(fmt::format("{}a statistic with {} jackknife regions needs a region label for every point",
-                               which, s.regions));
-    const auto r = p.regions();
-    for (std::size_t i = 0; i < r.size(); ++i)
-      if (r[i] < 0 || r[i] >= s.regions)
-        throw_input(fmt::format("{}point {} has region label {}, outside [0, {})", which, i + 1, r[i], s.regions));
-  };
-  check(a, b ? "first set: " : "");
-  if (b) check(*b, "second set: ");
-}
-
-// Mean separations are sums per histogram bin (1-D, or 2-D along the outer axis: r_p or s).
-void check_mean_separation(const Statistic& s) {
-  if (!s.mean_separation) return;
-  if (s.output != OutputKind::Histogram)
-    throw_config(fmt::format("mean separations are summed per histogram bin, not for a {}", to_string(s.output)));
-}
-
 // 2-D bins about the z axis: 3-D Cartesian points, open or periodic, a histogram; the minimum
 // image unique along every axis the bins reach. The histogram's edges are the flat bin indices.
 Plan make_plan_2d(const Statistic& s, const PointSet& a, const PointSet* b, const RunOptions& opt) {
-  const Binning2D& bins = s.binning2d;
+  const Binning2D& bins = s.binning2d();
   if (s.metric == Metric::Angular)
     throw_config("2-D (r_p, pi) and (s, mu) bins need Cartesian points (open or periodic), not angles");
-  if (s.output != OutputKind::Histogram)
-    throw_config(fmt::format("2-D bins are counted as a histogram, not a {}", to_string(s.output)));
   if (a.dim() != 3)
     throw_config(fmt::format("2-D (r_p, pi) and (s, mu) bins need 3-D points (x, y, z; the line of sight is z), not {}-D",
                              a.dim()));
@@ -116,14 +89,13 @@ Plan make_plan_base(const Statistic& s, const PointSet& a, const PointSet* b, co
     throw_config(fmt::format("the pair function takes {}-D points, the data are {}-D", dim, a.dim()));
   if (s.weighted && (!a.has_weights() || (b && !b->has_weights())))
     throw_config("weighted counts need a weight for every point of both sets");
-  const bool two_d = s.binning2d.active();
-  if (s.output != OutputKind::Matrix && !two_d && s.binning.nbins() == 0)
+  const bool two_d = s.binning2d().active();
+  if (s.output() != OutputKind::Matrix && !two_d && s.binning().nbins() == 0)
     throw_config("the statistic has no bins");
-  check_regions(s, a, b);
-  check_mean_separation(s);
+  validate_reduction(s, a, b);
 
   const PointSet& bb = b ? *b : a;
-  if (s.output == OutputKind::Matrix) {
+  if (s.output() == OutputKind::Matrix) {
     require_memory(8.0 * static_cast<double>(a.size()) * static_cast<double>(bb.size()),
                    fmt::format("a {} x {} matrix", a.size(), bb.size()));
   }
@@ -140,19 +112,19 @@ Plan make_plan_base(const Statistic& s, const PointSet& a, const PointSet* b, co
     throw_config(fmt::format("unknown traversal path '{}' (auto, brute or grid)", opt.path));
   p.path = opt.path;
   p.progress = opt.progress;
-  const std::size_t nbins = two_d ? s.binning2d.nbins() : s.binning.nbins();
+  const std::size_t nbins = two_d ? s.binning2d().nbins() : s.binning().nbins();
   p.explanation = fmt::format(
       "traversal {}: {} x {} points, {} distinct pairs\n"
       "output: {}{}{}",
       is_auto ? "auto (each unordered pair once)" : "cross (every (i, j))", a.size(), bb.size(),
-      pair_total(a.size(), bb.size(), is_auto), to_string(s.output),
-      s.output == OutputKind::Matrix ? std::string()
-      : s.output == OutputKind::PerPoint
+      pair_total(a.size(), bb.size(), is_auto), to_string(s.output()),
+      s.output() == OutputKind::Matrix ? std::string()
+      : s.output() == OutputKind::PerPoint
           ? fmt::format(": for every point {}, its partners in [{}, {}){}", is_auto ? "(each pair adds to both of its points)" : "of both sets (in the other set)",
-                        s.binning.lo(), s.binning.hi(), s.weighted ? " and the sum of their weights" : "")
-      : two_d ? fmt::format(" over {} 2-D bins {}", nbins, s.binning2d.describe())
-              : fmt::format(" over {} bin(s) [{}, {})", nbins, s.binning.lo(), s.binning.hi()),
-      s.regions > 0 ? fmt::format(", and per jackknife region ({} regions x {} bins)", s.regions, nbins)
+                        s.binning().lo(), s.binning().hi(), s.weighted ? " and the sum of their weights" : "")
+      : two_d ? fmt::format(" over {} 2-D bins {}", nbins, s.binning2d().describe())
+              : fmt::format(" over {} bin(s) [{}, {})", nbins, s.binning().lo(), s.binning().hi()),
+      s.regions() > 0 ? fmt::format(", and per jackknife region ({} regions x {} bins)", s.regions(), nbins)
                     : std::string());
   return p;
 }
@@ -164,21 +136,21 @@ Plan make_plan(const Statistic& s, const PointSet& a, const PointSet* b, const R
                              "points; RA/Dec are converted by the angular statistic", a.dim()));
   if (dim < 1 || dim > kMaxDim)
     throw_config(fmt::format("{}-D points are not supported (1 to {})", dim, kMaxDim));
-  if (s.binning2d.active()) return make_plan_2d(s, a, b, opt);
+  if (s.binning2d().active()) return make_plan_2d(s, a, b, opt);
   Plan p = make_plan_base(s, a, b, opt, dim);
   if (s.metric == Metric::Periodic) {
     if (s.box.dim != dim)
       throw_config(fmt::format("the box has {} sides but the points have {} coordinates", s.box.dim, dim));
     check_inside_box(a, s.box, b ? "first set: " : "");
     if (b) check_inside_box(*b, s.box, "second set: ");
-    if (s.output != OutputKind::Matrix && s.binning.hi() > 0.5 * s.box.min_length())
+    if (s.output() != OutputKind::Matrix && s.binning().hi() > 0.5 * s.box.min_length())
       throw_config(fmt::format("rmax {} exceeds half the periodic box ({}): the minimum image is "
-                               "only unique up to L/2", s.binning.hi(), 0.5 * s.box.min_length()));
+                               "only unique up to L/2", s.binning().hi(), 0.5 * s.box.min_length()));
   }
-  if (s.metric == Metric::Angular && s.output != OutputKind::Matrix && s.binning.hi() > 180.0)
-    throw_config(fmt::format("angular bins end at {} degrees, beyond 180", s.binning.hi()));
-  if (s.output != OutputKind::Matrix)
-    p.edges = visit_pair_function(s, dim, [&](const auto& f) { return KeyEdges::make(s.binning, f); });
+  if (s.metric == Metric::Angular && s.output() != OutputKind::Matrix && s.binning().hi() > 180.0)
+    throw_config(fmt::format("angular bins end at {} degrees, beyond 180", s.binning().hi()));
+  if (s.output() != OutputKind::Matrix)
+    p.edges = visit_pair_function(s, dim, [&](const auto& f) { return KeyEdges::make(s.binning(), f); });
   p.explanation = fmt::format("metric: {} {}-D{}, binned on {}\n{}", to_string(s.metric), dim,
                               s.metric == Metric::Periodic ? " in box " + s.box.describe() : "",
                               s.metric == Metric::Angular ? "-cos(theta) edges" : "squared edges",

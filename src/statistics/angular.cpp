@@ -42,9 +42,7 @@ BinnedResult angular(const PointSet& radec_a, const PointSet* radec_b, const Bin
   Statistic s;
   s.traversal = radec_b ? Traversal::Cross : Traversal::Auto;
   s.metric = Metric::Angular;
-  s.binning = bins;
-  s.output = OutputKind::Histogram;
-  s.mean_separation = opt.mean_separation;
+  s.reduction = reduce::Histogram{bins, 0, opt.mean_separation};
   s.weighted = weighted;
   BinnedResult out{bins, run(s, ua, radec_b ? &ub : nullptr, opt), {}};
   add_mean_separation_columns(out);

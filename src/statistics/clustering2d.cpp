@@ -21,9 +21,8 @@ Statistic statistic_2d(const Binning2D& bins, const std::optional<Box>& box, boo
   s.traversal = cross ? Traversal::Cross : Traversal::Auto;
   s.metric = box ? Metric::Periodic : Metric::Euclidean;
   if (box) s.box = *box;
-  s.output = OutputKind::Histogram;
   s.weighted = weighted;
-  s.binning2d = bins;
+  s.reduction = reduce::Histogram2D{bins};
   return s;
 }
 
@@ -71,7 +70,7 @@ void add_mean_separation_columns_2d(Binned2DResult& r) {
 Binned2DResult paircount_2d(const PointSet& a, const PointSet* b, const Binning2D& bins, const std::optional<Box>& box,
                             bool weighted, const RunOptions& opt) {
   Statistic s = statistic_2d(bins, box, weighted, b != nullptr);
-  s.mean_separation = opt.mean_separation;
+  s.set_mean_separation(opt.mean_separation);
   Binned2DResult r;
   r.binning = bins;
   r.raw = run(s, a, b, opt);
@@ -128,7 +127,7 @@ Binned2DResult correlation_2d(const PointSet& data, const std::vector<PointSet>&
                               const RunOptions& opt, const JackknifeRequest& jk, const ReusedCounts& reuse) {
   detail::StatisticClock clock;
   Statistic s = statistic_2d(bins, box, weighted, false);
-  s.mean_separation = opt.mean_separation;  // (the data pairs' only: count_correlation)
+  s.set_mean_separation(opt.mean_separation);  // (the data pairs' only: count_correlation)
   if (randoms.empty() && !box)
     throw_config("a 2-D correlation function needs random catalogues (--randoms), or a periodic box (--box) for the "
                  "analytic random counts");

@@ -211,11 +211,11 @@ void check_reusable(const SavedCounts& c, const std::string& what, CorrelationSp
   const auto bins_of = [](const Binning& b, const Binning2D& b2) {
     return b2.active() ? b2.describe() : fmt::format("{} bins [{}, {}]", b.nbins(), b.lo(), b.hi());
   };
-  const bool same_bins = c.binning2d.active() || s.binning2d.active() ? same_bins_2d(c.binning2d, s.binning2d)
-                                                                      : c.binning.edges() == s.binning.edges();
+  const bool same_bins = c.binning2d.active() || s.binning2d().active() ? same_bins_2d(c.binning2d, s.binning2d())
+                                                                      : c.binning.edges() == s.binning().edges();
   if (!same_bins)
     fail(fmt::format("counted in {}, this run's are {} (the edges must be equal)", bins_of(c.binning, c.binning2d),
-                     bins_of(s.binning, s.binning2d)));
+                     bins_of(s.binning(), s.binning2d())));
   if (bool(c.jackknife) != bool(J))
     fail(c.jackknife ? "the counts have jackknife regions, this run has none"
                      : "the counts have no jackknife regions, this run has");
@@ -239,11 +239,11 @@ CorrelationCounts count_correlation(const Statistic& s, CorrelationSpace space, 
   const bool weighted = s.weighted;
   const bool jackknife = labeller != nullptr;
   const std::size_t R = jackknife ? labeller->regions : 0;
-  const std::size_t nb = s.binning2d.active() ? s.binning2d.nbins() : s.binning.nbins();
+  const std::size_t nb = s.binning2d().active() ? s.binning2d().nbins() : s.binning().nbins();
   // The random catalogues' counts (DR, RR): without mean separations (the data pairs' only).
   Statistic counted = s;
-  counted.mean_separation = false;
-  counted.regions = static_cast<int>(R);
+  counted.set_mean_separation(false);
+  counted.set_regions(static_cast<int>(R));
 
   CorrelationCounts out;
   out.weighted = weighted;
@@ -363,7 +363,7 @@ CorrelationCounts count_correlation(const Statistic& s, CorrelationSpace space, 
   const std::shared_ptr<const PointSet> data(&d, [](const PointSet*) {});
   {
     Statistic t = s;
-    t.regions = static_cast<int>(R);
+    t.set_regions(static_cast<int>(R));
     submit(data, nullptr, t, [&](Result&& x) { out.dd = std::move(x); });
   }
   out.dr.assign(nb, 0.0);
@@ -604,10 +604,8 @@ CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>&
   Statistic s;
   s.metric = metric_of(space);
   if (box && space == CorrelationSpace::Box) s.box = *box;
-  s.binning = bins;
-  s.output = OutputKind::Histogram;
+  s.reduction = reduce::Histogram{bins, 0, opt.mean_separation};
   s.weighted = weighted;
-  s.mean_separation = opt.mean_separation;
   // Angles: unit vectors once per catalogue, not once per pair count.
   const auto prepare = [&](const PointSet& p) { return space == CorrelationSpace::Sky ? sky_to_unit_vectors(p) : p; };
   PointSet d = prepare(data);

@@ -57,7 +57,7 @@ double total(const std::vector<const PointSet*>& g, bool weighted) {
 
 CrossCount count_between(const Statistic& stat, const std::vector<const PointSet*>& g1,
                          const std::vector<const PointSet*>& g2, std::size_t R, const RunOptions& opt) {
-  const std::size_t nb = stat.binning2d.active() ? stat.binning2d.nbins() : stat.binning.nbins();
+  const std::size_t nb = stat.binning2d().active() ? stat.binning2d().nbins() : stat.binning().nbins();
   const bool weighted = stat.weighted;
   CrossCount x;
   x.c.assign(nb, 0.0);
@@ -132,10 +132,9 @@ CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, cons
                                     "needs them for both samples");
   Statistic s = stat;
   s.traversal = Traversal::Cross;
-  s.output = OutputKind::Histogram;
   // Mean separations are the D1D2 pairs' (the random counts run without them).
-  const bool means = opt.mean_separation || stat.mean_separation;
-  s.mean_separation = false;
+  const bool means = opt.mean_separation || stat.mean_separation();
+  s.set_mean_separation(false);
   const bool weighted = s.weighted;
   const auto prepare = [&](const PointSet& p) { return space == CorrelationSpace::Sky ? sky_to_unit_vectors(p) : p; };
 
@@ -185,7 +184,7 @@ CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, cons
         for (std::size_t r = 0; r < R; ++r) J.n_randoms[r] += static_cast<std::size_t>(n.n[r]);
       }
   }
-  s.regions = static_cast<int>(R);
+  s.set_regions(static_cast<int>(R));
   if (reuse.rr) {
     std::size_t n_randoms = 0;
     for (const auto* g : {&r1, &r2})
@@ -193,13 +192,13 @@ CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, cons
     check_reusable(*reuse.rr, "the saved R1R2", space, s, R > 0 ? &J : nullptr, true, n_randoms);
   }
 
-  const std::size_t nb = s.binning2d.active() ? s.binning2d.nbins() : s.binning.nbins();
+  const std::size_t nb = s.binning2d().active() ? s.binning2d().nbins() : s.binning().nbins();
   const std::vector<const PointSet*> g_d1 = {&d1}, g_d2 = {&d2};
   std::vector<const PointSet*> g_r1, g_r2;
   for (const PointSet& p : r1) g_r1.push_back(&p);
   for (const PointSet& p : r2) g_r2.push_back(&p);
   Statistic s_dd = s;
-  s_dd.mean_separation = means;
+  s_dd.set_mean_separation(means);
   const CrossCount dd = count_between(s_dd, g_d1, g_d2, R, opt);
   CrossCount dr, rd, rr;
   if (!analytic) {
@@ -332,7 +331,7 @@ CorrelationResult cross_correlation(const PointSet& data1, const PointSet& data2
   Statistic s;
   s.metric = metric_of(space);
   if (box && space == CorrelationSpace::Box) s.box = *box;
-  s.binning = bins;
+  s.reduction = reduce::Histogram{bins};
   s.weighted = weighted;
   const std::size_t nb = bins.nbins();
   std::vector<double> volume(nb);

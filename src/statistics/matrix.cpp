@@ -7,7 +7,7 @@ Statistic matrix_statistic(bool cross, Metric metric, const std::optional<Box>& 
   s.traversal = cross ? Traversal::Cross : Traversal::Auto;
   s.metric = metric;
   if (box) s.box = *box;
-  s.output = OutputKind::Matrix;
+  s.reduction = reduce::Matrix{};
   return s;
 }
 

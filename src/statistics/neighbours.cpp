@@ -7,8 +7,7 @@ Statistic neighbour_statistic(bool cross, const Binning& range, const std::optio
   s.traversal = cross ? Traversal::Cross : Traversal::Auto;
   s.metric = box ? Metric::Periodic : Metric::Euclidean;
   if (box) s.box = *box;
-  s.binning = range;
-  s.output = OutputKind::PerPoint;
+  s.reduction = reduce::PerPoint{range};
   s.weighted = weighted;
   return s;
 }

@@ -8,9 +8,7 @@ BinnedResult paircount(const PointSet& a, const PointSet* b, const Binning& bins
   s.traversal = b ? Traversal::Cross : Traversal::Auto;
   s.metric = box ? Metric::Periodic : Metric::Euclidean;
   if (box) s.box = *box;
-  s.binning = bins;
-  s.output = OutputKind::Histogram;
-  s.mean_separation = opt.mean_separation;
+  s.reduction = reduce::Histogram{bins, 0, opt.mean_separation};
   s.weighted = weighted;
   BinnedResult out{bins, run(s, a, b, opt), {}};
   add_mean_separation_columns(out);

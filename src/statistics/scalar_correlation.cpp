@@ -30,8 +30,7 @@ Statistic scalar_statistic(const Binning& bins, CorrelationSpace space, const st
   Statistic s;
   s.metric = metric_of(space);
   if (space == CorrelationSpace::Box) s.box = *box;
-  s.binning = bins;
-  s.output = OutputKind::Histogram;
+  s.reduction = reduce::Histogram{bins};
   s.weighted = true;
   return s;
 }
@@ -92,7 +91,7 @@ FieldMean field_mean(const Statistic& s, const PointSet& a, std::span<const doub
   f.raw = num;
   if (weighted || opt.mean_separation) {
     Statistic w = s;
-    w.mean_separation = opt.mean_separation;
+    w.set_mean_separation(opt.mean_separation);
     const PointSet da = with_point_weights(a, space, weighted, {});
     const PointSet db = b ? with_point_weights(*b, space, weighted, {}) : PointSet();
     Result den = count(w, da, b ? &db : nullptr, opt);

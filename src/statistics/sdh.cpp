@@ -22,9 +22,7 @@ BinnedResult sdh(const PointSet& points, const Binning& bins, const RunOptions& 
   Statistic s;
   s.traversal = Traversal::Auto;
   s.metric = Metric::Euclidean;
-  s.binning = bins;
-  s.output = OutputKind::Histogram;
-  s.mean_separation = opt.mean_separation;
+  s.reduction = reduce::Histogram{bins, 0, opt.mean_separation};
   BinnedResult out{bins, run(s, points, nullptr, opt), {}};
   add_mean_separation_columns(out);
   return out;

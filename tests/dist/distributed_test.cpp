@@ -89,7 +89,7 @@ Statistic histogram(Traversal t, Metric m, const Binning& bins) {
   Statistic s;
   s.traversal = t;
   s.metric = m;
-  s.binning = bins;
+  s.reduction = reduce::Histogram{bins};
   return s;
 }
 
@@ -125,7 +125,7 @@ TEST(Distributed, PeriodicWeightedRegions) {
   Statistic s = histogram(Traversal::Auto, Metric::Periodic, Binning::linear(1, 20, 19));
   s.box = Box::cube(3, 100.0);
   s.weighted = true;
-  s.regions = 5;
+  s.set_regions(5);
   compare(s, a, nullptr);
   s.traversal = Traversal::Cross;
   compare(s, a, &b);
@@ -142,9 +142,9 @@ TEST(Distributed, MeanSeparations) {
   b.set_regions(random_regions(b.size(), 4, seed + 5));
   for (bool weighted : {false, true}) {
     Statistic s = histogram(Traversal::Auto, Metric::Euclidean, Binning::logarithmic(0.5, 20, 9));
-    s.mean_separation = true;
+    s.set_mean_separation(true);
     s.weighted = weighted;
-    s.regions = weighted ? 4 : 0;
+    s.set_regions(weighted ? 4 : 0);
     const Result r = compare(s, a, nullptr);
     ASSERT_EQ(r.separation_sum.size(), 9u);
     EXPECT_GT(r.separation_sum.back(), 0.0);
@@ -166,11 +166,11 @@ TEST(Distributed, ReductionAndPairList) {
   PointSet a = generate_uniform_box(1200, 3, 20.0, seed);
   a.set_weights(random_weights(a.size(), seed + 1));
   Statistic s = histogram(Traversal::Auto, Metric::Euclidean, Binning::linear(0.5, 2.5, 1));
-  s.output = OutputKind::Reduction;
+  s.reduction = reduce::Count{s.binning()};
   s.weighted = true;
   compare(s, a, nullptr);
   s.weighted = false;
-  s.output = OutputKind::PairList;
+  s.reduction = reduce::PairList{s.binning()};
   const Result r = compare(s, a, nullptr);
   EXPECT_GT(r.pairs.size(), 0u);
   const PointSet b = generate_uniform_box(900, 3, 20.0, seed + 2);
@@ -187,7 +187,7 @@ TEST(Distributed, PerPointCounts) {
   b.set_weights(random_weights(b.size(), seed + 3));
   Statistic s = histogram(Traversal::Auto, Metric::Periodic, Binning::linear(0.5, 8, 1));
   s.box = Box::cube(3, 100.0);
-  s.output = OutputKind::PerPoint;
+  s.reduction = reduce::PerPoint{s.binning()};
   for (int c : {1, 3}) {
     s.weighted = c == 1;
     s.traversal = Traversal::Auto;
@@ -206,10 +206,10 @@ TEST(Distributed, TwoDimensionalBinsAndMatrix) {
   const std::uint64_t seed = shared_seed();
   const PointSet a = generate_clustered_box(2000, 3, 100.0, {}, seed);
   Statistic s;
-  s.binning2d = Binning2D::rp_pi(Binning::logarithmic(0.5, 15, 8), 10.0);
+  s.reduction = reduce::Histogram2D{Binning2D::rp_pi(Binning::logarithmic(0.5, 15, 8), 10.0)};
   compare(s, a, nullptr);
   Statistic m = histogram(Traversal::Auto, Metric::Euclidean, Binning::linear(0, 1, 1));
-  m.output = OutputKind::Matrix;
+  m.reduction = reduce::Matrix{};
   compare(m, generate_uniform_box(200, 3, 1.0, seed + 1), nullptr);
 }
 
@@ -248,7 +248,7 @@ TEST(Distributed, EveryRankThrowsTheSameError) {
   // A job that fails on one rank only: the pair list limit reached by every job is a Resource
   // error everywhere, not a hang.
   Statistic p = histogram(Traversal::Auto, Metric::Euclidean, Binning::linear(0, 100, 1));
-  p.output = OutputKind::PairList;
+  p.reduction = reduce::PairList{p.binning()};
   RunOptions o;
   o.max_pairs = 10;
   EXPECT_THROW(run_distributed(p, a, nullptr, o, MPI_COMM_WORLD), Error);

@@ -1,0 +1,70 @@
+#pragma once
+// What the pairs of a statistic reduce into: one type per reduction, each carrying exactly the
+// options that mean something for it (jackknife regions and mean separations only on histograms),
+// so that a statistic cannot ask for a combination no backend gives. The engine validates, lays
+// out, merges (chunked runs, MPI) and runs each type in one place (src/engine/reductions.hpp); a
+// backend takes a type by giving its CPU sink or CUDA output for it.
+#include <variant>
+
+#include "twobody/binning.hpp"
+#include "twobody/binning2d.hpp"
+
+namespace twobody::reduce {
+
+// Seed 000's type I: the pairs with value in [range.lo(), range.hi()) counted (and weighted) into
+// one total, Result::counts[0] (weighted[0]). Only the range's two ends matter.
+struct Count {
+  Binning range;
+};
+
+// Seed 000's type II: one count (and weighted sum) per bin, Result::counts[k] (weighted[k]).
+struct Histogram {
+  Binning bins;
+  // Jackknife regions: when R > 0, every point of both sets carries a label in [0, R)
+  // (PointSet::set_regions) and the result adds, per region r and bin k, the pairs with at least
+  // one point in r (Result::region_counts). Leaving region r out is then counts[k] − T[r][k].
+  int regions = 0;
+  // Mean separation per bin (Corrfunc's ravg, TreeCorr's meanr/meanlogr): the result adds Σ s and
+  // Σ log s over each bin's pairs (Result::separation_sum, log_separation_sum), s the pair's
+  // natural separation (r, or θ in degrees) from its float64 key, each term times w_i w_j when
+  // weighted. Divided by counts[k] (weighted[k]) they are the bin's means.
+  bool mean_separation = false;
+};
+
+// Type II over 2-D bins about a line of sight, (r_p, π) or (s, μ) (3-D Euclidean or periodic
+// points): bins.nbins() counters, flat index outer · n_inner + inner (binning2d.hpp states the
+// rule). Regions and weights as for Histogram; the mean separation is that along the outer axis
+// (r_p or s: Corrfunc's rpavg, savg).
+struct Histogram2D {
+  Binning2D bins;
+  int regions = 0;
+  bool mean_separation = false;
+};
+
+// Seed 000's type III: every pair with value in [range.lo(), range.hi()), as (i, j, value) in
+// Result::pairs sorted by (i, j) (or handed to RunOptions::pair_sink).
+struct PairList {
+  Binning range;
+};
+
+// Type I per point: for every point, its partners with value in [range.lo(), range.hi()) counted
+// (and their weights summed): Result::per_point_a and per_point_b. Auto: each such pair (i, j),
+// i < j, adds 1 to both i and j (and w_j to i's sum, w_i to j's). Cross: a point i of A gets its
+// partners in B (Σ w_j over them), a point j of B its partners in A (Σ w_i). A point is never its
+// own partner. Neighbour counts within r, local densities, ε-join cardinalities, friends-of-friends
+// degrees.
+struct PerPoint {
+  Binning range;
+};
+
+// The value of every pair (i, j): Result::matrix, n1 x n2 (n x n, symmetric, for auto).
+struct Matrix {};
+
+}  // namespace twobody::reduce
+
+namespace twobody {
+
+using Reduction = std::variant<reduce::Count, reduce::Histogram, reduce::Histogram2D, reduce::PairList,
+                               reduce::PerPoint, reduce::Matrix>;
+
+}  // namespace twobody

@@ -1,0 +1,144 @@
+#include "twobody/detail/engine/reductions.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "twobody/detail/engine/overloaded.hpp"
+#include "twobody/error.hpp"
+
+namespace twobody {
+
+namespace {
+
+// Jackknife labels: every point of both sets labelled, each label in [0, R).
+void check_regions(int regions, const PointSet& a, const PointSet* b) {
+  if (regions < 0) throw_config(fmt::format("the number of jackknife regions is negative ({})", regions));
+  if (regions == 0) return;
+  const auto check = [&](const PointSet& p, const char* which) {
+    if (!p.has_regions())
+      throw_config(fmt::format("{}a statistic with {} jackknife regions needs a region label for every point",
+                               which, regions));
+    const auto r = p.regions();
+    for (std::size_t i = 0; i < r.size(); ++i)
+      if (r[i] < 0 || r[i] >= regions)
+        throw_input(fmt::format("{}point {} has region label {}, outside [0, {})", which, i + 1, r[i], regions));
+  };
+  check(a, b ? "first set: " : "");
+  if (b) check(*b, "second set: ");
+}
+
+// to[offset + k] += from[k], `to` grown to fit.
+template <class T>
+void add_into(std::vector<T>& to, const std::vector<T>& from, std::size_t offset = 0) {
+  if (from.empty()) return;
+  if (to.size() < offset + from.size()) to.resize(offset + from.size());
+  for (std::size_t k = 0; k < from.size(); ++k) to[offset + k] += from[k];
+}
+
+// to[where.at(k)] += from[k], `to` grown to fit.
+template <class T>
+void add_placed(std::vector<T>& to, const std::vector<T>& from, const PointPlacement& where) {
+  if (from.empty()) return;
+  if (!where.order) return add_into(to, from, where.offset);
+  for (std::size_t k = 0; k < from.size(); ++k) {
+    const std::size_t at = where.at(k);
+    if (to.size() <= at) to.resize(at + 1);
+    to[at] += from[k];
+  }
+}
+
+void merge_counters(Result& whole, const Result& piece) {
+  add_into(whole.counts, piece.counts);
+  add_into(whole.weighted, piece.weighted);
+  whole.regions = std::max(whole.regions, piece.regions);
+  add_into(whole.region_counts, piece.region_counts);
+  add_into(whole.region_weighted, piece.region_weighted);
+  add_into(whole.separation_sum, piece.separation_sum);
+  add_into(whole.log_separation_sum, piece.log_separation_sum);
+}
+
+}  // namespace
+
+void validate_reduction(const Statistic& s, const PointSet& a, const PointSet* b) {
+  std::visit(Overloaded{[&](const reduce::Histogram& h) { check_regions(h.regions, a, b); },
+                        [&](const reduce::Histogram2D& h) { check_regions(h.regions, a, b); },
+                        [](const auto&) {}},
+             s.reduction);
+}
+
+Result empty_result(const Statistic& s, std::size_t n_a, std::size_t n_b) {
+  Result r;
+  r.output = s.output();
+  const std::size_t w = s.weighted ? 1 : 0;
+  const auto histogram = [&](std::size_t nbins, int regions, bool means) {
+    r.counts.assign(nbins, 0);
+    r.weighted.assign(w * nbins, 0.0);
+    r.regions = static_cast<std::size_t>(regions);
+    r.region_counts.assign(r.regions * nbins, 0);
+    r.region_weighted.assign(w * r.regions * nbins, 0.0);
+    if (means) {
+      r.separation_sum.assign(nbins, 0.0);
+      r.log_separation_sum.assign(nbins, 0.0);
+    }
+  };
+  const auto per_point = [&](PointReductions& p, std::size_t n) {
+    p.counts.assign(n, 0);
+    p.weighted.assign(w * n, 0.0);
+  };
+  std::visit(Overloaded{[&](const reduce::Count&) { histogram(1, 0, false); },
+                        [&](const reduce::Histogram& h) { histogram(h.bins.nbins(), h.regions, h.mean_separation); },
+                        [&](const reduce::Histogram2D& h) { histogram(h.bins.nbins(), h.regions, h.mean_separation); },
+                        [&](const reduce::PerPoint&) {
+                          per_point(r.per_point_a, n_a);
+                          if (n_b) per_point(r.per_point_b, n_b);
+                        },
+                        [&](const reduce::Matrix&) {
+                          r.rows = n_a;
+                          r.cols = n_b ? n_b : n_a;
+                          r.matrix.assign(r.rows * r.cols, 0.0);
+                        },
+                        [](const auto&) {}},
+             s.reduction);
+  return r;
+}
+
+void merge_piece(const Statistic& s, Result& whole, const Result& piece, const PiecePlacement& where) {
+  merge_counters(whole, piece);
+  std::visit(
+      Overloaded{
+          [&](const reduce::PerPoint&) {
+            // A cross piece of an auto run holds both ends of its pairs in the one set.
+            add_placed(whole.per_point_a.counts, piece.per_point_a.counts, where.a);
+            add_placed(whole.per_point_a.weighted, piece.per_point_a.weighted, where.a);
+            auto& to_b = where.whole_is_auto ? whole.per_point_a : whole.per_point_b;
+            add_placed(to_b.counts, piece.per_point_b.counts, where.b);
+            add_placed(to_b.weighted, piece.per_point_b.weighted, where.b);
+          },
+          [&](const reduce::PairList&) {
+            whole.pairs.reserve(whole.pairs.size() + piece.pairs.size());
+            for (PairRecord p : piece.pairs) {
+              p.i = where.a.at(p.i);
+              p.j = where.b.at(p.j);
+              if (where.whole_is_auto && p.i > p.j) std::swap(p.i, p.j);
+              whole.pairs.push_back(p);
+            }
+          },
+          [&](const reduce::Matrix&) {
+            const std::size_t a0 = where.a.offset, b0 = where.b.offset;
+            for (std::size_t i = 0; i < piece.rows; ++i)
+              std::copy_n(piece.matrix.begin() + i * piece.cols, piece.cols, whole.matrix.begin() + (a0 + i) * whole.cols + b0);
+            // Auto: the matrix is symmetric; the block below the diagonal is the transpose.
+            if (where.whole_is_auto && !where.piece_is_auto)
+              for (std::size_t i = 0; i < piece.rows; ++i)
+                for (std::size_t j = 0; j < piece.cols; ++j)
+                  whole.matrix[(b0 + j) * whole.cols + a0 + i] = piece.matrix[i * piece.cols + j];
+          },
+          [](const auto&) {}},
+      s.reduction);
+  whole.info.pairs_evaluated += piece.info.pairs_evaluated;
+  whole.info.pairs_settled_fp64 += piece.info.pairs_settled_fp64;
+}
+
+}  // namespace twobody
