@@ -9,6 +9,8 @@
 #include <mutex>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "twobody/detail/cuda/copies_model.hpp"
 #include "twobody/detail/cuda/cuda_check.hpp"
 #include "twobody/detail/cuda/device_info.hpp"

@@ -1283,7 +1283,7 @@ Result run_matrix(const F& f, const Plan& plan) {
   const DeviceSet& va = da.view;
   const DeviceSet& vb = db_owner ? db_owner->view : da.view;
   Result r;
-  r.reduction = reduce::Matrix{};
+  r.output = OutputKind::Matrix;
   r.rows = A.size();
   r.cols = B.size();
   const double t_upload = ms_since(t_start);
