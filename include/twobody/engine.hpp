@@ -66,6 +66,11 @@ struct RunOptions {
   std::function<void(std::span<const PairRecord>)> pair_sink = nullptr;
   // A set this call counts again and again (see ResidentSet); null: every run starts afresh.
   std::shared_ptr<const ResidentSet> resident = nullptr;
+  // Called by run() after every run it makes, with the plan that run used (Result::info.plan: the
+  // planner's choice, the backend's, and what it decided while running). The statistics and
+  // correlation functions pass their options on, so a caller sees the plan of each of their counts
+  // (DD, DR, RR, ...): the CLI's --explain prints them.
+  std::function<void(const std::string&)> on_plan = nullptr;
 };
 
 // How a run is split across processes. run() and explain() hand a call with

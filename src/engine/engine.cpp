@@ -46,12 +46,14 @@ void hand_pairs_to_sink(const Statistic& stat, const RunOptions& opt, Result& r)
 
 Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt) {
   if (opt.distribution) {
-    if (!opt.pair_sink) return opt.distribution->run(stat, a, b, opt);
+    // The pieces run through run() without a distribution: the plan is reported once, for the whole.
+    RunOptions whole = opt;
+    whole.on_plan = nullptr;
     // The pieces' pairs are gathered in the callers' indices first.
-    RunOptions gathered = opt;
-    gathered.pair_sink = nullptr;
-    Result r = opt.distribution->run(stat, a, b, gathered);
+    whole.pair_sink = nullptr;
+    Result r = opt.distribution->run(stat, a, b, whole);
     hand_pairs_to_sink(stat, opt, r);
+    if (opt.on_plan) opt.on_plan(r.info.plan);
     return r;
   }
   Plan plan = make_plan(stat, a, b, opt);
@@ -69,6 +71,7 @@ Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const Ru
   r.info.n_a = a.size();
   r.info.n_b = b ? b->size() : 0;
   hand_pairs_to_sink(stat, opt, r);
+  if (opt.on_plan) opt.on_plan(r.info.plan);
   return r;
 }
 
