@@ -198,6 +198,68 @@ void matrix_rows(bool quick) {
   }
 }
 
+// The SDH rows of n = 2^ln points: the engine's choice for each number of bins and, at 2^20 points
+// or more, the other agents that compute it (each checked against the engine's choice).
+void sdh_rows(const PointSet& p, std::size_t n, int ln) {
+  const std::vector<std::size_t> nbins = {8, 32, 256, 1024, 8192};
+  for (std::size_t nb : nbins) {
+    Statistic s;
+    s.reduction = reduce::Histogram{Binning::linear(0.0, std::sqrt(3.0) * 1.000001, nb)};
+    const Result r = timed_run(s, p);
+    report({"twobody SDH (exact)", n, nb, r.info.seconds, double(r.info.pairs_evaluated),
+            double(r.info.pairs_settled_fp64) / double(r.info.pairs_evaluated)});
+    const bool fp64 = r.info.plan.find("FP64 tensor cores") != std::string::npos;
+    std::fprintf(stderr, "  (%s)\n", fp64 ? "counting tiles, d² on the FP64 tensor cores" : "CUDA-core counting tiles");
+    if (fp64 && ln >= 20) {
+      // The same SDH with d² from differences on the CUDA cores (the previous default).
+      const Result rc = timed_run_with("TWOBODY_FP64_TENSOR_HISTOGRAM", "0", s, p);
+      if (rc.counts != r.counts) std::fprintf(stderr, "  CUDA-CORE COUNTING TILES DIFFER\n");
+      report({"CUDA-core counting tiles SDH (exact)", n, nb, rc.info.seconds, double(rc.info.pairs_evaluated),
+              double(rc.info.pairs_settled_fp64) / double(rc.info.pairs_evaluated)});
+      if (nb >= 256 && nb <= 1024) {
+        // The other way of finding the pairs near an edge: a flag bit a pair (the plan's choice
+        // from thousands of bins) against the marked words of a block.
+        const Result rf = timed_run_with("TWOBODY_HIST_PAIR_FLAGS", "1", s, p);
+        if (rf.counts != r.counts) std::fprintf(stderr, "  PAIR FLAGS DIFFER\n");
+        report({"FP64 tensor SDH, a flag bit a pair", n, nb, rf.info.seconds, double(rf.info.pairs_evaluated),
+                double(rf.info.pairs_settled_fp64) / double(rf.info.pairs_evaluated)});
+      }
+    }
+    if (nb <= 256 && ln >= 20) {
+      // The same SDH on the tensor-core histogram (on request: measured slower, kept for study).
+      const Result rt = timed_run_with("TWOBODY_TENSOR_HISTOGRAM", "1", s, p);
+      if (rt.counts != r.counts) std::fprintf(stderr, "  TENSOR-CORE HISTOGRAM DIFFERS\n");
+      report({"tensor-core histogram SDH (exact)", n, nb, rt.info.seconds, double(rt.info.pairs_evaluated),
+              double(rt.info.pairs_settled_fp64) / double(rt.info.pairs_evaluated)});
+    }
+  }
+}
+
+// The generic agent on the same points (the counting tiles switched off): SDHs at the model's block
+// size and at both forced, and the count `c`.
+void generic_agent_rows(const PointSet& p, std::size_t n, const Statistic& c) {
+  setenv("TWOBODY_COUNTING_TILES", "0", 1);
+  for (std::size_t nb : {std::size_t(256), std::size_t(1024), std::size_t(8192)}) {
+    Statistic s;
+    s.reduction = reduce::Histogram{Binning::linear(0.0, std::sqrt(3.0) * 1.000001, nb)};
+    const Result r = timed_run(s, p);
+    report({"generic agent SDH (exact)", n, nb, r.info.seconds, double(r.info.pairs_evaluated),
+            double(r.info.pairs_settled_fp64) / double(r.info.pairs_evaluated)});
+    std::fprintf(stderr, "  (blocks of %d threads, the model's choice)\n", r.info.threads);
+    // Both block sizes, forced: what the model's choice is worth.
+    for (const char* block : {"256", "512"}) {
+      const Result rb = timed_run_with("TWOBODY_GENERIC_BLOCK", block, s, p);
+      if (rb.counts != r.counts) std::fprintf(stderr, "  GENERIC SDH AT %s THREADS DIFFERS\n", block);
+      report({std::string("generic agent SDH, blocks of ") + block, n, nb, rb.info.seconds,
+              double(rb.info.pairs_evaluated), double(rb.info.pairs_settled_fp64) / double(rb.info.pairs_evaluated)});
+    }
+  }
+  const Result rg = timed_run(c, p);
+  report({"generic agent count r<0.1", n, 1, rg.info.seconds, double(rg.info.pairs_evaluated),
+          double(rg.info.pairs_settled_fp64) / double(rg.info.pairs_evaluated)});
+  unsetenv("TWOBODY_COUNTING_TILES");
+}
+
 }  // namespace
 
 void print_table(const std::string& csv) {
@@ -267,41 +329,10 @@ int main(int argc, char** argv) {
   }
 
   const std::vector<int> logn = !only_logn.empty() ? only_logn : quick ? std::vector<int>{16, 18} : std::vector<int>{18, 20, 22};
-  const std::vector<std::size_t> nbins = {8, 32, 256, 1024, 8192};
   for (int ln : logn) {
     const std::size_t n = std::size_t(1) << ln;
     const PointSet p = generate_uniform_box(n, 3, 1.0, 1000 + ln);
-    for (std::size_t nb : nbins) {
-      Statistic s;
-      s.reduction = reduce::Histogram{Binning::linear(0.0, std::sqrt(3.0) * 1.000001, nb)};
-      const Result r = timed_run(s, p);
-      report({"twobody SDH (exact)", n, nb, r.info.seconds, double(r.info.pairs_evaluated),
-              double(r.info.pairs_settled_fp64) / double(r.info.pairs_evaluated)});
-      const bool fp64 = r.info.plan.find("FP64 tensor cores") != std::string::npos;
-      std::fprintf(stderr, "  (%s)\n", fp64 ? "counting tiles, d² on the FP64 tensor cores" : "CUDA-core counting tiles");
-      if (fp64 && ln >= 20) {
-        // The same SDH with d² from differences on the CUDA cores (the previous default).
-        const Result rc = timed_run_with("TWOBODY_FP64_TENSOR_HISTOGRAM", "0", s, p);
-        if (rc.counts != r.counts) std::fprintf(stderr, "  CUDA-CORE COUNTING TILES DIFFER\n");
-        report({"CUDA-core counting tiles SDH (exact)", n, nb, rc.info.seconds, double(rc.info.pairs_evaluated),
-                double(rc.info.pairs_settled_fp64) / double(rc.info.pairs_evaluated)});
-        if (nb >= 256 && nb <= 1024) {
-          // The other way of finding the pairs near an edge: a flag bit a pair (the plan's choice
-          // from thousands of bins) against the marked words of a block.
-          const Result rf = timed_run_with("TWOBODY_HIST_PAIR_FLAGS", "1", s, p);
-          if (rf.counts != r.counts) std::fprintf(stderr, "  PAIR FLAGS DIFFER\n");
-          report({"FP64 tensor SDH, a flag bit a pair", n, nb, rf.info.seconds, double(rf.info.pairs_evaluated),
-                  double(rf.info.pairs_settled_fp64) / double(rf.info.pairs_evaluated)});
-        }
-      }
-      if (nb <= 256 && ln >= 20) {
-        // The same SDH on the tensor-core histogram (on request: measured slower, kept for study).
-        const Result rt = timed_run_with("TWOBODY_TENSOR_HISTOGRAM", "1", s, p);
-        if (rt.counts != r.counts) std::fprintf(stderr, "  TENSOR-CORE HISTOGRAM DIFFERS\n");
-        report({"tensor-core histogram SDH (exact)", n, nb, rt.info.seconds, double(rt.info.pairs_evaluated),
-                double(rt.info.pairs_settled_fp64) / double(rt.info.pairs_evaluated)});
-      }
-    }
+    sdh_rows(p, n, ln);
     Statistic c;
     c.reduction = reduce::Count{Binning::from_edges({0.0, 0.1})};
     const Result rc = timed_run(c, p);
@@ -323,26 +354,7 @@ int main(int argc, char** argv) {
             double(rt.info.pairs_settled_fp64) / double(rt.info.pairs_evaluated)});
     // The generic agent on the same points (before the counting tiles), for the comparison.
     if (ln == 20 || (quick && ln == logn.back())) {
-      setenv("TWOBODY_COUNTING_TILES", "0", 1);
-      for (std::size_t nb : {std::size_t(256), std::size_t(1024), std::size_t(8192)}) {
-        Statistic s;
-        s.reduction = reduce::Histogram{Binning::linear(0.0, std::sqrt(3.0) * 1.000001, nb)};
-        const Result r = timed_run(s, p);
-        report({"generic agent SDH (exact)", n, nb, r.info.seconds, double(r.info.pairs_evaluated),
-                double(r.info.pairs_settled_fp64) / double(r.info.pairs_evaluated)});
-        std::fprintf(stderr, "  (blocks of %d threads, the model's choice)\n", r.info.threads);
-        // Both block sizes, forced: what the model's choice is worth.
-        for (const char* block : {"256", "512"}) {
-          const Result rb = timed_run_with("TWOBODY_GENERIC_BLOCK", block, s, p);
-          if (rb.counts != r.counts) std::fprintf(stderr, "  GENERIC SDH AT %s THREADS DIFFERS\n", block);
-          report({std::string("generic agent SDH, blocks of ") + block, n, nb, rb.info.seconds,
-                  double(rb.info.pairs_evaluated), double(rb.info.pairs_settled_fp64) / double(rb.info.pairs_evaluated)});
-        }
-      }
-      const Result rg = timed_run(c, p);
-      report({"generic agent count r<0.1", n, 1, rg.info.seconds, double(rg.info.pairs_evaluated),
-              double(rg.info.pairs_settled_fp64) / double(rg.info.pairs_evaluated)});
-      unsetenv("TWOBODY_COUNTING_TILES");
+      generic_agent_rows(p, n, c);
     }
     Statistic l;
     l.reduction = reduce::PairList{Binning::from_edges({0.0, std::cbrt(2.0 / (n * 4.0 / 3.0 * M_PI))})};

@@ -109,14 +109,10 @@ CrossCount count_between(const Statistic& stat, const std::vector<const PointSet
   return x;
 }
 
-}  // namespace
-
-namespace detail {
-
-CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, const PointSet& data1, const PointSet& data2,
-                             const std::vector<PointSet>& randoms1, const std::vector<PointSet>& randoms2,
-                             const std::vector<double>& volume, const std::optional<Box>& box, const RunOptions& opt,
-                             const JackknifeRequest& jk, Estimator estimator, const ReusedCounts& reuse) {
+// Error(Config) unless the request is whole: the box for a periodic cross-correlation, random
+// catalogues for both samples or for neither (a box's analytic R1R2), no saved R1R2 without them.
+void check_request(CorrelationSpace space, const std::optional<Box>& box, const std::vector<PointSet>& randoms1,
+                   const std::vector<PointSet>& randoms2, const ReusedCounts& reuse) {
   if (space == CorrelationSpace::Box && !box) throw_config("a periodic cross-correlation needs the box");
   const bool analytic = randoms1.empty() && randoms2.empty();
   if (analytic && space != CorrelationSpace::Box)
@@ -130,6 +126,118 @@ CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, cons
                                     "needs them for both samples"
                                   : "the second sample has no random catalogues (--randoms2): a cross-correlation "
                                     "needs them for both samples");
+}
+
+// Both samples and their random catalogues in the engine's coordinates.
+struct Prepared {
+  PointSet d1, d2;
+  std::vector<PointSet> r1, r2;
+};
+
+// With a jackknife, every catalogue of `p` labelled by one set of regions (fitted on the first
+// sample: k-means on its unit vectors, or cells of the box or of all catalogues' joint bounding
+// box; or the catalogues' own labels, read from the catalogues as given); J takes the regions'
+// setting and points per region. The number of regions (0 without a jackknife).
+// Errors: a region without a point of either sample (Error(Input)).
+std::size_t label_regions(const JackknifeRequest& jk, CorrelationSpace space, const std::optional<Box>& box,
+                          const SavedCounts* reuse, const PointSet& data1, const PointSet& data2,
+                          const std::vector<PointSet>& randoms1, const std::vector<PointSet>& randoms2, Prepared& p,
+                          JackknifeResult& J) {
+  if (!jk.use_labels && jk.regions == 0) return 0;
+  if (jk.sky_about_origin && space != CorrelationSpace::Open)
+    throw_config("sky regions about an observer (survey mocks) are for open space only");
+  std::vector<const PointSet*> others = {&data2};
+  for (const PointSet& q : randoms1) others.push_back(&q);
+  for (const PointSet& q : randoms2) others.push_back(&q);
+  const CorrelationSpace fit = jk.sky_about_origin ? CorrelationSpace::Sky : space;
+  const detail::RegionLabeller L =
+      detail::make_labeller(jk, fit, box, data1, jk.sky_about_origin ? detail::directions(p.d1) : p.d1, others, reuse);
+  const std::size_t R = L.regions;
+  J.regions = R;
+  J.layout = L.layout;
+  J.centres = L.centres;
+  if (L.numbering) J.labels = L.numbering->labels;
+  p.d1.set_regions(L.label(data1, p.d1, "the first sample"));
+  p.d2.set_regions(L.label(data2, p.d2, "the second sample"));
+  for (std::size_t i = 0; i < p.r1.size(); ++i)
+    p.r1[i].set_regions(L.label(randoms1[i], p.r1[i], fmt::format("random catalogue {} of the first sample", i + 1)));
+  for (std::size_t i = 0; i < p.r2.size(); ++i)
+    p.r2[i].set_regions(L.label(randoms2[i], p.r2[i], fmt::format("random catalogue {} of the second sample", i + 1)));
+  // Points per region: both samples' (none in either: an error), and the randoms'.
+  const detail::RegionSums n1(p.d1, R), n2(p.d2, R);
+  J.n_data.resize(R);
+  J.n_randoms.assign(R, 0);
+  for (std::size_t r = 0; r < R; ++r) {
+    if (n1.n[r] == 0 && n2.n[r] == 0)
+      throw_input(fmt::format("jackknife region {} holds no point of either sample: use fewer regions", r));
+    J.n_data[r] = static_cast<std::size_t>(n1.n[r] + n2.n[r]);
+  }
+  for (const auto* g : {&p.r1, &p.r2})
+    for (const PointSet& q : *g) {
+      const detail::RegionSums n(q, R);
+      for (std::size_t r = 0; r < R; ++r) J.n_randoms[r] += static_cast<std::size_t>(n.n[r]);
+    }
+  return R;
+}
+
+// R1R2 as saved (its setting checked by check_reusable): counts, weighted sums, normalisations.
+CrossCount saved_count(const SavedCounts& c, bool weighted, std::size_t nb, std::size_t R) {
+  CrossCount rr;
+  rr.c = c.rr;
+  rr.w = weighted ? c.wrr : std::vector<double>(nb, 0.0);
+  rr.norm = c.norm_rr;
+  if (R > 0) {
+    rr.t = c.jackknife->rr;
+    rr.tw = weighted ? c.jackknife->wrr : std::vector<double>(R * nb, 0.0);
+    rr.norm_without = c.jackknife->norm_rr;
+  }
+  return rr;
+}
+
+// D1D2 as the engine's Result: counts, weighted sums, the mean separations' sums, region counts.
+void set_counts(Result& out, const CrossCount& dd, std::size_t nb, std::size_t R, bool weighted) {
+  out.output = OutputKind::Histogram;
+  out.counts.resize(nb);
+  for (std::size_t k = 0; k < nb; ++k) out.counts[k] = static_cast<std::uint64_t>(dd.c[k]);
+  if (weighted) out.weighted = dd.w;
+  out.regions = R;
+  out.separation_sum = dd.sep;
+  out.log_separation_sum = dd.log_sep;
+  out.region_counts = dd.t;
+  if (weighted) out.region_weighted = dd.tw;
+}
+
+// The jackknife's region counts and normalisations without each region (no R1D2 when analytic).
+void set_region_counts(JackknifeResult& J, const CrossCount& dd, const CrossCount& dr, const CrossCount& rd,
+                       const CrossCount& rr, bool weighted, bool analytic) {
+  J.dd = dd.t;
+  J.dr = dr.t;
+  J.rr = rr.t;
+  if (weighted) {
+    J.wdd = dd.tw;
+    J.wdr = dr.tw;
+    J.wrr = rr.tw;
+  }
+  J.norm_dd = dd.norm_without;
+  J.norm_dr = dr.norm_without;
+  J.norm_rr = rr.norm_without;
+  if (!analytic) {
+    J.rd = rd.t;
+    if (weighted) J.wrd = rd.tw;
+    J.norm_rd = rd.norm_without;
+  }
+}
+
+}  // namespace
+
+namespace detail {
+
+CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, const PointSet& data1, const PointSet& data2,
+                             const std::vector<PointSet>& randoms1, const std::vector<PointSet>& randoms2,
+                             const std::vector<double>& volume, const std::optional<Box>& box, const RunOptions& opt,
+                             const JackknifeRequest& jk, Estimator estimator, const ReusedCounts& reuse) {
+  check_request(space, box, randoms1, randoms2, reuse);
+  const bool analytic = randoms1.empty() && randoms2.empty();
   Statistic s = stat;
   s.traversal = Traversal::Cross;
   // Mean separations are the D1D2 pairs' (the random counts run without them).
@@ -138,52 +246,18 @@ CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, cons
   const bool weighted = s.weighted;
   const auto prepare = [&](const PointSet& p) { return space == CorrelationSpace::Sky ? sky_to_unit_vectors(p) : p; };
 
-  // Every catalogue in the engine's coordinates; with a jackknife, labelled by one set of regions
-  // (fitted on the first sample: k-means on its unit vectors, or cells of the box or of all
-  // catalogues' joint bounding box; or the catalogues' own labels).
-  PointSet d1 = prepare(data1), d2 = prepare(data2);
-  std::vector<PointSet> r1, r2;
-  for (const PointSet& p : randoms1) r1.push_back(prepare(p));
-  for (const PointSet& p : randoms2) r2.push_back(prepare(p));
+  // Every catalogue in the engine's coordinates; with a jackknife, labelled.
+  Prepared catalogues{prepare(data1), prepare(data2), {}, {}};
+  for (const PointSet& p : randoms1) catalogues.r1.push_back(prepare(p));
+  for (const PointSet& p : randoms2) catalogues.r2.push_back(prepare(p));
   CrossEstimate out;
   out.analytic = analytic;
-  std::size_t R = 0;
   JackknifeResult J;
-  if (jk.use_labels || jk.regions != 0) {
-    if (jk.sky_about_origin && space != CorrelationSpace::Open)
-      throw_config("sky regions about an observer (survey mocks) are for open space only");
-    std::vector<const PointSet*> others = {&data2};
-    for (const PointSet& p : randoms1) others.push_back(&p);
-    for (const PointSet& p : randoms2) others.push_back(&p);
-    const CorrelationSpace fit = jk.sky_about_origin ? CorrelationSpace::Sky : space;
-    const RegionLabeller L =
-        make_labeller(jk, fit, box, data1, jk.sky_about_origin ? directions(d1) : d1, others, reuse.rr);
-    R = L.regions;
-    J.regions = R;
-    J.layout = L.layout;
-    J.centres = L.centres;
-    if (L.numbering) J.labels = L.numbering->labels;
-    d1.set_regions(L.label(data1, d1, "the first sample"));
-    d2.set_regions(L.label(data2, d2, "the second sample"));
-    for (std::size_t i = 0; i < r1.size(); ++i)
-      r1[i].set_regions(L.label(randoms1[i], r1[i], fmt::format("random catalogue {} of the first sample", i + 1)));
-    for (std::size_t i = 0; i < r2.size(); ++i)
-      r2[i].set_regions(L.label(randoms2[i], r2[i], fmt::format("random catalogue {} of the second sample", i + 1)));
-    // Points per region: both samples' (none in either: an error), and the randoms'.
-    const RegionSums n1(d1, R), n2(d2, R);
-    J.n_data.resize(R);
-    J.n_randoms.assign(R, 0);
-    for (std::size_t r = 0; r < R; ++r) {
-      if (n1.n[r] == 0 && n2.n[r] == 0)
-        throw_input(fmt::format("jackknife region {} holds no point of either sample: use fewer regions", r));
-      J.n_data[r] = static_cast<std::size_t>(n1.n[r] + n2.n[r]);
-    }
-    for (const auto* g : {&r1, &r2})
-      for (const PointSet& p : *g) {
-        const RegionSums n(p, R);
-        for (std::size_t r = 0; r < R; ++r) J.n_randoms[r] += static_cast<std::size_t>(n.n[r]);
-      }
-  }
+  const std::size_t R = label_regions(jk, space, box, reuse.rr, data1, data2, randoms1, randoms2, catalogues, J);
+  const PointSet& d1 = catalogues.d1;
+  const PointSet& d2 = catalogues.d2;
+  const std::vector<PointSet>& r1 = catalogues.r1;
+  const std::vector<PointSet>& r2 = catalogues.r2;
   s.set_regions(static_cast<int>(R));
   if (reuse.rr) {
     std::size_t n_randoms = 0;
@@ -205,16 +279,7 @@ CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, cons
     dr = count_between(s, g_d1, g_r2, R, opt);
     rd = count_between(s, g_r1, g_d2, R, opt);
     if (reuse.rr) {
-      // R1R2 as saved (its setting checked above): counts, weighted sums, normalisations.
-      const SavedCounts& c = *reuse.rr;
-      rr.c = c.rr;
-      rr.w = weighted ? c.wrr : std::vector<double>(nb, 0.0);
-      rr.norm = c.norm_rr;
-      if (R > 0) {
-        rr.t = c.jackknife->rr;
-        rr.tw = weighted ? c.jackknife->wrr : std::vector<double>(R * nb, 0.0);
-        rr.norm_without = c.jackknife->norm_rr;
-      }
+      rr = saved_count(*reuse.rr, weighted, nb, R);
       out.reused_rr = true;
     } else {
       rr = count_between(s, g_r1, g_r2, R, opt);
@@ -257,15 +322,7 @@ CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, cons
     out.hamilton.push_back(e.hamilton);
     out.landy_szalay.push_back(e.landy_szalay);
   }
-  out.dd.output = OutputKind::Histogram;
-  out.dd.counts.resize(nb);
-  for (std::size_t k = 0; k < nb; ++k) out.dd.counts[k] = static_cast<std::uint64_t>(dd.c[k]);
-  if (weighted) out.dd.weighted = dd.w;
-  out.dd.regions = R;
-  out.dd.separation_sum = dd.sep;
-  out.dd.log_separation_sum = dd.log_sep;
-  out.dd.region_counts = dd.t;
-  if (weighted) out.dd.region_weighted = dd.tw;
+  set_counts(out.dd, dd, nb, R, weighted);
   out.dd.info.n_a = data1.size();
   out.dd.info.n_b = data2.size();
   out.dd.info.seconds = dd.seconds + dr.seconds + rd.seconds + rr.seconds;
@@ -293,22 +350,7 @@ CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, cons
   for (const PointSet& p : r2) out.n_randoms += p.size();
   if (R > 0) {
     J.estimator = analytic ? Estimator::Natural : estimator;  // (analytic: D1D2/R1R2 − 1)
-    J.dd = dd.t;
-    J.dr = dr.t;
-    J.rr = rr.t;
-    if (weighted) {
-      J.wdd = dd.tw;
-      J.wdr = dr.tw;
-      J.wrr = rr.tw;
-    }
-    J.norm_dd = dd.norm_without;
-    J.norm_dr = dr.norm_without;
-    J.norm_rr = rr.norm_without;
-    if (!analytic) {
-      J.rd = rd.t;
-      if (weighted) J.wrd = rd.tw;
-      J.norm_rd = rd.norm_without;
-    }
+    set_region_counts(J, dd, dr, rd, rr, weighted, analytic);
     J.samples.resize(R * nb);
     for (std::size_t r = 0; r < R; ++r)
       for (std::size_t k = 0; k < nb; ++k) J.samples[r * nb + k] = xi_of(four(k, r));
