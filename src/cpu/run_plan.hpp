@@ -13,6 +13,7 @@
 #include "twobody/detail/cpu/output_sinks.hpp"
 #include "twobody/detail/cpu/tiled_traversal.hpp"
 #include "twobody/detail/engine/overloaded.hpp"
+#include "twobody/detail/engine/traversal_cost.hpp"
 #include "twobody/error.hpp"
 
 namespace twobody::cpu {
@@ -45,8 +46,8 @@ inline double pair_occupancy(const PointSet& p, const GridGeometry& g) {
 }
 
 // A grid needs a cutoff metric (open or periodic Euclidean) and an output that ignores pairs
-// beyond the last edge. It is chosen when it evaluates fewer than half the pairs of brute force
-// (the factor pays for the sort and the shorter rows); the counts of the cells make that exact.
+// beyond the last edge. It is chosen by the shared cost model (engine/traversal_cost.hpp) with the
+// CPU's constants; the counts of the cells make its evaluations exact.
 inline GridChoice choose_grid(const Plan& plan) {
   GridChoice g;
   const Statistic& s = *plan.stat;
@@ -93,7 +94,7 @@ inline GridChoice choose_grid(const Plan& plan) {
   g.a = std::make_unique<GridIndex>(*plan.a, g.geometry, 64, threads);
   if (!plan.is_auto()) g.b = std::make_unique<GridIndex>(*plan.b, g.geometry, 64, threads);
   g.plan = plan_grid(g.geometry, *g.a, g.b ? *g.b : *g.a, plan.is_auto(), windows);
-  g.chosen = plan.path == "grid" || (plan.path == "auto" && 2 * g.plan.evaluations < g.brute_evaluations);
+  g.chosen = plan.path == "grid" || (plan.path == "auto" && grid_pays(g.plan.evaluations, g.brute_evaluations, kCpuTraversalCost));
   std::string& w = g.why;
   w = g.chosen ? "grid" : "brute force";
   w += ": a grid of ";

@@ -16,6 +16,7 @@
 #include "twobody/detail/cuda/device_info.hpp"
 #include "twobody/detail/cuda/device_buffer.hpp"
 #include "twobody/detail/cuda/kernel_shape.hpp"
+#include "twobody/detail/cuda/tuning_policy.hpp"
 #include "twobody/detail/engine/backend.hpp"
 #include "twobody/detail/engine/chunked_run.hpp"
 #include "twobody/engine.hpp"
@@ -71,15 +72,14 @@ constexpr int kChunksInFlight = 2;
 // a tile's end past the last point) and small enough that, for each of the `in_flight` chunk pairs
 // running at once, two sets, their float32 copies and a cell index fit in a third of the free
 // device memory (about 2·(12 + 8)·D + 40 bytes a point, counted generously).
-// TWOBODY_CUDA_CHUNK_POINTS lowers it (the tests run chunked launches on small sets).
+// TuningPolicy::chunk_points (TWOBODY_CUDA_CHUNK_POINTS) lowers it (the tests run chunked launches on small sets).
 std::size_t chunk_points(const Plan& plan, int in_flight) {
   std::size_t chunk = std::size_t(1) << 31;
   std::size_t free_b = 0, total_b = 0;
   TWOBODY_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   const std::size_t per_point = 2 * (20 * static_cast<std::size_t>(plan.a->dim()) + 40);
   chunk = std::min(chunk, std::max<std::size_t>(1 << 20, free_b / 3 / per_point / static_cast<std::size_t>(in_flight)));
-  if (const char* env = std::getenv("TWOBODY_CUDA_CHUNK_POINTS"))
-    chunk = std::min(chunk, static_cast<std::size_t>(std::max(1LL, std::atoll(env))));
+  if (const std::size_t forced = TuningPolicy::current().chunk_points) chunk = std::min(chunk, forced);
   return chunk;
 }
 
@@ -158,43 +158,16 @@ class CudaBackend final : public Backend {
   explicit CudaBackend(std::string name) : device_(std::move(name)) {}
   std::string name() const override { return "cuda"; }
   std::string device() const override { return device_; }
+  // Before the run: seed 000's Fig. 15 for this device and the statistic's output. The agent
+  // itself is the dispatch's (agent_choice.hpp), chosen as the run starts, once the grid index has
+  // counted its candidates; the run's plan gives it after "ran:" (the CLI's --explain prints it).
   std::string describe(const Plan& plan) const override {
-    const Statistic& s = *plan.stat;
-    const std::string traversal =
-        plan.path == "brute" ? "all pairs (requested)"
-        : plan.stat->metric == Metric::Angular || plan.stat->output() == OutputKind::Matrix
-            ? "all pairs"
-            : plan.path == "grid" ? "the cell grid (requested)"
-                                  : "the cell grid when it evaluates under a quarter of all pairs (counted on the device "
-                                    "after the cell sort; the run's plan says which ran)";
-    return fig15_line(plan) + "\n" + "cuda traversal: " + traversal + "\n" +
-           "cuda path: float32 proxies with guard bands, pairs near an edge settled in float64; persistent grid of " +
-           std::to_string(kThreads) + "-thread blocks claiming tiles of " + std::to_string(kAnchors) + " anchors x " +
-           std::to_string(kChunk) + " partners; " +
-           (s.binning2d().active() ? describe_binned2d(plan)
-            : s.mean_separation()
-                ? "mean separations: the generic agents alone (no counting tiles), the float-bits bin table in shared "
-                  "memory deciding each pair's bin, then its float64 key, whose natural value s and log s are summed in "
-                  "double per bin (times w_i w_j when weighted): per block in shared memory when the 2 x " +
-                      std::to_string(plan.edges.nbins) +
-                      " doubles fit beside the histogram, else by atomics in global memory (the run's plan says which)"
-            : plan.stat->output() == OutputKind::Histogram
-                ? "all pairs, Euclidean, unweighted, equal-width bins: counting tiles (bin from sqrt.approx and a "
-                  "rounding add, pairs within a bound of an edge revisited in float64, bin-major private copies); "
-                  "otherwise the float-bits bin table and per-lane sub-histograms in shared memory"
-            : plan.stat->output() == OutputKind::Reduction
-                ? "all pairs, Euclidean, unweighted: counting tiles (the sign bit of |a|^2 + |b|^2 - 2a.b - r^2, "
-                  "groups with a pair within the cancellation bound revisited in float64) where that bound is "
-                  "narrow, the products on the tensor cores (split TF32 MMAs) where their wider bound allows; "
-                  "otherwise range bands in registers"
-            : plan.stat->output() == OutputKind::Matrix ? "float64 matrix tiles copied out in row chunks"
-            : plan.stat->output() == OutputKind::PerPoint
-                ? "range bands in registers; per point: the anchors' counts in registers, added to a global 64-bit "
-                  "array once per tile or warp unit, the partners' by atomics (one per partner per warp)"
-            : plan.stat->output() == OutputKind::PairList
-                ? "range bands in registers; pairs written warp-wide into pages of an output pool (one atomic per "
-                  "page), drained to the host and the kernel resumed over the unfinished units when it is full"
-                : "range bands in registers");
+    const std::string overrides = TuningPolicy::current().overrides();
+    return fig15_line(plan) + "\n" +
+           "cuda dispatch: float32 proxies with guard bands, pairs near an edge settled in float64; the agent (grid, "
+           "counting tiles, tensor cores or the generic tiles) chosen when the run starts" +
+           (plan.stat->is_2d() ? "; " + describe_binned2d(plan) : std::string()) +
+           (overrides.empty() ? "" : "; " + overrides);
   }
   void warm_up() override {
     TWOBODY_CUDA_CHECK(cudaFree(nullptr));  // creates the primary context

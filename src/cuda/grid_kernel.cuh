@@ -26,14 +26,12 @@
 // the pairs it wrote, and stops.
 #include <cstdint>
 
+#include "twobody/detail/cuda/agent_choice.hpp"
 #include "twobody/detail/cuda/grid_index.cuh"
 #include "twobody/detail/cuda/pair_output.cuh"
 #include "twobody/detail/exact/fast_proxies.hpp"
 
 namespace twobody::cuda {
-
-constexpr int kGridThreads = 256;
-constexpr int kGridWarps = kGridThreads / 32;
 
 struct GridWork {
   GridShape shape;
@@ -312,6 +310,25 @@ __global__ void __launch_bounds__(kGridThreads) grid_kernel(__grid_constant__ co
   out.flush_weights(tid, kGridThreads);
   out.flush_regions(tid, kGridThreads);
   out.finish(tid);
+}
+
+// The grid agent's kernel for a grid (windows where every neighbour cell has one image, two anchors
+// a lane where the grid was shaped for them) and an output (jackknife regions take a lane's own
+// sub-histogram); all share one signature.
+template <int D, OutputMode M, bool W, class P, class Exact, bool Means>
+auto grid_agent_kernel(bool images, int anchors, int regions) {
+  constexpr bool kBinned = binned_pair_function<Exact>;
+  if constexpr (M == OutputMode::Histogram && !kBinned)
+    if (regions > 0)
+      return images ? grid_kernel<D, M, W, true, P, Exact, true, 1, Means> : grid_kernel<D, M, W, false, P, Exact, true, 1, Means>;
+  if constexpr (M == OutputMode::Histogram && !W && !kBinned && !Means)
+    if (anchors == 2) return grid_kernel<D, M, W, true, P, Exact, false, 2>;
+  return images ? grid_kernel<D, M, W, true, P, Exact, false, 1, Means> : grid_kernel<D, M, W, false, P, Exact, false, 1, Means>;
+}
+
+template <int D, OutputMode M, bool W, class P, class Exact, bool Means, class Launch>
+void launch_grid_agent(const AgentChoice& c, bool images, int anchors, int regions, Launch& launch, const GridWork& work) {
+  launch(grid_agent_kernel<D, M, W, P, Exact, Means>(images, anchors, regions), kGridThreads, c.smem, "grid_kernel", work);
 }
 
 }  // namespace twobody::cuda

@@ -12,26 +12,12 @@
 // partners, and a stopped item is recorded with the pairs each warp wrote.
 #include <cstdint>
 
+#include "twobody/detail/cuda/agent_choice.hpp"
 #include "twobody/detail/cuda/kernel_shape.hpp"
 #include "twobody/detail/cuda/pair_output.cuh"
 #include "twobody/detail/exact/fast_path.hpp"
 
 namespace twobody::cuda {
-
-// Shared memory of the partner tile (and its weights) of a block of `threads`, laid out first.
-template <int D>
-constexpr std::size_t pair_tile_smem(bool weighted, int threads = kThreads) {
-  return (sizeof(float) * D + (weighted ? sizeof(double) : 0)) * static_cast<std::size_t>(threads);
-}
-
-// Shared memory the kernel needs for a given shape: the partner tile, then the output's
-// (`key_table`, `sums`: pair_output_smem's).
-template <int D>
-constexpr std::size_t pair_kernel_smem(OutputMode mode, bool weighted, int nbins, int ncells, int copies, int stride,
-                                       bool key_table = true, bool sums = false, int threads = kThreads) {
-  return pair_tile_smem<D>(weighted, threads) +
-         pair_output_smem(mode, weighted, nbins, ncells, copies, stride, 0, key_table, sums);
-}
 
 // Means: mean separation sums beside a histogram (PairOutput).
 // Threads: the block's threads, which is also the partner sub-tile's width (an item: Threads ×
@@ -231,6 +217,15 @@ __global__ void __launch_bounds__(Threads, (Mode == OutputMode::Histogram ? 4 : 
     }
   }
   out.finish(tid);
+}
+
+// The generic agent over all pairs (launch: agent_launch.cuh's AgentLaunch): blocks of 256 threads,
+// or of 512 for histograms where the dispatch's occupancy model prefers them.
+template <int D, OutputMode M, bool W, class P, class Exact, bool Means, class Launch>
+void launch_generic_agent(const AgentChoice& c, Launch& launch) {
+  if constexpr (M == OutputMode::Histogram)
+    if (c.threads == 512) return launch(pair_kernel<D, M, W, P, Exact, Means, 512>, 512, c.smem, "pair_kernel");
+  launch(pair_kernel<D, M, W, P, Exact, Means>, kThreads, c.smem, "pair_kernel");
 }
 
 }  // namespace twobody::cuda

@@ -28,123 +28,12 @@
 #include <cstdint>
 
 #include "twobody/detail/cuda/kernel_shape.hpp"
+#include "twobody/detail/cuda/pair_kernel_args.cuh"
 #include "twobody/detail/engine/binned_pair_functions.hpp"
 #include "twobody/detail/cuda/pair_pool.hpp"
 #include "twobody/detail/exact/fast_path.hpp"
 
 namespace twobody::cuda {
-
-enum class OutputMode { Reduce, Histogram, PairList, PerPoint };
-
-struct DeviceSet {
-  const float* x[kMaxDim];
-  const double* x64[kMaxDim];
-  const double* w;
-  const std::int32_t* region;  // jackknife labels (Statistic::regions), else null
-  std::uint32_t n;
-};
-
-template <class Proxy, class Exact>
-struct PairKernelArgs {
-  DeviceSet A, B;
-  bool is_auto;
-  Proxy proxy;
-  Exact exact;
-  // Range classification (Reduce, PairList): bands of the two edges.
-  float range_lo0, range_hi0, range_lo1, range_hi1;
-  // Table classification (Histogram).
-  const BandPair* bands;  // nbins + 1
-  const std::uint16_t* cells;
-  int ncells;
-  float lo0;
-  std::uint32_t base_bits, top_bits;
-  int shift;
-  bool direct;  // the table's entries decide most pairs (direct_lookup) rather than the band walk
-  const double* edges64;  // nbins + 1 key edges, for settling
-  int nbins, steps, copies, hist_stride;
-  unsigned long long* counts;   // nbins (Reduce: 1)
-  double* wsums;                // nbins, when weighted
-  unsigned long long* settled;  // pairs re-evaluated in float64
-  unsigned long long* next_item;
-  unsigned long long n_items;
-  std::uint32_t chunks_per_row;
-  // Pair lists: the output buffer and the launch's units (pair_pool.hpp).
-  PairListBuffer list;
-  // Jackknife regions (Regions kernels): regions x nbins counts (and weighted sums) of the pairs
-  // with at least one point in the region.
-  int regions;
-  unsigned long long* region_counts;
-  double* region_wsums;
-  // Per-point reductions (PerPoint), in the traversal's point order: per point of the anchors' set
-  // (a) and of the partners' set (b; the same arrays for auto), its partners in range and, when
-  // weighted, the sum of their weights.
-  unsigned long long* point_counts_a;
-  unsigned long long* point_counts_b;
-  double* point_wsums_a;
-  double* point_wsums_b;
-  // Mean separations (Means kernels): per bin Σ w s and Σ w log s; summed per block in shared
-  // memory first when sums_shared.
-  double* sep_sums;
-  double* log_sep_sums;
-  bool sums_shared;
-  // Binned pair functions: the counts (weighted sums, region counts) added to the global arrays
-  // pair by pair, no sub-histograms in shared memory.
-  bool hist_global;
-};
-
-// A binned pair function (binned_pair_functions.hpp: RpPiBins, SMuBins and the mock variants) gives a pair's
-// flat bin in float64 itself, instead of a key that edges bin.
-template <class Exact>
-concept binned_pair_function = requires(const Exact& e, const double* p) {
-  { e.bin(p, p) } -> std::convertible_to<int>;
-};
-
-// Pair (i, j)'s float64 coordinates handed to `rule` (the one place that loads them).
-template <int D, class Proxy, class Exact, class Rule>
-__device__ __forceinline__ auto on_float64(const PairKernelArgs<Proxy, Exact>& args, std::uint32_t i, std::uint32_t j,
-                                           Rule rule) {
-  double a64[D], b64[D];
-#pragma unroll
-  for (int d = 0; d < D; ++d) {
-    a64[d] = args.A.x64[d][i];
-    b64[d] = args.B.x64[d][j];
-  }
-  return rule(a64, b64);
-}
-
-// The float64 key of pair (i, j) from the sets' float64 coordinates: the rule every settlement
-// applies.
-template <int D, class Proxy, class Exact>
-__device__ __forceinline__ double float64_key(const PairKernelArgs<Proxy, Exact>& args, std::uint32_t i, std::uint32_t j) {
-  return on_float64<D>(args, i, j, [&](const double* a, const double* b) { return args.exact.key(a, b); });
-}
-
-// The float64 bin of pair (i, j) by a binned pair function.
-template <int D, class Proxy, class Exact>
-__device__ __forceinline__ int float64_bin(const PairKernelArgs<Proxy, Exact>& args, std::uint32_t i, std::uint32_t j) {
-  return on_float64<D>(args, i, j, [&](const double* a, const double* b) { return args.exact.bin(a, b); });
-}
-
-// Shared memory the output needs beyond a traversal's own tiles (laid out first); `copies` counts
-// every sub-histogram of the block (all slots); `regions` the jackknife regions: block-wide
-// arrays for the histogram (64-bit), the anchors' regions (64-bit), the partners' regions (32-bit)
-// and, weighted, their sums (see PairOutput::end_unit). `key_table`: the bin table of 1-D keys
-// (binned pair functions have none); `sums`: the mean separation sums, last.
-constexpr std::size_t pair_output_smem(OutputMode mode, bool weighted, int nbins, int ncells, int copies, int stride,
-                                       int regions = 0, bool key_table = true, bool sums = false) {
-  std::size_t b = 0;
-  if (mode == OutputMode::Histogram) {
-    if (key_table) b += sizeof(BandPair) * (nbins + 1);
-    if (weighted) b += sizeof(double) * nbins;
-    b += sizeof(unsigned) * stride * copies;
-    if (key_table) b += sizeof(std::uint16_t) * ncells;
-    if (regions > 0)
-      b = (b + 7) / 8 * 8 + sizeof(unsigned long long) * nbins +
-          (sizeof(unsigned long long) + sizeof(unsigned) + (weighted ? sizeof(double) : 0)) * regions * nbins;
-    if (sums) b = (b + 7) / 8 * 8 + 2 * sizeof(double) * nbins;
-  }
-  return b;
-}
 
 // AnchorSlots: anchors a thread holds at once (PerPoint counts each in its own registers): 1 for the
 // grid agent, kPerThread for the brute-force one, whose thread holds anchors i0 + r·kThreads + tid

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <optional>
 #include <vector>
 
 #include "twobody/config.hpp"
@@ -141,35 +142,26 @@ struct PairPoolShape {
   unsigned long long pages = 0;
 };
 
-namespace pair_pool_detail {
-inline unsigned long long positive(const char* text, const char* name, unsigned long long max) {
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(text, &end, 10);
-  if (!*text || *end || v == 0 || v > max || text[0] == '-')
-    throw Error(ErrorKind::Config, std::string(name) + " must be a whole number from 1 to " + std::to_string(max));
-  return v;
-}
-}  // namespace pair_pool_detail
-
 // The pool for a run of at most `bound` pairs (the candidate pairs, or max_pairs + 1) on a device
 // with `free_bytes` free and at most `warps` warps resident at once. The pool takes at most a
 // quarter of the free memory and 2^26 pairs (1 GiB), and no more than the run can fill: `bound`
 // plus a page per warp, since only the page a warp ends on is partly filled. Pages of 32 to 4096
-// pairs, as large as keeps those partly filled pages under a quarter of the pool. page_size_env and
-// pages_env (TWOBODY_PAIR_PAGE_SIZE, TWOBODY_PAIR_POOL_PAGES; null when unset) override them, for
-// tests that force many launches with a tiny pool.
+// pairs, as large as keeps those partly filled pages under a quarter of the pool. `page_size` and
+// `pages` (TuningPolicy's pair_page_size, pair_pool_pages) override them, for tests that force
+// many launches with a tiny pool.
 inline PairPoolShape pair_pool_shape(std::size_t free_bytes, unsigned long long bound, unsigned long long warps,
-                                     const char* page_size_env = nullptr, const char* pages_env = nullptr) {
+                                     std::optional<unsigned long long> page_size = std::nullopt,
+                                     std::optional<unsigned long long> pages = std::nullopt) {
   const unsigned long long cap =
       std::max<unsigned long long>(1, std::min<unsigned long long>(free_bytes / 4 / sizeof(PairSlot), 1ull << 26));
   warps = std::max<unsigned long long>(warps, 1);
   PairPoolShape s;
   s.page_size = 32;
   while (s.page_size < 4096 && s.page_size * 2 * 4 * warps <= std::min(cap, bound)) s.page_size *= 2;
-  if (page_size_env) s.page_size = pair_pool_detail::positive(page_size_env, "TWOBODY_PAIR_PAGE_SIZE", 1ull << 20);
+  if (page_size) s.page_size = *page_size;
   const unsigned long long want = std::min(cap, std::min(cap, bound) + warps * s.page_size);
   s.pages = std::max<unsigned long long>(1, (want + s.page_size - 1) / s.page_size);
-  if (pages_env) s.pages = pair_pool_detail::positive(pages_env, "TWOBODY_PAIR_POOL_PAGES", 1ull << 32);
+  if (pages) s.pages = *pages;
   return s;
 }
 

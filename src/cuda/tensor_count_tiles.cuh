@@ -29,24 +29,13 @@
 
 #include <cstdint>
 
+#include "twobody/detail/cuda/agent_choice.hpp"
 #include "twobody/detail/cuda/counting_tiles.cuh"
 #include "twobody/detail/cuda/kernel_shape.hpp"
 #include "twobody/detail/cuda/pair_output.cuh"
 #include "twobody/detail/exact/fast_path.hpp"
 
 namespace twobody::cuda {
-
-constexpr int kTensorAnchors = 512;  // anchors of an item: 8 warps × 64
-
-struct TensorCountShape {
-  // Half precision (HalfGram): every value below in units scaled by scale² (coordinates by scale,
-  // a power of two); TF32: scale 1.
-  float scale = 1.f;
-  double t_hi = 0;                 // r₁² (key space)
-  float band_hi = 0, band_lo = 0;  // |s'| <= band: settle
-  float t_diff = 0;                // r₁² − r₀² as float (s'_lo = s'_hi + t_diff)
-  bool has_lo = false;             // the range starts above zero
-};
 
 // Sentinels (points beyond a ragged end): |a|² − T or |b|² of 2^122, finite (no inf·0 in the
 // MMAs) and above any |a|² − T the plan admits (extent + T < 2^120), so s' > 0: never counted, never
@@ -476,6 +465,16 @@ __global__ void __launch_bounds__(kThreads, 3)
     if (n_settled) atomicAdd(args.settled, n_settled);
     if (total) atomicAdd(&args.counts[0], total);
   }
+}
+
+// The tensor-core counts (launch: agent_launch.cuh's AgentLaunch): FP16 or split TF32, a lower edge
+// above zero or not.
+template <int D, class P, class F, class Launch>
+void launch_tensor_count(const AgentChoice& c, Launch& launch) {
+  const bool lo = c.tensor.has_lo;
+  const auto kernel = c.tensor_half ? (lo ? tensor_count_kernel<D, true, true, P, F> : tensor_count_kernel<D, false, true, P, F>)
+                                    : (lo ? tensor_count_kernel<D, true, false, P, F> : tensor_count_kernel<D, false, false, P, F>);
+  launch(kernel, kThreads, 0, "tensor_count_kernel", c.tensor);
 }
 
 }  // namespace twobody::cuda

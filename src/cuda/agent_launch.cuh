@@ -1,0 +1,102 @@
+#pragma once
+// Launching an agent's persistent grid: as many blocks as the multiprocessors hold at this block
+// size and shared memory, on a stream of the run's own, with the caller's progress callback fed
+// from the work-item counter while the kernel runs. Every agent launches through this.
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "twobody/detail/cuda/cuda_check.hpp"
+#include "twobody/detail/cuda/device_info.hpp"
+#include "twobody/detail/engine/backend.hpp"
+
+namespace twobody::cuda {
+
+// Blocks of `kernel` a multiprocessor holds by its registers (the occupancy API at no shared memory).
+template <class Kernel>
+int blocks_by_registers(Kernel kernel, int threads) {
+  int n = 0;
+  TWOBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, 0));
+  return n;
+}
+
+// The shared-memory cap is the kernel's, not the launch's: another host thread's run of the same
+// kernel may set another between this one's setting and its launch; so setting, sizing and
+// launching go one thread at a time (the launch is asynchronous: microseconds).
+inline std::mutex& launch_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+template <class Args>
+class AgentLaunch {
+ public:
+  // `counters`: the kernels' settled-pair count and next work item (two words), and `evaluations`.
+  AgentLaunch(Args& args, const Plan& plan, const DeviceInfo& info, unsigned long long* counters,
+              unsigned long long* evaluations)
+      : args_(args), plan_(plan), info_(info), counters_(counters), evaluations_(evaluations) {
+    TWOBODY_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    TWOBODY_CUDA_CHECK(cudaStreamCreateWithFlags(&poll_, cudaStreamNonBlocking));
+  }
+  AgentLaunch(const AgentLaunch&) = delete;
+  AgentLaunch& operator=(const AgentLaunch&) = delete;
+  ~AgentLaunch() {
+    // On an error the kernel may still run: wait for it before its buffers go back to the pool
+    // (which may hand them to another thread's run at once).
+    cudaStreamSynchronize(stream_);
+    cudaStreamSynchronize(poll_);
+    cudaStreamDestroy(stream_);
+    cudaStreamDestroy(poll_);
+  }
+
+  // Progress: the task counter of a launch. Pair lists launch again over the units that ran out
+  // of pages (the first `resumed` tasks) after `begun` units were begun; `units` in all.
+  unsigned long long begun = 0, resumed = 0, units = 1;
+
+  template <class Kernel, class... Extra>
+  void operator()(Kernel kernel, int threads, std::size_t bytes, const char* name, const Extra&... extra) {
+    // Uploads and memsets went to the legacy stream, which a non-blocking stream does not wait for.
+    // (Not the whole device: another host thread's run may have its kernel in flight on its own
+    // stream, and this run's set-up is what should overlap it.)
+    TWOBODY_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
+    {
+      std::lock_guard<std::mutex> lock(launch_mutex());
+      TWOBODY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+      int per_sm = 0;
+      TWOBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, bytes));
+      const int blocks = std::max(1, per_sm) * info_.sms;
+      TWOBODY_CUDA_CHECK(cudaMemsetAsync(counters_, 0, 2 * sizeof(unsigned long long), stream_));
+      TWOBODY_CUDA_CHECK(cudaMemsetAsync(evaluations_, 0, sizeof(unsigned long long), stream_));
+      kernel<<<blocks, threads, bytes, stream_>>>(args_, extra...);
+      TWOBODY_CUDA_CHECK_LAUNCH(name);
+    }
+    if (plan_.progress) report_progress();
+    TWOBODY_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+ private:
+  // While the kernel runs, a second stream reads the work-item counter so the caller's progress
+  // callback sees how far the persistent grid has come.
+  void report_progress() {
+    unsigned long long done = 0;
+    cudaError_t q;
+    while ((q = cudaStreamQuery(stream_)) == cudaErrorNotReady) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      TWOBODY_CUDA_CHECK(cudaMemcpyAsync(&done, args_.next_item, sizeof done, cudaMemcpyDeviceToHost, poll_));
+      TWOBODY_CUDA_CHECK(cudaStreamSynchronize(poll_));
+      const unsigned long long now = begun + (done > resumed ? done - resumed : 0);
+      plan_.progress(std::min(1.0, static_cast<double>(now) / static_cast<double>(units)));
+    }
+    if (q != cudaSuccess) TWOBODY_CUDA_CHECK(q);
+  }
+
+  Args& args_;
+  const Plan& plan_;
+  const DeviceInfo& info_;
+  unsigned long long* counters_;
+  unsigned long long* evaluations_;
+  cudaStream_t stream_ = nullptr, poll_ = nullptr;
+};
+
+}  // namespace twobody::cuda

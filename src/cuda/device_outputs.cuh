@@ -1,0 +1,125 @@
+#pragma once
+// The device arrays a pair run reduces into (counts, weighted sums, jackknife region counts, mean
+// separation sums, per-point arrays) and the tables the kernels read (key edges, guard bands, the
+// bin table): allocated and zeroed for the problem, bound to the kernels' arguments, and read back
+// into a Result in the callers' point order.
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "twobody/detail/cuda/agent_choice.hpp"
+#include "twobody/detail/cuda/device_buffer.hpp"
+#include "twobody/detail/cuda/grid_index.cuh"
+#include "twobody/detail/cuda/pair_output.cuh"
+#include "twobody/result.hpp"
+
+namespace twobody::cuda {
+
+// Where the traversal's point k came from (a grid's cell order, downloaded when asked); empty
+// (null) when the traversal kept the callers' order.
+using DeviceSortedOrder = std::function<std::vector<std::uint32_t>()>;
+
+struct DeviceOutputs {
+  DeviceBuffer<double> edges64;
+  DeviceBuffer<BandPair> bands;
+  DeviceBuffer<std::uint16_t> cells;
+  DeviceBuffer<unsigned long long> counts;
+  DeviceBuffer<double> wsums;
+  DeviceBuffer<unsigned long long> counters;  // pairs settled in float64, the next work item
+  DeviceBuffer<unsigned long long> evaluations;
+  DeviceBuffer<double> sep_sums, log_sep_sums;
+  DeviceBuffer<unsigned long long> region_counts;
+  DeviceBuffer<double> region_wsums;
+  DeviceBuffer<unsigned long long> point_counts_a, point_counts_b;
+  DeviceBuffer<double> point_wsums_a, point_wsums_b;
+
+  // `edges`: the key edges the float64 rule bins by (nkeys + 1 of them).
+  DeviceOutputs(const PairProblem& p, const std::vector<double>& edges, int nkeys, const GuardTable& table)
+      : edges64(std::vector<double>(edges.begin(), edges.begin() + nkeys + 1)),
+        bands(table.bands),
+        cells(table.cells),
+        counts(hist(p) ? p.nbins : 1),
+        wsums(hist(p) ? p.nbins : 1),
+        counters(2),
+        evaluations(1),
+        sep_sums(p.means ? p.nbins : 0),
+        log_sep_sums(p.means ? p.nbins : 0),
+        region_counts(std::size_t(p.regions) * p.nbins),
+        region_wsums(p.weighted ? std::size_t(p.regions) * p.nbins : 0),
+        point_counts_a(per_point(p) ? p.n_a : 0),
+        point_counts_b(per_point(p) && !p.is_auto ? p.n_b : 0),
+        point_wsums_a(per_point(p) && p.weighted ? p.n_a : 0),
+        point_wsums_b(per_point(p) && p.weighted && !p.is_auto ? p.n_b : 0) {
+    for (auto* b : {&counts, &evaluations, &region_counts, &point_counts_a, &point_counts_b}) b->zero();
+    for (auto* b : {&wsums, &sep_sums, &log_sep_sums, &region_wsums, &point_wsums_a, &point_wsums_b}) b->zero();
+  }
+
+  template <class Args>
+  void bind(Args& args, const PairProblem& p) {
+    args.edges64 = edges64.get();
+    args.bands = bands.get();
+    args.cells = cells.get();
+    args.counts = counts.get();
+    args.wsums = wsums.get();
+    args.sep_sums = sep_sums.get();
+    args.log_sep_sums = log_sep_sums.get();
+    args.settled = counters.get();
+    args.next_item = counters.get() + 1;
+    if (p.regions > 0) {
+      args.regions = p.regions;
+      args.region_counts = region_counts.get();
+      args.region_wsums = region_wsums.get();
+    }
+    if (per_point(p)) {
+      args.point_counts_a = point_counts_a.get();
+      args.point_counts_b = p.is_auto ? point_counts_a.get() : point_counts_b.get();
+      args.point_wsums_a = point_wsums_a.get();
+      args.point_wsums_b = p.is_auto ? point_wsums_a.get() : point_wsums_b.get();
+    }
+  }
+
+  // The reductions into `r`. `order_a`, `order_b`: where the traversal's point k came from (the
+  // grid's cell order), or null.
+  void collect(Result& r, const PairProblem& p, const DeviceSortedOrder& order_a, const DeviceSortedOrder& order_b) const {
+    if (per_point(p)) {
+      take_points(point_counts_a, point_wsums_a, order_a, r.per_point_a);
+      if (!p.is_auto) take_points(point_counts_b, point_wsums_b, order_b, r.per_point_b);
+      return;
+    }
+    if (p.mode == OutputMode::PairList) return;
+    const auto c = counts.download();
+    r.counts.assign(c.begin(), c.end());
+    if (p.weighted) r.weighted = wsums.download();
+    if (p.means) {
+      r.separation_sum = sep_sums.download();
+      r.log_separation_sum = log_sep_sums.download();
+    }
+    if (p.regions > 0) {
+      r.regions = static_cast<std::size_t>(p.regions);
+      const auto rc = region_counts.download();
+      r.region_counts.assign(rc.begin(), rc.end());
+      r.region_weighted = p.weighted ? region_wsums.download() : std::vector<double>{};
+    }
+  }
+
+ private:
+  static bool hist(const PairProblem& p) { return p.mode == OutputMode::Histogram; }
+  static bool per_point(const PairProblem& p) { return p.mode == OutputMode::PerPoint; }
+
+  // Per-point arrays back to the callers' point order.
+  static void take_points(const DeviceBuffer<unsigned long long>& c, const DeviceBuffer<double>& w,
+                          const DeviceSortedOrder& sorted, PointReductions& out) {
+    const auto counts = c.download();
+    const auto wsums = w.download();
+    const auto order = sorted ? sorted() : std::vector<std::uint32_t>{};
+    out.counts.assign(counts.size(), 0);
+    out.weighted.assign(wsums.size(), 0.0);
+    for (std::size_t k = 0; k < counts.size(); ++k) {
+      const std::size_t to = order.empty() ? k : order[k];
+      out.counts[to] = counts[k];
+      if (!wsums.empty()) out.weighted[to] = wsums[k];
+    }
+  }
+};
+
+}  // namespace twobody::cuda

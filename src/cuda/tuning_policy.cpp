@@ -1,0 +1,85 @@
+#include "twobody/detail/cuda/tuning_policy.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "twobody/error.hpp"
+
+namespace twobody::cuda {
+
+namespace {
+
+const char* env(const char* name) { return std::getenv(name); }
+
+// A whole number from 1 to `max`, or a configuration error naming the variable.
+unsigned long long positive(const char* text, const char* name, unsigned long long max) {
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(text, &end, 10);
+  if (!*text || *end || v == 0 || v > max || text[0] == '-')
+    throw Error(ErrorKind::Config, fmt::format("{} must be a whole number from 1 to {}", name, max));
+  return v;
+}
+
+}  // namespace
+
+TuningPolicy TuningPolicy::current(int sm) {
+  TuningPolicy p;
+  p.sm = sm;
+  if (const char* e = env("TWOBODY_GRID_REACH")) {
+    p.grid_reach = std::atoi(e);
+    if (p.grid_reach < 1 || p.grid_reach > 5) throw Error(ErrorKind::Config, "TWOBODY_GRID_REACH must be 1..5");
+  }
+  if (const char* e = env("TWOBODY_GRID_ANCHORS")) p.grid_anchors = std::atoi(e) == 2 ? 2 : 1;
+  if (const char* e = env("TWOBODY_COUNTING_TILES")) p.counting_tiles = std::string(e) != "0";
+  if (const char* e = env("TWOBODY_FP64_TENSOR_HISTOGRAM")) p.fp64_tensor_histogram = std::string(e) != "0";
+  if (const char* e = env("TWOBODY_TENSOR_HISTOGRAM")) p.tensor_histogram = std::string(e) == "1";
+  if (const char* e = env("TWOBODY_TENSOR_COUNT")) {
+    const std::string v = e;
+    p.tensor_count = v == "0" ? TensorCount::Off : v == "tf32" ? TensorCount::Tf32 : TensorCount::Auto;
+  }
+  if (const char* e = env("TWOBODY_HIST_COPIES")) p.histogram_copies = std::clamp(std::atoi(e), 1, 32);
+  if (const char* e = env("TWOBODY_HIST_PAIR_FLAGS")) p.pair_flags = std::string(e) == "1";
+  if (const char* e = env("TWOBODY_GENERIC_COPIES")) p.generic_copies_model = std::string(e) != "fit";
+  if (const char* e = env("TWOBODY_GENERIC_BLOCK")) p.generic_block = std::string(e) == "512" ? 512 : 256;
+  if (const char* e = env("TWOBODY_PAIR_PAGE_SIZE")) p.pair_page_size = positive(e, "TWOBODY_PAIR_PAGE_SIZE", 1ull << 20);
+  if (const char* e = env("TWOBODY_PAIR_POOL_PAGES")) p.pair_pool_pages = positive(e, "TWOBODY_PAIR_POOL_PAGES", 1ull << 32);
+  if (const char* e = env("TWOBODY_MATRIX_CHUNK_BYTES"))
+    p.matrix_chunk_bytes = static_cast<std::size_t>(std::max(1LL, std::atoll(e)));
+  if (const char* e = env("TWOBODY_MATRIX_HOST")) {
+    const std::string v = e;
+    p.matrix_host = v == "plain"        ? MatrixHost::Plain
+                    : v == "staged"     ? MatrixHost::Staged
+                    : v == "registered" ? MatrixHost::Registered
+                                        : MatrixHost::Auto;
+  }
+  if (const char* e = env("TWOBODY_CUDA_CHUNK_POINTS"))
+    p.chunk_points = static_cast<std::size_t>(std::max(1LL, std::atoll(e)));
+  return p;
+}
+
+std::string TuningPolicy::overrides() const {
+  const TuningPolicy d;
+  std::string s;
+  const auto add = [&](const std::string& what) { s += (s.empty() ? "" : ", ") + what; };
+  if (grid_reach) add(fmt::format("grid reach {}", grid_reach));
+  if (grid_anchors) add(fmt::format("{} grid anchors a lane", grid_anchors));
+  if (!counting_tiles) add("no counting tiles");
+  if (!fp64_tensor_histogram) add("no FP64 tensor-core histogram");
+  if (tensor_histogram) add("the TF32 tensor-core histogram");
+  if (tensor_count != d.tensor_count) add(tensor_count == TensorCount::Off ? "no tensor-core counts" : "TF32 tensor-core counts");
+  if (histogram_copies) add(fmt::format("{} histogram copies", histogram_copies));
+  if (pair_flags) add(*pair_flags ? "a flag bit a pair" : "no flag bits");
+  if (!generic_copies_model) add("the fitting rule's copies");
+  if (generic_block) add(fmt::format("generic blocks of {}", generic_block));
+  if (pair_page_size) add(fmt::format("pair pages of {}", *pair_page_size));
+  if (pair_pool_pages) add(fmt::format("{} pair pages", *pair_pool_pages));
+  if (matrix_chunk_bytes != d.matrix_chunk_bytes) add(fmt::format("matrix chunks of {} bytes", matrix_chunk_bytes));
+  if (matrix_host != d.matrix_host) add("matrix host copies forced");
+  if (chunk_points) add(fmt::format("chunks of {} points", chunk_points));
+  return s.empty() ? s : "tuning overrides (environment): " + s;
+}
+
+}  // namespace twobody::cuda

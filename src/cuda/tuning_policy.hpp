@@ -1,0 +1,51 @@
+#pragma once
+// The CUDA backend's tuning for one architecture (CUB's Policy900): the constants its dispatch
+// (agent_choice.hpp) weighs, and the overrides that tests and benchmarks force through the
+// environment, all read here and nowhere else. Host-only: the dispatch is tested without a GPU.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace twobody::cuda {
+
+struct TuningPolicy {
+  // Architecture the constants were measured on (the H100, sm_90; other devices take them too
+  // until measured: every choice below is also bounded by the device's own limits).
+  int sm = 90;
+
+  // The grid agent.
+  int grid_reach = 0;              // TWOBODY_GRID_REACH=1..5: the windowed cells' reach (0: the cost model's)
+  int grid_anchors = 0;            // TWOBODY_GRID_ANCHORS=1|2: anchors a lane where two may run (0: by occupancy)
+  double two_anchor_occupancy = 256;  // points in an anchor's cell from which two anchors a lane pay
+
+  // The brute-force agents over all pairs.
+  bool counting_tiles = true;         // TWOBODY_COUNTING_TILES=0: the generic agent instead
+  bool fp64_tensor_histogram = true;  // TWOBODY_FP64_TENSOR_HISTOGRAM=0: the CUDA-core counting tiles
+  bool tensor_histogram = false;      // TWOBODY_TENSOR_HISTOGRAM=1: the TF32 tensor-core histogram
+  enum class TensorCount { Auto, Tf32, Off } tensor_count = TensorCount::Auto;  // TWOBODY_TENSOR_COUNT=tf32|0
+  int histogram_copies = 0;           // TWOBODY_HIST_COPIES=1..32: the tiles' copies (0: the copies model's)
+  std::optional<bool> pair_flags;     // TWOBODY_HIST_PAIR_FLAGS=0|1 (none: by the guard's width)
+  double pair_flags_above = 4e-3;     // share of pairs in the guard above which a flag bit a pair pays
+  bool generic_copies_model = true;   // TWOBODY_GENERIC_COPIES=fit: the fitting rule's copies
+  int generic_block = 0;              // TWOBODY_GENERIC_BLOCK=256|512 (0: the occupancy model's)
+
+  // Pair lists (pair_pool.hpp): the pool's page size and pages (none: sized from free memory).
+  std::optional<unsigned long long> pair_page_size;  // TWOBODY_PAIR_PAGE_SIZE
+  std::optional<unsigned long long> pair_pool_pages;  // TWOBODY_PAIR_POOL_PAGES
+
+  // Dense matrices: rows a chunk by bytes, and how chunks reach the host.
+  std::size_t matrix_chunk_bytes = std::size_t(256) << 20;  // TWOBODY_MATRIX_CHUNK_BYTES
+  enum class MatrixHost { Auto, Plain, Staged, Registered } matrix_host = MatrixHost::Auto;  // TWOBODY_MATRIX_HOST
+
+  // Points a set may have in one launch, at most (TWOBODY_CUDA_CHUNK_POINTS; 0: by device memory).
+  std::size_t chunk_points = 0;
+
+  // The policy for a device of compute capability `sm` (major·10 + minor), with the environment's
+  // overrides. Read at every run: tests change the environment between runs.
+  static TuningPolicy current(int sm = 90);
+  // The overrides in force ("" when none), for the run's plan.
+  std::string overrides() const;
+};
+
+}  // namespace twobody::cuda
