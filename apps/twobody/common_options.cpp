@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <fstream>
 #include <iostream>
+#include <memory>
 
 #include "builtin_catalogs.hpp"
 #include "mpi_session.hpp"
@@ -41,7 +43,13 @@ void add_common_options(CLI::App& app, CommonOptions& o, const Features& f) {
   app.add_option("--threads", o.threads, "CPU threads (default: all)")->check(CLI::NonNegativeNumber);
   app.add_option("-o,--output", o.output, "output file (default: standard output)");
   app.add_option("--format", o.format, "csv | json | table")->check(CLI::IsMember({"csv", "json", "table"}));
-  app.add_flag("--explain", o.explain, "print the plan (backend, traversal, tiles) to stderr before running");
+  app.add_flag("--explain", o.explain, "print the plan of each run it makes (backend, traversal, tiles) to stderr");
+}
+
+void add_ravg_option(CLI::App& cmd, CommonOptions& o) {
+  cmd.add_flag("--ravg", o.ravg,
+               "add the columns ravg (mean separation of each bin's pairs, weighted by w_i w_j when weighted) "
+               "and meanlogr (mean of its log)");
 }
 
 PointSet load_points(const std::string& spec, const std::string& columns, int weight_column,
@@ -57,6 +65,16 @@ PointSet load_points(const std::string& spec, const std::string& columns, int we
   r.weight_column = weight_column;
   r.region_column = region_column;
   return read_points(spec, r);
+}
+
+PointSets load_sets(const CommonOptions& o, const Features& f) {
+  PointSets l;
+  l.a = load_points(o.data, o.columns, o.weight_column, f.columns_default);
+  if (!o.data2.empty()) {
+    l.b = load_points(o.data2, o.columns2.empty() ? o.columns : o.columns2, o.weight_column, f.columns_default);
+    l.cross = true;
+  }
+  return l;
 }
 
 Binning make_binning(const CommonOptions& o, const char* variable) {
@@ -91,6 +109,11 @@ RunOptions make_run_options(const CommonOptions& o, ProgressBar& bar) {
   r.max_pairs = o.max_pairs;
   r.distribution = cli_distribution();
   if (bar.enabled()) r.progress = [&bar](double f) { bar.update(f); };
+  // A statistic may make several runs (a correlation function's DD, DR, RR, ...), each with its plan.
+  if (o.explain)
+    r.on_plan = [&bar, runs = std::make_shared<std::atomic<int>>(0)](const std::string& plan) {
+      bar.print(fmt::format("twobody: plan of run {}:\n{}\n", ++*runs, plan));
+    };
   return r;
 }
 

@@ -33,7 +33,6 @@ struct CommonOptions {
   std::string format = "csv";
   bool explain = false;
   bool ravg = false;  // --ravg: the mean separation per bin (RunOptions::mean_separation)
-  bool sky = false;   // matrix --sky: RA, Dec in, angles out
   std::size_t max_pairs = std::size_t(1) << 31;
 };
 
@@ -47,6 +46,8 @@ struct Features {
 };
 
 void add_common_options(CLI::App& app, CommonOptions& o, const Features& f);
+// --ravg of the 1-D histograms and correlation functions: the mean separation per bin.
+void add_ravg_option(CLI::App& cmd, CommonOptions& o);
 
 // Warms the backend up (twobody::warm_up) on a thread while the command reads its files.
 class BackendWarmUp {
@@ -63,6 +64,12 @@ class BackendWarmUp {
 // Points from a file or a built-in catalogue ("builtin:clustered-sky", see builtin_catalogs.hpp).
 PointSet load_points(const std::string& spec, const std::string& columns, int weight_column,
                      const char* columns_default, int region_column = 0);
+// --data and, when given, --data2 (their columns: Features::columns_default unless given).
+struct PointSets {
+  PointSet a, b;
+  bool cross = false;
+};
+PointSets load_sets(const CommonOptions& o, const Features& f);
 Binning make_binning(const CommonOptions& o, const char* variable);
 std::optional<Box> make_box(const CommonOptions& o, int dim);
 RunOptions make_run_options(const CommonOptions& o, ProgressBar& bar);

@@ -10,6 +10,7 @@ namespace twobody::cli {
 ProgressBar::ProgressBar() : tty_(isatty(STDERR_FILENO) == 1) {}
 
 void ProgressBar::update(double f) {
+  const std::lock_guard<std::mutex> lock(mutex_);
   const auto now = Clock::now();
   const double elapsed = std::chrono::duration<double>(now - start_).count();
   if (!tty_ || elapsed < 1.0 || now - last_ < std::chrono::milliseconds(100)) return;
@@ -24,6 +25,18 @@ void ProgressBar::update(double f) {
 }
 
 void ProgressBar::finish() {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  clear();
+}
+
+void ProgressBar::print(const std::string& text) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  clear();
+  std::fputs(text.c_str(), stderr);
+  std::fflush(stderr);
+}
+
+void ProgressBar::clear() {
   if (!shown_) return;
   std::fprintf(stderr, "\r%*s\r", 70, "");
   std::fflush(stderr);

@@ -201,7 +201,11 @@ class MpiDistribution final : public Distribution {
     out.info.n_a = a.size();
     out.info.n_b = b ? b->size() : 0;
     out.info.seconds = slowest;
-    out.info.plan = D.describe() + fmt::format("\nmpi: rank {}'s first job:\n{}", rank, first_plan);
+    // The plan --explain prints: the split, a line per rank (rank 0 gathers them), one job's plan.
+    std::string plan = D.describe();
+    const std::string job = first_plan.empty() ? "no job" : first_plan.substr(0, first_plan.find('\n'));
+    for (const std::string& l : gather_lines(rank_line(D, rank, job), comm_)) plan += "\n" + l;
+    out.info.plan = plan + fmt::format("\nmpi: rank {}'s first job:\n{}", rank, first_plan);
     return out;
   }
 
@@ -216,16 +220,21 @@ class MpiDistribution final : public Distribution {
     if (stat.output() == OutputKind::Matrix)
       return fmt::format("mpi: {} ranks; a matrix is not split: every rank computes it whole\n{}", P, whole);
     const Decomposition D = dist::decompose(stat, a, b, P, opt_.chunks_per_rank);
-    const auto jobs = std::count_if(D.jobs.begin(), D.jobs.end(), [&](const PairJob& j) { return j.rank == rank; });
-    const std::string line = fmt::format("mpi: rank {} on {} (rank {} on its node): {} jobs, {:.3g} estimated pairs; {}",
-                                         rank, host_, node_rank_, jobs, D.load[static_cast<std::size_t>(rank)],
-                                         whole.substr(0, whole.find('\n')));
     std::string s = D.describe();
-    for (const std::string& l : gather_lines(line, comm_)) s += "\n" + l;
+    for (const std::string& l : gather_lines(rank_line(D, rank, whole.substr(0, whole.find('\n'))), comm_))
+      s += "\n" + l;
     return s + "\nmpi: each job runs as:\n" + whole;
   }
 
  private:
+  // This rank's share of the split: its host, its jobs and their estimated pairs; `backend`: the
+  // first line of a job's plan.
+  std::string rank_line(const Decomposition& D, int rank, const std::string& backend) const {
+    const auto jobs = std::count_if(D.jobs.begin(), D.jobs.end(), [&](const PairJob& j) { return j.rank == rank; });
+    return fmt::format("mpi: rank {} on {} (rank {} on its node): {} jobs, {:.3g} estimated pairs; {}", rank, host_,
+                       node_rank_, jobs, D.load[static_cast<std::size_t>(rank)], backend);
+  }
+
   // Every rank's pairs on every rank, sorted by (i, j) as a one-process run gives them.
   std::vector<PairRecord> gather_pairs(const std::vector<PairRecord>& mine, std::size_t max_pairs) const {
     int P = 1, rank = 0;

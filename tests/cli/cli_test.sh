@@ -231,6 +231,43 @@ expect 3 'column 5' -- "$tb" neighbours --data "$work/box.txt" --weights-column 
 expect 2 'not expected|unrecognized|nbins' -- "$tb" neighbours --data "$work/box.txt" --rmax 2 --nbins 4
 expect 2 'required' -- "$tb" neighbours --rmax 2
 
+# --explain on every command that counts pairs: the plan of each run it makes (a correlation
+# function's DD, DR and RR; kk's weight run), on stderr, and the table as without it.
+explains() {  # explains N -- command...: exit 0, N plans on stderr, the table on stdout
+  local n=$1
+  shift 2
+  local err out rc
+  out=$("$@" --explain 2>"$work/explain.err")
+  rc=$?
+  err=$(cat "$work/explain.err")
+  if [[ $rc -eq 0 && -n $out && $(grep -c '^twobody: plan of run [0-9]*:$' <<<"$err") -eq $n &&
+        $(grep -c '^backend: ' <<<"$err") -eq $n && $err == *traversal* && $out == "$("$@" 2>/dev/null)" ]]; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1))
+    echo "FAIL: $* --explain -> exit $rc, stderr: $(head -c 600 <<<"$err") (want $n plans)"
+  fi
+}
+explains 1 -- "$tb" sdh --data "$work/box.txt" --nbins 8 --backend cpu --threads 2
+explains 1 -- "$tb" paircount --data "$work/box.txt" --data2 "$work/boxr.txt" --box 50 --rmax 6 --nbins 3 --backend cpu
+explains 1 -- "$tb" rdf --data "$work/box.txt" --box 50 --rmax 6 --nbins 3 --backend cpu
+explains 1 -- "$tb" angular --data "$work/jd.txt" --rmax 10 --nbins 3 --backend cpu
+explains 3 -- "$tb" xi --data "$work/box.txt" --randoms "$work/boxr.txt" --box 50 --rmax 6 --nbins 3 --backend cpu
+explains 1 -- "$tb" xi --data "$work/box.txt" --box 50 --rmax 6 --nbins 3 --backend cpu
+explains 3 -- "$tb" wtheta --data "$work/jd.txt" --randoms "$work/jr.txt" --rmax 5 --nbins 3 --backend cpu
+explains 1 -- "$tb" rppi --data "$work/box.txt" --box 50 --rmax 6 --nbins 2 --pimax 4 --backend cpu
+explains 1 -- "$tb" smu --data "$work/box.txt" --box 50 --rmax 6 --nbins 2 --nmu-bins 3 --backend cpu
+explains 3 -- "$tb" xi-rppi --data "$work/box.txt" --randoms "$work/boxr.txt" --rmax 6 --nbins 2 --pimax 4 --backend cpu
+explains 1 -- "$tb" wp --data "$work/box.txt" --box 50 --rmax 6 --nbins 2 --pimax 4 --backend cpu
+explains 3 -- "$tb" xi-smu --data "$work/box.txt" --randoms "$work/boxr.txt" --rmax 6 --nbins 2 --nmu-bins 3 --backend cpu
+explains 1 -- "$tb" kk --data "$work/kconst.txt" --kappa-column 4 --rmax 6 --nbins 3 --backend cpu
+explains 2 -- "$tb" kk --data "$work/kconst.txt" --kappa-column 4 --weights-column 5 --rmax 6 --nbins 3 --backend cpu
+explains 2 -- "$tb" nk --data "$work/box.txt" --data2 "$work/kconst.txt" --columns 1,2,3 --kappa-column 4 --randoms "$work/boxr.txt" --box 50 --rmax 6 --nbins 2 --backend cpu
+explains 1 -- "$tb" neighbours --data "$work/box.txt" --box 50 --rmax 4 --backend cpu
+explains 1 -- "$tb" matrix --data "$work/b200.txt" --backend cpu
+explains 1 -- "$tb" matrix --data "$work/s3.txt" --sky --backend cpu
+expect 2 'explain' -- "$tb" generate uniform -n 10 -o "$work/g.txt" --explain
+
 if [[ -n "$shared" && -f "$shared/Mr19_mock_northonly.rdcz.ff" ]]; then
   check "shared mock angular first bin" "[ \$(\"$tb\" angular --data \"$shared/Mr19_mock_northonly.rdcz.ff\" --bins \"$shared/angular_bins_corrfunc.txt\" | sed -n 2p | cut -d, -f3) -eq 1468 ]"
 fi

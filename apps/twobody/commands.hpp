@@ -1,0 +1,18 @@
+#pragma once
+// The families of subcommands, each a list of descriptors (subcommand.hpp) in the order
+// `twobody --help` lists them; main() adds the families in the order below.
+#include <vector>
+
+#include "subcommand.hpp"
+
+namespace twobody::cli {
+
+std::vector<Subcommand> histogram_commands();     // sdh, paircount, rdf, angular
+std::vector<Subcommand> correlation_commands();   // xi, wtheta
+std::vector<Subcommand> clustering2d_commands();  // rppi, smu, xi-rppi, wp, xi-smu
+std::vector<Subcommand> scalar_commands();        // kk, nk
+std::vector<Subcommand> neighbour_commands();     // neighbours
+std::vector<Subcommand> matrix_commands();        // matrix
+std::vector<Subcommand> generate_commands();      // generate
+
+}  // namespace twobody::cli
