@@ -4,12 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <future>
 #include <span>
 
+#include "oracle/kernel_sums.hpp"
 #include "test_support.hpp"
 #include "twobody/detail/engine/backend.hpp"
 #include "twobody/correlation.hpp"
@@ -19,6 +21,7 @@
 #include "twobody/error.hpp"
 #include "twobody/generate.hpp"
 #include "twobody/io.hpp"
+#include "twobody/kde.hpp"
 #include "twobody/statistics.hpp"
 
 using namespace twobody;
@@ -2096,4 +2099,76 @@ TEST_F(Cuda, MeanSeparationSumsInSharedOrGlobalMemory) {
   EXPECT_NE(g.info.plan.find("in chunks of at most 5000 points"), std::string::npos) << g.info.plan;
   expect_same_means(g, run(s, A, nullptr, brute_on_cpu()), s.binning().edges(), "chunked");
   unsetenv("TWOBODY_CUDA_CHUNK_POINTS");
+}
+
+namespace {
+
+void expect_same_kernel_sums(const KernelSums& g, const KernelSums& c) {
+  const auto bits = [](const std::vector<double>& v) {
+    std::vector<std::uint64_t> b;
+    for (double x : v) b.push_back(std::bit_cast<std::uint64_t>(x));
+    return b;
+  };
+  EXPECT_EQ(bits(g.density_a), bits(c.density_a));
+  EXPECT_EQ(bits(g.density_b), bits(c.density_b));
+  EXPECT_EQ(bits(g.regression_a), bits(c.regression_a));
+  EXPECT_EQ(bits(g.regression_b), bits(c.regression_b));
+  EXPECT_EQ(g.partners_a, c.partners_a);
+  EXPECT_EQ(g.partners_b, c.partners_b);
+}
+
+}  // namespace
+
+// Kernel sums (twobody/kde.hpp) on the GPU: the pair list's r has the CPU's bits and every point
+// adds its terms in partner order, so the sums are the CPU's bit for bit however the drained
+// batches arrive (tiny pools: dozens of launches), in chunks of the first set and through the
+// backend's chunked launches; and the float64 brute force's to 1e-12.
+TEST_F(Cuda, KernelSumsEqualCpuBitForBitAndTheBruteForce) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const auto a = uniform_points(3000, 3, 0, 20, rng, true), b = uniform_points(2000, 3, 0, 20, rng, true);
+  const PointSet A = to_pointset(a), B = to_pointset(b);
+  std::uniform_real_distribution<double> u(-1.0, 3.0);
+  std::vector<double> ya(a.x.size()), yb(b.x.size());
+  for (auto* y : {&ya, &yb})
+    for (auto& v : *y) v = u(rng);
+  for (bool periodic : {false, true})
+    for (bool cross : {false, true})
+      for (KdeKernel kernel : {KdeKernel::Gaussian, KdeKernel::Epanechnikov}) {
+        SCOPED_TRACE(std::string(periodic ? "periodic " : "open ") + (cross ? "cross " : "auto ") + to_string(kernel));
+        KdeOptions o;
+        o.kernel = kernel;
+        o.bandwidth = kernel == KdeKernel::Gaussian ? 0.5 : 1.5;
+        o.weighted = true;
+        const std::optional<Box> box = periodic ? std::optional<Box>(Box::cube(3, 20.0)) : std::nullopt;
+        const PointSet* pb = cross ? &B : nullptr;
+        const std::vector<double> y_b = cross ? yb : std::vector<double>{};
+        const KernelSums c = kernel_regression(A, pb, ya, y_b, o, box, brute_on_cpu());
+        oracle::KernelSumsCase oc;
+        oc.kernel = kernel;
+        oc.h = o.bandwidth;
+        oc.cutoff = kde_cutoff(o);
+        if (periodic) oc.L = {20.0, 20.0, 20.0};
+        oc.weighted = true;
+        for (const char* path : {"brute", "grid"})
+          for (const char* page_size : {"5", static_cast<const char*>(nullptr)}) {
+            SCOPED_TRACE(std::string(path) + (page_size ? ", pool of 200 pages of 5 pairs" : ", default pool"));
+            const PoolShape shape(page_size, page_size ? "200" : nullptr);
+            const KernelSums g = kernel_regression(A, pb, ya, y_b, o, box, cuda_on_path(path));
+            EXPECT_EQ(g.info.backend, "cuda");
+            expect_same_kernel_sums(g, c);
+            // The tiny pool drains in many launches, each a batch of its own.
+            if (page_size) EXPECT_NE(g.info.plan.find(" launches"), std::string::npos) << g.info.plan;
+            if (!page_size) oracle::expect_kernel_sums(g, a, cross ? &b : nullptr, ya, y_b, oc);
+          }
+        o.pairs_in_memory = 4000;
+        const KernelSums chunked = kernel_regression(A, pb, ya, y_b, o, box, on("cuda"));
+        EXPECT_GT(chunked.runs, 1u);
+        expect_same_kernel_sums(chunked, c);
+        setenv("TWOBODY_CUDA_CHUNK_POINTS", "700", 1);
+        o.pairs_in_memory = KdeOptions{}.pairs_in_memory;
+        expect_same_kernel_sums(kernel_regression(A, pb, ya, y_b, o, box, on("cuda")), c);
+        unsetenv("TWOBODY_CUDA_CHUNK_POINTS");
+      }
 }
