@@ -108,6 +108,8 @@ std::uint64_t run_piece(Call& call, const Statistic& stat, const PointSet& ancho
   std::mutex taking;
   opt.pair_sink = [&](std::span<const PairRecord> batch) {
     std::lock_guard<std::mutex> lock(taking);
+    // The CPU backend hands the whole list at once: no growth beyond it.
+    if (pairs.empty()) pairs.reserve(batch.size());
     pairs.insert(pairs.end(), batch.begin(), batch.end());
   };
   const Result r = run(stat, anchors, partners, opt);
