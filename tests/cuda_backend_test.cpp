@@ -73,10 +73,18 @@ std::size_t most_histogram_bins(const Backend& backend, Statistic s, double hi) 
   return runs;
 }
 
-// What the backend decided while running (the plan's "ran:" part, after the description).
+// What the backend decided while running (the plan's "ran:" part, after the description), less
+// the environment's tuning overrides it repeats ("no counting tiles" names an agent that did not run).
 std::string ran(const Result& r) {
   const auto at = r.info.plan.find("\nran: ");
-  return at == std::string::npos ? std::string() : r.info.plan.substr(at);
+  if (at == std::string::npos) return {};
+  std::string s = r.info.plan.substr(at);
+  const std::string overrides = "tuning overrides (environment): ";
+  for (auto o = s.find(overrides); o != std::string::npos; o = s.find(overrides, o)) {
+    const auto end = s.find(';', o);
+    s.erase(o, end == std::string::npos ? std::string::npos : end - o + 1);
+  }
+  return s;
 }
 
 // Sums (weighted histograms, separations) equal to `rel` of the CPU's, plus `abs`.

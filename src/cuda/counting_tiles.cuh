@@ -31,28 +31,12 @@
 // auto-correlation go pair by pair with the same arithmetic and the index test j > i.
 #include <cstdint>
 
+#include "twobody/detail/cuda/agent_choice.hpp"
 #include "twobody/detail/cuda/kernel_shape.hpp"
 #include "twobody/detail/cuda/pair_output.cuh"
 #include "twobody/detail/exact/fast_path.hpp"
 
 namespace twobody::cuda {
-
-struct CountingTilesShape {
-  // Count: thresholds in key space (r²); has_lo when the range starts above zero.
-  double t_hi = 0, t_lo = 0;
-  float band_hi = 0, band_lo = 0;  // |s'| <= band: settle
-  float t_diff = 0;                // t_hi − t_lo as float (s'_lo = s'_hi + t_diff)
-  bool has_lo = false;
-  // Histogram: q = d'·inv_width with d' = d − lo clamped to [d_min, d_max] (when `clamp`; else
-  // lo = 0); the guard f± = fma(d', guard_scale, guard_lo | guard_hi), near an edge when
-  // bits(f−) ^ bits(f+) >= guard_limit (counting_bounds.hpp, equal_width_guard).
-  float inv_width = 0, lo = 0, d_min = 0, d_max = 0;
-  float guard_scale = 0, guard_lo = 0, guard_hi = 0;
-  unsigned guard_limit = 0;
-  bool clamp = false;
-  double lo64 = 0, inv_width64 = 0;  // the float64 settlement's first guess of the bin
-  int copies = 32;
-};
 
 constexpr float kRoundingMagic = 12582912.0f;  // 1.5·2²³: adding it rounds to an integer in the low bits
 // Sentinels at infinity, whatever the data's scale: count: s' = +inf (outside, far from the band);
@@ -143,6 +127,32 @@ __device__ __forceinline__ int equal_width_float64_bin(const PairKernelArgs<Prox
   return k;
 }
 
+// A lane's counters in the block's sub-histograms ((nbins + 2) slots × `copies`, bin-major: word
+// k·H + lane % H), addressed by the hot loop's slot_bits (counting tiles, FP64 tensor-core histograms).
+struct LaneCounters {
+  unsigned* s_hist;
+  int copies, lane_copy;
+  unsigned word_base;              // the word of slot_bits v: v·H + word_base
+  unsigned byte_step, byte_base;  // its byte: v·4H + byte_base
+  __device__ __forceinline__ unsigned* counter(unsigned v) const {
+    return reinterpret_cast<unsigned*>(reinterpret_cast<unsigned char*>(s_hist) + (v * byte_step + byte_base));
+  }
+};
+__device__ __forceinline__ LaneCounters lane_counters(unsigned* s_hist, int copies) {
+  // The slot of a rounded position v is bits(v) − bits(magic) + 1 (0: below the first edge,
+  // nbins + 1: beyond the last); the lane's word of it in one multiply-add, and its byte offset in
+  // one too (a word index would cost a LEA a pair for the scaling by 4).
+  // (Unsigned: the products wrap modulo 2^32 by definition and the sum is the small index.)
+  const int lane_copy = (static_cast<int>(threadIdx.x) % 32) % copies;
+  const unsigned word_base =
+      static_cast<unsigned>(lane_copy) - (__float_as_uint(kRoundingMagic) - 1u) * static_cast<unsigned>(copies);
+  // (Through an opaque move: seeing the common factor 4, the compiler would go back to the word
+  // index and a LEA.)
+  unsigned byte_base;
+  asm("mov.b32 %0, %1;" : "=r"(byte_base) : "r"(4u * word_base));
+  return {s_hist, copies, lane_copy, word_base, 4u * static_cast<unsigned>(copies), byte_base};
+}
+
 // Histogram: a pair the hot loop counted in its rounded bin although it lies within δ of an edge
 // goes to its float64 bin (edges of equal width: the bin from the distance, checked against the
 // float64 edges with two independent loads). Any lane may move any pair: the rounded bin is
@@ -163,23 +173,22 @@ __device__ __noinline__ void move_slot_to_float64_bin(const PairKernelArgs<Proxy
 }
 template <int D, bool Clamp, class Proxy, class Exact>
 __device__ __forceinline__ void move_to_float64_bin(const PairKernelArgs<Proxy, Exact>& args,
-                                                    const CountingTilesShape& shape, unsigned* s_hist, int copies,
-                                                    unsigned word_base, float4 b, std::uint32_t i, std::uint32_t j) {
+                                                    const CountingTilesShape& shape, const LaneCounters& hist, float4 b,
+                                                    std::uint32_t i, std::uint32_t j) {
   using namespace counting_detail;
   float a[3] = {0.f, 0.f, 0.f};
 #pragma unroll
   for (int d = 0; d < D; ++d) a[d] = args.A.x[d][i];
   const unsigned v = slot_bits(bin_distance<Clamp>(squared<D>(a, b), shape), shape);
-  move_slot_to_float64_bin<D>(args, shape, s_hist, copies, word_base, v, i, j);
+  move_slot_to_float64_bin<D>(args, shape, hist.s_hist, hist.copies, hist.word_base, v, i, j);
 }
 
 // Histogram: the warp's queue of n pairs (i, j) near an edge, moved to their float64 bins, a pair a
 // lane (the partner's float32 coordinates from global memory: the entries outlive the shared tile).
 template <int D, bool Clamp, class Proxy, class Exact>
 __device__ __forceinline__ void settle_queued_pairs(const PairKernelArgs<Proxy, Exact>& args,
-                                                    const CountingTilesShape& shape, unsigned* s_hist, int copies,
-                                                    unsigned word_base, const uint2* queue, unsigned n,
-                                                    unsigned long long& n_settled) {
+                                                    const CountingTilesShape& shape, const LaneCounters& hist,
+                                                    const uint2* queue, unsigned n, unsigned long long& n_settled) {
   __syncwarp();
   for (unsigned q = threadIdx.x % 32; q < n; q += 32) {
     const uint2 e = queue[q];
@@ -187,7 +196,7 @@ __device__ __forceinline__ void settle_queued_pairs(const PairKernelArgs<Proxy, 
     b.x = args.B.x[0][e.y];
     if constexpr (D > 1) b.y = args.B.x[1][e.y];
     if constexpr (D > 2) b.z = args.B.x[2][e.y];
-    move_to_float64_bin<D, Clamp>(args, shape, s_hist, copies, word_base, b, e.x, e.y);
+    move_to_float64_bin<D, Clamp>(args, shape, hist, b, e.x, e.y);
     ++n_settled;
   }
   __syncwarp();
@@ -201,8 +210,8 @@ __device__ __forceinline__ void settle_queued_pairs(const PairKernelArgs<Proxy, 
 // the warp's queue kSettleQueue at a time, and settled one a lane.
 template <int D, bool Clamp, class Proxy, class Exact>
 __device__ __forceinline__ void settle_flagged_pairs(const PairKernelArgs<Proxy, Exact>& args, const CountingTilesShape& shape,
-                                                     unsigned* s_hist, int copies, unsigned word_base, const float4* s_b,
-                                                     uint2* queue, const unsigned (&flagged)[kPerThread],
+                                                     const LaneCounters& hist, const float4* s_b, uint2* queue,
+                                                     const unsigned (&flagged)[kPerThread],
                                                      const std::uint32_t (&ia)[kPerThread], std::uint32_t jt, int g,
                                                      std::uint32_t j1, unsigned long long& n_settled) {
   const int lane = threadIdx.x % 32;
@@ -231,12 +240,245 @@ __device__ __forceinline__ void settle_flagged_pairs(const PairKernelArgs<Proxy,
       const uint2 entry = queue[q];
       const std::uint32_t j = jt + entry.y;
       if (entry.x >= args.A.n || j >= j1) continue;  // sentinels are never flagged
-      move_to_float64_bin<D, Clamp>(args, shape, s_hist, copies, word_base, s_b[entry.y], entry.x, j);
+      move_to_float64_bin<D, Clamp>(args, shape, hist, s_b[entry.y], entry.x, j);
       ++n_settled;
     }
     __syncwarp();
   }
 }
+
+// The end of a histogram kernel's item: each slot's copies added to the global counts (slots
+// 1 .. nbins) and zeroed. A copy may have wrapped below zero (a pair settled by another lane than
+// the one that counted it): the copies are summed modulo 2^32, exact since the item's count is below.
+template <class Proxy, class Exact>
+__device__ __forceinline__ void flush_histogram_copies(const PairKernelArgs<Proxy, Exact>& args, unsigned* s_hist,
+                                                       int nslots, int copies) {
+  __syncthreads();
+  for (int k = static_cast<int>(threadIdx.x); k < nslots; k += kThreads) {
+    unsigned c = 0;
+    for (int h = 0; h < copies; ++h) {
+      c += s_hist[k * copies + h];
+      s_hist[k * copies + h] = 0;
+    }
+    if (c && k >= 1 && k <= args.nbins) atomicAdd(&args.counts[k - 1], static_cast<unsigned long long>(c));
+  }
+}
+
+// The tensor-core histograms' warp queue of pairs near an edge, moved to their float64 bins one a
+// lane, in the lane's copy, and emptied. Sentinels: entries i beyond the set are skipped.
+template <int D, bool Sentinels, class Proxy, class Exact, class Shape>
+__device__ __forceinline__ void settle_warp_queue(const PairKernelArgs<Proxy, Exact>& args, const Shape& shape,
+                                                  unsigned* s_hist, int copies, int lane_copy, int lane,
+                                                  const uint2* s_queue, unsigned& queued, unsigned long long& n_settled) {
+  __syncwarp();
+  for (unsigned q = lane; q < queued; q += 32) {
+    const uint2 e = s_queue[q];
+    if (Sentinels && e.x >= args.A.n) continue;  // a sentinel's entry (an item that settles every pair)
+    const int k = equal_width_float64_bin<D>(args, shape.lo64, shape.inv_width64, e.x, e.y);
+    if (k >= 0) atomicAdd(&s_hist[(k + 1) * copies + lane_copy], 1u);
+    ++n_settled;
+  }
+  __syncwarp();
+  queued = 0;
+}
+
+namespace counting_detail {
+// A thread's kPerThread anchors, i0 + r·kThreads + tid. Count: −2a and |a|² − T (a sentinel beyond
+// the set); histogram: a.
+struct CountingAnchors {
+  float a[kPerThread][3];
+  float ca[kPerThread];
+  std::uint32_t ia[kPerThread];
+};
+template <int D, bool Hist, class Proxy, class Exact>
+__device__ __forceinline__ void load_counting_anchors(const PairKernelArgs<Proxy, Exact>& args,
+                                                      const CountingTilesShape& shape, std::uint32_t i0,
+                                                      CountingAnchors& an) {
+  const int tid = threadIdx.x;
+#pragma unroll
+  for (int r = 0; r < kPerThread; ++r) {
+    an.ia[r] = i0 + r * kThreads + tid;
+    const bool ok = an.ia[r] < args.A.n;
+    double na = 0;
+#pragma unroll
+    for (int d = 0; d < 3; ++d) {
+      const float x = d >= D ? 0.f : ok ? args.A.x[d][an.ia[r]] : Hist ? -kFarCoordinate : 0.f;
+      na += static_cast<double>(x) * x;
+      an.a[r][d] = Hist ? x : -2.f * x;
+    }
+    an.ca[r] = ok ? static_cast<float>(na - shape.t_hi) : kFarNorm;  // (count only)
+  }
+}
+
+// The partner tile: partner jt + tid in s_b[tid] (count: b and |b|²; histogram: b), a sentinel from
+// j1 on.
+template <int D, bool Hist, class Proxy, class Exact>
+__device__ __forceinline__ void stage_partner_tile(const PairKernelArgs<Proxy, Exact>& args, std::uint32_t jt,
+                                                   std::uint32_t j1, float4* s_b) {
+  const int tid = threadIdx.x;
+  const std::uint32_t jl = jt + tid;
+  float4 p = Hist ? make_float4(kFarCoordinate, kFarCoordinate, kFarCoordinate, 0.f) : make_float4(0.f, 0.f, 0.f, kFarNorm);
+  if (jl < j1) {
+    float b[3] = {0.f, 0.f, 0.f};
+    double nb = 0;
+#pragma unroll
+    for (int d = 0; d < D; ++d) {
+      b[d] = args.B.x[d][jl];
+      nb += static_cast<double>(b[d]) * b[d];
+    }
+    p = make_float4(b[0], b[1], b[2], Hist ? 0.f : static_cast<float>(nb));
+  }
+  s_b[tid] = p;
+}
+
+// The float64 rule for one pair: bin (>= 0) or -1.
+template <int D, class Proxy, class Exact>
+__device__ __forceinline__ int settle_pair(const PairKernelArgs<Proxy, Exact>& args, std::uint32_t i, std::uint32_t j,
+                                           unsigned long long& n_settled) {
+  ++n_settled;
+  return find_bin_unpadded(args.edges64, args.nbins, args.steps, float64_key<D>(args, i, j));
+}
+
+// Histogram, marked words: the marked anchors' 32 pairs again, one anchor a step with lane t on
+// partner g + t (the anchor's coordinates shuffled from its lane): the lanes whose pair lies near an
+// edge append it to the warp's queue, which is settled when full and at the end of the item, ~64
+// pairs at a time. A marked anchor costs one warp step, not 32: looping over its own partners, the
+// owner lane kept the warp for 32 serial steps, and settling each group's pairs at once made the
+// warp wait for float64 loads that often (SDH at 256 bins fell from 1 428 to 912, 1 339 and 1 553
+// Gpairs/s, bench/RESULTS.md session 10, runs 1–4).
+template <int D, bool Clamp, class Proxy, class Exact>
+__device__ __forceinline__ void queue_marked_anchors(const PairKernelArgs<Proxy, Exact>& args,
+                                                     const CountingTilesShape& shape, const LaneCounters& hist,
+                                                     const float4* s_b, uint2* s_queue, const CountingAnchors& an,
+                                                     const unsigned (&marked)[kPerThread], std::uint32_t jt, int g,
+                                                     std::uint32_t j1, unsigned& queued, unsigned long long& n_settled) {
+  bool any = false;
+#pragma unroll
+  for (int r = 0; r < kPerThread; ++r) any |= marked[r] >= shape.guard_limit;
+  if (!__any_sync(0xffffffffu, any)) return;
+  const int lane = threadIdx.x % 32;
+  const float4 b = s_b[g + lane];
+  const std::uint32_t j = jt + g + lane;
+  const unsigned below = (1u << lane) - 1u;
+#pragma unroll
+  for (int r = 0; r < kPerThread; ++r) {
+    for (unsigned owners = __ballot_sync(0xffffffffu, marked[r] >= shape.guard_limit); owners; owners &= owners - 1) {
+      const int src = __ffs(owners) - 1;
+      float as[3];
+#pragma unroll
+      for (int d = 0; d < 3; ++d) as[d] = __shfl_sync(0xffffffffu, an.a[r][d], src);
+      const std::uint32_t i = __shfl_sync(0xffffffffu, an.ia[r], src);
+      const float dd = bin_distance<Clamp>(squared<D>(as, b), shape);
+      const bool near = guard_bits(dd, shape) >= shape.guard_limit && i < args.A.n && j < j1;
+      const unsigned bits = __ballot_sync(0xffffffffu, near);
+      if (queued + __popc(bits) > static_cast<unsigned>(kSettleQueue)) {
+        settle_queued_pairs<D, Clamp>(args, shape, hist, s_queue, queued, n_settled);
+        queued = 0;
+      }
+      if (near) s_queue[queued + __popc(bits & below)] = make_uint2(i, j);
+      queued += __popc(bits);
+    }
+  }
+}
+
+// Histogram: one group of 32 partners (s_b[g .. g + 31]) against the thread's anchors, each pair
+// counted in its rounded slot; then the rare pairs within δ of an edge go to their float64 bins.
+template <int D, bool Clamp, bool PairFlags, class Proxy, class Exact>
+__device__ __forceinline__ void bin_group(const PairKernelArgs<Proxy, Exact>& args, const CountingTilesShape& shape,
+                                          const LaneCounters& hist, const float4* s_b, uint2* s_queue,
+                                          const CountingAnchors& an, std::uint32_t jt, int g, std::uint32_t j1,
+                                          unsigned& queued, unsigned long long& n_settled) {
+  // Per anchor, >= guard_limit if a pair is near an edge (PairFlags: bit t for partner t).
+  unsigned marked[kPerThread];
+#pragma unroll
+  for (int r = 0; r < kPerThread; ++r) marked[r] = 0u;
+#pragma unroll 4
+  for (int t = 0; t < 32; ++t) {
+    const float4 b = s_b[g + t];
+#pragma unroll
+    for (int r = 0; r < kPerThread; ++r) {
+      const float d = bin_distance<Clamp>(squared<D>(an.a[r], b), shape);
+      atomicAdd(hist.counter(slot_bits(d, shape)), 1u);
+      if constexpr (PairFlags)
+        marked[r] |= guard_bits(d, shape) >= shape.guard_limit ? 1u << t : 0u;
+      else
+        marked[r] |= guard_bits(d, shape);
+    }
+  }
+  // Rare: pairs of this group within the band go to their float64 bin. Anchors are unrolled (an
+  // indexed register array would live in local memory).
+  if constexpr (PairFlags) {
+    // Exactly the flagged pairs, by the whole warp (out of line: the hot loop's code stays small).
+    settle_flagged_pairs<D, Clamp>(args, shape, hist, s_b, s_queue, marked, an.ia, jt, g, j1, n_settled);
+  } else {
+    queue_marked_anchors<D, Clamp>(args, shape, hist, s_b, s_queue, an, marked, jt, g, j1, queued, n_settled);
+  }
+}
+
+// Count: one group of 32 partners (s_b[g .. g + 31]) against the thread's anchors, the sign bits
+// added up; the group is visited again, its pairs inside the band settled in float64, only when
+// its smallest |s'| lies within the band.
+template <int D, bool Lo, class Proxy, class Exact>
+__device__ __forceinline__ void count_group(const PairKernelArgs<Proxy, Exact>& args, const CountingTilesShape& shape,
+                                            const float4* s_b, const CountingAnchors& an, unsigned (&c_hi)[kPerThread],
+                                            unsigned (&c_lo)[kPerThread], std::uint32_t jt, int g, std::uint32_t j1,
+                                            long long& fix, unsigned long long& n_settled) {
+  float worst[2] = {HUGE_VALF, HUGE_VALF};  // the smallest |s'|
+  float worst_lo = HUGE_VALF;
+#pragma unroll 4
+  for (int t = 0; t < 32; ++t) {
+    const float4 b = s_b[g + t];
+#pragma unroll
+    for (int r = 0; r < kPerThread; ++r) {
+      const float s = gram<D>(an.a[r], an.ca[r], b);
+      c_hi[r] += __float_as_uint(s) >> 31;
+      worst[r & 1] = fminf(worst[r & 1], fabsf(s));
+      if constexpr (Lo) {
+        const float sl = __fadd_rn(s, shape.t_diff);
+        c_lo[r] += __float_as_uint(sl) >> 31;
+        worst_lo = fminf(worst_lo, fabsf(sl));
+      }
+    }
+  }
+  // Rare: the group's pairs within the band go to their float64 bin (anchors unrolled: an indexed
+  // register array would live in local memory).
+  if (fminf(worst[0], worst[1]) <= shape.band_hi || worst_lo <= shape.band_lo) {
+#pragma unroll 1
+    for (int t = 0; t < 32; ++t) {
+      const float4 b = s_b[g + t];
+#pragma unroll
+      for (int r = 0; r < kPerThread; ++r) {
+        const float s = gram<D>(an.a[r], an.ca[r], b);
+        const float sl = __fadd_rn(s, shape.t_diff);
+        if ((fabsf(s) <= shape.band_hi || (Lo && fabsf(sl) <= shape.band_lo)) && an.ia[r] < args.A.n && jt + g + t < j1) {
+          const int fast = static_cast<int>(s < 0.f) - static_cast<int>(Lo && sl < 0.f);
+          fix += static_cast<int>(settle_pair<D>(args, an.ia[r], jt + g + t, n_settled) >= 0) - fast;
+        }
+      }
+    }
+  }
+}
+
+// One pair's verdict with its float64 settlement, for diagonal tiles.
+template <int D, bool Hist, bool Lo, bool Clamp, class Proxy, class Exact>
+__device__ __forceinline__ void settle_diagonal_pair(const PairKernelArgs<Proxy, Exact>& args,
+                                                     const CountingTilesShape& shape, const LaneCounters& hist,
+                                                     const float (&a)[3], float ca, float4 b, std::uint32_t i,
+                                                     std::uint32_t j, long long& fix, unsigned long long& n_settled) {
+  if constexpr (Hist) {
+    const float d = bin_distance<Clamp>(squared<D>(a, b), shape);
+    int k = static_cast<int>(slot_bits(d, shape) - __float_as_uint(kRoundingMagic));
+    if (guard_bits(d, shape) >= shape.guard_limit) k = settle_pair<D>(args, i, j, n_settled);
+    if (k >= 0 && k < args.nbins) atomicAdd(&hist.s_hist[(k + 1) * hist.copies + hist.lane_copy], 1u);
+  } else {
+    const float s = gram<D>(a, ca, b);
+    const float sl = __fadd_rn(s, shape.t_diff);
+    const bool unsure = fabsf(s) <= shape.band_hi || (Lo && fabsf(sl) <= shape.band_lo);
+    fix += unsure ? static_cast<int>(settle_pair<D>(args, i, j, n_settled) >= 0)
+                  : static_cast<int>(s < 0.f) - static_cast<int>(Lo && sl < 0.f);
+  }
+}
+}  // namespace counting_detail
 
 // Lo: a count whose range starts above zero (a second sign bit and band per pair). Clamp: a
 // histogram with pairs below its first or beyond its last edge. PairFlags: a histogram whose guard
@@ -263,189 +505,32 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 3 : 
   uint2* s_queue = reinterpret_cast<uint2*>(s_hist + ((nslots * copies + 1) & ~1)) + (tid / 32) * kSettleQueue;
   if constexpr (kHist)
     for (int k = tid; k < nslots * copies; k += kThreads) s_hist[k] = 0;
-  // Histogram: the slot of a rounded position v is bits(v) − bits(magic) + 1 (0: below the
-  // first edge, nbins + 1: beyond the last); the lane's word of it in one multiply-add, and its
-  // byte offset in one too (a word index would cost a LEA a pair for the scaling by 4).
-  // (Unsigned: the products wrap modulo 2^32 by definition and the sum is the small index.)
-  const int lane_copy = (tid % 32) % copies;
-  const unsigned word_base =
-      static_cast<unsigned>(lane_copy) - (__float_as_uint(kRoundingMagic) - 1u) * static_cast<unsigned>(copies);
-  // (Through an opaque move: seeing the common factor 4, the compiler would go back to the word
-  // index and a LEA.)
-  const unsigned byte_step = 4u * static_cast<unsigned>(copies);
-  unsigned byte_base;
-  asm("mov.b32 %0, %1;" : "=r"(byte_base) : "r"(4u * word_base));
-  unsigned char* const hist_bytes = reinterpret_cast<unsigned char*>(s_hist);
+  const LaneCounters hist = lane_counters(s_hist, copies);
 
   unsigned long long n_settled = 0, total = 0;
   unsigned queued = 0;  // histogram, marked words: pairs in this warp's queue (the same in every lane)
   long long fix = 0;  // Reduce: float64 verdicts minus sign-bit ones (revisits), and diagonal tiles
 
-  // The float64 rule for one pair: bin (>= 0) or -1.
-  auto settle = [&](std::uint32_t i, std::uint32_t j) {
-    ++n_settled;
-    return find_bin_unpadded(args.edges64, args.nbins, args.steps, float64_key<D>(args, i, j));
-  };
-  // One pair's verdict with its float64 settlement, for diagonal tiles.
-  auto exact_pair = [&](const float (&a)[3], float ca, float4 b, std::uint32_t i, std::uint32_t j) {
-    if constexpr (kHist) {
-      const float d = bin_distance<Clamp>(squared<D>(a, b), shape);
-      int k = static_cast<int>(slot_bits(d, shape) - __float_as_uint(kRoundingMagic));
-      if (guard_bits(d, shape) >= shape.guard_limit) k = settle(i, j);
-      if (k >= 0 && k < args.nbins) atomicAdd(&s_hist[(k + 1) * copies + lane_copy], 1u);
-    } else {
-      const float s = gram<D>(a, ca, b);
-      const float sl = __fadd_rn(s, shape.t_diff);
-      const bool unsure = fabsf(s) <= shape.band_hi || (Lo && fabsf(sl) <= shape.band_lo);
-      fix += unsure ? static_cast<int>(settle(i, j) >= 0)
-                    : static_cast<int>(s < 0.f) - static_cast<int>(Lo && sl < 0.f);
-    }
-  };
-
   for (TileItem item; claim_tile_item(args, s_item, kAnchors, item);) {
     const std::uint32_t i0 = item.i0, j0 = item.j0, j1 = item.j1;
     if (args.is_auto && j1 <= i0 + 1) continue;
-
-    // Anchors. Count: −2a and |a|² − T (sentinel beyond the set); histogram: a.
-    float a[kPerThread][3];
-    float ca[kPerThread];
-    std::uint32_t ia[kPerThread];
-#pragma unroll
-    for (int r = 0; r < kPerThread; ++r) {
-      ia[r] = i0 + r * kThreads + tid;
-      const bool ok = ia[r] < args.A.n;
-      double na = 0;
-#pragma unroll
-      for (int d = 0; d < 3; ++d) {
-        const float x = d >= D ? 0.f : ok ? args.A.x[d][ia[r]] : kHist ? -kFarCoordinate : 0.f;
-        na += static_cast<double>(x) * x;
-        a[r][d] = kHist ? x : -2.f * x;
-      }
-      ca[r] = ok ? static_cast<float>(na - shape.t_hi) : kFarNorm;  // (count only)
-    }
+    CountingAnchors an;
+    load_counting_anchors<D, kHist>(args, shape, i0, an);
     unsigned c_hi[kPerThread], c_lo[kPerThread];  // Reduce: sign bits this item (< 2^32: kChunk partners)
 #pragma unroll
     for (int r = 0; r < kPerThread; ++r) c_hi[r] = c_lo[r] = 0;
 
     for (std::uint32_t jt = first_wanted_subtile(args.is_auto, i0, j0); jt < j1; jt += kThreads) {
       __syncthreads();
-      {
-        const std::uint32_t jl = jt + tid;
-        float4 p = kHist ? make_float4(kFarCoordinate, kFarCoordinate, kFarCoordinate, 0.f)
-                         : make_float4(0.f, 0.f, 0.f, kFarNorm);
-        if (jl < j1) {
-          float b[3] = {0.f, 0.f, 0.f};
-          double nb = 0;
-#pragma unroll
-          for (int d = 0; d < D; ++d) {
-            b[d] = args.B.x[d][jl];
-            nb += static_cast<double>(b[d]) * b[d];
-          }
-          p = make_float4(b[0], b[1], b[2], kHist ? 0.f : static_cast<float>(nb));
-        }
-        s_b[tid] = p;
-      }
+      stage_partner_tile<D, kHist>(args, jt, j1, s_b);
       __syncthreads();
-
       if (!args.is_auto || jt >= i0 + kAnchors) {
         // Every pair of the sub-tile is wanted (sentinels stand for missing points).
         for (int g = 0; g < kThreads; g += 32) {
-          float worst[2] = {HUGE_VALF, HUGE_VALF};  // count: the smallest |s'|
-          float worst_lo = HUGE_VALF;
-          // Histogram: per anchor, >= guard_limit if a pair is near an edge (PairFlags: bit t for
-          // partner t).
-          unsigned marked[kPerThread];
-#pragma unroll
-          for (int r = 0; r < kPerThread; ++r) marked[r] = 0u;
-#pragma unroll 4
-          for (int t = 0; t < 32; ++t) {
-            const float4 b = s_b[g + t];
-#pragma unroll
-            for (int r = 0; r < kPerThread; ++r) {
-              if constexpr (kHist) {
-                const float d = bin_distance<Clamp>(squared<D>(a[r], b), shape);
-                atomicAdd(reinterpret_cast<unsigned*>(hist_bytes + (slot_bits(d, shape) * byte_step + byte_base)), 1u);
-                if constexpr (PairFlags)
-                  marked[r] |= guard_bits(d, shape) >= shape.guard_limit ? 1u << t : 0u;
-                else
-                  marked[r] |= guard_bits(d, shape);
-              } else {
-                const float s = gram<D>(a[r], ca[r], b);
-                c_hi[r] += __float_as_uint(s) >> 31;
-                worst[r & 1] = fminf(worst[r & 1], fabsf(s));
-                if constexpr (Lo) {
-                  const float sl = __fadd_rn(s, shape.t_diff);
-                  c_lo[r] += __float_as_uint(sl) >> 31;
-                  worst_lo = fminf(worst_lo, fabsf(sl));
-                }
-              }
-            }
-          }
-          // Rare: pairs of this group within the band go to their float64 bin. Anchors are
-          // unrolled (an indexed register array would live in local memory).
-          if constexpr (kHist) {
-            if constexpr (PairFlags) {
-              // Exactly the flagged pairs, by the whole warp (out of line: the hot loop's code
-              // stays small).
-              settle_flagged_pairs<D, Clamp>(args, shape, s_hist, copies, word_base, s_b, s_queue, marked, ia, jt, g,
-                                             j1, n_settled);
-            } else {
-              // The marked anchors' 32 pairs again, one anchor a step with lane t on partner g + t
-              // (the anchor's coordinates shuffled from its lane): the lanes whose pair lies near an
-              // edge append it to the warp's queue, which is settled when full and at the end of
-              // the item, ~64 pairs at a time. A marked anchor costs one warp step, not 32:
-              // looping over its own partners, the owner lane kept the warp for 32 serial steps,
-              // and settling each group's pairs at once made the warp wait for float64 loads that
-              // often (SDH at 256 bins fell from 1 428 to 912, 1 339 and 1 553 Gpairs/s,
-              // bench/RESULTS.md session 10, runs 1–4).
-              bool any = false;
-#pragma unroll
-              for (int r = 0; r < kPerThread; ++r) any |= marked[r] >= shape.guard_limit;
-              if (__any_sync(0xffffffffu, any)) {
-                const int lane = tid % 32;
-                const float4 b = s_b[g + lane];
-                const std::uint32_t j = jt + g + lane;
-                const unsigned below = (1u << lane) - 1u;
-#pragma unroll
-                for (int r = 0; r < kPerThread; ++r) {
-                  for (unsigned owners = __ballot_sync(0xffffffffu, marked[r] >= shape.guard_limit); owners;
-                       owners &= owners - 1) {
-                    const int src = __ffs(owners) - 1;
-                    float as[3];
-#pragma unroll
-                    for (int d = 0; d < 3; ++d) as[d] = __shfl_sync(0xffffffffu, a[r][d], src);
-                    const std::uint32_t i = __shfl_sync(0xffffffffu, ia[r], src);
-                    const float dd = bin_distance<Clamp>(squared<D>(as, b), shape);
-                    const bool near = guard_bits(dd, shape) >= shape.guard_limit && i < args.A.n && j < j1;
-                    const unsigned bits = __ballot_sync(0xffffffffu, near);
-                    if (queued + __popc(bits) > static_cast<unsigned>(kSettleQueue)) {
-                      settle_queued_pairs<D, Clamp>(args, shape, s_hist, copies, word_base, s_queue, queued, n_settled);
-                      queued = 0;
-                    }
-                    if (near) s_queue[queued + __popc(bits & below)] = make_uint2(i, j);
-                    queued += __popc(bits);
-                  }
-                }
-              }
-            }
-          } else {
-            if (fminf(worst[0], worst[1]) <= shape.band_hi || worst_lo <= shape.band_lo) {
-#pragma unroll 1
-              for (int t = 0; t < 32; ++t) {
-                const float4 b = s_b[g + t];
-#pragma unroll
-                for (int r = 0; r < kPerThread; ++r) {
-                  const float s = gram<D>(a[r], ca[r], b);
-                  const float sl = __fadd_rn(s, shape.t_diff);
-                  if ((fabsf(s) <= shape.band_hi || (Lo && fabsf(sl) <= shape.band_lo)) && ia[r] < args.A.n &&
-                      jt + g + t < j1) {
-                    const int fast = static_cast<int>(s < 0.f) - static_cast<int>(Lo && sl < 0.f);
-                    fix += static_cast<int>(settle(ia[r], jt + g + t) >= 0) - fast;
-                  }
-                }
-              }
-            }
-          }
+          if constexpr (kHist)
+            bin_group<D, Clamp, PairFlags>(args, shape, hist, s_b, s_queue, an, jt, g, j1, queued, n_settled);
+          else
+            count_group<D, Lo>(args, shape, s_b, an, c_hi, c_lo, jt, g, j1, fix, n_settled);
         }
       } else {
         // On the diagonal: pair by pair, j > i, real points only.
@@ -456,29 +541,21 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 3 : 
           const std::uint32_t j = jt + jj;
 #pragma unroll
           for (int r = 0; r < kPerThread; ++r)
-            if (ia[r] < args.A.n && j > ia[r]) exact_pair(a[r], ca[r], b, ia[r], j);
+            if (an.ia[r] < args.A.n && j > an.ia[r])
+              settle_diagonal_pair<D, kHist, Lo, Clamp>(args, shape, hist, an.a[r], an.ca[r], b, an.ia[r], j, fix,
+                                                        n_settled);
         }
       }
     }
 
     if constexpr (kHist && !PairFlags) {
       // The queued pairs go before the item's sub-histograms are flushed.
-      settle_queued_pairs<D, Clamp>(args, shape, s_hist, copies, word_base, s_queue, queued, n_settled);
+      settle_queued_pairs<D, Clamp>(args, shape, hist, s_queue, queued, n_settled);
       queued = 0;
     }
     if constexpr (kHist) {
-      // 32-bit shared counters hold at most kAnchors x kChunk = 2^23 pairs: flushed every item. A
-      // copy may have wrapped below zero (a pair settled by another lane than the one that counted
-      // it): the copies are summed modulo 2^32, exact since the item's count is below 2^32.
-      __syncthreads();
-      for (int k = tid; k < nslots; k += kThreads) {
-        unsigned c = 0;
-        for (int h = 0; h < copies; ++h) {
-          c += s_hist[k * copies + h];
-          s_hist[k * copies + h] = 0;
-        }
-        if (c && k >= 1 && k <= args.nbins) atomicAdd(&args.counts[k - 1], static_cast<unsigned long long>(c));
-      }
+      // 32-bit shared counters hold at most kAnchors x kChunk = 2^23 pairs: flushed every item.
+      flush_histogram_copies(args, s_hist, nslots, copies);
     } else {
 #pragma unroll
       for (int r = 0; r < kPerThread; ++r) total += c_hi[r] - c_lo[r];
@@ -493,6 +570,26 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 3 : 
   if (tid % 32 == 0) {
     if (n_settled) atomicAdd(args.settled, n_settled);
     if (!kHist && total) atomicAdd(&args.counts[0], total);
+  }
+}
+
+// The counting tiles (launch: agent_launch.cuh's AgentLaunch): a range's lower edge above zero, a
+// histogram's clamp and its flag bits a pair, as the dispatch chose.
+template <int D, OutputMode M, class P, class F, class Launch>
+void launch_counting_tiles(const AgentChoice& c, Launch& launch) {
+  const char* name = "counting_tiles_kernel";
+  if constexpr (M == OutputMode::Reduce) {
+    launch(c.tiles.has_lo ? counting_tiles_kernel<D, M, true, false, false, P, F>
+                          : counting_tiles_kernel<D, M, false, false, false, P, F>,
+           kThreads, c.smem, name, c.tiles);
+  } else if (c.pair_flags) {
+    launch(c.tiles.clamp ? counting_tiles_kernel<D, M, false, true, true, P, F>
+                         : counting_tiles_kernel<D, M, false, false, true, P, F>,
+           kThreads, c.smem, name, c.tiles);
+  } else {
+    launch(c.tiles.clamp ? counting_tiles_kernel<D, M, false, true, false, P, F>
+                         : counting_tiles_kernel<D, M, false, false, false, P, F>,
+           kThreads, c.smem, name, c.tiles);
   }
 }
 
