@@ -88,7 +88,7 @@ OutputLayout choose_layout(const PairProblem& p, const DeviceProperties& d) {
   l.grid_copies = hist ? 32 : 1;
   while (l.grid_copies > 1 && grid_output_smem(p, l, ncells, l.grid_copies) > l.budget) l.grid_copies /= 2;
   l.grid_smem = grid_output_smem(p, l, ncells, l.grid_copies);
-  // Regions need a sub-histogram per lane (PairOutput::end_unit attributes a lane's counts to its anchor).
+  // Regions need a sub-histogram per lane (HistogramOutput::end_unit attributes a lane's counts to its anchor).
   if (l.shared_regions > 0 && hist && l.grid_copies < 32)
     throw Error(ErrorKind::Config, fmt::format("{} jackknife regions x {} bins do not fit the GPU's shared memory; use --backend cpu",
                                                p.regions, nb));

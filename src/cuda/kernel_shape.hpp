@@ -50,7 +50,7 @@ enum class OutputMode { Reduce, Histogram, PairList, PerPoint };
 // Shared memory the output needs beyond a traversal's own tiles (laid out first); `copies` counts
 // every sub-histogram of the block (all slots); `regions` the jackknife regions: block-wide
 // arrays for the histogram (64-bit), the anchors' regions (64-bit), the partners' regions (32-bit)
-// and, weighted, their sums (see PairOutput::end_unit). `key_table`: the bin table of 1-D keys
+// and, weighted, their sums (see HistogramOutput::end_unit). `key_table`: the bin table of 1-D keys
 // (binned pair functions have none); `sums`: the mean separation sums, last.
 constexpr std::size_t pair_output_smem(OutputMode mode, bool weighted, int nbins, int ncells, int copies, int stride,
                                        int regions = 0, bool key_table = true, bool sums = false) {

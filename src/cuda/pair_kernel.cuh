@@ -202,7 +202,7 @@ __global__ void __launch_bounds__(Threads, (Mode == OutputMode::Histogram ? 4 : 
       }
     }
 
-    out.r_count += item_count;
+    if constexpr (Mode == OutputMode::Reduce) out.r_count += item_count;
     // 32-bit shared counters: at most kItemAnchors x kChunk = 2^24 pairs per item, flushed per item.
     out.flush_block(tid, kBlock);
     out.flush_anchors(ia);

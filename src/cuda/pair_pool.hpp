@@ -1,7 +1,7 @@
 #pragma once
 // The direct output buffer of pair lists (seed 000 §4.3.3, Algorithm 5), made resumable: the
 // arithmetic the kernels and the host share, in plain C++ so that the CPU tests check it
-// (tests/pair_pool_test.cpp). The device side is PairOutput's PairList mode (pair_output.cuh).
+// (tests/pair_pool_test.cpp). The device side is PairListOutput (output/pair_list_output.cuh).
 //
 // The pool is `pages` pages of `page_size` pairs and one global page pointer. Each warp holds a page
 // and fills it; a write that needs more claims all the pages it needs with one atomicAdd on the
