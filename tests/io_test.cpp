@@ -2,6 +2,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <cmath>
+#include <filesystem>
 #include <fstream>
 
 #include "test_support.hpp"
@@ -52,7 +54,7 @@ TEST(TextReader, BadInputsNameTheFileAndLine) {
   expect_error(ErrorKind::Input, "'abc' is not a number", [] { read_points(temp_file("word.txt", "1 abc 3\n")); });
   expect_error(ErrorKind::Input, "empty", [] { read_points(temp_file("empty.txt", "")); });
   expect_error(ErrorKind::Input, "no data lines", [] { read_points(temp_file("comments.txt", "# only\n\n")); });
-  expect_error(ErrorKind::Input, "no such file", [] { read_points("/nonexistent/points.txt"); });
+  expect_error(ErrorKind::Input, "cannot open: No such file or directory", [] { read_points("/nonexistent/points.txt"); });
   expect_error(ErrorKind::Input, "column 5", [] {
     ReadOptions o;
     o.columns = {1, 5};
@@ -139,4 +141,84 @@ TEST(FastFoodReader, ReadsTheSharedMock) {
     ASSERT_LE(p.coord(0)[i], 360.0);
     ASSERT_LE(std::abs(p.coord(1)[i]), 90.0);
   }
+}
+
+TEST(TextReader, HeaderNamesSelectColumnsAndDefaultColumnsReportTheRest) {
+  const auto path = temp_file("named.txt", "\xEF\xBB\xBFx,y,z,mass\n1,2,3,10\n4,5,6,20\n");
+  const Catalogue all = read_catalogue(path);
+  EXPECT_EQ(all.names, (std::vector<std::string>{"x", "y", "z", "mass"}));
+  EXPECT_EQ(all.points.dim(), 4);
+  ReadOptions o;
+  o.column_names = {"mass", "x"};
+  const PointSet p = read_points(path, o);
+  ASSERT_EQ(p.dim(), 2);
+  EXPECT_EQ(p.coord(0)[1], 20.0);
+  EXPECT_EQ(p.coord(1)[1], 4.0);
+  ReadOptions d;
+  d.default_columns = 3;
+  const Catalogue three = read_catalogue(path, d);
+  EXPECT_EQ(three.points.dim(), 3);
+  EXPECT_EQ(three.unused_columns, std::vector<int>{4});
+  d.weight_column = 1;
+  d.value_columns = {3};
+  const Catalogue rest = read_catalogue(path, d);
+  ASSERT_EQ(rest.points.dim(), 2);  // columns 2 and 4: the weight and value columns are not coordinates
+  EXPECT_EQ(rest.points.coord(1)[0], 10.0);
+  ASSERT_EQ(rest.values.size(), 1u);
+  EXPECT_EQ(rest.values[0], (std::vector<double>{3.0, 6.0}));
+  EXPECT_TRUE(rest.unused_columns.empty());
+  o.column_names = {"x", "radius"};
+  expect_error(ErrorKind::Input, "no column named 'radius' (the header has: x, y, z, mass)", [&] { read_points(path, o); });
+  const auto plain = temp_file("plain.txt", "1 2 3\n");
+  o.column_names = {"x"};
+  expect_error(ErrorKind::Input, "has no header line of names", [&] { read_points(plain, o); });
+}
+
+TEST(TextReader, EmptyFieldsOverflowAndControlBytesAreErrorsAtTheirColumn) {
+  expect_error(ErrorKind::Input, "e.txt:2: column 2 is empty", [] { read_points(temp_file("e.txt", "1,2,3\n4,,6\n")); });
+  expect_error(ErrorKind::Input, "l.txt:1: column 1 is empty", [] { read_points(temp_file("l.txt", ",2,3\n")); });
+  expect_error(ErrorKind::Input, "t.txt:1: column 3 is empty", [] { read_points(temp_file("t.txt", "1;2;\n")); });
+  expect_error(ErrorKind::Input, "o.txt:2: column 3: '-1e400' is beyond float64's range",
+               [] { read_points(temp_file("o.txt", "1 2 3\n4 5 -1e400\n")); });
+  expect_error(ErrorKind::Input, "z.txt:1: column 2: a NUL byte",
+               [] { read_points(temp_file("z.txt", std::string("1 \0 3\n", 6))); });
+  expect_error(ErrorKind::Input, "UTF-16", [] { read_points(temp_file("u.txt", "\xFF\xFE" "1\0 \0")); });
+  // Underflow is zero of its sign, as strtod gives; blanks around a comma are one separator.
+  const PointSet p = read_points(temp_file("u.txt", "1e-400 , -1e-999 ,2\n"));
+  ASSERT_EQ(p.dim(), 3);
+  EXPECT_EQ(p.coord(0)[0], 0.0);
+  EXPECT_TRUE(std::signbit(p.coord(1)[0]));
+}
+
+TEST(Writers, OutputsAreWholeOrNotAtAll) {
+  const std::string dir = ::testing::TempDir() + "writers/";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "out.txt";
+  std::ofstream(path) << "good";
+  // A failure while writing leaves the earlier file and nothing beside it.
+  EXPECT_THROW(write_output(path, [](std::ostream& out) {
+                 out << "partial";
+                 throw_input("stopped");
+               }),
+               Error);
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "good");
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()), 1);
+  // A complete one replaces it; points and matrices read back exactly.
+  const PointSet p = generate_uniform_box(100, 3, 1.0, 5);
+  write_points(path, p);
+  const PointSet q = read_points(path);
+  ASSERT_EQ(q.size(), p.size());
+  for (int d = 0; d < 3; ++d)
+    for (std::size_t i = 0; i < p.size(); ++i) ASSERT_EQ(q.coord(d)[i], p.coord(d)[i]);
+  write_points(dir + "p.NPY", p);
+  EXPECT_EQ(read_points(dir + "p.NPY").coord(2)[7], p.coord(2)[7]);
+  expect_error(ErrorKind::Output, "cannot create the output: No such file or directory",
+               [&] { write_points(dir + "missing/p.txt", p); });
+  expect_error(ErrorKind::Output, "is a directory", [&] { write_points(dir, p); });
+  if (std::filesystem::exists("/dev/full"))
+    expect_error(ErrorKind::Output, "/dev/full: write failed: No space left on device",
+                 [&] { write_points("/dev/full", p); });
 }

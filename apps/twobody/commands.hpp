@@ -11,7 +11,7 @@ std::vector<Subcommand> histogram_commands();     // sdh, paircount, rdf, angula
 std::vector<Subcommand> correlation_commands();   // xi, wtheta
 std::vector<Subcommand> clustering2d_commands();  // rppi, smu, xi-rppi, wp, xi-smu
 std::vector<Subcommand> scalar_commands();        // kk, nk
-std::vector<Subcommand> neighbour_commands();     // neighbours
+std::vector<Subcommand> neighbour_commands();     // neighbours, kde
 std::vector<Subcommand> matrix_commands();        // matrix
 std::vector<Subcommand> generate_commands();      // generate
 

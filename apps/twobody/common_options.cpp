@@ -1,11 +1,18 @@
 #include "common_options.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <atomic>
+#include <cmath>
+#include <filesystem>
+#include <set>
+#include <sstream>
 #include <fstream>
 #include <iostream>
 #include <memory>
+
+#include <omp.h>
 
 #include "builtin_catalogs.hpp"
 #include "mpi_session.hpp"
@@ -13,23 +20,47 @@
 
 namespace twobody::cli {
 
+namespace {
+CLI::Validator number_check(bool zero_allowed) {
+  return CLI::Validator(
+      [zero_allowed](std::string& text) -> std::string {
+        double v = 0;
+        std::size_t used = 0;
+        try {
+          v = std::stod(text, &used);
+        } catch (const std::exception&) {
+          return fmt::format("'{}' is not a number", text);
+        }
+        if (used != text.size()) return fmt::format("'{}' is not a number", text);
+        if (!std::isfinite(v) || v < 0 || (v == 0 && !zero_allowed))
+          return fmt::format("{} must be {} and finite", text, zero_allowed ? "zero or positive" : "positive");
+        return {};
+      },
+      zero_allowed ? "NONNEGATIVE" : "POSITIVE");
+}
+}  // namespace
+
+const CLI::Validator positive_number = number_check(false);
+const CLI::Validator non_negative_number = number_check(true);
+
 void add_common_options(CLI::App& app, CommonOptions& o, const Features& f) {
   app.add_option("--data", o.data, "catalogue: text (.txt/.csv/.dat), .npy, Corrfunc .ff, or builtin:NAME")
       ->required();
   app.add_option("--columns", o.columns,
-                 fmt::format("1-based coordinate columns, e.g. 1,2,3 (default: {})",
-                             *f.columns_default ? f.columns_default : "all but the weight column"));
+                 fmt::format("coordinate columns, 1-based numbers (1,2,3) or a header line's names (x,y,z); "
+                             "default: the first {} columns but the weight column",
+                             *f.columns_default ? "two (RA, Dec)" : "three"));
   if (f.second_set) {
     app.add_option("--data2", o.data2, "second catalogue: cross pairs (i in data, j in data2)");
     app.add_option("--columns2", o.columns2, "coordinate columns of --data2 (default: as --columns)");
   }
   if (f.weights)
     app.add_option("--weights-column", o.weight_column, "1-based column of per-point weights: adds wnpairs = sum of w_i w_j")
-        ->check(CLI::PositiveNumber);
+        ->check(positive_number);
   app.add_option("--bins", o.bins_file, "bin file: one bin per line, 'lo hi' (Corrfunc's format)");
   app.add_option("--rmin", o.rmin, fmt::format("lowest {} edge", f.variable));
   app.add_option("--rmax", o.rmax, fmt::format("highest {} edge", f.variable));
-  app.add_option("--nbins", o.nbins, "number of bins")->check(CLI::PositiveNumber);
+  app.add_option("--nbins", o.nbins, "number of bins")->check(positive_number);
   app.add_flag("--log", o.log_bins, "logarithmic bins from rmin to rmax");
   if (f.box) {
     auto* b = app.add_option("--box", o.box, "periodic box: one side L (cube) or one length per dimension")
@@ -40,10 +71,31 @@ void add_common_options(CLI::App& app, CommonOptions& o, const Features& f) {
   app.add_option("--backend", o.backend, "auto | cpu | cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   app.add_option("--path", o.path, "traversal: auto (cost model) | brute | grid (cell grid, cutoff statistics)")
       ->check(CLI::IsMember({"auto", "brute", "grid"}));
-  app.add_option("--threads", o.threads, "CPU threads (default: all)")->check(CLI::NonNegativeNumber);
+  app.add_option("--threads", o.threads, "CPU threads (default: all)")->check(non_negative_number);
   app.add_option("-o,--output", o.output, "output file (default: standard output)");
   app.add_option("--format", o.format, "csv | json | table")->check(CLI::IsMember({"csv", "json", "table"}));
   app.add_flag("--explain", o.explain, "print the plan of each run it makes (backend, traversal, tiles) to stderr");
+}
+
+void refuse_outputs_over_inputs(const CLI::App& cmd) {
+  static const std::set<std::string> outputs{"output", "save-counts", "covariance"};
+  static const std::set<std::string> inputs{"data", "data2", "randoms", "randoms2", "rr", "bins"};
+  std::vector<std::pair<std::string, std::string>> in, out;  // (option, path)
+  for (const CLI::Option* opt : cmd.get_options()) {
+    for (const std::string& name : opt->get_lnames()) {
+      auto* list = outputs.count(name) ? &out : inputs.count(name) ? &in : nullptr;
+      if (list)
+        for (const std::string& path : opt->results()) list->emplace_back(name, path);
+    }
+  }
+  for (const auto& [oname, opath] : out) {
+    if (is_standard_output(opath)) continue;
+    for (const auto& [iname, ipath] : in) {
+      std::error_code ec;
+      if (std::filesystem::equivalent(opath, ipath, ec) && !ec)
+        throw_config(fmt::format("--{} {} is the input of --{}: writing it would destroy it", oname, opath, iname));
+    }
+  }
 }
 
 void add_ravg_option(CLI::App& cmd, CommonOptions& o) {
@@ -51,6 +103,45 @@ void add_ravg_option(CLI::App& cmd, CommonOptions& o) {
                "add the columns ravg (mean separation of each bin's pairs, weighted by w_i w_j when weighted) "
                "and meanlogr (mean of its log)");
 }
+
+namespace {
+
+// --columns: 1-based numbers ("1,2,3") or a header's names ("x,y,z").
+void set_columns(ReadOptions& r, const std::string& spec) {
+  if (spec.empty()) return;
+  if (spec.find_first_not_of("0123456789, ") == std::string::npos) {
+    r.columns = parse_column_list(spec);
+    return;
+  }
+  std::stringstream ss(spec);
+  for (std::string name; std::getline(ss, name, ',');) {
+    if (name.empty()) throw_config(fmt::format("bad column list '{}': an empty name", spec));
+    r.column_names.push_back(name);
+  }
+}
+
+// Reads a catalogue; without --columns the coordinates are the first `default_dim` columns not
+// otherwise used, and a note names the columns left out.
+Catalogue read_cli_catalogue(const std::string& path, ReadOptions r, const std::string& columns, int default_dim) {
+  set_columns(r, columns);
+  r.default_columns = default_dim;
+  Catalogue c = read_catalogue(path, r);
+  if (!c.unused_columns.empty())
+    std::cerr << fmt::format("twobody: note: {}: coordinates from the first {} columns; column{} {} not used "
+                             "(choose with --columns, --weights-column)\n",
+                             path, c.points.dim(), c.unused_columns.size() > 1 ? "s" : "",
+                             fmt::join(c.unused_columns, ","));
+  return c;
+}
+
+// The default number of coordinates: 3 in space, or as many as a command's default list names
+// ("1,2" on the sky: RA, Dec).
+int default_dim(const char* columns_default) {
+  if (!*columns_default) return 3;
+  return static_cast<int>(parse_column_list(columns_default).size());
+}
+
+}  // namespace
 
 PointSet load_points(const std::string& spec, const std::string& columns, int weight_column,
                      const char* columns_default, int region_column) {
@@ -60,11 +151,9 @@ PointSet load_points(const std::string& spec, const std::string& columns, int we
     return builtin_catalog(spec.substr(8));
   }
   ReadOptions r;
-  const std::string cols = columns.empty() ? columns_default : columns;
-  if (!cols.empty()) r.columns = parse_column_list(cols);
   r.weight_column = weight_column;
   r.region_column = region_column;
-  return read_points(spec, r);
+  return read_cli_catalogue(spec, r, columns, default_dim(columns_default)).points;
 }
 
 PointSets load_sets(const CommonOptions& o, const Features& f) {
@@ -77,10 +166,22 @@ PointSets load_sets(const CommonOptions& o, const Features& f) {
   return l;
 }
 
+FieldCatalogue load_field(const std::string& path, const std::string& columns, int weight_column, int value_column,
+                          bool sky, const char* value_name) {
+  if (path.rfind("builtin:", 0) == 0) throw_config(fmt::format("{} has no {} column", path, value_name));
+  if (value_column == weight_column)
+    throw_config(fmt::format("the {} column and the weight column must differ", value_name));
+  ReadOptions r;
+  r.weight_column = weight_column;
+  r.value_columns = {value_column};
+  Catalogue c = read_cli_catalogue(path, r, columns, sky ? 2 : 3);
+  return {std::move(c.points), std::move(c.values.front())};
+}
+
 Binning make_binning(const CommonOptions& o, const char* variable) {
   if (!o.bins_file.empty()) {
-    if (o.rmin || o.rmax || o.nbins)
-      throw_config("give either --bins FILE or --rmin/--rmax/--nbins, not both");
+    if (o.rmin || o.rmax || o.nbins || o.log_bins)
+      throw_config("give either --bins FILE or --rmin/--rmax/--nbins/--log, not both");
     return Binning::from_file(o.bins_file);
   }
   if (!o.rmax || !o.nbins)
@@ -106,6 +207,10 @@ RunOptions make_run_options(const CommonOptions& o, ProgressBar& bar) {
   r.mean_separation = o.ravg;
   r.path = o.path;
   r.threads = o.threads;
+  if (const int procs = omp_get_num_procs(); o.threads > procs) {
+    std::cerr << fmt::format("twobody: note: --threads {} capped at the {} processors of this machine\n", o.threads, procs);
+    r.threads = procs;
+  }
   r.max_pairs = o.max_pairs;
   r.distribution = cli_distribution();
   if (bar.enabled()) r.progress = [&bar](double f) { bar.update(f); };
@@ -120,14 +225,7 @@ RunOptions make_run_options(const CommonOptions& o, ProgressBar& bar) {
 void emit(const Table& t, const CommonOptions& o) {
   if (!cli_writes_output()) return;
   const TableFormat f = parse_table_format(o.format);
-  if (o.output.empty()) {
-    write_table(std::cout, t, f);
-    return;
-  }
-  std::ofstream out(o.output);
-  if (!out) throw_input(fmt::format("{}: cannot open for writing", o.output));
-  write_table(out, t, f);
-  if (!out) throw_input(fmt::format("{}: write failed", o.output));
+  write_output(o.output, [&](std::ostream& out) { write_table(out, t, f); });
 }
 
 }  // namespace twobody::cli

@@ -45,6 +45,11 @@ struct Features {
   const char* variable = "r";        // the binned variable's name in help texts
 };
 
+// Option checks whose messages stay short (CLI11's PositiveNumber names the range up to the largest
+// double in 310 digits).
+extern const CLI::Validator positive_number;      // > 0 (and finite)
+extern const CLI::Validator non_negative_number;  // >= 0 (and finite)
+
 void add_common_options(CLI::App& app, CommonOptions& o, const Features& f);
 // --ravg of the 1-D histograms and correlation functions: the mean separation per bin.
 void add_ravg_option(CLI::App& cmd, CommonOptions& o);
@@ -70,6 +75,15 @@ struct PointSets {
   bool cross = false;
 };
 PointSets load_sets(const CommonOptions& o, const Features& f);
+// A catalogue with a value per point (kk's kappa, kde's regression values) in column
+// `value_column`: its coordinates are `columns`, or (without them) every column but the weight and
+// value columns (RA, Dec = 1,2 on the sky).
+struct FieldCatalogue {
+  PointSet points;
+  std::vector<double> values;
+};
+FieldCatalogue load_field(const std::string& path, const std::string& columns, int weight_column, int value_column,
+                          bool sky, const char* value_name = "kappa");
 Binning make_binning(const CommonOptions& o, const char* variable);
 std::optional<Box> make_box(const CommonOptions& o, int dim);
 RunOptions make_run_options(const CommonOptions& o, ProgressBar& bar);

@@ -13,7 +13,7 @@ namespace twobody::cli {
 void add_jackknife_options(CLI::App& cmd, JackknifeOptions& jk, const char* estimator_help) {
   auto* col = cmd.add_option("--regions-column", jk.region_column,
                              "1-based column of integer jackknife region labels (every catalogue)")
-                  ->check(CLI::PositiveNumber);
+                  ->check(positive_number);
   // No range check here: N < 2 is a request error (exit 4) that says why.
   cmd.add_option("--jackknife", jk.regions,
                  "jackknife errors over N regions assigned automatically (sky: k-means on the data; "
@@ -118,14 +118,13 @@ SecondSample second_sample(const CommonOptions& o, const MockOptions& m, const E
 
 void write_covariance(const std::string& path, const std::string& header, const std::vector<double>& cov,
                       std::size_t n) {
-  std::ofstream out(path);
-  if (!out) throw_input(fmt::format("{}: cannot open for writing", path));
-  out << header;
-  for (std::size_t k = 0; k < n; ++k) {
-    for (std::size_t l = 0; l < n; ++l) out << (l ? " " : "") << fmt::format("{}", cov[k * n + l]);
-    out << '\n';
-  }
-  if (!out) throw_input(fmt::format("{}: write failed", path));
+  write_output(path, [&](std::ostream& out) {
+    out << header;
+    for (std::size_t k = 0; k < n; ++k) {
+      for (std::size_t l = 0; l < n; ++l) out << (l ? " " : "") << fmt::format("{}", cov[k * n + l]);
+      out << '\n';
+    }
+  });
 }
 
 std::string edges_line(const char* name, const Binning& b) {

@@ -23,9 +23,9 @@ void add_options(CLI::App& g, GenerateOptions& s) {
   g.add_option("kind", s.kind, "uniform | clustered | concentrated")
       ->required()
       ->check(CLI::IsMember({"uniform", "clustered", "concentrated"}));
-  g.add_option("-n,--npoints", s.n, "number of points")->check(CLI::PositiveNumber);
+  g.add_option("-n,--npoints", s.n, "number of points")->check(positive_number);
   g.add_option("--dim", s.dim, "dimension (box catalogues)")->check(CLI::Range(1, kMaxDim));
-  g.add_option("--box", s.side, "box side; points lie in [0, side)^dim")->check(CLI::PositiveNumber);
+  g.add_option("--box", s.side, "box side; points lie in [0, side)^dim")->check(positive_number);
   g.add_flag("--sky", s.sky, "points on the sphere, written as RA Dec in degrees");
   g.add_option("--seed", s.seed, "random seed (same seed, same catalogue)");
   g.add_option("--cluster", s.cluster, "soneira-peebles | blobs")->check(CLI::IsMember({"soneira-peebles", "blobs"}));

@@ -4,6 +4,7 @@
 
 #include <iostream>
 #include <new>
+#include <string>
 
 #include "commands.hpp"
 #include "mpi_session.hpp"
@@ -35,6 +36,16 @@ int main(int argc, char** argv) {
   const std::vector<Subcommand> table = command_table();
   for (const Subcommand& command : table) command.add_to(app, bar);
 
+  // CLI11 would call an unknown subcommand an unexpected argument: name it as what it is.
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::string name = argv[1];
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands({})) known |= sub->get_name() == name;
+    if (!known) {
+      std::cerr << "twobody: error: unknown subcommand '" << name << "' (twobody --help lists them)\n";
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -57,7 +57,7 @@ const Command<MatrixOptions> matrix_command{
               sky ? angular_matrix(wa, cross ? &wb : nullptr, opt) : distance_matrix(wa, cross ? &wb : nullptr, box, opt);
           c.bar.finish();
           if (!cli_writes_output()) return;
-          write_matrix(o.output.empty() ? "/dev/stdout" : o.output, r.rows, r.cols, r.matrix);
+          write_matrix(o.output, r.rows, r.cols, r.matrix);
         },
 };
 

@@ -1,7 +1,10 @@
-// The per-point command, neighbours: for every point, its partners within a range (a PerPoint
-// reduction).
+// The per-point commands: neighbours (for every point, its partners within a range: a PerPoint
+// reduction) and kde (kernel sums and kernel regression over the partners within a cutoff).
+#include <fmt/format.h>
+
 #include "commands.hpp"
 #include "twobody/error.hpp"
+#include "twobody/kde.hpp"
 #include "twobody/statistics.hpp"
 
 namespace twobody::cli {
@@ -62,8 +65,78 @@ const Command<NeighbourOptions> neighbours_command{
         },
 };
 
+struct KdeCommandOptions {
+  CommonOptions o;
+  double bandwidth = 0;
+  std::optional<double> cutoff;
+  std::string kernel = "gaussian";
+  int value_column = 0;
+};
+
+// The options of kde: the bins and their range are the cutoff's business.
+void add_kde_options(CLI::App& cmd, KdeCommandOptions& s) {
+  for (const char* name : {"--bins", "--rmin", "--rmax", "--nbins", "--log"}) cmd.remove_option(cmd.get_option(name));
+  cmd.add_option("--bandwidth", s.bandwidth, "kernel bandwidth h (the Gaussian's sigma, Epanechnikov's support)")
+      ->required()
+      ->check(positive_number);
+  cmd.add_option("--cutoff", s.cutoff, "partners closer than this (default: 5h Gaussian, h Epanechnikov)")
+      ->check(positive_number);
+  cmd.add_option("--kernel", s.kernel, "gaussian (exp(-r^2/2h^2)) | epanechnikov (1 - r^2/h^2 within h)")
+      ->check(CLI::IsMember({"gaussian", "epanechnikov"}));
+  cmd.add_option("--value-column", s.value_column,
+                 "1-based column of a value y per point: adds regression, the Nadaraya-Watson estimate "
+                 "sum K y / sum K over the partners (cross: the other set's values)")
+      ->check(positive_number);
+  cmd.get_option("--weights-column")->description("1-based column of per-point weights w_j: density sums w_j K");
+  cmd.footer(
+      "Examples:\n"
+      "  twobody generate clustered -n 100000 --box 100 -o atoms.txt\n"
+      "  twobody kde --data atoms.txt --bandwidth 2 -o density.csv\n"
+      "  twobody kde --data atoms.txt --bandwidth 2 --kernel epanechnikov --box 100 --format table");
+}
+
+void run_kde(const KdeCommandOptions& s, const Context& c) {
+  const CommonOptions& o = s.o;
+  const BackendWarmUp warm(o.backend);
+  const bool cross = !o.data2.empty();
+  const std::string columns2 = o.columns2.empty() ? o.columns : o.columns2;
+  FieldCatalogue a, b;
+  if (s.value_column > 0) {
+    a = load_field(o.data, o.columns, o.weight_column, s.value_column, false, "value");
+    if (cross) b = load_field(o.data2, columns2, o.weight_column, s.value_column, false, "value");
+  } else {
+    a.points = load_points(o.data, o.columns, o.weight_column, "");
+    if (cross) b.points = load_points(o.data2, columns2, o.weight_column, "");
+  }
+  const auto box = make_box(o, a.points.dim());
+  if (box && o.wrap) {
+    wrap_into_box(a.points, *box);
+    if (cross) wrap_into_box(b.points, *box);
+  }
+  KdeOptions k;
+  k.kernel = parse_kde_kernel(s.kernel);
+  k.bandwidth = s.bandwidth;
+  k.cutoff = s.cutoff;
+  k.weighted = o.weight_column > 0;
+  const RunOptions run = make_run_options(o, c.bar);
+  const PointSet* bp = cross ? &b.points : nullptr;
+  const KernelSums sums = s.value_column > 0 ? kernel_regression(a.points, bp, a.values, b.values, k, box, run)
+                                             : kernel_sums(a.points, bp, k, box, run);
+  c.bar.finish();
+  emit(kde_table(sums), o);
+}
+
+const Command<KdeCommandOptions> kde_command{
+    .name = "kde",
+    .help = "kernel sums per point (Gaussian or Epanechnikov, leave-one-out) and Nadaraya-Watson regression, "
+            "auto or cross, open or periodic",
+    .features = {},
+    .add_options = add_kde_options,
+    .run = run_kde,
+};
+
 }  // namespace
 
-std::vector<Subcommand> neighbour_commands() { return {neighbours_command}; }
+std::vector<Subcommand> neighbour_commands() { return {neighbours_command, kde_command}; }
 
 }  // namespace twobody::cli

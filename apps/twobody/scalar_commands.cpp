@@ -15,43 +15,6 @@ namespace twobody::cli {
 
 namespace {
 
-struct FieldCatalogue {
-  PointSet points;
-  std::vector<double> kappa;
-};
-
-// A catalogue with a κ column: its coordinates are --columns, or (without them) every column but
-// the weight and κ columns (RA, Dec = 1,2 on the sky).
-FieldCatalogue load_field(const std::string& path, const std::string& columns, int weight_column, int kappa_column,
-                          bool sky) {
-  if (path.rfind("builtin:", 0) == 0) throw_config(fmt::format("{} has no kappa column", path));
-  ReadOptions k;
-  k.columns = {kappa_column};
-  FieldCatalogue f;
-  const PointSet kp = read_points(path, k);
-  f.kappa.assign(kp.coord(0).begin(), kp.coord(0).end());
-  ReadOptions r;
-  r.weight_column = weight_column;
-  if (!columns.empty() || sky) {
-    r.columns = parse_column_list(columns.empty() ? "1,2" : columns);
-    for (int c : r.columns)
-      if (c == kappa_column) throw_config(fmt::format("column {} is both a coordinate and the kappa column", c));
-    f.points = read_points(path, r);
-    return f;
-  }
-  if (kappa_column == weight_column) throw_config("the kappa column and the weight column must differ");
-  // Every column but the weight column, then without the κ column.
-  const PointSet all = read_points(path, r);
-  const int skip = kappa_column - 1 - (weight_column > 0 && weight_column < kappa_column ? 1 : 0);
-  f.points = PointSet(all.dim() - 1, all.size());
-  for (int d = 0, to = 0; d < all.dim(); ++d) {
-    if (d == skip) continue;
-    std::copy(all.coord(d).begin(), all.coord(d).end(), f.points.coord(to++).begin());
-  }
-  if (all.has_weights()) f.points.set_weights({all.weights().begin(), all.weights().end()});
-  return f;
-}
-
 struct ScalarOptions {
   CommonOptions o;
   int kappa_column = 0, kappa_column2 = 0;
@@ -84,9 +47,9 @@ const Command<ScalarOptions> kk_command{
         [](CLI::App& cmd, ScalarOptions& s) {
           cmd.add_option("--kappa-column", s.kappa_column, "1-based column of the scalar kappa")
               ->required()
-              ->check(CLI::PositiveNumber);
+              ->check(positive_number);
           cmd.add_option("--kappa-column2", s.kappa_column2, "kappa column of --data2 (default: as --kappa-column)")
-              ->check(CLI::PositiveNumber);
+              ->check(positive_number);
           add_sky_option(cmd, s);
           cmd.add_flag("--ravg", s.o.ravg,
                        "add the columns ravg and meanlogr: the mean separation of each bin's pairs and of its log, "
@@ -106,7 +69,7 @@ const Command<ScalarOptions> kk_command{
           const CorrelationSpace space = space_of(s, box);
           wrap(a.points, box, o);
           if (cross) wrap(b.points, box, o);
-          const ScalarCatalogue A{a.points, a.kappa}, B{b.points, b.kappa};
+          const ScalarCatalogue A{a.points, a.values}, B{b.points, b.values};
           const Binning bins = make_binning(o, s.sky ? "theta (degrees)" : "r");
           BinnedResult r = kk_correlation(A, cross ? &B : nullptr, bins, space, box, o.weight_column > 0,
                                           make_run_options(o, c.bar));
@@ -124,7 +87,7 @@ const Command<ScalarOptions> nk_command{
           cmd.get_option("--data2")->required()->description("the field catalogue, with the kappa column");
           cmd.add_option("--kappa-column", s.kappa_column, "1-based column of kappa in --data2")
               ->required()
-              ->check(CLI::PositiveNumber);
+              ->check(positive_number);
           cmd.add_option("--randoms", s.randoms,
                          "random catalogue of --data's footprint: xi_nk becomes NK - RK (TreeCorr's compensated)");
           add_sky_option(cmd, s);
@@ -148,7 +111,7 @@ const Command<ScalarOptions> nk_command{
           wrap(k.points, box, o);
           if (!s.randoms.empty()) wrap(r, box, o);
           const Binning bins = make_binning(o, s.sky ? "theta (degrees)" : "r");
-          BinnedResult x = nk_correlation(n, {k.points, k.kappa}, s.randoms.empty() ? nullptr : &r, bins, space, box,
+          BinnedResult x = nk_correlation(n, {k.points, k.values}, s.randoms.empty() ? nullptr : &r, bins, space, box,
                                           o.weight_column > 0, make_run_options(o, c.bar));
           c.bar.finish();
           emit(binned_table(x), o);

@@ -28,6 +28,11 @@ concept TakesCommonOptions = requires(State& s) {
   { s.o } -> std::same_as<CommonOptions&>;
 };
 
+// An output named like one of the command's inputs (-o, --save-counts, --covariance against --data,
+// --randoms, --rr, --bins, ...; the same file by any path) would destroy it: Error(Config) before
+// anything is read.
+void refuse_outputs_over_inputs(const CLI::App& cmd);
+
 template <class State>
 struct Command {
   const char* name;
@@ -49,7 +54,10 @@ class Subcommand {
           CLI::App* cmd = app.add_subcommand(c.name, c.help);
           if constexpr (TakesCommonOptions<State>) add_common_options(*cmd, state->o, c.features);
           if (c.add_options) c.add_options(*cmd, *state);
-          cmd->callback([c, state, &bar] { c.run(*state, Context{c.features, bar}); });
+          cmd->callback([c, state, &bar, cmd] {
+            refuse_outputs_over_inputs(*cmd);
+            c.run(*state, Context{c.features, bar});
+          });
         }) {}
 
   void add_to(CLI::App& app, ProgressBar& bar) const { add_(app, bar); }

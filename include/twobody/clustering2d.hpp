@@ -26,6 +26,7 @@ struct Binned2DResult {
   double norm_dd = 0, norm_dr = 0, norm_rr = 0;
   double norm_rd = 0;  // a cross-correlation: R1D2's (norm_dr is D1R2's)
   std::size_t n_randoms = 0;
+  std::uint64_t randoms_hash = 0;  // content_hash of the random catalogues (cross: R1's, then R2's)
   bool analytic_rr = false;
   // With a jackknife: everything `correlation` gives, over the flat bins (samples, mean, sigma and
   // covariance of ξ); and the per_outer vector of every leave-one-region-out sample (w_p; or

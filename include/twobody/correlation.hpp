@@ -92,6 +92,7 @@ struct CorrelationResult : BinnedResult {
   double norm_dd = 0, norm_dr = 0, norm_rr = 0;
   double norm_rd = 0;         // a cross-correlation: R1D2's (norm_dr is D1R2's)
   std::size_t n_randoms = 0;  // points of the random catalogues, summed over the sets
+  std::uint64_t randoms_hash = 0;  // content_hash of the random catalogues (cross: R1's, then R2's)
   bool analytic_rr = false;   // a periodic box without random catalogues (nothing to save)
 };
 
@@ -116,6 +117,9 @@ struct SavedCounts {
   Binning2D binning2d;  // 2-D bins (xi-rppi, wp, xi-smu): active() instead of `binning`
   std::size_t n_data = 0, n_randoms = 0;  // points (randoms summed over the sets)
   std::size_t n_data2 = 0;                // cross: the second sample's points (n_data: the first's)
+  // content_hash of the random catalogues they were counted on (0: saved by a twobody before
+  // 0.1 kept it, never reused).
+  std::uint64_t randoms_hash = 0;
   double norm_dd = 0, norm_dr = 0, norm_rr = 0, norm_rd = 0;
   std::vector<std::uint64_t> dd;
   std::vector<double> wdd, dr, rr, wdr, wrr;  // dr, rr summed over the random sets

@@ -11,6 +11,7 @@ enum class ErrorKind {
   Config = 4,       // the request: bins not increasing, rmax > L/2, unsupported dimension
   Resource = 5,     // memory or output capacity exhausted
   Backend = 6,      // a backend that is not built or has no device, or a device call that failed
+  Output = 7,       // an output that could not be written whole (no space, no permission, closed stdout)
   Internal = 1,
 };
 
@@ -26,5 +27,6 @@ class Error : public std::runtime_error {
 
 [[noreturn]] inline void throw_input(const std::string& m) { throw Error(ErrorKind::Input, m); }
 [[noreturn]] inline void throw_config(const std::string& m) { throw Error(ErrorKind::Config, m); }
+[[noreturn]] inline void throw_output(const std::string& m) { throw Error(ErrorKind::Output, m); }
 
 }  // namespace twobody

@@ -2,6 +2,8 @@
 // Catalogue readers. Every reader validates on the way in: a missing or empty file, a row with
 // the wrong number of columns, an unparsable or non-finite value is an Error(Input) that names the
 // file and the line (or point).
+#include <functional>
+#include <ostream>
 #include <span>
 #include <string>
 #include <vector>
@@ -13,18 +15,37 @@ namespace twobody {
 enum class FileFormat { Auto, Text, Npy, FastFood };
 
 struct ReadOptions {
-  FileFormat format = FileFormat::Auto;  // Auto: by extension (.npy, .ff), otherwise text
-  std::vector<int> columns;              // 1-based; empty: every column of the file
+  FileFormat format = FileFormat::Auto;  // Auto: by extension (.npy, .ff, any case), otherwise text
+  std::vector<int> columns;              // 1-based; empty: see column_names, then default_columns
+  std::vector<std::string> column_names;  // coordinates by the names of a text file's header line
+  // Without columns or names: 0 takes every column the weights and regions do not; n the first n
+  // of those (the CLI: 3, on the sky 2), the rest reported in Catalogue::unused_columns.
+  int default_columns = 0;
   int weight_column = 0;                 // 1-based; 0: no weights
   // 1-based column of integer jackknife region labels (>= 0); 0: none. Labels are kept as given
   // (PointSet::regions()); the correlation functions number the regions they find.
   int region_column = 0;
+  // 1-based columns of per-point values read beside the points (kk's kappa, kde's regression
+  // values): Catalogue::values, in this order. Never coordinates by default.
+  std::vector<int> value_columns;
 };
 
-// Text: whitespace- or comma-separated numbers, one point per line, '#' starts a comment.
+// Text: numbers separated by blanks, or by one ',' or ';' (an empty field between two is an error),
+// one point per line, '#' starts a comment; a first line of words is a header of column names; a
+// UTF-8 byte-order mark is skipped. Errors name the file, line and column.
 // .npy: a 2-D float64 or float32 array (one point per row), or a 1-D array (one coordinate).
 // .ff: Corrfunc's fast-food format (Fortran records: header, then one record per column).
 PointSet read_points(const std::string& path, const ReadOptions& opt = {});
+
+// What a file held besides the points: its header's names (text files with one) and the columns
+// the read left out (1-based; only when it chose them by default_columns).
+struct Catalogue {
+  PointSet points;
+  std::vector<std::vector<double>> values;  // ReadOptions::value_columns' values
+  std::vector<std::string> names;
+  std::vector<int> unused_columns;
+};
+Catalogue read_catalogue(const std::string& path, const ReadOptions& opt = {});
 
 // "1,2,3" -> {1, 2, 3}; throws Error(Config) on anything else.
 std::vector<int> parse_column_list(const std::string& spec);
@@ -32,6 +53,15 @@ std::vector<int> parse_column_list(const std::string& spec);
 }  // namespace twobody
 
 namespace twobody {
+// Every writer below writes its output whole or not at all: a file goes into a temporary file
+// beside it and is renamed over the path only once every byte is written, synced and closed, so a
+// failed or interrupted run never leaves a partial file under the output's name and never spoils a
+// good one. "-" (or "") is standard output, written through the descriptor the process was given
+// (so `>> file` appends), flushed and checked. A path that is not a regular file (/dev/null, a
+// FIFO) is written in place. Every failure is an Error(Output) naming the path and the reason.
+void write_output(const std::string& path, const std::function<void(std::ostream&)>& fill);
+bool is_standard_output(const std::string& path);
+
 // Writes points as text (one per line, columns separated by spaces, 17 significant digits so they
 // read back exactly) or, for a .npy path, as a float64 NumPy array; weights become a last column.
 void write_points(const std::string& path, const PointSet& p);

@@ -14,6 +14,14 @@
 
 namespace twobody {
 
+class PointSet;
+// A 64-bit hash of the points' content: dimension, size, every coordinate's bits, and the weights
+// and region labels when there are any. Saved counts are keyed by it (two catalogues of one size
+// differ in it), not a cryptographic hash.
+std::uint64_t content_hash(const PointSet& p);
+// The hash of several sets in order (the random catalogues of a correlation function).
+std::uint64_t content_hash(const std::vector<const PointSet*>& sets);
+
 class PointSet {
  public:
   PointSet() = default;

@@ -44,6 +44,17 @@ Binning Binning::logarithmic(double lo, double hi, std::size_t n) {
 }
 
 KeyEdges KeyEdges::from_keys(std::vector<double> keys) {
+  // Distances are compared squared (the key r²): an edge beyond ~1.3e154 squares to infinity, one
+  // below ~1.5e-154 (but the first, 0) to zero, and either would merge bins silently.
+  for (std::size_t k = 0; k < keys.size(); ++k)
+    if (!std::isfinite(keys[k]))
+      throw_config(fmt::format("bin edge {} is too large for the pair function: its key (for distances, the "
+                               "square) overflows float64; rescale the data or the bins (distances up to 1e154)", k));
+  for (std::size_t k = 1; k < keys.size(); ++k)
+    if (keys[k] == 0.0 && keys[k - 1] == 0.0)
+      throw_config(fmt::format("bin edges {} and {} are too small for the pair function: their keys (for "
+                               "distances, the squares) underflow to zero; rescale the data or the bins (distances "
+                               "down to 1e-154)", k - 1, k));
   for (std::size_t k = 1; k < keys.size(); ++k)
     if (!(keys[k] > keys[k - 1]))
       throw_config(fmt::format("bin edges {} and {} coincide after mapping to the pair function's "

@@ -1,6 +1,7 @@
 // The planner: validates a statistic against its points, maps the binning to key space and
 // writes down what will run and why (the CLI's --explain).
 #include <fmt/format.h>
+#include <algorithm>
 #include <omp.h>
 
 #include "twobody/detail/engine/backend.hpp"
@@ -104,7 +105,9 @@ Plan make_plan_base(const Statistic& s, const PointSet& a, const PointSet* b, co
   p.stat = &s;
   p.a = &a;
   p.b = &bb;
-  p.threads = opt.threads > 0 ? opt.threads : omp_get_max_threads();
+  if (opt.threads < 0) throw_config(fmt::format("threads must be 0 (all) or positive, not {}", opt.threads));
+  // More threads than processors only share them, and each holds its own partial results: capped.
+  p.threads = opt.threads > 0 ? std::min(opt.threads, omp_get_num_procs()) : omp_get_max_threads();
   p.max_pairs = opt.max_pairs;
   p.pair_sink = opt.pair_sink;
   if (opt.resident && &opt.resident->points() == &a) p.resident = opt.resident;

@@ -1,6 +1,7 @@
 #pragma once
 // A file's numeric columns before they become points; each reader fills one.
 #include <cmath>
+#include <optional>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@ struct RawTable {
   std::size_t rows = 0;
   std::vector<std::vector<double>> cols;  // cols[c-1][row]
   std::vector<std::size_t> line_of_row;   // text files: the 1-based line of each row
+  std::vector<std::string> names;         // a header's column names (text files with one); else empty
   std::string row_word = "point";
 
   const std::vector<double>& column(int c) const { return cols[c - 1]; }

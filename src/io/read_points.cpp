@@ -1,9 +1,19 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -16,12 +26,37 @@ namespace twobody {
 namespace {
 
 FileFormat detect(const std::string& path) {
-  const auto ext = std::filesystem::path(path).extension().string();
+  std::string ext = std::filesystem::path(path).extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (ext == ".npy") return FileFormat::Npy;
   if (ext == ".ff") return FileFormat::FastFood;
   return FileFormat::Text;
 }
 
+// The coordinate columns: given, by name, or by default.
+std::vector<int> choose_columns(const RawTable& t, const ReadOptions& opt, const std::string& path,
+                                std::vector<int>& unused) {
+  if (!opt.columns.empty() && !opt.column_names.empty())
+    throw_config("give the coordinate columns by number or by name, not both");
+  std::vector<int> cols = opt.columns;
+  for (const std::string& name : opt.column_names) {
+    if (t.names.empty())
+      throw_input(fmt::format("{}: column '{}' was asked for by name, but the file has no header line of names", path,
+                              name));
+    const auto at = std::find(t.names.begin(), t.names.end(), name);
+    if (at == t.names.end())
+      throw_input(fmt::format("{}: no column named '{}' (the header has: {})", path, name, fmt::join(t.names, ", ")));
+    cols.push_back(static_cast<int>(at - t.names.begin()) + 1);
+  }
+  if (!cols.empty()) return cols;
+  for (int c = 1; c <= t.ncols; ++c) {
+    if (c == opt.weight_column || c == opt.region_column) continue;
+    if (std::find(opt.value_columns.begin(), opt.value_columns.end(), c) != opt.value_columns.end()) continue;
+    if (opt.default_columns > 0 && static_cast<int>(cols.size()) == opt.default_columns) unused.push_back(c);
+    else cols.push_back(c);
+  }
+  return cols;
+}
 }  // namespace
 
 std::vector<int> parse_column_list(const std::string& spec) {
@@ -40,17 +75,37 @@ std::vector<int> parse_column_list(const std::string& spec) {
 }
 
 std::string read_whole_file(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw_input(fmt::format("{}: no such file", path));
-  if (std::filesystem::is_directory(path, ec)) throw_input(fmt::format("{}: is a directory", path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw_input(fmt::format("{}: cannot open", path));
-  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (s.empty()) throw_input(fmt::format("{}: the file is empty", path));
+  // "-": standard input (text only: the format is not known from a name).
+  const bool standard_input = path == "-";
+  const int fd = standard_input ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw_input(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    throw_input(fmt::format("{}: is a directory", path));
+  }
+  std::string s;
+  if (S_ISREG(st.st_mode)) s.reserve(static_cast<std::size_t>(st.st_size));
+  std::vector<char> buf(1 << 20);
+  for (;;) {
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      if (!standard_input) ::close(fd);
+      throw_input(fmt::format("{}: cannot read: {}", standard_input ? "standard input" : path, std::strerror(err)));
+    }
+    s.append(buf.data(), static_cast<std::size_t>(n));
+  }
+  if (!standard_input) ::close(fd);
+  if (s.empty()) throw_input(fmt::format("{}: the file is empty", standard_input ? "standard input" : path));
   return s;
 }
 
-PointSet read_points(const std::string& path, const ReadOptions& opt) {
+PointSet read_points(const std::string& path, const ReadOptions& opt) { return read_catalogue(path, opt).points; }
+
+Catalogue read_catalogue(const std::string& path, const ReadOptions& opt) {
   const FileFormat fmt_ = opt.format == FileFormat::Auto ? detect(path) : opt.format;
   RawTable t;
   switch (fmt_) {
@@ -59,11 +114,8 @@ PointSet read_points(const std::string& path, const ReadOptions& opt) {
     default: t = read_text(path); break;
   }
   if (t.rows == 0) throw_input(fmt::format("{}: the file holds no points", path));
-  std::vector<int> cols = opt.columns;
-  if (cols.empty()) {
-    for (int c = 1; c <= t.ncols; ++c)
-      if (c != opt.weight_column && c != opt.region_column) cols.push_back(c);
-  }
+  Catalogue out;
+  const std::vector<int> cols = choose_columns(t, opt, path, out.unused_columns);
   for (int c : cols)
     if (c > t.ncols)
       throw_input(fmt::format("{}: column {} was asked for but the file has {} column(s)", path, c, t.ncols));
@@ -76,7 +128,8 @@ PointSet read_points(const std::string& path, const ReadOptions& opt) {
   if (static_cast<int>(cols.size()) > kMaxDim)
     throw_config(fmt::format("{}: {} coordinate columns; at most {} are supported (select with "
                              "--columns)", path, cols.size(), kMaxDim));
-  PointSet p(static_cast<int>(cols.size()), t.rows);
+  out.points = PointSet(static_cast<int>(cols.size()), t.rows);
+  PointSet& p = out.points;
   for (std::size_t d = 0; d < cols.size(); ++d) {
     const auto& src = t.column(cols[d]);
     std::copy(src.begin(), src.end(), p.coord(static_cast<int>(d)).begin());
@@ -96,7 +149,17 @@ PointSet read_points(const std::string& path, const ReadOptions& opt) {
     }
     p.set_regions(std::move(labels));
   }
-  return p;
+  for (int c : opt.value_columns) {
+    if (c < 1 || c > t.ncols)
+      throw_input(fmt::format("{}: value column {} was asked for but the file has {} column(s)", path, c, t.ncols));
+    if (std::find(cols.begin(), cols.end(), c) != cols.end())
+      throw_config(fmt::format("{}: column {} is both a coordinate and a value column", path, c));
+    if (c == opt.weight_column) throw_config(fmt::format("{}: column {} is both the weight and a value column", path, c));
+    t.check_finite(c, path);
+    out.values.push_back(t.column(c));
+  }
+  out.names = t.names;
+  return out;
 }
 
 }  // namespace twobody

@@ -2,11 +2,14 @@
 // 1-D bins (xi, wtheta) or 2-D bins (xi-rppi, wp, xi-smu).
 #include <fmt/format.h>
 
+#include <charconv>
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "twobody/clustering2d.hpp"
 #include "twobody/correlation.hpp"
+#include "twobody/io.hpp"
 #include "twobody/error.hpp"
 
 namespace twobody {
@@ -67,6 +70,7 @@ void write_counts(const std::string& path, const SavedCounts& c) {
                       {"weighted", c.weighted},
                       {"n_data", c.n_data},
                       {"n_randoms", c.n_randoms},
+                      {"randoms_hash", fmt::format("{:016x}", c.randoms_hash)},
                       {"norm_dd", c.norm_dd},
                       {"norm_dr", c.norm_dr},
                       {"norm_rr", c.norm_rr},
@@ -106,10 +110,7 @@ void write_counts(const std::string& path, const SavedCounts& c) {
       if (c.weighted) j["jackknife"]["wrd"] = k.wrd;
     }
   }
-  std::ofstream out(path);
-  if (!out) throw_input(fmt::format("{}: cannot open for writing", path));
-  out << j.dump(1) << '\n';
-  if (!out) throw_input(fmt::format("{}: write failed", path));
+  write_output(path, [&](std::ostream& out) { out << j.dump(1) << '\n'; });
 }
 
 SavedCounts read_counts(const std::string& path) {
@@ -139,6 +140,12 @@ SavedCounts read_counts(const std::string& path) {
     else c.binning = Binning::from_edges(j.at("edges").get<std::vector<double>>());
     c.n_data = j.at("n_data").get<std::size_t>();
     c.n_randoms = j.at("n_randoms").get<std::size_t>();
+    if (j.contains("randoms_hash")) {
+      const std::string h = j.at("randoms_hash").get<std::string>();
+      const auto [p, ec] = std::from_chars(h.data(), h.data() + h.size(), c.randoms_hash, 16);
+      if (ec != std::errc() || p != h.data() + h.size() || h.size() != 16)
+        throw_input(fmt::format("{}: randoms_hash '{}' is not 16 hexadecimal digits", path, h));
+    }
     c.norm_dd = j.at("norm_dd").get<double>();
     c.norm_dr = j.at("norm_dr").get<double>();
     c.norm_rr = j.at("norm_rr").get<double>();

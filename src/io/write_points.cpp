@@ -1,90 +1,78 @@
 #include <fmt/format.h>
 
 #include <cstdint>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <memory>
+#include <ostream>
 
 #include "twobody/error.hpp"
 #include "twobody/io.hpp"
 
 namespace twobody {
 
-void write_points(const std::string& path, const PointSet& p) {
-  const int cols = p.dim() + (p.has_weights() ? 1 : 0);
-  const auto value = [&](std::size_t i, int c) {
-    return c < p.dim() ? p.coord(c)[i] : p.weights()[i];
-  };
-  if (std::filesystem::path(path).extension() == ".npy") {
-    std::string header = fmt::format("{{'descr': '<f8', 'fortran_order': False, 'shape': ({}, {}), }}", p.size(), cols);
-    while ((10 + header.size() + 1) % 64 != 0) header += ' ';
-    header += '\n';
-    std::ofstream out(path, std::ios::binary);
-    if (!out) throw_input(fmt::format("{}: cannot open for writing", path));
-    const std::uint16_t hlen = static_cast<std::uint16_t>(header.size());
-    out.write("\x93NUMPY\x01\x00", 8);
-    out.write(reinterpret_cast<const char*>(&hlen), 2);
-    out << header;
-    for (std::size_t i = 0; i < p.size(); ++i)
-      for (int c = 0; c < cols; ++c) {
-        const double v = value(i, c);
-        out.write(reinterpret_cast<const char*>(&v), 8);
-      }
-    if (!out) throw_input(fmt::format("{}: write failed", path));
-    return;
-  }
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "w"), &std::fclose);
-  if (!f) throw_input(fmt::format("{}: cannot open for writing", path));
+namespace {
+
+bool is_npy(const std::string& path) {
+  auto ext = std::filesystem::path(path).extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext == ".npy";
+}
+
+// A NumPy .npy version 1.0 header for a C-order float64 array of rows x cols.
+void write_npy_header(std::ostream& out, std::size_t rows, std::size_t cols) {
+  std::string header = fmt::format("{{'descr': '<f8', 'fortran_order': False, 'shape': ({}, {}), }}", rows, cols);
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  const std::uint16_t hlen = static_cast<std::uint16_t>(header.size());
+  out.write("\x93NUMPY\x01\x00", 8);
+  out.write(reinterpret_cast<const char*>(&hlen), 2);
+  out << header;
+}
+
+// rows x cols values as text, one row a line, 17 significant digits (they read back exactly).
+template <class Value>
+void write_text_rows(std::ostream& out, std::size_t rows, std::size_t cols, const Value& value) {
   fmt::memory_buffer buf;
-  for (std::size_t i = 0; i < p.size(); ++i) {
-    for (int c = 0; c < cols; ++c) {
+  for (std::size_t i = 0; i < rows; ++i) {
+    for (std::size_t c = 0; c < cols; ++c) {
       if (c) buf.push_back(' ');
       fmt::format_to(std::back_inserter(buf), "{:.17g}", value(i, c));
     }
     buf.push_back('\n');
     if (buf.size() > (1 << 20)) {
-      std::fwrite(buf.data(), 1, buf.size(), f.get());
+      out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
       buf.clear();
     }
   }
-  std::fwrite(buf.data(), 1, buf.size(), f.get());
-  if (std::ferror(f.get())) throw_input(fmt::format("{}: write failed", path));
+  out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+}
+
+}  // namespace
+
+void write_points(const std::string& path, const PointSet& p) {
+  const std::size_t cols = static_cast<std::size_t>(p.dim() + (p.has_weights() ? 1 : 0));
+  const auto value = [&](std::size_t i, std::size_t c) {
+    return static_cast<int>(c) < p.dim() ? p.coord(static_cast<int>(c))[i] : p.weights()[i];
+  };
+  write_output(path, [&](std::ostream& out) {
+    if (!is_npy(path)) return write_text_rows(out, p.size(), cols, value);
+    write_npy_header(out, p.size(), cols);
+    std::vector<double> row(cols);
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      for (std::size_t c = 0; c < cols; ++c) row[c] = value(i, c);
+      out.write(reinterpret_cast<const char*>(row.data()), static_cast<std::streamsize>(cols * sizeof(double)));
+    }
+  });
 }
 
 void write_matrix(const std::string& path, std::size_t rows, std::size_t cols, std::span<const double> values) {
   if (values.size() != rows * cols)
     throw Error(ErrorKind::Internal, fmt::format("write_matrix: {} values for {} x {}", values.size(), rows, cols));
-  if (std::filesystem::path(path).extension() == ".npy") {
-    std::string header = fmt::format("{{'descr': '<f8', 'fortran_order': False, 'shape': ({}, {}), }}", rows, cols);
-    while ((10 + header.size() + 1) % 64 != 0) header += ' ';
-    header += '\n';
-    std::ofstream out(path, std::ios::binary);
-    if (!out) throw_input(fmt::format("{}: cannot open for writing", path));
-    const std::uint16_t hlen = static_cast<std::uint16_t>(header.size());
-    out.write("\x93NUMPY\x01\x00", 8);
-    out.write(reinterpret_cast<const char*>(&hlen), 2);
-    out << header;
+  write_output(path, [&](std::ostream& out) {
+    if (!is_npy(path))
+      return write_text_rows(out, rows, cols, [&](std::size_t i, std::size_t j) { return values[i * cols + j]; });
+    write_npy_header(out, rows, cols);
     out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(double)));
-    if (!out) throw_input(fmt::format("{}: write failed", path));
-    return;
-  }
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "w"), &std::fclose);
-  if (!f) throw_input(fmt::format("{}: cannot open for writing", path));
-  fmt::memory_buffer buf;
-  for (std::size_t i = 0; i < rows; ++i) {
-    for (std::size_t j = 0; j < cols; ++j) {
-      if (j) buf.push_back(' ');
-      fmt::format_to(std::back_inserter(buf), "{:.17g}", values[i * cols + j]);
-    }
-    buf.push_back('\n');
-    if (buf.size() > (1 << 20)) {
-      std::fwrite(buf.data(), 1, buf.size(), f.get());
-      buf.clear();
-    }
-  }
-  std::fwrite(buf.data(), 1, buf.size(), f.get());
-  if (std::ferror(f.get())) throw_input(fmt::format("{}: write failed", path));
+  });
 }
 
 }  // namespace twobody

@@ -154,6 +154,7 @@ Binned2DResult correlation_2d(const PointSet& data, const std::vector<PointSet>&
   out.binning = bins;
   out.norm_dd = c.norm_dd;
   out.n_randoms = c.n_randoms;
+  out.randoms_hash = c.randoms_hash;
   std::vector<double> xi(nb), samples;
   if (randoms.empty()) {
     std::vector<double> volume(nb);
@@ -264,6 +265,7 @@ Binned2DResult cross_correlation_2d(const PointSet& data1, const PointSet& data2
   out.norm_rr = e.norm_rr;
   out.norm_rd = e.norm_rd;
   out.n_randoms = e.n_randoms;
+  out.randoms_hash = e.randoms_hash;
   out.analytic_rr = e.analytic;
   out.derived = e.count_columns(weighted);
   if (e.analytic) {

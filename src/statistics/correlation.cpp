@@ -106,6 +106,7 @@ CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>&
   out.norm_dr = c.norm_dr;
   out.norm_rr = c.norm_rr;
   out.n_randoms = c.n_randoms;
+  out.randoms_hash = c.randoms_hash;
   out.derived.push_back({"dr", c.dr});
   out.derived.push_back({"rr", c.rr});
   if (weighted) {

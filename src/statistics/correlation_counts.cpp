@@ -230,10 +230,15 @@ CorrelationCounts count_correlation(const Statistic& s, CorrelationSpace space, 
     out.data_regions.emplace(d, R);
     J = start_jackknife(*out.data_regions, *labeller, nb, weighted);
   }
+  {
+    std::vector<const PointSet*> given;
+    for (const PointSet& r : randoms) given.push_back(&r);
+    out.randoms_hash = content_hash(given);
+  }
   if (reuse.rr) {
     std::size_t n_randoms = 0;
     for (const PointSet& r : randoms) n_randoms += r.size();
-    check_reusable(*reuse.rr, "the saved RR", space, s, jackknife ? &J : nullptr, false, n_randoms);
+    check_reusable(*reuse.rr, "the saved RR", space, s, jackknife ? &J : nullptr, false, n_randoms, out.randoms_hash);
   }
 
   // Catalogue i + 1 is put into the engine's coordinates and labelled on a host thread while

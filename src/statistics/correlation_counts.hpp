@@ -88,6 +88,7 @@ struct CorrelationCounts {
   std::vector<double> dr, rr, wdr, wrr;  // summed over the random sets (zero without any)
   double norm_dd = 0, norm_dr = 0, norm_rr = 0;
   std::size_t n_randoms = 0;
+  std::uint64_t randoms_hash = 0;  // content_hash of the random catalogues as given
   // With a jackknife: the data's sums per region, and the JackknifeResult's regions, layout,
   // labels, points per region, region counts and normalisations (no samples yet).
   std::optional<RegionSums> data_regions;
@@ -148,6 +149,7 @@ struct CrossEstimate {
   std::vector<double> xi, natural, davis_peebles, hamilton, landy_szalay;
   double norm_dd = 0, norm_dr = 0, norm_rr = 0, norm_rd = 0;
   std::size_t n_randoms = 0;
+  std::uint64_t randoms_hash = 0;  // content_hash of R1's catalogues, then R2's
   bool analytic = false;
   bool reused_rr = false;  // R1R2 from saved counts
   std::optional<JackknifeResult> jackknife;
@@ -169,7 +171,7 @@ CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, cons
 // jackknife regions, auto or cross, the random catalogues' size: `n_randoms` this run's points of
 // them, summed): Error(Config) naming the first difference.
 void check_reusable(const SavedCounts& c, const std::string& what, CorrelationSpace space, const Statistic& s,
-                    const JackknifeResult* J, bool cross, std::size_t n_randoms);
+                    const JackknifeResult* J, bool cross, std::size_t n_randoms, std::uint64_t randoms_hash);
 
 // The normalised counts of bin k (weighted sums when weighted): of the whole sample, or without
 // region r (each count minus the region's T[r][k], over the normalisations without the region).

@@ -259,11 +259,14 @@ CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, cons
   const std::vector<PointSet>& r1 = catalogues.r1;
   const std::vector<PointSet>& r2 = catalogues.r2;
   s.set_regions(static_cast<int>(R));
+  std::vector<const PointSet*> all_randoms;
+  for (const auto* g : {&r1, &r2})
+    for (const PointSet& p : *g) all_randoms.push_back(&p);
+  const std::uint64_t randoms_hash = content_hash(all_randoms);
   if (reuse.rr) {
     std::size_t n_randoms = 0;
-    for (const auto* g : {&r1, &r2})
-      for (const PointSet& p : *g) n_randoms += p.size();
-    check_reusable(*reuse.rr, "the saved R1R2", space, s, R > 0 ? &J : nullptr, true, n_randoms);
+    for (const PointSet* p : all_randoms) n_randoms += p->size();
+    check_reusable(*reuse.rr, "the saved R1R2", space, s, R > 0 ? &J : nullptr, true, n_randoms, randoms_hash);
   }
 
   const std::size_t nb = s.binning2d().active() ? s.binning2d().nbins() : s.binning().nbins();
@@ -348,6 +351,7 @@ CrossEstimate cross_estimate(const Statistic& stat, CorrelationSpace space, cons
   out.norm_rr = rr.norm;
   for (const PointSet& p : r1) out.n_randoms += p.size();
   for (const PointSet& p : r2) out.n_randoms += p.size();
+  out.randoms_hash = randoms_hash;
   if (R > 0) {
     J.estimator = analytic ? Estimator::Natural : estimator;  // (analytic: D1D2/R1R2 − 1)
     set_region_counts(J, dd, dr, rd, rr, weighted, analytic);
@@ -388,6 +392,7 @@ CorrelationResult cross_correlation(const PointSet& data1, const PointSet& data2
   out.norm_rr = e.norm_rr;
   out.norm_rd = e.norm_rd;
   out.n_randoms = e.n_randoms;
+  out.randoms_hash = e.randoms_hash;
   out.analytic_rr = e.analytic;
   out.derived = e.count_columns(weighted);
   if (e.analytic) {

@@ -23,7 +23,7 @@ bool same_bins_2d(const Binning2D& a, const Binning2D& b) {
 // Reused counts hold only for the setting they were counted in: a mismatch is a request error
 // that names the first difference.
 void check_reusable(const SavedCounts& c, const std::string& what, CorrelationSpace space, const Statistic& s,
-                    const JackknifeResult* J, bool cross, std::size_t n_randoms) {
+                    const JackknifeResult* J, bool cross, std::size_t n_randoms, std::uint64_t randoms_hash) {
   const auto fail = [&](const std::string& why) {
     throw_config(fmt::format("{} cannot be reused: {}", what, why));
   };
@@ -39,10 +39,14 @@ void check_reusable(const SavedCounts& c, const std::string& what, CorrelationSp
   }
   if (c.weighted != s.weighted)
     fail(c.weighted ? "the counts are weighted, this run is not" : "the counts are unweighted, this run is weighted");
-  // (Not proof that the catalogues are the same, but other catalogues are caught where their sizes
-  // differ.)
   if (c.n_randoms != n_randoms)
     fail(fmt::format("counted with {} random points, this run has {}", c.n_randoms, n_randoms));
+  if (c.randoms_hash == 0)
+    fail("the file does not say which random catalogues they were counted on (saved before twobody kept their "
+         "content hash): count them again");
+  if (c.randoms_hash != randoms_hash)
+    fail(fmt::format("counted on other random catalogues of the same size (content hash {:016x}, this run's {:016x})",
+                     c.randoms_hash, randoms_hash));
   const auto bins_of = [](const Binning& b, const Binning2D& b2) {
     return b2.active() ? b2.describe() : fmt::format("{} bins [{}, {}]", b.nbins(), b.lo(), b.hi());
   };

@@ -31,6 +31,7 @@ SavedCounts counts_of(const CorrelationLike& r, CorrelationSpace space, const st
   c.n_data = r.raw.info.n_a;
   if (c.cross) c.n_data2 = r.raw.info.n_b;
   c.n_randoms = r.n_randoms;
+  c.randoms_hash = r.randoms_hash;
   c.norm_dd = r.norm_dd;
   c.norm_dr = r.norm_dr;
   c.norm_rr = r.norm_rr;

@@ -41,13 +41,13 @@ printf '10 20\n30 95\n' >"$work/baddec.txt"
 expect 3 'nan.txt:3' -- "$tb" paircount --data "$work/nan.txt" --rmax 5 --nbins 4
 expect 3 'cols.txt:3: 2 columns' -- "$tb" paircount --data "$work/cols.txt" --rmax 5 --nbins 4
 expect 3 'empty' -- "$tb" paircount --data "$work/empty.txt" --rmax 5 --nbins 4
-expect 3 'no such file' -- "$tb" paircount --data "$work/missing.txt" --rmax 5 --nbins 4
+expect 3 'cannot open: No such file or directory' -- "$tb" paircount --data "$work/missing.txt" --rmax 5 --nbins 4
 expect 3 'outside the periodic box.*--wrap' -- "$tb" paircount --data "$work/outside.txt" --box 10 --rmax 5 --nbins 4
 expect 0 '' -- "$tb" paircount --data "$work/outside.txt" --box 10 --wrap --rmax 5 --nbins 4
 expect 4 'increase strictly' -- "$tb" paircount --data "$work/outside.txt" --bins "$work/flat_bins.txt"
 expect 4 'negative' -- "$tb" paircount --data "$work/outside.txt" --bins "$work/neg_bins.txt"
 expect 4 'exceeds half the periodic box' -- "$tb" rdf --data "$work/outside.txt" --box 20 --rmax 10.5 --nbins 4
-expect 4 'at most 8' -- "$tb" paircount --data "$work/nine.txt" --rmax 5 --nbins 4
+expect 4 'at most 8' -- "$tb" paircount --data "$work/nine.txt" --columns 1,2,3,4,5,6,7,8,9 --rmax 5 --nbins 4
 expect 4 'RA and Dec' -- "$tb" angular --data "$work/nine.txt" --columns 1,2,3 --rmax 5 --nbins 4
 expect 3 'declination 95' -- "$tb" angular --data "$work/baddec.txt" --rmax 5 --nbins 4
 expect 4 'rmax .* must exceed rmin' -- "$tb" paircount --data "$work/outside.txt" --rmin 3 --rmax 2 --nbins 4
@@ -200,7 +200,7 @@ expect 2 'kappa-column' -- "$tb" kk --data "$work/kconst.txt" --rmax 5 --nbins 2
 expect 2 'data2' -- "$tb" nk --data "$work/box.txt" --kappa-column 4 --rmax 5 --nbins 2
 expect 3 'column 7 was asked for' -- "$tb" kk --data "$work/kconst.txt" --kappa-column 7 --rmax 5 --nbins 2
 expect 4 'no kappa column' -- "$tb" kk --data builtin:uniform-box:100 --kappa-column 4 --rmax 5 --nbins 2
-expect 4 'both a coordinate and the kappa' -- "$tb" kk --data "$work/kconst.txt" --columns 1,2,4 --kappa-column 4 --rmax 5 --nbins 2
+expect 4 'column 4 is both a coordinate and a value column' -- "$tb" kk --data "$work/kconst.txt" --columns 1,2,4 --kappa-column 4 --rmax 5 --nbins 2
 expect 4 'exclude each other' -- "$tb" kk --data "$work/skyk.txt" --kappa-column 3 --sky --box 50 --rmax 5 --nbins 2
 
 # Per-point neighbour counts (issue 3): set,index,count[,wsum]; a pair counts for both of its points.
@@ -267,6 +267,63 @@ explains 1 -- "$tb" neighbours --data "$work/box.txt" --box 50 --rmax 4 --backen
 explains 1 -- "$tb" matrix --data "$work/b200.txt" --backend cpu
 explains 1 -- "$tb" matrix --data "$work/s3.txt" --sky --backend cpu
 expect 2 'explain' -- "$tb" generate uniform -n 10 -o "$work/g.txt" --explain
+
+# kde: kernel sums and regression from the command line against a float64 brute force (1e-12).
+python3 - "$work/kde.txt" <<'PY'
+import random, sys
+random.seed(11)
+with open(sys.argv[1], "w") as f:
+    for i in range(300):
+        f.write(f"{random.uniform(0, 20)!r} {random.uniform(0, 20)!r} {random.uniform(0, 20)!r} "
+                f"{0.5 + (i % 3) * 0.25} {random.gauss(0, 1)!r}\n")
+PY
+kde_check() {  # kde_check KERNEL EXTRA...: the table against the brute force
+  local kernel=$1
+  shift
+  "$tb" kde --data "$work/kde.txt" --columns 1,2,3 --weights-column 4 --value-column 5 --bandwidth 1.5 \
+    --kernel "$kernel" "$@" --backend cpu >"$work/kde.csv" 2>/dev/null &&
+    python3 - "$work/kde.txt" "$work/kde.csv" "$kernel" "$@" <<'PY'
+import csv, math, sys
+pts = [list(map(float, l.split())) for l in open(sys.argv[1])]
+rows = list(csv.DictReader(open(sys.argv[2])))
+kernel, extra = sys.argv[3], sys.argv[4:]
+box = float(extra[extra.index("--box") + 1]) if "--box" in extra else None
+h = 1.5
+cut = 5 * h if kernel == "gaussian" else h
+def dist2(a, b):
+    s = 0.0
+    for k in range(3):
+        d = a[k] - b[k]
+        if box:
+            d -= box * round(d / box)
+        s += d * d
+    return s
+bad = 0
+for i, p in enumerate(pts):
+    den = num = 0.0
+    for j, q in enumerate(pts):
+        r2 = dist2(p, q)
+        if j == i or r2 >= cut * cut:
+            continue
+        r = math.sqrt(r2)
+        k = math.exp(-r * r / (2 * h * h)) if kernel == "gaussian" else max(0.0, 1 - r * r / (h * h))
+        den += q[3] * k
+        num += q[3] * k * q[4]
+    got = float(rows[i]["density"])
+    reg = float(rows[i]["regression"])
+    want_reg = num / den if den else float("nan")
+    if abs(got - den) > 1e-12 * abs(den) + 1e-300:
+        bad += 1
+    if not (math.isnan(reg) and math.isnan(want_reg)) and abs(reg - want_reg) > 1e-12 * abs(want_reg) + 1e-12:
+        bad += 1
+sys.exit(1 if bad or len(rows) != len(pts) else 0)
+PY
+}
+check "kde gaussian, open, weighted, regression = brute force" kde_check gaussian
+check "kde epanechnikov, periodic box = brute force" kde_check epanechnikov --box 20
+expect 2 '--bandwidth: -1 must be positive and finite' -- "$tb" kde --data "$work/kde.txt" --bandwidth -1
+expect 4 'the value column and the weight column must differ' -- "$tb" kde --data "$work/kde.txt" --bandwidth 1 --weights-column 4 --value-column 4
+explains 1 -- "$tb" kde --data "$work/kde.txt" --columns 1,2,3 --bandwidth 1 --backend cpu
 
 if [[ -n "$shared" && -f "$shared/Mr19_mock_northonly.rdcz.ff" ]]; then
   check "shared mock angular first bin" "[ \$(\"$tb\" angular --data \"$shared/Mr19_mock_northonly.rdcz.ff\" --bins \"$shared/angular_bins_corrfunc.txt\" | sed -n 2p | cut -d, -f3) -eq 1468 ]"
