@@ -30,6 +30,10 @@ RunOptions cpu_opts() {
 const std::vector<double>& column(const CorrelationResult& r, const std::string& name) {
   for (const auto& c : r.derived)
     if (c.name == name) return c.values;
+  // w(θ)'s estimates are named w_* (estimate_name): the same column under its sky name.
+  if (name.rfind("xi_", 0) == 0)
+    for (const auto& c : r.derived)
+      if (c.name == "w_" + name.substr(3)) return c.values;
   ADD_FAILURE() << "no column " << name;
   static const std::vector<double> none;
   return none;

@@ -87,6 +87,10 @@ void expect_near_rel(double got, double want, double tol, const std::string& wha
 const std::vector<double>& column(const BinnedResult& r, const std::string& name) {
   for (const auto& c : r.derived)
     if (c.name == name) return c.values;
+  // w(θ)'s estimates are named w_* (estimate_name): the same column under its sky name.
+  if (name.rfind("xi_", 0) == 0)
+    for (const auto& c : r.derived)
+      if (c.name == "w_" + name.substr(3)) return c.values;
   throw std::runtime_error("no column " + name);
 }
 

@@ -164,6 +164,8 @@ const Command<Clustering2DOptions> rppi_command{
     .features = {.variable = "r_p"},
     .add_options = add_rppi_options,
     .run = [](const Clustering2DOptions& s, const Context& c) { count_pairs_2d(s, c, rppi_bins); },
+    .examples =
+        "  twobody rppi --data builtin:clustered-box:20000 --box 1000 --rmin 1 --rmax 50 --nbins 8 --log --pimax 40\n",
 };
 
 const Command<Clustering2DOptions> smu_command{
@@ -172,6 +174,8 @@ const Command<Clustering2DOptions> smu_command{
     .features = {.variable = "s"},
     .add_options = add_smu_options,
     .run = [](const Clustering2DOptions& s, const Context& c) { count_pairs_2d(s, c, smu_bins); },
+    .examples =
+        "  twobody smu --data builtin:clustered-box:20000 --box 1000 --rmax 50 --nbins 10 --nmu-bins 10\n",
 };
 
 const Command<Clustering2DOptions> xi_rppi_command{
@@ -184,6 +188,8 @@ const Command<Clustering2DOptions> xi_rppi_command{
           add_estimator_options(cmd, s);
         },
     .run = [](const Clustering2DOptions& s, const Context& c) { correlate_2d(s, rppi_bins, false, c.bar); },
+    .examples =
+        "  twobody xi-rppi --data builtin:clustered-box:20000 --box 1000 --rmin 1 --rmax 50 --nbins 8 --log --pimax 40\n",
 };
 
 const Command<Clustering2DOptions> wp_command{
@@ -196,6 +202,9 @@ const Command<Clustering2DOptions> wp_command{
           add_estimator_options(cmd, s);
         },
     .run = [](const Clustering2DOptions& s, const Context& c) { correlate_2d(s, rppi_bins, true, c.bar); },
+    .examples =
+        "  twobody wp --data builtin:clustered-box:20000 --box 1000 --rmin 1 --rmax 50 --nbins 8 --log --pimax 40\n"
+        "  twobody wp --data builtin:clustered-box:20000 --randoms builtin:uniform-box:40000 --rmin 1 --rmax 50 --nbins 8 --log --pimax 40\n",
 };
 
 const Command<Clustering2DOptions> xi_smu_command{
@@ -210,6 +219,8 @@ const Command<Clustering2DOptions> xi_smu_command{
                        "one row per s bin: the multipoles xi0, xi2, xi4 (midpoint rule in mu)");
         },
     .run = [](const Clustering2DOptions& s, const Context& c) { correlate_2d(s, smu_bins, s.multipoles, c.bar); },
+    .examples =
+        "  twobody xi-smu --data builtin:clustered-box:20000 --box 1000 --rmax 50 --nbins 10 --nmu-bins 10 --multipoles\n",
 };
 
 }  // namespace

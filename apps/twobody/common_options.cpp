@@ -73,7 +73,10 @@ void add_common_options(CLI::App& app, CommonOptions& o, const Features& f) {
       ->check(CLI::IsMember({"auto", "brute", "grid"}));
   app.add_option("--threads", o.threads, "CPU threads (default: all)")->check(non_negative_number);
   app.add_option("-o,--output", o.output, "output file (default: standard output)");
-  app.add_option("--format", o.format, "csv | json | table")->check(CLI::IsMember({"csv", "json", "table"}));
+  app.add_option("--format", o.format,
+                 "csv | json | table (six significant digits); default: from -o's extension (.json, .txt for "
+                 "a table, .csv), csv otherwise")
+      ->check(CLI::IsMember({"csv", "json", "table"}));
   app.add_flag("--explain", o.explain, "print the plan of each run it makes (backend, traversal, tiles) to stderr");
 }
 
@@ -224,7 +227,13 @@ RunOptions make_run_options(const CommonOptions& o, ProgressBar& bar) {
 
 void emit(const Table& t, const CommonOptions& o) {
   if (!cli_writes_output()) return;
-  const TableFormat f = parse_table_format(o.format);
+  std::string format = o.format;
+  if (format.empty()) {
+    std::string ext = std::filesystem::path(o.output).extension().string();
+    for (char& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    format = ext == ".json" ? "json" : ext == ".txt" ? "table" : "csv";
+  }
+  const TableFormat f = parse_table_format(format);
   write_output(o.output, [&](std::ostream& out) { write_table(out, t, f); });
 }
 

@@ -30,7 +30,7 @@ struct CommonOptions {
   std::string path = "auto";
   int threads = 0;
   std::string output;
-  std::string format = "csv";
+  std::string format;  // empty: from the output's extension (.json, .txt: table), else csv
   bool explain = false;
   bool ravg = false;  // --ravg: the mean separation per bin (RunOptions::mean_separation)
   std::size_t max_pairs = std::size_t(1) << 31;

@@ -90,6 +90,9 @@ const Command<CorrelationOptions> xi_command{
           finish_correlation(correlation(a, r, bins, space, box, weighted, make_run_options(o, c.bar), request, reuse),
                              s, space, box, weighted, c.bar);
         },
+    .examples =
+        "  twobody xi --data builtin:clustered-box:20000 --box 1000 --rmin 1 --rmax 100 --nbins 10 --log\n"
+        "  twobody xi --data builtin:clustered-box:20000 --randoms builtin:uniform-box:40000 --rmin 1 --rmax 100 --nbins 10 --log --jackknife 8\n",
 };
 
 const Command<CorrelationOptions> wtheta_command{
@@ -130,6 +133,9 @@ const Command<CorrelationOptions> wtheta_command{
                                          weighted, make_run_options(o, c.bar), jackknife_request(e.jk), reuse),
                              s, CorrelationSpace::Sky, std::nullopt, weighted, c.bar);
         },
+    .examples =
+        "  twobody wtheta --data builtin:clustered-sky:20000 --randoms builtin:uniform-sky:40000 --rmin 0.01 --rmax 10 --nbins 10 --log\n"
+        "  twobody wtheta --data builtin:clustered-sky:20000 --randoms builtin:uniform-sky:40000 --rmin 0.1 --rmax 10 --nbins 8 --log --jackknife 8 --covariance cov.txt\n",
 };
 
 }  // namespace

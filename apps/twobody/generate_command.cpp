@@ -62,6 +62,9 @@ const Command<GenerateOptions> generate_command{
     .help = "write a test catalogue (uniform, clustered or concentrated)",
     .add_options = add_options,
     .run = write_catalogue,
+    .examples =
+        "  twobody generate clustered -n 100000 --box 1000 --seed 1 -o galaxies.npy\n"
+        "  twobody generate uniform --sky -n 200000 --seed 2 -o randoms.txt\n",
 };
 
 }  // namespace

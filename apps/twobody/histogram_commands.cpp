@@ -33,6 +33,9 @@ const Command<HistogramOptions> sdh_command{
                                                                   : sdh_default_binning(a, o.nbins ? o.nbins : 256);
           finish(sdh(a, bins, make_run_options(o, c.bar)), o, c.bar);
         },
+    .examples =
+        "  twobody sdh --data builtin:clustered-box:20000 --nbins 64\n"
+        "  twobody sdh --data builtin:uniform-box:20000 --rmax 200 --nbins 20 --format table\n",
 };
 
 const Command<HistogramOptions> paircount_command{
@@ -54,6 +57,9 @@ const Command<HistogramOptions> paircount_command{
           const bool weighted = o.weight_column > 0;
           finish(paircount(l.a, l.cross ? &l.b : nullptr, bins, box, weighted, make_run_options(o, c.bar)), o, c.bar);
         },
+    .examples =
+        "  twobody paircount --data builtin:clustered-box:20000 --rmin 1 --rmax 100 --nbins 10 --log\n"
+        "  twobody paircount --data builtin:clustered-box:20000 --data2 builtin:uniform-box:20000 --box 1000 --rmax 50 --nbins 5\n",
 };
 
 const Command<HistogramOptions> rdf_command{
@@ -74,6 +80,8 @@ const Command<HistogramOptions> rdf_command{
           }
           finish(rdf(l.a, l.cross ? &l.b : nullptr, bins, box, make_run_options(o, c.bar)), o, c.bar);
         },
+    .examples =
+        "  twobody rdf --data builtin:uniform-box:20000 --box 1000 --rmax 100 --nbins 20\n",
 };
 
 const Command<HistogramOptions> angular_command{
@@ -90,6 +98,9 @@ const Command<HistogramOptions> angular_command{
           const bool weighted = o.weight_column > 0;
           finish(angular(l.a, l.cross ? &l.b : nullptr, bins, weighted, make_run_options(o, c.bar)), o, c.bar);
         },
+    .examples =
+        "  twobody angular --data builtin:clustered-sky:20000 --rmin 0.01 --rmax 10 --nbins 10 --log\n"
+        "  twobody angular --data builtin:clustered-sky:20000 --data2 builtin:uniform-sky:20000 --rmax 5 --nbins 5 --format table\n",
 };
 
 }  // namespace

@@ -59,6 +59,9 @@ const Command<MatrixOptions> matrix_command{
           if (!cli_writes_output()) return;
           write_matrix(o.output, r.rows, r.cols, r.matrix);
         },
+    .examples =
+        "  twobody matrix --data builtin:uniform-box:500 -o distances.npy\n"
+        "  twobody matrix --data builtin:uniform-sky:300 --sky -o angles.txt\n",
 };
 
 }  // namespace

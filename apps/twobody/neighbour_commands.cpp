@@ -63,6 +63,9 @@ const Command<NeighbourOptions> neighbours_command{
           t.meta["rmax"] = range.hi();
           emit(t, o);
         },
+    .examples =
+        "  twobody neighbours --data builtin:clustered-box:20000 --box 1000 --rmax 10\n"
+        "  twobody neighbours --data builtin:clustered-box:20000 --data2 builtin:uniform-box:5000 --rmax 20 -o counts.csv\n",
 };
 
 struct KdeCommandOptions {
@@ -88,11 +91,6 @@ void add_kde_options(CLI::App& cmd, KdeCommandOptions& s) {
                  "sum K y / sum K over the partners (cross: the other set's values)")
       ->check(positive_number);
   cmd.get_option("--weights-column")->description("1-based column of per-point weights w_j: density sums w_j K");
-  cmd.footer(
-      "Examples:\n"
-      "  twobody generate clustered -n 100000 --box 100 -o atoms.txt\n"
-      "  twobody kde --data atoms.txt --bandwidth 2 -o density.csv\n"
-      "  twobody kde --data atoms.txt --bandwidth 2 --kernel epanechnikov --box 100 --format table");
 }
 
 void run_kde(const KdeCommandOptions& s, const Context& c) {
@@ -133,6 +131,9 @@ const Command<KdeCommandOptions> kde_command{
     .features = {},
     .add_options = add_kde_options,
     .run = run_kde,
+    .examples =
+        "  twobody kde --data builtin:clustered-box:20000 --bandwidth 5\n"
+        "  twobody kde --data builtin:clustered-box:20000 --bandwidth 5 --kernel epanechnikov --box 1000 -o density.csv\n",
 };
 
 }  // namespace

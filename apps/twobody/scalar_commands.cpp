@@ -76,6 +76,9 @@ const Command<ScalarOptions> kk_command{
           c.bar.finish();
           emit(binned_table(r), o);
         },
+    .examples =
+        "  twobody generate clustered -n 20000 --box 100 --seed 1 -o field.txt\n"
+        "  twobody kk --data field.txt --kappa-column 3 --rmax 20 --nbins 10\n",
 };
 
 const Command<ScalarOptions> nk_command{
@@ -116,6 +119,10 @@ const Command<ScalarOptions> nk_command{
           c.bar.finish();
           emit(binned_table(x), o);
         },
+    .examples =
+        "  twobody generate clustered -n 20000 --box 100 --seed 1 -o field.txt\n"
+        "  twobody generate clustered -n 5000 --box 100 --seed 2 -o lenses.txt\n"
+        "  twobody nk --data lenses.txt --columns 1,2 --data2 field.txt --kappa-column 3 --rmax 20 --nbins 10\n",
 };
 
 }  // namespace

@@ -42,6 +42,8 @@ struct Command {
   // Its own options, after the common ones (their order is the help text's); null: none.
   void (*add_options)(CLI::App& cmd, State& s) = nullptr;
   void (*run)(const State& s, const Context& c) = nullptr;
+  // Runnable examples, one command a line, printed at the end of --help (tests/cli: each runs).
+  const char* examples = nullptr;
 };
 
 // An entry of the table: a descriptor and the state its options are parsed into.
@@ -54,6 +56,7 @@ class Subcommand {
           CLI::App* cmd = app.add_subcommand(c.name, c.help);
           if constexpr (TakesCommonOptions<State>) add_common_options(*cmd, state->o, c.features);
           if (c.add_options) c.add_options(*cmd, *state);
+          if (c.examples) cmd->footer(std::string("Examples:\n") + c.examples);
           cmd->callback([c, state, &bar, cmd] {
             refuse_outputs_over_inputs(*cmd);
             c.run(*state, Context{c.features, bar});

@@ -105,6 +105,10 @@ struct CorrelationResult : BinnedResult {
 // cross-correlation's counts (`cross`) are D1D2 (dd), ΣD1R2 (dr), ΣR1D2 (rd) and ΣR1_iR2_j (rr),
 // and a cross-correlation reuses only a cross-correlation's R1R2 (an auto-correlation's RR only an
 // auto-correlation's).
+// An estimate column's name: xi_<what> (xi alone for an empty `what`), or w_<what> on the sky
+// (w(θ)): "xi_landy_szalay", "w_jk_sigma".
+std::string estimate_name(CorrelationSpace space, const std::string& what);
+
 struct SavedCounts {
   // 2: a cross-correlation's counts (an older twobody, which knows auto-correlations only, must not
   // read one as an RR); an auto-correlation's are still written as version 1. Both are read.

@@ -26,6 +26,8 @@ class PointSet {
  public:
   PointSet() = default;
   PointSet(int dim, std::size_t n);
+  // The points whose coordinate d is columns[d] (all of one length), taken without a copy.
+  static PointSet from_columns(std::vector<std::vector<double>> columns);
 
   int dim() const noexcept { return dim_; }
   std::size_t size() const noexcept { return n_; }

@@ -19,6 +19,21 @@ PointSet::PointSet(int dim, std::size_t n) : dim_(dim), n_(n) {
   float_.resize(dim);
 }
 
+PointSet PointSet::from_columns(std::vector<std::vector<double>> columns) {
+  const int dim = static_cast<int>(columns.size());
+  if (dim < 1 || dim > kMaxDim)
+    throw_config(fmt::format("points must have 1 to {} coordinates, not {}", kMaxDim, dim));
+  for (const auto& c : columns)
+    if (c.size() != columns[0].size())
+      throw Error(ErrorKind::Internal, "PointSet::from_columns: columns of different lengths");
+  PointSet p;
+  p.dim_ = dim;
+  p.n_ = columns[0].size();
+  p.coords_ = std::move(columns);
+  p.float_.resize(dim);
+  return p;
+}
+
 void PointSet::set_weights(std::vector<double> w) {
   if (!w.empty() && w.size() != n_)
     throw_input(fmt::format("{} weights given for {} points", w.size(), n_));

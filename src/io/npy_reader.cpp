@@ -4,13 +4,59 @@
 #include <cstdint>
 #include <cstring>
 #include <regex>
+#include <string_view>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include "twobody/detail/io/raw_table.hpp"
 
 namespace twobody {
 
+namespace {
+
+// The file mapped read-only (a .npy is read at the disk's speed, its array converted once, in
+// parallel, into the columns: no copy of the file in memory).
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw_input(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+      ::close(fd);
+      throw_input(fmt::format("{}: {}", path, S_ISDIR(st.st_mode) ? "is a directory" : "cannot read"));
+    }
+    size_ = static_cast<std::size_t>(st.st_size);
+    if (size_ == 0) {
+      ::close(fd);
+      throw_input(fmt::format("{}: the file is empty", path));
+    }
+    void* m = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    ::close(fd);
+    if (m == MAP_FAILED) throw_input(fmt::format("{}: cannot map: {}", path, std::strerror(errno)));
+    data_ = static_cast<const char*>(m);
+    ::madvise(m, size_, MADV_SEQUENTIAL);
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile() { ::munmap(const_cast<char*>(data_), size_); }
+  std::string_view view() const { return {data_, size_}; }
+
+ private:
+  const char* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+}  // namespace
+
 RawTable read_npy(const std::string& path) {
-  const std::string s = read_whole_file(path);
+  const MappedFile file(path);
+  const std::string_view s = file.view();
   if (s.size() < 10 || std::memcmp(s.data(), "\x93NUMPY", 6) != 0)
     throw_input(fmt::format("{}: not a NumPy .npy file (bad magic)", path));
   const int major = static_cast<unsigned char>(s[6]);
@@ -26,7 +72,7 @@ RawTable read_npy(const std::string& path) {
     hstart = 12;
   }
   if (hstart + hlen > s.size()) throw_input(fmt::format("{}: truncated .npy header", path));
-  const std::string header = s.substr(hstart, hlen);
+  const std::string header(s.substr(hstart, hlen));
   std::smatch m;
   if (!std::regex_search(header, m, std::regex(R"('descr'\s*:\s*'([^']*)')")))
     throw_input(fmt::format("{}: the .npy header has no 'descr' (a structured or object array?)", path));
@@ -66,16 +112,22 @@ RawTable read_npy(const std::string& path) {
   t.row_word = "row";
   t.cols.assign(ncols, std::vector<double>(rows));
   const char* p = s.data() + data;
-  for (std::size_t r = 0; r < rows; ++r)
-    for (std::size_t c = 0; c < ncols; ++c) {
-      const std::size_t idx = fortran ? c * rows + r : r * ncols + c;
-      double v;
-      if (kind == "f" && width == 8) { std::memcpy(&v, p + 8 * idx, 8); }
-      else if (kind == "f") { float f; std::memcpy(&f, p + 4 * idx, 4); v = f; }
-      else if (width == 8) { std::int64_t i; std::memcpy(&i, p + 8 * idx, 8); v = static_cast<double>(i); }
-      else { std::int32_t i; std::memcpy(&i, p + 4 * idx, 4); v = i; }
-      t.cols[c][r] = v;
-    }
+  const auto convert = [&](auto tag) {
+    using T = decltype(tag);
+    const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(rows);
+#pragma omp parallel for schedule(static) if (rows > 100000)
+    for (std::ptrdiff_t r = 0; r < n; ++r)
+      for (std::size_t c = 0; c < ncols; ++c) {
+        const std::size_t idx = fortran ? c * rows + static_cast<std::size_t>(r) : static_cast<std::size_t>(r) * ncols + c;
+        T v;
+        std::memcpy(&v, p + sizeof(T) * idx, sizeof(T));
+        t.cols[c][static_cast<std::size_t>(r)] = static_cast<double>(v);
+      }
+  };
+  if (kind == "f" && width == 8) convert(double{});
+  else if (kind == "f") convert(float{});
+  else if (width == 8) convert(std::int64_t{});
+  else convert(std::int32_t{});
   return t;
 }
 

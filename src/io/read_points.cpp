@@ -128,27 +128,10 @@ Catalogue read_catalogue(const std::string& path, const ReadOptions& opt) {
   if (static_cast<int>(cols.size()) > kMaxDim)
     throw_config(fmt::format("{}: {} coordinate columns; at most {} are supported (select with "
                              "--columns)", path, cols.size(), kMaxDim));
-  out.points = PointSet(static_cast<int>(cols.size()), t.rows);
-  PointSet& p = out.points;
-  for (std::size_t d = 0; d < cols.size(); ++d) {
-    const auto& src = t.column(cols[d]);
-    std::copy(src.begin(), src.end(), p.coord(static_cast<int>(d)).begin());
-  }
-  if (opt.weight_column > 0) p.set_weights(t.column(opt.weight_column));
-  // Non-finite values are reported with the line they came from.
-  for (std::size_t d = 0; d < cols.size(); ++d) t.check_finite(cols[d], path);
+  // Every check first (a non-finite value reported with the line it came from), then the columns
+  // move into the points: a column used once is never copied.
+  for (int c : cols) t.check_finite(c, path);
   if (opt.weight_column > 0) t.check_finite(opt.weight_column, path);
-  if (opt.region_column > 0) {
-    const auto& v = t.column(opt.region_column);
-    std::vector<std::int32_t> labels(v.size());
-    for (std::size_t r = 0; r < v.size(); ++r) {
-      if (!(v[r] >= 0 && v[r] <= 2147483647.0 && v[r] == std::floor(v[r])))
-        throw_input(fmt::format("{}: region label '{}' in column {} is not a non-negative integer",
-                                t.where(r, path), v[r], opt.region_column));
-      labels[r] = static_cast<std::int32_t>(v[r]);
-    }
-    p.set_regions(std::move(labels));
-  }
   for (int c : opt.value_columns) {
     if (c < 1 || c > t.ncols)
       throw_input(fmt::format("{}: value column {} was asked for but the file has {} column(s)", path, c, t.ncols));
@@ -156,8 +139,29 @@ Catalogue read_catalogue(const std::string& path, const ReadOptions& opt) {
       throw_config(fmt::format("{}: column {} is both a coordinate and a value column", path, c));
     if (c == opt.weight_column) throw_config(fmt::format("{}: column {} is both the weight and a value column", path, c));
     t.check_finite(c, path);
-    out.values.push_back(t.column(c));
   }
+  std::vector<std::int32_t> labels;
+  if (opt.region_column > 0) {
+    const auto& v = t.column(opt.region_column);
+    labels.resize(v.size());
+    for (std::size_t r = 0; r < v.size(); ++r) {
+      if (!(v[r] >= 0 && v[r] <= 2147483647.0 && v[r] == std::floor(v[r])))
+        throw_input(fmt::format("{}: region label '{}' in column {} is not a non-negative integer",
+                                t.where(r, path), v[r], opt.region_column));
+      labels[r] = static_cast<std::int32_t>(v[r]);
+    }
+  }
+  std::vector<int> uses(static_cast<std::size_t>(t.ncols) + 1, 0);
+  for (int c : cols) ++uses[c];
+  if (opt.weight_column > 0) ++uses[opt.weight_column];
+  for (int c : opt.value_columns) ++uses[c];
+  const auto take = [&](int c) { return --uses[c] == 0 ? std::move(t.cols[c - 1]) : t.cols[c - 1]; };
+  std::vector<std::vector<double>> coords;
+  for (int c : cols) coords.push_back(take(c));
+  out.points = PointSet::from_columns(std::move(coords));
+  if (opt.weight_column > 0) out.points.set_weights(take(opt.weight_column));
+  if (opt.region_column > 0) out.points.set_regions(std::move(labels));
+  for (int c : opt.value_columns) out.values.push_back(take(c));
   out.names = t.names;
   return out;
 }

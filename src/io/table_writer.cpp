@@ -85,10 +85,12 @@ Table per_point_table(const Result& r) {
 
 namespace {
 
-std::string cell(const TableColumn& c, std::size_t row) {
+// CSV: the shortest representation that reads back to the same double. The aligned table is for
+// reading: six significant digits (counts stay whole).
+std::string cell(const TableColumn& c, std::size_t row, bool for_reading = false) {
   if (const auto* u = std::get_if<std::vector<std::uint64_t>>(&c.values)) return fmt::format("{}", (*u)[row]);
-  // Shortest representation that reads back to the same double.
-  return fmt::format("{}", std::get<std::vector<double>>(c.values)[row]);
+  const double v = std::get<std::vector<double>>(c.values)[row];
+  return for_reading ? fmt::format("{:.6g}", v) : fmt::format("{}", v);
 }
 
 }  // namespace
@@ -115,13 +117,14 @@ void write_table(std::ostream& out, const Table& t, TableFormat f) {
   std::vector<std::size_t> width;
   for (const auto& c : t.columns) {
     std::size_t w = c.name.size();
-    for (std::size_t r = 0; r < n; ++r) w = std::max(w, cell(c, r).size());
+    for (std::size_t r = 0; r < n; ++r) w = std::max(w, cell(c, r, true).size());
     width.push_back(w);
   }
   for (std::size_t c = 0; c < t.columns.size(); ++c) out << fmt::format("{:>{}}  ", t.columns[c].name, width[c]);
   out << '\n';
   for (std::size_t r = 0; r < n; ++r) {
-    for (std::size_t c = 0; c < t.columns.size(); ++c) out << fmt::format("{:>{}}  ", cell(t.columns[c], r), width[c]);
+    for (std::size_t c = 0; c < t.columns.size(); ++c)
+      out << fmt::format("{:>{}}  ", cell(t.columns[c], r, true), width[c]);
     out << '\n';
   }
 }

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <string_view>
+#include <algorithm>
 
 #include "twobody/detail/io/raw_table.hpp"
 
@@ -79,67 +80,148 @@ std::optional<double> parse_number(std::string_view token, const std::string& wh
 
 }  // namespace
 
+namespace {
+
+// One line's fields (comments stripped), with the NUL check; empty for a blank or comment line.
+std::vector<Field> line_fields(std::string_view line, const std::string& path, std::size_t lineno) {
+  if (const auto h = line.find('#'); h != std::string_view::npos) line = line.substr(0, h);
+  if (const auto z = line.find('\0'); z != std::string_view::npos)
+    throw_input(fmt::format("{}:{}: column {}: a NUL byte (a binary file? .npy and .ff files need their extension)",
+                            path, lineno, split_fields(line.substr(0, z)).size() + 1));
+  return split_fields(line);
+}
+
+// The data lines of text[begin, end) (whole lines, the first numbered `lineno`), `ncols` numbers
+// each, row after row into `values`; the first error is kept with its line, and parsing stops.
+struct ParsedChunk {
+  std::vector<double> values;
+  std::vector<std::size_t> lines;
+  std::size_t error_line = 0;  // 0: none
+  std::string error;
+};
+void parse_chunk(std::string_view text, std::size_t lineno, int ncols, const std::string& path, ParsedChunk& out) {
+  std::size_t pos = 0;
+  try {
+    for (; pos < text.size(); ++lineno) {
+      std::size_t end = text.find('\n', pos);
+      if (end == std::string_view::npos) end = text.size();
+      const std::vector<Field> fields = line_fields(text.substr(pos, end - pos), path, lineno);
+      pos = end + 1;
+      if (fields.empty()) continue;
+      const std::string where = fmt::format("{}:{}", path, lineno);
+      for (const Field& f : fields) {
+        if (f.text.empty()) throw_input(fmt::format("{}: column {} is empty", where, f.column));
+        const auto v = parse_number(f.text, where, f.column);
+        if (!v) throw_input(fmt::format("{}: column {}: '{}' is not a number", where, f.column, shown(f.text)));
+        out.values.push_back(*v);
+      }
+      if (static_cast<int>(fields.size()) != ncols) throw_input(fmt::format("{}: {} columns", where, fields.size()));
+      out.lines.push_back(lineno);
+    }
+  } catch (const Error& e) {
+    out.error_line = lineno;
+    out.error = e.what();
+  }
+}
+
+}  // namespace
+
 RawTable read_text(const std::string& path) {
-  std::string text = read_whole_file(path);
+  const std::string text = read_whole_file(path);
   RawTable t;
   std::size_t pos = 0;
   if (text.rfind("\xEF\xBB\xBF", 0) == 0) pos = 3;  // a UTF-8 byte-order mark (spreadsheets write one)
   if (text.size() >= 2 && (text.rfind("\xFF\xFE", 0) == 0 || text.rfind("\xFE\xFF", 0) == 0))
     throw_input(fmt::format("{}: the file is UTF-16 text (a byte-order mark FF FE or FE FF): save it as UTF-8 or ASCII",
                             path));
-  std::vector<double> row;
-  std::size_t lineno = 0;
-  bool header_possible = true;  // the first line with fields may be a header of names
+  // The first line with fields: a header of names (all words), or the first data line, which sets
+  // the number of columns.
+  std::size_t lineno = 1;
+  std::size_t data_begin = text.size(), data_line = 0;
   while (pos < text.size()) {
     std::size_t end = text.find('\n', pos);
     if (end == std::string::npos) end = text.size();
-    std::string_view line(text.data() + pos, end - pos);
+    const std::vector<Field> fields = line_fields(std::string_view(text).substr(pos, end - pos), path, lineno);
+    if (!fields.empty()) {
+      const std::string where = fmt::format("{}:{}", path, lineno);
+      std::size_t numbers = 0;
+      for (const Field& f : fields) {
+        if (f.text.empty()) throw_input(fmt::format("{}: column {} is empty", where, f.column));
+        numbers += parse_number(f.text, where, f.column).has_value();
+      }
+      t.ncols = static_cast<int>(fields.size());
+      if (numbers == 0) {  // a header
+        for (const Field& f : fields) t.names.emplace_back(f.text);
+        data_begin = end + 1;
+        data_line = lineno + 1;
+      } else {
+        if (numbers != fields.size())  // numbers and words: neither a header nor a data line
+          for (const Field& f : fields)
+            if (!parse_number(f.text, where, f.column))
+              throw_input(fmt::format("{}: column {}: '{}' is not a number", where, f.column, shown(f.text)));
+        data_begin = pos;
+        data_line = lineno;
+      }
+      break;
+    }
     pos = end + 1;
     ++lineno;
-    if (const auto h = line.find('#'); h != std::string_view::npos) line = line.substr(0, h);
-    if (const auto z = line.find('\0'); z != std::string_view::npos)
-      throw_input(fmt::format("{}:{}: column {}: a NUL byte (a binary file? .npy and .ff files need their extension)",
-                              path, lineno, split_fields(line.substr(0, z)).size() + 1));
-    const std::vector<Field> fields = split_fields(line);
-    if (fields.empty()) continue;  // blank or comment line
-    const std::string where = fmt::format("{}:{}", path, lineno);
-    row.clear();
-    bool names = header_possible;
-    for (const Field& f : fields) {
-      if (f.text.empty()) throw_input(fmt::format("{}: column {} is empty", where, f.column));
-      const auto v = parse_number(f.text, where, f.column);
-      if (v) {
-        names = false;
-        row.push_back(*v);
-      } else if (!header_possible) {
-        throw_input(fmt::format("{}: column {}: '{}' is not a number", where, f.column, shown(f.text)));
-      }
-    }
-    if (header_possible && !names && row.size() != fields.size()) {
-      // Numbers and words mixed on the first line: neither a header nor a data line.
-      for (const Field& f : fields)
-        if (!parse_number(f.text, where, f.column))
-          throw_input(fmt::format("{}: column {}: '{}' is not a number", where, f.column, shown(f.text)));
-    }
-    header_possible = false;
-    if (names) {
-      for (const Field& f : fields) t.names.emplace_back(f.text);
-      t.ncols = static_cast<int>(fields.size());
-      t.cols.resize(t.ncols);
-      continue;
-    }
-    if (t.cols.empty()) {
-      t.ncols = static_cast<int>(row.size());
-      t.cols.resize(t.ncols);
-    } else if (static_cast<int>(row.size()) != t.ncols) {
-      throw_input(fmt::format("{}: {} columns, but the {} has {}", where, row.size(),
-                              t.names.empty() ? "first data line" : "header", t.ncols));
-    }
-    for (int c = 0; c < t.ncols; ++c) t.cols[c].push_back(row[c]);
-    t.line_of_row.push_back(lineno);
-    ++t.rows;
   }
-  if (t.rows == 0) throw_input(fmt::format("{}: no data lines (only blanks, comments or a header)", path));
+  if (t.ncols == 0 || data_begin >= text.size())
+    throw_input(fmt::format("{}: no data lines (only blanks, comments or a header)", path));
+
+  // The data in chunks of whole lines, parsed in parallel; each chunk's first line number from
+  // the newlines before it.
+  const std::string_view data = std::string_view(text).substr(data_begin);
+  const std::size_t target = std::size_t(1) << 22;  // ~4 MB a chunk
+  std::vector<std::size_t> starts{0};
+  while (starts.back() < data.size()) {
+    std::size_t next = std::min(data.size(), starts.back() + target);
+    if (next < data.size()) {
+      const std::size_t nl = data.find('\n', next);
+      next = nl == std::string_view::npos ? data.size() : nl + 1;
+    }
+    starts.push_back(next);
+  }
+  const std::ptrdiff_t nchunks = static_cast<std::ptrdiff_t>(starts.size()) - 1;
+  std::vector<std::size_t> newlines(static_cast<std::size_t>(nchunks) + 1, 0);
+  std::vector<ParsedChunk> chunks(static_cast<std::size_t>(nchunks));
+#pragma omp parallel for schedule(dynamic, 1) if (nchunks > 1)
+  for (std::ptrdiff_t c = 0; c < nchunks; ++c) {
+    const auto piece = data.substr(starts[c], starts[c + 1] - starts[c]);
+    newlines[static_cast<std::size_t>(c) + 1] = static_cast<std::size_t>(std::count(piece.begin(), piece.end(), '\n'));
+  }
+  for (std::ptrdiff_t c = 0; c < nchunks; ++c) newlines[c + 1] += newlines[c];
+#pragma omp parallel for schedule(dynamic, 1) if (nchunks > 1)
+  for (std::ptrdiff_t c = 0; c < nchunks; ++c)
+    parse_chunk(data.substr(starts[c], starts[c + 1] - starts[c]), data_line + newlines[c], t.ncols, path,
+                chunks[static_cast<std::size_t>(c)]);
+  std::size_t rows = 0;
+  for (const ParsedChunk& c : chunks) {
+    if (!c.error.empty()) {
+      // (A count of fields other than the first line's, said with the first data line's count.)
+      if (c.error.ends_with(" columns"))
+        throw_input(fmt::format("{}, but the {} has {}", c.error, t.names.empty() ? "first data line" : "header",
+                                t.ncols));
+      throw_input(c.error);
+    }
+    rows += c.lines.size();
+  }
+  if (rows == 0) throw_input(fmt::format("{}: no data lines (only blanks, comments or a header)", path));
+  t.rows = rows;
+  t.cols.assign(static_cast<std::size_t>(t.ncols), std::vector<double>(rows));
+  t.line_of_row.resize(rows);
+  std::vector<std::size_t> first_row(chunks.size() + 1, 0);
+  for (std::size_t c = 0; c < chunks.size(); ++c) first_row[c + 1] = first_row[c] + chunks[c].lines.size();
+#pragma omp parallel for schedule(dynamic, 1) if (nchunks > 1)
+  for (std::ptrdiff_t c = 0; c < nchunks; ++c) {
+    const ParsedChunk& k = chunks[static_cast<std::size_t>(c)];
+    const std::size_t r0 = first_row[static_cast<std::size_t>(c)];
+    for (std::size_t r = 0; r < k.lines.size(); ++r) {
+      t.line_of_row[r0 + r] = k.lines[r];
+      for (int j = 0; j < t.ncols; ++j) t.cols[static_cast<std::size_t>(j)][r0 + r] = k.values[r * t.ncols + j];
+    }
+  }
   return t;
 }
 

@@ -85,8 +85,8 @@ CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>&
     out.raw = std::move(c.dd);
     add_mean_separation_columns(out);
     if (out.jackknife) {
-      out.derived.push_back({"xi_jk_mean", out.jackknife->mean});
-      out.derived.push_back({"xi_jk_sigma", out.jackknife->sigma});
+      out.derived.push_back({estimate_name(space, "jk_mean"), out.jackknife->mean});
+      out.derived.push_back({estimate_name(space, "jk_sigma"), out.jackknife->sigma});
     }
     clock.stamp(out.raw, &c);
     return out;
@@ -113,10 +113,10 @@ CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>&
     out.derived.push_back({"wdr", c.wdr});
     out.derived.push_back({"wrr", c.wrr});
   }
-  out.derived.push_back({"xi_natural", nat});
-  out.derived.push_back({"xi_davis_peebles", dp});
-  out.derived.push_back({"xi_hamilton", ham});
-  out.derived.push_back({"xi_landy_szalay", ls});
+  out.derived.push_back({estimate_name(space, "natural"), nat});
+  out.derived.push_back({estimate_name(space, "davis_peebles"), dp});
+  out.derived.push_back({estimate_name(space, "hamilton"), ham});
+  out.derived.push_back({estimate_name(space, "landy_szalay"), ls});
   if (c.jackknife) {
     JackknifeResult& J = *c.jackknife;
     J.estimator = jk.estimator;
@@ -129,8 +129,8 @@ CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>&
   out.raw = std::move(c.dd);
   add_mean_separation_columns(out);
   if (c.jackknife) {
-    out.derived.push_back({"xi_jk_mean", c.jackknife->mean});
-    out.derived.push_back({"xi_jk_sigma", c.jackknife->sigma});
+    out.derived.push_back({estimate_name(space, "jk_mean"), c.jackknife->mean});
+    out.derived.push_back({estimate_name(space, "jk_sigma"), c.jackknife->sigma});
     out.jackknife = std::move(c.jackknife);
   }
   clock.stamp(out.raw, &c);

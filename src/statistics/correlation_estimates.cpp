@@ -133,4 +133,9 @@ AnalyticEstimate analytic_box_estimate(CorrelationCounts& c, const PointSet& dat
 
 }  // namespace detail
 
+std::string estimate_name(CorrelationSpace space, const std::string& what) {
+  const std::string base = space == CorrelationSpace::Sky ? "w" : "xi";
+  return what.empty() ? base : base + "_" + what;
+}
+
 }  // namespace twobody

@@ -396,16 +396,16 @@ CorrelationResult cross_correlation(const PointSet& data1, const PointSet& data2
   out.analytic_rr = e.analytic;
   out.derived = e.count_columns(weighted);
   if (e.analytic) {
-    out.derived.push_back({"xi", e.xi});
+    out.derived.push_back({estimate_name(space, ""), e.xi});
   } else {
-    out.derived.push_back({"xi_natural", e.natural});
-    out.derived.push_back({"xi_davis_peebles", e.davis_peebles});
-    out.derived.push_back({"xi_hamilton", e.hamilton});
-    out.derived.push_back({"xi_landy_szalay", e.landy_szalay});
+    out.derived.push_back({estimate_name(space, "natural"), e.natural});
+    out.derived.push_back({estimate_name(space, "davis_peebles"), e.davis_peebles});
+    out.derived.push_back({estimate_name(space, "hamilton"), e.hamilton});
+    out.derived.push_back({estimate_name(space, "landy_szalay"), e.landy_szalay});
   }
   if (e.jackknife) {
-    out.derived.push_back({"xi_jk_mean", e.jackknife->mean});
-    out.derived.push_back({"xi_jk_sigma", e.jackknife->sigma});
+    out.derived.push_back({estimate_name(space, "jk_mean"), e.jackknife->mean});
+    out.derived.push_back({estimate_name(space, "jk_sigma"), e.jackknife->sigma});
     out.jackknife = std::move(e.jackknife);
   }
   out.raw = std::move(e.dd);

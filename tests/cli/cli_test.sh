@@ -85,7 +85,7 @@ check "xi columns" "\"$tb\" xi --data \"$work/box.txt\" --randoms \"$work/box.tx
 check "xi cross: four counts and four estimators" "\"$tb\" xi --data \"$work/box.txt\" --data2 \"$work/box2.txt\" --randoms \"$work/ran2.txt\" --randoms2 builtin:uniform-box:2000 --rmin 1 --rmax 10 --nbins 3 | head -1 | grep -qx 'lo,hi,npairs,d1r2,r1d2,r1r2,xi_natural,xi_davis_peebles,xi_hamilton,xi_landy_szalay'"
 check "xi cross in a box without randoms is analytic" "\"$tb\" xi --data \"$work/box.txt\" --data2 \"$work/box2.txt\" --box 50 --rmin 1 --rmax 10 --nbins 3 --jackknife 8 | head -1 | grep -q 'npairs,rr,xi,xi_jk_mean,xi_jk_sigma'"
 check "xi cross --ravg: the D1D2 pairs' ravg" "\"$tb\" xi --data \"$work/box.txt\" --data2 \"$work/box2.txt\" --randoms \"$work/ran2.txt\" --randoms2 builtin:uniform-box:2000 --rmin 1 --rmax 10 --nbins 3 --ravg | head -1 | grep -qx 'lo,hi,npairs,d1r2,r1d2,r1r2,xi_natural,xi_davis_peebles,xi_hamilton,xi_landy_szalay,ravg,meanlogr'"
-check "wtheta cross with a jackknife" "\"$tb\" wtheta --data \"$work/sky.npy\" --data2 builtin:clustered-sky:2000 --randoms builtin:uniform-sky:2500 --randoms2 builtin:uniform-sky:2200 --rmin 0.1 --rmax 5 --nbins 4 --log --jackknife 4 | head -1 | grep -q 'xi_landy_szalay,xi_jk_mean,xi_jk_sigma'"
+check "wtheta cross with a jackknife" "\"$tb\" wtheta --data \"$work/sky.npy\" --data2 builtin:clustered-sky:2000 --randoms builtin:uniform-sky:2500 --randoms2 builtin:uniform-sky:2200 --rmin 0.1 --rmax 5 --nbins 4 --log --jackknife 4 | head -1 | grep -q 'w_landy_szalay,w_jk_mean,w_jk_sigma'"
 check "wp cross: projected cross-correlation" "\"$tb\" wp --data \"$work/box.txt\" --data2 \"$work/box2.txt\" --randoms \"$work/ran2.txt\" --randoms2 builtin:uniform-box:2000 --rmin 1 --rmax 10 --nbins 3 --pimax 10 | head -1 | grep -qx 'rp_lo,rp_hi,wp'"
 check "xi-smu cross in a box, analytic, with a jackknife" "\"$tb\" xi-smu --data \"$work/box.txt\" --data2 \"$work/box2.txt\" --box 50 --rmax 10 --nbins 2 --nmu-bins 4 --jackknife 8 | head -1 | grep -q 'npairs,rr,xi,xi_jk_mean,xi_jk_sigma'"
 expect 4 'goes with --data2' -- "$tb" xi --data "$work/box.txt" --randoms "$work/ran2.txt" --randoms2 "$work/ran2.txt" --rmax 5 --nbins 2
@@ -101,8 +101,8 @@ expect 4 "analytic RR of a box is not counted" -- "$tb" xi --data "$work/box.txt
 # Jackknife errors (seed 003): regions from a column or assigned; covariance file and JSON.
 "$tb" generate clustered --sky -n 1500 --seed 5 -o "$work/jd.txt"
 "$tb" generate uniform --sky -n 3000 --seed 6 -o "$work/jr.txt"
-check "wtheta jackknife columns" "\"$tb\" wtheta --data \"$work/jd.txt\" --randoms \"$work/jr.txt\" --rmin 0.5 --rmax 10 --nbins 4 --log --jackknife 6 | head -1 | grep -qx 'lo,hi,npairs,dr,rr,xi_natural,xi_davis_peebles,xi_hamilton,xi_landy_szalay,xi_jk_mean,xi_jk_sigma'"
-check "wtheta covariance file and json" "\"$tb\" wtheta --data \"$work/jd.txt\" --randoms \"$work/jr.txt\" --rmin 0.5 --rmax 10 --nbins 4 --log --jackknife 6 --covariance \"$work/cov.txt\" --format json -o \"$work/jk.json\" && python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); k=j[\"jackknife\"]; c=[[float(v) for v in l.split()] for l in open(sys.argv[2]) if not l.startswith(\"#\")]; assert k[\"regions\"]==6 and k[\"estimator\"]==\"landy-szalay\" and len(c)==4 and all(len(r)==4 for r in c) and all(abs(c[i][i]**0.5-j[\"columns\"][\"xi_jk_sigma\"][i])<=1e-12*abs(c[i][i]**0.5) for i in range(4)) and c==k[\"covariance\"]' \"$work/jk.json\" \"$work/cov.txt\""
+check "wtheta jackknife columns" "\"$tb\" wtheta --data \"$work/jd.txt\" --randoms \"$work/jr.txt\" --rmin 0.5 --rmax 10 --nbins 4 --log --jackknife 6 | head -1 | grep -qx 'lo,hi,npairs,dr,rr,w_natural,w_davis_peebles,w_hamilton,w_landy_szalay,w_jk_mean,w_jk_sigma'"
+check "wtheta covariance file and json" "\"$tb\" wtheta --data \"$work/jd.txt\" --randoms \"$work/jr.txt\" --rmin 0.5 --rmax 10 --nbins 4 --log --jackknife 6 --covariance \"$work/cov.txt\" --format json -o \"$work/jk.json\" && python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); k=j[\"jackknife\"]; c=[[float(v) for v in l.split()] for l in open(sys.argv[2]) if not l.startswith(\"#\")]; assert k[\"regions\"]==6 and k[\"estimator\"]==\"landy-szalay\" and len(c)==4 and all(len(r)==4 for r in c) and all(abs(c[i][i]**0.5-j[\"columns\"][\"w_jk_sigma\"][i])<=1e-12*abs(c[i][i]**0.5) for i in range(4)) and c==k[\"covariance\"]' \"$work/jk.json\" \"$work/cov.txt\""
 # The 2x2x2 cells of --jackknife 8, written as labels (row-major, the last axis fastest).
 awk '!/^#/{print $1, $2, $3, 4*int($1/25) + 2*int($2/25) + int($3/25)}' "$work/box.txt" >"$work/boxl.txt"
 "$tb" generate uniform -n 3000 --box 50 --seed 4 -o "$work/boxr.txt"
@@ -119,7 +119,7 @@ expect 4 'saved RR cannot be reused: the counts have jackknife regions' -- "$tb"
 expect 4 'saved RR cannot be reused: counted in box space, this run is in sky' -- "$tb" wtheta --data "$work/jd.txt" --randoms "$work/jr.txt" --rmax 6 --nbins 3 --rr "$work/xi-counts.json"
 expect 3 'not a readable counts file' -- "$tb" xi --data "$work/box.txt" --randoms "$work/boxr.txt" --box 50 --rmax 6 --nbins 3 --rr "$work/box.txt"
 check "paircount --ravg columns" "\"$tb\" paircount --data \"$work/box.txt\" --rmax 6 --nbins 3 --ravg | head -1 | grep -qx 'lo,hi,npairs,ravg,meanlogr'"
-check "wtheta --ravg columns" "\"$tb\" wtheta --data \"$work/jd.txt\" --randoms \"$work/jr.txt\" --rmin 0.5 --rmax 10 --nbins 4 --log --ravg | head -1 | grep -qx 'lo,hi,npairs,dr,rr,xi_natural,xi_davis_peebles,xi_hamilton,xi_landy_szalay,ravg,meanlogr'"
+check "wtheta --ravg columns" "\"$tb\" wtheta --data \"$work/jd.txt\" --randoms \"$work/jr.txt\" --rmin 0.5 --rmax 10 --nbins 4 --log --ravg | head -1 | grep -qx 'lo,hi,npairs,dr,rr,w_natural,w_davis_peebles,w_hamilton,w_landy_szalay,ravg,meanlogr'"
 printf '1 2 3 0\n4 5 6 -2\n' >"$work/neglabel.txt"
 printf '1 2 3 0\n4 5 6 1.5\n' >"$work/fraclabel.txt"
 printf '1 2 3 0\n4 5 6 9\n' >"$work/otherlabel.txt"
@@ -324,6 +324,18 @@ check "kde epanechnikov, periodic box = brute force" kde_check epanechnikov --bo
 expect 2 '--bandwidth: -1 must be positive and finite' -- "$tb" kde --data "$work/kde.txt" --bandwidth -1
 expect 4 'the value column and the weight column must differ' -- "$tb" kde --data "$work/kde.txt" --bandwidth 1 --weights-column 4 --value-column 4
 explains 1 -- "$tb" kde --data "$work/kde.txt" --columns 1,2,3 --bandwidth 1 --backend cpu
+
+# Every subcommand's --help ends with examples, and each example runs (in order, in a scratch folder).
+for cmd in sdh paircount rdf angular xi wtheta rppi smu xi-rppi wp xi-smu kk nk neighbours kde matrix generate; do
+  mkdir -p "$work/examples-$cmd"
+  examples=$("$tb" "$cmd" --help | sed -n '/^Examples:/,$p' | sed -n 's/^  twobody //p')
+  check "$cmd --help has examples" "[[ -n \"\$examples\" ]]"
+  while read -r line; do
+    [[ -z $line ]] && continue
+    read -ra args <<<"$line"
+    check "example: twobody $line" "(cd \"$work/examples-$cmd\" && \"$tb\" ${args[*]} >/dev/null 2>&1)"
+  done <<<"$examples"
+done
 
 if [[ -n "$shared" && -f "$shared/Mr19_mock_northonly.rdcz.ff" ]]; then
   check "shared mock angular first bin" "[ \$(\"$tb\" angular --data \"$shared/Mr19_mock_northonly.rdcz.ff\" --bins \"$shared/angular_bins_corrfunc.txt\" | sed -n 2p | cut -d, -f3) -eq 1468 ]"
