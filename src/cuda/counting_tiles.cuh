@@ -324,67 +324,19 @@ __device__ __forceinline__ void bin_group(const PairKernelArgs<Proxy, Exact>& ar
   }
 }
 
-// Count: one group of 32 partners (s_b[g .. g + 31]) against the thread's anchors, the sign bits
-// added up; the group is visited again, its pairs inside the band settled in float64, only when
-// its smallest |s'| lies within the band.
-template <int D, bool Lo, class Proxy, class Exact>
-__device__ __forceinline__ void count_group(const PairKernelArgs<Proxy, Exact>& args, const CountingTilesShape& shape,
-                                            const float4* s_b, const CountingAnchors& an, unsigned (&c_hi)[kPerThread],
-                                            unsigned (&c_lo)[kPerThread], std::uint32_t jt, int g, std::uint32_t j1,
-                                            long long& fix, unsigned long long& n_settled) {
-  float worst[2] = {HUGE_VALF, HUGE_VALF};  // the smallest |s'|
-  float worst_lo = HUGE_VALF;
-#pragma unroll 4
-  for (int t = 0; t < 32; ++t) {
-    const float4 b = s_b[g + t];
-#pragma unroll
-    for (int r = 0; r < kPerThread; ++r) {
-      const float s = gram<D>(an.a[r], an.ca[r], b);
-      c_hi[r] += __float_as_uint(s) >> 31;
-      worst[r & 1] = fminf(worst[r & 1], fabsf(s));
-      if constexpr (Lo) {
-        const float sl = __fadd_rn(s, shape.t_diff);
-        c_lo[r] += __float_as_uint(sl) >> 31;
-        worst_lo = fminf(worst_lo, fabsf(sl));
-      }
-    }
-  }
-  // Rare: the group's pairs within the band go to their float64 bin (anchors unrolled: an indexed
-  // register array would live in local memory).
-  if (fminf(worst[0], worst[1]) <= shape.band_hi || worst_lo <= shape.band_lo) {
-#pragma unroll 1
-    for (int t = 0; t < 32; ++t) {
-      const float4 b = s_b[g + t];
-#pragma unroll
-      for (int r = 0; r < kPerThread; ++r) {
-        const float s = gram<D>(an.a[r], an.ca[r], b);
-        const float sl = __fadd_rn(s, shape.t_diff);
-        if ((fabsf(s) <= shape.band_hi || (Lo && fabsf(sl) <= shape.band_lo)) && an.ia[r] < args.A.n && jt + g + t < j1) {
-          const int fast = static_cast<int>(s < 0.f) - static_cast<int>(Lo && sl < 0.f);
-          fix += static_cast<int>(settle_pair<D>(args, an.ia[r], jt + g + t, n_settled) >= 0) - fast;
-        }
-      }
-    }
-  }
-}
-
 // One pair's verdict with its float64 settlement, for diagonal tiles.
 template <int D, bool Hist, bool Lo, bool Clamp, class Proxy, class Exact>
 __device__ __forceinline__ void settle_diagonal_pair(const PairKernelArgs<Proxy, Exact>& args,
                                                      const CountingTilesShape& shape, const LaneCounters& hist,
                                                      const float (&a)[3], float ca, float4 b, std::uint32_t i,
                                                      std::uint32_t j, long long& fix, unsigned long long& n_settled) {
+  // (Histograms only: the counts' diagonal is counting_tiles_count.cuh's, and the kernel's Reduce
+  // instantiations return before they reach this.)
   if constexpr (Hist) {
     const float d = bin_distance<Clamp>(squared<D>(a, b), shape);
     int k = static_cast<int>(slot_bits(d, shape) - __float_as_uint(kRoundingMagic));
     if (guard_bits(d, shape) >= shape.guard_limit) k = settle_pair<D>(args, i, j, n_settled);
     if (k >= 0 && k < args.nbins) atomicAdd(&hist.s_hist[(k + 1) * hist.copies + hist.lane_copy], 1u);
-  } else {
-    const float s = gram<D>(a, ca, b);
-    const float sl = __fadd_rn(s, shape.t_diff);
-    const bool unsure = fabsf(s) <= shape.band_hi || (Lo && fabsf(sl) <= shape.band_lo);
-    fix += unsure ? static_cast<int>(settle_pair<D>(args, i, j, n_settled) >= 0)
-                  : static_cast<int>(s < 0.f) - static_cast<int>(Lo && sl < 0.f);
   }
 }
 }  // namespace counting_detail
@@ -422,16 +374,13 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 3 : 
 
   unsigned long long n_settled = 0, total = 0;
   unsigned queued = 0;  // histogram, marked words: pairs in this warp's queue (the same in every lane)
-  long long fix = 0;  // Reduce: float64 verdicts minus sign-bit ones (revisits), and diagonal tiles
+  long long fix = 0;  // (counts' only: 0 here; the end is the count body's, so the machine code stays as measured)
 
   for (TileItem item; claim_tile_item(args, s_item, kAnchors, item);) {
     const std::uint32_t i0 = item.i0, j0 = item.j0, j1 = item.j1;
     if (args.is_auto && j1 <= i0 + 1) continue;
     CountingAnchors an;
     load_counting_anchors<D, kHist>(args, shape, i0, an);
-    unsigned c_hi[kPerThread], c_lo[kPerThread];  // Reduce: sign bits this item (< 2^32: kChunk partners)
-#pragma unroll
-    for (int r = 0; r < kPerThread; ++r) c_hi[r] = c_lo[r] = 0;
 
     for (std::uint32_t jt = first_wanted_subtile(args.is_auto, i0, j0); jt < j1; jt += kThreads) {
       __syncthreads();
@@ -440,10 +389,7 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 3 : 
       if (!args.is_auto || jt >= i0 + kAnchors) {
         // Every pair of the sub-tile is wanted (sentinels stand for missing points).
         for (int g = 0; g < kThreads; g += 32) {
-          if constexpr (kHist)
-            bin_group<D, Clamp, PairFlags>(args, shape, hist, s_b, s_queue, an, jt, g, j1, queued, n_settled);
-          else
-            count_group<D, Lo>(args, shape, s_b, an, c_hi, c_lo, jt, g, j1, fix, n_settled);
+          bin_group<D, Clamp, PairFlags>(args, shape, hist, s_b, s_queue, an, jt, g, j1, queued, n_settled);
         }
       } else {
         // On the diagonal: pair by pair, j > i, real points only.
@@ -466,13 +412,8 @@ __global__ void __launch_bounds__(kThreads, Mode == OutputMode::Histogram ? 3 : 
       settle_queued_pairs<D, Clamp>(args, shape, hist, s_queue, queued, n_settled);
       queued = 0;
     }
-    if constexpr (kHist) {
-      // 32-bit shared counters hold at most kAnchors x kChunk = 2^23 pairs: flushed every item.
-      flush_histogram_copies(args, s_hist, nslots, copies);
-    } else {
-#pragma unroll
-      for (int r = 0; r < kPerThread; ++r) total += c_hi[r] - c_lo[r];
-    }
+    // 32-bit shared counters hold at most kAnchors x kChunk = 2^23 pairs: flushed every item.
+    flush_histogram_copies(args, s_hist, nslots, copies);
   }
 
   total += static_cast<unsigned long long>(fix);  // modular: the grand total is right
