@@ -1,6 +1,7 @@
 #include "correlation_options.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <fstream>
 #include <iostream>
@@ -154,6 +155,14 @@ nlohmann::json jackknife_meta(const JackknifeResult& j, const std::vector<double
 void note_region_layout(const JackknifeResult& j, const JackknifeOptions& jk) {
   if (static_cast<int>(j.regions) != jk.regions && jk.regions > 0)
     std::cerr << "twobody: note: jackknife regions: " << j.layout << '\n';
+  std::vector<std::string> empty;
+  for (std::size_t r = 0; r < j.n_data.size(); ++r)
+    if (j.n_data[r] == 0) empty.push_back(j.labels.empty() ? std::to_string(r) : std::to_string(j.labels[r]));
+  if (!empty.empty())
+    std::cerr << fmt::format("twobody: note: jackknife region{} {} of {} hold{} no data points: leaving {} out removes "
+                             "random points only (fewer regions, or --regions-column, spread the data)\n",
+                             empty.size() > 1 ? "s" : "", fmt::join(empty, ", "), j.regions,
+                             empty.size() > 1 ? "" : "s", empty.size() > 1 ? "one" : "it");
 }
 
 }  // namespace twobody::cli

@@ -29,16 +29,11 @@ double lap(Clock::time_point& t) {
 }
 
 // The jackknife's setting (regions, layout, centres, labels), the data's points per region and
-// every region count and normalisation at zero, for `nb` bins.
-// Errors: a region without data points (Error(Input)).
+// every region count and normalisation at zero, for `nb` bins. A region may hold no data points
+// (clustered data in cells of the box): leaving it out removes its random points only, a sample as
+// well defined as any (JackknifeResult::n_data says which; the CLI notes them).
 JackknifeResult start_jackknife(const RegionSums& data, const RegionLabeller& labeller, std::size_t nb, bool weighted) {
   const std::size_t R = labeller.regions;
-  for (std::size_t r = 0; r < R; ++r)
-    if (data.n[r] == 0) {
-      const std::string name = labeller.numbering ? fmt::format("region label {}", labeller.numbering->labels[r])
-                                                  : fmt::format("region {} of {}", r, labeller.layout);
-      throw_input(fmt::format("{} holds no data points: every jackknife region needs data (use fewer regions)", name));
-    }
   JackknifeResult J;
   J.regions = R;
   J.layout = labeller.layout;
