@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <filesystem>
@@ -225,8 +226,32 @@ RunOptions make_run_options(const CommonOptions& o, ProgressBar& bar) {
   return r;
 }
 
+namespace {
+// A NaN in a result is said on stderr, once, with its usual reason: a ratio over an empty bin.
+void note_nan_columns(const Table& t) {
+  std::vector<std::string> where;
+  for (const TableColumn& c : t.columns) {
+    const auto* v = std::get_if<std::vector<double>>(&c.values);
+    if (!v) continue;
+    std::vector<std::size_t> rows;
+    for (std::size_t r = 0; r < v->size(); ++r)
+      if (std::isnan((*v)[r])) rows.push_back(r + 1);
+    if (rows.empty()) continue;
+    const bool more = rows.size() > 6;
+    if (more) rows.resize(6);
+    where.push_back(fmt::format("{} (row{} {}{})", c.name, rows.size() > 1 ? "s" : "", fmt::join(rows, ", "),
+                                more ? ", ..." : ""));
+  }
+  if (!where.empty())
+    std::cerr << fmt::format("twobody: note: NaN in {}: a ratio whose denominator is zero there (no pairs in the bin, "
+                             "no random pairs, no partner, or weights summing to zero)\n",
+                             fmt::join(where, ", "));
+}
+}  // namespace
+
 void emit(const Table& t, const CommonOptions& o) {
   if (!cli_writes_output()) return;
+  note_nan_columns(t);
   std::string format = o.format;
   if (format.empty()) {
     std::string ext = std::filesystem::path(o.output).extension().string();

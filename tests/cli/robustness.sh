@@ -175,5 +175,10 @@ err=$("$tb" paircount --data named.txt --rmax 10 --nbins 2 2>&1 >named.csv)
 if [[ $err =~ "column 4 not used" && $(sed -n 2p named.csv) == "0,5,3" ]]; then ok; else bad "default columns: $err $(cat named.csv)"; fi
 if "$tb" paircount --data named.txt --columns x,y,w --rmax 10 --nbins 2 >named2.csv 2>/dev/null; then ok; else bad "--columns by name"; fi
 
+# A NaN in a result (one data point: no pairs, so no mean separation) is said on stderr.
+printf '1 2 3\n' >one.txt
+err=$("$tb" paircount --data one.txt --rmax 2 --nbins 2 --ravg 2>&1 >/dev/null)
+if [[ $err =~ "NaN in ravg (rows 1, 2)" ]]; then ok; else bad "NaN not said: $err"; fi
+
 echo "$pass passed, $fail failed"
 ((fail == 0))
