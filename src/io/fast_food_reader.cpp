@@ -44,12 +44,19 @@ RawTable read_fast_food(const std::string& path) {
   std::int32_t ngal;
   std::memcpy(&ngal, idat.data() + 4, 4);
   if (ngal <= 0) throw_input(fmt::format("{}: the fast-food header gives {} points", path, ngal));
+  if (static_cast<std::size_t>(ngal) > s.size() / 4)
+    throw_input(fmt::format("{}: the fast-food header gives {} points, more than the file of {} bytes holds", path,
+                            ngal, s.size()));
   rr.next();  // fdat
   rr.next();  // znow
   RawTable t;
   t.rows = static_cast<std::size_t>(ngal);
   while (!rr.done()) {
     const auto rec = rr.next();
+    // (The record's size is checked before anything is allocated: a header may claim any count.)
+    if (rec.size() != t.rows * 8 && rec.size() != t.rows * 4)
+      throw_input(fmt::format("{}: column record {} has {} bytes, not {} points of 4 or 8 bytes", path, t.ncols + 1,
+                              rec.size(), t.rows));
     std::vector<double> col(t.rows);
     if (rec.size() == t.rows * 8) {
       std::memcpy(col.data(), rec.data(), rec.size());
