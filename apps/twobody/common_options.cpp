@@ -210,11 +210,9 @@ RunOptions make_run_options(const CommonOptions& o, ProgressBar& bar) {
   r.backend = o.backend;
   r.mean_separation = o.ravg;
   r.path = o.path;
-  r.threads = o.threads;
-  if (const int procs = omp_get_num_procs(); o.threads > procs) {
+  r.threads = o.threads;  // (the engine caps it at the processors; the note says so)
+  if (const int procs = omp_get_num_procs(); o.threads > procs)
     std::cerr << fmt::format("twobody: note: --threads {} capped at the {} processors of this machine\n", o.threads, procs);
-    r.threads = procs;
-  }
   r.max_pairs = o.max_pairs;
   r.distribution = cli_distribution();
   if (bar.enabled()) r.progress = [&bar](double f) { bar.update(f); };

@@ -14,6 +14,10 @@ namespace twobody {
 
 enum class FileFormat { Auto, Text, Npy, FastFood };
 
+// The format a path's extension names, in any case: .npy, .ff, otherwise text (the readers' Auto,
+// and the writers' choice between .npy and text).
+FileFormat format_of(const std::string& path);
+
 struct ReadOptions {
   FileFormat format = FileFormat::Auto;  // Auto: by extension (.npy, .ff, any case), otherwise text
   std::vector<int> columns;              // 1-based; empty: see column_names, then default_columns

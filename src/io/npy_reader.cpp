@@ -6,9 +6,7 @@
 #include <regex>
 #include <string_view>
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -24,13 +22,8 @@ namespace {
 class MappedFile {
  public:
   explicit MappedFile(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw_input(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
     struct stat st {};
-    if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
-      ::close(fd);
-      throw_input(fmt::format("{}: {}", path, S_ISDIR(st.st_mode) ? "is a directory" : "cannot read"));
-    }
+    const int fd = open_input(path, st);
     size_ = static_cast<std::size_t>(st.st_size);
     if (size_ == 0) {
       ::close(fd);

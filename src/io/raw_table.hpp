@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+
 #include <fmt/format.h>
 
 #include "twobody/error.hpp"
@@ -39,6 +41,9 @@ struct RawTable {
   }
 };
 
+// A file opened for reading and its status, or Error(Input) with the reason (no such file, no
+// permission, a directory). The caller closes the descriptor.
+int open_input(const std::string& path, struct stat& st);
 std::string read_whole_file(const std::string& path);
 RawTable read_text(const std::string& path);
 RawTable read_npy(const std::string& path);

@@ -25,14 +25,6 @@ namespace twobody {
 
 namespace {
 
-FileFormat detect(const std::string& path) {
-  std::string ext = std::filesystem::path(path).extension().string();
-  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (ext == ".npy") return FileFormat::Npy;
-  if (ext == ".ff") return FileFormat::FastFood;
-  return FileFormat::Text;
-}
-
 // The coordinate columns: given, by name, or by default.
 std::vector<int> choose_columns(const RawTable& t, const ReadOptions& opt, const std::string& path,
                                 std::vector<int>& unused) {
@@ -59,6 +51,14 @@ std::vector<int> choose_columns(const RawTable& t, const ReadOptions& opt, const
 }
 }  // namespace
 
+FileFormat format_of(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (ext == ".npy") return FileFormat::Npy;
+  if (ext == ".ff") return FileFormat::FastFood;
+  return FileFormat::Text;
+}
+
 std::vector<int> parse_column_list(const std::string& spec) {
   std::vector<int> cols;
   std::stringstream ss(spec);
@@ -74,16 +74,25 @@ std::vector<int> parse_column_list(const std::string& spec) {
   return cols;
 }
 
+int open_input(const std::string& path, struct stat& st) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw_input(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  st = {};
+  if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+    const int err = errno;
+    ::close(fd);
+    if (S_ISDIR(st.st_mode)) throw_input(fmt::format("{}: is a directory", path));
+    throw_input(fmt::format("{}: cannot read: {}", path, std::strerror(err)));
+  }
+  return fd;
+}
+
 std::string read_whole_file(const std::string& path) {
   // "-": standard input (text only: the format is not known from a name).
   const bool standard_input = path == "-";
-  const int fd = standard_input ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw_input(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    throw_input(fmt::format("{}: is a directory", path));
-  }
+  if (standard_input) ::fstat(STDIN_FILENO, &st);
+  const int fd = standard_input ? STDIN_FILENO : open_input(path, st);
   std::string s;
   if (S_ISREG(st.st_mode)) s.reserve(static_cast<std::size_t>(st.st_size));
   std::vector<char> buf(1 << 20);
@@ -106,7 +115,7 @@ std::string read_whole_file(const std::string& path) {
 PointSet read_points(const std::string& path, const ReadOptions& opt) { return read_catalogue(path, opt).points; }
 
 Catalogue read_catalogue(const std::string& path, const ReadOptions& opt) {
-  const FileFormat fmt_ = opt.format == FileFormat::Auto ? detect(path) : opt.format;
+  const FileFormat fmt_ = opt.format == FileFormat::Auto ? format_of(path) : opt.format;
   RawTable t;
   switch (fmt_) {
     case FileFormat::Npy: t = read_npy(path); break;

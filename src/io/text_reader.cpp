@@ -78,10 +78,6 @@ std::optional<double> parse_number(std::string_view token, const std::string& wh
   return v;
 }
 
-}  // namespace
-
-namespace {
-
 // One line's fields (comments stripped), with the NUL check; empty for a blank or comment line.
 std::vector<Field> line_fields(std::string_view line, const std::string& path, std::size_t lineno) {
   if (const auto h = line.find('#'); h != std::string_view::npos) line = line.substr(0, h);
@@ -91,15 +87,16 @@ std::vector<Field> line_fields(std::string_view line, const std::string& path, s
   return split_fields(line);
 }
 
-// The data lines of text[begin, end) (whole lines, the first numbered `lineno`), `ncols` numbers
-// each, row after row into `values`; the first error is kept with its line, and parsing stops.
+// The data lines of `text` (whole lines, the first numbered `lineno`), `ncols` numbers each (as
+// `reference`, the header or the first data line, has), row after row into `values`; the first
+// error is kept, and parsing stops there.
 struct ParsedChunk {
   std::vector<double> values;
   std::vector<std::size_t> lines;
-  std::size_t error_line = 0;  // 0: none
-  std::string error;
+  std::string error;  // empty: none
 };
-void parse_chunk(std::string_view text, std::size_t lineno, int ncols, const std::string& path, ParsedChunk& out) {
+void parse_chunk(std::string_view text, std::size_t lineno, int ncols, const char* reference, const std::string& path,
+                 ParsedChunk& out) {
   std::size_t pos = 0;
   try {
     for (; pos < text.size(); ++lineno) {
@@ -115,11 +112,11 @@ void parse_chunk(std::string_view text, std::size_t lineno, int ncols, const std
         if (!v) throw_input(fmt::format("{}: column {}: '{}' is not a number", where, f.column, shown(f.text)));
         out.values.push_back(*v);
       }
-      if (static_cast<int>(fields.size()) != ncols) throw_input(fmt::format("{}: {} columns", where, fields.size()));
+      if (static_cast<int>(fields.size()) != ncols)
+        throw_input(fmt::format("{}: {} columns, but the {} has {}", where, fields.size(), reference, ncols));
       out.lines.push_back(lineno);
     }
   } catch (const Error& e) {
-    out.error_line = lineno;
     out.error = e.what();
   }
 }
@@ -194,17 +191,11 @@ RawTable read_text(const std::string& path) {
   for (std::ptrdiff_t c = 0; c < nchunks; ++c) newlines[c + 1] += newlines[c];
 #pragma omp parallel for schedule(dynamic, 1) if (nchunks > 1)
   for (std::ptrdiff_t c = 0; c < nchunks; ++c)
-    parse_chunk(data.substr(starts[c], starts[c + 1] - starts[c]), data_line + newlines[c], t.ncols, path,
-                chunks[static_cast<std::size_t>(c)]);
+    parse_chunk(data.substr(starts[c], starts[c + 1] - starts[c]), data_line + newlines[c], t.ncols,
+                t.names.empty() ? "first data line" : "header", path, chunks[static_cast<std::size_t>(c)]);
   std::size_t rows = 0;
   for (const ParsedChunk& c : chunks) {
-    if (!c.error.empty()) {
-      // (A count of fields other than the first line's, said with the first data line's count.)
-      if (c.error.ends_with(" columns"))
-        throw_input(fmt::format("{}, but the {} has {}", c.error, t.names.empty() ? "first data line" : "header",
-                                t.ncols));
-      throw_input(c.error);
-    }
+    if (!c.error.empty()) throw_input(c.error);  // the chunks in file order: the earliest error
     rows += c.lines.size();
   }
   if (rows == 0) throw_input(fmt::format("{}: no data lines (only blanks, comments or a header)", path));

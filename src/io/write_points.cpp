@@ -1,7 +1,6 @@
 #include <fmt/format.h>
 
 #include <cstdint>
-#include <filesystem>
 #include <ostream>
 
 #include "twobody/error.hpp"
@@ -11,11 +10,7 @@ namespace twobody {
 
 namespace {
 
-bool is_npy(const std::string& path) {
-  auto ext = std::filesystem::path(path).extension().string();
-  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return ext == ".npy";
-}
+bool is_npy(const std::string& path) { return format_of(path) == FileFormat::Npy; }
 
 // A NumPy .npy version 1.0 header for a C-order float64 array of rows x cols.
 void write_npy_header(std::ostream& out, std::size_t rows, std::size_t cols) {
