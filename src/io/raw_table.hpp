@@ -32,12 +32,17 @@ struct RawTable {
 
   void check_finite(int c, const std::string& path) const {
     const auto& v = column(c);
-    for (std::size_t r = 0; r < v.size(); ++r)
-      if (!std::isfinite(v[r])) {
-        if (!line_of_row.empty())
-          throw_input(fmt::format("{}:{}: non-finite value '{}' in column {}", path, line_of_row[r], v[r], c));
-        throw_input(fmt::format("{}: {} {} has a non-finite value '{}' in column {}", path, row_word, r + 1, v[r], c));
-      }
+    // The first non-finite row, found in parallel (a serial pass was a fifth of a large .npy read).
+    const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(v.size());
+    std::ptrdiff_t first = n;
+#pragma omp parallel for reduction(min : first) schedule(static) if (n > 100000)
+    for (std::ptrdiff_t i = 0; i < n; ++i)
+      if (!std::isfinite(v[static_cast<std::size_t>(i)]) && i < first) first = i;
+    if (first == n) return;
+    const std::size_t r = static_cast<std::size_t>(first);
+    if (!line_of_row.empty())
+      throw_input(fmt::format("{}:{}: non-finite value '{}' in column {}", path, line_of_row[r], v[r], c));
+    throw_input(fmt::format("{}: {} {} has a non-finite value '{}' in column {}", path, row_word, r + 1, v[r], c));
   }
 };
 
