@@ -45,10 +45,13 @@ const CLI::Validator positive_number = number_check(false);
 const CLI::Validator non_negative_number = number_check(true);
 
 void add_common_options(CLI::App& app, CommonOptions& o, const Features& f) {
-  app.add_option("--data", o.data, "catalogue: text (.txt/.csv/.dat), .npy, Corrfunc .ff, or builtin:NAME")
+  app.add_option("--data", o.data,
+                 "catalogue: text (.txt/.csv/.dat), .npy, Corrfunc .ff, HDF5 (FILE.h5[:/DATASET]), FITS "
+                 "(FILE.fits[:HDU]), or builtin:NAME")
       ->required();
   app.add_option("--columns", o.columns,
-                 fmt::format("coordinate columns, 1-based numbers (1,2,3) or a header line's names (x,y,z); "
+                 fmt::format("coordinate columns, 1-based numbers (1,2,3) or names (x,y,z: a header line, HDF5 fields, FITS "
+                             "columns); "
                              "default: the first {} columns but the weight column",
                              *f.columns_default ? "two (RA, Dec)" : "three"));
   if (f.second_set) {
@@ -75,9 +78,9 @@ void add_common_options(CLI::App& app, CommonOptions& o, const Features& f) {
   app.add_option("--threads", o.threads, "CPU threads (default: all)")->check(non_negative_number);
   app.add_option("-o,--output", o.output, "output file (default: standard output)");
   app.add_option("--format", o.format,
-                 "csv | json | table (six significant digits); default: from -o's extension (.json, .txt for "
-                 "a table, .csv), csv otherwise")
-      ->check(CLI::IsMember({"csv", "json", "table"}));
+                 "csv | json | table (six significant digits) | hdf5 | npz; default: from -o's extension (.json, "
+                 ".txt for a table, .h5, .npz, .csv), csv otherwise")
+      ->check(CLI::IsMember({"csv", "json", "table", "hdf5", "npz"}));
   app.add_flag("--explain", o.explain, "print the plan of each run it makes (backend, traversal, tiles) to stderr");
 }
 
@@ -96,7 +99,7 @@ void refuse_outputs_over_inputs(const CLI::App& cmd) {
     if (is_standard_output(opath)) continue;
     for (const auto& [iname, ipath] : in) {
       std::error_code ec;
-      if (std::filesystem::equivalent(opath, ipath, ec) && !ec)
+      if (std::filesystem::equivalent(opath, file_of(ipath), ec) && !ec)
         throw_config(fmt::format("--{} {} is the input of --{}: writing it would destroy it", oname, opath, iname));
     }
   }
@@ -255,9 +258,13 @@ void emit(const Table& t, const CommonOptions& o) {
     std::string ext = std::filesystem::path(o.output).extension().string();
     for (char& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     format = ext == ".json" ? "json" : ext == ".txt" ? "table" : "csv";
+    const FileFormat by_name = format_of(o.output);
+    if (by_name == FileFormat::Hdf5) format = "hdf5";
+    if (by_name == FileFormat::Npz) format = "npz";
+    if (by_name == FileFormat::Fits)
+      throw_config(fmt::format("{}: FITS output is not written: use .csv, .json, .txt, .h5 or .npz", o.output));
   }
-  const TableFormat f = parse_table_format(format);
-  write_output(o.output, [&](std::ostream& out) { write_table(out, t, f); });
+  write_table_file(o.output, t, parse_table_format(format));
 }
 
 }  // namespace twobody::cli

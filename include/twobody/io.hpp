@@ -12,11 +12,16 @@
 
 namespace twobody {
 
-enum class FileFormat { Auto, Text, Npy, FastFood };
+enum class FileFormat { Auto, Text, Npy, FastFood, Hdf5, Fits, Npz };
 
-// The format a path's extension names, in any case: .npy, .ff, otherwise text (the readers' Auto,
-// and the writers' choice between .npy and text).
+// The format a path's extension names, in any case: .npy, .ff, .h5/.hdf5/.hdf, .fits/.fit/.fits.gz,
+// .npz, otherwise text (the readers' Auto, and the writers' choice of format). A part after the
+// file's name ("cat.h5:/table", "cat.fits:2") does not count.
 FileFormat format_of(const std::string& path);
+// The file a catalogue's name points into: "cat.h5:/table" -> "cat.h5", "cat.fits:2" -> "cat.fits".
+std::string file_of(const std::string& path);
+// Whether this build reads and writes the format (HDF5 and FITS are optional at build time).
+bool format_supported(FileFormat f);
 
 struct ReadOptions {
   FileFormat format = FileFormat::Auto;  // Auto: by extension (.npy, .ff, any case), otherwise text
@@ -39,6 +44,13 @@ struct ReadOptions {
 // UTF-8 byte-order mark is skipped. Errors name the file, line and column.
 // .npy: a 2-D float64 or float32 array (one point per row), or a 1-D array (one coordinate).
 // .ff: Corrfunc's fast-food format (Fortran records: header, then one record per column).
+// HDF5, "file.h5[:/path]": a 2-D or 1-D numeric dataset, a compound dataset (a table: its numeric
+// fields are the columns, by name), or a group whose 1-D numeric datasets of one length are the
+// columns (by name, in creation order when the file keeps it, else by name). Without a path, the
+// file's only dataset.
+// FITS, "file.fits[:HDU]" (HDU by 0-based number or EXTNAME): a binary or ASCII table (numeric
+// scalar columns, by TTYPE name) or a 1-D or 2-D image (rows x columns). Without an HDU, a 2-D
+// primary image, else the first table.
 PointSet read_points(const std::string& path, const ReadOptions& opt = {});
 
 // What a file held besides the points: its header's names (text files with one) and the columns
@@ -67,9 +79,11 @@ void write_output(const std::string& path, const std::function<void(std::ostream
 bool is_standard_output(const std::string& path);
 
 // Writes points as text (one per line, columns separated by spaces, 17 significant digits so they
-// read back exactly) or, for a .npy path, as a float64 NumPy array; weights become a last column.
+// read back exactly) or, by the path's extension, as a float64 array of one point a row: .npy,
+// .npz (the array "points"), .h5 (the dataset /points); weights become a last column.
 void write_points(const std::string& path, const PointSet& p);
-// A dense rows x cols matrix (row-major): a .npy path as a float64 NumPy array of that shape,
-// any other as text, one row a line, values to 17 significant digits.
+// A dense rows x cols matrix (row-major): as a float64 array of that shape in a .npy, a .npz (the
+// array "matrix") or an .h5 (the dataset /matrix); any other path as text, one row a line, values
+// to 17 significant digits.
 void write_matrix(const std::string& path, std::size_t rows, std::size_t cols, std::span<const double> values);
 }  // namespace twobody

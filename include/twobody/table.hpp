@@ -1,6 +1,6 @@
 #pragma once
-// Output tables: named columns written as CSV (with a header), JSON (columns plus metadata) or an
-// aligned text table for a terminal.
+// Output tables: named columns written as CSV (with a header), JSON (columns plus metadata), an
+// aligned text table for a terminal, HDF5 or .npz.
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -24,7 +24,9 @@ struct Table {
   std::size_t rows() const;
 };
 
-enum class TableFormat { Csv, Json, Text };
+// Hdf5: a compound dataset /table (one field per column, the metadata a JSON attribute "meta");
+// Npz: one array per column, named by the column.
+enum class TableFormat { Csv, Json, Text, Hdf5, Npz };
 TableFormat parse_table_format(const std::string& name);
 
 // Columns lo, hi, npairs, [wnpairs], then the derived columns; meta from the run.
@@ -37,6 +39,9 @@ Table per_point_table(const Result& r);
 // The run's metadata: version, backend, device, N, wall time, pairs per second.
 nlohmann::json run_metadata(const Result& r);
 
+// Csv, Json and Text (Hdf5 needs a file: write_table_file).
 void write_table(std::ostream& out, const Table& t, TableFormat f);
+// Any format, whole or nothing (write_output); "-" is standard output.
+void write_table_file(const std::string& path, const Table& t, TableFormat f);
 
 }  // namespace twobody

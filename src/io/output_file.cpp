@@ -9,10 +9,12 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <streambuf>
 #include <vector>
 
+#include "twobody/detail/io/array_output.hpp"
 #include "twobody/error.hpp"
 
 namespace twobody {
@@ -132,6 +134,50 @@ void write_output(const std::string& path, const std::function<void(std::ostream
     ::unlink(temp.c_str());
     fail(path, "cannot replace the output", err);
   }
+}
+
+void write_output_file(const std::string& path, const std::function<void(const std::string& file)>& fill) {
+  struct stat st {};
+  const bool exists = !is_standard_output(path) && ::stat(path.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) throw_output(fmt::format("{}: is a directory", path));
+  const bool in_place = !is_standard_output(path) && (!exists || S_ISREG(st.st_mode));
+  std::filesystem::path target(path);
+  if (in_place && exists) {
+    std::error_code ec;
+    const auto real = std::filesystem::canonical(target, ec);
+    if (!ec) target = real;
+  }
+  // Standard output and devices: the file is made in the temporary folder, then copied.
+  const std::string temp =
+      in_place ? temporary_beside(target) : temporary_beside(std::filesystem::temp_directory_path() / "twobody-output");
+  // Created here first, so that a folder that is missing or not writable is said with its reason.
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) fail(path, "cannot create the output", errno);
+  ::close(fd);
+  try {
+    fill(temp);
+    const int sync = ::open(temp.c_str(), O_RDONLY | O_CLOEXEC);
+    if (sync < 0) fail(path, "write failed", errno);
+    const bool synced = ::fsync(sync) == 0;
+    const int err = errno;
+    ::close(sync);
+    if (!synced) fail(path, "write failed", err);
+    if (!in_place)
+      write_output(path, [&](std::ostream& out) {
+        std::ifstream in(temp, std::ios::binary);
+        out << in.rdbuf();
+        if (!in) fail(path, "write failed", EIO);
+      });
+  } catch (...) {
+    ::unlink(temp.c_str());
+    throw;
+  }
+  if (in_place && ::rename(temp.c_str(), target.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(temp.c_str());
+    fail(path, "cannot replace the output", err);
+  }
+  if (!in_place) ::unlink(temp.c_str());
 }
 
 }  // namespace twobody

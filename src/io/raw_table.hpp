@@ -19,7 +19,10 @@ struct RawTable {
   std::size_t rows = 0;
   std::vector<std::vector<double>> cols;  // cols[c-1][row]
   std::vector<std::size_t> line_of_row;   // text files: the 1-based line of each row
-  std::vector<std::string> names;         // a header's column names (text files with one); else empty
+  std::vector<std::string> names;         // the columns' names (a text header, HDF5 fields, FITS TTYPEs)
+  // Named columns that are not numbers (an HDF5 string field, a FITS vector column), with the
+  // reason: "name (strings)". Not columns, but a request for one by name says why.
+  std::vector<std::string> not_numeric;
   std::string row_word = "point";
 
   const std::vector<double>& column(int c) const { return cols[c - 1]; }
@@ -53,5 +56,16 @@ std::string read_whole_file(const std::string& path);
 RawTable read_text(const std::string& path);
 RawTable read_npy(const std::string& path);
 RawTable read_fast_food(const std::string& path);
+
+// "cat.h5:/table" -> {"cat.h5", "/table"}; "cat.fits:2" -> {"cat.fits", "2"}. The split is at the
+// first ':' after an HDF5 or FITS extension, unless the whole spec names an existing file.
+struct FilePart {
+  std::string file;
+  std::string inside;  // empty: none given
+};
+FilePart split_file_part(const std::string& spec);
+// Without HDF5 or cfitsio in the build these throw Error(Config).
+RawTable read_hdf5(const std::string& file, const std::string& inside);
+RawTable read_fits(const std::string& file, const std::string& hdu);
 
 }  // namespace twobody

@@ -32,12 +32,15 @@ std::vector<int> choose_columns(const RawTable& t, const ReadOptions& opt, const
     throw_config("give the coordinate columns by number or by name, not both");
   std::vector<int> cols = opt.columns;
   for (const std::string& name : opt.column_names) {
+    for (const std::string& n : t.not_numeric)
+      if (n.rfind(name + " (", 0) == 0) throw_input(fmt::format("{}: column {} is not numeric", path, n));
     if (t.names.empty())
-      throw_input(fmt::format("{}: column '{}' was asked for by name, but the file has no header line of names", path,
-                              name));
+      throw_input(fmt::format("{}: column '{}' was asked for by name, but the file has no {}", path, name,
+                              t.line_of_row.empty() ? "column names" : "header line of names"));
     const auto at = std::find(t.names.begin(), t.names.end(), name);
     if (at == t.names.end())
-      throw_input(fmt::format("{}: no column named '{}' (the header has: {})", path, name, fmt::join(t.names, ", ")));
+      throw_input(fmt::format("{}: no column named '{}' (the {} has: {})", path, name,
+                              t.line_of_row.empty() ? "file" : "header", fmt::join(t.names, ", ")));
     cols.push_back(static_cast<int>(at - t.names.begin()) + 1);
   }
   if (!cols.empty()) return cols;
@@ -51,12 +54,46 @@ std::vector<int> choose_columns(const RawTable& t, const ReadOptions& opt, const
 }
 }  // namespace
 
-FileFormat format_of(const std::string& path) {
-  std::string ext = std::filesystem::path(path).extension().string();
-  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (ext == ".npy") return FileFormat::Npy;
-  if (ext == ".ff") return FileFormat::FastFood;
+namespace {
+// The format of a file's own name (no ":part" after it).
+FileFormat format_of_name(const std::string& name) {
+  std::string lower = name;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const auto ends = [&](const char* ext) { return lower.ends_with(ext) && lower.size() > std::strlen(ext); };
+  if (ends(".npy")) return FileFormat::Npy;
+  if (ends(".ff")) return FileFormat::FastFood;
+  if (ends(".npz")) return FileFormat::Npz;
+  if (ends(".h5") || ends(".hdf5") || ends(".hdf")) return FileFormat::Hdf5;
+  if (ends(".fits") || ends(".fit") || ends(".fits.gz") || ends(".fit.gz")) return FileFormat::Fits;
   return FileFormat::Text;
+}
+}  // namespace
+
+FilePart split_file_part(const std::string& spec) {
+  struct stat st {};
+  if (::stat(spec.c_str(), &st) == 0) return {spec, ""};
+  for (std::size_t at = spec.find(':'); at != std::string::npos; at = spec.find(':', at + 1)) {
+    const FileFormat f = format_of_name(spec.substr(0, at));
+    if (f == FileFormat::Hdf5 || f == FileFormat::Fits) return {spec.substr(0, at), spec.substr(at + 1)};
+  }
+  return {spec, ""};
+}
+
+FileFormat format_of(const std::string& path) { return format_of_name(split_file_part(path).file); }
+std::string file_of(const std::string& path) { return split_file_part(path).file; }
+
+bool format_supported(FileFormat f) {
+#ifdef TWOBODY_HAVE_HDF5
+  const bool hdf5 = true;
+#else
+  const bool hdf5 = false;
+#endif
+#ifdef TWOBODY_HAVE_FITS
+  const bool fits = true;
+#else
+  const bool fits = false;
+#endif
+  return f == FileFormat::Hdf5 ? hdf5 : f == FileFormat::Fits ? fits : true;
 }
 
 std::vector<int> parse_column_list(const std::string& spec) {
@@ -117,9 +154,17 @@ PointSet read_points(const std::string& path, const ReadOptions& opt) { return r
 Catalogue read_catalogue(const std::string& path, const ReadOptions& opt) {
   const FileFormat fmt_ = opt.format == FileFormat::Auto ? format_of(path) : opt.format;
   RawTable t;
+  const FilePart part = split_file_part(path);
+  if (!part.inside.empty() && fmt_ != FileFormat::Hdf5 && fmt_ != FileFormat::Fits)
+    throw_input(fmt::format("{}: cannot open: No such file or directory", path));
   switch (fmt_) {
     case FileFormat::Npy: t = read_npy(path); break;
     case FileFormat::FastFood: t = read_fast_food(path); break;
+    case FileFormat::Hdf5: t = read_hdf5(part.file, part.inside); break;
+    case FileFormat::Fits: t = read_fits(part.file, part.inside); break;
+    case FileFormat::Npz:
+      throw_input(fmt::format("{}: a .npz archive is not read as a catalogue: save the points as a .npy "
+                              "(numpy.save) or an .h5", path));
     default: t = read_text(path); break;
   }
   if (t.rows == 0) throw_input(fmt::format("{}: the file holds no points", path));

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "twobody/detail/io/array_output.hpp"
 #include "twobody/error.hpp"
+#include "twobody/io.hpp"
 #include "twobody/table.hpp"
 
 namespace twobody {
@@ -16,7 +18,9 @@ TableFormat parse_table_format(const std::string& name) {
   if (name == "csv") return TableFormat::Csv;
   if (name == "json") return TableFormat::Json;
   if (name == "table" || name == "text") return TableFormat::Text;
-  throw_config(fmt::format("unknown output format '{}' (csv, json or table)", name));
+  if (name == "hdf5" || name == "h5") return TableFormat::Hdf5;
+  if (name == "npz") return TableFormat::Npz;
+  throw_config(fmt::format("unknown output format '{}' (csv, json, table, hdf5 or npz)", name));
 }
 
 nlohmann::json run_metadata(const Result& r) {
@@ -95,7 +99,17 @@ std::string cell(const TableColumn& c, std::size_t row, bool for_reading = false
 
 }  // namespace
 
+void write_table_file(const std::string& path, const Table& t, TableFormat f) {
+  if (f == TableFormat::Hdf5) return write_hdf5_table(path, t);
+  write_output(path, [&](std::ostream& out) {
+    if (f == TableFormat::Npz) return write_npz(out, arrays_of(t));
+    write_table(out, t, f);
+  });
+}
+
 void write_table(std::ostream& out, const Table& t, TableFormat f) {
+  if (f == TableFormat::Hdf5 || f == TableFormat::Npz)
+    throw Error(ErrorKind::Internal, "write_table: HDF5 and .npz tables go through write_table_file");
   const std::size_t n = t.rows();
   if (f == TableFormat::Json) {
     nlohmann::json j = t.meta;

@@ -1,27 +1,17 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <ostream>
+#include <vector>
 
+#include "twobody/detail/io/array_output.hpp"
 #include "twobody/error.hpp"
 #include "twobody/io.hpp"
 
 namespace twobody {
 
 namespace {
-
-bool is_npy(const std::string& path) { return format_of(path) == FileFormat::Npy; }
-
-// A NumPy .npy version 1.0 header for a C-order float64 array of rows x cols.
-void write_npy_header(std::ostream& out, std::size_t rows, std::size_t cols) {
-  std::string header = fmt::format("{{'descr': '<f8', 'fortran_order': False, 'shape': ({}, {}), }}", rows, cols);
-  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
-  header += '\n';
-  const std::uint16_t hlen = static_cast<std::uint16_t>(header.size());
-  out.write("\x93NUMPY\x01\x00", 8);
-  out.write(reinterpret_cast<const char*>(&hlen), 2);
-  out << header;
-}
 
 // rows x cols values as text, one row a line, 17 significant digits (they read back exactly).
 template <class Value>
@@ -41,6 +31,28 @@ void write_text_rows(std::ostream& out, std::size_t rows, std::size_t cols, cons
   out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
 }
 
+// Writes one array by the path's format: .npy, .npz, .h5; false for text (the caller's).
+bool write_array(const std::string& path, const ArrayOut& a) {
+  switch (format_of(path)) {
+    case FileFormat::Npy:
+      write_output(path, [&](std::ostream& out) {
+        out << npy_header(a);
+        const std::size_t block = std::max<std::size_t>(1, (std::size_t{1} << 17) / a.width());
+        std::vector<double> buf(std::min(a.rows, block) * a.width());
+        for (std::size_t r = 0; r < a.rows; r += block) {
+          const std::size_t n = std::min(block, a.rows - r);
+          a.rows_at(r, n, buf.data());
+          out.write(reinterpret_cast<const char*>(buf.data()), static_cast<std::streamsize>(n * a.width() * sizeof(double)));
+        }
+      });
+      return true;
+    case FileFormat::Npz: write_output(path, [&](std::ostream& out) { write_npz(out, {a}); }); return true;
+    case FileFormat::Hdf5: write_hdf5_arrays(path, {a}); return true;
+    case FileFormat::Fits:
+      throw_config(fmt::format("{}: FITS output is not written: use .h5, .npy, .npz or text", path));
+    default: return false;
+  }
+}
 }  // namespace
 
 void write_points(const std::string& path, const PointSet& p) {
@@ -48,25 +60,20 @@ void write_points(const std::string& path, const PointSet& p) {
   const auto value = [&](std::size_t i, std::size_t c) {
     return static_cast<int>(c) < p.dim() ? p.coord(static_cast<int>(c))[i] : p.weights()[i];
   };
-  write_output(path, [&](std::ostream& out) {
-    if (!is_npy(path)) return write_text_rows(out, p.size(), cols, value);
-    write_npy_header(out, p.size(), cols);
-    std::vector<double> row(cols);
-    for (std::size_t i = 0; i < p.size(); ++i) {
-      for (std::size_t c = 0; c < cols; ++c) row[c] = value(i, c);
-      out.write(reinterpret_cast<const char*>(row.data()), static_cast<std::streamsize>(cols * sizeof(double)));
-    }
-  });
+  ArrayOut a{"points", false, p.size(), cols, [&](std::size_t first, std::size_t n, void* out) {
+               auto* v = static_cast<double*>(out);
+               for (std::size_t i = 0; i < n; ++i)
+                 for (std::size_t c = 0; c < cols; ++c) v[i * cols + c] = value(first + i, c);
+             }};
+  if (!write_array(path, a)) write_output(path, [&](std::ostream& out) { write_text_rows(out, p.size(), cols, value); });
 }
 
 void write_matrix(const std::string& path, std::size_t rows, std::size_t cols, std::span<const double> values) {
   if (values.size() != rows * cols)
     throw Error(ErrorKind::Internal, fmt::format("write_matrix: {} values for {} x {}", values.size(), rows, cols));
+  if (write_array(path, array_over("matrix", rows, cols, values))) return;
   write_output(path, [&](std::ostream& out) {
-    if (!is_npy(path))
-      return write_text_rows(out, rows, cols, [&](std::size_t i, std::size_t j) { return values[i * cols + j]; });
-    write_npy_header(out, rows, cols);
-    out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(double)));
+    write_text_rows(out, rows, cols, [&](std::size_t i, std::size_t j) { return values[i * cols + j]; });
   });
 }
 

@@ -343,3 +343,24 @@ fi
 
 echo "cli: $pass passed, $fail failed"
 [[ $fail -eq 0 ]]
+# HDF5 and FITS catalogues, .h5 and .npz outputs: the same counts as from the same points in text.
+source "$(dirname "$(realpath "${BASH_SOURCE[0]}")")/fits_table.sh"
+if "$tb" generate clustered -n 2000 --box 100 --seed 8 -o "$work/cat.h5" 2>/dev/null; then
+  "$tb" generate clustered -n 2000 --box 100 --seed 8 -o "$work/cat.txt"
+  "$tb" paircount --data "$work/cat.txt" --rmax 10 --nbins 4 -o "$work/cat_txt.csv"
+  check "paircount of an .h5 catalogue (its only dataset, and by path) equals the text's" "\"$tb\" paircount --data \"$work/cat.h5\" --rmax 10 --nbins 4 | cmp -s - \"$work/cat_txt.csv\" && \"$tb\" paircount --data \"$work/cat.h5:/points\" --rmax 10 --nbins 4 | cmp -s - \"$work/cat_txt.csv\""
+  check "an .h5 result table reads back by column name" "\"$tb\" paircount --data \"$work/cat.h5\" --rmax 10 --nbins 4 -o \"$work/r.h5\" && \"$tb\" paircount --data \"$work/r.h5:/table\" --columns lo,npairs --rmax 1e9 --nbins 1 | sed -n 2p | grep -qx '0,1000000000,6'"
+  check "matrix -o .h5 and .npz" "head -50 \"$work/cat.txt\" >\"$work/c50.txt\" && \"$tb\" matrix --data \"$work/c50.txt\" -o \"$work/m.h5\" && \"$tb\" matrix --data \"$work/c50.txt\" -o \"$work/m.npz\" && \"$tb\" matrix --data \"$work/c50.txt\" -o \"$work/m.txt\" && \"$tb\" paircount --data \"$work/m.h5:/matrix\" --columns 1,2,3 --rmax 1e9 --nbins 1 >/dev/null"
+  if python3 -c 'import numpy' 2>/dev/null; then
+    check "paircount -o .npz reads in numpy as the csv" "\"$tb\" paircount --data \"$work/cat.h5\" --rmax 10 --nbins 4 -o \"$work/r.npz\" && python3 -c 'import numpy,sys; z=numpy.load(sys.argv[1]); c=numpy.genfromtxt(sys.argv[2],delimiter=\",\",names=True); assert list(z.files)==[\"lo\",\"hi\",\"npairs\"] and z[\"npairs\"].dtype==numpy.uint64 and (z[\"npairs\"]==c[\"npairs\"]).all() and (z[\"hi\"]==c[\"hi\"]).all()' \"$work/r.npz\" \"$work/cat_txt.csv\""
+    check "matrix .npz equals the text matrix" "python3 -c 'import numpy,sys; assert (numpy.load(sys.argv[1])[\"matrix\"]==numpy.loadtxt(sys.argv[2])).all()' \"$work/m.npz\" \"$work/m.txt\""
+  fi
+fi
+awk '{print $1 * 3.6, $2 * 0.9 - 45, $3}' "$work/cat.txt" | fits_table "$work/gal.fits" GALAXIES RA,DEC,Z
+awk '{print $1 * 3.6, $2 * 0.9 - 45, $3}' "$work/cat.txt" >"$work/gal.txt"
+if "$tb" angular --data "$work/gal.fits" --rmax 5 --nbins 3 >/dev/null 2>&1; then
+  "$tb" angular --data "$work/gal.txt" --rmax 5 --nbins 3 -o "$work/gal_txt.csv"
+  gzip -kf "$work/gal.fits"
+  check "angular of a FITS table (first table, by EXTNAME, gzip'd) equals the text's" "\"$tb\" angular --data \"$work/gal.fits\" --rmax 5 --nbins 3 | cmp -s - \"$work/gal_txt.csv\" && \"$tb\" angular --data \"$work/gal.fits:GALAXIES\" --columns RA,DEC --rmax 5 --nbins 3 | cmp -s - \"$work/gal_txt.csv\" && \"$tb\" angular --data \"$work/gal.fits.gz:1\" --columns RA,DEC --rmax 5 --nbins 3 | cmp -s - \"$work/gal_txt.csv\""
+fi
+

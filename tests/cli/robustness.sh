@@ -6,6 +6,7 @@
 # Usage: robustness.sh BINARY
 set -u
 tb=$(realpath "$1")
+here=$(dirname "$(realpath "$0")")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
@@ -182,3 +183,44 @@ if [[ $err =~ "NaN in ravg (rows 1, 2)" ]]; then ok; else bad "NaN not said: $er
 
 echo "$pass passed, $fail failed"
 ((fail == 0))
+# HDF5 and FITS inputs (issue 20): broken files, wrong paths and columns name the problem; -o .h5
+# and .npz outputs are whole or absent. A build without a library refuses its files (exit 4).
+source "$here/fits_table.sh"
+: >empty.h5
+printf '1 2 3\n4 5 6\n' >text.h5
+cp text.h5 text.fits
+: >empty.fits
+if "$tb" generate uniform -n 200 --box 10 --seed 5 -o good.h5 2>/dev/null; then
+  "$tb" paircount --data good.txt --rmax 2 --nbins 3 --ravg -o table.h5 2>/dev/null
+  "$tb" paircount --data one.txt --rmax 2 --nbins 2 --ravg -o nan.h5 2>/dev/null
+  head -c 1000 good.h5 >cut.h5
+  for h in "paircount --rmax 2 --nbins 3" "xi --box 10 --rmax 2 --nbins 3"; do
+    read -ra c <<<"$h"
+    refused "text.h5: not an HDF5 file" "${c[@]}" --data text.h5 -o out/r.h5
+    refused "empty.h5: the file is empty" "${c[@]}" --data empty.h5 -o out/r.h5
+    refused "cut.h5.*(truncated|cannot open)" "${c[@]}" --data cut.h5 -o out/r.npz
+    refused "good.h5:/nope: no such dataset or group \(the file's datasets: /points\)" "${c[@]}" --data good.h5:/nope -o out/r.h5
+    refused "missing.h5: cannot open: No such file" "${c[@]}" --data missing.h5:/points -o out/r.h5
+    refused "no column named 'w' \(the file has: lo, hi, npairs, ravg, meanlogr\)" "${c[@]}" --data table.h5:/table --columns lo,hi,w -o out/r.h5
+  done
+  refused "nan.h5: row 1 has a non-finite value 'nan' in column 4" paircount --data nan.h5 --columns lo,hi,ravg --rmax 2 --nbins 3 -o out/r.h5
+  refused "nodir/r.h5: cannot create the output: No such file or directory" paircount --data good.h5 --rmax 2 --nbins 3 -o nodir/r.h5
+  refused "FITS output is not written" paircount --data good.h5 --rmax 2 --nbins 3 -o out/r.fits
+  refused "is the input of --data" paircount --data good.h5:/points --rmax 2 --nbins 3 -o good.h5
+else
+  refused "built without HDF5 support" paircount --data text.h5 --rmax 2 --nbins 3 -o out/r.csv
+fi
+awk '{print $1 * 36, $2 * 9 - 45, $3}' good.txt | fits_table sky.fits GALAXIES RA,DEC,Z
+if "$tb" angular --data sky.fits --rmax 5 --nbins 3 >/dev/null 2>&1; then
+  head -c 5000 sky.fits >cut.fits
+  refused "text.fits: not a readable FITS file" angular --data text.fits --rmax 5 --nbins 3 -o out/r.csv
+  refused "empty.fits: the file is empty" angular --data empty.fits --rmax 5 --nbins 3 -o out/r.csv
+  refused "cut.fits" angular --data cut.fits --rmax 5 --nbins 3 -o out/r.csv
+  refused "sky.fits:4: no such HDU" angular --data sky.fits:4 --rmax 5 --nbins 3 -o out/r.csv
+  refused "sky.fits:STARS: no HDU of that EXTNAME" angular --data sky.fits:STARS --rmax 5 --nbins 3 -o out/r.csv
+  refused "sky.fits:0: the HDU holds no data" angular --data sky.fits:0 --rmax 5 --nbins 3 -o out/r.csv
+  refused "no column named 'MAG' \(the file has: RA, DEC, Z\)" angular --data sky.fits --columns RA,MAG --rmax 5 --nbins 3 -o out/r.csv
+else
+  refused "built without FITS support" angular --data sky.fits --rmax 5 --nbins 3 -o out/r.csv
+fi
+

@@ -1,0 +1,17 @@
+// A build without libhdf5: HDF5 files are refused with the reason, never read as text.
+#include "twobody/detail/io/array_output.hpp"
+#include "twobody/detail/io/raw_table.hpp"
+
+namespace twobody {
+
+namespace {
+[[noreturn]] void refuse(const std::string& path) {
+  throw_config(fmt::format("{}: twobody was built without HDF5 support (install libhdf5-dev and rebuild)", path));
+}
+}  // namespace
+
+RawTable read_hdf5(const std::string& file, const std::string&) { refuse(file); }
+void write_hdf5_arrays(const std::string& path, const std::vector<ArrayOut>&) { refuse(path); }
+void write_hdf5_table(const std::string& path, const Table&) { refuse(path); }
+
+}  // namespace twobody
