@@ -862,8 +862,8 @@ TEST(Clustering2DJackknife, BoxCellsEqualRecountWithRandomsAndAnalytic) {
   }
 }
 
-// Survey mocks: regions are patches of sky, k-means on the directions from the observer (as
-// w(θ) does), randoms labelled by the nearest centre.
+// Survey mocks: regions are patches of sky, k-means on the random catalogue's directions from the
+// observer (as w(θ) does), every catalogue labelled by the nearest centre.
 TEST(Clustering2DJackknife, MockSkyRegionsEqualRecount) {
   const std::uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -879,10 +879,12 @@ TEST(Clustering2DJackknife, MockSkyRegionsEqualRecount) {
   const Binned2DResult x = correlation_2d(d, rs, bins, std::nullopt, true, Estimator::LandySzalay, opts(), jk);
   ASSERT_EQ(x.jackknife->regions, 5u);
   EXPECT_NE(x.jackknife->layout.find("k-means"), std::string::npos) << x.jackknife->layout;
-  PointSet u(3, d.size());
-  for (std::size_t i = 0; i < d.size(); ++i) {
-    const double n = std::hypot(d.coord(0)[i], d.coord(1)[i], d.coord(2)[i]);
-    for (int k = 0; k < 3; ++k) u.coord(k)[i] = d.coord(k)[i] / n;
+  // Fitted on the random catalogue's directions (as TreeCorr's patches from randoms).
+  const PointSet& r0 = rs[0];
+  PointSet u(3, r0.size());
+  for (std::size_t i = 0; i < r0.size(); ++i) {
+    const double n = std::hypot(r0.coord(0)[i], r0.coord(1)[i], r0.coord(2)[i]);
+    for (int k = 0; k < 3; ++k) u.coord(k)[i] = r0.coord(k)[i] / n;
   }
   const auto centres = sky_region_centres(u, 5, 11);
   expect_equals_recount_2d(x, d, nearest_centre(d, centres), rs, {nearest_centre(rs[0], centres)}, std::nullopt, true,

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <random>
 
+#include "jackknife_recount.hpp"
 #include "test_support.hpp"
 #include "twobody/clustering2d.hpp"
 #include "twobody/correlation.hpp"
@@ -23,6 +24,7 @@
 using namespace twobody;
 using testing_support::with_weights;
 using testing_support::without_region;
+using jackknife_recount::expect_equals_recount;
 
 namespace {
 
@@ -74,83 +76,6 @@ RegionOracle region_oracle(const oracle::Points& a, const std::vector<std::int32
         }
     }
   return o;
-}
-
-void expect_near_rel(double got, double want, double tol, const std::string& what) {
-  if (std::isnan(want)) {
-    EXPECT_TRUE(std::isnan(got)) << what;
-    return;
-  }
-  EXPECT_NEAR(got, want, tol * (1 + std::abs(want))) << what;
-}
-
-const std::vector<double>& column(const BinnedResult& r, const std::string& name) {
-  for (const auto& c : r.derived)
-    if (c.name == name) return c.values;
-  // w(θ)'s estimates are named w_* (estimate_name): the same column under its sky name.
-  if (name.rfind("xi_", 0) == 0)
-    for (const auto& c : r.derived)
-      if (c.name == "w_" + name.substr(3)) return c.values;
-  throw std::runtime_error("no column " + name);
-}
-
-const char* estimator_column(Estimator e) {
-  switch (e) {
-    case Estimator::Natural: return "xi_natural";
-    case Estimator::DavisPeebles: return "xi_davis_peebles";
-    case Estimator::Hamilton: return "xi_hamilton";
-    case Estimator::LandySzalay: return "xi_landy_szalay";
-  }
-  return "";
-}
-
-// The jackknife by hand: every region's points removed from every catalogue and everything
-// recounted; then mean, (R−1)/R-scaled errors and covariance written out here.
-void expect_equals_recount(const CorrelationResult& x, const PointSet& data, const std::vector<std::int32_t>& ld,
-                           const std::vector<PointSet>& randoms, const std::vector<std::vector<std::int32_t>>& lr,
-                           const Binning& bins, CorrelationSpace space, const std::optional<Box>& box, bool weighted,
-                           Estimator est) {
-  ASSERT_TRUE(x.jackknife.has_value());
-  const JackknifeResult& J = *x.jackknife;
-  const std::size_t R = J.regions, nb = bins.nbins();
-  std::vector<double> samples(R * nb);
-  for (std::size_t r = 0; r < R; ++r) {
-    std::vector<PointSet> rs;
-    for (std::size_t i = 0; i < randoms.size(); ++i) rs.push_back(without_region(randoms[i], lr[i], static_cast<int>(r)));
-    const BinnedResult y =
-        correlation(without_region(data, ld, static_cast<int>(r)), rs, bins, space, box, weighted, cpu_opts());
-    const auto& col = column(y, estimator_column(est));
-    for (std::size_t k = 0; k < nb; ++k) {
-      samples[r * nb + k] = col[k];
-      expect_near_rel(J.samples[r * nb + k], col[k], 1e-9, "sample r=" + std::to_string(r) + " k=" + std::to_string(k));
-    }
-  }
-  for (std::size_t k = 0; k < nb; ++k) {
-    double mean = 0;
-    for (std::size_t r = 0; r < R; ++r) mean += samples[r * nb + k];
-    mean /= static_cast<double>(R);
-    expect_near_rel(J.mean[k], mean, 1e-9, "mean k=" + std::to_string(k));
-    for (std::size_t l = 0; l < nb; ++l) {
-      double ml = 0;
-      for (std::size_t r = 0; r < R; ++r) ml += samples[r * nb + l];
-      ml /= static_cast<double>(R);
-      double c = 0;
-      for (std::size_t r = 0; r < R; ++r) c += (samples[r * nb + k] - mean) * (samples[r * nb + l] - ml);
-      c *= static_cast<double>(R - 1) / static_cast<double>(R);
-      // Differences of nearly equal samples: compare on the scale of the variances.
-      const double scale = std::sqrt(std::abs(J.covariance[k * nb + k] * J.covariance[l * nb + l]));
-      if (std::isnan(c)) {
-        EXPECT_TRUE(std::isnan(J.covariance[k * nb + l]));
-        continue;
-      }
-      EXPECT_NEAR(J.covariance[k * nb + l], c, 1e-7 * (scale + std::abs(c)) + 1e-300) << "cov " << k << "," << l;
-      if (k == l) expect_near_rel(J.sigma[k], std::sqrt(c), 1e-7, "sigma k=" + std::to_string(k));
-    }
-  }
-  for (std::size_t k = 0; k < nb; ++k) {
-    expect_near_rel(column(x, "xi_jk_mean")[k], J.mean[k], 0, "mean column");
-    expect_near_rel(column(x, "xi_jk_sigma")[k], J.sigma[k], 0, "sigma column");
-  }
 }
 
 }  // namespace
@@ -380,16 +305,14 @@ TEST(CorrelationJackknife, BoxCellsEqualRecount) {
   const std::vector<std::vector<std::int32_t>> lr = {cell_regions(rs[0], cells)};
   expect_equals_recount(x, d, ld, rs, lr, bins, CorrelationSpace::Box, box, false, Estimator::LandySzalay);
 
-  // Open space: cells of the catalogues' joint bounding box.
+  // Open space: Euclidean k-means on the random catalogue (all of it: fewer points than the
+  // sample), every catalogue labelled by the nearest centre.
   const CorrelationResult o = correlation(d, rs, bins, CorrelationSpace::Open, std::nullopt, false, cpu_opts(), jk);
-  std::vector<double> lo(3), hi(3);
-  for (int k = 0; k < 3; ++k) {
-    const auto [a, b] = joint_range(d, rs[0], k);
-    lo[k] = a;
-    hi[k] = b;
-  }
-  const CellLayout open_cells = cell_layout(8, lo, hi);
-  expect_equals_recount(o, d, cell_regions(d, open_cells), rs, {cell_regions(rs[0], open_cells)}, bins,
+  const auto centres = space_region_centres(rs[0], 8, jk.seed);
+  EXPECT_NE(o.jackknife->layout.find("k-means on 900 points of the random catalogues"), std::string::npos)
+      << o.jackknife->layout;
+  EXPECT_FALSE(o.jackknife->fitted_on_data);
+  expect_equals_recount(o, d, nearest_space_centre(d, centres), rs, {nearest_space_centre(rs[0], centres)}, bins,
                         CorrelationSpace::Open, std::nullopt, false, Estimator::LandySzalay);
 }
 
@@ -422,7 +345,11 @@ TEST(CorrelationJackknife, SkyKMeansEqualRecountWeightedAndNot) {
   const Binning bins = Binning::logarithmic(1.0, 20.0, 5);
   for (bool weighted : {false, true}) {
     SCOPED_TRACE(weighted ? "weighted" : "unweighted");
-    PointSet d = generate_clustered_sky(600, ClusterOptions{}, seed);
+    // Clustered over the whole sky (32 blobs): the regions, fitted on the randoms, all keep data
+    // outside them (600 points of one Soneira–Peebles hierarchy could lie in one region).
+    ClusterOptions blobs;
+    blobs.kind = ClusterOptions::Kind::GaussianBlobs;
+    PointSet d = generate_clustered_sky(600, blobs, seed);
     std::vector<PointSet> rs = {generate_uniform_sky(700, seed + 1), generate_uniform_sky(500, seed + 2)};
     if (weighted) {
       d = with_weights(d, seed + 3);
@@ -432,9 +359,10 @@ TEST(CorrelationJackknife, SkyKMeansEqualRecountWeightedAndNot) {
     jk.regions = 6;
     jk.seed = 3;
     const CorrelationResult x = correlation(d, rs, bins, CorrelationSpace::Sky, std::nullopt, weighted, cpu_opts(), jk);
-    // The regions the library found, rebuilt from its public pieces: k-means on the data's unit
-    // vectors, every catalogue labelled by the nearest centre.
-    const auto centres = sky_region_centres(sky_to_unit_vectors(d), 6, 3);
+    // The regions the library found, rebuilt from its public pieces: k-means on the random
+    // catalogues' unit vectors (joined in order), every catalogue labelled by the nearest centre.
+    const auto centres = sky_region_centres(sky_to_unit_vectors(PointSet::concat(rs[0], rs[1])), 6, 3);
+    EXPECT_EQ(x.jackknife->centres, centres);
     const auto ld = nearest_centre(sky_to_unit_vectors(d), centres);
     std::vector<std::vector<std::int32_t>> lr;
     for (const auto& r : rs) lr.push_back(nearest_centre(sky_to_unit_vectors(r), centres));
@@ -470,11 +398,12 @@ TEST(CorrelationJackknife, MockSkyRegionsEqualRecount) {
   const CorrelationResult x = correlation(d, rs, bins, CorrelationSpace::Open, std::nullopt, false, cpu_opts(), jk);
   ASSERT_TRUE(x.jackknife);
   EXPECT_NE(x.jackknife->layout.find("sky regions"), std::string::npos) << x.jackknife->layout;
-  // The regions rebuilt from public pieces: k-means on the data's directions, every catalogue
-  // labelled by the nearest centre (by direction: the Cartesian points as they are).
-  PointSet dirs(3, d.size());
-  for (std::size_t i = 0; i < d.size(); ++i) {
-    const double a = d.coord(0)[i], b = d.coord(1)[i], c = d.coord(2)[i];
+  // The regions rebuilt from public pieces: k-means on the random catalogues' directions, every
+  // catalogue labelled by the nearest centre (by direction: the Cartesian points as they are).
+  const PointSet joined = PointSet::concat(rs[0], rs[1]);
+  PointSet dirs(3, joined.size());
+  for (std::size_t i = 0; i < joined.size(); ++i) {
+    const double a = joined.coord(0)[i], b = joined.coord(1)[i], c = joined.coord(2)[i];
     const double n = std::sqrt(a * a + b * b + c * c);
     const double f = n > 0 ? 1 / n : 0.0;
     dirs.coord(0)[i] = a * f;

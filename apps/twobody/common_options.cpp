@@ -86,7 +86,7 @@ void add_common_options(CLI::App& app, CommonOptions& o, const Features& f) {
 
 void refuse_outputs_over_inputs(const CLI::App& cmd) {
   static const std::set<std::string> outputs{"output", "save-counts", "covariance"};
-  static const std::set<std::string> inputs{"data", "data2", "randoms", "randoms2", "rr", "bins"};
+  static const std::set<std::string> inputs{"data", "data2", "randoms", "randoms2", "rr", "bins", "like"};
   std::vector<std::pair<std::string, std::string>> in, out;  // (option, path)
   for (const CLI::Option* opt : cmd.get_options()) {
     for (const std::string& name : opt->get_lnames()) {

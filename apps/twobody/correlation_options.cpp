@@ -17,8 +17,9 @@ void add_jackknife_options(CLI::App& cmd, JackknifeOptions& jk, const char* esti
                   ->check(positive_number);
   // No range check here: N < 2 is a request error (exit 4) that says why.
   cmd.add_option("--jackknife", jk.regions,
-                 "jackknife errors over N regions assigned automatically (sky: k-means on the data; "
-                 "box: equal cells)")
+                 "jackknife errors over N regions assigned automatically: k-means on the random catalogues (sky: "
+                 "spherical; open space: Euclidean), so regions hold equal areas of the footprint; on the data "
+                 "without randoms; a periodic box: equal cells")
       ->excludes(col);
   cmd.add_option("--estimator", jk.estimator, estimator_help)
       ->check(CLI::IsMember({"natural", "davis-peebles", "hamilton", "landy-szalay"}));
@@ -155,6 +156,9 @@ nlohmann::json jackknife_meta(const JackknifeResult& j, const std::vector<double
 void note_region_layout(const JackknifeResult& j, const JackknifeOptions& jk) {
   if (static_cast<int>(j.regions) != jk.regions && jk.regions > 0)
     std::cerr << "twobody: note: jackknife regions: " << j.layout << '\n';
+  if (j.fitted_on_data)
+    std::cerr << "twobody: note: jackknife regions fitted on the data (no random catalogues to fit them on): on "
+                 "clustered data they are unequal in area\n";
   std::vector<std::string> empty;
   for (std::size_t r = 0; r < j.n_data.size(); ++r)
     if (j.n_data[r] == 0) empty.push_back(j.labels.empty() ? std::to_string(r) : std::to_string(j.labels[r]));

@@ -1,4 +1,9 @@
-// generate: test catalogues, uniform, clustered or concentrated, in a box or on the sky.
+// generate: test catalogues, uniform, clustered or concentrated, in a box or on the sky, and
+// random catalogues matched to a data catalogue's footprint (randoms --like DATA).
+#include <fmt/format.h>
+
+#include <iostream>
+
 #include "commands.hpp"
 #include "twobody/error.hpp"
 #include "twobody/generate.hpp"
@@ -17,12 +22,20 @@ struct GenerateOptions {
   bool sky = false;
   ClusterOptions c;
   double fraction = 0.9, volume = 0.01;
+  // randoms --like DATA
+  std::string like, columns;
+  int weight_column = 0;
+  bool mocks = false;
+  double resolution = 1.0;
+  std::size_t min_count = 1;
+  const CLI::App* app = nullptr;  // for which options were given
 };
 
 void add_options(CLI::App& g, GenerateOptions& s) {
-  g.add_option("kind", s.kind, "uniform | clustered | concentrated")
+  s.app = &g;
+  g.add_option("kind", s.kind, "uniform | clustered | concentrated | randoms (uniform over --like's footprint)")
       ->required()
-      ->check(CLI::IsMember({"uniform", "clustered", "concentrated"}));
+      ->check(CLI::IsMember({"uniform", "clustered", "concentrated", "randoms"}));
   g.add_option("-n,--npoints", s.n, "number of points")->check(positive_number);
   g.add_option("--dim", s.dim, "dimension (box catalogues)")->check(CLI::Range(1, kMaxDim));
   g.add_option("--box", s.side, "box side; points lie in [0, side)^dim")->check(positive_number);
@@ -38,10 +51,52 @@ void add_options(CLI::App& g, GenerateOptions& s) {
   g.add_option("--fraction", s.fraction, "concentrated: fraction of the points in the cube")
       ->check(CLI::Range(0.0, 1.0));
   g.add_option("--volume", s.volume, "concentrated: the cube's volume, fraction of the box");
+  g.add_option("--like", s.like,
+               "randoms: the data catalogue whose footprint they fill (box: --box L, else its bounding box; "
+               "--sky: its equal-area pixel mask; --mocks: the mask, radial column drawn from the data's)");
+  g.add_option("--columns", s.columns, "randoms: --like's coordinate columns (default: 3, --sky 2, --mocks 3)");
+  g.add_option("--weights-column", s.weight_column,
+               "randoms: --like's weight column (randoms are unweighted; --mocks randoms take the weight of the "
+               "data point lending the radial value)")
+      ->check(positive_number);
+  g.add_flag("--mocks", s.mocks,
+             "randoms: --like holds RA, Dec (degrees), cz or redshift: angles over the sky mask, the third "
+             "column drawn from the data's values with replacement (the \"shuffled\" randoms)");
+  g.add_option("--resolution", s.resolution, "randoms --sky/--mocks: the mask's pixel side in degrees (default 1)")
+      ->check(positive_number);
+  g.add_option("--min-count", s.min_count, "randoms --sky/--mocks: data points that put a pixel in the mask (default 1)")
+      ->check(positive_number);
   g.add_option("-o,--output", s.output, "output file (.npy for NumPy, otherwise text)")->required();
 }
 
+// randoms --like DATA: read as the correlation commands read a catalogue, then drawn uniformly
+// over its footprint; where, on stderr.
+void write_randoms(const GenerateOptions& s) {
+  const CLI::App& g = *s.app;
+  if (s.like.empty()) throw_config("generate randoms needs --like DATA: the catalogue whose footprint they fill");
+  if (s.sky && s.mocks) throw_config("give --sky (RA, Dec) or --mocks (RA, Dec, radial), not both");
+  if (g.count("--dim")) throw_config("randoms take the dimension of --like's catalogue: drop --dim (or choose --columns)");
+  RandomsLike how;
+  how.footprint = s.mocks ? RandomsLike::Footprint::Mocks
+                  : s.sky ? RandomsLike::Footprint::Sky
+                          : RandomsLike::Footprint::Box;
+  how.resolution_deg = s.resolution;
+  how.min_count = s.min_count;
+  if (!s.sky && !s.mocks && (g.count("--resolution") || g.count("--min-count")))
+    throw_config("--resolution and --min-count set the sky mask: they go with --sky or --mocks");
+  if ((s.sky || s.mocks) && g.count("--box")) throw_config("--box is for randoms in a box, not with --sky or --mocks");
+  const PointSet data = load_points(s.like, s.columns, s.weight_column, s.sky ? "1,2" : "");
+  if (g.count("--box")) how.box.assign(static_cast<std::size_t>(data.dim()), s.side);
+  GeneratedRandoms r = generate_randoms_like(data, s.n, how, s.seed);
+  std::cerr << fmt::format("twobody: note: randoms: {}\n", r.note);
+  write_points(s.output, r.points);
+}
+
 void write_catalogue(const GenerateOptions& s, const Context&) {
+  if (s.kind == "randoms") return write_randoms(s);
+  for (const char* only : {"--like", "--columns", "--weights-column", "--mocks", "--resolution", "--min-count"})
+    if (s.app->count(only))
+      throw_config(fmt::format("{} goes with generate randoms, not generate {}", only, s.kind));
   ClusterOptions c = s.c;
   c.kind = s.cluster == "blobs" ? ClusterOptions::Kind::GaussianBlobs : ClusterOptions::Kind::SoneiraPeebles;
   if (s.kind == "concentrated") {
@@ -59,12 +114,15 @@ void write_catalogue(const GenerateOptions& s, const Context&) {
 // No common options: a catalogue is written, not read, and no pairs are counted.
 const Command<GenerateOptions> generate_command{
     .name = "generate",
-    .help = "write a test catalogue (uniform, clustered or concentrated)",
+    .help = "write a test catalogue (uniform, clustered or concentrated), or randoms matched to a catalogue",
     .add_options = add_options,
     .run = write_catalogue,
     .examples =
         "  twobody generate clustered -n 100000 --box 1000 --seed 1 -o galaxies.npy\n"
-        "  twobody generate uniform --sky -n 200000 --seed 2 -o randoms.txt\n",
+        "  twobody generate uniform --sky -n 200000 --seed 2 -o randoms.txt\n"
+        "  twobody generate clustered --sky -n 20000 --seed 3 -o sky_galaxies.txt\n"
+        "  twobody generate randoms --like sky_galaxies.txt --sky -n 100000 --seed 4 -o sky_randoms.txt\n"
+        "  twobody generate randoms --like galaxies.npy --box 1000 -n 200000 --seed 5 -o box_randoms.npy\n",
 };
 
 }  // namespace

@@ -43,9 +43,12 @@ double estimate(Estimator e, double dd, double dr, double rr);
 // leave-one-region-out count is DD[k] − T_DD[r][k] (and DR, RR, weighted sums likewise) with the
 // normalisations of the catalogues without region r. Never a recount.
 struct JackknifeRequest {
-  // > 0: cut into this many regions: on the sky by k-means on the data's unit vectors (randoms
-  // take the nearest data region), in a box or open space by equal cells of the box (open: of the
-  // joint bounding box of all catalogues); see jackknife.hpp.
+  // > 0: cut into this many regions: on the sky by k-means on the random catalogues' unit vectors
+  // (the data's when there are none), in open space by Euclidean k-means on the random catalogues
+  // (equal cells of the joint bounding box of all catalogues when there are none), in a periodic
+  // box by equal cells of the box; every catalogue takes the nearest region. Fitted on the randoms,
+  // regions hold about equal areas (volumes) of the footprint whatever the data's clustering (as
+  // TreeCorr's patches from a random catalogue); see jackknife.hpp.
   int regions = 0;
   // Use the catalogues' own labels (PointSet::regions(), e.g. ReadOptions::region_column), any
   // non-negative integers; every label of a random catalogue must be one the data have.
@@ -61,6 +64,9 @@ struct JackknifeRequest {
 struct JackknifeResult {
   std::size_t regions = 0;
   std::string layout;                // how the regions were made
+  // Automatic regions fitted on the data's own points (no random catalogues to fit on): on
+  // clustered data they hold about equal numbers of points, not equal areas (the CLI notes it).
+  bool fitted_on_data = false;
   std::vector<std::int32_t> labels;  // use_labels: the original label of each region index
   // Sky regions by k-means: their centres (unit vectors). Saved with the counts, so that a run
   // reusing a saved RR labels its data by the very regions the RR was counted in (k-means on

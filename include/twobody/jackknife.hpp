@@ -23,6 +23,16 @@ std::vector<std::array<double, 3>> sky_region_centres(const PointSet& unit_vecto
 // The label of each point: its nearest centre (largest dot product; ties to the lower index).
 std::vector<std::int32_t> nearest_centre(const PointSet& unit_vectors, const std::vector<std::array<double, 3>>& centres);
 
+// Space regions fitted on points that fill a footprint (an open-space random catalogue): Euclidean
+// k-means, seeded and sampled as sky_region_centres, on the points' dim() coordinates (the rest of
+// each centre zero). Regions fitted on randoms hold about equal volumes of the footprint; equal
+// cells of a bounding box can hold no data. Throws Error(Config) as sky_region_centres.
+std::vector<std::array<double, kMaxDim>> space_region_centres(const PointSet& points, int n, std::uint64_t seed = 1,
+                                                              std::size_t max_sample = 0);
+// The label of each point: its nearest centre (smallest squared distance; ties to the lower index).
+std::vector<std::int32_t> nearest_space_centre(const PointSet& points,
+                                               const std::vector<std::array<double, kMaxDim>>& centres);
+
 // Box regions: equal cells of the box [lo, hi) per dimension, nx·ny·…·nz of them.
 struct CellLayout {
   std::vector<int> cells;     // per dimension

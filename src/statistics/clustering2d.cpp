@@ -141,8 +141,9 @@ Binned2DResult correlation_2d(const PointSet& data, const std::vector<PointSet>&
   if (jk.use_labels || jk.regions != 0) {
     // Mocks lie on the sky about the observer: their regions are patches of sky, as for w(θ).
     const CorrelationSpace layout = bins.midpoint_los() ? CorrelationSpace::Sky : space;
+    const detail::RegionFit fit{detail::pointers(randoms), [](const PointSet& p) { return detail::directions(p); }};
     labeller = detail::make_labeller(jk, layout, box, data, layout == CorrelationSpace::Sky ? detail::directions(data) : data,
-                                     detail::pointers(randoms), reuse.rr);
+                                     detail::pointers(randoms), reuse.rr, fit);
     d.set_regions(labeller->label(data, d, "data"));
   }
   const auto as_given = [](const PointSet& p) { return p; };

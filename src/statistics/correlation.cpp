@@ -71,8 +71,11 @@ CorrelationResult correlation(const PointSet& data, const std::vector<PointSet>&
     // Mocks: patches of sky about the observer, as w(θ)'s (the nearest centre of a point needs
     // only its direction, so the Cartesian points are labelled as they are).
     const CorrelationSpace layout = jk.sky_about_origin ? CorrelationSpace::Sky : space;
-    labeller = detail::make_labeller(jk, layout, box, data, jk.sky_about_origin ? detail::directions(d) : d, detail::pointers(randoms),
-                                     reuse.rr);
+    const detail::RegionFit fit{detail::pointers(randoms), [&](const PointSet& p) {
+                                  return jk.sky_about_origin ? detail::directions(p) : sky_to_unit_vectors(p);
+                                }};
+    labeller = detail::make_labeller(jk, layout, box, data, jk.sky_about_origin ? detail::directions(d) : d,
+                                     detail::pointers(randoms), reuse.rr, fit);
     d.set_regions(labeller->label(data, d, "data"));
   }
   clock.data_ready();

@@ -38,6 +38,7 @@ JackknifeResult start_jackknife(const RegionSums& data, const RegionLabeller& la
   J.regions = R;
   J.layout = labeller.layout;
   J.centres = labeller.centres;
+  J.fitted_on_data = labeller.fitted_on_data;
   if (labeller.numbering) J.labels = labeller.numbering->labels;
   J.n_data.assign(R, 0);
   J.n_randoms.assign(R, 0);

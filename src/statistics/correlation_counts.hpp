@@ -59,7 +59,9 @@ struct RegionLabeller {
   std::string layout;
   std::optional<RegionNumbering> numbering;
   std::vector<std::array<double, 3>> centres;
+  std::vector<std::array<double, kMaxDim>> space_centres;  // open space, fitted on the randoms
   std::optional<CellLayout> cells;
+  bool fitted_on_data = false;  // k-means on the data: no random catalogues to fit on
 
   // The labels of one catalogue: its own (`given`, numbered) or from its engine coordinates
   // (`prepared`: cells, or the nearest centre, whose dot product only needs the direction).
@@ -69,12 +71,26 @@ struct RegionLabeller {
 // sky regions are fitted on. A point at the origin keeps (0, 0, 0).
 PointSet directions(const PointSet& p);
 
-// `space` picks the automatic layout (Sky: k-means fitted on `unit_data`, the data's unit
-// vectors, or the centres `reuse` was counted with, when it has as many); `data` and `others` (the
-// random catalogues, and any other sample) are the catalogues as given (labels, bounding box).
+// The random catalogues automatic regions are fitted on (as TreeCorr does: regions of equal area
+// or volume of the footprint, whatever the data's clustering), as given, and how a sample of them
+// becomes unit vectors on the sky (RA, Dec: sky_to_unit_vectors; mocks: directions).
+struct RegionFit {
+  std::vector<const PointSet*> randoms;
+  std::function<PointSet(const PointSet&)> to_unit;
+};
+// An even-stride sample of the catalogues (joined in order), as many points as k-means is fitted on
+// for `regions` regions (sky_region_centres' budget).
+PointSet fitting_sample(const std::vector<const PointSet*>& sets, int regions);
+
+// `space` picks the automatic layout. Sky: k-means fitted on a sample of `fit`'s random catalogues'
+// unit vectors, or on `unit_data`, the data's, when there are none; the centres `reuse` was counted
+// with when it has as many. Open space: Euclidean k-means on a sample of the random catalogues,
+// or equal cells of all catalogues' joint bounding box without them. A periodic box: equal cells
+// of the box (uniform randoms fill it: equal volumes already). `data` and `others` (the random
+// catalogues, and any other sample) are the catalogues as given (labels, bounding box).
 RegionLabeller make_labeller(const JackknifeRequest& jk, CorrelationSpace space, const std::optional<Box>& box,
                              const PointSet& data, const PointSet& unit_data, const std::vector<const PointSet*>& others,
-                             const SavedCounts* reuse = nullptr);
+                             const SavedCounts* reuse = nullptr, const RegionFit& fit = {});
 // The catalogues as pointers (make_labeller reads them; no copies).
 inline std::vector<const PointSet*> pointers(const std::vector<PointSet>& sets) {
   std::vector<const PointSet*> p;

@@ -41,7 +41,27 @@ std::vector<std::int32_t> RegionLabeller::label(const PointSet& given, const Poi
                                                 const std::string& which) const {
   if (numbering) return numbering->number(given, which);
   if (cells) return cell_regions(prepared, *cells);
+  if (!space_centres.empty()) return nearest_space_centre(prepared, space_centres);
   return nearest_centre(prepared, centres);
+}
+
+PointSet fitting_sample(const std::vector<const PointSet*>& sets, int regions) {
+  const std::size_t budget = std::max<std::size_t>(20000, 1000 * static_cast<std::size_t>(std::max(regions, 0)));
+  std::size_t total = 0;
+  for (const PointSet* s : sets) total += s->size();
+  const std::size_t stride = std::max<std::size_t>(1, (total + budget - 1) / budget);
+  const int dim = sets.empty() ? 0 : sets.front()->dim();
+  std::vector<std::vector<double>> cols(dim);
+  std::size_t at = 0;  // the index of the current set's first point in the joined catalogues
+  for (const PointSet* s : sets) {
+    if (s->dim() != dim) continue;  // the engine reports the mismatch
+    for (std::size_t i = (at + stride - 1) / stride * stride - at; i < s->size(); i += stride)
+      for (int d = 0; d < dim; ++d) cols[d].push_back(s->coord(d)[i]);
+    at += s->size();
+  }
+  PointSet p(dim, dim ? cols[0].size() : 0);
+  for (int d = 0; d < dim; ++d) std::copy(cols[d].begin(), cols[d].end(), p.coord(d).begin());
+  return p;
 }
 
 // Unit vectors from the observer at the origin to each point (survey mocks): the directions
@@ -61,7 +81,7 @@ PointSet directions(const PointSet& p) {
 
 RegionLabeller make_labeller(const JackknifeRequest& jk, CorrelationSpace space, const std::optional<Box>& box,
                              const PointSet& data, const PointSet& unit_data, const std::vector<const PointSet*>& others,
-                             const SavedCounts* reuse) {
+                             const SavedCounts* reuse, const RegionFit& fit) {
   RegionLabeller L;
   if (jk.use_labels && jk.regions != 0)
     throw_config("give the regions either as labels or as a number to assign automatically, not both");
@@ -73,14 +93,33 @@ RegionLabeller make_labeller(const JackknifeRequest& jk, CorrelationSpace space,
     return L;
   }
   if (jk.regions < 2) throw_config(fmt::format("a jackknife needs at least 2 regions, not {}", jk.regions));
+  // (A periodic box keeps its equal cells: no sample needed.)
+  const PointSet sample = space == CorrelationSpace::Box ? PointSet() : fitting_sample(fit.randoms, jk.regions);
   if (space == CorrelationSpace::Sky) {
     // With a saved RR counted in sky regions of as many centres: its centres (check_reusable
-    // compares the rest of the setting); else k-means on this run's data.
+    // compares the rest of the setting, the random catalogues' hash among it); else k-means on
+    // this run's randoms, or data.
     const bool saved = reuse && reuse->jackknife && reuse->jackknife->centres.size() == static_cast<std::size_t>(jk.regions);
-    L.centres = saved ? reuse->jackknife->centres : sky_region_centres(unit_data, jk.regions, jk.seed);
+    L.fitted_on_data = sample.size() == 0;
+    if (saved)
+      L.centres = reuse->jackknife->centres;
+    else
+      L.centres = sky_region_centres(L.fitted_on_data ? unit_data : fit.to_unit(sample), jk.regions, jk.seed);
     L.regions = L.centres.size();
-    L.layout = fmt::format("{} sky regions by k-means on the data's unit vectors (seed {}); randoms take the nearest",
-                           L.regions, jk.seed);
+    L.layout = L.fitted_on_data
+                   ? fmt::format("{} sky regions by k-means on the data's unit vectors (seed {}); randoms take the nearest",
+                                 L.regions, jk.seed)
+                   : fmt::format("{} sky regions by k-means on {} points of the random catalogues' unit vectors (seed {}); "
+                                 "every catalogue takes the nearest",
+                                 L.regions, sample.size(), jk.seed);
+    return L;
+  }
+  if (space == CorrelationSpace::Open && sample.size() > 0) {
+    L.space_centres = space_region_centres(sample, jk.regions, jk.seed);
+    L.regions = L.space_centres.size();
+    L.layout = fmt::format("{} regions by k-means on {} points of the random catalogues (seed {}); every catalogue "
+                           "takes the nearest",
+                           L.regions, sample.size(), jk.seed);
     return L;
   }
   const int dim = data.dim();

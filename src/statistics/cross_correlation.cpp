@@ -150,12 +150,18 @@ std::size_t label_regions(const JackknifeRequest& jk, CorrelationSpace space, co
   for (const PointSet& q : randoms1) others.push_back(&q);
   for (const PointSet& q : randoms2) others.push_back(&q);
   const CorrelationSpace fit = jk.sky_about_origin ? CorrelationSpace::Sky : space;
+  // Fitted on the first sample's random catalogues (its footprint), as the data regions were on
+  // the first sample.
+  detail::RegionFit on{detail::pointers(randoms1), [&](const PointSet& x) {
+                         return jk.sky_about_origin ? detail::directions(x) : sky_to_unit_vectors(x);
+                       }};
   const detail::RegionLabeller L =
-      detail::make_labeller(jk, fit, box, data1, jk.sky_about_origin ? detail::directions(p.d1) : p.d1, others, reuse);
+      detail::make_labeller(jk, fit, box, data1, jk.sky_about_origin ? detail::directions(p.d1) : p.d1, others, reuse, on);
   const std::size_t R = L.regions;
   J.regions = R;
   J.layout = L.layout;
   J.centres = L.centres;
+  J.fitted_on_data = L.fitted_on_data;
   if (L.numbering) J.labels = L.numbering->labels;
   p.d1.set_regions(L.label(data1, p.d1, "the first sample"));
   p.d2.set_regions(L.label(data2, p.d2, "the second sample"));

@@ -15,6 +15,7 @@ namespace twobody {
 namespace {
 
 using Vec3 = std::array<double, 3>;
+using SpaceVec = std::array<double, kMaxDim>;
 
 double dot(const Vec3& a, const Vec3& b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 
@@ -38,30 +39,62 @@ Vec3 normalised(const Vec3& v) {
 
 }  // namespace
 
-std::vector<std::array<double, 3>> sky_region_centres(const PointSet& u, int n, std::uint64_t seed,
-                                                      std::size_t max_sample) {
-  if (n < 2) throw_config(fmt::format("a jackknife needs at least 2 regions, not {}", n));
-  if (u.dim() != 3) throw_config("sky regions are found on unit vectors (3 coordinates)");
-  if (max_sample == 0) max_sample = std::max<std::size_t>(20000, 1000 * static_cast<std::size_t>(n));
-  const std::size_t stride = std::max<std::size_t>(1, (u.size() + max_sample - 1) / max_sample);
-  std::vector<Vec3> pts;
-  for (std::size_t i = 0; i < u.size(); i += stride) pts.push_back({u.coord(0)[i], u.coord(1)[i], u.coord(2)[i]});
-  const std::size_t m = pts.size();
-  {
-    std::vector<Vec3> distinct = pts;
-    std::sort(distinct.begin(), distinct.end());
-    const auto k = static_cast<std::size_t>(std::unique(distinct.begin(), distinct.end()) - distinct.begin());
-    if (k < static_cast<std::size_t>(n))
-      throw_config(fmt::format("{} jackknife regions asked for, but the data have only {} distinct positions{}", n, k,
-                               stride > 1 ? " in the k-means sample" : ""));
+namespace {
+
+// The two geometries k-means runs in. Sky: unit vectors, distance the chord (2 − 2 cos), the
+// nearest centre the largest dot product, a centre the normalised mean. Space: Euclidean, the
+// nearest centre the smallest squared distance, a centre the mean. `closeness` orders points by how
+// near they are to a centre (larger: nearer), for moving an emptied centre to the farthest point.
+struct SkyGeometry {
+  using Vec = Vec3;
+  int dim = 3;
+  double dist2(const Vec& a, const Vec& b) const { return std::max(0.0, 2 - 2 * dot(a, b)); }
+  double closeness(const Vec& a, const Vec& b) const { return dot(a, b); }
+  int nearest_of(const Vec& p, const std::vector<Vec>& c) const { return nearest(p, c); }
+  Vec centre(const Vec& sum, std::size_t) const { return normalised(sum); }
+};
+
+struct SpaceGeometry {
+  using Vec = SpaceVec;
+  int dim = 3;
+  double dist2(const Vec& a, const Vec& b) const {
+    double s = 0;
+    for (int d = 0; d < dim; ++d) s += (a[d] - b[d]) * (a[d] - b[d]);
+    return s;
   }
-  // k-means++: each next centre drawn with probability proportional to its squared chord to the
-  // nearest centre so far (2 − 2 cos).
+  double closeness(const Vec& a, const Vec& b) const { return -dist2(a, b); }
+  int nearest_of(const Vec& p, const std::vector<Vec>& c) const {
+    int best = 0;
+    double bd = std::numeric_limits<double>::infinity();
+    for (std::size_t k = 0; k < c.size(); ++k) {
+      const double d = dist2(p, c[k]);
+      if (d < bd) {
+        bd = d;
+        best = static_cast<int>(k);
+      }
+    }
+    return best;
+  }
+  Vec centre(const Vec& sum, std::size_t count) const {
+    Vec c{};
+    for (int d = 0; d < dim; ++d) c[d] = sum[d] / static_cast<double>(count);
+    return c;
+  }
+};
+
+// k-means++ then Lloyd on `pts` (at least n distinct), in geometry G, from `seed`.
+template <class G>
+std::vector<typename G::Vec> fit_kmeans(const std::vector<typename G::Vec>& pts, int n, std::uint64_t seed,
+                                        const G& g) {
+  using Vec = typename G::Vec;
+  const std::size_t m = pts.size();
+  // k-means++: each next centre drawn with probability proportional to its squared distance to
+  // the nearest centre so far.
   std::mt19937_64 rng(seed);
-  std::vector<Vec3> c;
+  std::vector<Vec> c;
   c.push_back(pts[std::uniform_int_distribution<std::size_t>(0, m - 1)(rng)]);
   std::vector<double> d2(m);
-  for (std::size_t i = 0; i < m; ++i) d2[i] = std::max(0.0, 2 - 2 * dot(pts[i], c[0]));
+  for (std::size_t i = 0; i < m; ++i) d2[i] = g.dist2(pts[i], c[0]);
   while (static_cast<int>(c.size()) < n) {
     double total = 0;
     for (double x : d2) total += x;
@@ -74,36 +107,36 @@ std::vector<std::array<double, 3>> sky_region_centres(const PointSet& u, int n, 
       if (pick <= 0) break;
     }
     c.push_back(pts[chosen]);
-    for (std::size_t i = 0; i < m; ++i) d2[i] = std::min(d2[i], std::max(0.0, 2 - 2 * dot(pts[i], c.back())));
+    for (std::size_t i = 0; i < m; ++i) d2[i] = std::min(d2[i], g.dist2(pts[i], c.back()));
   }
-  // Lloyd: each centre the normalised mean of its points, until no point changes region. An
-  // emptied centre moves to the point farthest from its own centre.
+  // Lloyd: each centre the mean of its points, until no point changes region. An emptied centre
+  // moves to the point farthest from its own centre.
   std::vector<int> label(m, -1);
   for (int iter = 0; iter < 300; ++iter) {
     bool changed = false;
     const auto ms = static_cast<std::ptrdiff_t>(m);
 #pragma omp parallel for reduction(|| : changed) schedule(static)
     for (std::ptrdiff_t i = 0; i < ms; ++i) {
-      const int k = nearest(pts[i], c);
+      const int k = g.nearest_of(pts[i], c);
       changed = changed || k != label[i];
       label[i] = k;
     }
     if (!changed) break;
-    std::vector<Vec3> sum(n, Vec3{0, 0, 0});
+    std::vector<Vec> sum(n, Vec{});
     std::vector<std::size_t> count(n, 0);
     for (std::size_t i = 0; i < m; ++i) {
-      for (int d = 0; d < 3; ++d) sum[label[i]][d] += pts[i][d];
+      for (int d = 0; d < g.dim; ++d) sum[label[i]][d] += pts[i][d];
       ++count[label[i]];
     }
     for (int k = 0; k < n; ++k) {
       if (count[k]) {
-        c[k] = normalised(sum[k]);
+        c[k] = g.centre(sum[k], count[k]);
         continue;
       }
       std::size_t far = 0;
       double worst = std::numeric_limits<double>::infinity();
       for (std::size_t i = 0; i < m; ++i) {
-        const double d = dot(pts[i], c[label[i]]);
+        const double d = g.closeness(pts[i], c[label[i]]);
         if (d < worst && count[label[i]] > 1) {
           worst = d;
           far = i;
@@ -116,6 +149,57 @@ std::vector<std::array<double, 3>> sky_region_centres(const PointSet& u, int n, 
     }
   }
   return c;
+}
+
+// The even-stride sample k-means is fitted on (0: 1000 a region, at least 20 000), after checking
+// that it holds at least n distinct points.
+template <class Vec>
+std::vector<Vec> kmeans_sample(const PointSet& p, int n, std::size_t max_sample) {
+  if (n < 2) throw_config(fmt::format("a jackknife needs at least 2 regions, not {}", n));
+  if (max_sample == 0) max_sample = std::max<std::size_t>(20000, 1000 * static_cast<std::size_t>(n));
+  const std::size_t stride = std::max<std::size_t>(1, (p.size() + max_sample - 1) / max_sample);
+  std::vector<Vec> pts;
+  for (std::size_t i = 0; i < p.size(); i += stride) {
+    Vec v{};
+    for (int d = 0; d < p.dim(); ++d) v[d] = p.coord(d)[i];
+    pts.push_back(v);
+  }
+  std::vector<Vec> distinct = pts;
+  std::sort(distinct.begin(), distinct.end());
+  const auto k = static_cast<std::size_t>(std::unique(distinct.begin(), distinct.end()) - distinct.begin());
+  if (k < static_cast<std::size_t>(n))
+    throw_config(fmt::format("{} jackknife regions asked for, but the data have only {} distinct positions{}", n, k,
+                             stride > 1 ? " in the k-means sample" : ""));
+  return pts;
+}
+
+}  // namespace
+
+std::vector<std::array<double, 3>> sky_region_centres(const PointSet& u, int n, std::uint64_t seed,
+                                                      std::size_t max_sample) {
+  if (n < 2) throw_config(fmt::format("a jackknife needs at least 2 regions, not {}", n));
+  if (u.dim() != 3) throw_config("sky regions are found on unit vectors (3 coordinates)");
+  return fit_kmeans(kmeans_sample<Vec3>(u, n, max_sample), n, seed, SkyGeometry{});
+}
+
+std::vector<std::array<double, kMaxDim>> space_region_centres(const PointSet& p, int n, std::uint64_t seed,
+                                                              std::size_t max_sample) {
+  if (n < 2) throw_config(fmt::format("a jackknife needs at least 2 regions, not {}", n));
+  if (p.dim() < 1 || p.dim() > kMaxDim) throw_config(fmt::format("space regions need 1 to {} coordinates", kMaxDim));
+  return fit_kmeans(kmeans_sample<SpaceVec>(p, n, max_sample), n, seed, SpaceGeometry{p.dim()});
+}
+
+std::vector<std::int32_t> nearest_space_centre(const PointSet& p, const std::vector<std::array<double, kMaxDim>>& centres) {
+  const SpaceGeometry g{p.dim()};
+  std::vector<std::int32_t> l(p.size());
+  const auto n = static_cast<std::ptrdiff_t>(p.size());
+#pragma omp parallel for schedule(static)
+  for (std::ptrdiff_t i = 0; i < n; ++i) {
+    SpaceVec v{};
+    for (int d = 0; d < p.dim(); ++d) v[d] = p.coord(d)[i];
+    l[i] = g.nearest_of(v, centres);
+  }
+  return l;
 }
 
 std::vector<std::int32_t> nearest_centre(const PointSet& u, const std::vector<std::array<double, 3>>& centres) {

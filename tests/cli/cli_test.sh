@@ -85,7 +85,10 @@ check "xi columns" "\"$tb\" xi --data \"$work/box.txt\" --randoms \"$work/box.tx
 check "xi cross: four counts and four estimators" "\"$tb\" xi --data \"$work/box.txt\" --data2 \"$work/box2.txt\" --randoms \"$work/ran2.txt\" --randoms2 builtin:uniform-box:2000 --rmin 1 --rmax 10 --nbins 3 | head -1 | grep -qx 'lo,hi,npairs,d1r2,r1d2,r1r2,xi_natural,xi_davis_peebles,xi_hamilton,xi_landy_szalay'"
 check "xi cross in a box without randoms is analytic" "\"$tb\" xi --data \"$work/box.txt\" --data2 \"$work/box2.txt\" --box 50 --rmin 1 --rmax 10 --nbins 3 --jackknife 8 | head -1 | grep -q 'npairs,rr,xi,xi_jk_mean,xi_jk_sigma'"
 check "xi cross --ravg: the D1D2 pairs' ravg" "\"$tb\" xi --data \"$work/box.txt\" --data2 \"$work/box2.txt\" --randoms \"$work/ran2.txt\" --randoms2 builtin:uniform-box:2000 --rmin 1 --rmax 10 --nbins 3 --ravg | head -1 | grep -qx 'lo,hi,npairs,d1r2,r1d2,r1r2,xi_natural,xi_davis_peebles,xi_hamilton,xi_landy_szalay,ravg,meanlogr'"
-check "wtheta cross with a jackknife" "\"$tb\" wtheta --data \"$work/sky.npy\" --data2 builtin:clustered-sky:2000 --randoms builtin:uniform-sky:2500 --randoms2 builtin:uniform-sky:2200 --rmin 0.1 --rmax 5 --nbins 4 --log --jackknife 4 | head -1 | grep -q 'w_landy_szalay,w_jk_mean,w_jk_sigma'"
+# Jackknife regions are fitted on the randoms: randoms covering each sample's footprint.
+"$tb" generate randoms --like "$work/sky.npy" --sky --resolution 4 -n 2500 --seed 7 -o "$work/sky_like.txt" 2>/dev/null
+"$tb" generate randoms --like builtin:clustered-sky:2000 --sky --resolution 4 -n 2200 --seed 8 -o "$work/sky2_like.txt" 2>/dev/null
+check "wtheta cross with a jackknife" "\"$tb\" wtheta --data \"$work/sky.npy\" --data2 builtin:clustered-sky:2000 --randoms \"$work/sky_like.txt\" --randoms2 \"$work/sky2_like.txt\" --rmin 0.1 --rmax 5 --nbins 4 --log --jackknife 4 | head -1 | grep -q 'w_landy_szalay,w_jk_mean,w_jk_sigma'"
 check "wp cross: projected cross-correlation" "\"$tb\" wp --data \"$work/box.txt\" --data2 \"$work/box2.txt\" --randoms \"$work/ran2.txt\" --randoms2 builtin:uniform-box:2000 --rmin 1 --rmax 10 --nbins 3 --pimax 10 | head -1 | grep -qx 'rp_lo,rp_hi,wp'"
 check "xi-smu cross in a box, analytic, with a jackknife" "\"$tb\" xi-smu --data \"$work/box.txt\" --data2 \"$work/box2.txt\" --box 50 --rmax 10 --nbins 2 --nmu-bins 4 --jackknife 8 | head -1 | grep -q 'npairs,rr,xi,xi_jk_mean,xi_jk_sigma'"
 expect 4 'goes with --data2' -- "$tb" xi --data "$work/box.txt" --randoms "$work/ran2.txt" --randoms2 "$work/ran2.txt" --rmax 5 --nbins 2
@@ -100,9 +103,18 @@ check "xi analytic jackknife columns" "\"$tb\" xi --data \"$work/box.txt\" --box
 expect 4 "analytic RR of a box is not counted" -- "$tb" xi --data "$work/box.txt" --box 50 --rmax 6 --nbins 3 --save-counts "$work/never.json"
 # Jackknife errors (seed 003): regions from a column or assigned; covariance file and JSON.
 "$tb" generate clustered --sky -n 1500 --seed 5 -o "$work/jd.txt"
-"$tb" generate uniform --sky -n 3000 --seed 6 -o "$work/jr.txt"
+"$tb" generate randoms --like "$work/jd.txt" --sky --resolution 4 -n 3000 --seed 6 -o "$work/jr.txt" 2>/dev/null
 check "wtheta jackknife columns" "\"$tb\" wtheta --data \"$work/jd.txt\" --randoms \"$work/jr.txt\" --rmin 0.5 --rmax 10 --nbins 4 --log --jackknife 6 | head -1 | grep -qx 'lo,hi,npairs,dr,rr,w_natural,w_davis_peebles,w_hamilton,w_landy_szalay,w_jk_mean,w_jk_sigma'"
 check "wtheta covariance file and json" "\"$tb\" wtheta --data \"$work/jd.txt\" --randoms \"$work/jr.txt\" --rmin 0.5 --rmax 10 --nbins 4 --log --jackknife 6 --covariance \"$work/cov.txt\" --format json -o \"$work/jk.json\" && python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); k=j[\"jackknife\"]; c=[[float(v) for v in l.split()] for l in open(sys.argv[2]) if not l.startswith(\"#\")]; assert k[\"regions\"]==6 and k[\"estimator\"]==\"landy-szalay\" and len(c)==4 and all(len(r)==4 for r in c) and all(abs(c[i][i]**0.5-j[\"columns\"][\"w_jk_sigma\"][i])<=1e-12*abs(c[i][i]**0.5) for i in range(4)) and c==k[\"covariance\"]' \"$work/jk.json\" \"$work/cov.txt\""
+# Randoms matched to the data's footprint (a cap, Dec > 20), then w(theta) with regions fitted on them.
+"$tb" generate clustered --sky -n 6000 --seed 41 -o "$work/cap_all.txt" 2>/dev/null
+awk '$2 > 20' "$work/cap_all.txt" >"$work/cap.txt"
+check "generate randoms --like --sky notes the mask's area" "\"$tb\" generate randoms --like \"$work/cap.txt\" --sky --resolution 3 -n 20000 --seed 42 -o \"$work/cap_randoms.txt\" 2>&1 | grep -q 'deg2, .* % of the sky'"
+check "generate randoms --like --sky stays near the cap" "awk '\$2 < 20 - 6 { bad = 1 } END { exit bad || NR != 20000 }' \"$work/cap_randoms.txt\""
+check "generate randoms: same seed, same file" "\"$tb\" generate randoms --like \"$work/cap.txt\" --sky --resolution 3 -n 20000 --seed 42 -o \"$work/cap_randoms2.txt\" 2>/dev/null && cmp -s \"$work/cap_randoms.txt\" \"$work/cap_randoms2.txt\""
+check "wtheta with randoms like the data, regions fitted on them" "\"$tb\" wtheta --data \"$work/cap.txt\" --randoms \"$work/cap_randoms.txt\" --rmin 0.5 --rmax 10 --nbins 4 --log --jackknife 6 --format json -o \"$work/cap_wt.json\" && python3 -c 'import json,sys; k=json.load(open(sys.argv[1]))[\"jackknife\"]; assert k[\"regions\"]==6 and \"random catalogues\" in k[\"layout\"], k[\"layout\"]' \"$work/cap_wt.json\""
+check "generate randoms --like --mocks keeps the data's radial values" "awk '{ print \$1, \$2, 1000 + NR % 97 }' \"$work/cap.txt\" >\"$work/cap_rdcz.txt\" && \"$tb\" generate randoms --like \"$work/cap_rdcz.txt\" --mocks --resolution 3 -n 5000 --seed 3 -o \"$work/cap_rdcz_r.txt\" 2>/dev/null && awk 'NR == FNR { seen[\$3] = 1; next } !(\$3 in seen) { exit 1 }' \"$work/cap_rdcz.txt\" \"$work/cap_rdcz_r.txt\""
+check "generate randoms --like in a box" "\"$tb\" generate randoms --like \"$work/box.txt\" --box 50 -n 3000 --seed 4 -o \"$work/box_randoms.txt\" 2>/dev/null && awk '{ for (i = 1; i <= 3; ++i) if (\$i < 0 || \$i >= 50) exit 1 } END { exit NR != 3000 }' \"$work/box_randoms.txt\""
 # The 2x2x2 cells of --jackknife 8, written as labels (row-major, the last axis fastest).
 awk '!/^#/{print $1, $2, $3, 4*int($1/25) + 2*int($2/25) + int($3/25)}' "$work/box.txt" >"$work/boxl.txt"
 "$tb" generate uniform -n 3000 --box 50 --seed 4 -o "$work/boxr.txt"

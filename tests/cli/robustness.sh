@@ -176,6 +176,17 @@ err=$("$tb" paircount --data named.txt --rmax 10 --nbins 2 2>&1 >named.csv)
 if [[ $err =~ "column 4 not used" && $(sed -n 2p named.csv) == "0,5,3" ]]; then ok; else bad "default columns: $err $(cat named.csv)"; fi
 if "$tb" paircount --data named.txt --columns x,y,w --rmax 10 --nbins 2 >named2.csv 2>/dev/null; then ok; else bad "--columns by name"; fi
 
+# generate randoms --like: bad requests and inputs name the problem and write nothing.
+refused "needs --like" generate randoms --sky -n 100 -o out/r.txt
+refused "missing.txt" generate randoms --like missing.txt --sky -n 100 -o out/r.txt
+refused "npoints|-n" generate randoms --like sky.txt --sky -n 0 -o out/r.txt
+refused "--like goes with generate randoms" generate uniform --like sky.txt -n 100 -o out/r.txt
+refused "RA, Dec: 2 coordinates, the data have 3" generate randoms --like good.txt --sky --columns 1,2,3 -n 100 -o out/r.txt
+refused "Dec must lie in \[-90, 90\]" generate randoms --like huge.txt --sky --columns 2,1 -n 100 -o out/r.txt
+refused "outside the box" generate randoms --like good.txt --box 5 -n 100 -o out/r.txt
+refused "no pixel of 1 deg holds 1000 data points" generate randoms --like sky.txt --sky --min-count 1000 -n 100 -o out/r.txt
+refused "empty" generate randoms --like empty.txt -n 100 -o out/r.txt
+
 # A NaN in a result (one data point: no pairs, so no mean separation) is said on stderr.
 printf '1 2 3\n' >one.txt
 err=$("$tb" paircount --data one.txt --rmax 2 --nbins 2 --ravg 2>&1 >/dev/null)
