@@ -264,6 +264,19 @@ TEST(Hdf5Reader, BadFilesAndPathsSayWhat) {
   expect_error(ErrorKind::Input, ":/unwritten: the dataset claims 3000 values but the file stores 0 bytes", [&] {
     read_points(path + ":/unwritten");
   });
+  // A 12-bit integer: a legal HDF5 type, but not one libhdf5 converts safely from a hostile file.
+  const std::string odd = temp("odd.h5");
+  {
+    Fixture f(odd);
+    const hid_t twelve = H5Tcopy(H5T_STD_I16LE);
+    H5Tset_precision(twelve, 12);
+    const std::vector<std::int16_t> small = {1, 2, 3};
+    f.dataset("bits", twelve, H5T_NATIVE_INT16, {3}, small.data());
+    H5Tclose(twelve);
+  }
+  expect_error(ErrorKind::Input, "odd.h5:/bits: the dataset holds integers of an unusual layout (2 bytes", [&] {
+    read_points(odd);
+  });
   // Not HDF5 at all, cut short, empty, missing.
   const std::string text = temp("text.h5");
   std::ofstream(text) << "1 2 3\n4 5 6\n";

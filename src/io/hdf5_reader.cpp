@@ -64,6 +64,26 @@ std::string class_name(H5T_class_t c) {
 
 bool numeric(H5T_class_t c) { return c == H5T_INTEGER || c == H5T_FLOAT; }
 
+// Whether a numeric type is one of the standard integers (8 to 64 bits) or IEEE floats (32, 64
+// bits), in either byte order. HDF5 lets a file describe any bit layout, and libhdf5 1.10's
+// conversion of a malformed one overruns its own stack (found by fuzzing): such types are refused
+// before any read. Every writer in use (h5py, PyTables, the C API's native types) makes standard ones.
+bool standard_numeric(hid_t type) {
+  static const hid_t standard[] = {H5T_STD_I8LE,   H5T_STD_I8BE,   H5T_STD_U8LE,    H5T_STD_U8BE,    H5T_STD_I16LE,
+                                   H5T_STD_I16BE,  H5T_STD_U16LE,  H5T_STD_U16BE,   H5T_STD_I32LE,   H5T_STD_I32BE,
+                                   H5T_STD_U32LE,  H5T_STD_U32BE,  H5T_STD_I64LE,   H5T_STD_I64BE,   H5T_STD_U64LE,
+                                   H5T_STD_U64BE,  H5T_IEEE_F32LE, H5T_IEEE_F32BE,  H5T_IEEE_F64LE,  H5T_IEEE_F64BE};
+  for (hid_t s : standard)
+    if (H5Tequal(type, s) > 0) return true;
+  hdf5::error_reason();
+  return false;
+}
+
+std::string nonstandard(hid_t type) {
+  return fmt::format("{} of an unusual layout ({} bytes; 8- to 64-bit integers and 32- or 64-bit IEEE floats are read)",
+                     H5Tget_class(type) == H5T_FLOAT ? "floats" : "integers", H5Tget_size(type));
+}
+
 // The dataset's dimensions; a scalar or null dataspace is an error.
 std::vector<hsize_t> dimensions(hid_t ds, const Place& p) {
   Handle space(H5Dget_space(ds), H5Sclose);
@@ -127,8 +147,8 @@ void read_compound(hid_t ds, hid_t type, hsize_t rows, RawTable& t, const Place&
     H5free_memory(raw);
     Handle member(H5Tget_member_type(type, static_cast<unsigned>(m)), H5Tclose);
     const H5T_class_t c = member.valid() ? H5Tget_class(member.get()) : H5T_NO_CLASS;
-    if (numeric(c)) names.push_back(name);
-    else t.not_numeric.push_back(fmt::format("{} ({})", name, class_name(c)));
+    if (numeric(c) && standard_numeric(member.get())) names.push_back(name);
+    else t.not_numeric.push_back(fmt::format("{} ({})", name, numeric(c) ? nonstandard(member.get()) : class_name(c)));
   }
   if (names.empty())
     p.fail(fmt::format("the table has no numeric field (it has: {})", fmt::join(t.not_numeric, ", ")));
@@ -165,6 +185,8 @@ RawTable read_dataset(hid_t ds, const Place& p) {
     if (dims.size() != 1) p.fail(fmt::format("a table must be 1-D; this one is {}-D", dims.size()));
   } else if (!numeric(c)) {
     p.fail(fmt::format("the dataset holds {}, not numbers", class_name(c)));
+  } else if (!standard_numeric(type.get())) {
+    p.fail(fmt::format("the dataset holds {}", nonstandard(type.get())));
   } else if (dims.size() > 2) {
     p.fail(fmt::format("a {}-D dataset ({}): catalogues are 1-D (one column) or 2-D (rows x columns)", dims.size(),
                        fmt::join(dims, " x ")));
@@ -217,8 +239,8 @@ RawTable read_group(hid_t group, const Place& p, hid_t lapl) {
     }
     Handle type(H5Dget_type(obj.get()), H5Tclose);
     const H5T_class_t c = type.valid() ? H5Tget_class(type.get()) : H5T_NO_CLASS;
-    if (!numeric(c)) {
-      t.not_numeric.push_back(fmt::format("{} ({})", name, class_name(c)));
+    if (!numeric(c) || !standard_numeric(type.get())) {
+      t.not_numeric.push_back(fmt::format("{} ({})", name, numeric(c) ? nonstandard(type.get()) : class_name(c)));
       continue;
     }
     const std::vector<hsize_t> dims = dimensions(obj.get(), q);
