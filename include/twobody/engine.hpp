@@ -3,6 +3,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -71,6 +72,10 @@ struct RunOptions {
   // correlation functions pass their options on, so a caller sees the plan of each of their counts
   // (DD, DR, RR, ...): the CLI's --explain prints them.
   std::function<void(const std::string&)> on_plan = nullptr;
+  // The grids of the run's exact sums (twobody/exact_sums.hpp); unset: fixed from the points given.
+  // A Distribution that runs pieces of one run sets the whole run's, so the pieces' sums add
+  // exactly; nobody else needs it.
+  std::optional<SumGrids> sum_grids;
 };
 
 // How a run is split across processes. run() and explain() hand a call with

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "twobody/exact_sums.hpp"
 #include "twobody/statistic.hpp"
 
 namespace twobody {
@@ -76,6 +77,9 @@ struct Result {
   std::vector<PairRecord> pairs;      // PairList, sorted by (i, j); empty with RunOptions::pair_sink
   // PerPoint: per point of the first set and, cross only, of the second (empty for auto).
   PointReductions per_point_a, per_point_b;
+  // The sums above kept exactly (twobody/exact_sums.hpp): every float64 sum is its entry there
+  // rounded once, so it is the same on any number of threads, chunks or MPI ranks.
+  ExactSums exact;
   MatrixValues matrix;                // Matrix, row-major rows x cols
   std::size_t rows = 0, cols = 0;
   RunInfo info;

@@ -79,7 +79,8 @@ Result run_binned2d(const BinFunction& f, const Plan& plan) {
   shape.threads = std::max(1, plan.threads);
   shape.tile = choose_tile(std::max(A.n, B.n), shape.threads);
   shape.progress = &plan.progress;
-  const PairWeights w = s.weighted ? PairWeights{pa.weights().data(), pb.weights().data()} : PairWeights{};
+  const PairWeights w = s.weighted ? PairWeights{pa.weights().data(), pb.weights().data(), plan.grids}
+                                   : PairWeights{nullptr, nullptr, plan.grids};
   const std::size_t max_row = use_grid ? std::max<std::size_t>(grid.plan.longest_row, 1) : shape.tile;
 
   const auto run_with = [&]<bool Means = false>(auto make_sink) {
@@ -109,7 +110,12 @@ Result run_binned2d(const BinFunction& f, const Plan& plan) {
   }
   const std::size_t nb = static_cast<std::size_t>(plan.edges.nbins);
   if (r.counts.empty()) r.counts.assign(nb, 0);
-  if (s.weighted && r.weighted.empty()) r.weighted.assign(nb, 0.0);
+  if (s.weighted && r.weighted.empty()) {
+    r.weighted.assign(nb, 0.0);
+    r.exact.weighted.assign(nb, 0);
+  }
+  r.exact.grids = plan.grids;
+  round_exact_sums(r);
   r.info.threads = shape.threads;
   r.info.pairs_evaluated = use_grid ? grid.plan.evaluations : pair_total(A.n, B.n, shape.is_auto);
   r.info.plan = grid.why;

@@ -1,7 +1,11 @@
 #pragma once
 // What a pair produces on the CPU backend. Each thread owns one sink (output privatisation, seed
 // 000 section 4.3, the CPU form of it), fills it without synchronisation and merges it once.
+// Floating sums are exact sums on the run's grids (twobody/exact_sums.hpp): whichever thread a
+// pair falls to, and in whatever order, the merged integers are the same; run_plan rounds them
+// into the Result's float64 sums once at the end.
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -14,13 +18,21 @@ namespace twobody::cpu {
 struct PairWeights {
   const double* a = nullptr;  // null when unweighted
   const double* b = nullptr;
+  SumGrids grids;             // the run's (Plan::grids)
+  std::int64_t pair(std::size_t i, std::size_t j) const { return grids.pair_weight.steps(a[i] * b[j]); }
 };
+
+// to[k] += from[k], `to` sized on first use.
+inline void add_exact(std::vector<FixedSum>& to, const std::vector<FixedSum>& from) {
+  if (to.size() < from.size()) to.resize(from.size(), 0);
+  for (std::size_t k = 0; k < from.size(); ++k) to[k] += from[k];
+}
 
 class HistogramSink {
  public:
   HistogramSink(const KeyEdges& e, PairWeights w)
       : e_(e.padded.data()), nbins_(e.nbins), steps_(e.steps), w_(w),
-        counts_(e.nbins, 0), wsum_(w.a ? e.nbins : 0, 0.0) {}
+        counts_(e.nbins, 0), wsum_(w.a ? e.nbins : 0, 0) {}
 
   template <class NaturalOf>
   void consume(std::size_t i, std::size_t j0, const double* keys, std::size_t n, const NaturalOf&) {
@@ -28,7 +40,7 @@ class HistogramSink {
       const int k = find_bin(e_, nbins_, steps_, keys[t]);
       if (k < 0) continue;
       ++counts_[k];
-      if (w_.a) wsum_[k] += w_.a[i] * w_.b[j0 + t];
+      if (w_.a) wsum_[k] += w_.pair(i, j0 + t);
     }
   }
   // Counts gathered elsewhere (the fast path's private counters), unweighted histograms only.
@@ -38,7 +50,7 @@ class HistogramSink {
   template <class Key64, class NaturalOf>
   void accept(int k, std::size_t i, std::size_t j, const Key64&, const NaturalOf&) {
     ++counts_[k];
-    if (w_.a) wsum_[k] += w_.a[i] * w_.b[j];
+    if (w_.a) wsum_[k] += w_.pair(i, j);
   }
   void merge_into(Result& r) const {
     if (r.counts.empty()) {
@@ -46,7 +58,7 @@ class HistogramSink {
       r.weighted.assign(wsum_.size(), 0.0);
     }
     for (std::size_t k = 0; k < counts_.size(); ++k) r.counts[k] += counts_[k];
-    for (std::size_t k = 0; k < wsum_.size(); ++k) r.weighted[k] += wsum_[k];
+    add_exact(r.exact.weighted, wsum_);
   }
 
  private:
@@ -54,18 +66,20 @@ class HistogramSink {
   int nbins_, steps_;
   PairWeights w_;
   std::vector<std::uint64_t> counts_;
-  std::vector<double> wsum_;
+  std::vector<FixedSum> wsum_;
 };
 
-// Statistic::mean_separation: per bin, Σ w s and Σ w log s in double (w = w_i w_j, or 1), s the
-// pair's natural separation from its float64 key. Empty (and never touched) when not asked for.
+// Statistic::mean_separation: per bin, Σ w s and Σ w log s as exact sums (w = w_i w_j, or 1), s
+// the pair's natural separation from its float64 key; a pair at s = 0 adds log of the smallest
+// normal float64 (−708.4), not −∞. Empty (and never touched) when not asked for.
 class SeparationSums {
  public:
-  SeparationSums(std::size_t nbins, bool on) : sum_(on ? nbins : 0, 0.0), log_sum_(on ? nbins : 0, 0.0) {}
+  SeparationSums(std::size_t nbins, bool on, const SumGrids& g)
+      : g_(g), sum_(on ? nbins : 0, 0), log_sum_(on ? nbins : 0, 0) {}
   bool on() const { return !sum_.empty(); }
   void add(int k, double s, double w) {
-    sum_[k] += w * s;
-    log_sum_[k] += w * std::log(s);
+    sum_[k] += g_.separation.steps(w * s);
+    log_sum_[k] += g_.log_separation.steps(w * std::log(std::max(s, DBL_MIN)));
   }
   void merge_into(Result& r) const {
     if (!on()) return;
@@ -73,14 +87,13 @@ class SeparationSums {
       r.separation_sum.assign(sum_.size(), 0.0);
       r.log_separation_sum.assign(sum_.size(), 0.0);
     }
-    for (std::size_t k = 0; k < sum_.size(); ++k) {
-      r.separation_sum[k] += sum_[k];
-      r.log_separation_sum[k] += log_sum_[k];
-    }
+    add_exact(r.exact.separation_sum, sum_);
+    add_exact(r.exact.log_separation_sum, log_sum_);
   }
 
  private:
-  std::vector<double> sum_, log_sum_;
+  SumGrids g_;
+  std::vector<FixedSum> sum_, log_sum_;
 };
 
 // A histogram with the mean separation per bin. No add_count(), for the reason RegionHistogramSink
@@ -89,7 +102,7 @@ class MeanHistogramSink {
  public:
   MeanHistogramSink(const KeyEdges& e, PairWeights w)
       : e_(e.padded.data()), nbins_(e.nbins), steps_(e.steps), w_(w), counts_(e.nbins, 0),
-        wsum_(w.a ? e.nbins : 0, 0.0), sums_(std::size_t(e.nbins), true) {}
+        wsum_(w.a ? e.nbins : 0, 0), sums_(std::size_t(e.nbins), true, w.grids) {}
 
   template <class NaturalOf>
   void consume(std::size_t i, std::size_t j0, const double* keys, std::size_t n, const NaturalOf& nat) {
@@ -109,7 +122,7 @@ class MeanHistogramSink {
       r.weighted.assign(wsum_.size(), 0.0);
     }
     for (std::size_t k = 0; k < counts_.size(); ++k) r.counts[k] += counts_[k];
-    for (std::size_t k = 0; k < wsum_.size(); ++k) r.weighted[k] += wsum_[k];
+    add_exact(r.exact.weighted, wsum_);
     sums_.merge_into(r);
   }
 
@@ -119,7 +132,7 @@ class MeanHistogramSink {
     double w = 1.0;
     if (w_.a) {
       w = w_.a[i] * w_.b[j];
-      wsum_[k] += w;
+      wsum_[k] += w_.grids.pair_weight.steps(w);
     }
     sums_.add(k, s, w);
   }
@@ -128,7 +141,7 @@ class MeanHistogramSink {
   int nbins_, steps_;
   PairWeights w_;
   std::vector<std::uint64_t> counts_;
-  std::vector<double> wsum_;
+  std::vector<FixedSum> wsum_;
   SeparationSums sums_;
 };
 
@@ -158,8 +171,8 @@ class RegionHistogramSink {
   // means: also the separation sums of Statistic::mean_separation (whole sample, not per region).
   RegionHistogramSink(const KeyEdges& e, PairWeights w, RegionLabels l, bool means = false)
       : e_(e.padded.data()), nbins_(e.nbins), steps_(e.steps), w_(w), l_(l), counts_(e.nbins, 0),
-        wsum_(w.a ? e.nbins : 0, 0.0), region_counts_(std::size_t(l.regions) * e.nbins, 0),
-        region_wsum_(w.a ? std::size_t(l.regions) * e.nbins : 0, 0.0), sums_(std::size_t(e.nbins), means) {}
+        wsum_(w.a ? e.nbins : 0, 0), region_counts_(std::size_t(l.regions) * e.nbins, 0),
+        region_wsum_(w.a ? std::size_t(l.regions) * e.nbins : 0, 0), sums_(std::size_t(e.nbins), means, w.grids) {}
 
   template <class NaturalOf>
   void consume(std::size_t i, std::size_t j0, const double* keys, std::size_t n, const NaturalOf& nat) {
@@ -185,9 +198,9 @@ class RegionHistogramSink {
       r.region_weighted.assign(region_wsum_.size(), 0.0);
     }
     for (std::size_t k = 0; k < counts_.size(); ++k) r.counts[k] += counts_[k];
-    for (std::size_t k = 0; k < wsum_.size(); ++k) r.weighted[k] += wsum_[k];
+    add_exact(r.exact.weighted, wsum_);
     for (std::size_t k = 0; k < region_counts_.size(); ++k) r.region_counts[k] += region_counts_[k];
-    for (std::size_t k = 0; k < region_wsum_.size(); ++k) r.region_weighted[k] += region_wsum_[k];
+    add_exact(r.exact.region_weighted, region_wsum_);
     sums_.merge_into(r);
   }
 
@@ -199,7 +212,7 @@ class RegionHistogramSink {
     ++region_counts_[ri * nb + k];
     if (rj != ri) ++region_counts_[rj * nb + k];
     if (w_.a) {
-      const double w = w_.a[i] * w_.b[j];
+      const std::int64_t w = w_.pair(i, j);
       wsum_[k] += w;
       region_wsum_[ri * nb + k] += w;
       if (rj != ri) region_wsum_[rj * nb + k] += w;
@@ -211,9 +224,9 @@ class RegionHistogramSink {
   PairWeights w_;
   RegionLabels l_;
   std::vector<std::uint64_t> counts_;
-  std::vector<double> wsum_;
+  std::vector<FixedSum> wsum_;
   std::vector<std::uint64_t> region_counts_;
-  std::vector<double> region_wsum_;
+  std::vector<FixedSum> region_wsum_;
   SeparationSums sums_;
 };
 
@@ -227,17 +240,14 @@ class ReductionSink {
     std::uint64_t c = 0;
     for (std::size_t t = 0; t < n; ++t) c += (keys[t] >= lo_) & (keys[t] < hi_);
     count_ += c;
-    if (w_.a) {
-      double s = 0;
+    if (w_.a)
       for (std::size_t t = 0; t < n; ++t)
-        if (keys[t] >= lo_ && keys[t] < hi_) s += w_.b[j0 + t];
-      wsum_ += w_.a[i] * s;
-    }
+        if (keys[t] >= lo_ && keys[t] < hi_) wsum_ += w_.pair(i, j0 + t);
   }
   template <class Key64, class NaturalOf>
   void accept(int, std::size_t i, std::size_t j, const Key64&, const NaturalOf&) {
     ++count_;
-    if (w_.a) wsum_ += w_.a[i] * w_.b[j];
+    if (w_.a) wsum_ += w_.pair(i, j);
   }
   void merge_into(Result& r) const {
     if (r.counts.empty()) {
@@ -245,24 +255,22 @@ class ReductionSink {
       r.weighted.assign(w_.a ? 1 : 0, 0.0);
     }
     r.counts[0] += count_;
-    if (w_.a) r.weighted[0] += wsum_;
+    if (w_.a) add_exact(r.exact.weighted, {wsum_});
   }
 
  private:
   double lo_, hi_;
   PairWeights w_;
   std::uint64_t count_ = 0;
-  double wsum_ = 0;
+  FixedSum wsum_ = 0;
 };
 
 // Per-point reductions (OutputKind::PerPoint): per thread, a private count (and weight sum) for
 // every point of the anchors' set and, cross, of the partners' set; auto shares one array, so a
 // pair adds to both of its points. A row adds its anchor's total once and each partner in range to
 // its own entry (a contiguous run of the array: the rows vectorise). merge_per_point sums the
-// threads' arrays point by point in thread order: counts do not depend on the thread count, and
-// weighted sums are as deterministic as the weighted histogram's (each thread's partial sums
-// depend on which blocks the dynamic schedule gave it). No add_count(): the fast path hands every
-// pair in range to accept() with its points.
+// threads' arrays point by point: counts and the exact weighted sums do not depend on the thread
+// count. No add_count(): the fast path hands every pair in range to accept() with its points.
 class PerPointSink {
  public:
   PerPointSink(const KeyEdges& e, PairWeights w, std::size_t na, std::size_t nb, bool is_auto)
@@ -285,16 +293,15 @@ class PerPointSink {
     }
     a_.counts[i] += c;
     if (w_.a) {
-      // Adding 0.0 leaves a sum unchanged, so the partners' loop needs no branch.
-      double* __restrict pw = bw_ + j0;
+      FixedSum* __restrict pw = bw_ + j0;
       const double* wb = w_.b + j0;
-      const double wi = w_.a[i];
-      double s = 0;
-      for (std::size_t t = 0; t < n; ++t) {
-        const bool in = (keys[t] >= lo_) & (keys[t] < hi_);
-        pw[t] += in ? wi : 0.0;
-        s += in ? wb[t] : 0.0;
-      }
+      const std::int64_t wi = point(w_.a[i]);
+      FixedSum s = 0;
+      for (std::size_t t = 0; t < n; ++t)
+        if ((keys[t] >= lo_) & (keys[t] < hi_)) {
+          pw[t] += wi;
+          s += point(wb[t]);
+        }
       a_.wsum[i] += s;
     }
   }
@@ -303,48 +310,52 @@ class PerPointSink {
     ++a_.counts[i];
     ++bc_[j];
     if (w_.a) {
-      a_.wsum[i] += w_.b[j];
-      bw_[j] += w_.a[i];
+      a_.wsum[i] += point(w_.b[j]);
+      bw_[j] += point(w_.a[i]);
     }
   }
 
   struct Arrays {
     std::vector<std::uint64_t> counts;
-    std::vector<double> wsum;
-    Arrays(std::size_t n, bool weighted) : counts(n, 0), wsum(weighted ? n : 0, 0.0) {}
+    std::vector<FixedSum> wsum;
+    Arrays(std::size_t n, bool weighted) : counts(n, 0), wsum(weighted ? n : 0, 0) {}
   };
   const Arrays& a() const { return a_; }
   const Arrays& b() const { return b_; }
 
  private:
+  std::int64_t point(double w) const { return w_.grids.point_weight.steps(w); }
+
   double lo_, hi_;
   PairWeights w_;
   Arrays a_, b_;
   std::uint64_t* bc_;  // the partners' counts: b_'s, or a_'s for auto
-  double* bw_;
+  FixedSum* bw_;
 };
 
-// The threads' per-point arrays summed point by point, in thread order, into `out`; entry k of an
-// array belongs to the caller's point order[k] (the grid's cell order), or k without one.
+// The threads' per-point arrays summed point by point into `out` (the weighted sums into `exact`,
+// `out.weighted` sized for them); entry k of an array belongs to the caller's point order[k] (the
+// grid's cell order), or k without one.
 inline void merge_per_point(const std::vector<PerPointSink>& sinks, bool second, const std::uint32_t* order,
-                            PointReductions& out, int threads) {
+                            PointReductions& out, std::vector<FixedSum>& exact, int threads) {
   const auto arrays = [&](const PerPointSink& s) -> const PerPointSink::Arrays& { return second ? s.b() : s.a(); };
   const std::size_t n = sinks.empty() ? 0 : arrays(sinks[0]).counts.size();
   const bool weighted = !sinks.empty() && !arrays(sinks[0]).wsum.empty();
   out.counts.assign(n, 0);
   out.weighted.assign(weighted ? n : 0, 0.0);
+  exact.assign(weighted ? n : 0, 0);
   const auto points = static_cast<std::int64_t>(n);
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (std::int64_t k = 0; k < points; ++k) {
     std::uint64_t c = 0;
-    double s = 0;
+    FixedSum s = 0;
     for (const PerPointSink& t : sinks) {
       c += arrays(t).counts[k];
       if (weighted) s += arrays(t).wsum[k];
     }
     const std::size_t to = order ? order[k] : static_cast<std::size_t>(k);
     out.counts[to] = c;
-    if (weighted) out.weighted[to] = s;
+    if (weighted) exact[to] = s;
   }
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "twobody/detail/engine/backend.hpp"
+#include "twobody/detail/engine/exact_sums.hpp"
 #include "twobody/detail/cpu/fast_rows.hpp"
 #include "twobody/detail/cpu/grid_index.hpp"
 #include "twobody/detail/cpu/output_sinks.hpp"
@@ -155,7 +156,8 @@ Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid 
   shape.threads = std::max(1, plan.threads);
   shape.tile = choose_tile(std::max(A.n, B.n), shape.threads);
   shape.progress = &plan.progress;
-  const PairWeights w = s.weighted ? PairWeights{pa.weights().data(), pb.weights().data()} : PairWeights{};
+  const PairWeights w = s.weighted ? PairWeights{pa.weights().data(), pb.weights().data(), plan.grids}
+                                   : PairWeights{nullptr, nullptr, plan.grids};
   const std::size_t max_row = use_grid ? std::max<std::size_t>(grid->plan.longest_row, 1) : shape.tile;
   // The float32 fast path for the pair functions that have one (every output but the matrix).
   std::unique_ptr<FastRowsSetup<PairFunction>> fast;
@@ -200,7 +202,10 @@ Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid 
               for (auto& k : run_with([&] { return HistogramSink(plan.edges, w); })) k.merge_into(r);
             }
             if (r.counts.empty()) r.counts.assign(plan.edges.nbins, 0);
-            if (s.weighted && r.weighted.empty()) r.weighted.assign(plan.edges.nbins, 0.0);
+            if (s.weighted && r.weighted.empty()) {
+              r.weighted.assign(plan.edges.nbins, 0.0);
+              r.exact.weighted.assign(plan.edges.nbins, 0);
+            }
           },
           [&](const reduce::Count&) {
             auto sinks = run_with([&] { return ReductionSink(plan.edges, w); });
@@ -210,10 +215,10 @@ Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid 
             const auto sinks = run_with([&] { return PerPointSink(plan.edges, w, A.n, B.n, shape.is_auto); });
             // The grid's arrays are in cell order: entry k belongs to the caller's point order[k].
             const std::uint32_t* oa = use_grid ? grid->a->order.data() : nullptr;
-            merge_per_point(sinks, false, oa, r.per_point_a, shape.threads);
+            merge_per_point(sinks, false, oa, r.per_point_a, r.exact.point_weighted_a, shape.threads);
             if (!shape.is_auto) {
               const std::uint32_t* ob = use_grid ? grid->b->order.data() : nullptr;
-              merge_per_point(sinks, true, ob, r.per_point_b, shape.threads);
+              merge_per_point(sinks, true, ob, r.per_point_b, r.exact.point_weighted_b, shape.threads);
             }
           },
           [&](const reduce::PairList&) {
@@ -263,6 +268,8 @@ Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid 
   r.info.threads = shape.threads;
   r.info.pairs_evaluated = use_grid ? grid->plan.evaluations : pair_total(A.n, B.n, shape.is_auto);
   if (fast) r.info.pairs_settled_fp64 = fast->settled_total();
+  r.exact.grids = plan.grids;
+  round_exact_sums(r);
   return r;
 }
 

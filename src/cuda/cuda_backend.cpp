@@ -19,6 +19,7 @@
 #include "twobody/detail/cuda/tuning_policy.hpp"
 #include "twobody/detail/engine/backend.hpp"
 #include "twobody/detail/engine/chunked_run.hpp"
+#include "twobody/detail/engine/exact_sums.hpp"
 #include "twobody/engine.hpp"
 #include "twobody/detail/exact/fast_path.hpp"
 #include "twobody/generate.hpp"
@@ -207,7 +208,7 @@ class CudaBackend final : public Backend {
   }
   Result run(const Plan& plan) override {
     const auto t0 = std::chrono::steady_clock::now();
-    auto run_one = [](const Plan& p) {
+    auto run_piece = [](const Plan& p) {
       // A histogram of one bin is the count in its range: run as one (type I), where the
       // tensor-core counts take it (Euclidean, unweighted, up to three dimensions), ~2.4x the
       // counting tiles' histogram rate on the H100 (the CLI's paircount --nbins 1).
@@ -227,6 +228,13 @@ class CudaBackend final : public Backend {
         return p.stat->binning2d().kind() == Binning2D::Kind::RpPi ? run_binned2d_on_device<Binning2D::Kind::RpPi>(p)
                                                                  : run_binned2d_on_device<Binning2D::Kind::SMu>(p);
       return visit_pair_function(*p.stat, p.a->dim(), [&](const auto& f) { return run_on_device(f, p); });
+    };
+    // The device sums in float64 (for now): each piece's sums put on the run's grids, so that
+    // chunks add as exact sums.
+    auto run_one = [&run_piece](const Plan& p) {
+      Result r = run_piece(p);
+      exact_from_float64(r, p.grids);
+      return r;
     };
     const std::size_t chunk = chunk_points(plan, kChunksInFlight);
     Result r;

@@ -10,6 +10,7 @@
 #include <new>
 
 #include "twobody/detail/dist/pair_jobs.hpp"
+#include "twobody/detail/engine/exact_sums.hpp"
 #include "twobody/detail/engine/reductions.hpp"
 #include "twobody/distributed.hpp"
 #include "twobody/error.hpp"
@@ -52,19 +53,23 @@ void sum_in_rank_order_blocks(std::vector<T>& v, MPI_Datatype type, MPI_Comm com
   }
 }
 
-// Every counter and sum of a rank's result summed over the ranks in rank order (each rank's from
-// empty_result: the same lengths everywhere); per-point arrays a block at a time.
+// Every counter and exact sum of a rank's result summed over the ranks (each rank's from
+// empty_result: the same lengths everywhere); per-point arrays a block at a time. The float64
+// sums are then rounded from the exact ones, so they do not depend on the number of ranks.
 void sum_results_in_rank_order(Result& r, MPI_Comm comm) {
+  MPI_Datatype fixed;  // an exact sum: 16 bytes, added as one integer on rank 0
+  MPI_Type_contiguous(static_cast<int>(sizeof(FixedSum)), MPI_BYTE, &fixed);
+  MPI_Type_commit(&fixed);
   r.counts = sum_in_rank_order(r.counts, MPI_UINT64_T, comm);
-  r.weighted = sum_in_rank_order(r.weighted, MPI_DOUBLE, comm);
   r.region_counts = sum_in_rank_order(r.region_counts, MPI_UINT64_T, comm);
-  r.region_weighted = sum_in_rank_order(r.region_weighted, MPI_DOUBLE, comm);
-  r.separation_sum = sum_in_rank_order(r.separation_sum, MPI_DOUBLE, comm);
-  r.log_separation_sum = sum_in_rank_order(r.log_separation_sum, MPI_DOUBLE, comm);
-  for (PointReductions* p : {&r.per_point_a, &r.per_point_b}) {
-    sum_in_rank_order_blocks(p->counts, MPI_UINT64_T, comm);
-    sum_in_rank_order_blocks(p->weighted, MPI_DOUBLE, comm);
-  }
+  ExactSums& e = r.exact;
+  for (std::vector<FixedSum>* v : {&e.weighted, &e.region_weighted, &e.separation_sum, &e.log_separation_sum})
+    *v = sum_in_rank_order(*v, fixed, comm);
+  for (PointReductions* p : {&r.per_point_a, &r.per_point_b}) sum_in_rank_order_blocks(p->counts, MPI_UINT64_T, comm);
+  sum_in_rank_order_blocks(e.point_weighted_a, fixed, comm);
+  sum_in_rank_order_blocks(e.point_weighted_b, fixed, comm);
+  MPI_Type_free(&fixed);
+  round_exact_sums(r);
   const std::vector<std::uint64_t> tallies =
       sum_in_rank_order(std::vector<std::uint64_t>{r.info.pairs_evaluated, r.info.pairs_settled_fp64}, MPI_UINT64_T, comm);
   r.info.pairs_evaluated = tallies[0];
@@ -127,12 +132,15 @@ class MpiDistribution final : public Distribution {
     MPI_Comm_size(comm_, &P);
     MPI_Comm_rank(comm_, &rank);
     if (P == 1 || stat.output() == OutputKind::Matrix) return twobody::run(stat, a, b, local);
+    // Every job's sums on the whole run's grids, so that they add exactly whatever the jobs.
+    if (!local.sum_grids) local.sum_grids = sum_grids_for(stat, a, b);
     const auto t0 = std::chrono::steady_clock::now();
     // The whole run's checks first, on every rank alike: the same error everywhere before any job.
     (void)twobody::explain(stat, a, b, local);
 
     const Decomposition D = dist::decompose(stat, a, b, P, opt_.chunks_per_rank);
     Result out = empty_result(stat, a.size(), b ? b->size() : 0);
+    out.exact.grids = *local.sum_grids;
     std::map<std::size_t, PointSet> chunks_a, chunks_b;
     const auto chunk = [&](std::map<std::size_t, PointSet>& cache, const dist::SlabChunks& s, const PointSet& p,
                            std::size_t c) -> const PointSet& {

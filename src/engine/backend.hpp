@@ -22,6 +22,9 @@ struct Plan {
   std::string path = "auto";  // RunOptions::path
   // RunOptions::resident when its set is this plan's `a`; null otherwise.
   std::shared_ptr<const ResidentSet> resident;
+  // The grids every floating sum of the run goes on (twobody/exact_sums.hpp): from the whole
+  // input, or RunOptions::sum_grids for a piece of a split run.
+  SumGrids grids;
   bool is_auto() const { return stat->traversal == Traversal::Auto; }
 };
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "twobody/detail/engine/exact_sums.hpp"
 #include "twobody/detail/engine/reductions.hpp"
 #include "twobody/error.hpp"
 
@@ -118,6 +119,8 @@ Result run_in_chunks(const Plan& plan, std::size_t chunk, const std::function<Re
   }
   std::sort(r.pairs.begin(), r.pairs.end(),
             [](const PairRecord& x, const PairRecord& y) { return x.i != y.i ? x.i < y.i : x.j < y.j; });
+  r.exact.grids = plan.grids;
+  round_exact_sums(r);
   r.info.n_a = A.size();
   r.info.n_b = is_auto ? 0 : B.size();
   r.info.plan = "in chunks of at most " + std::to_string(chunk) + " points: " + std::to_string(jobs.size()) +

@@ -3,6 +3,7 @@
 
 #include "twobody/detail/engine/planner.hpp"
 #include "twobody/detail/engine/backend.hpp"
+#include "twobody/detail/engine/exact_sums.hpp"
 #include "twobody/error.hpp"
 
 namespace twobody {
@@ -61,6 +62,8 @@ Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const Ru
   auto backend = backend_for(stat, opt.backend, fallback);
   const auto t0 = std::chrono::steady_clock::now();
   Result r = backend->run(plan);
+  r.exact.grids = plan.grids;
+  round_exact_sums(r);
   r.info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.info.backend = backend->name();
   r.info.device = backend->device();

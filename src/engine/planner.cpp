@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include "twobody/detail/engine/backend.hpp"
+#include "twobody/detail/engine/exact_sums.hpp"
 #include "twobody/error.hpp"
 #include "twobody/detail/engine/metric_dispatch.hpp"
 #include "twobody/detail/engine/memory.hpp"
@@ -115,6 +116,7 @@ Plan make_plan_base(const Statistic& s, const PointSet& a, const PointSet* b, co
     throw_config(fmt::format("unknown traversal path '{}' (auto, brute or grid)", opt.path));
   p.path = opt.path;
   p.progress = opt.progress;
+  p.grids = opt.sum_grids ? *opt.sum_grids : sum_grids_for(s, a, b);
   const std::size_t nbins = two_d ? s.binning2d().nbins() : s.binning().nbins();
   p.explanation = fmt::format(
       "traversal {}: {} x {} points, {} distinct pairs\n"

@@ -57,6 +57,12 @@ void merge_counters(Result& whole, const Result& piece) {
   add_into(whole.region_weighted, piece.region_weighted);
   add_into(whole.separation_sum, piece.separation_sum);
   add_into(whole.log_separation_sum, piece.log_separation_sum);
+  // The exact sums are what count (the float64 sums above are rounded from them at the end).
+  whole.exact.grids = piece.exact.grids;
+  add_into(whole.exact.weighted, piece.exact.weighted);
+  add_into(whole.exact.region_weighted, piece.exact.region_weighted);
+  add_into(whole.exact.separation_sum, piece.exact.separation_sum);
+  add_into(whole.exact.log_separation_sum, piece.exact.log_separation_sum);
 }
 
 }  // namespace
@@ -75,24 +81,29 @@ Result empty_result(const Statistic& s, std::size_t n_a, std::size_t n_b) {
   const auto histogram = [&](std::size_t nbins, int regions, bool means) {
     r.counts.assign(nbins, 0);
     r.weighted.assign(w * nbins, 0.0);
+    r.exact.weighted.assign(w * nbins, 0);
     r.regions = static_cast<std::size_t>(regions);
     r.region_counts.assign(r.regions * nbins, 0);
     r.region_weighted.assign(w * r.regions * nbins, 0.0);
+    r.exact.region_weighted.assign(w * r.regions * nbins, 0);
     if (means) {
       r.separation_sum.assign(nbins, 0.0);
       r.log_separation_sum.assign(nbins, 0.0);
+      r.exact.separation_sum.assign(nbins, 0);
+      r.exact.log_separation_sum.assign(nbins, 0);
     }
   };
-  const auto per_point = [&](PointReductions& p, std::size_t n) {
+  const auto per_point = [&](PointReductions& p, std::vector<FixedSum>& exact, std::size_t n) {
     p.counts.assign(n, 0);
     p.weighted.assign(w * n, 0.0);
+    exact.assign(w * n, 0);
   };
   std::visit(Overloaded{[&](const reduce::Count&) { histogram(1, 0, false); },
                         [&](const reduce::Histogram& h) { histogram(h.bins.nbins(), h.regions, h.mean_separation); },
                         [&](const reduce::Histogram2D& h) { histogram(h.bins.nbins(), h.regions, h.mean_separation); },
                         [&](const reduce::PerPoint&) {
-                          per_point(r.per_point_a, n_a);
-                          if (n_b) per_point(r.per_point_b, n_b);
+                          per_point(r.per_point_a, r.exact.point_weighted_a, n_a);
+                          if (n_b) per_point(r.per_point_b, r.exact.point_weighted_b, n_b);
                         },
                         [&](const reduce::Matrix&) {
                           r.rows = n_a;
@@ -112,9 +123,12 @@ void merge_piece(const Statistic& s, Result& whole, const Result& piece, const P
             // A cross piece of an auto run holds both ends of its pairs in the one set.
             add_placed(whole.per_point_a.counts, piece.per_point_a.counts, where.a);
             add_placed(whole.per_point_a.weighted, piece.per_point_a.weighted, where.a);
+            add_placed(whole.exact.point_weighted_a, piece.exact.point_weighted_a, where.a);
             auto& to_b = where.whole_is_auto ? whole.per_point_a : whole.per_point_b;
+            auto& exact_b = where.whole_is_auto ? whole.exact.point_weighted_a : whole.exact.point_weighted_b;
             add_placed(to_b.counts, piece.per_point_b.counts, where.b);
             add_placed(to_b.weighted, piece.per_point_b.weighted, where.b);
+            add_placed(exact_b, piece.exact.point_weighted_b, where.b);
           },
           [&](const reduce::PairList&) {
             whole.pairs.reserve(whole.pairs.size() + piece.pairs.size());

@@ -32,14 +32,16 @@ struct PiecePlacement {
 // bins, ...): Error(Config) or Error(Input) with the reason.
 void validate_reduction(const Statistic& s, const PointSet& a, const PointSet* b);
 
-// A result of the statistic's layout with every counter, sum and matrix entry zero: what pieces
-// are merged into. `n_a`, `n_b`: the whole run's sets (n_b = 0: auto).
+// A result of the statistic's layout with every counter, sum (float64 and exact) and matrix entry
+// zero: what pieces are merged into. `n_a`, `n_b`: the whole run's sets (n_b = 0: auto).
 Result empty_result(const Statistic& s, std::size_t n_a, std::size_t n_b);
 
 // Adds a piece's result into the whole run's: counters and sums added bin by bin, per-point
 // arrays and pair lists moved to the whole run's indices (auto pairs keep i < j), a matrix block
-// placed (and, auto, mirrored below the diagonal). Pieces merged in one order give one result,
-// bit for bit. Pair lists are appended unsorted: the caller sorts once at the end.
+// placed (and, auto, mirrored below the diagonal). Floating sums are added as exact sums, so
+// pieces merged in any order give one result, bit for bit, once the caller has rounded them
+// (round_exact_sums, engine/exact_sums.hpp) at the end. Pair lists are appended unsorted: the
+// caller sorts once at the end.
 void merge_piece(const Statistic& s, Result& whole, const Result& piece, const PiecePlacement& where);
 
 }  // namespace twobody

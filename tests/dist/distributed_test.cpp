@@ -1,6 +1,7 @@
 // The MPI decomposition against one process: on fresh random data (rank 0's clock seed, broadcast)
-// every rank runs each statistic split over MPI_COMM_WORLD and alone; integer counts must be
-// identical, weighted sums equal to rounding. Run under mpiexec with any number of ranks.
+// every rank runs each statistic split over MPI_COMM_WORLD and alone; counts and floating sums
+// (exact sums, twobody/exact_sums.hpp) must be identical, bit for bit. Run under mpiexec with any
+// number of ranks.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -51,9 +52,9 @@ std::vector<std::int32_t> random_regions(std::size_t n, int R, std::uint64_t see
   return r;
 }
 
-void expect_near_all(const std::vector<double>& got, const std::vector<double>& want) {
+void expect_same_bits(const std::vector<double>& got, const std::vector<double>& want) {
   ASSERT_EQ(got.size(), want.size());
-  for (std::size_t k = 0; k < got.size(); ++k) EXPECT_NEAR(got[k], want[k], 1e-10 * std::abs(want[k]) + 1e-12) << k;
+  for (std::size_t k = 0; k < got.size(); ++k) EXPECT_EQ(got[k], want[k]) << k;
 }
 
 // Splits the run over the world and compares it with this process alone.
@@ -66,8 +67,8 @@ Result compare(const Statistic& s, const PointSet& a, const PointSet* b, Distrib
   EXPECT_EQ(many.counts, one.counts);
   EXPECT_EQ(many.regions, one.regions);
   EXPECT_EQ(many.region_counts, one.region_counts);
-  expect_near_all(many.weighted, one.weighted);
-  expect_near_all(many.region_weighted, one.region_weighted);
+  expect_same_bits(many.weighted, one.weighted);
+  expect_same_bits(many.region_weighted, one.region_weighted);
   EXPECT_EQ(many.pairs.size(), one.pairs.size());
   for (std::size_t k = 0; k < std::min(many.pairs.size(), one.pairs.size()); ++k) {
     EXPECT_EQ(many.pairs[k].i, one.pairs[k].i) << k;
@@ -77,10 +78,10 @@ Result compare(const Statistic& s, const PointSet& a, const PointSet* b, Distrib
   EXPECT_EQ(many.matrix, one.matrix);
   EXPECT_EQ(many.per_point_a.counts, one.per_point_a.counts);
   EXPECT_EQ(many.per_point_b.counts, one.per_point_b.counts);
-  expect_near_all(many.per_point_a.weighted, one.per_point_a.weighted);
-  expect_near_all(many.per_point_b.weighted, one.per_point_b.weighted);
-  expect_near_all(many.separation_sum, one.separation_sum);
-  expect_near_all(many.log_separation_sum, one.log_separation_sum);
+  expect_same_bits(many.per_point_a.weighted, one.per_point_a.weighted);
+  expect_same_bits(many.per_point_b.weighted, one.per_point_b.weighted);
+  expect_same_bits(many.separation_sum, one.separation_sum);
+  expect_same_bits(many.log_separation_sum, one.log_separation_sum);
   EXPECT_EQ(many.info.n_a, a.size());
   return many;
 }
@@ -132,7 +133,7 @@ TEST(Distributed, PeriodicWeightedRegions) {
 }
 
 // Mean separations (--ravg): Σs and Σ ln s per bin summed over the ranks, weighted and with
-// regions, auto and cross, equal to one process to rounding (and present: not silently empty).
+// regions, auto and cross, equal to one process bit for bit (and present: not silently empty).
 TEST(Distributed, MeanSeparations) {
   const std::uint64_t seed = shared_seed();
   PointSet a = generate_clustered_box(2200, 3, 80.0, ClusterOptions{}, seed), b = generate_uniform_box(1300, 3, 80.0, seed + 1);
@@ -227,7 +228,7 @@ TEST(Distributed, CorrelationWithJackknifeThroughRunOptions) {
   const CorrelationResult many = correlation(d, r, bins, CorrelationSpace::Box, Box::cube(3, 100.0), false, o, jk);
   EXPECT_EQ(many.raw.counts, one.raw.counts);
   ASSERT_EQ(many.derived.size(), one.derived.size());
-  for (std::size_t c = 0; c < one.derived.size(); ++c) expect_near_all(many.derived[c].values, one.derived[c].values);
+  for (std::size_t c = 0; c < one.derived.size(); ++c) expect_same_bits(many.derived[c].values, one.derived[c].values);
   ASSERT_TRUE(many.jackknife && one.jackknife);
   EXPECT_EQ(many.jackknife->dd, one.jackknife->dd);
   EXPECT_EQ(many.jackknife->dr, one.jackknife->dr);

@@ -10,6 +10,7 @@
 #include <chrono>
 
 #include "twobody/detail/cuda/run_on_device.cuh"
+#include "twobody/detail/engine/exact_sums.hpp"
 #include "twobody/extend/run_custom.hpp"
 
 namespace twobody::cuda {
@@ -21,6 +22,8 @@ Result run_custom(const F& f, const Statistic& stat, const PointSet& a, const Po
   if (stat.output() != OutputKind::Matrix) plan.edges = KeyEdges::make(stat.binning(), f);
   const auto t0 = std::chrono::steady_clock::now();
   Result r = run_on_device(f, plan);
+  exact_from_float64(r, plan.grids);
+  round_exact_sums(r);
   r.info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.info.backend = "cuda";
   r.info.device = device_info().name;

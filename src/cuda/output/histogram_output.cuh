@@ -155,7 +155,8 @@ struct HistogramOutput : OutputCommon<HistogramOutput<D, Weighted, Proxy, Exact,
       s = args.exact.natural_of(float64_key<D>(args, i, j));
     const double w = Weighted ? wprod : 1.0;
     atomicAdd(&s_sum[k], w * s);
-    atomicAdd(&s_log_sum[k], w * log(s));
+    // s = 0 (a coincident pair) adds log of the smallest normal double, as on the CPU, not −∞.
+    atomicAdd(&s_log_sum[k], w * log(fmax(s, 2.2250738585072014e-308)));
   }
 
   // The table entry of a proxy (direct_lookup): a bin, nbins (outside) or uncertain.

@@ -1,0 +1,87 @@
+#include "twobody/detail/engine/exact_sums.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "twobody/error.hpp"
+
+namespace twobody {
+
+namespace {
+
+double largest_weight(const PointSet& p) {
+  double m = 0;
+  for (double w : p.weights()) m = std::max(m, std::abs(w));
+  return m;
+}
+
+// The largest |natural value| a binned pair can have: the outer edges (twice, for the rounding
+// of a value recovered from its key).
+double separation_bound(const Statistic& s) {
+  double m = 0;
+  if (const auto* h = std::get_if<reduce::Histogram>(&s.reduction))
+    m = std::max(std::abs(h->bins.edges().front()), std::abs(h->bins.edges().back()));
+  else if (const auto* h2 = std::get_if<reduce::Histogram2D>(&s.reduction))
+    m = h2->bins.cutoff();
+  return 2 * m;
+}
+
+SumGrid grid(double bound, const char* what) {
+  if (!std::isfinite(bound))
+    throw_input(fmt::format("{} overflow float64 (weights of magnitude beyond about 1e154?): their sums "
+                            "cannot be formed", what));
+  return SumGrid::for_bound(bound);
+}
+
+std::vector<FixedSum> on_grid(const std::vector<double>& v, const SumGrid& g) {
+  std::vector<FixedSum> out(v.size());
+  for (std::size_t k = 0; k < v.size(); ++k)
+    out[k] = static_cast<FixedSum>(std::nearbyint(v[k] * g.inverse_step * g.inverse_step2));
+  return out;
+}
+
+void rounded(std::vector<double>& to, const std::vector<FixedSum>& from, const SumGrid& g) {
+  if (from.empty()) return;
+  to.resize(from.size());
+  for (std::size_t k = 0; k < from.size(); ++k) to[k] = g.value(from[k]);
+}
+
+}  // namespace
+
+SumGrids sum_grids_for(const Statistic& s, const PointSet& a, const PointSet* b) {
+  SumGrids g;
+  const double wa = s.weighted ? largest_weight(a) : 1.0;
+  const double wb = !s.weighted ? 1.0 : b ? largest_weight(*b) : wa;
+  const double pair = wa * wb;
+  g.pair_weight = grid(pair, "products of two weights");
+  g.point_weight = grid(std::max(wa, wb), "weights");
+  g.separation = grid(pair * separation_bound(s), "weighted separations");
+  // |log s| <= 709 for every s a pair can have (zero is summed as the smallest normal number).
+  g.log_separation = grid(pair * 710.0, "weighted log-separations");
+  return g;
+}
+
+void round_exact_sums(Result& r) {
+  const SumGrids& g = r.exact.grids;
+  rounded(r.weighted, r.exact.weighted, g.pair_weight);
+  rounded(r.region_weighted, r.exact.region_weighted, g.pair_weight);
+  rounded(r.separation_sum, r.exact.separation_sum, g.separation);
+  rounded(r.log_separation_sum, r.exact.log_separation_sum, g.log_separation);
+  rounded(r.per_point_a.weighted, r.exact.point_weighted_a, g.point_weight);
+  rounded(r.per_point_b.weighted, r.exact.point_weighted_b, g.point_weight);
+}
+
+void exact_from_float64(Result& r, const SumGrids& g) {
+  r.exact.grids = g;
+  r.exact.weighted = on_grid(r.weighted, g.pair_weight);
+  r.exact.region_weighted = on_grid(r.region_weighted, g.pair_weight);
+  r.exact.separation_sum = on_grid(r.separation_sum, g.separation);
+  r.exact.log_separation_sum = on_grid(r.log_separation_sum, g.log_separation);
+  r.exact.point_weighted_a = on_grid(r.per_point_a.weighted, g.point_weight);
+  r.exact.point_weighted_b = on_grid(r.per_point_b.weighted, g.point_weight);
+}
+
+}  // namespace twobody
