@@ -31,6 +31,7 @@ constexpr double kMaxFilterRatio = 1100;
 // Where errors point: "cat.h5:/table".
 struct Place {
   std::string file, object;
+  double file_size = 0;
   std::string at() const { return object.empty() ? file : fmt::format("{}:{}", file, object); }
   [[noreturn]] void fail(const std::string& what) const {
     const std::string reason = hdf5::error_reason();
@@ -100,13 +101,14 @@ std::vector<hsize_t> dimensions(hid_t ds, const Place& p) {
 
 // A dataset whose header claims more elements than its file could hold is refused before any
 // memory is taken for it; so is one whose data lives in other files.
-void check_storage(hid_t ds, hsize_t elements, std::size_t element_size, const Place& p) {
+void check_storage(hid_t ds, double elements, std::size_t element_size, const Place& p) {
   Handle dcpl(H5Dget_create_plist(ds), H5Pclose);
   if (!dcpl.valid()) p.fail("cannot read the dataset's layout");
   if (H5Pget_layout(dcpl.get()) == H5D_VIRTUAL) p.fail("a virtual dataset (data in other files) is not read");
   if (H5Pget_external_count(dcpl.get()) > 0) p.fail("the dataset's data is in external files: not read");
-  const double stored = static_cast<double>(H5Dget_storage_size(ds));
-  const double claimed = static_cast<double>(elements) * static_cast<double>(element_size);
+  // (The storage a header reports is itself a claim: never more than the file.)
+  const double stored = std::min(static_cast<double>(H5Dget_storage_size(ds)), p.file_size);
+  const double claimed = elements * static_cast<double>(element_size);
   const bool filtered = H5Pget_nfilters(dcpl.get()) > 0;
   if (claimed > stored * (filtered ? kMaxFilterRatio : 1.0))
     p.fail(fmt::format("the dataset claims {} values but the file stores {} bytes of them", elements,
@@ -139,6 +141,7 @@ void read_numeric(hid_t ds, const std::vector<hsize_t>& dims, RawTable& t, const
 void read_compound(hid_t ds, hid_t type, hsize_t rows, RawTable& t, const Place& p) {
   const int members = H5Tget_nmembers(type);
   if (members <= 0) p.fail("the table has no fields");
+  const std::size_t record = H5Tget_size(type);
   std::vector<std::string> names;
   for (int m = 0; m < members; ++m) {
     char* raw = H5Tget_member_name(type, static_cast<unsigned>(m));
@@ -146,6 +149,12 @@ void read_compound(hid_t ds, hid_t type, hsize_t rows, RawTable& t, const Place&
     const std::string name = raw;
     H5free_memory(raw);
     Handle member(H5Tget_member_type(type, static_cast<unsigned>(m)), H5Tclose);
+    // A field outside its row makes libhdf5 1.10 read past its buffer (found by fuzzing).
+    const std::size_t offset = H5Tget_member_offset(type, static_cast<unsigned>(m));
+    const std::size_t size = member.valid() ? H5Tget_size(member.get()) : 0;
+    if (size == 0 || offset > record || size > record - offset)
+      p.fail(fmt::format("the table is malformed: field '{}' ({} bytes at {}) lies outside its {}-byte rows", name,
+                         size, offset, record));
     const H5T_class_t c = member.valid() ? H5Tget_class(member.get()) : H5T_NO_CLASS;
     if (numeric(c) && standard_numeric(member.get())) names.push_back(name);
     else t.not_numeric.push_back(fmt::format("{} ({})", name, numeric(c) ? nonstandard(member.get()) : class_name(c)));
@@ -193,7 +202,8 @@ RawTable read_dataset(hid_t ds, const Place& p) {
   }
   if (dims[0] == 0 || (dims.size() == 2 && dims[1] == 0)) p.fail("the dataset is empty");
   if (dims.size() == 2 && dims[1] > INT_MAX) p.fail(fmt::format("{} columns is beyond any catalogue", dims[1]));
-  const hsize_t elements = dims[0] * (dims.size() == 2 ? dims[1] : 1);
+  // In floating point: a hostile shape's product can wrap 64 bits.
+  const double elements = static_cast<double>(dims[0]) * static_cast<double>(dims.size() == 2 ? dims[1] : 1);
   check_storage(ds, elements, std::max<std::size_t>(1, H5Tget_size(type.get())), p);
   t.rows = static_cast<std::size_t>(dims[0]);
   if (c == H5T_COMPOUND) {
@@ -231,7 +241,7 @@ RawTable read_group(hid_t group, const Place& p, hid_t lapl) {
   t.row_word = "row";
   std::vector<std::string> lengths;
   for (const std::string& name : links_of(group)) {
-    const Place q{p.file, p.object == "/" ? "/" + name : p.object + "/" + name};
+    const Place q{p.file, p.object == "/" ? "/" + name : p.object + "/" + name, p.file_size};
     Handle obj(H5Oopen(group, name.c_str(), lapl), H5Oclose);
     if (!obj.valid() || H5Iget_type(obj.get()) != H5I_DATASET) {
       hdf5::error_reason();
@@ -252,7 +262,7 @@ RawTable read_group(hid_t group, const Place& p, hid_t lapl) {
       p.fail(fmt::format("the group's datasets differ in length: {} and {} ({} rows)", fmt::join(lengths, ", "), name,
                          dims[0]));
     if (dims[0] == 0) q.fail("the dataset is empty");
-    check_storage(obj.get(), dims[0], std::max<std::size_t>(1, H5Tget_size(type.get())), q);
+    check_storage(obj.get(), static_cast<double>(dims[0]), std::max<std::size_t>(1, H5Tget_size(type.get())), q);
     RawTable one;
     one.cols.resize(1);
     read_numeric(obj.get(), dims, one, q);
@@ -294,14 +304,11 @@ std::string listing(const std::vector<std::string>& paths) {
 }  // namespace
 
 RawTable read_hdf5(const std::string& file, const std::string& inside) {
-  {
-    struct stat st {};
-    const int fd = open_input(file, st);  // the usual reasons: no such file, a directory
-    ::close(fd);
-    if (st.st_size == 0) throw_input(fmt::format("{}: the file is empty", file));
-  }
+  struct stat st {};
+  ::close(open_input(file, st));  // the usual reasons: no such file, a directory
+  if (st.st_size == 0) throw_input(fmt::format("{}: the file is empty", file));
   hdf5::silence_errors();
-  Place p{file, ""};
+  Place p{file, "", static_cast<double>(st.st_size)};
   const htri_t is_hdf5 = H5Fis_hdf5(file.c_str());
   if (is_hdf5 <= 0) {
     hdf5::error_reason();
