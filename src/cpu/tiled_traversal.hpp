@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <exception>
 #include <functional>
 #include <utility>
 #include <vector>
@@ -105,6 +106,7 @@ auto traverse_blocks(std::size_t n_items, ItemOf item_of, const TraversalShape& 
   for (int t = 0; t < shape.threads; ++t) sinks.push_back(make_sink());
   std::atomic<std::size_t> done{0};
   std::atomic<bool> stop{false};
+  std::exception_ptr cancelled;  // written by thread 0 only, read after the region
 
 #pragma omp parallel num_threads(shape.threads)
   {
@@ -125,11 +127,21 @@ auto traverse_blocks(std::size_t n_items, ItemOf item_of, const TraversalShape& 
         if (sink.overflow()) stop.store(true, std::memory_order_relaxed);
       }
       const std::size_t d = done.fetch_add(1, std::memory_order_relaxed) + 1;
-      if (shape.progress && *shape.progress && omp_get_thread_num() == 0 && (d & 63) == 0)
-        (*shape.progress)(static_cast<double>(d) / static_cast<double>(n_items));
+      if (shape.progress && *shape.progress && omp_get_thread_num() == 0 && (d & 63) == 0) {
+        // A progress callback that throws cancels the run (the Python module's Ctrl-C): no
+        // exception may leave a parallel region, so every thread stops at its next item and the
+        // exception is thrown again after the region.
+        try {
+          (*shape.progress)(static_cast<double>(d) / static_cast<double>(n_items));
+        } catch (...) {
+          cancelled = std::current_exception();
+          stop.store(true, std::memory_order_relaxed);
+        }
+      }
     }
     if constexpr (requires { rows.finish(); }) rows.finish();
   }
+  if (cancelled) std::rethrow_exception(cancelled);
   return sinks;
 }
 

@@ -1,0 +1,23 @@
+"""twobody: exact 2-body statistics (pair counts, SDH, g(r), xi(r), w(theta), w_p, xi(r_p, pi),
+xi(s, mu), KK/NK, neighbours, matrices, kernel sums) over NumPy arrays, on CPU and GPU.
+
+Every function is the command line's command of the same name (``twobody paircount`` is
+``twobody.paircount``), returning a :class:`Result` whose attributes are the CLI table's columns.
+See docs/python.md.
+"""
+
+from . import _twobody
+from ._api import (Catalogue, angular, available_backends, kde, kk, linear_bins, log_bins, matrix, neighbours, nk,
+                   paircount, rdf, rppi, sdh, smu, wp, wtheta, xi, xi_rppi, xi_smu)
+from ._errors import (BackendError, ConfigError, InputError, InternalError, OutputError, ResourceError,
+                      TwobodyError, BY_KIND as _BY_KIND)
+from ._results import Jackknife, Result
+
+_twobody.set_error_classes(_BY_KIND)
+
+__version__ = _twobody.version
+
+__all__ = ["Catalogue", "Jackknife", "Result", "TwobodyError", "InputError", "ConfigError", "ResourceError",
+           "BackendError", "OutputError", "InternalError", "available_backends", "linear_bins", "log_bins", "sdh",
+           "paircount", "rdf", "angular", "xi", "wtheta", "rppi", "smu", "xi_rppi", "wp", "xi_smu", "kk", "nk",
+           "neighbours", "matrix", "kde"]

@@ -1,0 +1,417 @@
+"""The statistics over NumPy arrays: one function per command of the CLI, same names and meanings.
+
+Points are an ``(n, d)`` array (one point a row; any order, float32 or float64, integers are
+converted), a tuple of 1-D columns such as ``(x, y, z)`` or ``(ra, dec)``, or a :class:`Catalogue`
+carrying weights and jackknife region labels with them. Bins are an array of edges or the path of
+a Corrfunc bin file; :func:`linear_bins` and :func:`log_bins` give the CLI's edges of ``--rmin
+--rmax --nbins [--log]`` bit for bit.
+
+Common keywords: ``backend`` ('auto', 'cpu', 'cuda'), ``threads`` (0: all), ``path`` (traversal:
+'auto', 'brute', 'grid'), ``max_pairs``, ``progress`` (None: a tqdm bar for a run longer than a
+second when tqdm is installed; True, False, or a callable taking the fraction done). Ctrl-C stops
+a run cleanly (KeyboardInterrupt) between two progress steps.
+"""
+
+import os
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _twobody
+from ._errors import ConfigError, InputError
+from ._progress import make_progress
+from ._results import Result
+
+ArrayLike = Any
+Bins = Union[str, "os.PathLike[str]", Sequence[float], np.ndarray]
+BoxLike = Union[None, float, Sequence[float]]
+
+
+@dataclass
+class Catalogue:
+    """Points with their per-point weights and jackknife region labels (any non-negative
+    integers), for the arguments that take several catalogues (random catalogues)."""
+
+    points: ArrayLike
+    weights: Optional[ArrayLike] = None
+    regions: Optional[ArrayLike] = None
+
+
+def linear_bins(lo: float, hi: float, nbins: int) -> np.ndarray:
+    """nbins equal bins from lo to hi: the CLI's --rmin lo --rmax hi --nbins n edges."""
+    return np.asarray(_twobody.linear_edges(lo, hi, nbins))
+
+
+def log_bins(lo: float, hi: float, nbins: int) -> np.ndarray:
+    """nbins logarithmic bins from lo to hi: the CLI's --rmin lo --rmax hi --nbins n --log edges."""
+    return np.asarray(_twobody.log_edges(lo, hi, nbins))
+
+
+def available_backends() -> list:
+    """The backends built into this module: 'cpu', and 'cuda' when built with CUDA."""
+    return list(_twobody.available_backends())
+
+
+# ---- inputs -----------------------------------------------------------------------------------
+
+def _real_array(x, what, ndim=None):
+    a = np.asarray(x)
+    if a.dtype.kind in "iu":
+        a = a.astype(np.float64)  # integers: exact in float64 below 2^53
+    elif a.dtype.kind == "f":
+        if a.dtype.itemsize not in (4, 8):
+            a = a.astype(np.float64)  # float16, long double
+        elif not a.dtype.isnative:
+            a = a.astype(a.dtype.newbyteorder("="))
+    else:
+        raise InputError(f"{what}: expected real numbers (float32 or float64), not dtype {a.dtype}")
+    if ndim is not None and a.ndim != ndim:
+        raise InputError(f"{what}: expected a {ndim}-D array, not shape {a.shape}")
+    return a
+
+
+def _columns(points, what):
+    """1-D column views of the points: an (n, d) array's columns are strided views, not copies."""
+    if isinstance(points, tuple):
+        cols = [_real_array(c, f"{what} column {k + 1}", 1) for k, c in enumerate(points)]
+    else:
+        a = _real_array(points, what)
+        if a.ndim == 1:
+            cols = [a]
+        elif a.ndim == 2:
+            cols = [a[:, k] for k in range(a.shape[1])]
+        else:
+            raise InputError(f"{what}: expected an (n, d) array, not shape {a.shape}")
+    if not cols:
+        raise InputError(f"{what}: no coordinates")
+    return cols
+
+
+def _labels(regions, what):
+    r = np.asarray(regions)
+    if r.dtype.kind not in "iu" or r.ndim != 1:
+        raise InputError(f"{what}: region labels must be a 1-D array of integers")
+    if r.size and (r.min() < 0 or r.max() > np.iinfo(np.int32).max):
+        raise InputError(f"{what}: region labels must be non-negative 32-bit integers")
+    return np.ascontiguousarray(r, dtype=np.int32)
+
+
+def _sample(points, what, weights=None, regions=None):
+    if isinstance(points, Catalogue):
+        if weights is not None or regions is not None:
+            raise ConfigError(f"{what}: give weights and regions in the Catalogue or as keywords, not both")
+        points, weights, regions = points.points, points.weights, points.regions
+    cols = _columns(points, what)
+    w = None if weights is None else _real_array(weights, f"{what} weights", 1)
+    lab = None if regions is None else _labels(regions, f"{what} regions")
+    return (cols, w, lab)
+
+
+def _maybe_sample(points, what, weights=None):
+    return None if points is None else _sample(points, what, weights)
+
+
+def _is_weighted(points, weights):
+    return weights is not None or (isinstance(points, Catalogue) and points.weights is not None)
+
+
+def _catalogues(x, what):
+    if x is None:
+        return []
+    if isinstance(x, list):
+        return [_sample(c, f"{what} {k + 1}" if len(x) > 1 else what) for k, c in enumerate(x)]
+    return [_sample(x, what)]
+
+
+def _edges(bins, what="bins"):
+    if isinstance(bins, (str, os.PathLike)):
+        return list(_twobody.edges_from_file(os.fspath(bins)))
+    e = _real_array(bins, what, 1)
+    return [float(v) for v in e]
+
+
+def _box(box):
+    if box is None:
+        return None
+    b = np.atleast_1d(_real_array(box, "box"))
+    if b.ndim != 1:
+        raise InputError(f"box: expected one length or one per coordinate, not shape {b.shape}")
+    return [float(v) for v in b]
+
+
+def _run(statistic, backend, threads, path, max_pairs, progress, ravg=False):
+    if not isinstance(backend, str):
+        raise ConfigError(f"backend must be 'auto', 'cpu' or 'cuda', not {backend!r}")
+    return {"backend": backend, "threads": int(threads), "path": path, "max_pairs": int(max_pairs),
+            "ravg": bool(ravg), "progress": make_progress(progress, statistic)}
+
+
+def _call(statistic, fn, run, *args, plot=None):
+    try:
+        raw = fn(*args, run=run)
+    finally:
+        close = getattr(run["progress"], "close", None)
+        if close is not None:
+            close()
+    return Result(statistic, raw, plot)
+
+
+def _jackknife(jackknife, regions, estimator, seed=1, about_origin=False):
+    if jackknife is not None and (isinstance(jackknife, bool) or not isinstance(jackknife, (int, np.integer))):
+        raise ConfigError(f"jackknife is the number of regions, not {jackknife!r}")
+    return {"regions": int(jackknife or 0), "use_labels": regions is not None, "estimator": estimator,
+            "seed": int(seed), "about_origin": bool(about_origin)}
+
+
+_DEFAULT_MAX_PAIRS = 1 << 31
+
+
+def _plot_1d(y, ylabel, xlabel="r", yerr=None, log_y=False, varxi=None, prefix=""):
+    return {"y": y, "ylabel": ylabel, "xlabel": xlabel, "yerr": yerr, "log_y": log_y, "varxi": varxi,
+            "prefix": prefix}
+
+
+# ---- the statistics ---------------------------------------------------------------------------
+
+def sdh(data: ArrayLike, bins: Optional[Bins] = None, *, nbins: int = 256, backend: str = "auto",
+        threads: int = 0, path: str = "auto", max_pairs: int = _DEFAULT_MAX_PAIRS, progress=None,
+        ravg: bool = False) -> Result:
+    """Spatial distance histogram of one point set: distinct pairs per distance bin. Without
+    bins, nbins equal bins from 0 to just above the data's bounding-box diagonal (every pair)."""
+    run = _run("sdh", backend, threads, path, max_pairs, progress, ravg)
+    edges = None if bins is None else _edges(bins)
+    return _call("sdh", _twobody.sdh, run, _sample(data, "data"), edges, int(nbins),
+                 plot=_plot_1d("npairs", "pairs", log_y=True))
+
+
+def paircount(data: ArrayLike, bins: Bins, *, data2: Optional[ArrayLike] = None, box: BoxLike = None,
+              weights: Optional[ArrayLike] = None, weights2: Optional[ArrayLike] = None,
+              backend: str = "auto", threads: int = 0, path: str = "auto", max_pairs: int = _DEFAULT_MAX_PAIRS,
+              progress=None, ravg: bool = False) -> Result:
+    """DD(r): pair counts per bin, auto (distinct pairs) or cross (data x data2), in open space
+    or a periodic box (minimum image); with weights also wnpairs = sum of w_i w_j."""
+    run = _run("paircount", backend, threads, path, max_pairs, progress, ravg)
+    return _call("paircount", _twobody.paircount, run, _sample(data, "data", weights),
+                 _maybe_sample(data2, "data2", weights2), _edges(bins), _box(box), _is_weighted(data, weights),
+                 plot=_plot_1d("npairs", "DD(r)", log_y=True))
+
+
+def rdf(data: ArrayLike, bins: Bins, box: BoxLike, *, data2: Optional[ArrayLike] = None, backend: str = "auto",
+        threads: int = 0, path: str = "auto", max_pairs: int = _DEFAULT_MAX_PAIRS, progress=None,
+        ravg: bool = False) -> Result:
+    """Radial distribution function g(r) in a periodic box: columns npairs, expected (the ideal
+    gas's count in the shell) and g_r."""
+    if box is None:
+        raise ConfigError("rdf needs the periodic box")
+    run = _run("rdf", backend, threads, path, max_pairs, progress, ravg)
+    return _call("rdf", _twobody.rdf, run, _sample(data, "data"), _maybe_sample(data2, "data2"), _edges(bins),
+                 _box(box), plot=_plot_1d("g_r", "g(r)"))
+
+
+def angular(radec: ArrayLike, bins: Bins, *, data2: Optional[ArrayLike] = None, weights: Optional[ArrayLike] = None,
+            weights2: Optional[ArrayLike] = None, backend: str = "auto", threads: int = 0, path: str = "auto",
+            max_pairs: int = _DEFAULT_MAX_PAIRS, progress=None, ravg: bool = False) -> Result:
+    """DD(theta) on the sphere from (RA, Dec) in degrees; theta bins in degrees."""
+    run = _run("angular", backend, threads, path, max_pairs, progress, ravg)
+    return _call("angular", _twobody.angular, run, _sample(radec, "data", weights),
+                 _maybe_sample(data2, "data2", weights2), _edges(bins, "bins (degrees)"),
+                 _is_weighted(radec, weights), plot=_plot_1d("npairs", "DD(θ)", "θ (degrees)", log_y=True))
+
+
+def _correlation(statistic, space, data, bins, randoms, data2, randoms2, box, weights, regions, jackknife, estimator,
+                 seed, about_origin, run):
+    jk = _jackknife(jackknife, regions, estimator, seed, about_origin)
+    sky = space == "sky"
+    main = "w" if sky else "xi"
+    plot = _plot_1d(main + "_" + estimator.replace("-", "_"), "w(θ)" if sky else "ξ(r)",
+                    "θ (degrees)" if sky else "r", yerr=main + "_jk_sigma")
+    result = _call(statistic, _twobody.correlation, run, space, _sample_with_regions(data, weights, regions),
+                   _catalogues(randoms, "randoms"), _maybe_sample(data2, "data2"), _catalogues(randoms2, "randoms2"),
+                   _edges(bins, "bins (degrees)" if sky else "bins"), _box(box), _is_weighted(data, weights),
+                   jk, plot=plot)
+    if main not in result.columns and plot["y"] not in result.columns:
+        plot["y"] = main  # the analytic RR of a box: one column xi
+    return result
+
+
+def _sample_with_regions(data, weights, regions):
+    return _sample(data, "data", weights, regions)
+
+
+def xi(data: ArrayLike, bins: Bins, *, randoms=None, box: BoxLike = None, weights: Optional[ArrayLike] = None,
+       regions: Optional[ArrayLike] = None, jackknife: Optional[int] = None, estimator: str = "landy-szalay",
+       data2=None, randoms2=None, seed: int = 1, about_origin: bool = False, backend: str = "auto", threads: int = 0,
+       path: str = "auto", max_pairs: int = _DEFAULT_MAX_PAIRS, progress=None, ravg: bool = False) -> Result:
+    """xi(r) from data and random catalogues (one, or a list; each an array or a Catalogue):
+    columns npairs, dr, rr and the four estimators xi_natural, xi_davis_peebles, xi_hamilton,
+    xi_landy_szalay; in a periodic box without randoms the analytic RR and one column xi. Jackknife
+    errors with ``jackknife=N`` regions (or the data's own ``regions`` labels): xi_jk_mean,
+    xi_jk_sigma and ``r.covariance`` of ``estimator``. Cross-correlation with data2 (and randoms2)."""
+    run = _run("xi", backend, threads, path, max_pairs, progress, ravg)
+    return _correlation("xi", "box" if box is not None else "open", data, bins, randoms, data2, randoms2, box,
+                        weights, regions, jackknife, estimator, seed, about_origin, run)
+
+
+def wtheta(radec: ArrayLike, bins: Bins, *, randoms, weights: Optional[ArrayLike] = None,
+           regions: Optional[ArrayLike] = None, jackknife: Optional[int] = None, estimator: str = "landy-szalay",
+           data2=None, randoms2=None, seed: int = 1, backend: str = "auto", threads: int = 0, path: str = "auto",
+           max_pairs: int = _DEFAULT_MAX_PAIRS, progress=None, ravg: bool = False) -> Result:
+    """w(theta) on the sky from (RA, Dec) in degrees and random catalogues: columns npairs, dr,
+    rr, w_natural, w_davis_peebles, w_hamilton, w_landy_szalay (and w_jk_mean, w_jk_sigma with a
+    jackknife)."""
+    if randoms is None:
+        raise ConfigError("wtheta needs random catalogues (randoms=...)")
+    run = _run("wtheta", backend, threads, path, max_pairs, progress, ravg)
+    return _correlation("wtheta", "sky", radec, bins, randoms, data2, randoms2, None, weights, regions, jackknife,
+                        estimator, seed, False, run)
+
+
+def _plot_2d(kind, y, ylabel):
+    rppi = kind == "rppi"
+    return {"kind": "2d", "outer": "rp" if rppi else "s", "inner": "pi" if rppi else "mu", "y": y,
+            "ylabel": ylabel, "xlabel": "r_p" if rppi else "s", "inner_label": "π" if rppi else "μ"}
+
+
+def rppi(data: ArrayLike, bins: Bins, pimax: float, *, npibins: int = 0, data2: Optional[ArrayLike] = None,
+         box: BoxLike = None, weights: Optional[ArrayLike] = None, weights2: Optional[ArrayLike] = None,
+         line_of_sight: str = "z", backend: str = "auto", threads: int = 0, path: str = "auto",
+         max_pairs: int = _DEFAULT_MAX_PAIRS, progress=None, ravg: bool = False) -> Result:
+    """DD(r_p, pi) about the z axis (Corrfunc's DDrppi; line_of_sight='midpoint': DDrppi_mocks
+    on Cartesian mocks): one row per (r_p, pi) bin, pi fastest. npibins=0: floor(pimax) bins."""
+    run = _run("rppi", backend, threads, path, max_pairs, progress, ravg)
+    return _call("rppi", _twobody.paircount_2d, run, "rppi", _sample(data, "data", weights),
+                 _maybe_sample(data2, "data2", weights2), _edges(bins), float(pimax), int(npibins), line_of_sight,
+                 _box(box), _is_weighted(data, weights), plot=_plot_2d("rppi", "npairs", "DD(r_p, π)"))
+
+
+def smu(data: ArrayLike, bins: Bins, nmu_bins: int, *, mu_max: float = 1.0, data2: Optional[ArrayLike] = None,
+        box: BoxLike = None, weights: Optional[ArrayLike] = None, weights2: Optional[ArrayLike] = None,
+        line_of_sight: str = "z", backend: str = "auto", threads: int = 0, path: str = "auto",
+        max_pairs: int = _DEFAULT_MAX_PAIRS, progress=None, ravg: bool = False) -> Result:
+    """DD(s, mu) about the z axis (Corrfunc's DDsmu): one row per (s, mu) bin, mu fastest."""
+    run = _run("smu", backend, threads, path, max_pairs, progress, ravg)
+    return _call("smu", _twobody.paircount_2d, run, "smu", _sample(data, "data", weights),
+                 _maybe_sample(data2, "data2", weights2), _edges(bins), float(mu_max), int(nmu_bins), line_of_sight,
+                 _box(box), _is_weighted(data, weights), plot=_plot_2d("smu", "npairs", "DD(s, μ)"))
+
+
+def _correlation_2d(statistic, kind, per_outer, data, bins, inner_max, n_inner, randoms, data2, randoms2, box,
+                    weights, regions, jackknife, estimator, seed, line_of_sight, run, plot):
+    jk = _jackknife(jackknife, regions, estimator, seed)
+    return _call(statistic, _twobody.correlation_2d, run, kind, per_outer, _sample(data, "data", weights, regions),
+                 _catalogues(randoms, "randoms"), _maybe_sample(data2, "data2"), _catalogues(randoms2, "randoms2"),
+                 _edges(bins), float(inner_max), int(n_inner), line_of_sight, _box(box), _is_weighted(data, weights),
+                 jk, plot=plot)
+
+
+def xi_rppi(data: ArrayLike, bins: Bins, pimax: float, *, npibins: int = 0, randoms=None, box: BoxLike = None,
+            weights: Optional[ArrayLike] = None, regions: Optional[ArrayLike] = None,
+            jackknife: Optional[int] = None, estimator: str = "landy-szalay", data2=None, randoms2=None,
+            line_of_sight: str = "z", seed: int = 1, backend: str = "auto", threads: int = 0, path: str = "auto",
+            max_pairs: int = _DEFAULT_MAX_PAIRS, progress=None, ravg: bool = False) -> Result:
+    """xi(r_p, pi) from random catalogues, or with the analytic RR of a periodic box: one row per
+    flat bin (pi fastest), columns npairs, [dr,] rr, xi (of ``estimator``)."""
+    run = _run("xi-rppi", backend, threads, path, max_pairs, progress, ravg)
+    return _correlation_2d("xi-rppi", "rppi", False, data, bins, pimax, npibins, randoms, data2, randoms2, box,
+                           weights, regions, jackknife, estimator, seed, line_of_sight, run,
+                           _plot_2d("rppi", "xi", "ξ(r_p, π)"))
+
+
+def wp(data: ArrayLike, bins: Bins, pimax: float, *, npibins: int = 0, randoms=None, box: BoxLike = None,
+       weights: Optional[ArrayLike] = None, regions: Optional[ArrayLike] = None, jackknife: Optional[int] = None,
+       estimator: str = "landy-szalay", data2=None, randoms2=None, line_of_sight: str = "z", seed: int = 1,
+       backend: str = "auto", threads: int = 0, path: str = "auto", max_pairs: int = _DEFAULT_MAX_PAIRS,
+       progress=None, ravg: bool = False) -> Result:
+    """The projected correlation function w_p(r_p) = 2 sum_pi xi(r_p, pi) dpi: one row per r_p
+    bin, columns rp_lo, rp_hi, wp (and wp_jk_mean, wp_jk_sigma with a jackknife)."""
+    run = _run("wp", backend, threads, path, max_pairs, progress, ravg)
+    return _correlation_2d("wp", "rppi", True, data, bins, pimax, npibins, randoms, data2, randoms2, box, weights,
+                           regions, jackknife, estimator, seed, line_of_sight, run,
+                           _plot_1d("wp", "w_p(r_p)", "r_p", yerr="wp_jk_sigma", prefix="rp_"))
+
+
+def xi_smu(data: ArrayLike, bins: Bins, nmu_bins: int, *, mu_max: float = 1.0, multipoles: bool = False,
+           randoms=None, box: BoxLike = None, weights: Optional[ArrayLike] = None,
+           regions: Optional[ArrayLike] = None, jackknife: Optional[int] = None, estimator: str = "landy-szalay",
+           data2=None, randoms2=None, line_of_sight: str = "z", seed: int = 1, backend: str = "auto",
+           threads: int = 0, path: str = "auto", max_pairs: int = _DEFAULT_MAX_PAIRS, progress=None,
+           ravg: bool = False) -> Result:
+    """xi(s, mu) per flat bin (mu fastest), or with ``multipoles=True`` one row per s bin with
+    xi0, xi2, xi4 (midpoint rule in mu)."""
+    run = _run("xi-smu", backend, threads, path, max_pairs, progress, ravg)
+    plot = (_plot_1d("xi0", "ξ_0(s)", "s", yerr="xi0_jk_sigma", prefix="s_") if multipoles
+            else _plot_2d("smu", "xi", "ξ(s, μ)"))
+    return _correlation_2d("xi-smu", "smu", multipoles, data, bins, mu_max, nmu_bins, randoms, data2, randoms2, box,
+                           weights, regions, jackknife, estimator, seed, line_of_sight, run, plot)
+
+
+def _space(sky, box):
+    if sky and box is not None:
+        raise ConfigError("sky and box exclude each other")
+    return "sky" if sky else ("box" if box is not None else "open")
+
+
+def kk(data: ArrayLike, kappa: ArrayLike, bins: Bins, *, data2: Optional[ArrayLike] = None,
+       kappa2: Optional[ArrayLike] = None, box: BoxLike = None, sky: bool = False,
+       weights: Optional[ArrayLike] = None, weights2: Optional[ArrayLike] = None, backend: str = "auto",
+       threads: int = 0, path: str = "auto", max_pairs: int = _DEFAULT_MAX_PAIRS, progress=None,
+       ravg: bool = False) -> Result:
+    """Scalar-field correlation xi_kk = <kappa_i kappa_j> per bin (TreeCorr's KK), auto or cross
+    (data2 with kappa2): columns npairs, weight, xi_kk, varxi. ``sky``: (RA, Dec), bins in degrees."""
+    if data2 is not None and kappa2 is None:
+        raise ConfigError("kk of two catalogues needs kappa2")
+    run = _run("kk", backend, threads, path, max_pairs, progress, ravg)
+    return _call("kk", _twobody.kk, run, _sample(data, "data", weights), _real_array(kappa, "kappa", 1),
+                 _maybe_sample(data2, "data2", weights2), None if kappa2 is None else _real_array(kappa2, "kappa2", 1),
+                 _edges(bins), _space(sky, box), _box(box), _is_weighted(data, weights),
+                 plot=_plot_1d("xi_kk", "ξ_κκ", "θ (degrees)" if sky else "r", varxi="varxi"))
+
+
+def nk(data: ArrayLike, field: ArrayLike, kappa: ArrayLike, bins: Bins, *, randoms: Optional[ArrayLike] = None,
+       box: BoxLike = None, sky: bool = False, weights: Optional[ArrayLike] = None,
+       field_weights: Optional[ArrayLike] = None, backend: str = "auto", threads: int = 0, path: str = "auto",
+       max_pairs: int = _DEFAULT_MAX_PAIRS, progress=None, ravg: bool = False) -> Result:
+    """Count-field correlation xi_nk = <kappa_j> around the points of data (TreeCorr's NK), the
+    field's points with their kappa; with randoms, TreeCorr's compensated NK - RK."""
+    run = _run("nk", backend, threads, path, max_pairs, progress, ravg)
+    return _call("nk", _twobody.nk, run, _sample(data, "data", weights), _sample(field, "field", field_weights),
+                 _real_array(kappa, "kappa", 1), _maybe_sample(randoms, "randoms"), _edges(bins), _space(sky, box),
+                 _box(box), _is_weighted(data, weights),
+                 plot=_plot_1d("xi_nk", "ξ_nκ", "θ (degrees)" if sky else "r", varxi="varxi"))
+
+
+def neighbours(data: ArrayLike, rmax: float, *, rmin: float = 0.0, data2: Optional[ArrayLike] = None,
+               box: BoxLike = None, weights: Optional[ArrayLike] = None, weights2: Optional[ArrayLike] = None,
+               backend: str = "auto", threads: int = 0, path: str = "auto", max_pairs: int = _DEFAULT_MAX_PAIRS,
+               progress=None) -> Result:
+    """Per point, its partners at a distance in [rmin, rmax) (a point is never its own):
+    columns set (1 or 2), index, count, [wsum = the partners' weights]."""
+    run = _run("neighbours", backend, threads, path, max_pairs, progress)
+    return _call("neighbours", _twobody.neighbours, run, _sample(data, "data", weights),
+                 _maybe_sample(data2, "data2", weights2), float(rmin), float(rmax), _box(box),
+                 _is_weighted(data, weights), plot={"kind": "hist", "y": "count", "ylabel": "neighbours"})
+
+
+def matrix(data: ArrayLike, *, data2: Optional[ArrayLike] = None, sky: bool = False, box: BoxLike = None,
+           backend: str = "auto", threads: int = 0, progress=None) -> Result:
+    """The dense matrix of every pair's distance (open or periodic) or, with ``sky``, angle in
+    degrees from (RA, Dec): ``r.matrix``, float64, rows = data, columns = data2 (or data)."""
+    run = _run("matrix", backend, threads, "auto", _DEFAULT_MAX_PAIRS, progress)
+    return _call("matrix", _twobody.matrix, run, _sample(data, "data"), _maybe_sample(data2, "data2"), bool(sky),
+                 _box(box))
+
+
+def kde(data: ArrayLike, bandwidth: float, *, kernel: str = "gaussian", cutoff: Optional[float] = None,
+        values: Optional[ArrayLike] = None, data2: Optional[ArrayLike] = None, values2: Optional[ArrayLike] = None,
+        box: BoxLike = None, weights: Optional[ArrayLike] = None, weights2: Optional[ArrayLike] = None,
+        backend: str = "auto", threads: int = 0, path: str = "auto", progress=None) -> Result:
+    """Per point, the kernel sum S_i = sum_j w_j K(r_ij) over its partners within the cutoff
+    (default 5h Gaussian, h Epanechnikov) and, with ``values``, the Nadaraya-Watson regression:
+    columns set, index, density, [regression]."""
+    run = _run("kde", backend, threads, path, _DEFAULT_MAX_PAIRS, progress)
+    return _call("kde", _twobody.kde, run, _sample(data, "data", weights), _maybe_sample(data2, "data2", weights2),
+                 None if values is None else _real_array(values, "values", 1),
+                 None if values2 is None else _real_array(values2, "values2", 1), kernel, float(bandwidth),
+                 None if cutoff is None else float(cutoff), _box(box), _is_weighted(data, weights),
+                 plot={"kind": "hist", "y": "density", "ylabel": "kernel sum"})
