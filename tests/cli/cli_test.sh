@@ -353,8 +353,6 @@ if [[ -n "$shared" && -f "$shared/Mr19_mock_northonly.rdcz.ff" ]]; then
   check "shared mock angular first bin" "[ \$(\"$tb\" angular --data \"$shared/Mr19_mock_northonly.rdcz.ff\" --bins \"$shared/angular_bins_corrfunc.txt\" | sed -n 2p | cut -d, -f3) -eq 1468 ]"
 fi
 
-echo "cli: $pass passed, $fail failed"
-[[ $fail -eq 0 ]]
 # HDF5 and FITS catalogues, .h5 and .npz outputs: the same counts as from the same points in text.
 source "$(dirname "$(realpath "${BASH_SOURCE[0]}")")/fits_table.sh"
 if "$tb" generate clustered -n 2000 --box 100 --seed 8 -o "$work/cat.h5" 2>/dev/null; then
@@ -376,3 +374,5 @@ if "$tb" angular --data "$work/gal.fits" --rmax 5 --nbins 3 >/dev/null 2>&1; the
   check "angular of a FITS table (first table, by EXTNAME, gzip'd) equals the text's" "\"$tb\" angular --data \"$work/gal.fits\" --rmax 5 --nbins 3 | cmp -s - \"$work/gal_txt.csv\" && \"$tb\" angular --data \"$work/gal.fits:GALAXIES\" --columns RA,DEC --rmax 5 --nbins 3 | cmp -s - \"$work/gal_txt.csv\" && \"$tb\" angular --data \"$work/gal.fits.gz:1\" --columns RA,DEC --rmax 5 --nbins 3 | cmp -s - \"$work/gal_txt.csv\""
 fi
 
+echo "cli: $pass passed, $fail failed"
+[[ $fail -eq 0 ]]
