@@ -76,12 +76,15 @@ void round_exact_sums(Result& r) {
 
 void exact_from_float64(Result& r, const SumGrids& g) {
   r.exact.grids = g;
-  r.exact.weighted = on_grid(r.weighted, g.pair_weight);
-  r.exact.region_weighted = on_grid(r.region_weighted, g.pair_weight);
-  r.exact.separation_sum = on_grid(r.separation_sum, g.separation);
-  r.exact.log_separation_sum = on_grid(r.log_separation_sum, g.log_separation);
-  r.exact.point_weighted_a = on_grid(r.per_point_a.weighted, g.point_weight);
-  r.exact.point_weighted_b = on_grid(r.per_point_b.weighted, g.point_weight);
+  const auto fill = [](std::vector<FixedSum>& exact, const std::vector<double>& v, const SumGrid& grid) {
+    if (exact.size() != v.size()) exact = on_grid(v, grid);
+  };
+  fill(r.exact.weighted, r.weighted, g.pair_weight);
+  fill(r.exact.region_weighted, r.region_weighted, g.pair_weight);
+  fill(r.exact.separation_sum, r.separation_sum, g.separation);
+  fill(r.exact.log_separation_sum, r.log_separation_sum, g.log_separation);
+  fill(r.exact.point_weighted_a, r.per_point_a.weighted, g.point_weight);
+  fill(r.exact.point_weighted_b, r.per_point_b.weighted, g.point_weight);
 }
 
 }  // namespace twobody

@@ -15,9 +15,10 @@ SumGrids sum_grids_for(const Statistic& s, const PointSet& a, const PointSet* b)
 // are left as they are.
 void round_exact_sums(Result& r);
 
-// A backend that sums in float64 (the CUDA backend, for now) hands its result here: each float64
-// sum is put on its grid, so that pieces of a split run still add as exact sums. The float64
-// sums themselves are left as they are.
+// The grids set, and any float64 sum a backend gave without its exact sum put on the grid (so
+// that pieces of a split run still add as exact sums); exact sums already there are kept. The
+// CUDA backend gives every sum exactly; this keeps a path that sums in float64 from losing its
+// sums in a merge.
 void exact_from_float64(Result& r, const SumGrids& grids);
 
 }  // namespace twobody
