@@ -135,7 +135,7 @@ const Command<CorrelationOptions> wtheta_command{
         },
     .examples =
         "  twobody wtheta --data builtin:clustered-sky:20000 --randoms builtin:uniform-sky:40000 --rmin 0.01 --rmax 10 --nbins 10 --log\n"
-        "  twobody wtheta --data builtin:clustered-sky:20000 --randoms builtin:uniform-sky:40000 --rmin 0.1 --rmax 10 --nbins 8 --log --jackknife 8 --covariance cov.txt\n",
+        "  twobody wtheta --data builtin:clustered-sky:50000 --randoms builtin:uniform-sky:40000 --rmin 0.1 --rmax 10 --nbins 8 --log --jackknife 8 --covariance cov.txt\n",
 };
 
 }  // namespace
