@@ -358,28 +358,4 @@ TEST(Hdf5Writer, PointsMatrixAndTableReadBack) {
   });
 }
 
-// Files on which libhdf5 1.10 itself crashes (tests/fuzz/libhdf5-crashes: the fuzzer's mode byte,
-// then the file): read in a child process, they are an Error(Input) saying the file is corrupted,
-// and the reader works normally after them.
-TEST(Hdf5Reader, LibraryCrashesAreCorruptedFiles) {
-  const std::filesystem::path crashes = std::filesystem::path(__FILE__).parent_path() / "fuzz" / "libhdf5-crashes";
-  const std::string file = (std::filesystem::temp_directory_path() / "twobody_crash_test.h5").string();
-  int seen = 0;
-  for (const auto& e : std::filesystem::directory_iterator(crashes)) {
-    if (e.path().extension() == ".md") continue;
-    std::ifstream in(e.path(), std::ios::binary);
-    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    ASSERT_GT(bytes.size(), 1u);
-    std::ofstream(file, std::ios::binary).write(bytes.data() + 1, static_cast<std::streamsize>(bytes.size() - 1));
-    SCOPED_TRACE(e.path().filename().string());
-    expect_error(ErrorKind::Input, "the HDF5 library crashed reading the file", [&] { read_catalogue(file); });
-    ++seen;
-  }
-  EXPECT_GE(seen, 2);
-  // And then a good file reads as ever.
-  write_points(file, PointSet::from_columns({{1.0, 2.0}, {3.0, 4.0}}));
-  EXPECT_EQ(read_catalogue(file).points.coord(1)[1], 4.0);
-  std::filesystem::remove(file);
-}
-
 #endif

@@ -5,18 +5,11 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <climits>
-#include <csignal>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <optional>
 #include <vector>
 
-#include <fcntl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "twobody/detail/io/hdf5_file.hpp"
@@ -308,154 +301,9 @@ std::string listing(const std::vector<std::string>& paths) {
   return fmt::format("{}, ... ({} in all)", fmt::join(paths.begin(), paths.begin() + 12, ", "), paths.size());
 }
 
-RawTable read_hdf5_here(const std::string& file, const std::string& inside);
-
-// The child's answer through the pipe: a status byte, then the table (every RawTable field an
-// HDF5 read fills) or the error's kind and message. Lengths are 64-bit, in this machine's byte order (both ends are this process).
-void put(int fd, const void* data, std::size_t n) {
-  const char* p = static_cast<const char*>(data);
-  while (n > 0) {
-    const ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) ::_exit(3);  // the parent is gone: nothing to tell
-    p += w;
-    n -= static_cast<std::size_t>(w);
-  }
-}
-void put_u64(int fd, std::uint64_t v) { put(fd, &v, sizeof v); }
-void put_text(int fd, const std::string& s) {
-  put_u64(fd, s.size());
-  put(fd, s.data(), s.size());
-}
-bool get(int fd, void* data, std::size_t n) {
-  char* p = static_cast<char*>(data);
-  while (n > 0) {
-    const ssize_t r = ::read(fd, p, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    p += r;
-    n -= static_cast<std::size_t>(r);
-  }
-  return true;
-}
-
-[[noreturn]] void answer_in_child(int fd, const std::string& file, const std::string& inside) {
-  try {
-    const RawTable t = read_hdf5_here(file, inside);
-    const unsigned char ok = 1;
-    put(fd, &ok, 1);
-    put_u64(fd, static_cast<std::uint64_t>(t.ncols));
-    put_u64(fd, t.rows);
-    put_text(fd, t.row_word);
-    for (const auto* list : {&t.names, &t.not_numeric}) {
-      put_u64(fd, list->size());
-      for (const std::string& n : *list) put_text(fd, n);
-    }
-    for (const auto& c : t.cols) put(fd, c.data(), c.size() * sizeof(double));
-  } catch (const Error& e) {
-    const unsigned char ok = 0;
-    put(fd, &ok, 1);
-    put_u64(fd, static_cast<std::uint64_t>(e.kind()));
-    put_text(fd, e.what());
-  } catch (const std::bad_alloc&) {
-    const unsigned char ok = 0;
-    put(fd, &ok, 1);
-    put_u64(fd, static_cast<std::uint64_t>(ErrorKind::Resource));
-    put_text(fd, fmt::format("{}: out of memory reading the HDF5 file", file));
-  } catch (...) {
-    ::_exit(4);
-  }
-  ::close(fd);
-  ::_exit(0);
-}
-
-// The parent's side: the table or the child's error, read from the pipe; false when the stream
-// ended early (the child died).
-bool receive(int fd, RawTable& t, std::optional<Error>& error) {
-  unsigned char ok = 0;
-  if (!get(fd, &ok, 1)) return false;
-  std::uint64_t a = 0, b = 0;
-  const auto text = [&](std::string& s) {
-    std::uint64_t n = 0;
-    if (!get(fd, &n, sizeof n) || n > (std::uint64_t(1) << 30)) return false;
-    s.resize(n);
-    return get(fd, s.data(), n);
-  };
-  if (!ok) {
-    std::string message;
-    if (!get(fd, &a, sizeof a) || !text(message)) return false;
-    error.emplace(static_cast<ErrorKind>(a), message);
-    return true;
-  }
-  if (!get(fd, &a, sizeof a) || !get(fd, &b, sizeof b) || !text(t.row_word)) return false;
-  t.ncols = static_cast<int>(a);
-  t.rows = b;
-  for (auto* list : {&t.names, &t.not_numeric}) {
-    std::uint64_t n = 0;
-    if (!get(fd, &n, sizeof n) || n > (std::uint64_t(1) << 24)) return false;
-    list->resize(n);
-    for (std::string& name : *list)
-      if (!text(name)) return false;
-  }
-  t.cols.resize(static_cast<std::size_t>(t.ncols));
-  for (auto& c : t.cols) {
-    c.resize(t.rows);
-    if (!get(fd, c.data(), c.size() * sizeof(double))) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
-// libhdf5 1.10 itself crashes on some corrupted files (tests/fuzz/libhdf5-crashes: a segmentation
-// fault in its local-heap lookup, before any of our checks can see the damage). So the file is
-// read in a child process that sends the table back through a pipe: a child killed by a signal
-// is a corrupted file, said as an Error(Input), and twobody goes on (the CLI exits with its code,
-// the Python module raises). The cost is one copy of the table through the pipe.
 RawTable read_hdf5(const std::string& file, const std::string& inside) {
-  int fds[2];
-  if (::pipe(fds) != 0) return read_hdf5_here(file, inside);
-  std::fflush(nullptr);
-  const pid_t child = ::fork();
-  if (child < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return read_hdf5_here(file, inside);
-  }
-  if (child == 0) {
-    ::close(fds[0]);
-    // (What a dying libhdf5 or allocator prints is not ours to show: the parent says what happened.)
-    const int null = ::open("/dev/null", O_WRONLY);
-    if (null >= 0) ::dup2(null, 2);
-    answer_in_child(fds[1], file, inside);
-  }
-  ::close(fds[1]);
-  RawTable t;
-  std::optional<Error> error;
-  bool whole = false;
-  try {
-    whole = receive(fds[0], t, error);
-  } catch (...) {
-    ::close(fds[0]);
-    ::kill(child, SIGKILL);
-    ::waitpid(child, nullptr, 0);
-    throw;
-  }
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (error) throw *error;
-  if (whole && WIFEXITED(status) && WEXITSTATUS(status) == 0) return t;
-  // Killed by a signal, or (under a sanitizer, which catches the signal) ended with a failure.
-  throw_input(fmt::format("{}: the HDF5 library crashed reading the file ({}): the file is corrupted", file,
-                          WIFSIGNALED(status) ? fmt::format("signal {}, {}", WTERMSIG(status), strsignal(WTERMSIG(status)))
-                                              : fmt::format("exit status {}", WEXITSTATUS(status))));
-}
-
-namespace {
-
-RawTable read_hdf5_here(const std::string& file, const std::string& inside) {
   struct stat st {};
   ::close(open_input(file, st));  // the usual reasons: no such file, a directory
   if (st.st_size == 0) throw_input(fmt::format("{}: the file is empty", file));
@@ -494,7 +342,5 @@ RawTable read_hdf5_here(const std::string& file, const std::string& inside) {
   if (kind == H5I_GROUP) return read_group(obj.get(), p, lapl.get());
   p.fail("neither a dataset nor a group");
 }
-
-}  // namespace
 
 }  // namespace twobody
