@@ -8,22 +8,13 @@
 #include <fstream>
 #include <random>
 
+#include "test_support.hpp"
 #include "twobody/error.hpp"
 #include "twobody/io.hpp"
 
 using namespace twobody;
 
-namespace {
-void expect_error(ErrorKind kind, const std::string& needle, auto&& f) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an error containing '" << needle << "'";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << e.what();
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
-}  // namespace
+using testing_support::expect_error;
 
 #ifndef TWOBODY_HAVE_FITS
 

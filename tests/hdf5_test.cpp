@@ -13,24 +13,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "test_support.hpp"
 #include "twobody/error.hpp"
 #include "twobody/io.hpp"
 #include "twobody/table.hpp"
 
 using namespace twobody;
 
-namespace {
-// Expects an Error of `kind` whose message contains `needle`.
-void expect_error(ErrorKind kind, const std::string& needle, auto&& f) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an error containing '" << needle << "'";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << e.what();
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
-}  // namespace
+using testing_support::expect_error;
 
 #ifndef TWOBODY_HAVE_HDF5
 

@@ -12,22 +12,13 @@
 #include "twobody/io.hpp"
 
 using namespace twobody;
+using testing_support::expect_error;
 
 namespace {
 std::string temp_file(const std::string& name, const std::string& text) {
   const std::string path = ::testing::TempDir() + name;
   std::ofstream(path, std::ios::binary) << text;
   return path;
-}
-// Expects an Error of `kind` whose message contains `needle`.
-void expect_error(ErrorKind kind, const std::string& needle, auto&& f) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an error containing '" << needle << "'";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << e.what();
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
 }
 }  // namespace
 

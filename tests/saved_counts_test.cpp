@@ -15,6 +15,7 @@
 #include "twobody/statistics.hpp"
 
 using namespace twobody;
+using testing_support::expect_error;
 
 namespace {
 
@@ -33,16 +34,6 @@ PointSet with_weights(PointSet p, std::uint64_t seed) {
   for (auto& x : w) x = u(rng);
   p.set_weights(std::move(w));
   return p;
-}
-
-void expect_error(ErrorKind kind, const std::string& needle, auto&& f) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an error containing '" << needle << "'";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << e.what();
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
 }
 
 void expect_same(const CorrelationResult& a, const CorrelationResult& b) {

@@ -13,6 +13,17 @@
 
 namespace testing_support {
 
+// Expects f() to throw an Error of `kind` whose message contains `needle`.
+inline void expect_error(twobody::ErrorKind kind, const std::string& needle, auto&& f) {
+  try {
+    f();
+    ADD_FAILURE() << "expected an error containing '" << needle << "'";
+  } catch (const twobody::Error& e) {
+    EXPECT_EQ(e.kind(), kind) << e.what();
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
 inline std::uint64_t fresh_seed() {
   static const std::uint64_t base = static_cast<std::uint64_t>(
       std::chrono::high_resolution_clock::now().time_since_epoch().count());
