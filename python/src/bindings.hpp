@@ -20,6 +20,14 @@ namespace twobody::python {
 
 namespace nb = nanobind;
 
+// f() with the GIL released (every engine call: other Python threads run meanwhile), its result
+// returned once the GIL is held again.
+template <class F>
+auto without_gil(F&& f) {
+  nb::gil_scoped_release nogil;
+  return f();
+}
+
 // A column of numbers as NumPy hands it over: any strides, float32 or float64 (the Python side
 // converts integers), read-only is fine.
 using Column = nb::ndarray<nb::ro, nb::ndim<1>, nb::device::cpu>;

@@ -85,13 +85,11 @@ nb::dict binned(BinnedResult&& r) { return to_python(binned_table(r)); }
 nb::dict sdh_py(nb::handle a, const std::optional<std::vector<double>>& edges, std::size_t nbins, const nb::dict& run) {
   const PointSet p = to_points(a, "data");
   RunOptions opt = to_run_options(run);
-  BinnedResult r;
-  {
-    nb::gil_scoped_release nogil;
+  BinnedResult r = without_gil([&] {
     // Without edges, as the CLI without --rmax: nbins from 0 to the bounding box's diagonal.
     const Binning bins = edges ? Binning::from_edges(*edges) : sdh_default_binning(p, nbins);
-    r = sdh(p, bins, opt);
-  }
+    return sdh(p, bins, opt);
+  });
   return binned(std::move(r));
 }
 
@@ -101,11 +99,9 @@ nb::dict paircount_py(nb::handle a, nb::handle b, const std::vector<double>& edg
   const MaybePoints pb = maybe_points(b, "data2");
   const auto bx = to_box(box, pa.dim());
   RunOptions opt = to_run_options(run);
-  BinnedResult r;
-  {
-    nb::gil_scoped_release nogil;
-    r = paircount(pa, pb.get(), Binning::from_edges(edges), bx, weighted, opt);
-  }
+  BinnedResult r = without_gil([&] {
+    return paircount(pa, pb.get(), Binning::from_edges(edges), bx, weighted, opt);
+  });
   return binned(std::move(r));
 }
 
@@ -115,11 +111,9 @@ nb::dict rdf_py(nb::handle a, nb::handle b, const std::vector<double>& edges, co
   const MaybePoints pb = maybe_points(b, "data2");
   const auto bx = to_box(box, pa.dim());
   RunOptions opt = to_run_options(run);
-  BinnedResult r;
-  {
-    nb::gil_scoped_release nogil;
-    r = rdf(pa, pb.get(), Binning::from_edges(edges), *bx, opt);
-  }
+  BinnedResult r = without_gil([&] {
+    return rdf(pa, pb.get(), Binning::from_edges(edges), *bx, opt);
+  });
   return binned(std::move(r));
 }
 
@@ -127,11 +121,9 @@ nb::dict angular_py(nb::handle a, nb::handle b, const std::vector<double>& edges
   const PointSet pa = to_points(a, "data");
   const MaybePoints pb = maybe_points(b, "data2");
   RunOptions opt = to_run_options(run);
-  BinnedResult r;
-  {
-    nb::gil_scoped_release nogil;
-    r = angular(pa, pb.get(), Binning::from_edges(edges), weighted, opt);
-  }
+  BinnedResult r = without_gil([&] {
+    return angular(pa, pb.get(), Binning::from_edges(edges), weighted, opt);
+  });
   return binned(std::move(r));
 }
 
@@ -147,13 +139,11 @@ nb::dict correlation_py(const std::string& space_name, nb::handle data, nb::hand
   const auto bx = to_box(box, d.dim());
   const JackknifeRequest request = to_jackknife(jk);
   RunOptions opt = to_run_options(run);
-  CorrelationResult x;
-  {
-    nb::gil_scoped_release nogil;
+  CorrelationResult x = without_gil([&] {
     const Binning bins = Binning::from_edges(edges);
-    x = d2.given ? cross_correlation(d, d2.points, r, r2, bins, space, bx, weighted, opt, request)
-                 : correlation(d, r, bins, space, bx, weighted, opt, request);
-  }
+    return d2.given ? cross_correlation(d, d2.points, r, r2, bins, space, bx, weighted, opt, request)
+                    : correlation(d, r, bins, space, bx, weighted, opt, request);
+  });
   nb::dict out = to_python(binned_table(x));
   if (x.jackknife)
     out["jackknife"] = jackknife_dict(*x.jackknife, x.jackknife->samples,
@@ -176,11 +166,9 @@ nb::dict paircount_2d_py(const std::string& kind, nb::handle a, nb::handle b, co
   const auto bx = to_box(box, pa.dim());
   const Binning2D bins = bins_2d(kind, edges, inner_max, n_inner, los);
   RunOptions opt = to_run_options(run);
-  Binned2DResult r;
-  {
-    nb::gil_scoped_release nogil;
-    r = paircount_2d(pa, pb.get(), bins, bx, weighted, opt);
-  }
+  Binned2DResult r = without_gil([&] {
+    return paircount_2d(pa, pb.get(), bins, bx, weighted, opt);
+  });
   return to_python(binned2d_table(r));
 }
 
@@ -197,12 +185,10 @@ nb::dict correlation_2d_py(const std::string& kind, bool per_outer, nb::handle d
   const Binning2D bins = bins_2d(kind, edges, inner_max, n_inner, los);
   const JackknifeRequest request = to_jackknife(jk);
   RunOptions opt = to_run_options(run);
-  Binned2DResult x;
-  {
-    nb::gil_scoped_release nogil;
-    x = d2.given ? cross_correlation_2d(d, d2.points, r, r2, bins, bx, weighted, request.estimator, opt, request)
-                 : correlation_2d(d, r, bins, bx, weighted, request.estimator, opt, request);
-  }
+  Binned2DResult x = without_gil([&] {
+    return d2.given ? cross_correlation_2d(d, d2.points, r, r2, bins, bx, weighted, request.estimator, opt, request)
+                    : correlation_2d(d, r, bins, bx, weighted, request.estimator, opt, request);
+  });
   nb::dict out = to_python(per_outer ? per_outer_table(x) : binned2d_table(x));
   if (x.jackknife) {
     const JackknifeResult& j = *x.jackknife;
@@ -221,13 +207,11 @@ nb::dict kk_py(nb::handle a, nb::handle kappa_a, nb::handle b, nb::handle kappa_
   if (pb.given) kb = to_doubles(kappa_b, "kappa2");
   const auto bx = to_box(box, pa.dim());
   RunOptions opt = to_run_options(run);
-  BinnedResult r;
-  {
-    nb::gil_scoped_release nogil;
+  BinnedResult r = without_gil([&] {
     const ScalarCatalogue A{pa, ka}, B{pb.points, kb};
-    r = kk_correlation(A, pb.given ? &B : nullptr, Binning::from_edges(edges), parse_space(space_name), bx, weighted,
-                       opt);
-  }
+    return kk_correlation(A, pb.given ? &B : nullptr, Binning::from_edges(edges), parse_space(space_name), bx, weighted,
+                          opt);
+  });
   return binned(std::move(r));
 }
 
@@ -239,11 +223,9 @@ nb::dict nk_py(nb::handle n, nb::handle k, nb::handle kappa, nb::handle randoms,
   const MaybePoints pr = maybe_points(randoms, "randoms");
   const auto bx = to_box(box, pn.dim());
   RunOptions opt = to_run_options(run);
-  BinnedResult r;
-  {
-    nb::gil_scoped_release nogil;
-    r = nk_correlation(pn, {pk, kk}, pr.get(), Binning::from_edges(edges), parse_space(space_name), bx, weighted, opt);
-  }
+  BinnedResult r = without_gil([&] {
+    return nk_correlation(pn, {pk, kk}, pr.get(), Binning::from_edges(edges), parse_space(space_name), bx, weighted, opt);
+  });
   return binned(std::move(r));
 }
 
@@ -253,13 +235,10 @@ nb::dict neighbours_py(nb::handle a, nb::handle b, double rmin, double rmax, con
   const MaybePoints pb = maybe_points(b, "data2");
   const auto bx = to_box(box, pa.dim());
   RunOptions opt = to_run_options(run);
-  Result r;
-  Binning range;
-  {
-    nb::gil_scoped_release nogil;
-    range = Binning::linear(rmin, rmax, 1);
-    r = neighbour_counts(pa, pb.get(), range, bx, weighted, opt);
-  }
+  const Binning range = Binning::linear(rmin, rmax, 1);
+  Result r = without_gil([&] {
+    return neighbour_counts(pa, pb.get(), range, bx, weighted, opt);
+  });
   Table t = per_point_table(r);
   t.meta["rmin"] = range.lo();
   t.meta["rmax"] = range.hi();
@@ -272,11 +251,9 @@ nb::dict matrix_py(nb::handle a, nb::handle b, bool sky, const Lengths& box, con
   if (sky && box) throw_config("sky takes no box: angles on the sphere have no periodic box");
   const auto bx = to_box(box, pa.dim());
   RunOptions opt = to_run_options(run);
-  Result r;
-  {
-    nb::gil_scoped_release nogil;
-    r = sky ? angular_matrix(pa, pb.get(), opt) : distance_matrix(pa, pb.get(), bx, opt);
-  }
+  Result r = without_gil([&] {
+    return sky ? angular_matrix(pa, pb.get(), opt) : distance_matrix(pa, pb.get(), bx, opt);
+  });
   const std::size_t rows = r.rows, cols = r.cols;
   nb::dict out;
   out["meta"] = run_metadata(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -303,11 +280,9 @@ nb::dict kde_py(nb::handle a, nb::handle b, nb::handle y_a, nb::handle y_b, cons
   k.cutoff = cutoff;
   k.weighted = weighted;
   RunOptions opt = to_run_options(run);
-  KernelSums s;
-  {
-    nb::gil_scoped_release nogil;
-    s = regression ? kernel_regression(pa, pb.get(), ya, yb, k, bx, opt) : kernel_sums(pa, pb.get(), k, bx, opt);
-  }
+  KernelSums s = without_gil([&] {
+    return regression ? kernel_regression(pa, pb.get(), ya, yb, k, bx, opt) : kernel_sums(pa, pb.get(), k, bx, opt);
+  });
   return to_python(kde_table(s));
 }
 
