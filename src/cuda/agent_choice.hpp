@@ -22,6 +22,7 @@
 #include "twobody/detail/cuda/tuning_policy.hpp"
 #include "twobody/detail/exact/counting_bounds.hpp"
 #include "twobody/detail/exact/fast_path.hpp"
+#include "twobody/exact_sums.hpp"
 
 namespace twobody::cuda {
 
@@ -53,6 +54,7 @@ struct PairProblem {
   std::vector<double> edges;   // the binning's edges in the natural variable (the tiles' plans)
   DistanceErrorModel model;    // the float32 proxies' error, Euclidean (the tiles' plans)
   std::string path = "auto";   // RunOptions::path
+  SumGrids grids;              // the run's exact-sum grids (Plan::grids)
   std::uint64_t all_pairs() const;
 };
 

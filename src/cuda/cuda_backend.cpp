@@ -229,8 +229,8 @@ class CudaBackend final : public Backend {
                                                                  : run_binned2d_on_device<Binning2D::Kind::SMu>(p);
       return visit_pair_function(*p.stat, p.a->dim(), [&](const auto& f) { return run_on_device(f, p); });
     };
-    // The device sums in float64 (for now): each piece's sums put on the run's grids, so that
-    // chunks add as exact sums.
+    // The device's sums are exact already (output/exact_sum_atomics.cuh); the grids set, and any
+    // sum given in float64 put on them, so that chunks add as exact sums.
     auto run_one = [&run_piece](const Plan& p) {
       Result r = run_piece(p);
       exact_from_float64(r, p.grids);

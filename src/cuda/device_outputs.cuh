@@ -2,8 +2,10 @@
 // The device arrays a pair run reduces into (counts, weighted sums, jackknife region counts, mean
 // separation sums, per-point arrays) and the tables the kernels read (key edges, guard bands, the
 // bin table): allocated and zeroed for the problem, bound to the kernels' arguments, and read back
-// into a Result in the callers' point order.
+// into a Result in the callers' point order. Floating sums are exact sums (Result::exact, read
+// back as they are; the engine rounds them into the float64 sums).
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <vector>
 
@@ -24,14 +26,14 @@ struct DeviceOutputs {
   DeviceBuffer<BandPair> bands;
   DeviceBuffer<std::uint16_t> cells;
   DeviceBuffer<unsigned long long> counts;
-  DeviceBuffer<double> wsums;
+  DeviceBuffer<DeviceFixedSum> wsums;
   DeviceBuffer<unsigned long long> counters;  // pairs settled in float64, the next work item
   DeviceBuffer<unsigned long long> evaluations;
-  DeviceBuffer<double> sep_sums, log_sep_sums;
+  DeviceBuffer<DeviceFixedSum> sep_sums, log_sep_sums;
   DeviceBuffer<unsigned long long> region_counts;
-  DeviceBuffer<double> region_wsums;
+  DeviceBuffer<DeviceFixedSum> region_wsums;
   DeviceBuffer<unsigned long long> point_counts_a, point_counts_b;
-  DeviceBuffer<double> point_wsums_a, point_wsums_b;
+  DeviceBuffer<DeviceFixedSum> point_wsums_a, point_wsums_b;
 
   // `edges`: the key edges the float64 rule bins by (nkeys + 1 of them).
   DeviceOutputs(const PairProblem& p, const std::vector<double>& edges, int nkeys, const GuardTable& table)
@@ -56,6 +58,10 @@ struct DeviceOutputs {
 
   template <class Args>
   void bind(Args& args, const PairProblem& p) {
+    args.pair_grid = DeviceSumGrid(p.grids.pair_weight);
+    args.point_grid = DeviceSumGrid(p.grids.point_weight);
+    args.sep_grid = DeviceSumGrid(p.grids.separation);
+    args.log_grid = DeviceSumGrid(p.grids.log_separation);
     args.edges64 = edges64.get();
     args.bands = bands.get();
     args.cells = cells.get();
@@ -82,23 +88,23 @@ struct DeviceOutputs {
   // grid's cell order), or null.
   void collect(Result& r, const PairProblem& p, const DeviceSortedOrder& order_a, const DeviceSortedOrder& order_b) const {
     if (per_point(p)) {
-      take_points(point_counts_a, point_wsums_a, order_a, r.per_point_a);
-      if (!p.is_auto) take_points(point_counts_b, point_wsums_b, order_b, r.per_point_b);
+      take_points(point_counts_a, point_wsums_a, order_a, r.per_point_a, r.exact.point_weighted_a);
+      if (!p.is_auto) take_points(point_counts_b, point_wsums_b, order_b, r.per_point_b, r.exact.point_weighted_b);
       return;
     }
     if (p.mode == OutputMode::PairList) return;
     const auto c = counts.download();
     r.counts.assign(c.begin(), c.end());
-    if (p.weighted) r.weighted = wsums.download();
+    if (p.weighted) take_sums(wsums, r.weighted, r.exact.weighted);
     if (p.means) {
-      r.separation_sum = sep_sums.download();
-      r.log_separation_sum = log_sep_sums.download();
+      take_sums(sep_sums, r.separation_sum, r.exact.separation_sum);
+      take_sums(log_sep_sums, r.log_separation_sum, r.exact.log_separation_sum);
     }
     if (p.regions > 0) {
       r.regions = static_cast<std::size_t>(p.regions);
       const auto rc = region_counts.download();
       r.region_counts.assign(rc.begin(), rc.end());
-      r.region_weighted = p.weighted ? region_wsums.download() : std::vector<double>{};
+      if (p.weighted) take_sums(region_wsums, r.region_weighted, r.exact.region_weighted);
     }
   }
 
@@ -106,18 +112,31 @@ struct DeviceOutputs {
   static bool hist(const PairProblem& p) { return p.mode == OutputMode::Histogram; }
   static bool per_point(const PairProblem& p) { return p.mode == OutputMode::PerPoint; }
 
+  static FixedSum as_fixed(const DeviceFixedSum& d) {
+    FixedSum f;
+    std::memcpy(&f, &d, sizeof f);
+    return f;
+  }
+  // Exact sums read back (their float64 values sized, to be rounded by the engine).
+  static void take_sums(const DeviceBuffer<DeviceFixedSum>& d, std::vector<double>& values, std::vector<FixedSum>& exact) {
+    const auto v = d.download();
+    exact.resize(v.size());
+    for (std::size_t k = 0; k < v.size(); ++k) exact[k] = as_fixed(v[k]);
+    values.assign(v.size(), 0.0);
+  }
   // Per-point arrays back to the callers' point order.
-  static void take_points(const DeviceBuffer<unsigned long long>& c, const DeviceBuffer<double>& w,
-                          const DeviceSortedOrder& sorted, PointReductions& out) {
+  static void take_points(const DeviceBuffer<unsigned long long>& c, const DeviceBuffer<DeviceFixedSum>& w,
+                          const DeviceSortedOrder& sorted, PointReductions& out, std::vector<FixedSum>& exact) {
     const auto counts = c.download();
     const auto wsums = w.download();
     const auto order = sorted ? sorted() : std::vector<std::uint32_t>{};
     out.counts.assign(counts.size(), 0);
     out.weighted.assign(wsums.size(), 0.0);
+    exact.assign(wsums.size(), 0);
     for (std::size_t k = 0; k < counts.size(); ++k) {
       const std::size_t to = order.empty() ? k : order[k];
       out.counts[to] = counts[k];
-      if (!wsums.empty()) out.weighted[to] = wsums[k];
+      if (!wsums.empty()) exact[to] = as_fixed(wsums[k]);
     }
   }
 };

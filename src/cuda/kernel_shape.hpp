@@ -57,13 +57,14 @@ constexpr std::size_t pair_output_smem(OutputMode mode, bool weighted, int nbins
   std::size_t b = 0;
   if (mode == OutputMode::Histogram) {
     if (key_table) b += sizeof(BandPair) * (nbins + 1);
-    if (weighted) b += sizeof(double) * nbins;
+    // Exact sums (output/exact_sum_atomics.cuh): 16 bytes a bin.
+    if (weighted) b += 2 * sizeof(unsigned long long) * nbins;
     b += sizeof(unsigned) * stride * copies;
     if (key_table) b += sizeof(std::uint16_t) * ncells;
     if (regions > 0)
       b = (b + 7) / 8 * 8 + sizeof(unsigned long long) * nbins +
-          (sizeof(unsigned long long) + sizeof(unsigned) + (weighted ? sizeof(double) : 0)) * regions * nbins;
-    if (sums) b = (b + 7) / 8 * 8 + 2 * sizeof(double) * nbins;
+          (sizeof(unsigned long long) + sizeof(unsigned) + (weighted ? 2 * sizeof(unsigned long long) : 0)) * regions * nbins;
+    if (sums) b = (b + 7) / 8 * 8 + 2 * 2 * sizeof(unsigned long long) * nbins;
   }
   return b;
 }

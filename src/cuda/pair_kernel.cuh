@@ -138,7 +138,7 @@ __global__ void __launch_bounds__(Threads, (Mode == OutputMode::Histogram ? 4 : 
                 const bool near = (s >= lo0) & (s < hi1) & !in;
                 if constexpr (Mode == OutputMode::Reduce) {
                   item_count += in;
-                  if constexpr (Weighted) out.r_wsum += in ? wa[r] * s_bw[jj] : 0.0;
+                  if constexpr (Weighted) out.r_wsum += in ? grid_steps(args.pair_grid, wa[r] * s_bw[jj]) : 0;
                 } else if constexpr (Mode == OutputMode::PerPoint) {
                   if (in) out.count_point(ia[r], jt + jj);
                 } else if constexpr (kList) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "twobody/detail/cuda/kernel_shape.hpp"
+#include "twobody/detail/cuda/output/exact_sum_atomics.cuh"
 #include "twobody/detail/cuda/pair_pool.hpp"
 #include "twobody/detail/exact/fast_path.hpp"
 
@@ -38,7 +39,7 @@ struct PairKernelArgs {
   const double* edges64;  // nbins + 1 key edges, for settling
   int nbins, steps, copies, hist_stride;
   unsigned long long* counts;   // nbins (Reduce: 1)
-  double* wsums;                // nbins, when weighted
+  DeviceFixedSum* wsums;        // nbins, when weighted: exact sums (exact_sum_atomics.cuh)
   unsigned long long* settled;  // pairs re-evaluated in float64
   unsigned long long* next_item;
   unsigned long long n_items;
@@ -49,19 +50,21 @@ struct PairKernelArgs {
   // with at least one point in the region.
   int regions;
   unsigned long long* region_counts;
-  double* region_wsums;
+  DeviceFixedSum* region_wsums;
   // Per-point reductions (PerPoint), in the traversal's point order: per point of the anchors' set
   // (a) and of the partners' set (b; the same arrays for auto), its partners in range and, when
   // weighted, the sum of their weights.
   unsigned long long* point_counts_a;
   unsigned long long* point_counts_b;
-  double* point_wsums_a;
-  double* point_wsums_b;
+  DeviceFixedSum* point_wsums_a;
+  DeviceFixedSum* point_wsums_b;
   // Mean separations (Means kernels): per bin Σ w s and Σ w log s; summed per block in shared
   // memory first when sums_shared.
-  double* sep_sums;
-  double* log_sep_sums;
+  DeviceFixedSum* sep_sums;
+  DeviceFixedSum* log_sep_sums;
   bool sums_shared;
+  // The run's grids for those sums (Plan::grids): w_i w_j, w_j, w_i w_j s, w_i w_j log s.
+  DeviceSumGrid pair_grid, point_grid, sep_grid, log_grid;
   // Binned pair functions: the counts (weighted sums, region counts) added to the global arrays
   // pair by pair, no sub-histograms in shared memory.
   bool hist_global;

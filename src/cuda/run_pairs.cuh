@@ -119,6 +119,7 @@ class PairRun {
     p.edges = s.binning().edges();
     if constexpr (std::is_same_v<decltype(setup_.model), DistanceErrorModel>) p.model = setup_.model;
     p.path = plan_.path;
+    p.grids = plan_.grids;
     return p;
   }
 

@@ -7,8 +7,10 @@
 //   their own copies hit different banks; they are summed into the global 64-bit histogram often
 //   enough that the 32-bit shared counters never overflow.
 //   Means (Histogram::mean_separation): every pair counted in a bin also gets its float64 key, and
-//   Σ w s and Σ w log s (s its natural value) go to per-block double arrays in shared memory when
-//   they fit beside the histogram, else straight to global memory.
+//   Σ w s and Σ w log s (s its natural value) go to per-block arrays in shared memory when they fit
+//   beside the histogram, else straight to global memory. Every floating sum (these, the weighted
+//   sums, the regions' weighted sums) is an exact sum: its terms on the run's grid, added as
+//   integers (exact_sum_atomics.cuh), so that it equals the CPU's bit for bit.
 //   A binned pair function (Exact with bin(a, b): 2-D (r_p, π) or (s, μ) bins): one range, the
 //   reach [0, cutoff), whose band only says "certainly beyond"; every other pair is binned by the
 //   function in float64. Sub-histograms in shared memory as above when they fit (no bin table),
@@ -32,18 +34,18 @@ struct HistogramOutput : OutputCommon<HistogramOutput<D, Weighted, Proxy, Exact,
   // Binned pair functions count regions pair by pair in global memory (accept_global), not per lane.
   static_assert(!kBinned || !Regions, "binned pair functions: regions at run time");
   BandPair* s_bands = nullptr;
-  double* s_wh = nullptr;
+  DeviceFixedSum* s_wh = nullptr;
   unsigned* s_hist = nullptr;
   std::uint16_t* s_cells = nullptr;
   unsigned* my_hist = nullptr;
   unsigned long long* s_reg_tot = nullptr;  // nbins
   unsigned long long* s_rega = nullptr;     // regions x nbins, anchors' regions
   unsigned* s_regp = nullptr;               // regions x nbins, partners' other regions
-  double* s_regw = nullptr;                 // regions x nbins, weighted (per pair, both terms)
+  DeviceFixedSum* s_regw = nullptr;         // regions x nbins, weighted (per pair, both terms)
   int my_region = 0;
   // Means: Σ w s and Σ w log s per bin, the block's in shared memory or the global arrays.
-  double* s_sum = nullptr;
-  double* s_log_sum = nullptr;
+  DeviceFixedSum* s_sum = nullptr;
+  DeviceFixedSum* s_log_sum = nullptr;
 
   // Lays the output's shared memory out from `smem` and loads the bin table (the caller syncs).
   // `slots` groups of `copies` sub-histograms: one group per block (slots = 1, flush_block), or
@@ -55,7 +57,7 @@ struct HistogramOutput : OutputCommon<HistogramOutput<D, Weighted, Proxy, Exact,
     // (Counted in global memory, a binned pair function keeps nothing here: copies is 0.)
     const bool shared_counts = !in_global();
     s_bands = reinterpret_cast<BandPair*>(smem);
-    s_wh = reinterpret_cast<double*>(s_bands + (!kBinned ? nb + 1 : 0));
+    s_wh = reinterpret_cast<DeviceFixedSum*>(s_bands + (!kBinned ? nb + 1 : 0));
     s_hist = reinterpret_cast<unsigned*>(s_wh + (Weighted && shared_counts ? nb : 0));
     s_cells = reinterpret_cast<std::uint16_t*>(s_hist + a.hist_stride * a.copies * slots);
     if constexpr (!kBinned) {
@@ -65,27 +67,27 @@ struct HistogramOutput : OutputCommon<HistogramOutput<D, Weighted, Proxy, Exact,
     for (int k = tid; k < a.hist_stride * a.copies * slots; k += nthreads) s_hist[k] = 0;
     if constexpr (Weighted)
       if (shared_counts)
-        for (int k = tid; k < nb; k += nthreads) s_wh[k] = 0.0;
+        for (int k = tid; k < nb; k += nthreads) s_wh[k] = {0, 0};
     if constexpr (Regions) {
       const std::uintptr_t end = reinterpret_cast<std::uintptr_t>(s_cells + a.ncells);
       s_reg_tot = reinterpret_cast<unsigned long long*>((end + 7) / 8 * 8);
       s_rega = s_reg_tot + nb;
-      s_regw = reinterpret_cast<double*>(s_rega + a.regions * nb);
+      s_regw = reinterpret_cast<DeviceFixedSum*>(s_rega + a.regions * nb);
       s_regp = reinterpret_cast<unsigned*>(s_regw + (Weighted ? a.regions * nb : 0));
       for (int k = tid; k < nb; k += nthreads) s_reg_tot[k] = 0;
       for (int k = tid; k < a.regions * nb; k += nthreads) {
         s_rega[k] = 0;
         s_regp[k] = 0;
-        if constexpr (Weighted) s_regw[k] = 0.0;
+        if constexpr (Weighted) s_regw[k] = {0, 0};
       }
     }
     if constexpr (Means) {
       const std::uintptr_t end = Regions ? reinterpret_cast<std::uintptr_t>(s_regp + a.regions * nb)
                                          : reinterpret_cast<std::uintptr_t>(s_cells + a.ncells);
-      s_sum = a.sums_shared ? reinterpret_cast<double*>((end + 7) / 8 * 8) : a.sep_sums;
+      s_sum = a.sums_shared ? reinterpret_cast<DeviceFixedSum*>((end + 7) / 8 * 8) : a.sep_sums;
       s_log_sum = a.sums_shared ? s_sum + nb : a.log_sep_sums;
       if (a.sums_shared)
-        for (int k = tid; k < 2 * nb; k += nthreads) s_sum[k] = 0.0;
+        for (int k = tid; k < 2 * nb; k += nthreads) s_sum[k] = {0, 0};
     }
     const int slot = slots > 1 ? tid / 32 : 0;
     if constexpr (kBinned) {
@@ -114,15 +116,19 @@ struct HistogramOutput : OutputCommon<HistogramOutput<D, Weighted, Proxy, Exact,
     if constexpr (kBinned)
       if (args.hist_global) return accept_global(k, i, j, wprod);
     atomicAdd(&my_hist[k], 1u);
-    if constexpr (Weighted) atomicAdd(&s_wh[k], wprod);
+    long long w = 0;
+    if constexpr (Weighted) {
+      w = grid_steps(args.pair_grid, wprod);
+      add_steps(&s_wh[k], w);
+    }
     if constexpr (Regions) {
       // Seed 003's inverse jackknife: each pair once, into its anchor's region (end_unit) and,
       // when different, its partner's.
       if (rb < 0) rb = args.B.region[j];
       if (rb != my_region) atomicAdd(&s_regp[rb * args.nbins + k], 1u);
       if constexpr (Weighted) {
-        atomicAdd(&s_regw[my_region * args.nbins + k], wprod);
-        if (rb != my_region) atomicAdd(&s_regw[rb * args.nbins + k], wprod);
+        add_steps(&s_regw[my_region * args.nbins + k], w);
+        if (rb != my_region) add_steps(&s_regw[rb * args.nbins + k], w);
       }
     }
   }
@@ -132,21 +138,25 @@ struct HistogramOutput : OutputCommon<HistogramOutput<D, Weighted, Proxy, Exact,
   // RegionHistogramSink does. The float64 bin already cost more than these atomics.
   __device__ __forceinline__ void accept_global(int k, std::uint32_t i, std::uint32_t j, double wprod) {
     atomicAdd(&args.counts[k], 1ull);
-    if constexpr (Weighted) atomicAdd(&args.wsums[k], wprod);
+    long long w = 0;
+    if constexpr (Weighted) {
+      w = grid_steps(args.pair_grid, wprod);
+      add_steps(&args.wsums[k], w);
+    }
     if (args.regions > 0) {
       const std::size_t nb = static_cast<std::size_t>(args.nbins);
       const std::size_t ra = static_cast<std::size_t>(args.A.region[i]), rb = static_cast<std::size_t>(args.B.region[j]);
       atomicAdd(&args.region_counts[ra * nb + k], 1ull);
       if (rb != ra) atomicAdd(&args.region_counts[rb * nb + k], 1ull);
       if constexpr (Weighted) {
-        atomicAdd(&args.region_wsums[ra * nb + k], wprod);
-        if (rb != ra) atomicAdd(&args.region_wsums[rb * nb + k], wprod);
+        add_steps(&args.region_wsums[ra * nb + k], w);
+        if (rb != ra) add_steps(&args.region_wsums[rb * nb + k], w);
       }
     }
   }
 
   // Means: the pair's separation from its float64 key (a binned pair function's own: r_p or s,
-  // Corrfunc's rpavg and savg), the CPU's SeparationSums::add in double.
+  // Corrfunc's rpavg and savg), the CPU's SeparationSums::add.
   __device__ __forceinline__ void add_separation(int k, std::uint32_t i, std::uint32_t j, double wprod) {
     double s = 0.0;
     if constexpr (kBinned)
@@ -154,9 +164,9 @@ struct HistogramOutput : OutputCommon<HistogramOutput<D, Weighted, Proxy, Exact,
     else
       s = args.exact.natural_of(float64_key<D>(args, i, j));
     const double w = Weighted ? wprod : 1.0;
-    atomicAdd(&s_sum[k], w * s);
+    add_steps(&s_sum[k], grid_steps(args.sep_grid, w * s));
     // s = 0 (a coincident pair) adds log of the smallest normal double, as on the CPU, not −∞.
-    atomicAdd(&s_log_sum[k], w * log(fmax(s, 2.2250738585072014e-308)));
+    add_steps(&s_log_sum[k], grid_steps(args.log_grid, w * log(fmax(s, 2.2250738585072014e-308))));
   }
 
   // The table entry of a proxy (direct_lookup): a bin, nbins (outside) or uncertain.
@@ -216,8 +226,8 @@ struct HistogramOutput : OutputCommon<HistogramOutput<D, Weighted, Proxy, Exact,
       }
       if (c) atomicAdd(&args.counts[k], c);
       if constexpr (Weighted) {
-        if (s_wh[k] != 0.0) atomicAdd(&args.wsums[k], s_wh[k]);
-        s_wh[k] = 0.0;
+        if (!is_zero(s_wh[k])) add_sum(&args.wsums[k], s_wh[k].lo, s_wh[k].hi);
+        s_wh[k] = {0, 0};
       }
     }
     flush_sums(tid, nthreads);
@@ -228,10 +238,10 @@ struct HistogramOutput : OutputCommon<HistogramOutput<D, Weighted, Proxy, Exact,
     if constexpr (Means) {
       if (!args.sums_shared) return;
       for (int k = tid; k < args.nbins; k += nthreads) {
-        if (s_sum[k] != 0.0) atomicAdd(&args.sep_sums[k], s_sum[k]);
-        if (s_log_sum[k] != 0.0) atomicAdd(&args.log_sep_sums[k], s_log_sum[k]);
-        s_sum[k] = 0.0;
-        s_log_sum[k] = 0.0;
+        if (!is_zero(s_sum[k])) add_sum(&args.sep_sums[k], s_sum[k].lo, s_sum[k].hi);
+        if (!is_zero(s_log_sum[k])) add_sum(&args.log_sep_sums[k], s_log_sum[k].lo, s_log_sum[k].hi);
+        s_sum[k] = {0, 0};
+        s_log_sum[k] = {0, 0};
       }
     }
   }
@@ -296,7 +306,7 @@ struct HistogramOutput : OutputCommon<HistogramOutput<D, Weighted, Proxy, Exact,
       flush_region_arrays(tid, nthreads);
       if constexpr (Weighted)
         for (int k = tid; k < args.regions * args.nbins; k += nthreads)
-          if (s_regw[k] != 0.0) atomicAdd(&args.region_wsums[k], s_regw[k]);
+          if (!is_zero(s_regw[k])) add_sum(&args.region_wsums[k], s_regw[k].lo, s_regw[k].hi);
     }
   }
   // The block's weighted sums (and separation sums) into the global ones (all threads, at the end).
@@ -305,7 +315,7 @@ struct HistogramOutput : OutputCommon<HistogramOutput<D, Weighted, Proxy, Exact,
       __syncthreads();
       if constexpr (Weighted)
         for (int k = tid; k < args.nbins && !in_global(); k += nthreads)
-          if (s_wh[k] != 0.0) atomicAdd(&args.wsums[k], s_wh[k]);
+          if (!is_zero(s_wh[k])) add_sum(&args.wsums[k], s_wh[k].lo, s_wh[k].hi);
       flush_sums(tid, nthreads);
     }
   }

@@ -19,7 +19,7 @@ struct PerPointOutput : OutputCommon<PerPointOutput<D, Weighted, Proxy, Exact, A
   // Each anchor slot's partners in range since its last flush (< 2^32: a tile holds kChunk
   // partners, a grid unit at most the partner set), and their weights.
   unsigned a_count[AnchorSlots] = {};
-  double a_wsum[Weighted ? AnchorSlots : 1] = {};
+  __int128 a_wsum[Weighted ? AnchorSlots : 1] = {};  // exact sums (exact_sum_atomics.cuh)
 
   __device__ PerPointOutput(const PairKernelArgs<Proxy, Exact>& a, unsigned char*, int, int, int = 1)
       : Common(a, a.range_lo0) {}
@@ -40,13 +40,13 @@ struct PerPointOutput : OutputCommon<PerPointOutput<D, Weighted, Proxy, Exact, A
     for (int q = 0; q < AnchorSlots; ++q) {
       if (q == slot) {
         ++a_count[q];
-        if constexpr (Weighted) a_wsum[q] += args.B.w[j];
+        if constexpr (Weighted) a_wsum[q] += grid_steps(args.point_grid, args.B.w[j]);
       }
     }
     const unsigned peers = __match_any_sync(__activemask(), j);
     if (static_cast<int>(threadIdx.x % 32) == __ffs(peers) - 1)
       atomicAdd(&args.point_counts_b[j], static_cast<unsigned long long>(__popc(peers)));
-    if constexpr (Weighted) atomicAdd(&args.point_wsums_b[j], args.A.w[i]);
+    if constexpr (Weighted) add_steps(&args.point_wsums_b[j], grid_steps(args.point_grid, args.A.w[i]));
   }
   // The anchors' counts (and sums) to the global arrays, then cleared; anchors[q] is slot q's
   // anchor (a slot without pairs has no anchor to add to). Per tile or unit.
@@ -57,8 +57,8 @@ struct PerPointOutput : OutputCommon<PerPointOutput<D, Weighted, Proxy, Exact, A
       atomicAdd(&args.point_counts_a[anchors[q]], static_cast<unsigned long long>(a_count[q]));
       a_count[q] = 0;
       if constexpr (Weighted) {
-        atomicAdd(&args.point_wsums_a[anchors[q]], a_wsum[q]);
-        a_wsum[q] = 0.0;
+        if (a_wsum[q] != 0) add_sum(&args.point_wsums_a[anchors[q]], a_wsum[q]);
+        a_wsum[q] = 0;
       }
     }
   }
