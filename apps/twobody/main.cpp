@@ -9,6 +9,7 @@
 #include "commands.hpp"
 #include "mpi_session.hpp"
 #include "twobody/config.hpp"
+#include "twobody/detail/io/foreign_read.hpp"
 #include "twobody/error.hpp"
 
 using namespace twobody;
@@ -29,6 +30,7 @@ std::vector<Subcommand> command_table() {
 
 int main(int argc, char** argv) {
   const MpiSession mpi(argc, argv);
+  io::install_foreign_crash_report();
   CLI::App app{"twobody: exact 2-body statistics (pair counts, histograms, correlation functions) on CPU and GPU"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(kVersion));

@@ -15,6 +15,7 @@
 
 #include <unistd.h>
 
+#include "twobody/detail/io/foreign_read.hpp"
 #include "twobody/detail/io/raw_table.hpp"
 
 namespace twobody {
@@ -202,6 +203,7 @@ RawTable read_fits(const std::string& file, const std::string& hdu) {
   ::close(open_input(file, st));  // the usual reasons: no such file, a directory
   if (st.st_size == 0) throw_input(fmt::format("{}: the file is empty", file));
   fits_clear_errmsg();
+  const io::ForeignRead guard("cfitsio", file);
   FitsFile f(file);
   int status = 0;
   if (fits_open_diskfile(&f.get(), file.c_str(), READONLY, &status)) {

@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include "twobody/detail/io/foreign_read.hpp"
 #include "twobody/detail/io/hdf5_file.hpp"
 #include "twobody/detail/io/raw_table.hpp"
 
@@ -308,6 +309,7 @@ RawTable read_hdf5(const std::string& file, const std::string& inside) {
   ::close(open_input(file, st));  // the usual reasons: no such file, a directory
   if (st.st_size == 0) throw_input(fmt::format("{}: the file is empty", file));
   hdf5::silence_errors();
+  const io::ForeignRead guard("libhdf5", file);
   Place p{file, "", static_cast<double>(st.st_size)};
   const htri_t is_hdf5 = H5Fis_hdf5(file.c_str());
   if (is_hdf5 <= 0) {
