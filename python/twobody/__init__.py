@@ -12,6 +12,7 @@ from ._api import (Catalogue, angular, available_backends, kde, kk, linear_bins,
 from ._errors import (BackendError, ConfigError, InputError, InternalError, OutputError, ResourceError,
                       TwobodyError, BY_KIND as _BY_KIND)
 from ._results import Jackknife, Result
+from . import md  # noqa: E402  (twobody.md.rdf: g(r) over MDAnalysis trajectories)
 
 _twobody.set_error_classes(_BY_KIND)
 

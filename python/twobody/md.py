@@ -1,0 +1,363 @@
+"""Molecular dynamics: g(r) over trajectories, from MDAnalysis or from plain arrays.
+
+``twobody.md.rdf(group_a, group_b=None, rmax=..., ...)`` takes MDAnalysis ``AtomGroup``s (any
+trajectory format MDAnalysis reads: twobody has no readers of its own) or positions as NumPy
+arrays (one frame ``(n, 3)`` or several ``(frames, n, 3)``, with ``box=``), counts every pair of
+each frame exactly with the engine (``twobody.rdf``: minimum image in the periodic cell, on the CPU
+or the GPU), and averages over the frames.
+
+g(r) is the frames' pairs in each shell over the frames' ideal-gas counts in it (each frame's
+N_A N_B V_shell / V, or N (N - 1) / 2 V_shell / V for one group): exact for a changing volume
+(NPT), and MDAnalysis' ``InterRDF`` (which divides by the mean volume) where it is constant. An
+atom is never its own partner, also where two groups overlap.
+"""
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Dict, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import _twobody
+from ._api import _DEFAULT_MAX_PAIRS, _columns, _edges, _run, linear_bins
+from ._errors import ConfigError, InputError
+
+__all__ = ["rdf", "RDF"]
+
+
+@dataclass
+class RDF:
+    """g(r) averaged over frames, with what it was made of.
+
+    ``edges`` (nbins + 1), ``lo``, ``hi``, ``r`` (shell centres); ``npairs`` (pairs in each shell,
+    summed over frames; for one group each pair once), ``expected`` (the ideal gas's count, summed
+    over frames), ``g`` (their ratio); ``g_frames`` (frames x nbins: each frame's g),
+    ``g_std`` (the frames' standard deviation) and ``g_err`` (standard error of the mean, g_std /
+    sqrt(frames)); ``coordination`` (the mean number of partners within r of an atom of the first
+    group: the cumulative count at each shell's upper edge) and ``coordination_b`` (of an atom of
+    the second group; equal to ``coordination`` for one group); ``frames`` (the frame indices),
+    ``n_a``, ``n_b``, ``volume`` (the frames' mean volume), ``seconds`` (the engine's time),
+    ``backend``. ``partials``: with ``by_type=True``, one RDF for each pair of atom types
+    (keys ``(type_a, type_b)``, type_a <= type_b), the result itself being over all atoms.
+    """
+
+    edges: np.ndarray
+    npairs: np.ndarray
+    expected: np.ndarray
+    g_frames: np.ndarray
+    frames: np.ndarray
+    n_a: int
+    n_b: int
+    self_pairs: bool
+    volume: float
+    seconds: float
+    backend: str
+    partials: Dict[Tuple[Any, Any], "RDF"] = field(default_factory=dict)
+
+    @property
+    def lo(self):
+        return self.edges[:-1]
+
+    @property
+    def hi(self):
+        return self.edges[1:]
+
+    @property
+    def r(self):
+        return 0.5 * (self.edges[:-1] + self.edges[1:])
+
+    @property
+    def g(self):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return self.npairs / self.expected
+
+    @property
+    def g_std(self):
+        n = len(self.g_frames)
+        return self.g_frames.std(axis=0, ddof=1) if n > 1 else np.full(self.g_frames.shape[1], np.nan)
+
+    @property
+    def g_err(self):
+        return self.g_std / np.sqrt(len(self.g_frames))
+
+    @property
+    def coordination(self):
+        per_pair = 2.0 if self.self_pairs else 1.0  # one group: a pair is a partner of both atoms
+        return per_pair * np.cumsum(self.npairs) / (self.n_a * len(self.frames))
+
+    @property
+    def coordination_b(self):
+        per_pair = 2.0 if self.self_pairs else 1.0
+        return per_pair * np.cumsum(self.npairs) / (self.n_b * len(self.frames))
+
+    def to_pandas(self):
+        import pandas as pd
+
+        return pd.DataFrame({"lo": self.lo, "hi": self.hi, "npairs": self.npairs, "expected": self.expected,
+                             "g": self.g, "g_err": self.g_err, "coordination": self.coordination})
+
+    def plot(self, ax=None, **kwargs):
+        """g(r) against the shells' centres, with the frames' standard errors as error bars."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            ax = plt.gca()
+        err = self.g_err if len(self.frames) > 1 else None
+        ax.errorbar(self.r, self.g, yerr=err, **kwargs)
+        ax.set_xlabel("r")
+        ax.set_ylabel("g(r)")
+        ax.axhline(1.0, color="0.7", lw=0.8, zorder=0)
+        return ax
+
+    def __repr__(self):
+        return (f"<RDF: {len(self.edges) - 1} shells to r = {self.edges[-1]:g}, {len(self.frames)} frame(s), "
+                f"{self.n_a} x {self.n_b} atoms{', ' + str(len(self.partials)) + ' partials' if self.partials else ''}>")
+
+
+# ---- frames ------------------------------------------------------------------------------------
+
+def _is_atom_group(x):
+    return hasattr(x, "universe") and hasattr(x, "positions") and hasattr(x, "ix")
+
+
+def _cell(box):
+    """The engine's box from one frame's box: [a, b, c] (orthorhombic) or [a, b, c, alpha, beta,
+    gamma] (triclinic, degrees: MDAnalysis' ``dimensions``), or a 3x3 matrix of cell vectors."""
+    b = np.asarray(box, dtype=np.float64)
+    if b.shape == (3, 3):
+        if np.count_nonzero(b - np.diag(np.diag(b))) == 0:
+            return [float(v) for v in np.diag(b)]
+        return [float(v) for v in b.ravel()]
+    if b.shape == (6,):
+        if np.all(b[3:] == 90.0):
+            return [float(v) for v in b[:3]]
+        return [float(v) for v in b]
+    if b.shape in ((1,), (3,), ()):
+        return [float(v) for v in np.broadcast_to(b, (3,))]
+    raise InputError(f"box: expected a, b, c [alpha, beta, gamma], or a 3x3 matrix, not shape {b.shape}")
+
+
+def _cell_vectors(cell):
+    """Rows a, b, c of the cell (lower triangular), as MDAnalysis' triclinic_vectors makes them."""
+    if len(cell) == 3:
+        return np.diag(cell)
+    if len(cell) == 9:
+        return np.asarray(cell, dtype=np.float64).reshape(3, 3)
+    a, b, c, alpha, beta, gamma = cell
+    al, be, ga = np.radians([alpha, beta, gamma])
+    cos_a, cos_b, cos_g = np.cos(al), np.cos(be), np.cos(ga)
+    sin_g = np.sin(ga)
+    h = np.zeros((3, 3))
+    h[0, 0] = a
+    h[1, 0], h[1, 1] = b * cos_g, b * sin_g
+    cx = c * cos_b
+    cy = c * (cos_a - cos_b * cos_g) / sin_g
+    h[2] = cx, cy, np.sqrt(max(c * c - cx * cx - cy * cy, 0.0))
+    return h
+
+
+def _wrapped(positions, cell):
+    """The positions with every atom outside the cell moved in by whole cell vectors (trajectories
+    keep atoms that left the box unwrapped); atoms inside are left bit for bit."""
+    x = np.asarray(positions, dtype=np.float64)
+    if len(cell) == 3:
+        L = np.asarray(cell)
+        outside = np.any((x < 0) | (x >= L), axis=1)
+        if outside.any():
+            x = x.copy()
+            y = np.mod(x[outside], L)
+            y[y >= L] = 0.0  # (a tiny negative coordinate rounds up to L)
+            x[outside] = y
+        return x
+    h = _cell_vectors(cell)
+    frac = x @ np.linalg.inv(h)
+    outside = np.any((frac < 0) | (frac >= 1), axis=1)
+    if outside.any():
+        x = x.copy()
+        x[outside] -= np.floor(frac[outside]) @ h
+    return x
+
+
+def _volume(cell):
+    return float(abs(np.linalg.det(_cell_vectors(cell))))
+
+
+def _frames_of(a, b, box, start, stop, step, frames):
+    """(frame index, positions a, positions b or None, cell) for each frame."""
+    if _is_atom_group(a):
+        if b is not None and not _is_atom_group(b):
+            raise ConfigError("group_b: give an AtomGroup with an AtomGroup group_a")
+        if b is not None and b.universe is not a.universe:
+            raise ConfigError("group_a and group_b must belong to the same Universe")
+        trajectory = a.universe.trajectory
+        selected = trajectory[frames] if frames is not None else trajectory[start:stop:step]
+        for ts in selected:
+            dims = box if box is not None else ts.dimensions
+            if dims is None:
+                raise InputError(f"frame {ts.frame}: the trajectory has no periodic box (give box=)")
+            yield ts.frame, a.positions, None if b is None else b.positions, _cell(dims)
+        return
+    pa = np.asarray(a)
+    pb = None if b is None else np.asarray(b)
+    if pa.ndim == 2:
+        pa = pa[None]
+        pb = None if pb is None else pb[None]
+    if pa.ndim != 3 or pa.shape[2] != 3:
+        raise InputError(f"positions: expected (n, 3) or (frames, n, 3), not shape {np.asarray(a).shape}")
+    if pb is not None and (pb.ndim != 3 or pb.shape[0] != pa.shape[0] or pb.shape[2] != 3):
+        raise InputError(f"positions b: expected {pa.shape[0]} frames of (n, 3), not shape {np.asarray(b).shape}")
+    if box is None:
+        raise ConfigError("positions need box= (a, b, c; a, b, c, alpha, beta, gamma; or a 3x3 matrix), "
+                          "one for all frames or one a frame")
+    boxes = np.asarray(box, dtype=np.float64)
+    # One box a frame: (frames, 3), (frames, 6) or (frames, 3, 3). A (3, 3) array is one matrix of
+    # cell vectors when lower triangular (lengths a frame never are: they are all positive).
+    matrix = boxes.shape == (3, 3) and boxes[0, 1] == boxes[0, 2] == boxes[1, 2] == 0.0
+    per_frame = boxes.ndim == 3 or (boxes.ndim == 2 and not matrix)
+    if per_frame and boxes.shape[0] != pa.shape[0]:
+        raise InputError(f"box: {boxes.shape[0]} boxes for {pa.shape[0]} frames")
+    index = np.arange(pa.shape[0])
+    if frames is not None:
+        index = index[frames]
+    else:
+        index = index[start:stop:step]
+    for f in np.atleast_1d(index):
+        yield int(f), pa[f], None if pb is None else pb[f], _cell(boxes[f] if per_frame else boxes)
+
+
+# ---- the count -----------------------------------------------------------------------------------
+
+def _count(pa, pb, edges, cell, run):
+    """One frame's npairs and expected counts (pb None: one group, each pair once)."""
+    sample_a = (_columns(_wrapped(pa, cell), "positions"), None, None)
+    sample_b = None if pb is None else (_columns(_wrapped(pb, cell), "positions b"), None, None)
+    raw = _twobody.rdf(sample_a, sample_b, edges, cell, run=run)
+    cols = dict(raw["columns"])
+    meta = json.loads(raw["meta"])
+    return cols["npairs"].astype(np.float64), cols["expected"], meta
+
+
+class _Accumulator:
+    def __init__(self, nbins, n_a, n_b, self_pairs, common, zero_bin):
+        self.npairs = np.zeros(nbins)
+        self.expected = np.zeros(nbins)
+        self.g_frames = []
+        self.frames = []
+        self.volumes = []
+        self.seconds = 0.0
+        self.backend = ""
+        self.n_a, self.n_b, self.self_pairs = n_a, n_b, self_pairs
+        # Overlapping groups: the atoms in both are pairs with themselves at r = 0 (removed from
+        # the shell holding 0), and the ideal gas has N_A N_B - common pairs.
+        self.common, self.zero_bin = common, zero_bin
+
+    def add(self, frame, npairs, expected, meta, volume):
+        if self.common:
+            if self.zero_bin is not None:
+                npairs[self.zero_bin] -= self.common
+            expected = expected * (1.0 - self.common / (float(self.n_a) * self.n_b))
+        self.npairs += npairs
+        self.expected += expected
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self.g_frames.append(npairs / expected)
+        self.frames.append(frame)
+        self.volumes.append(volume)
+        self.seconds += float(meta.get("seconds", 0.0))
+        self.backend = meta.get("backend", self.backend)
+
+    def result(self, edges):
+        return RDF(edges=np.asarray(edges), npairs=self.npairs, expected=self.expected,
+                   g_frames=np.array(self.g_frames).reshape(len(self.g_frames), len(edges) - 1),
+                   frames=np.array(self.frames), n_a=self.n_a, n_b=self.n_b, self_pairs=self.self_pairs,
+                   volume=float(np.mean(self.volumes)) if self.volumes else float("nan"), seconds=self.seconds,
+                   backend=self.backend)
+
+
+def _indices(group, n):
+    return np.asarray(group.ix) if _is_atom_group(group) else np.arange(n)
+
+
+def rdf(group_a, group_b=None, *, rmax: Optional[float] = None, nbins: int = 75, rmin: float = 0.0, bins=None,
+        box=None, start: Optional[int] = None, stop: Optional[int] = None, step: Optional[int] = None,
+        frames: Optional[Sequence[int]] = None, by_type: bool = False, types=None, backend: str = "auto",
+        threads: int = 0, progress=None) -> RDF:
+    """g(r) of group_a (with itself) or between group_a and group_b, averaged over frames.
+
+    group_a, group_b: MDAnalysis AtomGroups (of one Universe; frames from its trajectory, boxes
+    from each frame's ``dimensions``, orthorhombic or triclinic), or positions ``(n, 3)`` /
+    ``(frames, n, 3)`` with ``box=`` (one box, or one a frame: ``[a, b, c]``,
+    ``[a, b, c, alpha, beta, gamma]`` or a 3x3 matrix of cell vectors).
+    Shells: ``nbins`` equal shells from ``rmin`` to ``rmax`` (the edges of ``twobody.linear_bins``),
+    or ``bins`` (an array of edges). ``rmax`` may be at most the cell's inscribed-sphere radius.
+    Frames: ``start:stop:step`` or a list ``frames``. ``by_type=True`` (one group) adds
+    ``partials``: g(r) of every pair of atom types (``types=``, one a position, for arrays; the
+    AtomGroup's ``types`` otherwise). Atoms outside the cell are wrapped in; the engine counts
+    every frame exactly (``backend``: 'auto', 'cpu', 'cuda').
+    """
+    if bins is not None:
+        edges = _edges(bins)
+    else:
+        if rmax is None:
+            raise ConfigError("rdf needs rmax (with nbins and rmin) or bins")
+        edges = [float(v) for v in linear_bins(rmin, rmax, nbins)]
+    if by_type and group_b is not None:
+        raise ConfigError("by_type=True takes one group (its atoms' types pair up); give group_b=None")
+    first = next(_frames_of(group_a, group_b, box, start, stop, step, frames), None)
+    if first is None:
+        raise ConfigError("no frames selected")
+    n_a = len(first[1])
+    n_b = n_a if group_b is None else len(first[2])
+    same = group_b is None
+    common = 0
+    if not same and _is_atom_group(group_a):
+        common = int(np.intersect1d(_indices(group_a, n_a), _indices(group_b, n_b)).size)
+        if common == n_a == n_b and np.array_equal(np.sort(group_a.ix), np.sort(group_b.ix)):
+            same, common = True, 0  # the same atoms: one group
+    zero_bin = next((k for k in range(len(edges) - 1) if edges[k] <= 0.0 < edges[k + 1]), None)
+    if same and n_a < 2:
+        raise InputError(f"group_a has {n_a} atom(s): g(r) of one group needs at least 2")
+
+    partial_sets = []
+    if by_type:
+        t = np.asarray(group_a.types if _is_atom_group(group_a) and types is None else types)
+        if t is None or t.shape != (n_a,):
+            raise InputError(f"types: expected one type a position ({n_a}), not {None if t is None else t.shape}")
+        kinds = sorted(set(t.tolist()))
+        for i, ta in enumerate(kinds):
+            for tb in kinds[i:]:
+                ma, mb = np.flatnonzero(t == ta), np.flatnonzero(t == tb)
+                if ta == tb and len(ma) < 2:
+                    continue
+                partial_sets.append(((ta, tb), ma, None if ta == tb else mb))
+
+    run = _run("rdf", backend, threads, "auto", _DEFAULT_MAX_PAIRS, False)
+    total = _Accumulator(len(edges) - 1, n_a, n_b, same, 0 if same else common, zero_bin)
+    parts = {key: _Accumulator(len(edges) - 1, len(ma), len(ma) if mb is None else len(mb), mb is None, 0, None)
+             for key, ma, mb in partial_sets}
+    bar = _frame_bar(progress)
+    try:
+        for frame, pa, pb, cell in _frames_of(group_a, group_b, box, start, stop, step, frames):
+            pa = np.asarray(pa, dtype=np.float64)
+            pb = None if same or pb is None else np.asarray(pb, dtype=np.float64)
+            volume = _volume(cell)
+            total.add(frame, *_count(pa, pb, edges, cell, run), volume)
+            for key, ma, mb in partial_sets:
+                parts[key].add(frame, *_count(pa[ma], None if mb is None else pa[mb], edges, cell, run), volume)
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    result = total.result(edges)
+    result.partials = {key: acc.result(edges) for key, acc in parts.items()}
+    return result
+
+
+def _frame_bar(progress):
+    if progress is False or progress is None:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm(unit="frame", desc="rdf", leave=False)
