@@ -262,7 +262,7 @@ class _Accumulator:
             self.g_frames.append(npairs / expected)
         self.frames.append(frame)
         self.volumes.append(volume)
-        self.seconds += float(meta.get("seconds", 0.0))
+        self.seconds += float(meta.get("wall_seconds", 0.0))
         self.backend = meta.get("backend", self.backend)
 
     def result(self, edges):
