@@ -62,5 +62,6 @@ nb::object to_numpy(std::vector<double>&& v, std::size_t rows, std::size_t cols)
 nb::object to_numpy_matrix(MatrixValues&& v, std::size_t rows, std::size_t cols);
 
 void bind_statistics(nb::module_& m);
+void bind_files(nb::module_& m);
 
 }  // namespace twobody::python

@@ -1,0 +1,54 @@
+"""twobody.read: the CLI's readers from Python (formats, columns by number and name, weights and
+regions, errors), and a statistic of what it read equal to the CLI's on the same file."""
+
+import json
+import subprocess
+
+import numpy as np
+import pytest
+
+import twobody
+from conftest import ROOT
+
+
+def test_text_npy_columns_weights_regions(tmp_path, rng):
+    pts = rng.random((300, 3)) * 10 + 1e8  # a huge offset: read as written, bit for bit
+    w = rng.random(300) + 0.5
+    lab = rng.integers(0, 5, 300)
+    text = tmp_path / "cat.txt"
+    with open(text, "w") as f:
+        f.write("x y z w region\n")
+        for p, wi, li in zip(pts, w, lab):
+            f.write(f"{float(p[0])!r} {float(p[1])!r} {float(p[2])!r} {float(wi)!r} {li}\n")
+    c = twobody.read(text, [1, 2, 3], weights=4, regions=5)
+    assert np.array_equal(c.points, pts) and np.array_equal(c.weights, w)
+    assert np.array_equal(c.regions, lab)
+    assert np.array_equal(twobody.read(text, ["z", "x"]).points, pts[:, [2, 0]])
+    npy = tmp_path / "cat.npy"
+    np.save(npy, pts.astype(np.float32))
+    assert np.array_equal(twobody.read(npy).points, pts.astype(np.float32).astype(np.float64))
+
+
+def test_errors_name_the_problem(tmp_path):
+    with pytest.raises(twobody.InputError, match="cannot open"):
+        twobody.read(tmp_path / "missing.txt")
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 2 3\n4 1e400 6\n")
+    with pytest.raises(twobody.InputError, match="bad.txt:2: column 2"):
+        twobody.read(bad)
+    with pytest.raises(twobody.ConfigError, match="numbers or names"):
+        twobody.read(bad, [1, "y"])
+
+
+def test_the_shared_mock_as_the_cli_reads_it(cli):
+    mock = ROOT.parent / "shared" / "data" / "Mr19_mock_northonly.rdcz.ff"
+    if not mock.exists():
+        pytest.skip("the shared mock is not here")
+    c = twobody.read(mock, [1, 2])
+    assert c.points.shape == (84383, 2)
+    bins = twobody.log_bins(0.1, 10.0, 8)
+    r = twobody.angular(c.points, bins, backend="cpu")
+    out = subprocess.run([cli, "angular", "--data", f"{mock}", "--columns", "1,2", "--rmin", "0.1", "--rmax", "10",
+                          "--nbins", "8", "--log", "--backend", "cpu", "--format", "json"],
+                         capture_output=True, text=True, check=True)
+    assert np.array_equal(np.array(json.loads(out.stdout)["columns"]["npairs"]), r.npairs)
