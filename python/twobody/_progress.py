@@ -19,15 +19,28 @@ class ProgressBar:
         self._description = description
         self._start = time.monotonic()
         self._bar = None
+        self._last = 0.0
+        self._count = 1
 
     def __call__(self, fraction):
+        # A statistic of several counts (DD, DR, RR, ...) reports each count's fraction in turn:
+        # a fall is the next count, shown as such rather than as the bar going back.
+        if fraction < self._last - 0.25:
+            self._count += 1
+            if self._bar is not None:
+                self._bar.reset(total=100)  # (the time left is the new count's)
+                self._bar.set_description(self._label(), refresh=False)
+        self._last = fraction
         if self._bar is None:
             if not self._always and time.monotonic() - self._start < _QUIET_SECONDS:
                 return
-            self._bar = _tqdm(total=100, unit="%", desc=self._description, leave=False,
+            self._bar = _tqdm(total=100, unit="%", desc=self._label(), leave=False,
                               bar_format="{l_bar}{bar}| {n:.0f}% [{elapsed}<{remaining}]")
         self._bar.n = min(100.0, 100.0 * fraction)
         self._bar.refresh()
+
+    def _label(self):
+        return self._description if self._count == 1 else f"{self._description} (count {self._count})"
 
     def close(self):
         if self._bar is not None:
