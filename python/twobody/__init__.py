@@ -14,6 +14,7 @@ from ._errors import (BackendError, ConfigError, InputError, InternalError, Outp
 from ._files import read
 from ._results import Jackknife, Result
 from . import md  # noqa: E402  (twobody.md.rdf: g(r) over MDAnalysis trajectories)
+from . import corrfunc  # noqa: E402  (twobody.corrfunc: a drop-in for Corrfunc 2.5's Python API)
 
 _twobody.set_error_classes(_BY_KIND)
 
