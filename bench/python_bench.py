@@ -117,6 +117,19 @@ def md_rows(n, threads, cli):
             row(f"engine seconds, rdf {n:.0e} r<6", "CLI", float(seconds), f"same counts: {same}")
 
 
+def frames_rows(threads):
+    """Many frames of a small system: what a call costs beside its pairs."""
+    rng = np.random.default_rng(22)
+    n, frames = 10_000, 200
+    side = (n / 0.1) ** (1.0 / 3.0)
+    traj = (rng.random((frames, n, 3)) * side).astype(np.float32)
+    for backend in [b for b in ("cuda", "cpu") if b in twobody.available_backends()]:
+        twobody.md.rdf(traj[:2], box=side, rmax=8.0, nbins=80, backend=backend, threads=threads)
+        t, r = timed(lambda: twobody.md.rdf(traj, box=side, rmax=8.0, nbins=80, backend=backend, threads=threads))
+        row(f"g(r) {n:.0e} atoms x {frames} frames", f"twobody.md.rdf {backend}", t,
+            f"{t / frames * 1e3:.2f} ms a frame, engine {r.seconds / frames * 1e3:.2f}")
+
+
 def overhead_rows():
     p = np.random.default_rng(5).random((100, 3))
     edges = twobody.linear_bins(0.0, 0.5, 10)
@@ -159,6 +172,7 @@ def main():
     print(f"twobody {twobody.__version__}, backends {twobody.available_backends()}", file=sys.stderr)
     overhead_rows()
     md_rows(10**5 if a.quick else 10**6, a.threads, a.cli)
+    frames_rows(a.threads)
     dd_rows(a.threads, a.quick)
     print(f"\n{'case':34s} {'code':34s} {'seconds':>10s}  note")
     for case, code, s, note in rows:

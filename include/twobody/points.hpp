@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <utility>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,13 +29,22 @@ class PointSet {
   PointSet(int dim, std::size_t n);
   // The points whose coordinate d is columns[d] (all of one length), taken without a copy.
   static PointSet from_columns(std::vector<std::vector<double>> columns);
+  // The points whose coordinate d is the caller's memory columns[d], read in place (no copy):
+  // `owner` keeps that memory alive and unchanged for as long as the set or a copy of it lives.
+  // Reading is all the engine does; anything that changes the points (coord(d) without const,
+  // push_back) first copies them into memory of the set's own, leaving the caller's untouched.
+  static PointSet borrow(std::vector<std::span<const double>> columns, std::shared_ptr<const void> owner);
+  bool borrowed() const noexcept { return owner_ != nullptr; }
 
   int dim() const noexcept { return dim_; }
   std::size_t size() const noexcept { return n_; }
   bool empty() const noexcept { return n_ == 0; }
 
-  std::span<double> coord(int d) { return {coords_[d].data(), n_}; }
-  std::span<const double> coord(int d) const { return {coords_[d].data(), n_}; }
+  std::span<double> coord(int d) {
+    if (owner_) own();
+    return {coords_[d].data(), n_};
+  }
+  std::span<const double> coord(int d) const { return {owner_ ? borrowed_[d] : coords_[d].data(), n_}; }
 
   // Optional per-point weight (pair weight w_i * w_j) and integer region label (jackknife).
   bool has_weights() const noexcept { return !weights_.empty(); }
@@ -54,9 +64,12 @@ class PointSet {
   static PointSet concat(const PointSet& a, const PointSet& b);
 
  private:
+  void own();  // borrowed columns copied into coords_
   int dim_ = 0;
   std::size_t n_ = 0;
   std::vector<std::vector<double>> coords_;
+  std::vector<const double*> borrowed_;  // (borrow: the caller's columns, kept by owner_)
+  std::shared_ptr<const void> owner_;
   std::vector<double> weights_;
   std::vector<std::int32_t> regions_;
   mutable std::vector<std::vector<float>> float_;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <utility>
 
 #include "bindings.hpp"
@@ -27,10 +28,8 @@ void copy_strided(const Column& c, double* out) {
   for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<double>(x[static_cast<std::int64_t>(i) * stride]);
 }
 
-// The library's PointSet owns its float64 columns (std::vector<double>), so every array is copied
-// into them once: a float64 column with unit stride (a column of a Fortran-order array, or a 1-D
-// array) by one memcpy, anything else (float32, rows of a C-order array) converted element by
-// element in the same pass. No intermediate copy is made on the way.
+// Columns the engine cannot read in place (float32, strided) are converted into float64 columns of
+// the set's own, element by element in one pass; no intermediate copy is made on the way.
 std::vector<double> column_values(const Column& c, const std::string& what) {
   std::vector<double> v(c.shape(0));
   if (c.dtype() == nb::dtype<double>())
@@ -49,6 +48,35 @@ Column as_column(nb::handle h, const std::string& what) {
   return c;
 }
 
+// float64 columns with unit stride (1-D arrays, the columns of a Fortran-order array) are read
+// in place; anything else (float32, the columns of a C-order array) is converted into columns of
+// the set's own, in one pass.
+bool borrowable(const std::vector<Column>& arrays) {
+  for (const Column& c : arrays)
+    if (c.dtype() != nb::dtype<double>() || (c.stride(0) != 1 && c.shape(0) > 1) ||
+        reinterpret_cast<std::uintptr_t>(c.data()) % alignof(double) != 0)
+      return false;
+  return true;
+}
+
+PointSet borrow(std::vector<Column>&& arrays) {
+  std::vector<std::span<const double>> columns;
+  for (const Column& c : arrays) columns.emplace_back(static_cast<const double*>(c.data()), c.shape(0));
+  // The arrays' references, dropped with the GIL held whenever the last copy of the set goes.
+  auto* kept = new std::vector<Column>(std::move(arrays));
+  std::shared_ptr<const void> owner(kept, [](const void* k) {
+    nb::gil_scoped_acquire gil;
+    delete static_cast<const std::vector<Column>*>(k);
+  });
+  return PointSet::borrow(std::move(columns), std::move(owner));
+}
+
+PointSet copy(const std::vector<Column>& arrays, const std::string& name) {
+  std::vector<std::vector<double>> columns;
+  for (const Column& c : arrays) columns.push_back(column_values(c, name));
+  return PointSet::from_columns(std::move(columns));
+}
+
 }  // namespace
 
 std::vector<double> to_doubles(nb::handle column, const std::string& name) {
@@ -58,18 +86,16 @@ std::vector<double> to_doubles(nb::handle column, const std::string& name) {
 PointSet to_points(nb::handle sample, const std::string& name) {
   nb::tuple t = nb::cast<nb::tuple>(sample);
   if (t.size() != 3) throw Error(ErrorKind::Internal, "to_points: expected (columns, weights, labels)");
-  std::vector<std::vector<double>> columns;
-  std::size_t n = 0;
+  std::vector<Column> arrays;
   for (nb::handle h : nb::cast<nb::list>(t[0])) {
-    columns.push_back(to_doubles(h, name));
-    if (columns.size() > 1 && columns.back().size() != n)
-      throw_input(fmt::format("{}: coordinate columns of different lengths ({} and {})", name, n,
-                              columns.back().size()));
-    n = columns.back().size();
+    arrays.push_back(as_column(h, name));
+    if (arrays.size() > 1 && arrays.back().shape(0) != arrays.front().shape(0))
+      throw_input(fmt::format("{}: coordinate columns of different lengths ({} and {})", name, arrays.front().shape(0),
+                              arrays.back().shape(0)));
   }
-  if (columns.empty() || columns.size() > static_cast<std::size_t>(kMaxDim))
-    throw_config(fmt::format("{}: points must have 1 to {} coordinates, not {}", name, kMaxDim, columns.size()));
-  PointSet p = PointSet::from_columns(std::move(columns));
+  if (arrays.empty() || arrays.size() > static_cast<std::size_t>(kMaxDim))
+    throw_config(fmt::format("{}: points must have 1 to {} coordinates, not {}", name, kMaxDim, arrays.size()));
+  PointSet p = borrowable(arrays) ? borrow(std::move(arrays)) : copy(arrays, name);
   if (!t[1].is_none()) p.set_weights(to_doubles(t[1], name + " weights"));
   if (!t[2].is_none()) {
     // Labels arrive as int32 (the Python side checks and converts them).

@@ -34,6 +34,31 @@ PointSet PointSet::from_columns(std::vector<std::vector<double>> columns) {
   return p;
 }
 
+PointSet PointSet::borrow(std::vector<std::span<const double>> columns, std::shared_ptr<const void> owner) {
+  const int dim = static_cast<int>(columns.size());
+  if (dim < 1 || dim > kMaxDim)
+    throw_config(fmt::format("points must have 1 to {} coordinates, not {}", kMaxDim, dim));
+  for (const auto& c : columns)
+    if (c.size() != columns[0].size())
+      throw Error(ErrorKind::Internal, "PointSet::borrow: columns of different lengths");
+  PointSet p;
+  p.dim_ = dim;
+  p.n_ = columns[0].size();
+  p.coords_.resize(dim);
+  for (const auto& c : columns) p.borrowed_.push_back(c.data());
+  // (Never null, so that borrowed() holds even for an owner the caller did not need.)
+  p.owner_ = owner ? std::move(owner) : std::make_shared<int>(0);
+  p.float_.resize(dim);
+  return p;
+}
+
+void PointSet::own() {
+  require_memory(8.0 * dim_ * static_cast<double>(n_), fmt::format("a set of {} {}-D points", n_, dim_));
+  for (int d = 0; d < dim_; ++d) coords_[d].assign(borrowed_[d], borrowed_[d] + n_);
+  borrowed_.clear();
+  owner_.reset();
+}
+
 void PointSet::set_weights(std::vector<double> w) {
   if (!w.empty() && w.size() != n_)
     throw_input(fmt::format("{} weights given for {} points", w.size(), n_));
@@ -48,13 +73,17 @@ void PointSet::set_regions(std::vector<std::int32_t> r) {
 
 std::span<const float> PointSet::float_view(int d) const {
   auto& f = float_[d];
-  if (f.size() != n_) f.assign(coords_[d].begin(), coords_[d].end());
+  if (f.size() != n_) {
+    const auto x = coord(d);
+    f.assign(x.begin(), x.end());
+  }
   return f;
 }
 
 void PointSet::push_back(std::span<const double> x) {
   if (static_cast<int>(x.size()) != dim_)
     throw_input(fmt::format("point with {} coordinates added to a {}-D set", x.size(), dim_));
+  if (owner_) own();
   for (int d = 0; d < dim_; ++d) coords_[d].push_back(x[d]);
   ++n_;
   for (auto& f : float_) f.clear();
@@ -63,9 +92,9 @@ void PointSet::push_back(std::span<const double> x) {
 void PointSet::check_finite(const std::string& source) const {
   for (std::size_t i = 0; i < n_; ++i)
     for (int d = 0; d < dim_; ++d)
-      if (!std::isfinite(coords_[d][i]))
+      if (!std::isfinite(coord(d)[i]))
         throw_input(fmt::format("{}: point {} has a non-finite coordinate {} ({})", source, i + 1,
-                                d + 1, coords_[d][i]));
+                                d + 1, coord(d)[i]));
   for (std::size_t i = 0; i < weights_.size(); ++i)
     if (!std::isfinite(weights_[i]))
       throw_input(fmt::format("{}: point {} has a non-finite weight", source, i + 1));
@@ -76,8 +105,8 @@ PointSet PointSet::concat(const PointSet& a, const PointSet& b) {
     throw_config(fmt::format("cannot join a {}-D and a {}-D point set", a.dim(), b.dim()));
   PointSet c(a.dim(), a.size() + b.size());
   for (int d = 0; d < a.dim(); ++d) {
-    std::copy(a.coords_[d].begin(), a.coords_[d].end(), c.coords_[d].begin());
-    std::copy(b.coords_[d].begin(), b.coords_[d].end(), c.coords_[d].begin() + a.size());
+    std::copy(a.coord(d).begin(), a.coord(d).end(), c.coords_[d].begin());
+    std::copy(b.coord(d).begin(), b.coord(d).end(), c.coords_[d].begin() + a.size());
   }
   if (a.has_weights() && b.has_weights()) {
     std::vector<double> w(a.weights_);
