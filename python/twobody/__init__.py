@@ -11,7 +11,7 @@ from ._api import (Catalogue, angular, available_backends, kde, kk, linear_bins,
                    paircount, rdf, rppi, sdh, smu, wp, wtheta, xi, xi_rppi, xi_smu)
 from ._errors import (BackendError, ConfigError, InputError, InternalError, OutputError, ResourceError,
                       TwobodyError, BY_KIND as _BY_KIND)
-from ._files import read
+from ._files import generate, randoms_like, read
 from ._results import Jackknife, Result
 from . import md  # noqa: E402  (twobody.md.rdf: g(r) over MDAnalysis trajectories)
 from . import corrfunc  # noqa: E402  (twobody.corrfunc: a drop-in for Corrfunc 2.5's Python API)
@@ -21,6 +21,6 @@ _twobody.set_error_classes(_BY_KIND)
 __version__ = _twobody.version
 
 __all__ = ["Catalogue", "Jackknife", "Result", "TwobodyError", "InputError", "ConfigError", "ResourceError",
-           "BackendError", "OutputError", "InternalError", "available_backends", "read", "linear_bins", "log_bins", "sdh",
+           "BackendError", "OutputError", "InternalError", "available_backends", "read", "generate", "randoms_like", "linear_bins", "log_bins", "sdh",
            "paircount", "rdf", "angular", "xi", "wtheta", "rppi", "smu", "xi_rppi", "wp", "xi_smu", "kk", "nk",
            "neighbours", "matrix", "kde"]

@@ -52,3 +52,25 @@ def test_the_shared_mock_as_the_cli_reads_it(cli):
                           "--nbins", "8", "--log", "--backend", "cpu", "--format", "json"],
                          capture_output=True, text=True, check=True)
     assert np.array_equal(np.array(json.loads(out.stdout)["columns"]["npairs"]), r.npairs)
+
+
+def test_generate_and_randoms_like_equal_the_cli(cli, tmp_path):
+    for args, kw in ((["uniform", "-n", "500", "--box", "50", "--seed", "4"], dict(box=50.0, seed=4)),
+                     (["clustered", "-n", "400", "--dim", "2", "--seed", "9", "--cluster", "blobs", "--blobs", "5"],
+                      dict(dim=2, seed=9, cluster="blobs", blobs=5)),
+                     (["clustered", "-n", "300", "--sky", "--seed", "2"], dict(sky=True, seed=2)),
+                     (["concentrated", "-n", "300", "--seed", "3"], dict(seed=3))):
+        path = tmp_path / "g.npy"
+        subprocess.run([cli, "generate", *args, "-o", str(path)], check=True, capture_output=True)
+        n = int(args[args.index("-n") + 1])
+        assert np.array_equal(twobody.generate(args[0], n, **kw), np.load(path)), args
+    sky = twobody.generate("clustered", 2000, sky=True, seed=5)
+    np.save(tmp_path / "sky.npy", sky)
+    subprocess.run([cli, "generate", "randoms", "--like", str(tmp_path / "sky.npy"), "--sky", "-n", "3000", "--seed",
+                    "7", "-o", str(tmp_path / "r.npy")], check=True, capture_output=True)
+    r = twobody.randoms_like(sky, 3000, footprint="sky", seed=7)
+    assert np.array_equal(r.points, np.load(tmp_path / "r.npy"))
+    box = twobody.randoms_like(twobody.generate("uniform", 100, box=10.0), 1000, box=10.0, seed=1).points
+    assert box.shape == (1000, 3) and box.min() >= 0 and box.max() < 10
+    with pytest.raises(twobody.ConfigError, match="kind must be"):
+        twobody.generate("gaussian", 10)
