@@ -6,6 +6,7 @@
 // bit; cells and cutoffs the engine refuses.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <numbers>
 #include <random>
@@ -14,6 +15,7 @@
 
 #include "oracle/triclinic.hpp"
 #include "test_support.hpp"
+#include "twobody/correlation.hpp"
 #include "twobody/engine.hpp"
 #include "twobody/error.hpp"
 #include "twobody/extend/pair_function.hpp"
@@ -145,7 +147,7 @@ TEST(Triclinic, RandomCellsEveryOutputEqualsBruteForceOverImages) {
   for (const Box& box : test_cells(rng)) {
     SCOPED_TRACE(box.describe());
     ASSERT_TRUE(box.triclinic());
-    const PointSet a = points_in(box, 700, rng), b = points_in(box, 400, rng);
+    const PointSet a = points_in(box, 500, rng), b = points_in(box, 300, rng);
     // Up to the inscribed-sphere radius itself, and a small cutoff (many cells in the grid).
     for (double rmax : {box.max_cutoff(), 0.3 * box.max_cutoff()}) {
       SCOPED_TRACE("rmax " + std::to_string(rmax));
@@ -194,6 +196,54 @@ TEST(Triclinic, PairFunctionIsTheLeastImageWithinTheInscribedSphere) {
         else ASSERT_GE(got, want);
       }
   }
+}
+
+TEST(Triclinic, NearTiesAtTheInscribedSphereTakeTheLeastImage) {
+  // Pairs half a face distance apart along a face normal, jittered by a few ulps: two images of
+  // almost the same length at the inscribed-sphere radius, where rounding decides which is shorter.
+  // The key must be the least of all images' float64 keys, as the brute force's.
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> len(1.0, 3.0), tilt(-1.0, 1.0), u(0.0, 1.0), jitter(-1e-13, 1e-13);
+  std::size_t ties = 0;
+  for (int c = 0; c < 300; ++c) {
+    const double ax = len(rng), by = len(rng), cz = len(rng);
+    const Box box = matrix_box(ax, tilt(rng) * ax, by, tilt(rng) * ax, tilt(rng) * by, cz);
+    const PeriodicTriclinic f(box);
+    const oracle::Cell cell = cell_of(box);
+    const auto h = box.face_distances();
+    const double r2 = box.max_cutoff() * box.max_cutoff();
+    // Unit normals of the face pairs: the reciprocal vectors (b x c, c x a, a x b) normalised.
+    const double A[3] = {ax, 0, 0}, B[3] = {box.xy, by, 0}, C[3] = {box.xz, box.yz, cz};
+    const auto cross = [](const double* p, const double* q) {
+      return std::array<double, 3>{p[1] * q[2] - p[2] * q[1], p[2] * q[0] - p[0] * q[2], p[0] * q[1] - p[1] * q[0]};
+    };
+    const std::array<std::array<double, 3>, 3> normal{cross(B, C), cross(C, A), cross(A, B)};
+    PointSet p = points_in(box, 40, rng);
+    PointSet q(3, p.size());
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      const int axis = static_cast<int>(u(rng) * 3) % 3;
+      const auto& n = normal[axis];
+      const double norm = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+      for (int d = 0; d < 3; ++d)
+        q.coord(d)[i] = p.coord(d)[i] + (u(rng) < 0.5 ? -0.5 : 0.5) * h[axis] * n[d] / norm + jitter(rng);
+    }
+    wrap_into_box(q, box);
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      const double a[3] = {p.coord(0)[i], p.coord(1)[i], p.coord(2)[i]};
+      const double b[3] = {q.coord(0)[i], q.coord(1)[i], q.coord(2)[i]};
+      const double want = oracle::d2_triclinic(cell, {a[0], a[1], a[2]}, {b[0], b[1], b[2]});
+      const double got = f.key(a, b);
+      if (want <= r2 * (1 + 1e-6)) {
+        ++ties;
+        ASSERT_EQ(got, want) << box.describe() << " pair " << i;
+      } else {
+        ASSERT_GE(got, want);
+      }
+    }
+  }
+  EXPECT_GT(ties, 100u);  // the pairs along the closest faces' normal are within reach
 }
 
 TEST(Triclinic, ZeroTiltsAreTheOrthorhombicBoxBitForBit) {
@@ -323,11 +373,9 @@ TEST(Triclinic, RefusesWhatItCannotAnswerExactly) {
   expect_error(ErrorKind::Config, "6 (a, b, c, alpha, beta, gamma", [] {
     Box::from_values(std::vector<double>{1, 2, 3, 4}, 3);
   });
-  expect_error(ErrorKind::Config, "triclinic cell takes 3-D points", [&] {
+  expect_error(ErrorKind::Config, "the box has 3 sides but the points have 2 coordinates", [&] {
     PointSet q(2, 4);
-    Statistic s = stat_of(OutputKind::Histogram, false, Binning::linear(0, 1, 4), box);
-    s.box.dim = 3;
-    run(s, q, nullptr, on_cpu("auto"));
+    run(stat_of(OutputKind::Histogram, false, Binning::linear(0, 1, 4), box), q, nullptr, on_cpu("auto"));
   });
 }
 
@@ -343,7 +391,9 @@ TEST(Triclinic, PointsOutsideAreRefusedOrWrapped) {
     p.coord(1)[i] += nb * 9 + nc * 4;
     p.coord(2)[i] += nc * 8;
   }
-  p.coord(0)[1] = -1e-300;  // a hair outside the face at the origin
+  p.coord(0)[1] = -1e-300;  // a hair outside the face at the origin: wraps to ax, then back to 0
+  p.coord(1)[1] = 0;
+  p.coord(2)[1] = 0;
   const Binning bins = Binning::linear(0, 3, 6);
   expect_error(ErrorKind::Input, "outside the periodic cell", [&] { paircount(p, nullptr, bins, box, false); });
   wrap_into_box(p, box);
@@ -365,4 +415,22 @@ TEST(Triclinic, ExplainSaysTheCellAndTheGrid) {
   const Result r = run(stat_of(OutputKind::Histogram, false, Binning::linear(0, 3, 6), box), p, nullptr, on_cpu("grid"));
   EXPECT_NE(r.info.plan.find("triclinic a = (30, 0, 0)"), std::string::npos) << r.info.plan;
   EXPECT_NE(r.info.plan.find("fractional coordinates"), std::string::npos) << r.info.plan;
+}
+
+TEST(Triclinic, SavedCountsKeepTheCell) {
+  // The cell goes to the counts file as its matrix and comes back equal, so that a reuse of the
+  // counts checks the whole cell, not its diagonal.
+  const Box box = matrix_box(30, 10, 28, 5, -6, 25);
+  std::mt19937_64 rng(4);
+  const PointSet d = points_in(box, 500, rng);
+  const std::vector<PointSet> randoms{points_in(box, 600, rng)};
+  const Binning bins = Binning::linear(0.5, 5, 5);
+  const CorrelationResult r = correlation(d, randoms, bins, CorrelationSpace::Box, box, false, on_cpu("auto"));
+  const SavedCounts c = saved_counts(r, CorrelationSpace::Box, box, false);
+  const std::string path = ::testing::TempDir() + "/triclinic_counts.json";
+  write_counts(path, c);
+  const SavedCounts back = read_counts(path);
+  ASSERT_TRUE(back.box);
+  EXPECT_EQ(*back.box, box);
+  EXPECT_TRUE(back.box->triclinic());
 }

@@ -86,25 +86,34 @@ struct PeriodicEuclidean {
 // triclinic cell (docs/molecular-dynamics.md), and the tests' oracle takes the least of it over
 // all 125 images n in [-2, 2]³.
 //
-// Which images: f = d's fractional coordinates, n0 = round(f), f0 = f − n0 in [−1/2, 1/2]. A
-// shortest image d* = d − (n0 + m)·H within r of d has |f*_i| ≤ r / h_i (h_i the face distances;
-// f*_i is d* against the reciprocal vector of length 1/h_i), so for r up to the inscribed-sphere
-// radius min h / 2, |f*_i| ≤ 1/2 and m_i = f0_i − f*_i lies in {0, sign f0_i}: eight images hold
-// every shortest one, for any cell however skewed, and ties or near-ties at r too (those images
-// also lie within 1/2 plus rounding of the face). An image of float64 key below r_max² is thus
-// always among the eight, so the key equals the brute force's least key wherever a bin can see it;
-// beyond the cutoff it is an image's length, never below the least one. Choosing n0 in float64 may
-// round differently from the exact f: the argument above holds with f0 within 1/2 + 1e-15, which
-// keeps the same two candidates per axis. The planner refuses cutoffs beyond min h / 2.
-// With points in the cell (fractional coordinates in [0, 1)), |f| < 1 and every image the key
-// uses lies in [-2, 2]³, where na·ax and the like are exact (|n| ≤ 2).
+// Which images: f = d's fractional coordinates (f_a a + f_b b + f_c c = d), n0 = round(f),
+// f0 = f − n0 in [−1/2, 1/2]. Any other image n differs from n0 along some axis i, so its
+// fractional coordinate there is at least 1 − |f0_i| in size and its length at least
+// (1 − |f0_i|)·h_i (h_i the distance between the faces; f_i is d against the reciprocal vector,
+// of length 1/h_i). With r = the inscribed-sphere radius min h / 2 (the planner's limit on r_max):
+//   - if every |f0_i| < near_i = 1 − (1 + 1e-6)·r / h_i, every other image is longer than
+//     r·(1 + 1e-6), its float64 key above any edge, and n0's key is the brute force's wherever a
+//     bin can see it (the usual case: near_i ≥ 1/2 − 1e-6, so only d within a hair of a face at
+//     half a cell misses it);
+//   - else a shortest image within r·(1 + 1e-6) has |f*_i| ≤ 1/2 + 1e-6, so m = n − n0 has m_i in
+//     {0, sign f0_i}: the eight images n0 + m hold it, ties and near-ties at the face included,
+//     and the key is their least.
+// The rounding of f in float64 (about 1e-16 of the tilts over the diagonal) is far inside both
+// margins. With points in the cell (fractional coordinates in [0, 1)), |f| < 1 and every image the
+// key uses lies in [-2, 2]³, where na·ax and the like are exact.
 struct PeriodicTriclinic {
   static constexpr int dim = 3;
   double ax = 1, bx = 0, by = 1, cx = 0, cy = 0, cz = 1;
 
+  double near[3] = {0.5, 0.5, 0.5};  // |f0_i| below which n0 is the only image within reach
+
   PeriodicTriclinic() = default;
   explicit PeriodicTriclinic(const Box& box)
-      : ax(box.length[0]), bx(box.xy), by(box.length[1]), cx(box.xz), cy(box.yz), cz(box.length[2]) {}
+      : ax(box.length[0]), bx(box.xy), by(box.length[1]), cx(box.xz), cy(box.yz), cz(box.length[2]) {
+    const auto h = box.face_distances();
+    const double reach = (1 + 1e-6) * box.max_cutoff();
+    for (int i = 0; i < 3; ++i) near[i] = 1 - reach / h[i];
+  }
 
   template <class T>
   TWOBODY_HD T image_key(T dx, T dy, T dz, T na, T nb, T nc) const {
@@ -125,8 +134,9 @@ struct PeriodicTriclinic {
     const T fb = (dy - fc * T(cy)) / T(by);
     const T fa = (dx - fb * T(bx) - fc * T(cx)) / T(ax);
     const T na = rint(fa), nb = rint(fb), nc = rint(fc);
-    const T ma = fa >= na ? T(1) : T(-1), mb = fb >= nb ? T(1) : T(-1), mc = fc >= nc ? T(1) : T(-1);
     T best = image_key(dx, dy, dz, na, nb, nc);
+    if (fabs(fa - na) < T(near[0]) && fabs(fb - nb) < T(near[1]) && fabs(fc - nc) < T(near[2])) return best;
+    const T ma = fa >= na ? T(1) : T(-1), mb = fb >= nb ? T(1) : T(-1), mc = fc >= nc ? T(1) : T(-1);
     for (int k = 1; k < 8; ++k) {
       const T s = image_key(dx, dy, dz, (k & 1) ? na + ma : na, (k & 2) ? nb + mb : nb, (k & 4) ? nc + mc : nc);
       best = s < best ? s : best;
