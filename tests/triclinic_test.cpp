@@ -19,6 +19,7 @@
 #include "twobody/engine.hpp"
 #include "twobody/error.hpp"
 #include "twobody/extend/pair_function.hpp"
+#include "twobody/kde.hpp"
 #include "twobody/statistics.hpp"
 
 using namespace twobody;
@@ -433,4 +434,20 @@ TEST(Triclinic, SavedCountsKeepTheCell) {
   ASSERT_TRUE(back.box);
   EXPECT_EQ(*back.box, box);
   EXPECT_TRUE(back.box->triclinic());
+}
+
+TEST(Triclinic, KernelSumsCountThePartnersOfTheBruteForce) {
+  // kde takes the cell like every pair statistic: each point's partners within the cutoff are the
+  // brute force's, and a cutoff beyond the inscribed sphere is refused with its radius.
+  const Box box = matrix_box(20, 8, 18, -6, 5, 16);
+  std::mt19937_64 rng(5);
+  const PointSet p = points_in(box, 600, rng);
+  KdeOptions o;
+  o.kernel = KdeKernel::Epanechnikov;
+  o.bandwidth = 3.0;
+  const KernelSums k = kernel_sums(p, nullptr, o, box, on_cpu("auto"));
+  const auto want = oracle::triclinic_counts(cell_of(box), to_oracle(p), nullptr, {0.0, 3.0});
+  EXPECT_EQ(k.partners_a, want.point_a);
+  o.bandwidth = box.max_cutoff() * 1.01;
+  expect_error(ErrorKind::Config, "inscribed-sphere radius", [&] { kernel_sums(p, nullptr, o, box, on_cpu("auto")); });
 }
