@@ -2190,3 +2190,121 @@ TEST_F(Cuda, KernelSumsEqualCpuBitForBitAndTheBruteForce) {
         unsetenv("TWOBODY_CUDA_CHUNK_POINTS");
       }
 }
+
+namespace {
+
+// n points uniform in a triclinic cell (inside by the planner's own test).
+PointSet points_in_cell(const Box& box, std::size_t n, std::mt19937_64& rng, bool weights) {
+  std::uniform_real_distribution<double> u(0.0, 1.0), uw(0.5, 2.0);
+  PointSet p(3, n);
+  std::vector<double> w;
+  for (std::size_t i = 0; i < n;) {
+    const double fa = u(rng), fb = u(rng), fc = u(rng);
+    const double x = fa * box.length[0] + fb * box.xy + fc * box.xz, y = fb * box.length[1] + fc * box.yz,
+                 z = fc * box.length[2];
+    const auto f = box.cell_coordinates(x, y, z);
+    if (!(f[0] >= 0 && f[0] < 1 && f[1] >= 0 && f[1] < 1 && f[2] >= 0 && f[2] < 1)) continue;
+    p.coord(0)[i] = x;
+    p.coord(1)[i] = y;
+    p.coord(2)[i] = z;
+    if (weights) w.push_back(uw(rng));
+    ++i;
+  }
+  if (weights) p.set_weights(std::move(w));
+  return p;
+}
+
+// Every output of `s` on the GPU equal to the CPU's brute force bit for bit, and the GPU's plan
+// saying why it ran brute force.
+void expect_triclinic_matches(Statistic s, const PointSet& A, const PointSet* B) {
+  for (OutputKind out : {OutputKind::Histogram, OutputKind::Reduction, OutputKind::PerPoint, OutputKind::PairList}) {
+    SCOPED_TRACE(to_string(out));
+    const Binning bins = s.binning();
+    s.reduction = testing_support::reduction_of(
+        out, out == OutputKind::Histogram ? bins : Binning::from_edges({bins.lo(), bins.hi()}));
+    for (const char* path : {"auto", "grid"}) {
+      RunOptions o = on("cuda");
+      o.path = path;
+      const Result g = run(s, A, B, o);
+      const Result c = run(s, A, B, brute_on_cpu());
+      EXPECT_EQ(g.info.backend, "cuda");
+      EXPECT_NE(g.info.plan.find("does not take triclinic cells"), std::string::npos) << g.info.plan;
+      if (out == OutputKind::PairList) {
+        ASSERT_EQ(g.pairs.size(), c.pairs.size());
+        for (std::size_t k = 0; k < c.pairs.size(); ++k) {
+          ASSERT_EQ(g.pairs[k].i, c.pairs[k].i) << k;
+          ASSERT_EQ(g.pairs[k].j, c.pairs[k].j) << k;
+          ASSERT_EQ(g.pairs[k].value, c.pairs[k].value) << k;
+        }
+      } else if (out == OutputKind::PerPoint) {
+        expect_same_points(g.per_point_a, c.per_point_a);
+        expect_same_points(g.per_point_b, c.per_point_b);
+      } else {
+        expect_same(g, c);
+      }
+    }
+    s.reduction = reduce::Histogram{bins};
+  }
+}
+
+}  // namespace
+
+TEST_F(Cuda, TriclinicCellsEqualCpuEveryOutput) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const double dims[6] = {40, 36, 44, 75, 100, 110};
+  const double skewed[9] = {40, 0, 0, 38, 20, 0, -50, 15, 18};  // far beyond GROMACS' limits
+  for (const Box& box : {Box::from_dimensions(dims), Box::from_matrix(skewed)}) {
+    SCOPED_TRACE(box.describe());
+    const PointSet A = points_in_cell(box, 6000, rng, true), B = points_in_cell(box, 2500, rng, true);
+    for (double rmax : {box.max_cutoff(), 0.2 * box.max_cutoff()}) {
+      for (bool weighted : {false, true}) {
+        SCOPED_TRACE("rmax " + std::to_string(rmax) + " weighted " + std::to_string(weighted));
+        Statistic s = stat(Metric::Periodic, Traversal::Auto, Binning::linear(0.0, rmax, 24), OutputKind::Histogram, weighted);
+        s.box = box;
+        expect_triclinic_matches(s, A, nullptr);
+        s.traversal = Traversal::Cross;
+        expect_triclinic_matches(s, A, &B);
+      }
+    }
+  }
+}
+
+TEST_F(Cuda, TriclinicLatticeOnBinEdgesEqualsCpu) {
+  // A dyadic cell and the fractional lattice k/16: exact coordinates, separations on the edges
+  // of bins a quarter wide, a sixteenth of the points on each face.
+  const double m[9] = {8, 0, 0, 4, 8, 0, 4, 4, 8};
+  const Box box = Box::from_matrix(m);
+  PointSet p(3, 16 * 16 * 16);
+  std::size_t i = 0;
+  for (int a = 0; a < 16; ++a)
+    for (int b = 0; b < 16; ++b)
+      for (int c = 0; c < 16; ++c, ++i) {
+        p.coord(0)[i] = a / 16.0 * 8 + b / 16.0 * 4 + c / 16.0 * 4;
+        p.coord(1)[i] = b / 16.0 * 8 + c / 16.0 * 4;
+        p.coord(2)[i] = c / 16.0 * 8;
+      }
+  const double rmax = std::floor(4 * box.max_cutoff()) / 4;
+  Statistic s = stat(Metric::Periodic, Traversal::Auto, Binning::linear(0.0, rmax, static_cast<std::size_t>(4 * rmax)));
+  s.box = box;
+  expect_triclinic_matches(s, p, nullptr);
+}
+
+TEST_F(Cuda, TriclinicJackknifeRegionsRunOnTheCpu) {
+  // The device counts regions on its grid only, which takes no triclinic cell: the engine hands
+  // the statistic to the CPU and says so.
+  std::mt19937_64 rng(7);
+  const double dims[6] = {40, 36, 44, 75, 100, 110};
+  const Box box = Box::from_dimensions(dims);
+  PointSet A = points_in_cell(box, 3000, rng, false);
+  std::vector<std::int32_t> labels(A.size());
+  for (std::size_t k = 0; k < labels.size(); ++k) labels[k] = static_cast<std::int32_t>(k % 4);
+  A.set_regions(std::move(labels));
+  Statistic s = stat(Metric::Periodic, Traversal::Auto, Binning::linear(0.0, 8.0, 8));
+  s.box = box;
+  s.set_regions(4);
+  const Result g = run(s, A, nullptr, on("cuda"));
+  EXPECT_NE(g.info.plan.find("takes no triclinic cell"), std::string::npos) << g.info.plan;
+  EXPECT_EQ(g.region_counts, run(s, A, nullptr, on("cpu")).region_counts);
+}

@@ -67,8 +67,9 @@ void add_common_options(CLI::App& app, CommonOptions& o, const Features& f) {
   app.add_option("--nbins", o.nbins, "number of bins")->check(positive_number);
   app.add_flag("--log", o.log_bins, "logarithmic bins from rmin to rmax");
   if (f.box) {
-    auto* b = app.add_option("--box", o.box, "periodic box: one side L (cube) or one length per dimension")
-                  ->expected(1, kMaxDim);
+    auto* b = app.add_option("--box", o.box, "periodic box: one side L (cube) or one length per dimension; for 3-D points also a triclinic cell, 6 values a,b,c,alpha,beta,gamma (degrees, MDAnalysis dimensions) or 9, the cell matrix row by row (rows a, b, c, lower-triangular)")
+                  ->expected(1, std::max(kMaxDim, 9))
+                  ->delimiter(',');
     if (f.box_required) b->required();
     app.add_flag("--wrap", o.wrap, "wrap points outside the box into it instead of failing");
   }
@@ -202,10 +203,10 @@ std::optional<Box> make_box(const CommonOptions& o, int dim) {
     if (o.wrap) throw_config("--wrap needs --box");
     return std::nullopt;
   }
-  if (o.box.size() == 1) return Box::cube(dim, o.box[0]);
-  if (static_cast<int>(o.box.size()) != dim)
-    throw_config(fmt::format("--box has {} lengths but the points have {} coordinates", o.box.size(), dim));
-  return Box::from_lengths(o.box);
+  if (o.box.size() == 1 || static_cast<int>(o.box.size()) == dim) return Box::from_values(o.box, dim);
+  if (dim == 3 && (o.box.size() == 6 || o.box.size() == 9)) return Box::from_values(o.box, dim);
+  throw_config(fmt::format("--box has {} lengths but the points have {} coordinates{}", o.box.size(), dim,
+                           dim == 3 ? " (a triclinic cell takes 6 values a,b,c,alpha,beta,gamma or 9, the cell matrix)" : ""));
 }
 
 RunOptions make_run_options(const CommonOptions& o, ProgressBar& bar) {

@@ -119,10 +119,10 @@ std::vector<PointSet> to_point_list(nb::handle samples, const std::string& name)
 
 std::optional<Box> to_box(const std::optional<std::vector<double>>& lengths, int dim) {
   if (!lengths) return std::nullopt;
-  if (lengths->size() == 1) return Box::cube(dim, lengths->front());
-  if (static_cast<int>(lengths->size()) != dim)
-    throw_config(fmt::format("box has {} lengths but the points have {} coordinates", lengths->size(), dim));
-  return Box::from_lengths(*lengths);
+  const std::size_t n = lengths->size();
+  if (n == 1 || static_cast<int>(n) == dim || (dim == 3 && (n == 6 || n == 9))) return Box::from_values(*lengths, dim);
+  throw_config(fmt::format("box has {} lengths but the points have {} coordinates{}", n, dim,
+                           dim == 3 ? " (a triclinic cell: [a, b, c, alpha, beta, gamma] or a 3x3 matrix)" : ""));
 }
 
 RunOptions to_run_options(const nb::dict& run) {

@@ -135,8 +135,13 @@ def _box(box):
     if box is None:
         return None
     b = np.atleast_1d(_real_array(box, "box"))
+    # A 3x3 cell matrix (rows a, b, c) travels as its 9 entries row by row; [a, b, c, alpha, beta,
+    # gamma] (MDAnalysis' dimensions) as 6 values. The engine resolves them by the data's dimension.
+    if b.shape == (3, 3):
+        b = b.reshape(9)
     if b.ndim != 1:
-        raise InputError(f"box: expected one length or one per coordinate, not shape {b.shape}")
+        raise InputError(f"box: expected one length, one per coordinate, [a, b, c, alpha, beta, gamma] or a 3x3 "
+                         f"cell matrix, not shape {b.shape}")
     return [float(v) for v in b]
 
 

@@ -89,7 +89,9 @@ inline GridChoice choose_grid(const Plan& plan) {
   // Per-anchor windows (GridWindows) cost about as much as 20 to 30 partners per row; they pay
   // when a pair's block holds many more (a run of 2·refine + 1 cells). Uniform 10^6, r < 25
   // (refine 1, about 54 partners a block), 2 threads: 0.294 s with windows, 0.223 s without.
-  const bool windows = occupancy * (2 * refine + 1) >= 128;
+  // (Not in a triclinic cell: the windows prune by distance in the grid's coordinates, which are
+  // sheared there; the cells alone are exact, GridGeometry.)
+  const bool windows = occupancy * (2 * refine + 1) >= 128 && !g.geometry.sheared;
   // Slices along the last axis (GridWindows): about two points each, at most 64 a cell.
   const int threads = std::max(1, plan.threads);
   g.a = std::make_unique<GridIndex>(*plan.a, g.geometry, 64, threads);
@@ -103,7 +105,7 @@ inline GridChoice choose_grid(const Plan& plan) {
     if (d) w += 'x';
     w += std::to_string(g.geometry.cells[d]);
   }
-  w += " cells (refine ";
+  w += g.geometry.sheared ? " cells of the triclinic cell's fractional coordinates (refine " : " cells (refine ";
   w += std::to_string(refine);
   if (g.plan.windowed) w += ", per-anchor windows along the last axis";
   w += ", largest cell ";

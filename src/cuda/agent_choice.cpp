@@ -43,6 +43,8 @@ void choose_grid_request(const PairProblem& p, OutputLayout& l) {
   l.grid_forced = p.path == "grid" || grid_regions;
   if (p.path == "brute" && !grid_regions) l.no_grid_why = "brute force (requested)";
   else if (!fits) l.no_grid_why = "brute force: the grid kernel's per-warp histograms do not fit in shared memory";
+  else if (p.triclinic)
+    l.no_grid_why = "brute force: the device's grid does not take triclinic cells (every pair's minimum image in float64)";
   else if (!p.grid_metric) l.no_grid_why = "brute force: the grid path serves Euclidean cutoffs";
   l.grid_wanted = l.no_grid_why.empty();
 }

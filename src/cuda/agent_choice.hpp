@@ -46,6 +46,7 @@ struct PairProblem {
   bool means = false;          // mean separations per bin
   bool binned = false;         // a binned pair function (2-D bins): the bins are float64's alone
   bool grid_metric = false;    // a cutoff the grid index serves (distances, chords on the sphere)
+  bool triclinic = false;      // a triclinic cell (no grid on the device: brute force, said so)
   bool euclidean_tiles = false;  // Euclidean<D>, D <= 3: the counting tiles and tensor-core agents
   bool is_auto = true;
   std::uint64_t n_a = 0, n_b = 0;

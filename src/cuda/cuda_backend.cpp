@@ -199,6 +199,10 @@ class CudaBackend final : public Backend {
   // grid agent's 32 copies a warp beside the region x bin counters (histogram_bins_in_shared);
   // 2-D bins are not limited.
   std::string refuses(const Statistic& s) const override {
+    // Jackknife regions are counted by the grid kernels alone, and the device's grid does not
+    // serve triclinic cells (run_triclinic.cu: brute force).
+    if (s.metric == Metric::Periodic && s.box.triclinic() && s.regions() > 0)
+      return "counts jackknife regions on its grid, which takes no triclinic cell";
     if (s.output() != OutputKind::Histogram || s.is_2d()) return {};
     const std::size_t most =
         std::min<std::size_t>(kMaxTableBins, histogram_bins_in_shared(s.weighted, s.regions(), device_info().smem_optin));

@@ -110,6 +110,7 @@ class PairRun {
     p.means = s.mean_separation();
     p.binned = kBinned;
     p.grid_metric = kGridMetric<F>;
+    p.triclinic = std::is_same_v<F, PeriodicTriclinic>;
     p.euclidean_tiles = kTiles;
     p.is_auto = plan_.is_auto();
     p.n_a = plan_.a->size();

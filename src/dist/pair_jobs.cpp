@@ -84,6 +84,9 @@ double chunk_gap(const Statistic& s, const SlabChunks& x, std::size_t p, const S
   const auto gap1 = [](double lo1, double hi1, double lo2, double hi2) {
     return std::max(0.0, std::max(lo2 - hi1, lo1 - hi2));
   };
+  // (Slabs of Cartesian coordinates are not the periodicity of a triclinic cell: no gap is known,
+  // and every chunk pair is a job; the pair function finds the minimum image.)
+  if (s.metric == Metric::Periodic && s.box.triclinic()) return 0.0;
   if (s.metric == Metric::Periodic) {
     const int d = x.axis;
     const double L = s.box.length[d];
@@ -103,7 +106,7 @@ double chunk_gap(const Statistic& s, const SlabChunks& x, std::size_t p, const S
 // part of p that can pair with q.
 double reachable(const Statistic& s, const SlabChunks& x, std::size_t p, const SlabChunks& y, std::size_t q,
                  double reach) {
-  if (!std::isfinite(reach)) return static_cast<double>(x.size(p));
+  if (!std::isfinite(reach) || (s.metric == Metric::Periodic && s.box.triclinic())) return static_cast<double>(x.size(p));
   const int d = x.axis;
   const double lo = y.lo[q][d] - reach, hi = y.hi[q][d] + reach;
   std::size_t n = x.count_within(p, lo, hi);

@@ -12,19 +12,33 @@
 
 namespace twobody {
 
+// In a triclinic cell the cells are slabs of the fractional coordinates, each scaled by its face
+// distance: u_i = f_i h_i (u = M x, M from the cell; u_c = z). The minimum image d* of a pair has
+// |Δf_i| = |d*·r_i| ≤ |d*| / h_i (r_i the reciprocal vector, |r_i| = 1/h_i), so |Δu_i| ≤ |d*|:
+// cells of u-width r_max / refine hold every pair within r_max in the usual ±refine cell offsets
+// along each axis, however skewed the cell. Distances in u are not distances, so the CPU's
+// per-anchor windows (which prune by distance to a cell's bounds) stay off there.
 struct GridGeometry {
   int dim = 0;
   bool periodic = false;
+  bool sheared = false;  // a triclinic cell: cells in u = M x
   int refine = 1;
   std::array<double, kMaxDim> origin{};
   std::array<double, kMaxDim> width{};
   std::array<std::int64_t, kMaxDim> cells{};
   std::int64_t total = 1;
+  std::array<double, 9> to_cells{};  // M, row-major (sheared only)
+
+  double grid_coordinate(const PointSet& p, std::size_t i, int d) const {
+    if (!sheared) return p.coord(d)[i];
+    const double* m = &to_cells[3 * d];
+    return m[0] * p.coord(0)[i] + m[1] * p.coord(1)[i] + m[2] * p.coord(2)[i];
+  }
 
   std::int64_t cell_of(const PointSet& p, std::size_t i) const {
     std::int64_t id = 0;
     for (int d = 0; d < dim; ++d) {
-      auto c = static_cast<std::int64_t>(std::floor((p.coord(d)[i] - origin[d]) / width[d]));
+      auto c = static_cast<std::int64_t>(std::floor((grid_coordinate(p, i, d) - origin[d]) / width[d]));
       c = std::clamp<std::int64_t>(c, 0, cells[d] - 1);
       id = id * cells[d] + c;
     }
@@ -45,10 +59,20 @@ inline GridGeometry make_grid_geometry(const Frame& frame, double rmax, const Bo
   g.refine = refine;
   const double target = rmax * (1.0 + 1e-6) / refine;
   std::array<double, kMaxDim> extent{};
+  if (box && box->triclinic()) {
+    // u_c = z, u_b = h_b f_b, u_a = h_a f_a (the fractional coordinates of Box::cell_coordinates).
+    const auto h = box->face_distances();
+    const double ax = box->length[0], by = box->length[1], cz = box->length[2];
+    g.sheared = true;
+    g.to_cells = {h[0] / ax, -h[0] * box->xy / (ax * by), h[0] * (box->xy * box->yz / (by * cz) - box->xz / cz) / ax,
+                  0.0,       h[1] / by,                   -h[1] * box->yz / (by * cz),
+                  0.0,       0.0,                         1.0};
+    for (int d = 0; d < 3; ++d) extent[d] = h[d];
+  }
   for (int d = 0; d < g.dim; ++d) {
     if (box) {
       g.origin[d] = 0.0;
-      extent[d] = box->length[d];
+      if (!g.sheared) extent[d] = box->length[d];
     } else {
       g.origin[d] = frame.lo[d];
       extent[d] = frame.hi[d] - frame.lo[d];

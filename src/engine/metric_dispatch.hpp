@@ -3,6 +3,8 @@
 // each backend instantiates its kernels once per metric and dimension and nowhere else.
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "twobody/error.hpp"
 #include "twobody/extend/pair_function.hpp"
 #include "twobody/statistic.hpp"
@@ -29,7 +31,13 @@ template <class Visitor>
 decltype(auto) visit_pair_function(const Statistic& s, int dim, Visitor&& v) {
   switch (s.metric) {
     case Metric::Euclidean: return visit_dimension<Euclidean>(dim, std::forward<Visitor>(v));
-    case Metric::Periodic: return visit_dimension<PeriodicEuclidean>(dim, std::forward<Visitor>(v), s.box);
+    case Metric::Periodic:
+      // A triclinic cell is 3-D (Box); a box without tilts keeps the orthorhombic function.
+      if (s.box.triclinic()) {
+        if (dim != 3) throw_config(fmt::format("a triclinic cell takes 3-D points, not {}-D", dim));
+        return v(PeriodicTriclinic(s.box));
+      }
+      return visit_dimension<PeriodicEuclidean>(dim, std::forward<Visitor>(v), s.box);
     case Metric::Angular: return v(AngularSeparation{});
   }
   throw_config("unknown metric");

@@ -16,7 +16,32 @@ namespace twobody {
 
 namespace {
 
+// A triclinic cell holds the points whose fractional coordinates (Box::cell_coordinates, the
+// rule wrap_into_box follows) lie in [0, 1).
+void check_inside_cell(const PointSet& p, const Box& box, const char* which) {
+  const double* xs = p.coord(0).data();
+  const double* ys = p.coord(1).data();
+  const double* zs = p.coord(2).data();
+  const auto outside = [&](std::ptrdiff_t i) {
+    const auto f = box.cell_coordinates(xs[i], ys[i], zs[i]);
+    return !(f[0] >= 0.0 && f[0] < 1.0 && f[1] >= 0.0 && f[1] < 1.0 && f[2] >= 0.0 && f[2] < 1.0);
+  };
+  const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(p.size());
+  std::ptrdiff_t bad = 0;
+#pragma omp parallel for reduction(+ : bad) if (n > 100000)
+  for (std::ptrdiff_t i = 0; i < n; ++i) bad += outside(i);
+  if (bad == 0) return;
+  for (std::ptrdiff_t i = 0; i < n; ++i)
+    if (outside(i)) {
+      const auto f = box.cell_coordinates(xs[i], ys[i], zs[i]);
+      throw_input(fmt::format("{}point {} ({}, {}, {}) lies outside the periodic cell {} (fractional coordinates ({}, "
+                              "{}, {}), not all in [0, 1)); pass --wrap to wrap points into the cell",
+                              which, i + 1, xs[i], ys[i], zs[i], box.describe(), f[0], f[1], f[2]));
+    }
+}
+
 void check_inside_box(const PointSet& p, const Box& box, const char* which) {
+  if (box.triclinic()) return check_inside_cell(p, box, which);
   for (int d = 0; d < p.dim(); ++d) {
     const auto x = p.coord(d);
     // A threaded count first (most inputs are fine), then the first offender for the message.
@@ -47,6 +72,8 @@ Plan make_plan_2d(const Statistic& s, const PointSet& a, const PointSet* b, cons
   Plan p = make_plan_base(s, a, b, opt, 3);
   if (s.metric == Metric::Periodic) {
     if (s.box.dim != 3) throw_config(fmt::format("the box has {} sides but the points have 3 coordinates", s.box.dim));
+    if (s.box.triclinic())
+      throw_config("2-D (r_p, pi) and (s, mu) bins take an orthorhombic box (the line of sight is z): not a triclinic cell");
     check_inside_box(a, s.box, b ? "first set: " : "");
     if (b) check_inside_box(*b, s.box, "second set: ");
     const double lx = s.box.length[0], ly = s.box.length[1], lz = s.box.length[2];
@@ -148,9 +175,21 @@ Plan make_plan(const Statistic& s, const PointSet& a, const PointSet* b, const R
       throw_config(fmt::format("the box has {} sides but the points have {} coordinates", s.box.dim, dim));
     check_inside_box(a, s.box, b ? "first set: " : "");
     if (b) check_inside_box(*b, s.box, "second set: ");
-    if (s.output() != OutputKind::Matrix && s.binning().hi() > 0.5 * s.box.min_length())
+    if (s.box.triclinic()) {
+      // Beyond the inscribed-sphere radius the minimum image is neither unique nor among the
+      // eight images PeriodicTriclinic compares; a matrix holds every separation, so it has none.
+      if (s.output() == OutputKind::Matrix)
+        throw_config(fmt::format("a distance matrix holds every separation, but in a triclinic cell the minimum image is "
+                                 "exact only up to the inscribed-sphere radius {}: bin the pairs instead (rmax up to {})",
+                                 s.box.max_cutoff(), s.box.max_cutoff()));
+      if (s.binning().hi() > s.box.max_cutoff())
+        throw_config(fmt::format("rmax {} exceeds the triclinic cell's inscribed-sphere radius {} (half the smallest "
+                                 "distance between opposite faces, {}): the minimum image is only unique up to it",
+                                 s.binning().hi(), s.box.max_cutoff(), 2 * s.box.max_cutoff()));
+    } else if (s.output() != OutputKind::Matrix && s.binning().hi() > 0.5 * s.box.min_length()) {
       throw_config(fmt::format("rmax {} exceeds half the periodic box ({}): the minimum image is "
                                "only unique up to L/2", s.binning().hi(), 0.5 * s.box.min_length()));
+    }
   }
   if (s.metric == Metric::Angular && s.output() != OutputKind::Matrix && s.binning().hi() > 180.0)
     throw_config(fmt::format("angular bins end at {} degrees, beyond 180", s.binning().hi()));

@@ -85,7 +85,14 @@ void write_counts(const std::string& path, const SavedCounts& c) {
   }
   if (c.binning2d.active()) j["bins2d"] = bins2d_json(c.binning2d);
   else j["edges"] = c.binning.edges();
-  if (c.box) j["box"] = std::vector<double>(c.box->length.begin(), c.box->length.begin() + c.box->dim);
+  // A triclinic cell as its matrix (rows a, b, c), under its own key: a reader that knows only
+  // "box" refuses the file rather than reading the diagonal as an orthorhombic box.
+  if (c.box && c.box->triclinic()) {
+    const Box& b = *c.box;
+    j["box_cell"] = std::vector<double>{b.length[0], 0, 0, b.xy, b.length[1], 0, b.xz, b.yz, b.length[2]};
+  } else if (c.box) {
+    j["box"] = std::vector<double>(c.box->length.begin(), c.box->length.begin() + c.box->dim);
+  }
   if (c.weighted) {
     j["wdd"] = c.wdd;
     j["wdr"] = c.wdr;
@@ -134,6 +141,7 @@ SavedCounts read_counts(const std::string& path) {
       const auto len = j.at("box").get<std::vector<double>>();
       c.box = Box::from_lengths(len);
     }
+    if (j.contains("box_cell")) c.box = Box::from_matrix(j.at("box_cell").get<std::vector<double>>());
     c.weighted = j.at("weighted").get<bool>();
     c.cross = j.value("cross", false);  // (files from before cross-correlations were saved: auto)
     if (j.contains("bins2d")) c.binning2d = bins2d_of(j.at("bins2d"), path);

@@ -166,12 +166,13 @@ void check_options(const PointSet& a, const PointSet* b, std::span<const double>
     if (!b && !y_b.empty()) throw_config("an auto regression takes one value column");
   }
   if (box) {
-    const double half = 0.5 * box->min_length();
+    const double half = box->max_cutoff();
     if (cutoff > half)
-      throw_config(fmt::format("kde cutoff {}{} exceeds half the periodic box ({}): the minimum image is only "
-                               "unique up to L/2; give a smaller cutoff or bandwidth",
+      throw_config(fmt::format("kde cutoff {}{} exceeds {} ({}): the minimum image is only unique up to {}; give a "
+                               "smaller cutoff or bandwidth",
                                cutoff, opt.cutoff ? "" : fmt::format(" (the default {})", opt.kernel == KdeKernel::Gaussian ? "5h" : "h"),
-                               half));
+                               box->triclinic() ? "the triclinic cell's inscribed-sphere radius" : "half the periodic box",
+                               half, box->triclinic() ? "it" : "L/2"));
   }
 }
 

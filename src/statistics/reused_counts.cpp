@@ -33,7 +33,7 @@ void check_reusable(const SavedCounts& c, const std::string& what, CorrelationSp
   if (c.space != space)
     fail(fmt::format("counted in {} space, this run is in {} space", space_name(c.space), space_name(space)));
   if (space == CorrelationSpace::Box) {
-    const bool same = c.box && c.box->dim == s.box.dim && c.box->length == s.box.length;
+    const bool same = c.box && *c.box == s.box;
     if (!same) fail(fmt::format("counted in the box {}, this run's box is {}", c.box ? c.box->describe() : "?",
                                 s.box.describe()));
   }
