@@ -86,9 +86,31 @@ class AgentLaunch {
       TWOBODY_CUDA_CHECK(cudaMemcpyAsync(&done, args_.next_item, sizeof done, cudaMemcpyDeviceToHost, poll_));
       TWOBODY_CUDA_CHECK(cudaStreamSynchronize(poll_));
       const unsigned long long now = begun + (done > resumed ? done - resumed : 0);
-      plan_.progress(std::min(1.0, static_cast<double>(now) / static_cast<double>(units)));
+      try {
+        plan_.progress(std::min(1.0, static_cast<double>(now) / static_cast<double>(units)));
+      } catch (...) {
+        stop_grid();
+        throw;
+      }
     }
     if (q != cudaSuccess) TWOBODY_CUDA_CHECK(q);
+  }
+
+  // The caller stopped the run (its callback threw: Ctrl-C in Python): the work-item counter is
+  // set past every item, so each block's next claim finds none and the persistent grid ends
+  // after the items in flight (milliseconds) instead of running to the end; the exception then
+  // unwinds the run. The write is repeated until read back, in case a block's atomicAdd of the
+  // old value landed after it. (Errors are not checked here: an exception is in flight.)
+  void stop_grid() {
+    const unsigned long long stop = 1ull << 62;
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      unsigned long long seen = 0;
+      cudaMemcpyAsync(args_.next_item, &stop, sizeof stop, cudaMemcpyHostToDevice, poll_);
+      cudaMemcpyAsync(&seen, args_.next_item, sizeof seen, cudaMemcpyDeviceToHost, poll_);
+      cudaStreamSynchronize(poll_);
+      if (seen >= stop) break;
+    }
+    cudaStreamSynchronize(stream_);
   }
 
   Args& args_;

@@ -1,0 +1,103 @@
+"""Every statistic on the GPU (backend='cuda') equal to the CPU's, and Ctrl-C stopping a GPU run.
+Skipped where the module has no CUDA backend or no GPU is visible."""
+
+import _thread
+import time
+
+import numpy as np
+import pytest
+
+import twobody as tb
+
+
+def _gpu_usable():
+    if "cuda" not in tb.available_backends():
+        return False
+    try:
+        tb.paircount(np.random.default_rng(0).random((10, 3)), [0, 0.5], backend="cuda")
+        return True
+    except tb.BackendError:
+        return False
+
+
+pytestmark = pytest.mark.skipif(not _gpu_usable(), reason="no CUDA backend or no GPU")
+
+# Columns that pass through a transcendental function on each side (the logarithm, the arcsine
+# of a chord: the host's libm and CUDA's may round the last bit differently, docs/exactness.md).
+_TRANSCENDENTAL = ("meanlogr", "meanlogs", "meanlogrp", "thetaavg", "ravg", "savg", "rpavg")
+
+
+def same(cpu, gpu, what):
+    assert cpu.columns.keys() == gpu.columns.keys(), what
+    for name, c in cpu.columns.items():
+        g = gpu.columns[name]
+        if c.dtype.kind in "iu" or name.startswith("npairs") or name in ("count", "dd", "dr", "rr"):
+            np.testing.assert_array_equal(g, c, err_msg=f"{what}: {name}")
+        elif name in _TRANSCENDENTAL:
+            np.testing.assert_allclose(g, c, rtol=1e-13, err_msg=f"{what}: {name}")
+        else:
+            np.testing.assert_array_equal(g, c, err_msg=f"{what}: {name}")
+    if cpu.matrix is not None:
+        np.testing.assert_array_equal(gpu.matrix, cpu.matrix, err_msg=f"{what}: matrix")
+
+
+def both(f, *args, **kwargs):
+    return f(*args, backend="cpu", **kwargs), f(*args, backend="cuda", **kwargs)
+
+
+def test_every_statistic_equals_the_cpu(rng):
+    a = rng.random((3000, 3)) * 100
+    b = rng.random((2000, 3)) * 100
+    w = rng.random(3000) + 0.5
+    edges = tb.log_bins(0.5, 20, 12)
+    sky = np.column_stack([rng.random(3000) * 60, rng.random(3000) * 40 - 20])
+    sky_r = np.column_stack([rng.random(6000) * 60, rng.random(6000) * 40 - 20])
+    cases = {
+        "paircount": lambda **k: tb.paircount(a, edges, data2=b, box=100.0, ravg=True, **k),
+        "paircount weighted": lambda **k: tb.paircount(a, edges, weights=w, **k),
+        "sdh": lambda **k: tb.sdh(a, nbins=64, **k),
+        "rdf": lambda **k: tb.rdf(a, edges, 100.0, **k),
+        "angular": lambda **k: tb.angular(sky, tb.log_bins(0.1, 10, 10), **k),
+        "xi box": lambda **k: tb.xi(a, edges, box=100.0, **k),
+        "xi randoms jackknife": lambda **k: tb.xi(a, edges, randoms=b, jackknife=4, **k),
+        "wtheta": lambda **k: tb.wtheta(sky, tb.log_bins(0.1, 10, 10), randoms=sky_r, jackknife=4, **k),
+        "rppi": lambda **k: tb.rppi(a, edges, 20.0, npibins=4, box=100.0, **k),
+        "smu": lambda **k: tb.smu(a, edges, 5, **k),
+        "wp": lambda **k: tb.wp(a, edges, 20.0, npibins=4, box=100.0, **k),
+        "xi_smu": lambda **k: tb.xi_smu(a, edges, 4, box=100.0, multipoles=True, **k),
+        "kk": lambda **k: tb.kk(a, w, edges, **k),
+        "nk": lambda **k: tb.nk(a, b, rng.random(2000), edges, **k),
+        "neighbours": lambda **k: tb.neighbours(a, 5.0, rmin=1.0, box=100.0, **k),
+        "matrix": lambda **k: tb.matrix(a[:500], data2=b[:300], **k),
+        "kde": lambda **k: tb.kde(a, 2.0, **k),
+    }
+    for what, f in cases.items():
+        cpu, gpu = f(backend="cpu"), f(backend="cuda")
+        assert gpu.backend == "cuda", what
+        same(cpu, gpu, what)
+    g_cpu = tb.md.rdf(np.stack([a, a[::-1]]), box=100.0, rmax=20.0, nbins=40, backend="cpu")
+    g_gpu = tb.md.rdf(np.stack([a, a[::-1]]), box=100.0, rmax=20.0, nbins=40, backend="cuda")
+    np.testing.assert_array_equal(g_gpu.npairs, g_cpu.npairs)
+
+
+def test_ctrl_c_stops_a_gpu_run_within_a_second(rng):
+    # A weighted histogram of 2^21 points on the GPU's generic agent: tens of seconds to the end.
+    a = rng.random((1 << 21, 3))
+    w = rng.random(1 << 21) + 0.5
+    calls = []
+
+    def interrupt(f):
+        calls.append((time.monotonic(), f))
+        if len(calls) == 1:
+            _thread.interrupt_main()
+
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        tb.paircount(a, tb.linear_bins(0, 1.8, 256), weights=w, backend="cuda", path="brute", progress=interrupt)
+    stopped = time.monotonic()
+    assert calls and calls[0][1] < 0.5, calls[:3]  # interrupted early in the kernel
+    assert stopped - calls[0][0] < 1.0, f"{stopped - calls[0][0]:.2f} s from the Ctrl-C to the exception"
+    # The device is whole afterwards.
+    small = a[:2000]
+    cpu, gpu = both(tb.paircount, small, [0, 0.1, 0.5], weights=w[:2000])
+    same(cpu, gpu, "after the interrupt")
