@@ -8,6 +8,7 @@
 #include "twobody/error.hpp"
 #include "twobody/generate.hpp"
 #include "twobody/io.hpp"
+#include "twobody/statistics.hpp"
 
 namespace twobody::python {
 
@@ -93,6 +94,15 @@ nb::dict randoms_like_py(nb::handle data, std::size_t n, const std::string& foot
   return out;
 }
 
+// The CLI's --wrap: every point outside the periodic box or cell moved in by whole box lengths or
+// cell vectors, as the engine tests "inside" (points inside are left bit for bit).
+nb::object wrap_py(nb::handle data, const std::vector<double>& box) {
+  PointSet p = to_points(data, "data");
+  const auto b = to_box(box, p.dim());
+  without_gil([&] { wrap_into_box(p, *b); });
+  return rows_of(p);
+}
+
 }  // namespace
 
 void bind_files(nb::module_& m) {
@@ -100,6 +110,7 @@ void bind_files(nb::module_& m) {
   m.def("read", &read_py, "path"_a, "columns"_a, "names"_a, "weight_column"_a, "region_column"_a);
   m.def("generate", &generate_py, "kind"_a, "n"_a, "dim"_a, "side"_a, "sky"_a, "seed"_a, "cluster"_a, "blobs"_a,
         "sigma"_a, "eta"_a, "lambda_"_a, "levels"_a, "radius"_a, "fraction"_a, "volume"_a);
+  m.def("wrap", &wrap_py, "data"_a, "box"_a);
   m.def("randoms_like", &randoms_like_py, "data"_a, "n"_a, "footprint"_a, "box"_a, "resolution"_a, "min_count"_a,
         "seed"_a);
 }

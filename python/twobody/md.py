@@ -137,49 +137,16 @@ def _cell(box):
     raise InputError(f"box: expected a, b, c [alpha, beta, gamma], or a 3x3 matrix, not shape {b.shape}")
 
 
-def _cell_vectors(cell):
-    """Rows a, b, c of the cell (lower triangular), as MDAnalysis' triclinic_vectors makes them."""
-    if len(cell) == 3:
-        return np.diag(cell)
-    if len(cell) == 9:
-        return np.asarray(cell, dtype=np.float64).reshape(3, 3)
-    a, b, c, alpha, beta, gamma = cell
-    al, be, ga = np.radians([alpha, beta, gamma])
-    cos_a, cos_b, cos_g = np.cos(al), np.cos(be), np.cos(ga)
-    sin_g = np.sin(ga)
-    h = np.zeros((3, 3))
-    h[0, 0] = a
-    h[1, 0], h[1, 1] = b * cos_g, b * sin_g
-    cx = c * cos_b
-    cy = c * (cos_a - cos_b * cos_g) / sin_g
-    h[2] = cx, cy, np.sqrt(max(c * c - cx * cx - cy * cy, 0.0))
-    return h
-
-
-def _wrapped(positions, cell):
-    """The positions with every atom outside the cell moved in by whole cell vectors (trajectories
-    keep atoms that left the box unwrapped); atoms inside are left bit for bit."""
-    x = np.asarray(positions, dtype=np.float64)
-    if len(cell) == 3:
-        L = np.asarray(cell)
-        outside = np.any((x < 0) | (x >= L), axis=1)
-        if outside.any():
-            x = x.copy()
-            y = np.mod(x[outside], L)
-            y[y >= L] = 0.0  # (a tiny negative coordinate rounds up to L)
-            x[outside] = y
-        return x
-    h = _cell_vectors(cell)
-    frac = x @ np.linalg.inv(h)
-    outside = np.any((frac < 0) | (frac >= 1), axis=1)
-    if outside.any():
-        x = x.copy()
-        x[outside] -= np.floor(frac[outside]) @ h
-    return x
-
-
 def _volume(cell):
-    return float(abs(np.linalg.det(_cell_vectors(cell))))
+    """The cell's volume: a b c for [a, b, c]; the determinant of the cell vectors otherwise (a
+    lower-triangular matrix: the product of its diagonal)."""
+    if len(cell) == 3:
+        return float(np.prod(cell))
+    if len(cell) == 9:
+        return float(abs(np.linalg.det(np.asarray(cell).reshape(3, 3))))
+    a, b, c, alpha, beta, gamma = cell
+    ca, cb, cg = np.cos(np.radians([alpha, beta, gamma]))
+    return float(a * b * c * np.sqrt(max(1 - ca * ca - cb * cb - cg * cg + 2 * ca * cb * cg, 0.0)))
 
 
 def _frames_of(a, b, box, start, stop, step, frames):
@@ -226,6 +193,13 @@ def _frames_of(a, b, box, start, stop, step, frames):
 
 
 # ---- the count -----------------------------------------------------------------------------------
+
+def _wrapped(positions, cell):
+    """The positions with every atom outside the cell moved in by whole cell vectors, by the
+    engine's own test of inside (trajectories keep atoms that left the box unwrapped); atoms
+    inside are left bit for bit."""
+    return _twobody.wrap((_columns(positions, "positions"), None, None), cell)
+
 
 def _count(pa, pb, edges, cell, run):
     """One frame's npairs and expected counts (pb None: one group, each pair once)."""
