@@ -52,6 +52,7 @@ def test_every_statistic_equals_the_cpu(rng):
     edges = tb.log_bins(0.5, 20, 12)
     sky = np.column_stack([rng.random(3000) * 60, rng.random(3000) * 40 - 20])
     sky_r = np.column_stack([rng.random(6000) * 60, rng.random(6000) * 40 - 20])
+    field = rng.random(2000)
     cases = {
         "paircount": lambda **k: tb.paircount(a, edges, data2=b, box=100.0, ravg=True, **k),
         "paircount weighted": lambda **k: tb.paircount(a, edges, weights=w, **k),
@@ -66,7 +67,7 @@ def test_every_statistic_equals_the_cpu(rng):
         "wp": lambda **k: tb.wp(a, edges, 20.0, npibins=4, box=100.0, **k),
         "xi_smu": lambda **k: tb.xi_smu(a, edges, 4, box=100.0, multipoles=True, **k),
         "kk": lambda **k: tb.kk(a, w, edges, **k),
-        "nk": lambda **k: tb.nk(a, b, rng.random(2000), edges, **k),
+        "nk": lambda **k: tb.nk(a, b, field, edges, **k),
         "neighbours": lambda **k: tb.neighbours(a, 5.0, rmin=1.0, box=100.0, **k),
         "matrix": lambda **k: tb.matrix(a[:500], data2=b[:300], **k),
         "kde": lambda **k: tb.kde(a, 2.0, **k),
