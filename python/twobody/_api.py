@@ -25,7 +25,9 @@ from ._results import Result
 
 ArrayLike = Any
 Bins = Union[str, "os.PathLike[str]", Sequence[float], np.ndarray]
-BoxLike = Union[None, float, Sequence[float]]
+# A periodic box: one side (a cube), one length a coordinate, and for 3-D points a triclinic cell
+# as MDAnalysis' dimensions [a, b, c, alpha, beta, gamma] (degrees) or a 3x3 matrix of cell vectors.
+BoxLike = Union[None, float, Sequence[float], np.ndarray]
 
 
 @dataclass
