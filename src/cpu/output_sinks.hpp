@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "twobody/detail/engine/key_edges.hpp"
+#include "twobody/extend/portable_math.hpp"
 #include "twobody/result.hpp"
 
 namespace twobody::cpu {
@@ -79,7 +80,7 @@ class SeparationSums {
   bool on() const { return !sum_.empty(); }
   void add(int k, double s, double w) {
     sum_[k] += g_.separation.steps(w * s);
-    log_sum_[k] += g_.log_separation.steps(w * std::log(std::max(s, DBL_MIN)));
+    log_sum_[k] += g_.log_separation.steps(w * portable::log(std::max(s, DBL_MIN)));
   }
   void merge_into(Result& r) const {
     if (!on()) return;

@@ -22,10 +22,6 @@ def _gpu_usable():
 
 pytestmark = pytest.mark.skipif(not _gpu_usable(), reason="no CUDA backend or no GPU")
 
-# Columns that pass through a transcendental function on each side (the logarithm, the arcsine
-# of a chord: the host's libm and CUDA's may round the last bit differently, docs/exactness.md).
-_TRANSCENDENTAL = ("meanlogr", "meanlogs", "meanlogrp", "thetaavg", "ravg", "savg", "rpavg")
-
 
 def same(cpu, gpu, what):
     assert cpu.columns.keys() == gpu.columns.keys(), what
@@ -33,8 +29,6 @@ def same(cpu, gpu, what):
         g = gpu.columns[name]
         if c.dtype.kind in "iu" or name.startswith("npairs") or name in ("count", "dd", "dr", "rr"):
             np.testing.assert_array_equal(g, c, err_msg=f"{what}: {name}")
-        elif name in _TRANSCENDENTAL:
-            np.testing.assert_allclose(g, c, rtol=1e-13, err_msg=f"{what}: {name}")
         else:
             np.testing.assert_array_equal(g, c, err_msg=f"{what}: {name}")
     if cpu.matrix is not None:

@@ -18,6 +18,7 @@
 
 #include "twobody/box.hpp"
 #include "twobody/config.hpp"
+#include "twobody/extend/portable_math.hpp"
 
 namespace twobody {
 
@@ -162,7 +163,7 @@ struct AngularSeparation {
   double key_of(double theta_deg) const { return -std::cos(theta_deg * (std::numbers::pi / 180.0)); }
   TWOBODY_HD double natural_of(double k) const {
     const double c = k < -1.0 ? 1.0 : (k > 1.0 ? -1.0 : -k);
-    return acos(c) * 57.295779513082320876798154814105;  // 180/π
+    return portable::acos(c) * 57.295779513082320876798154814105;  // 180/π (the host's and the device's bits alike)
   }
 };
 

@@ -20,6 +20,7 @@
 //   bin, so the anchor's region costs nothing per pair. A pair whose partner lies in another region
 //   adds to that region per pair (s_regp). Block-wide arrays, read and cleared with atomicExch.
 #include "twobody/detail/cuda/output/output_common.cuh"
+#include "twobody/extend/portable_math.hpp"
 
 namespace twobody::cuda {
 
@@ -166,7 +167,7 @@ struct HistogramOutput : OutputCommon<HistogramOutput<D, Weighted, Proxy, Exact,
     const double w = Weighted ? wprod : 1.0;
     add_steps(&s_sum[k], grid_steps(args.sep_grid, w * s));
     // s = 0 (a coincident pair) adds log of the smallest normal double, as on the CPU, not −∞.
-    add_steps(&s_log_sum[k], grid_steps(args.log_grid, w * log(fmax(s, 2.2250738585072014e-308))));
+    add_steps(&s_log_sum[k], grid_steps(args.log_grid, w * portable::log(fmax(s, 2.2250738585072014e-308))));
   }
 
   // The table entry of a proxy (direct_lookup): a bin, nbins (outside) or uncertain.
