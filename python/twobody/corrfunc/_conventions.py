@@ -250,13 +250,67 @@ def count(statistic: Callable[..., Any], data, data2, weights1, weights2, need_a
     return tally(run, weights1 is not None, need_avg, avg_column)
 
 
+def _require_second(what: str, *arrays) -> None:
+    if any(a is None for a in arrays):
+        raise ValueError(f"Must pass valid arrays for {what} for computing cross-correlation")
+
+
 def second_set(autocorr: bool, what: str, *arrays):
     """The second catalogue's columns of a cross count (None in auto mode, as Corrfunc ignores it)."""
     if autocorr:
         return None
-    if any(a is None for a in arrays):
-        raise ValueError(f"Must pass valid arrays for {what} for computing cross-correlation")
+    _require_second(what, *arrays)
     return columns(what, *arrays)
+
+
+def weights_of(data, data2, weights1, weights2, weight_type, autocorr) -> Tuple[Optional[np.ndarray], ...]:
+    """pair_weights for the catalogues of a count (data2 None in auto mode)."""
+    return pair_weights(weights1, weights2, data[0].size, 0 if data2 is None else data2[0].size, weight_type,
+                        bool(autocorr))
+
+
+def box_catalogues(autocorr, box, X1, Y1, Z1, X2, Y2, Z2, weights1, weights2, weight_type):
+    """The theory functions' catalogues, wrapped into the box (data2 None in auto mode), and their
+    pair weights: (data, data2, w1, w2)."""
+    data = wrapped(columns("X1/Y1/Z1", X1, Y1, Z1), box)
+    data2 = second_set(autocorr, "X2/Y2/Z2", X2, Y2, Z2)
+    data2 = None if data2 is None else wrapped(data2, box)
+    return (data, data2) + weights_of(data, data2, weights1, weights2, weight_type, autocorr)
+
+
+def mock_catalogues(autocorr, RA1, DEC1, CZ1, RA2, DEC2, CZ2, cosmology, is_comoving_dist, weights1, weights2,
+                    weight_type):
+    """The 3-D mocks' catalogues as Cartesian positions about the observer (data2 None in auto
+    mode), and their pair weights: (data, data2, w1, w2)."""
+    data = sky_to_cartesian(RA1, DEC1, CZ1, cosmology, is_comoving_dist, "RA1/DEC1/CZ1")
+    data2 = None
+    if not autocorr:
+        _require_second("RA2/DEC2/CZ2", RA2, DEC2, CZ2)
+        data2 = sky_to_cartesian(RA2, DEC2, CZ2, cosmology, is_comoving_dist, "RA2/DEC2/CZ2")
+    return (data, data2) + weights_of(data, data2, weights1, weights2, weight_type, autocorr)
+
+
+def analytic_estimates(npairs, weightavg, weighted: bool, edges, prefac: float, weight_sqr_sum: float,
+                       volume: Callable[[float, float], float], scale: float = 1.0) -> np.ndarray:
+    """Corrfunc's estimate of wp and xi from its analytic RR, operation for operation: per bin
+    (DD / RR - 1) * scale, DD the pairs times their mean weight, RR = prefac * volume(rlow, rupp)
+    plus the self-pairs' weight in a bin from 0, and -2 * scale in a bin of no volume (scale
+    2 pimax for wp, 1 for xi)."""
+    values = np.empty(npairs.size)
+    for i in range(npairs.size):
+        weight0 = float(npairs[i])
+        if weighted:
+            weight0 *= weightavg[i]
+        rlow, rupp = edges[i], edges[i + 1]
+        vol = volume(rlow, rupp)
+        if vol > 0.0:
+            weightrandom = prefac * vol
+            if rlow <= 0.0:
+                weightrandom += weight_sqr_sum
+            values[i] = (weight0 / weightrandom - 1.0) * scale
+        else:
+            values[i] = -2.0 * scale
+    return values
 
 
 def check_mu(mu_max, nmu_bins) -> Tuple[float, int]:

@@ -3,8 +3,8 @@
 import numpy as np
 
 from ... import _api
-from .._conventions import (SELF_NONE, bin_edges, count, inner_upper_edges, ordered, pair_weights, pi_bins,
-                            returned, sky_to_cartesian, structured)
+from .._conventions import (SELF_NONE, bin_edges, count, inner_upper_edges, mock_catalogues, ordered, pi_bins, returned,
+                            structured)
 
 RESULTS_DTYPE = np.dtype([("rmin", np.float64), ("rmax", np.float64), ("rpavg", np.float64), ("pimax", np.float64),
                           ("npairs", np.uint64), ("weightavg", np.float64)])
@@ -23,14 +23,8 @@ def DDrppi_mocks(autocorr, cosmology, nthreads, pimax, binfile, RA1, DEC1, CZ1, 
     return, so none show here either)."""
     edges = bin_edges(binfile)
     npibins = pi_bins(pimax)
-    data = sky_to_cartesian(RA1, DEC1, CZ1, cosmology, is_comoving_dist, "RA1/DEC1/CZ1")
-    data2 = None
-    if not autocorr:
-        if RA2 is None or DEC2 is None or CZ2 is None:
-            raise ValueError("Must pass valid arrays for RA2/DEC2/CZ2 for computing cross-correlation")
-        data2 = sky_to_cartesian(RA2, DEC2, CZ2, cosmology, is_comoving_dist, "RA2/DEC2/CZ2")
-    w1, w2 = pair_weights(weights1, weights2, data[0].size, 0 if data2 is None else data2[0].size, weight_type,
-                          bool(autocorr))
+    data, data2, w1, w2 = mock_catalogues(autocorr, RA1, DEC1, CZ1, RA2, DEC2, CZ2, cosmology, is_comoving_dist,
+                                          weights1, weights2, weight_type)
     t = count(_api.rppi, data, data2, w1, w2, output_rpavg, "rpavg", nthreads, verbose, edges, float(pimax),
               npibins=npibins, line_of_sight="midpoint")
     npairs, weightavg, rpavg = ordered(t, bool(autocorr), SELF_NONE, edges[0], 0, data[0].size, 0.0)

@@ -3,8 +3,8 @@
 import numpy as np
 
 from ... import _api
-from .._conventions import (SELF_NONE, bin_edges, check_mu, count, inner_upper_edges, ordered, pair_weights,
-                            returned, sky_to_cartesian, structured)
+from .._conventions import (SELF_NONE, bin_edges, check_mu, count, inner_upper_edges, mock_catalogues, ordered,
+                            returned, structured)
 
 RESULTS_DTYPE = np.dtype([("smin", np.float64), ("smax", np.float64), ("savg", np.float64), ("mumax", np.float64),
                           ("npairs", np.uint64), ("weightavg", np.float64)])
@@ -21,14 +21,8 @@ def DDsmu_mocks(autocorr, cosmology, nthreads, mu_max, nmu_bins, binfile, RA1, D
     along its line of sight (mu = 1) is in the last bin with mu_max = 1 (Corrfunc drops it)."""
     mu_max, nmu_bins = check_mu(mu_max, nmu_bins)
     edges = bin_edges(binfile)
-    data = sky_to_cartesian(RA1, DEC1, CZ1, cosmology, is_comoving_dist, "RA1/DEC1/CZ1")
-    data2 = None
-    if not autocorr:
-        if RA2 is None or DEC2 is None or CZ2 is None:
-            raise ValueError("Must pass valid arrays for RA2/DEC2/CZ2 for computing cross-correlation")
-        data2 = sky_to_cartesian(RA2, DEC2, CZ2, cosmology, is_comoving_dist, "RA2/DEC2/CZ2")
-    w1, w2 = pair_weights(weights1, weights2, data[0].size, 0 if data2 is None else data2[0].size, weight_type,
-                          bool(autocorr))
+    data, data2, w1, w2 = mock_catalogues(autocorr, RA1, DEC1, CZ1, RA2, DEC2, CZ2, cosmology, is_comoving_dist,
+                                          weights1, weights2, weight_type)
     t = count(_api.smu, data, data2, w1, w2, output_savg, "savg", nthreads, verbose, edges, nmu_bins,
               mu_max=mu_max, line_of_sight="midpoint")
     npairs, weightavg, savg = ordered(t, bool(autocorr), SELF_NONE, edges[0], 0, data[0].size, 0.0)

@@ -3,8 +3,8 @@
 import numpy as np
 
 from ... import _api
-from .._conventions import (SELF_WITH_WEIGHT, bin_edges, check_ra_dec, columns, count, ordered, pair_weights,
-                            returned, second_set, self_weight_sum, structured)
+from .._conventions import (SELF_WITH_WEIGHT, bin_edges, check_ra_dec, columns, count, ordered, returned, second_set,
+                            self_weight_sum, structured, weights_of)
 
 RESULTS_DTYPE = np.dtype([("thetamin", np.float64), ("thetamax", np.float64), ("thetaavg", np.float64),
                           ("npairs", np.uint64), ("weightavg", np.float64)])
@@ -26,8 +26,7 @@ def DDtheta_mocks(autocorr, nthreads, binfile, RA1, DEC1, weights1=None, RA2=Non
     data2 = second_set(autocorr, "RA2/DEC2", RA2, DEC2)
     if data2 is not None:
         check_ra_dec(data2[0], data2[1], "RA2/DEC2")
-    w1, w2 = pair_weights(weights1, weights2, data[0].size, 0 if data2 is None else data2[0].size, weight_type,
-                          bool(autocorr))
+    w1, w2 = weights_of(data, data2, weights1, weights2, weight_type, autocorr)
     t = count(_api.angular, data, data2, w1, w2, output_thetaavg, "ravg", nthreads, verbose, edges)
     npairs, weightavg, thetaavg = ordered(t, bool(autocorr), SELF_WITH_WEIGHT, edges[0], 0, data[0].size,
                                           self_weight_sum(w1))

@@ -3,8 +3,8 @@
 import numpy as np
 
 from ... import _api
-from .._conventions import (SELF_WITH_WEIGHT, bin_edges, box_lengths, columns, count, ordered, pair_weights,
-                            returned, second_set, self_weight_sum, structured, wrapped)
+from .._conventions import (SELF_WITH_WEIGHT, bin_edges, box_catalogues, box_lengths, count, ordered, returned,
+                            self_weight_sum, structured)
 
 RESULTS_DTYPE = np.dtype([("rmin", np.float64), ("rmax", np.float64), ("ravg", np.float64), ("npairs", np.uint64),
                           ("weightavg", np.float64)])
@@ -20,11 +20,7 @@ def DD(autocorr, nthreads, binfile, X1, Y1, Z1, weights1=None, periodic=True, bo
     max_cells_per_dim, copy_particles, enable_min_sep_opt and isa are accepted and ignored."""
     edges = bin_edges(binfile)
     box = box_lengths(periodic, boxsize)
-    data = wrapped(columns("X1/Y1/Z1", X1, Y1, Z1), box)
-    data2 = second_set(autocorr, "X2/Y2/Z2", X2, Y2, Z2)
-    data2 = None if data2 is None else wrapped(data2, box)
-    w1, w2 = pair_weights(weights1, weights2, data[0].size, 0 if data2 is None else data2[0].size, weight_type,
-                          bool(autocorr))
+    data, data2, w1, w2 = box_catalogues(autocorr, box, X1, Y1, Z1, X2, Y2, Z2, weights1, weights2, weight_type)
     t = count(_api.paircount, data, data2, w1, w2, output_ravg, "ravg", nthreads, verbose, edges, box=box)
     npairs, weightavg, ravg = ordered(t, bool(autocorr), SELF_WITH_WEIGHT, edges[0], 0, data[0].size,
                                       self_weight_sum(w1))

@@ -3,8 +3,8 @@
 import numpy as np
 
 from ... import _api
-from .._conventions import (SELF_WITHOUT_WEIGHT, bin_edges, box_lengths, columns, count, inner_upper_edges,
-                            ordered, pair_weights, pi_bins, returned, second_set, structured, wrapped)
+from .._conventions import (SELF_WITHOUT_WEIGHT, bin_edges, box_catalogues, box_lengths, count, inner_upper_edges,
+                            ordered, pi_bins, returned, structured)
 
 RESULTS_DTYPE = np.dtype([("rmin", np.float64), ("rmax", np.float64), ("rpavg", np.float64), ("pimax", np.float64),
                           ("npairs", np.uint64), ("weightavg", np.float64)])
@@ -21,11 +21,7 @@ def DDrppi(autocorr, nthreads, pimax, binfile, X1, Y1, Z1, weights1=None, period
     edges = bin_edges(binfile)
     npibins = pi_bins(pimax)
     box = box_lengths(periodic, boxsize)
-    data = wrapped(columns("X1/Y1/Z1", X1, Y1, Z1), box)
-    data2 = second_set(autocorr, "X2/Y2/Z2", X2, Y2, Z2)
-    data2 = None if data2 is None else wrapped(data2, box)
-    w1, w2 = pair_weights(weights1, weights2, data[0].size, 0 if data2 is None else data2[0].size, weight_type,
-                          bool(autocorr))
+    data, data2, w1, w2 = box_catalogues(autocorr, box, X1, Y1, Z1, X2, Y2, Z2, weights1, weights2, weight_type)
     t = count(_api.rppi, data, data2, w1, w2, output_rpavg, "rpavg", nthreads, verbose, edges, float(pimax),
               npibins=npibins, box=box)
     npairs, weightavg, rpavg = ordered(t, bool(autocorr), SELF_WITHOUT_WEIGHT, edges[0], 0, data[0].size, 0.0)

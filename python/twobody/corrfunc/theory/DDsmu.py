@@ -3,8 +3,8 @@
 import numpy as np
 
 from ... import _api
-from .._conventions import (SELF_WITHOUT_WEIGHT, bin_edges, box_lengths, check_mu, columns, count,
-                            inner_upper_edges, ordered, pair_weights, returned, second_set, structured, wrapped)
+from .._conventions import (SELF_WITHOUT_WEIGHT, bin_edges, box_catalogues, box_lengths, check_mu, count,
+                            inner_upper_edges, ordered, returned, structured)
 
 RESULTS_DTYPE = np.dtype([("smin", np.float64), ("smax", np.float64), ("savg", np.float64), ("mu_max", np.float64),
                           ("npairs", np.uint64), ("weightavg", np.float64)])
@@ -24,11 +24,7 @@ def DDsmu(autocorr, nthreads, binfile, mu_max, nmu_bins, X1, Y1, Z1, weights1=No
     mu_max, nmu_bins = check_mu(mu_max, nmu_bins)
     edges = bin_edges(binfile)
     box = box_lengths(periodic, boxsize)
-    data = wrapped(columns("X1/Y1/Z1", X1, Y1, Z1), box)
-    data2 = second_set(autocorr, "X2/Y2/Z2", X2, Y2, Z2)
-    data2 = None if data2 is None else wrapped(data2, box)
-    w1, w2 = pair_weights(weights1, weights2, data[0].size, 0 if data2 is None else data2[0].size, weight_type,
-                          bool(autocorr))
+    data, data2, w1, w2 = box_catalogues(autocorr, box, X1, Y1, Z1, X2, Y2, Z2, weights1, weights2, weight_type)
     t = count(_api.smu, data, data2, w1, w2, output_savg, "savg", nthreads, verbose, edges, nmu_bins,
               mu_max=mu_max, box=box)
     npairs, weightavg, savg = ordered(t, bool(autocorr), SELF_WITHOUT_WEIGHT, edges[0], 0, data[0].size, 0.0)

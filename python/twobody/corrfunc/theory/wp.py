@@ -5,8 +5,8 @@ import math
 import numpy as np
 
 from ... import _api
-from .._conventions import (SELF_WITH_WEIGHT, analytic_random_terms, bin_edges, box_side, columns, count, ordered,
-                            pair_weights, returned, self_weight_sum, structured, wrapped)
+from .._conventions import (SELF_WITH_WEIGHT, analytic_estimates, analytic_random_terms, bin_edges, box_side, columns,
+                            count, ordered, pair_weights, self_weight_sum, structured, wrapped)
 
 RESULTS_DTYPE = np.dtype([("rmin", np.float64), ("rmax", np.float64), ("rpavg", np.float64), ("wp", np.float64),
                           ("npairs", np.uint64), ("weightavg", np.float64)])
@@ -36,20 +36,8 @@ def wp(boxsize, pimax, nthreads, binfile, X, Y, Z, weights=None, weight_type=Non
     npairs, weightavg, rpavg = ordered(t, True, SELF_WITH_WEIGHT, edges[0], 0, n, self_weight_sum(w))
     prefac, weight_sqr_sum = analytic_random_terms(w, n, L)
     twice_pimax = 2.0 * float(pimax)
-    values = np.empty(npairs.size)
-    for i in range(npairs.size):  # Corrfunc's expression, operation for operation
-        weight0 = float(npairs[i])
-        if w is not None:
-            weight0 *= weightavg[i]
-        rlow, rupp = edges[i], edges[i + 1]
-        vol = math.pi * (rupp * rupp - rlow * rlow) * twice_pimax
-        if vol > 0.0:
-            weightrandom = prefac * vol
-            if rlow <= 0.0:
-                weightrandom += weight_sqr_sum
-            values[i] = (weight0 / weightrandom - 1) * twice_pimax
-        else:
-            values[i] = -2.0 * twice_pimax
+    values = analytic_estimates(npairs, weightavg, w is not None, edges, prefac, weight_sqr_sum,
+                                lambda rlow, rupp: math.pi * (rupp * rupp - rlow * rlow) * twice_pimax, twice_pimax)
     results = structured(RESULTS_DTYPE, rmin=edges[:-1], rmax=edges[1:], rpavg=rpavg, wp=values, npairs=npairs,
                          weightavg=weightavg)
     if not (c_api_timer or c_cell_timer):

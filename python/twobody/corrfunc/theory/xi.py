@@ -5,8 +5,8 @@ import math
 import numpy as np
 
 from ... import _api
-from .._conventions import (SELF_WITH_WEIGHT, analytic_random_terms, bin_edges, box_side, columns, count, ordered,
-                            pair_weights, returned, self_weight_sum, structured, wrapped)
+from .._conventions import (SELF_WITH_WEIGHT, analytic_estimates, analytic_random_terms, bin_edges, box_side, columns,
+                            count, ordered, pair_weights, returned, self_weight_sum, structured, wrapped)
 
 RESULTS_DTYPE = np.dtype([("rmin", np.float64), ("rmax", np.float64), ("ravg", np.float64), ("xi", np.float64),
                           ("npairs", np.uint64), ("weightavg", np.float64)])
@@ -27,20 +27,8 @@ def xi(boxsize, nthreads, binfile, X, Y, Z, weights=None, weight_type=None, verb
     t = count(_api.paircount, data, None, w, None, output_ravg, "ravg", nthreads, verbose, edges, box=box)
     npairs, weightavg, ravg = ordered(t, True, SELF_WITH_WEIGHT, edges[0], 0, n, self_weight_sum(w))
     prefac, weight_sqr_sum = analytic_random_terms(w, n, L)
-    values = np.empty(npairs.size)
-    for i in range(npairs.size):  # Corrfunc's expression, operation for operation
-        weight0 = float(npairs[i])
-        if w is not None:
-            weight0 *= weightavg[i]
-        rlow, rupp = edges[i], edges[i + 1]
-        vol = 4.0 / 3.0 * math.pi * (rupp * rupp * rupp - rlow * rlow * rlow)
-        if vol > 0.0:
-            weightrandom = prefac * vol
-            if rlow <= 0.0:
-                weightrandom += weight_sqr_sum
-            values[i] = weight0 / weightrandom - 1.0
-        else:
-            values[i] = -2.0
+    values = analytic_estimates(npairs, weightavg, w is not None, edges, prefac, weight_sqr_sum,
+                                lambda rlow, rupp: 4.0 / 3.0 * math.pi * (rupp * rupp * rupp - rlow * rlow * rlow))
     results = structured(RESULTS_DTYPE, rmin=edges[:-1], rmax=edges[1:], ravg=ravg, xi=values, npairs=npairs,
                          weightavg=weightavg)
     return returned(results, c_api_timer, t.seconds)
