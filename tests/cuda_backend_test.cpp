@@ -26,6 +26,7 @@
 
 using namespace twobody;
 using testing_support::fresh_seed;
+using testing_support::points_in_cell;
 using testing_support::to_pointset;
 using testing_support::uniform_points;
 
@@ -2188,27 +2189,6 @@ TEST_F(Cuda, KernelSumsEqualCpuBitForBitAndTheBruteForce) {
 }
 
 namespace {
-
-// n points uniform in a triclinic cell (inside by the planner's own test).
-PointSet points_in_cell(const Box& box, std::size_t n, std::mt19937_64& rng, bool weights) {
-  std::uniform_real_distribution<double> u(0.0, 1.0), uw(0.5, 2.0);
-  PointSet p(3, n);
-  std::vector<double> w;
-  for (std::size_t i = 0; i < n;) {
-    const double fa = u(rng), fb = u(rng), fc = u(rng);
-    const double x = fa * box.length[0] + fb * box.xy + fc * box.xz, y = fb * box.length[1] + fc * box.yz,
-                 z = fc * box.length[2];
-    const auto f = box.cell_coordinates(x, y, z);
-    if (!(f[0] >= 0 && f[0] < 1 && f[1] >= 0 && f[1] < 1 && f[2] >= 0 && f[2] < 1)) continue;
-    p.coord(0)[i] = x;
-    p.coord(1)[i] = y;
-    p.coord(2)[i] = z;
-    if (weights) w.push_back(uw(rng));
-    ++i;
-  }
-  if (weights) p.set_weights(std::move(w));
-  return p;
-}
 
 // Every output of `s` on the GPU equal to the CPU's brute force bit for bit, and the GPU's plan
 // saying why it ran brute force.

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "oracle/brute_force.hpp"
+#include "twobody/box.hpp"
 #include "twobody/error.hpp"
 #include "twobody/points.hpp"
 #include "twobody/statistic.hpp"
@@ -152,6 +153,30 @@ void expect_config_error(F&& f, const std::string& needle) {
     EXPECT_EQ(e.kind(), twobody::ErrorKind::Config) << e.what();
     EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
   }
+}
+
+// n points uniform in a triclinic cell (uniform fractional coordinates), kept only where the
+// planner's own test puts them inside (x = f·H may round a hair across a face); with weights
+// uniform in [0.5, 2), drawn point by point.
+inline twobody::PointSet points_in_cell(const twobody::Box& box, std::size_t n, std::mt19937_64& rng,
+                                        bool weights = false) {
+  std::uniform_real_distribution<double> u(0.0, 1.0), uw(0.5, 2.0);
+  twobody::PointSet p(3, n);
+  std::vector<double> w;
+  for (std::size_t i = 0; i < n;) {
+    const double fa = u(rng), fb = u(rng), fc = u(rng);
+    const double x = fa * box.length[0] + fb * box.xy + fc * box.xz, y = fb * box.length[1] + fc * box.yz,
+                 z = fc * box.length[2];
+    const auto f = box.cell_coordinates(x, y, z);
+    if (!(f[0] >= 0 && f[0] < 1 && f[1] >= 0 && f[1] < 1 && f[2] >= 0 && f[2] < 1)) continue;
+    p.coord(0)[i] = x;
+    p.coord(1)[i] = y;
+    p.coord(2)[i] = z;
+    if (weights) w.push_back(uw(rng));
+    ++i;
+  }
+  if (weights) p.set_weights(std::move(w));
+  return p;
 }
 
 }  // namespace testing_support

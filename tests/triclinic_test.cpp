@@ -25,6 +25,7 @@
 using namespace twobody;
 using testing_support::expect_error;
 using testing_support::fresh_seed;
+using testing_support::points_in_cell;
 using testing_support::to_oracle;
 
 namespace {
@@ -36,24 +37,6 @@ Box matrix_box(double ax, double bx, double by, double cx, double cy, double cz)
 
 oracle::Cell cell_of(const Box& b) { return {b.length[0], b.xy, b.length[1], b.xz, b.yz, b.length[2]}; }
 
-// n points uniform in the cell (uniform fractional coordinates), kept only if the planner's test
-// puts them inside (x = f·H may round a hair across a face).
-PointSet points_in(const Box& box, std::size_t n, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  PointSet p(3, n);
-  for (std::size_t i = 0; i < n;) {
-    const double fa = u(rng), fb = u(rng), fc = u(rng);
-    const double x = fa * box.length[0] + fb * box.xy + fc * box.xz, y = fb * box.length[1] + fc * box.yz,
-                 z = fc * box.length[2];
-    const auto f = box.cell_coordinates(x, y, z);
-    if (!(f[0] >= 0 && f[0] < 1 && f[1] >= 0 && f[1] < 1 && f[2] >= 0 && f[2] < 1)) continue;
-    p.coord(0)[i] = x;
-    p.coord(1)[i] = y;
-    p.coord(2)[i] = z;
-    ++i;
-  }
-  return p;
-}
 
 // Points of the fractional lattice k/n (k = 0..n-1) in a cell with dyadic entries: every
 // coordinate and image exact, most separations repeated exactly, many on the faces (k = 0).
@@ -148,7 +131,7 @@ TEST(Triclinic, RandomCellsEveryOutputEqualsBruteForceOverImages) {
   for (const Box& box : test_cells(rng)) {
     SCOPED_TRACE(box.describe());
     ASSERT_TRUE(box.triclinic());
-    const PointSet a = points_in(box, 500, rng), b = points_in(box, 300, rng);
+    const PointSet a = points_in_cell(box, 500, rng), b = points_in_cell(box, 300, rng);
     // Up to the inscribed-sphere radius itself, and a small cutoff (many cells in the grid).
     for (double rmax : {box.max_cutoff(), 0.3 * box.max_cutoff()}) {
       SCOPED_TRACE("rmax " + std::to_string(rmax));
@@ -186,7 +169,7 @@ TEST(Triclinic, PairFunctionIsTheLeastImageWithinTheInscribedSphere) {
     const PeriodicTriclinic f(box);
     const oracle::Cell cell = cell_of(box);
     const double r2 = box.max_cutoff() * box.max_cutoff();
-    const PointSet p = points_in(box, 60, rng);
+    const PointSet p = points_in_cell(box, 60, rng);
     for (std::size_t i = 0; i < p.size(); ++i)
       for (std::size_t j = 0; j < p.size(); ++j) {
         const double a[3] = {p.coord(0)[i], p.coord(1)[i], p.coord(2)[i]};
@@ -221,7 +204,7 @@ TEST(Triclinic, NearTiesAtTheInscribedSphereTakeTheLeastImage) {
       return std::array<double, 3>{p[1] * q[2] - p[2] * q[1], p[2] * q[0] - p[0] * q[2], p[0] * q[1] - p[1] * q[0]};
     };
     const std::array<std::array<double, 3>, 3> normal{cross(B, C), cross(C, A), cross(A, B)};
-    PointSet p = points_in(box, 40, rng);
+    PointSet p = points_in_cell(box, 40, rng);
     PointSet q(3, p.size());
     for (std::size_t i = 0; i < p.size(); ++i) {
       const int axis = static_cast<int>(u(rng) * 3) % 3;
@@ -258,7 +241,7 @@ TEST(Triclinic, ZeroTiltsAreTheOrthorhombicBoxBitForBit) {
   const auto seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
-  const PointSet p = points_in(ortho, 2000, rng);
+  const PointSet p = points_in_cell(ortho, 2000, rng);
   const Binning bins = Binning::logarithmic(0.1, 5.0, 20);
   const auto r1 = paircount(p, nullptr, bins, ortho, false);
   const auto r2 = paircount(p, nullptr, bins, from_matrix, false);
@@ -281,7 +264,7 @@ TEST(Triclinic, StatisticsTakingABoxEqualBruteForce) {
   std::mt19937_64 rng(seed);
   const double dims[6] = {20, 18, 22, 75, 100, 110};
   const Box box = Box::from_dimensions(dims);
-  const PointSet a = points_in(box, 900, rng), b = points_in(box, 500, rng);
+  const PointSet a = points_in_cell(box, 900, rng), b = points_in_cell(box, 500, rng);
   const Binning bins = Binning::linear(0.0, box.max_cutoff(), 16);
   const auto oa = to_oracle(a), ob = to_oracle(b);
   const auto auto_want = oracle::triclinic_counts(cell_of(box), oa, nullptr, bins.edges());
@@ -346,7 +329,7 @@ TEST(Triclinic, InscribedSphereRadius) {
 TEST(Triclinic, RefusesWhatItCannotAnswerExactly) {
   const Box box = matrix_box(10, 5, 9, 0, 0, 8);
   std::mt19937_64 rng(1);
-  const PointSet p = points_in(box, 50, rng);
+  const PointSet p = points_in_cell(box, 50, rng);
   const double too_far = box.max_cutoff() * 1.01;
   expect_error(ErrorKind::Config, "inscribed-sphere radius", [&] {
     run(stat_of(OutputKind::Histogram, false, Binning::linear(0, too_far, 4), box), p, nullptr, on_cpu("auto"));
@@ -383,7 +366,7 @@ TEST(Triclinic, RefusesWhatItCannotAnswerExactly) {
 TEST(Triclinic, PointsOutsideAreRefusedOrWrapped) {
   const Box box = matrix_box(10, 5, 9, -3, 4, 8);
   std::mt19937_64 rng(2);
-  PointSet p = points_in(box, 200, rng);
+  PointSet p = points_in_cell(box, 200, rng);
   // Shift some points by whole cell vectors and a little beyond (outside the cell).
   std::uniform_int_distribution<int> n(-3, 3);
   for (std::size_t i = 0; i < p.size(); i += 3) {
@@ -412,7 +395,7 @@ TEST(Triclinic, PointsOutsideAreRefusedOrWrapped) {
 TEST(Triclinic, ExplainSaysTheCellAndTheGrid) {
   const Box box = matrix_box(30, 10, 28, 5, -6, 25);
   std::mt19937_64 rng(3);
-  const PointSet p = points_in(box, 3000, rng);
+  const PointSet p = points_in_cell(box, 3000, rng);
   const Result r = run(stat_of(OutputKind::Histogram, false, Binning::linear(0, 3, 6), box), p, nullptr, on_cpu("grid"));
   EXPECT_NE(r.info.plan.find("triclinic a = (30, 0, 0)"), std::string::npos) << r.info.plan;
   EXPECT_NE(r.info.plan.find("fractional coordinates"), std::string::npos) << r.info.plan;
@@ -423,8 +406,8 @@ TEST(Triclinic, SavedCountsKeepTheCell) {
   // counts checks the whole cell, not its diagonal.
   const Box box = matrix_box(30, 10, 28, 5, -6, 25);
   std::mt19937_64 rng(4);
-  const PointSet d = points_in(box, 500, rng);
-  const std::vector<PointSet> randoms{points_in(box, 600, rng)};
+  const PointSet d = points_in_cell(box, 500, rng);
+  const std::vector<PointSet> randoms{points_in_cell(box, 600, rng)};
   const Binning bins = Binning::linear(0.5, 5, 5);
   const CorrelationResult r = correlation(d, randoms, bins, CorrelationSpace::Box, box, false, on_cpu("auto"));
   const SavedCounts c = saved_counts(r, CorrelationSpace::Box, box, false);
@@ -441,7 +424,7 @@ TEST(Triclinic, KernelSumsCountThePartnersOfTheBruteForce) {
   // brute force's, and a cutoff beyond the inscribed sphere is refused with its radius.
   const Box box = matrix_box(20, 8, 18, -6, 5, 16);
   std::mt19937_64 rng(5);
-  const PointSet p = points_in(box, 600, rng);
+  const PointSet p = points_in_cell(box, 600, rng);
   KdeOptions o;
   o.kernel = KdeKernel::Epanechnikov;
   o.bandwidth = 3.0;
