@@ -11,44 +11,49 @@
 
 namespace twobody {
 
-PointSet::PointSet(int dim, std::size_t n) : dim_(dim), n_(n) {
+namespace {
+
+void check_dimension(int dim) {
   if (dim < 1 || dim > kMaxDim)
     throw_config(fmt::format("points must have 1 to {} coordinates, not {}", kMaxDim, dim));
+}
+
+// The points' number of columns checked, and their common length.
+template <class Columns>
+std::size_t common_length(const Columns& columns, const char* who) {
+  check_dimension(static_cast<int>(columns.size()));
+  for (const auto& c : columns)
+    if (c.size() != columns[0].size()) throw Error(ErrorKind::Internal, fmt::format("{}: columns of different lengths", who));
+  return columns[0].size();
+}
+
+}  // namespace
+
+PointSet::PointSet(int dim, std::size_t n) : dim_(dim), n_(n) {
+  check_dimension(dim);
   require_memory(8.0 * dim * static_cast<double>(n), fmt::format("a set of {} {}-D points", n, dim));
   coords_.assign(dim, std::vector<double>(n));
   float_.resize(dim);
 }
 
 PointSet PointSet::from_columns(std::vector<std::vector<double>> columns) {
-  const int dim = static_cast<int>(columns.size());
-  if (dim < 1 || dim > kMaxDim)
-    throw_config(fmt::format("points must have 1 to {} coordinates, not {}", kMaxDim, dim));
-  for (const auto& c : columns)
-    if (c.size() != columns[0].size())
-      throw Error(ErrorKind::Internal, "PointSet::from_columns: columns of different lengths");
   PointSet p;
-  p.dim_ = dim;
-  p.n_ = columns[0].size();
+  p.n_ = common_length(columns, "PointSet::from_columns");
+  p.dim_ = static_cast<int>(columns.size());
   p.coords_ = std::move(columns);
-  p.float_.resize(dim);
+  p.float_.resize(p.dim_);
   return p;
 }
 
 PointSet PointSet::borrow(std::vector<std::span<const double>> columns, std::shared_ptr<const void> owner) {
-  const int dim = static_cast<int>(columns.size());
-  if (dim < 1 || dim > kMaxDim)
-    throw_config(fmt::format("points must have 1 to {} coordinates, not {}", kMaxDim, dim));
-  for (const auto& c : columns)
-    if (c.size() != columns[0].size())
-      throw Error(ErrorKind::Internal, "PointSet::borrow: columns of different lengths");
   PointSet p;
-  p.dim_ = dim;
-  p.n_ = columns[0].size();
-  p.coords_.resize(dim);
+  p.n_ = common_length(columns, "PointSet::borrow");
+  p.dim_ = static_cast<int>(columns.size());
+  p.coords_.resize(p.dim_);
   for (const auto& c : columns) p.borrowed_.push_back(c.data());
   // (Never null, so that borrowed() holds even for an owner the caller did not need.)
   p.owner_ = owner ? std::move(owner) : std::make_shared<int>(0);
-  p.float_.resize(dim);
+  p.float_.resize(p.dim_);
   return p;
 }
 
