@@ -202,9 +202,10 @@ def _wrapped(positions, cell):
 
 
 def _count(pa, pb, edges, cell, run):
-    """One frame's npairs and expected counts (pb None: one group, each pair once)."""
-    sample_a = (_columns(_wrapped(pa, cell), "positions"), None, None)
-    sample_b = None if pb is None else (_columns(_wrapped(pb, cell), "positions b"), None, None)
+    """One frame's npairs and expected counts of wrapped positions (pb None: one group, each pair
+    once)."""
+    sample_a = (_columns(pa, "positions"), None, None)
+    sample_b = None if pb is None else (_columns(pb, "positions b"), None, None)
     raw = _twobody.rdf(sample_a, sample_b, edges, cell, run=run)
     cols = dict(raw["columns"])
     meta = json.loads(raw["meta"])
@@ -311,8 +312,9 @@ def rdf(group_a, group_b=None, *, rmax: Optional[float] = None, nbins: int = 75,
     bar = _frame_bar(progress)
     try:
         for frame, pa, pb, cell in _frames_of(group_a, group_b, box, start, stop, step, frames):
-            pa = np.asarray(pa, dtype=np.float64)
-            pb = None if same or pb is None else np.asarray(pb, dtype=np.float64)
+            # Wrapped once a frame (float64 rows), for the whole count and every partial.
+            pa = _wrapped(pa, cell)
+            pb = None if same or pb is None else _wrapped(pb, cell)
             volume = _volume(cell)
             total.add(frame, *_count(pa, pb, edges, cell, run), volume)
             for key, ma, mb in partial_sets:
