@@ -88,7 +88,6 @@ class AgentLaunch {
     while ((q = cudaStreamQuery(stream_)) == cudaErrorNotReady) {
       std::this_thread::sleep_for(wait);
       wait = std::min(2 * wait, std::chrono::microseconds(50000));
-      if (cudaStreamQuery(stream_) != cudaErrorNotReady) continue;  // (done: no need to report)
       TWOBODY_CUDA_CHECK(cudaMemcpyAsync(&done, args_.next_item, sizeof done, cudaMemcpyDeviceToHost, poll_));
       TWOBODY_CUDA_CHECK(cudaStreamSynchronize(poll_));
       const unsigned long long now = begun + (done > resumed ? done - resumed : 0);
