@@ -152,7 +152,7 @@ def dd_rows(threads, quick):
         return
     edges = twobody.log_bins(0.1, 25.0, 20)
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
-        f.write("".join(f"{lo!r} {hi!r}\n" for lo, hi in zip(edges[:-1], edges[1:])))
+        f.write("".join(f"{lo:.17g} {hi:.17g}\n" for lo, hi in zip(edges[:-1], edges[1:])))
         binfile = f.name
     for n in (10**6,) if quick else (10**6, 10**7):
         rng = np.random.default_rng(n)

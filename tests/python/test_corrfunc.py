@@ -6,7 +6,9 @@ Tolerances. npairs: exact. ravg / rpavg / savg / thetaavg / weightavg: each is a
 ordered pairs divided by npairs; Corrfunc adds its terms one by one in float64 (per thread, per
 SIMD lane), twobody in its own order, so the two sums differ by at most about n * 2^-52 relative
 (n terms, each add rounding once); per-pair separations are the same float64 sqrt of the same
-squared distance (an ulp apart at most). The tests take 4 n * 2^-52 per bin. thetaavg is an
+squared distance (an ulp apart at most). The tests take 4 n * 2^-52 per bin. In a periodic box
+a wrapped pair's dx is x1 - (x2 +- L) in Corrfunc and (x1 - x2) +- L in twobody: each rounds to
+an ulp of L, so a separation may differ by about 2^-52 L, absolute; those averages get 4 * 2^-52 L. thetaavg is an
 arccosine: near cos = 1 an ulp of the cosine moves theta by 2^-53 / theta radians, a relative
 2^-53 / theta^2, so its bins get that bound too (for theta >= 0.01 deg, below 4e-9). xi and wp
 follow from the counts by Corrfunc's own expression: 1 + xi and 1 + wp / (2 pimax), DD / RR,
@@ -36,7 +38,7 @@ EPS = 2.0 ** -52
 SHARED = Path(os.environ.get("TWOBODY_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
 
 
-def assert_same(ours, theirs, what, avg_floor=None, twice_pimax=None):
+def assert_same(ours, theirs, what, avg_floor=None, twice_pimax=None, box=None):
     """Every field of Corrfunc's structured array, bin by bin (tolerances: the module docstring;
     xi and wp through 1 + xi and 1 + wp / (2 pimax), DD / RR, whose rounding they inherit)."""
     assert ours.dtype == theirs.dtype, f"{what}: dtype {ours.dtype} != Corrfunc's {theirs.dtype}"
@@ -57,7 +59,8 @@ def assert_same(ours, theirs, what, avg_floor=None, twice_pimax=None):
                 rtol = np.maximum(rtol, avg_floor)
         else:
             rtol = np.zeros(a.shape)  # bin edges: the same doubles
-        bad = np.abs(a - b) > rtol * np.abs(b)
+        atol = 4 * EPS * box if box is not None and field.endswith("avg") and field != "weightavg" else 0.0
+        bad = np.abs(a - b) > rtol * np.abs(b) + atol
         assert not bad.any(), f"{what}: {field} differs in bins {np.nonzero(bad)[0]}: {a[bad]} vs Corrfunc {b[bad]}"
 
 
@@ -84,30 +87,31 @@ def test_theory_random_catalogues(rng, weighted, avg):
     kw2 = dict(kw, weights2=w2) if weighted else {}
     bins = BINS if rng.random() < 0.5 else BINS[1:]  # with and without the self-pairs
     for periodic in (True, False):
+        wrap = L if periodic else None  # the bound of a wrapped separation (assert_same)
         common = dict(periodic=periodic, boxsize=L, output_ravg=avg)
         assert_same(tt.DD(1, 2, bins, x, y, z, **common, **kw), ct.DD(1, 2, bins, x, y, z, **common, **kw),
-                    f"DD auto periodic={periodic}")
+                    f"DD auto periodic={periodic}", box=wrap)
         assert_same(tt.DD(0, 2, bins, x, y, z, X2=x2, Y2=y2, Z2=z2, **common, **kw2),
-                    ct.DD(0, 2, bins, x, y, z, X2=x2, Y2=y2, Z2=z2, **common, **kw2), f"DD cross periodic={periodic}")
+                    ct.DD(0, 2, bins, x, y, z, X2=x2, Y2=y2, Z2=z2, **common, **kw2), f"DD cross periodic={periodic}", box=wrap)
         common = dict(periodic=periodic, boxsize=L, output_rpavg=avg)
         assert_same(tt.DDrppi(1, 2, 12.0, bins, x, y, z, **common, **kw),
-                    ct.DDrppi(1, 2, 12.0, bins, x, y, z, **common, **kw), f"DDrppi auto periodic={periodic}")
+                    ct.DDrppi(1, 2, 12.0, bins, x, y, z, **common, **kw), f"DDrppi auto periodic={periodic}", box=wrap)
         assert_same(tt.DDrppi(0, 2, 12.0, bins, x, y, z, X2=x2, Y2=y2, Z2=z2, **common, **kw2),
                     ct.DDrppi(0, 2, 12.0, bins, x, y, z, X2=x2, Y2=y2, Z2=z2, **common, **kw2),
-                    f"DDrppi cross periodic={periodic}")
+                    f"DDrppi cross periodic={periodic}", box=wrap)
         common = dict(periodic=periodic, boxsize=L, output_savg=avg)
         for mu_max, nmu in ((1.0, 10), (0.55, 4)):
             assert_same(tt.DDsmu(1, 2, bins, mu_max, nmu, x, y, z, **common, **kw),
                         ct.DDsmu(1, 2, bins, mu_max, nmu, x, y, z, **common, **kw),
-                        f"DDsmu auto periodic={periodic} mu_max={mu_max}")
+                        f"DDsmu auto periodic={periodic} mu_max={mu_max}", box=wrap)
         assert_same(tt.DDsmu(0, 2, bins, 1.0, 8, x, y, z, X2=x2, Y2=y2, Z2=z2, **common, **kw2),
                     ct.DDsmu(0, 2, bins, 1.0, 8, x, y, z, X2=x2, Y2=y2, Z2=z2, **common, **kw2),
-                    f"DDsmu cross periodic={periodic}")
+                    f"DDsmu cross periodic={periodic}", box=wrap)
     kw = dict(weights=w, weight_type="pair_product") if weighted else {}
     assert_same(tt.xi(L, 2, bins, x, y, z, output_ravg=avg, **kw), ct.xi(L, 2, bins, x, y, z, output_ravg=avg, **kw),
-                "xi")
+                "xi", box=L)
     assert_same(tt.wp(L, 12.0, 2, bins, x, y, z, output_rpavg=avg, **kw),
-                ct.wp(L, 12.0, 2, bins, x, y, z, output_rpavg=avg, **kw), "wp", twice_pimax=24.0)
+                ct.wp(L, 12.0, 2, bins, x, y, z, output_rpavg=avg, **kw), "wp", twice_pimax=24.0, box=L)
 
 
 def test_lattice_pairs_on_every_edge():
