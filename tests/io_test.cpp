@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -86,6 +87,50 @@ TEST(NpyReader, RejectsBadFiles) {
   const std::string path = ::testing::TempDir() + "nan.npy";
   write_points(path, nanset);
   expect_error(ErrorKind::Input, "row 2", [&] { read_points(path); });
+}
+
+namespace {
+// A version-1 .npy of `values` (float64, little-endian) under the given header dict.
+std::string npy_with_header(std::string header, const std::vector<double>& values) {
+  const std::size_t total = (10 + header.size() + 1 + 63) / 64 * 64;
+  header.resize(total - 10 - 1, ' ');
+  header += '\n';
+  std::string s = std::string("\x93NUMPY\x01\x00", 8);
+  const auto len = static_cast<std::uint16_t>(header.size());
+  s.append(reinterpret_cast<const char*>(&len), 2);
+  s += header;
+  s.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(double));
+  return s;
+}
+}  // namespace
+
+// The header dict as NumPy and other writers spell it: spacing, key order, 1-D shapes, Fortran
+// order; shapes of other ranks refused.
+TEST(NpyReader, HeaderVariants) {
+  const std::vector<double> v = {1.5, -2.25, 3.125, 4.0, 5.5, -6.75};
+  ReadOptions xy;
+  xy.columns = {1, 2};
+  auto p = read_points(temp_file("c.npy", npy_with_header("{'descr': '<f8', 'fortran_order': False, 'shape': (3, 2), }", v)), xy);
+  EXPECT_EQ(p.coord(0)[1], 3.125);
+  EXPECT_EQ(p.coord(1)[1], 4.0);
+  p = read_points(temp_file("f.npy", npy_with_header("{'shape':( 3 , 2 ),'fortran_order':True,'descr':'<f8'}", v)), xy);
+  EXPECT_EQ(p.coord(0)[1], -2.25);  // column-major: the first column is 1.5, -2.25, 3.125
+  EXPECT_EQ(p.coord(1)[1], 5.5);
+  ReadOptions one;
+  one.columns = {1};
+  p = read_points(temp_file("v.npy", npy_with_header("{'descr': '<f8', 'fortran_order': False, 'shape': (6,), }", v)), one);
+  ASSERT_EQ(p.size(), 6u);
+  EXPECT_EQ(p.coord(0)[5], -6.75);
+  for (const char* shape : {"(1, 2, 3)", "()", "(3,,2)", "(-3, 2)", "[3, 2]"})
+    expect_error(ErrorKind::Input, "1-D or 2-D", [&] {
+      read_points(temp_file("s.npy", npy_with_header(fmt::format("{{'descr': '<f8', 'fortran_order': False, 'shape': {}, }}", shape), v)));
+    });
+  expect_error(ErrorKind::Input, "no 'descr'", [&] {
+    read_points(temp_file("d.npy", npy_with_header("{'fortran_order': False, 'shape': (3, 2), }", v)));
+  });
+  expect_error(ErrorKind::Input, "structured dtype", [&] {
+    read_points(temp_file("t.npy", npy_with_header("{'descr': '<f8x', 'fortran_order': False, 'shape': (3, 2), }", v)));
+  });
 }
 
 namespace {

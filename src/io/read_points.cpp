@@ -14,8 +14,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "twobody/detail/io/raw_table.hpp"
 #include "twobody/error.hpp"
@@ -98,9 +96,11 @@ bool format_supported(FileFormat f) {
 
 std::vector<int> parse_column_list(const std::string& spec) {
   std::vector<int> cols;
-  std::stringstream ss(spec);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
+  std::string_view rest = spec;
+  while (!rest.empty()) {  // comma-separated; a trailing comma ends the list
+    const std::size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     int c = 0;
     const auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), c);
     if (ec != std::errc() || p != item.data() + item.size() || c < 1)

@@ -4,12 +4,13 @@
 
 #include <charconv>
 
-#include <fstream>
+#include <ostream>
 #include <nlohmann/json.hpp>
 
 #include "twobody/clustering2d.hpp"
 #include "twobody/correlation.hpp"
 #include "twobody/io.hpp"
+#include "twobody/detail/io/raw_table.hpp"
 #include "twobody/error.hpp"
 
 namespace twobody {
@@ -121,11 +122,12 @@ void write_counts(const std::string& path, const SavedCounts& c) {
 }
 
 SavedCounts read_counts(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw_input(fmt::format("{}: cannot open the counts file", path));
+  // Read whole, not through std::ifstream: the Python module's readers avoid iostreams (std::locale
+  // crashed inside the module on the device machine; npy_reader.cpp says more).
+  const std::string text = read_whole_file(path);
   SavedCounts c;
   try {
-    const nlohmann::json j = nlohmann::json::parse(in);
+    const nlohmann::json j = nlohmann::json::parse(text);
     if (!j.is_object() || j.value("format", "") != kFormatName)
       throw_input(fmt::format("{}: not a twobody counts file (no \"format\": \"{}\")", path, kFormatName));
     const int version = j.at("version").get<int>();
