@@ -127,6 +127,7 @@ inline twobody::Reduction reduction_of(twobody::OutputKind out, const twobody::B
     case twobody::OutputKind::PairList: return reduce::PairList{b};
     case twobody::OutputKind::PerPoint: return reduce::PerPoint{b};
     case twobody::OutputKind::Matrix: return reduce::Matrix{};
+    case twobody::OutputKind::Nearest: return reduce::Nearest{1};
   }
   ADD_FAILURE() << "unknown output kind";
   return reduce::Histogram{b};

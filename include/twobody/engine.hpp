@@ -14,6 +14,7 @@
 namespace twobody {
 
 class Distribution;
+class VectorSet;
 
 // A point set counted in several runs of one call: a correlation function's data catalogue in its
 // DD and in every DR_i. A backend may keep its copy of the set here, from the first run that uses
@@ -95,6 +96,13 @@ Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const Ru
 // The plan the engine would run, as text (the CLI's --explain).
 std::string explain(const Statistic& stat, const PointSet& a, const PointSet* b,
                     const RunOptions& opt = {});
+
+// The same over vectors of any dimension (twobody/vectors.hpp): metric Euclidean or Cosine;
+// reductions Count, PerPoint, PairList, Histogram (without regions or mean separations), Matrix
+// and Nearest; unweighted. Every pair is decided on its float64 key by the rule of
+// docs/exactness.md. RunOptions::distribution, resident and sum_grids do not apply.
+Result run(const Statistic& stat, const VectorSet& a, const VectorSet* b, const RunOptions& opt = {});
+std::string explain(const Statistic& stat, const VectorSet& a, const VectorSet* b, const RunOptions& opt = {});
 
 // The backend that run() would hand this statistic to ("cpu" or "cuda"), after the fallbacks
 // that --explain reports (a backend without jackknife regions, 2-D bins, ... sends the statistic

@@ -12,9 +12,12 @@
 namespace twobody::reduce {
 
 // Seed 000's type I: the pairs with value in [range.lo(), range.hi()) counted (and weighted) into
-// one total, Result::counts[0] (weighted[0]). Only the range's two ends matter.
+// one total, Result::counts[0] (weighted[0]). Only the range's two ends matter. include_hi: the
+// range is [lo, hi] instead (ε-joins are "within ε"): the engine makes the last key edge the
+// next double above key(hi), so a pair at exactly hi is in.
 struct Count {
   Binning range;
+  bool include_hi = false;
 };
 
 // Seed 000's type II: one count (and weighted sum) per bin, Result::counts[k] (weighted[k]).
@@ -45,6 +48,7 @@ struct Histogram2D {
 // Result::pairs sorted by (i, j) (or handed to RunOptions::pair_sink).
 struct PairList {
   Binning range;
+  bool include_hi = false;  // [lo, hi], as Count's
 };
 
 // Type I per point: for every point, its partners with value in [range.lo(), range.hi()) counted
@@ -55,16 +59,25 @@ struct PairList {
 // degrees.
 struct PerPoint {
   Binning range;
+  bool include_hi = false;  // [lo, hi], as Count's
 };
 
 // The value of every pair (i, j): Result::matrix, n1 x n2 (n x n, symmetric, for auto).
 struct Matrix {};
+
+// k nearest neighbours: for every point of the first set, the k partners of smallest float64 key,
+// ties broken by the smaller partner index (Result::nearest). Auto: the partners are the set's
+// other points (a point is never its own neighbour; its duplicates are); cross: the second set.
+// Vectors only (twobody/vectors.hpp, twobody/joins.hpp).
+struct Nearest {
+  int k = 1;
+};
 
 }  // namespace twobody::reduce
 
 namespace twobody {
 
 using Reduction = std::variant<reduce::Count, reduce::Histogram, reduce::Histogram2D, reduce::PairList,
-                               reduce::PerPoint, reduce::Matrix>;
+                               reduce::PerPoint, reduce::Matrix, reduce::Nearest>;
 
 }  // namespace twobody

@@ -50,6 +50,17 @@ struct PointReductions {
   std::vector<double> weighted;  // when weighted
 };
 
+// OutputKind::Nearest (reduce::Nearest): per point of the first set, its k nearest partners,
+// nearest first, row-major n x k. Ordered by (float64 key, partner index): the key is what the
+// pair is decided on (for distances, the square), so equal distances whose keys differ keep the
+// keys' order and exact ties go to the smaller index.
+struct NearestLists {
+  int k = 0;
+  std::vector<std::uint64_t> index;  // partner indices
+  std::vector<double> key;           // their float64 keys
+  std::vector<double> value;         // their natural values (distance, or cosine distance)
+};
+
 struct RunInfo {
   std::string backend;
   std::string device;
@@ -80,6 +91,7 @@ struct Result {
   // The sums above kept exactly (twobody/exact_sums.hpp): every float64 sum is its entry there
   // rounded once, so it is the same on any number of threads, chunks or MPI ranks.
   ExactSums exact;
+  NearestLists nearest;               // Nearest
   MatrixValues matrix;                // Matrix, row-major rows x cols
   std::size_t rows = 0, cols = 0;
   RunInfo info;

@@ -13,12 +13,14 @@ namespace twobody {
 enum class Traversal { Auto, Cross };
 
 // Euclidean and Periodic take 1..kMaxDim coordinates; Angular takes unit vectors (x, y, z).
-enum class Metric { Euclidean, Periodic, Angular };
+// Vectors (twobody/vectors.hpp) take Euclidean (any dimension) and Cosine: the cosine distance
+// 1 − â·b̂ of the rows normalised in float64 (docs/exactness.md states the rule).
+enum class Metric { Euclidean, Periodic, Angular, Cosine };
 
 // Which fields of a Result a run fills (reduction.hpp says what each reduction puts there):
 // Reduction for reduce::Count, Histogram for reduce::Histogram and Histogram2D, PairList, Matrix,
-// PerPoint for the others.
-enum class OutputKind { Reduction, Histogram, PairList, Matrix, PerPoint };
+// PerPoint for PerPoint, Nearest for reduce::Nearest.
+enum class OutputKind { Reduction, Histogram, PairList, Matrix, PerPoint, Nearest };
 
 struct Statistic {
   Traversal traversal = Traversal::Auto;
@@ -30,8 +32,10 @@ struct Statistic {
   // Views of `reduction` for code that treats several reductions alike.
   OutputKind output() const;
   // The 1-D bins of a Histogram, or the range [lo, hi) of a Count, PairList or PerPoint (its
-  // nbins() is what the run was given); empty for a Matrix and 2-D bins.
+  // nbins() is what the run was given); empty for a Matrix, Nearest and 2-D bins.
   const Binning& binning() const;
+  // A range's include_hi (Count, PairList, PerPoint): [lo, hi] rather than [lo, hi).
+  bool includes_hi() const;
   // The 2-D bins of a Histogram2D; an inactive Binning2D otherwise.
   const Binning2D& binning2d() const;
   bool is_2d() const { return std::holds_alternative<reduce::Histogram2D>(reduction); }

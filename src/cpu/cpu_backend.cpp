@@ -6,6 +6,7 @@
 #include "twobody/detail/engine/backend.hpp"
 #include "twobody/detail/cpu/binned2d.hpp"
 #include "twobody/detail/cpu/run_plan.hpp"
+#include "twobody/detail/cpu/run_vectors.hpp"
 #include "twobody/detail/engine/metric_dispatch.hpp"
 #include "twobody/detail/engine/memory.hpp"
 
@@ -55,6 +56,9 @@ class CpuBackend final : public Backend {
                           plan.a->size() + (plan.is_auto() ? 0 : plan.b->size()), per_point_bytes(plan) / 1e6)
             : std::string());
   }
+  std::string refuses_vectors(const Statistic&) const override { return {}; }
+  Result run_vectors(const VectorPlan& plan) override { return cpu::run_vectors(plan); }
+  std::string describe_vectors(const VectorPlan& plan) const override { return cpu::describe_vectors(plan); }
   Result run(const Plan& plan) override {
     if (plan.stat->binning2d().active()) return cpu::run_binned2d(plan);
     if (plan.stat->output() == OutputKind::PerPoint)

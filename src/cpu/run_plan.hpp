@@ -265,6 +265,9 @@ Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid 
           },
           [](const reduce::Histogram2D&) {
             throw Error(ErrorKind::Internal, "a 2-D histogram reached the 1-D traversal (cpu/binned2d.hpp runs it)");
+          },
+          [](const reduce::Nearest&) {
+            throw Error(ErrorKind::Internal, "k nearest neighbours reached the point traversal (vectors only)");
           }},
       s.reduction);
   r.info.threads = shape.threads;

@@ -103,6 +103,7 @@ std::string fig15_line(const Plan& plan) {
     case OutputKind::PairList:
     case OutputKind::PerPoint:
     case OutputKind::Matrix:
+    case OutputKind::Nearest:
       return out + "output unknown or quadratic in the points, above beta = " + kb(info.smem_optin) +
              ": type III, the direct output buffer (pages of a global pool)";
     case OutputKind::Histogram: {

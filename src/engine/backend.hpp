@@ -6,6 +6,8 @@
 
 #include "twobody/detail/engine/key_edges.hpp"
 #include "twobody/engine.hpp"
+#include "twobody/error.hpp"
+#include "twobody/vectors.hpp"
 
 namespace twobody {
 
@@ -25,6 +27,21 @@ struct Plan {
   // The grids every floating sum of the run goes on (twobody/exact_sums.hpp): from the whole
   // input, or RunOptions::sum_grids for a piece of a split run.
   SumGrids grids;
+  bool is_auto() const { return stat->traversal == Traversal::Auto; }
+};
+
+// A run over vectors (twobody/vectors.hpp), validated by make_vector_plan.
+struct VectorPlan {
+  const Statistic* stat = nullptr;
+  const VectorSet* a = nullptr;
+  const VectorSet* b = nullptr;  // equals a for Auto traversal
+  KeyEdges edges;                // bins or range in key space (none for Matrix and Nearest)
+  int k = 0;                     // Nearest
+  int threads = 1;
+  std::size_t max_pairs = 0;
+  std::function<void(std::span<const PairRecord>)> pair_sink;
+  std::function<void(double)> progress;
+  std::string explanation;
   bool is_auto() const { return stat->traversal == Traversal::Auto; }
 };
 
@@ -52,6 +69,11 @@ class Backend {
   // the 1-D histogram's output over the flat bins of a binned pair function
   // (engine/binned_pair_functions.hpp, plan.edges then holds 0, 1, ..., nbins).
   virtual std::string refuses(const Statistic&) const { return {}; }
+  // The same three for vector statistics (engine.hpp's run over VectorSet). A backend that has no
+  // vector kernels for `s` says why, and the engine runs it on the CPU, which runs them all.
+  virtual std::string refuses_vectors(const Statistic&) const { return "has no kernels for vectors yet"; }
+  virtual Result run_vectors(const VectorPlan&) { throw Error(ErrorKind::Internal, name() + ": no vector kernels"); }
+  virtual std::string describe_vectors(const VectorPlan&) const { return {}; }
 };
 
 std::unique_ptr<Backend> make_cpu_backend();

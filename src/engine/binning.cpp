@@ -77,6 +77,7 @@ const char* to_string(Metric m) {
     case Metric::Euclidean: return "euclidean";
     case Metric::Periodic: return "periodic";
     case Metric::Angular: return "angular";
+    case Metric::Cosine: return "cosine";
   }
   return "?";
 }
@@ -88,6 +89,7 @@ const char* to_string(OutputKind k) {
     case OutputKind::PairList: return "pair list";
     case OutputKind::Matrix: return "matrix";
     case OutputKind::PerPoint: return "per-point reduction";
+    case OutputKind::Nearest: return "nearest-neighbour list";
   }
   return "?";
 }

@@ -87,6 +87,54 @@ std::string explain(const Statistic& stat, const PointSet& a, const PointSet* b,
                      fallback.empty() ? "" : "; " + fallback, plan.explanation, backend->describe(plan));
 }
 
+namespace {
+
+// A backend without vector kernels for the statistic hands it to the CPU, as backend_for does.
+std::unique_ptr<Backend> vector_backend_for(const Statistic& stat, const std::string& name, std::string& why) {
+  auto b = select_backend(name);
+  if (const std::string reason = b->refuses_vectors(stat); !reason.empty()) {
+    why = fmt::format("the {} backend {}: this statistic runs on the cpu", b->name(), reason);
+    return make_cpu_backend();
+  }
+  return b;
+}
+
+void refuse_distribution(const RunOptions& opt) {
+  if (opt.distribution) throw_config("vector statistics do not run distributed (MPI) yet: run them in one process");
+}
+
+}  // namespace
+
+Result run(const Statistic& stat, const VectorSet& a, const VectorSet* b, const RunOptions& opt) {
+  refuse_distribution(opt);
+  const VectorPlan plan = make_vector_plan(stat, a, b, opt);
+  std::string fallback;
+  auto backend = vector_backend_for(stat, opt.backend, fallback);
+  const auto t0 = std::chrono::steady_clock::now();
+  Result r = backend->run_vectors(plan);
+  r.info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.info.backend = backend->name();
+  r.info.device = backend->device();
+  const std::string ran = r.info.plan;
+  r.info.plan = fmt::format("backend: {} ({}){}\n{}\n{}", r.info.backend, r.info.device,
+                            fallback.empty() ? "" : "; " + fallback, plan.explanation, backend->describe_vectors(plan));
+  if (!ran.empty()) r.info.plan += "\nran: " + ran;
+  r.info.n_a = a.size();
+  r.info.n_b = b ? b->size() : 0;
+  hand_pairs_to_sink(stat, opt, r);
+  if (opt.on_plan) opt.on_plan(r.info.plan);
+  return r;
+}
+
+std::string explain(const Statistic& stat, const VectorSet& a, const VectorSet* b, const RunOptions& opt) {
+  refuse_distribution(opt);
+  const VectorPlan plan = make_vector_plan(stat, a, b, opt);
+  std::string fallback;
+  auto backend = vector_backend_for(stat, opt.backend, fallback);
+  return fmt::format("backend: {} ({}){}\n{}\n{}", backend->name(), backend->device(),
+                     fallback.empty() ? "" : "; " + fallback, plan.explanation, backend->describe_vectors(plan));
+}
+
 std::string runs_on(const Statistic& stat, const RunOptions& opt) {
   std::string why;
   return backend_for(stat, opt.backend, why)->name();

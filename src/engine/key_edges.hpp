@@ -1,5 +1,6 @@
 #pragma once
 // Bin lookup in key space, shared by every backend.
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -15,11 +16,14 @@ struct KeyEdges {
   int nbins = 0;
   int steps = 0;  // log2(padded.size())
 
+  // include_hi (a range [lo, hi], Statistic::includes_hi): the last edge becomes the next double
+  // above key(hi), so that `key < edge` admits key(hi) itself.
   template <class PairFunction>
-  static KeyEdges make(const Binning& b, const PairFunction& f) {
+  static KeyEdges make(const Binning& b, const PairFunction& f, bool include_hi = false) {
     std::vector<double> keys;
     keys.reserve(b.edges().size());
     for (double e : b.edges()) keys.push_back(f.key_of(e));
+    if (include_hi && !keys.empty()) keys.back() = std::nextafter(keys.back(), HUGE_VAL);
     return from_keys(std::move(keys));
   }
   static KeyEdges from_keys(std::vector<double> keys);  // must be strictly increasing

@@ -39,6 +39,7 @@ decltype(auto) visit_pair_function(const Statistic& s, int dim, Visitor&& v) {
       }
       return visit_dimension<PeriodicEuclidean>(dim, std::forward<Visitor>(v), s.box);
     case Metric::Angular: return v(AngularSeparation{});
+    case Metric::Cosine: break;  // vectors only (the planner refuses it for points)
   }
   throw_config("unknown metric");
 }

@@ -163,6 +163,10 @@ Plan make_plan_base(const Statistic& s, const PointSet& a, const PointSet* b, co
 
 Plan make_plan(const Statistic& s, const PointSet& a, const PointSet* b, const RunOptions& opt) {
   int dim = a.dim();
+  if (s.metric == Metric::Cosine)
+    throw_config("the cosine distance is a metric of vectors (twobody/vectors.hpp: joins and k-NN), not of points");
+  if (s.output() == OutputKind::Nearest)
+    throw_config("k nearest neighbours run on vectors (twobody/vectors.hpp: nearest_neighbours, twobody knn)");
   if (s.metric == Metric::Angular && a.dim() != 3)
     throw_config(fmt::format("angular separations need unit vectors (3 coordinates), not {}-D "
                              "points; RA/Dec are converted by the angular statistic", a.dim()));
@@ -194,7 +198,7 @@ Plan make_plan(const Statistic& s, const PointSet& a, const PointSet* b, const R
   if (s.metric == Metric::Angular && s.output() != OutputKind::Matrix && s.binning().hi() > 180.0)
     throw_config(fmt::format("angular bins end at {} degrees, beyond 180", s.binning().hi()));
   if (s.output() != OutputKind::Matrix)
-    p.edges = visit_pair_function(s, dim, [&](const auto& f) { return KeyEdges::make(s.binning(), f); });
+    p.edges = visit_pair_function(s, dim, [&](const auto& f) { return KeyEdges::make(s.binning(), f, s.includes_hi()); });
   p.explanation = fmt::format("metric: {} {}-D{}, binned on {}\n{}", to_string(s.metric), dim,
                               s.metric == Metric::Periodic ? " in box " + s.box.describe() : "",
                               s.metric == Metric::Angular ? "-cos(theta) edges" : "squared edges",

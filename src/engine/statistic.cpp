@@ -26,7 +26,8 @@ OutputKind Statistic::output() const {
                                [](const reduce::Histogram2D&) { return OutputKind::Histogram; },
                                [](const reduce::PairList&) { return OutputKind::PairList; },
                                [](const reduce::PerPoint&) { return OutputKind::PerPoint; },
-                               [](const reduce::Matrix&) { return OutputKind::Matrix; }},
+                               [](const reduce::Matrix&) { return OutputKind::Matrix; },
+                               [](const reduce::Nearest&) { return OutputKind::Nearest; }},
                     reduction);
 }
 
@@ -37,6 +38,14 @@ const Binning& Statistic::binning() const {
                                [](const reduce::PairList& l) -> const Binning& { return l.range; },
                                [](const reduce::PerPoint& p) -> const Binning& { return p.range; },
                                [](const auto&) -> const Binning& { return none; }},
+                    reduction);
+}
+
+bool Statistic::includes_hi() const {
+  return std::visit(Overloaded{[](const reduce::Count& c) { return c.include_hi; },
+                               [](const reduce::PairList& l) { return l.include_hi; },
+                               [](const reduce::PerPoint& p) { return p.include_hi; },
+                               [](const auto&) { return false; }},
                     reduction);
 }
 

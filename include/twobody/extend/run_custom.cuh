@@ -19,7 +19,7 @@ template <PairFunction F>
 Result run_custom(const F& f, const Statistic& stat, const PointSet& a, const PointSet* b,
                   const RunOptions& opt = {}) {
   Plan plan = make_plan_base(stat, a, b, opt, F::dim);
-  if (stat.output() != OutputKind::Matrix) plan.edges = KeyEdges::make(stat.binning(), f);
+  if (stat.output() != OutputKind::Matrix) plan.edges = KeyEdges::make(stat.binning(), f, stat.includes_hi());
   const auto t0 = std::chrono::steady_clock::now();
   Result r = run_on_device(f, plan);
   exact_from_float64(r, plan.grids);

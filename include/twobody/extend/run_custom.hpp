@@ -24,7 +24,7 @@ template <PairFunction F>
 Result run_custom(const F& f, const Statistic& stat, const PointSet& a,
                   const PointSet* b, const RunOptions& opt = {}) {
   Plan plan = make_plan_base(stat, a, b, opt, F::dim);
-  if (stat.output() != OutputKind::Matrix) plan.edges = KeyEdges::make(stat.binning(), f);
+  if (stat.output() != OutputKind::Matrix) plan.edges = KeyEdges::make(stat.binning(), f, stat.includes_hi());
   const auto t0 = std::chrono::steady_clock::now();
   Result r = cpu::run_plan<F::dim>(f, plan);
   r.info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

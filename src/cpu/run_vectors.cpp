@@ -1,0 +1,218 @@
+// Statistics over vectors on the CPU: the brute-force traversal of cpu/tiled_traversal.hpp with
+// the float64 rule's keys (cpu/vector_rows.hpp) handed to the point statistics' sinks
+// (cpu/output_sinks.hpp), and the k nearest neighbours, whose anchors each belong to one thread.
+#include "twobody/detail/cpu/run_vectors.hpp"
+
+#include <fmt/format.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <optional>
+#include <utility>
+
+#include "twobody/detail/cpu/output_sinks.hpp"
+#include "twobody/detail/cpu/tiled_traversal.hpp"
+#include "twobody/detail/cpu/vector_rows.hpp"
+#include "twobody/detail/engine/overloaded.hpp"
+
+namespace twobody::cpu {
+
+namespace {
+
+// One thread's evaluator of anchor rows against a partner block (the traversal's rows(i, j0, j1, bp)).
+template <class Sink>
+class VectorKeyRows {
+ public:
+  VectorKeyRows(const VectorPlan& plan, const RuleRows& A, const RuleRows& B, std::size_t tile, Sink& sink)
+      : m_(plan.stat->metric), A_(A), B_(B), block_(A.dim(), tile), a_(A.dim()), keys_(tile), sink_(sink) {}
+  void operator()(std::size_t i, std::size_t j0, std::size_t j1, const BlockPair& bp) {
+    block_.load(B_, bp.b0, bp.b1);
+    A_.load(i, a_.data());
+    block_.keys(m_, a_.data(), j0, j1, keys_.data());
+    const Metric m = m_;
+    sink_.consume(i, j0, keys_.data(), j1 - j0, [m](double k) { return natural_of_vector_key(m, k); });
+  }
+
+ private:
+  Metric m_;
+  const RuleRows& A_;
+  const RuleRows& B_;
+  PartnerBlock block_;
+  std::vector<double> a_, keys_;
+  Sink& sink_;
+};
+
+Result run_binned(const VectorPlan& plan, const RuleRows& A, const RuleRows& B, std::size_t tile) {
+  const Statistic& s = *plan.stat;
+  TraversalShape shape;
+  shape.is_auto = plan.is_auto();
+  shape.threads = plan.threads;
+  shape.tile = tile;
+  shape.progress = &plan.progress;
+  const std::size_t na = A.size(), nb = B.size();
+  const auto run_with = [&](auto make_sink) {
+    return traverse(na, nb, shape, make_sink, [&](auto& sink) {
+      return VectorKeyRows<std::decay_t<decltype(sink)>>(plan, A, B, tile, sink);
+    });
+  };
+  Result r;
+  r.output = s.output();
+  const PairWeights none{};
+  std::visit(
+      Overloaded{
+          [&](const reduce::Histogram&) {
+            for (auto& k : run_with([&] { return HistogramSink(plan.edges, none); })) k.merge_into(r);
+            if (r.counts.empty()) r.counts.assign(plan.edges.nbins, 0);
+          },
+          [&](const reduce::Count&) {
+            for (auto& k : run_with([&] { return ReductionSink(plan.edges, none); })) k.merge_into(r);
+            if (r.counts.empty()) r.counts.assign(1, 0);
+          },
+          [&](const reduce::PerPoint&) {
+            const auto sinks = run_with([&] { return PerPointSink(plan.edges, none, na, nb, shape.is_auto); });
+            merge_per_point(sinks, false, nullptr, r.per_point_a, r.exact.point_weighted_a, shape.threads);
+            if (!shape.is_auto) merge_per_point(sinks, true, nullptr, r.per_point_b, r.exact.point_weighted_b, shape.threads);
+          },
+          [&](const reduce::PairList&) {
+            auto sinks = run_with([&] { return PairListSink(plan.edges, plan.max_pairs); });
+            std::size_t total = 0;
+            for (auto& k : sinks) total += k.size();
+            for (auto& k : sinks)
+              if (k.overflow() || total > plan.max_pairs)
+                throw Error(ErrorKind::Resource, fmt::format("pair list exceeds the limit of {} pairs; narrow the range "
+                                                             "or raise RunOptions::max_pairs",
+                                                             plan.max_pairs));
+            r.pairs.reserve(total);
+            for (auto& k : sinks) k.merge_into(r);
+            std::sort(r.pairs.begin(), r.pairs.end(), [](const PairRecord& x, const PairRecord& y) {
+              return x.i != y.i ? x.i < y.i : x.j < y.j;
+            });
+          },
+          [&](const reduce::Matrix&) {
+            r.rows = na;
+            r.cols = nb;
+            r.matrix.resize(na * nb);
+            if (shape.is_auto) {
+              // The diagonal by the rule too (for the cosine distance it may be an ulp from 0).
+              std::vector<double> a(static_cast<std::size_t>(A.dim()));
+              PartnerBlock self(A.dim(), 1);
+              for (std::size_t i = 0; i < na; ++i) {
+                self.load(A, i, i + 1);
+                A.load(i, a.data());
+                double key = 0;
+                self.keys(s.metric, a.data(), i, i + 1, &key);
+                r.matrix[i * nb + i] = natural_of_vector_key(s.metric, key);
+              }
+            }
+            double* m = r.matrix.data();
+            run_with([&] { return MatrixSink(m, nb, shape.is_auto); });
+          },
+          [](const auto&) { throw Error(ErrorKind::Internal, "a reduction the vector planner refuses reached the cpu"); }},
+      s.reduction);
+  r.info.pairs_evaluated = pair_total(na, nb, shape.is_auto);
+  return r;
+}
+
+// k nearest neighbours: every anchor block belongs to one thread, which streams every partner
+// block past it, keeping for each anchor a max-heap of its k best (key, index) pairs.
+Result run_nearest(const VectorPlan& plan, const RuleRows& A, const RuleRows& B, std::size_t tile) {
+  const std::size_t na = A.size(), nb = B.size(), k = static_cast<std::size_t>(plan.k);
+  const bool is_auto = plan.is_auto();
+  const Metric m = plan.stat->metric;
+  const std::size_t blocks_a = (na + tile - 1) / tile, blocks_b = (nb + tile - 1) / tile;
+  Result r;
+  r.output = OutputKind::Nearest;
+  r.nearest.k = plan.k;
+  r.nearest.index.resize(na * k);
+  r.nearest.key.resize(na * k);
+  r.nearest.value.resize(na * k);
+  std::atomic<std::size_t> done{0};
+  std::atomic<bool> stop{false};
+  std::exception_ptr cancelled;
+#pragma omp parallel num_threads(plan.threads)
+  {
+    using Entry = std::pair<double, std::uint64_t>;  // (key, partner): the order of the lists
+    PartnerBlock block(A.dim(), tile);
+    std::vector<double> anchors(tile * static_cast<std::size_t>(A.dim())), keys(tile);
+    std::vector<std::vector<Entry>> heaps(tile);
+#pragma omp for schedule(dynamic, 1)
+    for (std::size_t I = 0; I < blocks_a; ++I) {
+      if (stop.load(std::memory_order_relaxed)) continue;
+      const std::size_t a0 = I * tile, a1 = std::min(na, a0 + tile);
+      for (std::size_t i = a0; i < a1; ++i) {
+        A.load(i, anchors.data() + (i - a0) * static_cast<std::size_t>(A.dim()));
+        heaps[i - a0].clear();
+      }
+      for (std::size_t J = 0; J < blocks_b; ++J) {
+        const std::size_t b0 = J * tile, b1 = std::min(nb, b0 + tile);
+        block.load(B, b0, b1);
+        for (std::size_t i = a0; i < a1; ++i) {
+          block.keys(m, anchors.data() + (i - a0) * static_cast<std::size_t>(A.dim()), b0, b1, keys.data());
+          auto& heap = heaps[i - a0];
+          for (std::size_t t = 0; t < b1 - b0; ++t) {
+            const std::uint64_t j = b0 + t;
+            if (is_auto && j == i) continue;
+            const Entry e{keys[t], j};
+            if (heap.size() < k) {
+              heap.push_back(e);
+              std::push_heap(heap.begin(), heap.end());
+            } else if (e < heap.front()) {
+              std::pop_heap(heap.begin(), heap.end());
+              heap.back() = e;
+              std::push_heap(heap.begin(), heap.end());
+            }
+          }
+        }
+      }
+      for (std::size_t i = a0; i < a1; ++i) {
+        auto& heap = heaps[i - a0];
+        std::sort_heap(heap.begin(), heap.end());
+        for (std::size_t q = 0; q < k; ++q) {
+          r.nearest.key[i * k + q] = heap[q].first;
+          r.nearest.index[i * k + q] = heap[q].second;
+          r.nearest.value[i * k + q] = natural_of_vector_key(m, heap[q].first);
+        }
+      }
+      const std::size_t d = done.fetch_add(1, std::memory_order_relaxed) + 1;
+      if (plan.progress && omp_get_thread_num() == 0) {
+        try {
+          plan.progress(static_cast<double>(d) / static_cast<double>(blocks_a));
+        } catch (...) {
+          cancelled = std::current_exception();
+          stop.store(true, std::memory_order_relaxed);
+        }
+      }
+    }
+  }
+  if (cancelled) std::rethrow_exception(cancelled);
+  r.info.pairs_evaluated = is_auto ? static_cast<std::uint64_t>(na) * (na - 1) : static_cast<std::uint64_t>(na) * nb;
+  return r;
+}
+
+}  // namespace
+
+Result run_vectors(const VectorPlan& plan) {
+  const RuleRows A(*plan.a, plan.stat->metric, plan.threads, plan.is_auto() ? "" : "first set: ");
+  std::optional<RuleRows> second;
+  if (!plan.is_auto()) second.emplace(*plan.b, plan.stat->metric, plan.threads, "second set: ");
+  const RuleRows& B = second ? *second : A;
+  const std::size_t tile = vector_tile(plan.a->dim(), std::max(plan.a->size(), plan.b->size()), plan.threads);
+  Result r = plan.stat->output() == OutputKind::Nearest ? run_nearest(plan, A, B, tile) : run_binned(plan, A, B, tile);
+  r.info.threads = plan.threads;
+  return r;
+}
+
+std::string describe_vectors(const VectorPlan& plan) {
+  const std::size_t tile = vector_tile(plan.a->dim(), std::max(plan.a->size(), plan.b->size()), plan.threads);
+  return fmt::format(
+      "cpu kernel: brute force in float64 (the rule itself), {} OpenMP threads (dynamic schedule); partner blocks of {} "
+      "vectors held transposed, each anchor's keys against a block in one loop vectorised over the partners{}",
+      plan.threads, tile,
+      plan.stat->output() == OutputKind::Nearest
+          ? "; an anchor block per thread, every partner block streamed past it, a heap of the k best (key, index) per anchor"
+          : "; per-thread private outputs merged once");
+}
+
+}  // namespace twobody::cpu

@@ -1,0 +1,285 @@
+// Similarity joins and k nearest neighbours over vectors (twobody/joins.hpp) against the float64
+// rule written apart (oracle/vector_brute_force.hpp), on fresh random and adversarial sets:
+// integer lattices with many pairs exactly at eps, duplicates at eps = 0, large offsets, rows of
+// very different norms, float32 and float16 storage, d = 1, 3, 17, 128, 960.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <random>
+
+#include "oracle/vector_brute_force.hpp"
+#include "test_support.hpp"
+#include "twobody/joins.hpp"
+
+using namespace twobody;
+using testing_support::expect_error;
+using testing_support::fresh_seed;
+
+namespace {
+
+oracle::Rows rows_of(const VectorSet& v) {
+  oracle::Rows r;
+  r.n = v.size();
+  r.d = v.dim();
+  r.v.resize(r.n * static_cast<std::size_t>(r.d));
+  for (std::size_t i = 0; i < r.n; ++i) v.row_f64(i, r.v.data() + i * static_cast<std::size_t>(r.d));
+  return r;
+}
+
+VectorSet gaussian(std::size_t n, int d, std::mt19937_64& rng, double offset = 0, double scale = 1) {
+  std::normal_distribution<double> g(0.0, scale);
+  std::vector<double> v(n * static_cast<std::size_t>(d));
+  for (double& x : v) x = offset + g(rng);
+  return VectorSet::from_rows(std::move(v), n, d);
+}
+
+// Coordinates in {0, 1, 2}: squared distances are small integers, so many pairs sit exactly at an
+// integer eps^2, and many keys tie (the k-NN index order).
+VectorSet lattice(std::size_t n, int d, std::mt19937_64& rng) {
+  std::uniform_int_distribution<int> u(0, 2);
+  std::vector<double> v(n * static_cast<std::size_t>(d));
+  for (double& x : v) x = u(rng);
+  return VectorSet::from_rows(std::move(v), n, d);
+}
+
+// The key limit of eps, as the join states it.
+double limit_of(double eps, Metric m) { return m == Metric::Cosine ? eps : eps * eps; }
+
+// The eps that admits about `fraction` of the pairs (a pair's own distance: some pairs sit on it).
+double eps_for(const VectorSet& v, Metric m, double fraction, std::mt19937_64& rng) {
+  const auto all = oracle::join(rows_of(v), nullptr, HUGE_VAL, m == Metric::Cosine);
+  std::vector<double> keys;
+  for (const auto& p : all) keys.push_back(p.key);
+  std::sort(keys.begin(), keys.end());
+  const double k = keys[static_cast<std::size_t>(fraction * static_cast<double>(keys.size() - 1))];
+  (void)rng;
+  return m == Metric::Cosine ? k : std::sqrt(k);
+}
+
+void expect_join_equals_oracle(const VectorSet& a, const VectorSet* b, double eps, Metric m, const std::string& what,
+                               int threads = 0) {
+  const oracle::Rows A = rows_of(a);
+  const oracle::Rows B = b ? rows_of(*b) : oracle::Rows{};
+  const auto want = oracle::join(A, b ? &B : nullptr, limit_of(eps, m), m == Metric::Cosine);
+  RunOptions run;
+  run.backend = "cpu";
+  run.threads = threads;
+  JoinOptions o;
+  o.eps = eps;
+  o.metric = m;
+  const JoinResult pairs = similarity_join(a, b, o, run);
+  ASSERT_EQ(pairs.pairs.size(), want.size()) << what;
+  for (std::size_t t = 0; t < want.size(); ++t) {
+    ASSERT_EQ(pairs.pairs[t].i, want[t].i) << what << " pair " << t;
+    ASSERT_EQ(pairs.pairs[t].j, want[t].j) << what << " pair " << t;
+    const double nat = m == Metric::Cosine ? want[t].key : std::sqrt(want[t].key);
+    ASSERT_EQ(pairs.pairs[t].value, nat) << what << " pair " << t;
+  }
+  EXPECT_EQ(pairs.total, want.size()) << what;
+  // The other outputs agree with the pairs.
+  o.output = JoinOutput::Total;
+  EXPECT_EQ(similarity_join(a, b, o, run).total, want.size()) << what;
+  o.output = JoinOutput::Counts;
+  const JoinResult counts = similarity_join(a, b, o, run);
+  std::vector<std::uint64_t> ca(a.size(), 0), cb(b ? b->size() : 0, 0);
+  for (const auto& p : want) {
+    ++ca[p.i];
+    if (b) ++cb[p.j];
+    else ++ca[p.j];
+  }
+  EXPECT_EQ(counts.counts, ca) << what;
+  if (b) EXPECT_EQ(counts.counts_b, cb) << what;
+  EXPECT_EQ(counts.total, want.size()) << what;
+  o.output = JoinOutput::Csr;
+  const JoinResult csr = similarity_join(a, b, o, run);
+  ASSERT_EQ(csr.indptr.size(), a.size() + 1) << what;
+  std::vector<std::vector<std::uint64_t>> lists(a.size());
+  for (const auto& p : want) {
+    lists[p.i].push_back(p.j);
+    if (!b) lists[p.j].push_back(p.i);
+  }
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    std::sort(lists[i].begin(), lists[i].end());
+    const std::vector<std::uint64_t> got(csr.indices.begin() + static_cast<std::ptrdiff_t>(csr.indptr[i]),
+                                         csr.indices.begin() + static_cast<std::ptrdiff_t>(csr.indptr[i + 1]));
+    ASSERT_EQ(got, lists[i]) << what << " row " << i;
+  }
+}
+
+void expect_knn_equals_oracle(const VectorSet& a, const VectorSet* b, int k, Metric m, const std::string& what) {
+  const oracle::Rows A = rows_of(a);
+  const oracle::Rows B = b ? rows_of(*b) : oracle::Rows{};
+  const auto want = oracle::knn(A, b ? &B : nullptr, k, m == Metric::Cosine);
+  RunOptions run;
+  run.backend = "cpu";
+  const KnnResult got = nearest_neighbours(a, b, k, m, run);
+  ASSERT_EQ(got.indices.size(), a.size() * static_cast<std::size_t>(k)) << what;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    for (int q = 0; q < k; ++q) {
+      const std::size_t at = i * static_cast<std::size_t>(k) + static_cast<std::size_t>(q);
+      ASSERT_EQ(got.indices[at], want[i][static_cast<std::size_t>(q)].second) << what << " query " << i << " rank " << q;
+      const double key = want[i][static_cast<std::size_t>(q)].first;
+      ASSERT_EQ(got.distances[at], m == Metric::Cosine ? key : std::sqrt(key)) << what << " query " << i;
+    }
+}
+
+}  // namespace
+
+TEST(Joins, RandomVectorsEqualTheRuleInEveryDimension) {
+  const auto seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (int d : {1, 3, 17, 128, 960}) {
+    const std::size_t n = d >= 960 ? 90 : 260;
+    const VectorSet a = gaussian(n, d, rng), b = gaussian(n / 2 + 7, d, rng);
+    for (Metric m : {Metric::Euclidean, Metric::Cosine}) {
+      const double eps = eps_for(a, m, 0.05, rng);
+      expect_join_equals_oracle(a, nullptr, eps, m, "auto d=" + std::to_string(d));
+      expect_join_equals_oracle(a, &b, eps, m, "cross d=" + std::to_string(d));
+    }
+  }
+}
+
+TEST(Joins, LatticePairsExactlyAtEps) {
+  const auto seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (int d : {1, 3, 17, 128}) {
+    const VectorSet a = lattice(300, d, rng);
+    // eps^2 an integer: every pair at squared distance exactly eps^2 is in, the next out.
+    const double eps = std::sqrt(static_cast<double>(std::max(1, d / 3)));
+    expect_join_equals_oracle(a, nullptr, eps, Metric::Euclidean, "lattice d=" + std::to_string(d));
+    expect_join_equals_oracle(a, nullptr, 2.0, Metric::Euclidean, "lattice eps 2, d=" + std::to_string(d));
+  }
+  // A pair exactly at eps is in, one ulp beyond is out.
+  const VectorSet two = VectorSet::from_rows(std::vector<double>{0.0, 0.0, 3.0, 4.0}, 2, 2);
+  JoinOptions o;
+  o.eps = 5.0;
+  EXPECT_EQ(similarity_join(two, nullptr, o).total, 1u);
+  o.eps = std::nextafter(5.0, 0.0);
+  EXPECT_EQ(similarity_join(two, nullptr, o).total, 0u);
+}
+
+TEST(Joins, DuplicatesAtEpsZeroAndLargeOffsets) {
+  const auto seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  // A few rows, each copied many times: eps = 0 joins exactly the copies.
+  const VectorSet base = gaussian(7, 33, rng);
+  std::vector<double> v;
+  std::vector<double> r(33);
+  for (int c = 0; c < 40; ++c) {
+    base.row_f64(static_cast<std::size_t>(rng() % 7), r.data());
+    v.insert(v.end(), r.begin(), r.end());
+  }
+  const VectorSet dup = VectorSet::from_rows(std::move(v), 40, 33);
+  expect_join_equals_oracle(dup, nullptr, 0.0, Metric::Euclidean, "duplicates eps 0");
+  expect_join_equals_oracle(dup, nullptr, 0.0, Metric::Cosine, "duplicates eps 0 cosine");
+  // Rows around 10^6 spread by 10^-3: the differences are exact, the squares round.
+  const VectorSet far = gaussian(200, 17, rng, 1e6, 1e-3);
+  expect_join_equals_oracle(far, nullptr, eps_for(far, Metric::Euclidean, 0.1, rng), Metric::Euclidean, "offset 1e6");
+  // Norms from 1e-3 to 1e3 (cosine: the normalisation).
+  std::vector<double> w(150 * 9);
+  std::normal_distribution<double> g;
+  for (std::size_t i = 0; i < 150; ++i)
+    for (int k = 0; k < 9; ++k) w[i * 9 + static_cast<std::size_t>(k)] = g(rng) * std::pow(10.0, static_cast<double>(i % 7) - 3);
+  const VectorSet norms = VectorSet::from_rows(std::move(w), 150, 9);
+  expect_join_equals_oracle(norms, nullptr, eps_for(norms, Metric::Cosine, 0.05, rng), Metric::Cosine, "norms cosine");
+}
+
+TEST(Joins, Float32AndFloat16StorageArePromotedExactly) {
+  const auto seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::normal_distribution<float> g;
+  std::vector<float> f(180 * 20);
+  for (float& x : f) x = g(rng);
+  const VectorSet a32 = VectorSet::from_rows(f, 180, 20);
+  // float16 bits of small integers and halves: exact in every format.
+  std::vector<std::uint16_t> h(180 * 20);
+  std::uniform_int_distribution<int> u(-8, 8);
+  for (auto& x : h) {
+    const int q = u(rng);  // q / 2 as a half: sign, exponent, mantissa
+    if (q == 0) {
+      x = 0;
+      continue;
+    }
+    const double val = std::abs(q) / 2.0;
+    const int e = static_cast<int>(std::floor(std::log2(val)));
+    const int mant = static_cast<int>(std::lround((val / std::ldexp(1.0, e) - 1.0) * 1024));
+    x = static_cast<std::uint16_t>((q < 0 ? 0x8000 : 0) | ((e + 15) << 10) | mant);
+  }
+  const VectorSet a16 = VectorSet::from_half_bits(h, 180, 20);
+  for (std::size_t i = 0; i < 20; ++i) EXPECT_EQ(std::fabs(half_to_double(h[i])) * 2, std::round(std::fabs(half_to_double(h[i])) * 2));
+  for (const VectorSet* v : {&a32, &a16}) {
+    for (Metric m : {Metric::Euclidean, Metric::Cosine}) {
+      if (m == Metric::Cosine && v == &a16) continue;  // zero rows are possible there
+      expect_join_equals_oracle(*v, nullptr, eps_for(*v, m, 0.05, rng), m, std::string("storage ") + to_string(v->element()));
+    }
+  }
+  expect_knn_equals_oracle(a16, nullptr, 7, Metric::Euclidean, "float16 knn (many ties)");
+}
+
+TEST(Joins, ThreadCountsGiveTheSameResult) {
+  const auto seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const VectorSet a = gaussian(700, 40, rng);
+  const double eps = eps_for(a, Metric::Euclidean, 0.02, rng);
+  for (int t : {1, 3}) expect_join_equals_oracle(a, nullptr, eps, Metric::Euclidean, "threads " + std::to_string(t), t);
+}
+
+TEST(Knn, EqualsTheRuleWithTiesByIndex) {
+  const auto seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (int d : {1, 3, 17, 128}) {
+    const VectorSet a = gaussian(230, d, rng), b = gaussian(170, d, rng);
+    for (Metric m : {Metric::Euclidean, Metric::Cosine})
+      for (int k : {1, 10}) {
+        expect_knn_equals_oracle(a, nullptr, k, m, "auto d=" + std::to_string(d) + " k=" + std::to_string(k));
+        expect_knn_equals_oracle(a, &b, k, m, "cross d=" + std::to_string(d) + " k=" + std::to_string(k));
+      }
+    // Lattice: many equal keys, resolved by the smaller index.
+    const VectorSet l = lattice(200, d, rng);
+    expect_knn_equals_oracle(l, nullptr, 15, Metric::Euclidean, "lattice d=" + std::to_string(d));
+  }
+  // Every other vector (k = n - 1), and duplicates are neighbours at distance 0.
+  const VectorSet dup = VectorSet::from_rows(std::vector<double>{1, 2, 1, 2, 5, 5, 1, 2}, 4, 2);
+  expect_knn_equals_oracle(dup, nullptr, 3, Metric::Euclidean, "k = n - 1");
+  const KnnResult r = nearest_neighbours(dup, nullptr, 2);
+  EXPECT_EQ(r.indices[0], 1u);
+  EXPECT_EQ(r.indices[1], 3u);
+  EXPECT_EQ(r.distances[0], 0.0);
+}
+
+TEST(Joins, ErrorsSayWhat) {
+  const VectorSet a = VectorSet::from_rows(std::vector<double>{1, 2, 3, 4, 5, 6}, 2, 3);
+  const VectorSet b = VectorSet::from_rows(std::vector<double>{1, 2, 3, 4}, 2, 2);
+  JoinOptions o;
+  o.eps = 1;
+  expect_error(ErrorKind::Config, "3 and 2 dimensions", [&] { similarity_join(a, &b, o); });
+  o.eps = -1;
+  expect_error(ErrorKind::Config, "eps must be", [&] { similarity_join(a, nullptr, o); });
+  o.eps = NAN;
+  expect_error(ErrorKind::Config, "eps must be", [&] { similarity_join(a, nullptr, o); });
+  o.eps = 1;
+  o.metric = Metric::Angular;
+  expect_error(ErrorKind::Config, "euclidean or cosine", [&] { similarity_join(a, nullptr, o); });
+  o.metric = Metric::Cosine;
+  const VectorSet zero = VectorSet::from_rows(std::vector<double>{1, 2, 3, 0, 0, 0}, 2, 3);
+  expect_error(ErrorKind::Input, "vector 2 has norm 0", [&] { similarity_join(zero, nullptr, o); });
+  expect_error(ErrorKind::Config, "only 1 candidate", [&] { nearest_neighbours(a, nullptr, 2); });
+  expect_error(ErrorKind::Config, "k >= 1", [&] { nearest_neighbours(a, nullptr, 0); });
+  expect_error(ErrorKind::Input, "empty", [&] { nearest_neighbours(VectorSet::from_rows(std::vector<double>{}, 0, 3), nullptr, 1); });
+  Statistic s = knn_statistic(false, 1, Metric::Euclidean);
+  s.weighted = true;
+  expect_error(ErrorKind::Config, "no weights", [&] { run(s, a, nullptr); });
+  // Points refuse what only vectors take.
+  expect_error(ErrorKind::Config, "vectors", [&] { run(knn_statistic(false, 1, Metric::Euclidean), a.to_points(), nullptr); });
+  // The plan says what runs.
+  const std::string plan = explain(join_statistic(false, JoinOptions{.eps = 1.0}), a, nullptr);
+  EXPECT_NE(plan.find("float64 rule"), std::string::npos) << plan;
+}
