@@ -251,9 +251,7 @@ void note_nan_columns(const Table& t) {
 }
 }  // namespace
 
-void emit(const Table& t, const CommonOptions& o) {
-  if (!cli_writes_output()) return;
-  note_nan_columns(t);
+TableFormat output_format(const CommonOptions& o) {
   std::string format = o.format;
   if (format.empty()) {
     std::string ext = std::filesystem::path(o.output).extension().string();
@@ -265,7 +263,13 @@ void emit(const Table& t, const CommonOptions& o) {
     if (by_name == FileFormat::Fits)
       throw_config(fmt::format("{}: FITS output is not written: use .csv, .json, .txt, .h5 or .npz", o.output));
   }
-  write_table_file(o.output, t, parse_table_format(format));
+  return parse_table_format(format);
+}
+
+void emit(const Table& t, const CommonOptions& o) {
+  if (!cli_writes_output()) return;
+  note_nan_columns(t);
+  write_table_file(o.output, t, output_format(o));
 }
 
 }  // namespace twobody::cli

@@ -87,6 +87,8 @@ FieldCatalogue load_field(const std::string& path, const std::string& columns, i
 Binning make_binning(const CommonOptions& o, const char* variable);
 std::optional<Box> make_box(const CommonOptions& o, int dim);
 RunOptions make_run_options(const CommonOptions& o, ProgressBar& bar);
+// -o's format: --format, else the output's extension (.json, .txt: table, .h5, .npz), else csv.
+TableFormat output_format(const CommonOptions& o);
 void emit(const Table& t, const CommonOptions& o);
 
 }  // namespace twobody::cli

@@ -38,6 +38,18 @@ Table pair_list_table(const Result& r, const std::string& value_name);
 Table per_point_table(const Result& r);
 // The run's metadata: version, backend, device, N, wall time, pairs per second.
 nlohmann::json run_metadata(const Result& r);
+nlohmann::json run_metadata(const RunInfo& info);
+
+// Arrays that are not the columns of one table: of different lengths (CSR neighbour lists:
+// indptr, indices, distances) or 2-D (k-NN: n x k indices and distances). cols 0: 1-D.
+struct NamedArray {
+  std::string name;
+  std::variant<std::vector<std::uint64_t>, std::vector<double>> values;
+  std::size_t cols = 0;
+};
+// Npz (one NAME.npy each) or Hdf5 (a dataset /NAME each), whole or nothing; Error(Config) for the
+// table formats (CSV, JSON, text hold rows of one length).
+void write_arrays_file(const std::string& path, const std::vector<NamedArray>& arrays, TableFormat f);
 
 // Csv, Json and Text (Hdf5 needs a file: write_table_file).
 void write_table(std::ostream& out, const Table& t, TableFormat f);

@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <cstring>
+
 #include <algorithm>
 
 #include "twobody/detail/io/array_output.hpp"
@@ -23,18 +25,20 @@ TableFormat parse_table_format(const std::string& name) {
   throw_config(fmt::format("unknown output format '{}' (csv, json, table, hdf5 or npz)", name));
 }
 
-nlohmann::json run_metadata(const Result& r) {
+nlohmann::json run_metadata(const Result& r) { return run_metadata(r.info); }
+
+nlohmann::json run_metadata(const RunInfo& info) {
   return {{"version", kVersion},
-          {"backend", r.info.backend},
-          {"device", r.info.device},
-          {"threads", r.info.threads},
-          {"n_points", r.info.n_a},
-          {"n_points2", r.info.n_b},
-          {"wall_seconds", r.info.seconds},
-          {"pairs_evaluated", r.info.pairs_evaluated},
-          {"pairs_per_second", r.pairs_per_second()},
-          {"pairs_settled_fp64", r.info.pairs_settled_fp64},
-          {"plan", r.info.plan}};
+          {"backend", info.backend},
+          {"device", info.device},
+          {"threads", info.threads},
+          {"n_points", info.n_a},
+          {"n_points2", info.n_b},
+          {"wall_seconds", info.seconds},
+          {"pairs_evaluated", info.pairs_evaluated},
+          {"pairs_per_second", info.seconds > 0 ? static_cast<double>(info.pairs_evaluated) / info.seconds : 0.0},
+          {"pairs_settled_fp64", info.pairs_settled_fp64},
+          {"plan", info.plan}};
 }
 
 Table binned_table(const BinnedResult& r) {
@@ -98,6 +102,27 @@ std::string cell(const TableColumn& c, std::size_t row, bool for_reading = false
 }
 
 }  // namespace
+
+void write_arrays_file(const std::string& path, const std::vector<NamedArray>& arrays, TableFormat f) {
+  if (f != TableFormat::Npz && f != TableFormat::Hdf5)
+    throw_config(fmt::format("{}: these arrays (of different lengths or 2-D) are written as .npz or .h5, not as a table",
+                             path));
+  std::vector<ArrayOut> out;
+  for (const NamedArray& a : arrays) {
+    ArrayOut o;
+    o.name = a.name;
+    const std::size_t values = std::visit([](const auto& v) { return v.size(); }, a.values);
+    o.cols = a.cols;
+    o.rows = a.cols == 0 ? values : values / a.cols;
+    o.unsigned_integers = std::holds_alternative<std::vector<std::uint64_t>>(a.values);
+    o.rows_at = [&a, width = o.width()](std::size_t first, std::size_t n, void* to) {
+      std::visit([&](const auto& v) { std::memcpy(to, v.data() + first * width, n * width * 8); }, a.values);
+    };
+    out.push_back(std::move(o));
+  }
+  if (f == TableFormat::Hdf5) return write_hdf5_arrays(path, out);
+  write_output(path, [&](std::ostream& s) { write_npz(s, out); });
+}
 
 void write_table_file(const std::string& path, const Table& t, TableFormat f) {
   if (f == TableFormat::Hdf5) return write_hdf5_table(path, t);
