@@ -17,6 +17,7 @@
 #include "twobody/detail/cuda/device_buffer.hpp"
 #include "twobody/detail/cuda/kernel_shape.hpp"
 #include "twobody/detail/cuda/tuning_policy.hpp"
+#include "twobody/detail/cuda/vector_join.hpp"
 #include "twobody/detail/engine/backend.hpp"
 #include "twobody/detail/engine/chunked_run.hpp"
 #include "twobody/detail/engine/exact_sums.hpp"
@@ -211,6 +212,9 @@ class CudaBackend final : public Backend {
     return fmt::format("takes at most {} bins{} (this histogram has {})", most, s.weighted ? " weighted" : "",
                        s.binning().nbins());
   }
+  std::string refuses_vectors(const Statistic& s) const override { return refuses_vectors_on_device(s); }
+  Result run_vectors(const VectorPlan& plan) override { return run_vectors_on_device(plan); }
+  std::string describe_vectors(const VectorPlan& plan) const override { return describe_vectors_on_device(plan); }
   Result run(const Plan& plan) override {
     const auto t0 = std::chrono::steady_clock::now();
     auto run_piece = [](const Plan& p) {

@@ -1,0 +1,186 @@
+// The float64 join kernel (vector_join.hpp). A block takes 64 anchors by 64 partners; its 256
+// threads each hold a 4 x 4 register tile of keys, strided by 16 so that the shared-memory reads of
+// a warp fall in different banks. The rows stream through shared memory 16 coordinates at a time,
+// in order, so every key is the rule's sum over k in stored order; coordinates past the last are
+// zeros, which add +0 and change no sum.
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+#include "twobody/detail/cuda/cuda_check.hpp"
+#include "twobody/detail/cuda/device_buffer.hpp"
+#include "twobody/detail/cuda/vector_join.hpp"
+
+namespace twobody::cuda {
+
+namespace {
+
+constexpr int kTile = 64;     // anchors (and partners) of a block
+constexpr int kChunk = 16;    // coordinates staged at a time
+constexpr int kSide = 16;     // threads along each side: 16 x 16 = 256
+constexpr int kPer = kTile / kSide;  // keys per thread along each side
+
+struct JoinArgs {
+  const double* a;
+  const double* b;
+  std::size_t na, nb;
+  int dim;
+  bool is_auto, cosine;
+  double lo, hi;
+  std::size_t first_tile;  // the slab's first anchor tile
+  unsigned long long* total;
+  unsigned long long* count_a;
+  unsigned long long* count_b;  // = count_a for a self-join
+  PairRecord* pairs;            // null: count only
+  unsigned long long capacity;
+};
+
+__device__ void stage(double (*to)[kTile + 1], const double* rows, std::size_t n, int dim, std::size_t row0, int k0) {
+  for (int e = threadIdx.x; e < kTile * kChunk; e += kSide * kSide) {
+    const int r = e / kChunk, kk = e % kChunk;
+    const std::size_t row = row0 + r;
+    const int k = k0 + kk;
+    to[kk][r] = row < n && k < dim ? rows[row * static_cast<std::size_t>(dim) + k] : 0.0;
+  }
+}
+
+__global__ void __launch_bounds__(kSide * kSide) join_tiles(JoinArgs g) {
+  const std::size_t I = g.first_tile + blockIdx.y, J = blockIdx.x;
+  if (g.is_auto && J < I) return;  // below the diagonal: the pairs are the transposed tile's
+  __shared__ double as[kChunk][kTile + 1];
+  __shared__ double bs[kChunk][kTile + 1];
+  const int tx = threadIdx.x % kSide, ty = threadIdx.x / kSide;
+  double acc[kPer][kPer];
+#pragma unroll
+  for (int r = 0; r < kPer; ++r)
+#pragma unroll
+    for (int c = 0; c < kPer; ++c) acc[r][c] = 0.0;
+  for (int k0 = 0; k0 < g.dim; k0 += kChunk) {
+    stage(as, g.a, g.na, g.dim, I * kTile, k0);
+    stage(bs, g.b, g.nb, g.dim, J * kTile, k0);
+    __syncthreads();
+#pragma unroll
+    for (int kk = 0; kk < kChunk; ++kk) {
+      double av[kPer], bv[kPer];
+#pragma unroll
+      for (int r = 0; r < kPer; ++r) av[r] = as[kk][ty + kSide * r];
+#pragma unroll
+      for (int c = 0; c < kPer; ++c) bv[c] = bs[kk][tx + kSide * c];
+#pragma unroll
+      for (int r = 0; r < kPer; ++r)
+#pragma unroll
+        for (int c = 0; c < kPer; ++c) {
+          if (g.cosine) {
+            acc[r][c] += av[r] * bv[c];
+          } else {
+            const double d = av[r] - bv[c];
+            acc[r][c] += d * d;
+          }
+        }
+    }
+    __syncthreads();
+  }
+  unsigned long long mine = 0;
+#pragma unroll
+  for (int r = 0; r < kPer; ++r) {
+    const std::size_t i = I * kTile + ty + kSide * r;
+    if (i >= g.na) continue;
+    unsigned long long row = 0;
+#pragma unroll
+    for (int c = 0; c < kPer; ++c) {
+      const std::size_t j = J * kTile + tx + kSide * c;
+      if (j >= g.nb || (g.is_auto && j <= i)) continue;
+      const double key = g.cosine ? 1.0 - acc[r][c] : acc[r][c];
+      if (!(key >= g.lo && key < g.hi)) continue;
+      ++row;
+      if (g.count_b) atomicAdd(g.count_b + j, 1ull);
+      if (g.pairs) {
+        const unsigned long long at = atomicAdd(g.total, 1ull);
+        if (at < g.capacity) g.pairs[at] = PairRecord{i, j, g.cosine ? key : sqrt(key)};
+      }
+    }
+    if (row && g.count_a) atomicAdd(g.count_a + i, row);
+    mine += row;
+  }
+  if (!g.pairs && mine) atomicAdd(g.total, mine);
+}
+
+// Runs every anchor tile in slabs (a progress call between slabs; a callback that throws, the
+// Python module's Ctrl-C, stops the run there).
+double launch_all(JoinArgs g, std::size_t tiles_a, std::size_t tiles_b, const std::function<void(double)>& progress) {
+  const auto t0 = std::chrono::steady_clock::now();
+  // About 2^15 blocks a slab (a few milliseconds on an H100 at d = 128), at most 65535 rows of tiles.
+  const std::size_t slab = std::clamp<std::size_t>((std::size_t(1) << 15) / std::max<std::size_t>(tiles_b, 1), 1, 65535);
+  for (std::size_t first = 0; first < tiles_a; first += slab) {
+    g.first_tile = first;
+    const dim3 grid(static_cast<unsigned>(tiles_b), static_cast<unsigned>(std::min(slab, tiles_a - first)));
+    join_tiles<<<grid, kSide * kSide>>>(g);
+    TWOBODY_CUDA_CHECK_LAUNCH("join_tiles");
+    if (progress) {
+      TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
+      progress(static_cast<double>(std::min(tiles_a, first + slab)) / static_cast<double>(tiles_a));
+    }
+  }
+  TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+VectorJoinResult run_vector_join(const VectorJoinInput& in) {
+  VectorJoinResult out;
+  const std::size_t dim = static_cast<std::size_t>(in.dim);
+  DeviceBuffer<double> a(in.na * dim);
+  a.upload(in.a, in.na * dim);
+  DeviceBuffer<double> b_own(in.is_auto ? 0 : in.nb * dim);
+  if (!in.is_auto) b_own.upload(in.b, in.nb * dim);
+  DeviceBuffer<unsigned long long> total(1);
+  TWOBODY_CUDA_CHECK(cudaMemset(total.get(), 0, sizeof(unsigned long long)));
+  JoinArgs g{};
+  g.a = a.get();
+  g.b = in.is_auto ? a.get() : b_own.get();
+  g.na = in.na;
+  g.nb = in.nb;
+  g.dim = in.dim;
+  g.is_auto = in.is_auto;
+  g.cosine = in.cosine;
+  g.lo = in.lo;
+  g.hi = in.hi;
+  g.total = total.get();
+  const std::size_t tiles_a = (in.na + kTile - 1) / kTile, tiles_b = (in.nb + kTile - 1) / kTile;
+  DeviceBuffer<unsigned long long> count_a(in.output == VectorJoinOutput::PerPoint ? in.na : 0);
+  DeviceBuffer<unsigned long long> count_b(in.output == VectorJoinOutput::PerPoint && !in.is_auto ? in.nb : 0);
+  if (in.output == VectorJoinOutput::PerPoint) {
+    TWOBODY_CUDA_CHECK(cudaMemset(count_a.get(), 0, in.na * sizeof(unsigned long long)));
+    if (!in.is_auto) TWOBODY_CUDA_CHECK(cudaMemset(count_b.get(), 0, in.nb * sizeof(unsigned long long)));
+    g.count_a = count_a.get();
+    g.count_b = in.is_auto ? count_a.get() : count_b.get();
+  }
+  // Pairs: counted first, then written into a buffer of exactly that size (two passes of the
+  // arithmetic; the pair pool with resumable batches is the tensor-core path's business).
+  out.kernel_seconds = launch_all(g, tiles_a, tiles_b, in.progress);
+  total.download(reinterpret_cast<unsigned long long*>(&out.total), 1);
+  if (in.output == VectorJoinOutput::Pairs && out.total > 0) {
+    if (out.total > in.max_pairs)
+      throw Error(ErrorKind::Resource, "pair list of " + std::to_string(out.total) + " pairs exceeds the limit of " +
+                                           std::to_string(in.max_pairs) + "; narrow eps or raise RunOptions::max_pairs");
+    DeviceBuffer<PairRecord> pairs(out.total);
+    TWOBODY_CUDA_CHECK(cudaMemset(total.get(), 0, sizeof(unsigned long long)));
+    g.pairs = pairs.get();
+    g.capacity = out.total;
+    out.kernel_seconds += launch_all(g, tiles_a, tiles_b, nullptr);
+    out.pairs.resize(out.total);
+    pairs.download(out.pairs.data(), out.total);
+  }
+  if (in.output == VectorJoinOutput::PerPoint) {
+    out.count_a.resize(in.na);
+    count_a.download(reinterpret_cast<unsigned long long*>(out.count_a.data()), in.na);
+    if (!in.is_auto) {
+      out.count_b.resize(in.nb);
+      count_b.download(reinterpret_cast<unsigned long long*>(out.count_b.data()), in.nb);
+    }
+  }
+  return out;
+}
+
+}  // namespace twobody::cuda

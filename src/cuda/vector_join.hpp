@@ -1,0 +1,54 @@
+#pragma once
+// Similarity joins on the GPU in float64 (the rule itself, docs/exactness.md): every pair's key
+// summed over k in stored order on the CUDA cores, without FMA (--fmad=false), so the pairs are
+// the CPU's bit for bit. The caller hands over the rows as the rule reads them (promoted, and for
+// the cosine distance normalised, on the host). The first GPU path of issue 22: the tensor-core
+// Gram tiles with their error bound will settle their undecided pairs with this arithmetic.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "twobody/result.hpp"
+
+namespace twobody::cuda {
+
+enum class VectorJoinOutput { Total, PerPoint, Pairs };
+
+struct VectorJoinInput {
+  const double* a = nullptr;  // na x dim, row-major
+  const double* b = nullptr;  // nb x dim; equals a for a self-join
+  std::size_t na = 0, nb = 0;
+  int dim = 0;
+  bool is_auto = true;   // pairs i < j of one set
+  bool cosine = false;   // key 1 - a.b (rows normalised), else the squared distance
+  double lo = 0, hi = 0;  // keys in [lo, hi)
+  VectorJoinOutput output = VectorJoinOutput::Total;
+  std::size_t max_pairs = 0;  // Pairs: more is Error(Resource)
+  std::function<void(double)> progress;
+};
+
+struct VectorJoinResult {
+  std::uint64_t total = 0;
+  std::vector<std::uint64_t> count_a, count_b;  // PerPoint (count_b empty for a self-join)
+  std::vector<PairRecord> pairs;                // Pairs, unsorted
+  double kernel_seconds = 0;
+};
+
+VectorJoinResult run_vector_join(const VectorJoinInput& in);
+
+}  // namespace twobody::cuda
+
+namespace twobody {
+struct VectorPlan;
+struct Statistic;
+}  // namespace twobody
+
+namespace twobody::cuda {
+// The CUDA backend's side of Backend::refuses_vectors / run_vectors / describe_vectors
+// (vector_runs.cpp): joins (Count, PerPoint, PairList) run here; the others on the CPU.
+std::string refuses_vectors_on_device(const Statistic& s);
+Result run_vectors_on_device(const VectorPlan& plan);
+std::string describe_vectors_on_device(const VectorPlan& plan);
+}  // namespace twobody::cuda
