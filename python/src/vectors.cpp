@@ -5,9 +5,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstring>
+#include <memory>
 #include <optional>
+#include <vector>
 
 #include "bindings.hpp"
 #include "twobody/error.hpp"
@@ -205,7 +209,7 @@ nb::dict join_py(nb::handle a, nb::handle b, double eps, const std::string& metr
 }
 
 nb::dict knn_py(nb::handle a, nb::handle b, int k, const std::string& metric, const nb::dict& run) {
-  const VectorSet va = to_vectors(a, "data");
+  const VectorSet va = to_vectors(a, "queries");
   const MaybeVectors vb = maybe_vectors(b, "data2");
   const Metric m = parse_metric(metric);
   const RunOptions opt = to_run_options(run);
@@ -226,7 +230,7 @@ nb::dict knn_py(nb::handle a, nb::handle b, int k, const std::string& metric, co
 void bind_vectors(nb::module_& m) {
   using namespace nb::literals;
   m.def("join", &join_py, "data"_a, "data2"_a.none(), "eps"_a, "metric"_a, "emit"_a, "run"_a);
-  m.def("knn", &knn_py, "data"_a, "data2"_a.none(), "k"_a, "metric"_a, "run"_a);
+  m.def("knn", &knn_py, "queries"_a, "data2"_a.none(), "k"_a, "metric"_a, "run"_a);
 }
 
 }  // namespace twobody::python

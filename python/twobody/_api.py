@@ -452,7 +452,6 @@ def _vectors(x, what):
     return a
 
 
-_EMITS = ("pairs", "csr", "counts", "total")
 JoinResult = Union[JoinPairs, JoinCsr, JoinCounts, JoinTotal]
 
 
@@ -472,8 +471,6 @@ def join(data: ArrayLike, eps: float, *, data2: Optional[ArrayLike] = None, metr
     (:class:`JoinCounts`: ``counts``, ``counts2``) or 'total' (:class:`JoinTotal`, an int). Each
     has ``total``, the number of pairs, and the run's metadata. More than ``max_pairs`` pairs
     (emit 'pairs' or 'csr') raise :class:`ResourceError`."""
-    if emit not in _EMITS:
-        raise ConfigError(f"emit must be one of {', '.join(map(repr, _EMITS))}, not {emit!r}")
     run = _run("join", backend, threads, "auto", max_pairs, progress)
     a = _vectors(data, "data")
     b = None if data2 is None else _vectors(data2, "data2")
@@ -500,7 +497,7 @@ def knn(queries: ArrayLike, k: int, *, data2: Optional[ArrayLike] = None, metric
     if not 1 <= k <= np.iinfo(np.int32).max:
         raise ConfigError(f"k nearest neighbours need 1 <= k <= 2^31 - 1, not {k}")
     run = _run("knn", backend, threads, "auto", _DEFAULT_MAX_PAIRS, progress)
-    a = _vectors(queries, "data")
+    a = _vectors(queries, "queries")
     b = None if data2 is None else _vectors(data2, "data2")
     raw = _raw(_twobody.knn, run, a, b, int(k), metric)
     return KnnResult(raw["distances"], raw["indices"], json.loads(raw["meta"]))

@@ -3,9 +3,12 @@ dimensions 1 to 128, float16/32/64, every layout, lattices with pairs exactly at
 ties by index, every emit, scikit-learn's NearestNeighbors, errors, the array read in place, and
 the CUDA backend equal to the CPU's."""
 
+import _thread
 import gc
 import pickle
 import sys
+import threading
+import time
 import weakref
 
 import numpy as np
@@ -309,6 +312,8 @@ def test_errors(rng):
         tb.join(bad, 0.5)
     with pytest.raises(tb.InputError, match="data2: row 3, column 2"):
         tb.knn(a, 2, data2=np.asfortranarray(bad))
+    with pytest.raises(tb.InputError, match="queries: row 3, column 2"):
+        tb.knn(bad, 2)
     bad16 = a.astype(np.float16)
     bad16[7, 0] = np.inf
     with pytest.raises(tb.InputError, match="row 8, column 1"):
@@ -333,6 +338,39 @@ def test_errors(rng):
         tb.join(a, 10.0, max_pairs=10)
     with pytest.raises(ValueError):  # every error class is also the built-in one
         tb.knn(a, 50)
+
+
+def test_ctrl_c_and_the_gil(rng):
+    # A join reports progress every 64 tiles of its pair space, k-NN after every block of queries:
+    # sizes that make several reports on one thread.
+    a = rng.random((20000, 2))
+
+    def interrupt(f):  # as a Ctrl-C arriving during the run
+        _thread.interrupt_main()
+
+    for run in (lambda: tb.join(a, 0.001, threads=1, progress=interrupt),
+                lambda: tb.knn(a[:3000], 5, threads=1, progress=interrupt)):
+        with pytest.raises(KeyboardInterrupt):
+            run()
+    small = a[:200]
+    assert_pairs(tb.join(small, 0.3), oracle.join_pairs(small, 0.3), "after Ctrl-C")
+
+    done = threading.Event()
+    ticks = 0
+
+    def work():
+        tb.join(rng.random((6000, 16)), 0.5, emit="total", threads=1, progress=False)
+        done.set()
+
+    t = threading.Thread(target=work)
+    start = time.monotonic()
+    t.start()
+    while not done.is_set():
+        ticks += 1  # pure Python: runs only while the engine's thread does not hold the GIL
+        time.sleep(0.001)
+    t.join()
+    if time.monotonic() - start > 0.05:
+        assert ticks > 10
 
 
 # ---- the array read in place ------------------------------------------------------------------
