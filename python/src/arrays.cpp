@@ -152,12 +152,16 @@ RunOptions to_run_options(const nb::dict& run) {
 }
 
 namespace {
-template <class V>
-nb::object vector_to_numpy(V&& v, std::size_t ndim, const std::size_t* shape) {
-  using T = typename std::decay_t<V>::value_type;
+// The vector moves into the array's owner: NumPy reads its storage as elements of type Shown.
+template <class Shown, class V>
+nb::object vector_as_numpy(V&& v, std::size_t ndim, const std::size_t* shape) {
   auto* owned = new std::decay_t<V>(std::move(v));
   nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::decay_t<V>*>(p); });
-  return nb::cast(nb::ndarray<nb::numpy, T>(owned->data(), ndim, shape, owner));
+  return nb::cast(nb::ndarray<nb::numpy, Shown>(reinterpret_cast<Shown*>(owned->data()), ndim, shape, owner));
+}
+template <class V>
+nb::object vector_to_numpy(V&& v, std::size_t ndim, const std::size_t* shape) {
+  return vector_as_numpy<typename std::decay_t<V>::value_type>(std::forward<V>(v), ndim, shape);
 }
 }  // namespace
 
@@ -176,6 +180,16 @@ nb::object to_numpy(std::vector<std::int32_t>&& v) {
 nb::object to_numpy(std::vector<double>&& v, std::size_t rows, std::size_t cols) {
   const std::size_t shape[2] = {rows, cols};
   return vector_to_numpy(std::move(v), 2, shape);
+}
+// An uint64 is read as the int64 of the same bits (the aliasing rules allow a type's signed and
+// unsigned variants); every value is an index or a count, below 2^63, so the value is the same.
+nb::object to_numpy_int64(std::vector<std::uint64_t>&& v) {
+  const std::size_t shape[1] = {v.size()};
+  return vector_as_numpy<std::int64_t>(std::move(v), 1, shape);
+}
+nb::object to_numpy_int64(std::vector<std::uint64_t>&& v, std::size_t rows, std::size_t cols) {
+  const std::size_t shape[2] = {rows, cols};
+  return vector_as_numpy<std::int64_t>(std::move(v), 2, shape);
 }
 nb::object to_numpy_matrix(MatrixValues&& v, std::size_t rows, std::size_t cols) {
   const std::size_t shape[2] = {rows, cols};

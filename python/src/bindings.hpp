@@ -60,8 +60,13 @@ nb::object to_numpy(std::vector<std::int32_t>&& v);
 // rows x cols, row-major.
 nb::object to_numpy(std::vector<double>&& v, std::size_t rows, std::size_t cols);
 nb::object to_numpy_matrix(MatrixValues&& v, std::size_t rows, std::size_t cols);
+// Indices and counts as int64, NumPy's index type (scikit-learn's, SciPy's sparse matrices' and
+// FAISS's): an uint64 array mixed with Python integers promotes to float64. Moved, not copied.
+nb::object to_numpy_int64(std::vector<std::uint64_t>&& v);
+nb::object to_numpy_int64(std::vector<std::uint64_t>&& v, std::size_t rows, std::size_t cols);
 
 void bind_statistics(nb::module_& m);
 void bind_files(nb::module_& m);
+void bind_vectors(nb::module_& m);
 
 }  // namespace twobody::python

@@ -52,4 +52,5 @@ NB_MODULE(_twobody, m) {
   });
   twobody::python::bind_statistics(m);
   twobody::python::bind_files(m);
+  twobody::python::bind_vectors(m);
 }

@@ -1,5 +1,6 @@
 """twobody: exact 2-body statistics (pair counts, SDH, g(r), xi(r), w(theta), w_p, xi(r_p, pi),
-xi(s, mu), KK/NK, neighbours, matrices, kernel sums) over NumPy arrays, on CPU and GPU.
+xi(s, mu), KK/NK, neighbours, matrices, kernel sums, similarity joins and k nearest neighbours of
+vectors) over NumPy arrays, on CPU and GPU.
 
 Every function is the command line's command of the same name (``twobody paircount`` is
 ``twobody.paircount``), returning a :class:`Result` whose attributes are the CLI table's columns.
@@ -7,11 +8,12 @@ See docs/python.md.
 """
 
 from . import _twobody
-from ._api import (Catalogue, angular, available_backends, kde, kk, linear_bins, log_bins, matrix, neighbours, nk,
-                   paircount, rdf, rppi, sdh, smu, wp, wtheta, xi, xi_rppi, xi_smu)
+from ._api import (Catalogue, angular, available_backends, join, kde, kk, knn, linear_bins, log_bins, matrix,
+                   neighbours, nk, paircount, rdf, rppi, sdh, smu, wp, wtheta, xi, xi_rppi, xi_smu)
 from ._errors import (BackendError, ConfigError, InputError, InternalError, OutputError, ResourceError,
                       TwobodyError, BY_KIND as _BY_KIND)
 from ._files import generate, randoms_like, read
+from ._joins import JoinCounts, JoinCsr, JoinPairs, JoinTotal, KnnResult
 from ._results import Jackknife, Result
 from . import md  # noqa: E402  (twobody.md.rdf: g(r) over MDAnalysis trajectories)
 from . import corrfunc  # noqa: E402  (twobody.corrfunc: a drop-in for Corrfunc 2.5's Python API)
@@ -23,4 +25,5 @@ __version__ = _twobody.version
 __all__ = ["Catalogue", "Jackknife", "Result", "TwobodyError", "InputError", "ConfigError", "ResourceError",
            "BackendError", "OutputError", "InternalError", "available_backends", "read", "generate", "randoms_like", "linear_bins", "log_bins", "sdh",
            "paircount", "rdf", "angular", "xi", "wtheta", "rppi", "smu", "xi_rppi", "wp", "xi_smu", "kk", "nk",
-           "neighbours", "matrix", "kde"]
+           "neighbours", "matrix", "kde", "join", "knn", "JoinPairs", "JoinCsr", "JoinCounts", "JoinTotal",
+           "KnnResult"]

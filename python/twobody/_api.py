@@ -4,7 +4,8 @@ Points are an ``(n, d)`` array (one point a row; any order, float32 or float64, 
 converted), a tuple of 1-D columns such as ``(x, y, z)`` or ``(ra, dec)``, or a :class:`Catalogue`
 carrying weights and jackknife region labels with them. Bins are an array of edges or the path of
 a Corrfunc bin file; :func:`linear_bins` and :func:`log_bins` give the CLI's edges of ``--rmin
---rmax --nbins [--log]`` bit for bit.
+--rmax --nbins [--log]`` bit for bit. Vectors of any dimension (:func:`join`, :func:`knn`) are an
+``(n, d)`` array, float16, float32 or float64.
 
 Common keywords: ``backend`` ('auto', 'cpu', 'cuda'), ``threads`` (0: all), ``path`` (traversal:
 'auto', 'brute', 'grid'), ``max_pairs``, ``progress`` (None: a tqdm bar for a run longer than a
@@ -12,6 +13,7 @@ second when tqdm is installed; True, False, or a callable taking the fraction do
 a run cleanly (KeyboardInterrupt) between two progress steps.
 """
 
+import json
 import os
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Union
@@ -20,6 +22,7 @@ import numpy as np
 
 from . import _twobody
 from ._errors import ConfigError, InputError
+from ._joins import JoinCounts, JoinCsr, JoinPairs, JoinTotal, KnnResult
 from ._progress import make_progress
 from ._results import Result
 
@@ -154,14 +157,17 @@ def _run(statistic, backend, threads, path, max_pairs, progress, ravg=False):
             "ravg": bool(ravg), "progress": make_progress(progress, statistic)}
 
 
-def _call(statistic, fn, run, *args, plot=None):
+def _raw(fn, run, *args):
     try:
-        raw = fn(*args, run=run)
+        return fn(*args, run=run)
     finally:
         close = getattr(run["progress"], "close", None)
         if close is not None:
             close()
-    return Result(statistic, raw, plot)
+
+
+def _call(statistic, fn, run, *args, plot=None):
+    return Result(statistic, _raw(fn, run, *args), plot)
 
 
 def _jackknife(jackknife, regions, estimator, seed=1, about_origin=False):
@@ -422,3 +428,76 @@ def kde(data: ArrayLike, bandwidth: float, *, kernel: str = "gaussian", cutoff: 
                  None if values2 is None else _real_array(values2, "values2", 1), kernel, float(bandwidth),
                  None if cutoff is None else float(cutoff), _box(box), _is_weighted(data, weights),
                  plot={"kind": "hist", "y": "density", "ylabel": "kernel sum"})
+
+
+# ---- vectors: similarity joins and k nearest neighbours ---------------------------------------
+
+def _vectors(x, what):
+    """An (n, d) array of n vectors as the engine reads it: float16, float32 and float64 kept as
+    given (in native byte order), other real dtypes converted to float64; 1-D is (n, 1)."""
+    a = np.asarray(x)
+    if a.dtype.kind == "f" and a.dtype.itemsize in (2, 4, 8):
+        if not a.dtype.isnative:
+            a = a.astype(a.dtype.newbyteorder("="))
+    elif a.dtype.kind in "fiub":
+        a = a.astype(np.float64)  # integers: exact in float64 below 2^53
+    else:
+        raise InputError(f"{what}: expected real numbers, not dtype {a.dtype}")
+    if a.ndim == 1:
+        a = a[:, None]
+    elif a.ndim != 2:
+        raise InputError(f"{what}: expected an (n, d) array of n vectors, not shape {a.shape}")
+    if any(s % a.itemsize for s in a.strides):
+        a = np.ascontiguousarray(a)  # byte steps that are no whole number of elements (a structured field)
+    return a
+
+
+JoinResult = Union[JoinPairs, JoinCsr, JoinCounts, JoinTotal]
+
+
+def join(data: ArrayLike, eps: float, *, data2: Optional[ArrayLike] = None, metric: str = "euclidean",
+         emit: str = "pairs", backend: str = "auto", threads: int = 0, max_pairs: int = _DEFAULT_MAX_PAIRS,
+         progress=None) -> JoinResult:
+    """The similarity join: every pair of vectors within ``eps`` (inclusive), of ``data`` with
+    itself (each unordered pair once, a vector never its own partner) or, with ``data2``, every
+    (i, j) of data x data2. Exact: each pair is decided in float64 on its key, the sum over k of
+    (a_k - b_k)^2 in column order against fl(eps * eps), or for ``metric='cosine'`` the cosine
+    distance 1 - a.b of the rows divided by their norms against eps (docs/exactness.md).
+
+    ``data``: (n, d) array of n vectors (1-D: n vectors of one value), float16, float32 or float64
+    read as given (without a copy when its rows are contiguous), other real dtypes as float64.
+    ``emit``: 'pairs' (:class:`JoinPairs`: ``i``, ``j``, ``distance`` sorted by (i, j)), 'csr'
+    (:class:`JoinCsr`: ``indptr``, ``indices``, ``distances``, ``to_scipy()``), 'counts'
+    (:class:`JoinCounts`: ``counts``, ``counts2``) or 'total' (:class:`JoinTotal`, an int). Each
+    has ``total``, the number of pairs, and the run's metadata. More than ``max_pairs`` pairs
+    (emit 'pairs' or 'csr') raise :class:`ResourceError`."""
+    run = _run("join", backend, threads, "auto", max_pairs, progress)
+    a = _vectors(data, "data")
+    b = None if data2 is None else _vectors(data2, "data2")
+    raw = _raw(_twobody.join, run, a, b, float(eps), metric, emit)
+    if emit == "pairs":
+        return JoinPairs(raw)
+    if emit == "csr":
+        return JoinCsr(raw, (len(a), len(a) if b is None else len(b)))
+    if emit == "counts":
+        return JoinCounts(raw)
+    return JoinTotal(int(raw["total"]), json.loads(raw["meta"]))
+
+
+def knn(queries: ArrayLike, k: int, *, data2: Optional[ArrayLike] = None, metric: str = "euclidean",
+        backend: str = "auto", threads: int = 0, progress=None) -> KnnResult:
+    """The k nearest neighbours of every vector of ``queries`` among ``data2`` or, without it,
+    among the queries' other vectors (a vector is not its own neighbour; its duplicates are).
+    Returns ``(distances, indices)``, each (n, k), nearest first, ties by the smaller index: the
+    order of scikit-learn's ``kneighbors`` and FAISS's ``search``. Exact: ordered by the float64
+    key of :func:`join` (Euclidean distance, or ``metric='cosine'`` the cosine distance). Inputs
+    as :func:`join`'s; k larger than the candidates raises :class:`ConfigError`."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise ConfigError(f"k is the number of neighbours, an integer, not {k!r}")
+    if not 1 <= k <= np.iinfo(np.int32).max:
+        raise ConfigError(f"k nearest neighbours need 1 <= k <= 2^31 - 1, not {k}")
+    run = _run("knn", backend, threads, "auto", _DEFAULT_MAX_PAIRS, progress)
+    a = _vectors(queries, "queries")
+    b = None if data2 is None else _vectors(data2, "data2")
+    raw = _raw(_twobody.knn, run, a, b, int(k), metric)
+    return KnnResult(raw["distances"], raw["indices"], json.loads(raw["meta"]))

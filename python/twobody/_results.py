@@ -5,6 +5,20 @@ import json
 import numpy as np
 
 
+class RunMetadata:
+    """The run's metadata, ``meta``, as the CLI's JSON output has it; ``backend``, ``device``,
+    ``threads``, ``seconds``, ``pairs`` (pairs evaluated) and ``plan`` are its main keys."""
+
+    meta: dict
+
+    backend = property(lambda self: self.meta.get("backend"))
+    device = property(lambda self: self.meta.get("device"))
+    threads = property(lambda self: self.meta.get("threads"))
+    seconds = property(lambda self: self.meta.get("wall_seconds"))
+    pairs = property(lambda self: self.meta.get("pairs_evaluated"))
+    plan = property(lambda self: self.meta.get("plan"))
+
+
 class Jackknife:
     """Leave-one-region-out samples of the vector a result's table shows (its ``xi`` column, or
     ``wp``, or the multipoles stacked), with their mean, standard errors and covariance."""
@@ -26,7 +40,7 @@ class Jackknife:
         return f"<Jackknife: {self.regions} regions, {self.estimator}; {self.layout}>"
 
 
-class Result:
+class Result(RunMetadata):
     """One statistic's result. Every column of the CLI's table for the same run is an attribute
     (``r.lo``, ``r.hi``, ``r.npairs``, ``r.g_r``, ``r.xi_landy_szalay``, ...), a NumPy array;
     ``r.columns`` holds them in the CLI's order. ``r.meta`` is the run's metadata as the CLI's JSON
@@ -61,14 +75,6 @@ class Result:
         rows = len(self)
         return (f"<twobody.Result {self.statistic}: {rows} rows, columns {', '.join(self.columns)}; "
                 f"{self.backend}, {self.seconds:.3g} s>")
-
-    # The run's metadata.
-    backend = property(lambda self: self.meta.get("backend"))
-    device = property(lambda self: self.meta.get("device"))
-    threads = property(lambda self: self.meta.get("threads"))
-    seconds = property(lambda self: self.meta.get("wall_seconds"))
-    pairs = property(lambda self: self.meta.get("pairs_evaluated"))
-    plan = property(lambda self: self.meta.get("plan"))
 
     @property
     def covariance(self):

@@ -53,3 +53,59 @@ def angular_counts(radec, edges, radec2=None):
     for k in range(len(edges) - 1):
         counts[k] = np.count_nonzero((cos <= ce[k]) & (cos > ce[k + 1]))
     return counts
+
+
+# ---- vectors (twobody.join, twobody.knn): the float64 rule of docs/exactness.md ----------------
+
+def _ordered_sum(terms, d):
+    """sum over k = 0..d-1 of terms(k), added in that order (never reassociated)."""
+    s = terms(0).copy()
+    for k in range(1, d):
+        s += terms(k)
+    return s
+
+
+def unit_rows(x):
+    """Rows divided by their norm sqrt(sum_k x_k^2), the sum in column order."""
+    x = np.asarray(x, np.float64)
+    norm = np.sqrt(_ordered_sum(lambda k: x[:, k] * x[:, k], x.shape[1]))
+    return x / norm[:, None]
+
+
+def vector_keys(a, b, metric="euclidean"):
+    """Every (i, j)'s float64 key: sum over k of (a_k - b_k)^2, or for cosine 1 - sum_k a_k b_k of
+    the unit rows; each sum in column order."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    if metric == "cosine":
+        ua, ub = unit_rows(a), unit_rows(b)
+        return 1.0 - _ordered_sum(lambda k: ua[:, None, k] * ub[None, :, k], a.shape[1])
+
+    def square(k):
+        d = a[:, None, k] - b[None, :, k]
+        return d * d
+
+    return _ordered_sum(square, a.shape[1])
+
+
+def natural(keys, metric="euclidean"):
+    return keys if metric == "cosine" else np.sqrt(keys)
+
+
+def join_pairs(a, eps, b=None, metric="euclidean"):
+    """(i, j, distance) of every pair within eps, sorted by (i, j); one set: i < j. Within eps:
+    key <= fl(eps * eps) (a Python float product), for cosine key <= eps."""
+    keys = vector_keys(a, a if b is None else b, metric)
+    within = keys <= (eps * eps if metric == "euclidean" else eps)
+    if b is None:
+        within = np.triu(within, 1)
+    i, j = np.nonzero(within)  # row by row: sorted by (i, j)
+    return i, j, natural(keys[i, j], metric)
+
+
+def knn(a, k, b=None, metric="euclidean"):
+    """(distances, indices), each (n, k): by (key, index), a vector of one set not its own."""
+    keys = vector_keys(a, a if b is None else b, metric)
+    if b is None:
+        np.fill_diagonal(keys, np.inf)
+    order = np.argsort(keys, axis=1, kind="stable")[:, :k]  # stable: equal keys by index
+    return natural(np.take_along_axis(keys, order, axis=1), metric), order
