@@ -137,13 +137,8 @@ JoinOutput parse_emit(const std::string& s) {
   throw_config(fmt::format("emit must be 'pairs', 'csr', 'counts' or 'total', not '{}'", s));
 }
 
-// The run's metadata as the other bindings give it: run_metadata reads only a Result's RunInfo,
-// so the join's is moved into an otherwise empty Result.
-nlohmann::json metadata(RunInfo&& info) {
-  Result r;
-  r.info = std::move(info);
-  return run_metadata(r);
-}
+// The run's metadata as the other bindings give it.
+nlohmann::json metadata(RunInfo&& info) { return run_metadata(info); }
 
 std::string dump(const nlohmann::json& meta) {
   return meta.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
