@@ -9,14 +9,15 @@
 #include <vector>
 
 #include "twobody/points.hpp"
+#include "twobody/vectors.hpp"
 
 namespace twobody {
 
-enum class FileFormat { Auto, Text, Npy, FastFood, Hdf5, Fits, Npz };
+enum class FileFormat { Auto, Text, Npy, FastFood, Hdf5, Fits, Npz, Fvecs, Bvecs, Ivecs };
 
 // The format a path's extension names, in any case: .npy, .ff, .h5/.hdf5/.hdf, .fits/.fit/.fits.gz,
-// .npz, otherwise text (the readers' Auto, and the writers' choice of format). A part after the
-// file's name ("cat.h5:/table", "cat.fits:2") does not count.
+// .npz, .fvecs, .bvecs, .ivecs, otherwise text (the readers' Auto, and the writers' choice of
+// format). A part after the file's name ("cat.h5:/table", "cat.fits:2") does not count.
 FileFormat format_of(const std::string& path);
 // The file a catalogue's name points into: "cat.h5:/table" -> "cat.h5", "cat.fits:2" -> "cat.fits".
 std::string file_of(const std::string& path);
@@ -51,6 +52,7 @@ struct ReadOptions {
 // FITS, "file.fits[:HDU]" (HDU by 0-based number or EXTNAME): a binary or ASCII table (numeric
 // scalar columns, by TTYPE name) or a 1-D or 2-D image (rows x columns). Without an HDU, a 2-D
 // primary image, else the first table.
+// .fvecs, .bvecs, .ivecs: each vector a point (at most kMaxDim columns; read_vectors takes any).
 PointSet read_points(const std::string& path, const ReadOptions& opt = {});
 
 // What a file held besides the points: its header's names (text files with one) and the columns
@@ -65,6 +67,26 @@ Catalogue read_catalogue(const std::string& path, const ReadOptions& opt = {});
 
 // "1,2,3" -> {1, 2, 3}; throws Error(Config) on anything else.
 std::vector<int> parse_column_list(const std::string& spec);
+
+// Vectors of any dimension (similarity joins, k-NN): one vector per row, element type kept
+// (vectors.hpp). By the path's format:
+// .fvecs, .bvecs, .ivecs (the ANN corpora's: each row an int32 dimension, then that many float32,
+// uint8 or int32 values, little-endian; every row of one dimension): float32 rows (.bvecs' bytes
+// are exact in float32), .ivecs float64 rows.
+// .npy: a 2-D array of float16, float32 or float64 (element type kept), or of int32 or int64
+// (float64 rows; an int64 beyond 2^53 in magnitude is an error, float64 would not hold it); a 1-D
+// array is n vectors of one dimension.
+// HDF5, "file.h5[:/dataset]": a 2-D (or 1-D) numeric dataset, such as the ANN benchmarks' /train
+// and /test; float32 and float16 (h5py's layout) kept, float64 and integers as float64 (int64 within
+// 2^53); a table (compound dataset, group of columns) as the catalogue reader takes it.
+// Anything else (text of any number of columns, FITS, .ff): the columns read_catalogue would read,
+// as float64 rows, with no limit on their number.
+// ReadOptions' columns (by number, or by name where the file names them) select and order the
+// vectors' columns in every format; without them, every column the weight, region and value
+// columns do not take (the first default_columns of those, when set). Every value is checked
+// finite: an Error(Input) names the file, the row (a text file's line) and the column; so does any
+// malformed file (a truncated row, a row of another dimension, an empty file).
+VectorSet read_vectors(const std::string& path, const ReadOptions& opt = {});
 
 }  // namespace twobody
 
@@ -86,4 +108,10 @@ void write_points(const std::string& path, const PointSet& p);
 // array "matrix") or an .h5 (the dataset /matrix); any other path as text, one row a line, values
 // to 17 significant digits.
 void write_matrix(const std::string& path, std::size_t rows, std::size_t cols, std::span<const double> values);
+// Vectors, one a row, by the path's extension: .npy keeps the element type ('<f2', '<f4', '<f8');
+// .fvecs holds float32 (float16 always fits; float64 only when every value is exactly a float32,
+// else Error(Config) naming the first row and column that is not); .bvecs and .ivecs likewise for
+// integers of 0..255 and of int32; .h5 the dataset /vectors, element type kept; any other path
+// text, one vector a line, 17 significant digits (exact on reading back).
+void write_vectors(const std::string& path, const VectorSet& v);
 }  // namespace twobody

@@ -34,6 +34,16 @@ class Handle {
   herr_t (*close_)(hid_t) = nullptr;
 };
 
+// IEEE binary16, little-endian: the layout h5py gives numpy's float16 (HDF5 1.10 predefines no half
+// type); an invalid handle when the library refuses it.
+inline Handle half_float_type() {
+  Handle t(H5Tcopy(H5T_IEEE_F32LE), H5Tclose);
+  if (t.valid() && (H5Tset_fields(t.get(), 15, 10, 5, 0, 10) < 0 || H5Tset_size(t.get(), 2) < 0 ||
+                    H5Tset_ebias(t.get(), 15) < 0))
+    return Handle();
+  return t;
+}
+
 // Turns off HDF5's printing of its error stack (every failure is reported by us, once).
 inline void silence_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 

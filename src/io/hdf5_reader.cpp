@@ -13,41 +13,19 @@
 #include <unistd.h>
 
 #include "twobody/detail/io/foreign_read.hpp"
+#include "twobody/detail/io/hdf5_dataset.hpp"
 #include "twobody/detail/io/hdf5_file.hpp"
 #include "twobody/detail/io/raw_table.hpp"
 
 namespace twobody {
 
+namespace hdf5 {
+
 namespace {
-
-using hdf5::Handle;
-
-// Large reads go through a buffer of this many values at a time (memory stays bounded by the
-// columns, not twice them).
-constexpr std::size_t kBlockValues = std::size_t{1} << 20;
 // Deflate cannot shrink data more than about 1032:1; a filtered dataset that claims more elements
 // than this allows is a hostile header, not data.
 constexpr double kMaxFilterRatio = 1100;
-
-// Where errors point: "cat.h5:/table".
-struct Place {
-  std::string file, object;
-  double file_size = 0;
-  std::string at() const { return object.empty() ? file : fmt::format("{}:{}", file, object); }
-  [[noreturn]] void fail(const std::string& what) const {
-    const std::string reason = hdf5::error_reason();
-    throw_input(reason.empty() ? fmt::format("{}: {}", at(), what) : fmt::format("{}: {}: {}", at(), what, reason));
-  }
-};
-
-// External links would make a catalogue open other files: never followed.
-herr_t refuse_external_link(const char*, const char*, const char*, const char*, unsigned*, hid_t, void*) { return -1; }
-
-Handle link_access() {
-  Handle lapl(H5Pcreate(H5P_LINK_ACCESS), H5Pclose);
-  if (lapl.valid()) H5Pset_elink_cb(lapl.get(), refuse_external_link, nullptr);
-  return lapl;
-}
+}  // namespace
 
 std::string class_name(H5T_class_t c) {
   switch (c) {
@@ -63,8 +41,6 @@ std::string class_name(H5T_class_t c) {
     default: return "values of no known type";
   }
 }
-
-bool numeric(H5T_class_t c) { return c == H5T_INTEGER || c == H5T_FLOAT; }
 
 // Whether a numeric type is one of the standard integers (8 to 64 bits) or IEEE floats (32, 64
 // bits), in either byte order. HDF5 lets a file describe any bit layout, and libhdf5 1.10's
@@ -114,6 +90,32 @@ void check_storage(hid_t ds, double elements, std::size_t element_size, const Pl
   if (claimed > stored * (filtered ? kMaxFilterRatio : 1.0))
     p.fail(fmt::format("the dataset claims {} values but the file stores {} bytes of them", elements,
                        static_cast<std::uint64_t>(stored)));
+}
+
+}  // namespace hdf5
+
+namespace {
+
+using hdf5::check_storage;
+using hdf5::class_name;
+using hdf5::dimensions;
+using hdf5::Handle;
+using hdf5::nonstandard;
+using hdf5::numeric;
+using hdf5::Place;
+using hdf5::standard_numeric;
+
+// Large reads go through a buffer of this many values at a time (memory stays bounded by the
+// columns, not twice them).
+constexpr std::size_t kBlockValues = std::size_t{1} << 20;
+
+// External links would make a catalogue open other files: never followed.
+herr_t refuse_external_link(const char*, const char*, const char*, const char*, unsigned*, hid_t, void*) { return -1; }
+
+Handle link_access() {
+  Handle lapl(H5Pcreate(H5P_LINK_ACCESS), H5Pclose);
+  if (lapl.valid()) H5Pset_elink_cb(lapl.get(), refuse_external_link, nullptr);
+  return lapl;
 }
 
 // Rows [0, rows) of a 1-D or 2-D numeric dataset, converted to double by HDF5, into columns.
@@ -304,7 +306,17 @@ std::string listing(const std::vector<std::string>& paths) {
 
 }  // namespace
 
-RawTable read_hdf5(const std::string& file, const std::string& inside) {
+namespace hdf5 {
+
+RawTable read_object(hid_t obj, const Place& p, hid_t lapl) {
+  const H5I_type_t kind = H5Iget_type(obj);
+  if (kind == H5I_DATASET) return read_dataset(obj, p);
+  if (kind == H5I_GROUP) return read_group(obj, p, lapl);
+  p.fail("neither a dataset nor a group");
+}
+
+void with_object(const std::string& file, const std::string& inside,
+                 const std::function<void(hid_t object, const Place& p, hid_t lapl)>& read) {
   struct stat st {};
   ::close(open_input(file, st));  // the usual reasons: no such file, a directory
   if (st.st_size == 0) throw_input(fmt::format("{}: the file is empty", file));
@@ -339,10 +351,15 @@ RawTable read_hdf5(const std::string& file, const std::string& inside) {
                             all.empty() ? std::string(" (the file holds no datasets)")
                                         : fmt::format(" (the file's datasets: {})", listing(all))));
   }
-  const H5I_type_t kind = H5Iget_type(obj.get());
-  if (kind == H5I_DATASET) return read_dataset(obj.get(), p);
-  if (kind == H5I_GROUP) return read_group(obj.get(), p, lapl.get());
-  p.fail("neither a dataset nor a group");
+  read(obj.get(), p, lapl.get());
+}
+
+}  // namespace hdf5
+
+RawTable read_hdf5(const std::string& file, const std::string& inside) {
+  RawTable t;
+  hdf5::with_object(file, inside, [&](hid_t obj, const Place& p, hid_t lapl) { t = hdf5::read_object(obj, p, lapl); });
+  return t;
 }
 
 }  // namespace twobody

@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "twobody/detail/io/array_output.hpp"
 #include "twobody/detail/io/hdf5_file.hpp"
+#include "twobody/detail/io/vector_files.hpp"
 #include "twobody/error.hpp"
 
 namespace twobody {
@@ -61,6 +63,25 @@ void close_file(Handle& f, const std::string& path) {
 }
 
 }  // namespace
+
+void write_hdf5_vectors(const std::string& path, const VectorSet& v) {
+  const std::size_t row_bytes = element_bytes(v.element()) * static_cast<std::size_t>(v.dim());
+  const auto rows_at = [&](std::size_t first, std::size_t n, void* out) {
+    for (std::size_t i = 0; i < n; ++i) std::memcpy(static_cast<char*>(out) + i * row_bytes, v.row(first + i), row_bytes);
+  };
+  write_output_file(path, [&](const std::string& file) {
+    Handle f = create_file(file, path);
+    {
+      const bool f16 = v.element() == Element::F16, f32 = v.element() == Element::F32;
+      const Handle half = f16 ? hdf5::half_float_type() : Handle();
+      if (f16 && !half.valid()) fail(path, "cannot make the float16 type");
+      const hid_t type = f16 ? half.get() : f32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE;
+      const hid_t memory = f16 ? half.get() : f32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
+      write_dataset(f.get(), "vectors", type, memory, v.size(), static_cast<std::size_t>(v.dim()), row_bytes, rows_at, path);
+    }
+    close_file(f, path);
+  });
+}
 
 void write_hdf5_arrays(const std::string& path, const std::vector<ArrayOut>& arrays) {
   write_output_file(path, [&](const std::string& file) {

@@ -1,6 +1,7 @@
 // A build without libhdf5: HDF5 files are refused with the reason, never read as text.
 #include "twobody/detail/io/array_output.hpp"
 #include "twobody/detail/io/raw_table.hpp"
+#include "twobody/detail/io/vector_files.hpp"
 
 namespace twobody {
 
@@ -13,5 +14,7 @@ namespace {
 RawTable read_hdf5(const std::string& file, const std::string&) { refuse(file); }
 void write_hdf5_arrays(const std::string& path, const std::vector<ArrayOut>&) { refuse(path); }
 void write_hdf5_table(const std::string& path, const Table&) { refuse(path); }
+std::variant<VectorSet, RawTable> read_hdf5_vectors(const std::string& file, const std::string&) { refuse(file); }
+void write_hdf5_vectors(const std::string& path, const VectorSet&) { refuse(path); }
 
 }  // namespace twobody

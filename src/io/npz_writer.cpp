@@ -110,10 +110,11 @@ std::vector<ArrayOut> arrays_of(const Table& t) {
   return out;
 }
 
-std::string npy_header(const ArrayOut& a) {
-  const std::string shape = a.cols == 0 ? fmt::format("({},)", a.rows) : fmt::format("({}, {})", a.rows, a.cols);
-  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}",
-                                   a.unsigned_integers ? "<u8" : "<f8", shape);
+std::string npy_header(const ArrayOut& a) { return npy_header(a.unsigned_integers ? "<u8" : "<f8", a.rows, a.cols); }
+
+std::string npy_header(const char* descr, std::size_t rows, std::size_t cols) {
+  const std::string shape = cols == 0 ? fmt::format("({},)", rows) : fmt::format("({}, {})", rows, cols);
+  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", descr, shape);
   while ((10 + header.size() + 1) % 64 != 0) header += ' ';
   header += '\n';
   Record r;

@@ -14,6 +14,8 @@
 
 namespace twobody {
 
+struct ReadOptions;
+
 struct RawTable {
   int ncols = 0;
   std::size_t rows = 0;
@@ -48,6 +50,12 @@ struct RawTable {
     throw_input(fmt::format("{}: {} {} has a non-finite value '{}' in column {}", path, row_word, r + 1, v[r], c));
   }
 };
+
+// The columns `opt` asks for (1-based): given by number, by name, or by default every column the
+// weights, regions and values do not take (the first default_columns of them, the rest added to
+// `unused`). Checks names against the table's header; not that numbers are within it.
+std::vector<int> choose_columns(const RawTable& t, const ReadOptions& opt, const std::string& path,
+                                std::vector<int>& unused);
 
 // A file opened for reading and its status, or Error(Input) with the reason (no such file, no
 // permission, a directory). The caller closes the descriptor.

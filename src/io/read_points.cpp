@@ -16,14 +16,12 @@
 #include <cstring>
 
 #include "twobody/detail/io/raw_table.hpp"
+#include "twobody/detail/io/vector_files.hpp"
 #include "twobody/error.hpp"
 #include "twobody/io.hpp"
 
 namespace twobody {
 
-namespace {
-
-// The coordinate columns: given, by name, or by default.
 std::vector<int> choose_columns(const RawTable& t, const ReadOptions& opt, const std::string& path,
                                 std::vector<int>& unused) {
   if (!opt.columns.empty() && !opt.column_names.empty())
@@ -50,9 +48,25 @@ std::vector<int> choose_columns(const RawTable& t, const ReadOptions& opt, const
   }
   return cols;
 }
-}  // namespace
 
 namespace {
+// A vector file's rows as a table's columns: the point readers take .fvecs and its kin too.
+RawTable table_of(const VectorSet& v) {
+  RawTable t;
+  t.ncols = v.dim();
+  t.rows = v.size();
+  t.row_word = "row";
+  t.cols.assign(static_cast<std::size_t>(v.dim()), std::vector<double>(v.size()));
+  std::vector<double> row(static_cast<std::size_t>(v.dim()));
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    v.row_f64(i, row.data());
+    for (std::size_t c = 0; c < row.size(); ++c) t.cols[c][i] = row[c];
+  }
+  return t;
+}
+
+bool is_vector_format(FileFormat f) { return f == FileFormat::Fvecs || f == FileFormat::Bvecs || f == FileFormat::Ivecs; }
+
 // The format of a file's own name (no ":part" after it).
 FileFormat format_of_name(const std::string& name) {
   std::string lower = name;
@@ -63,6 +77,9 @@ FileFormat format_of_name(const std::string& name) {
   if (ends(".npz")) return FileFormat::Npz;
   if (ends(".h5") || ends(".hdf5") || ends(".hdf")) return FileFormat::Hdf5;
   if (ends(".fits") || ends(".fit") || ends(".fits.gz") || ends(".fit.gz")) return FileFormat::Fits;
+  if (ends(".fvecs")) return FileFormat::Fvecs;
+  if (ends(".bvecs")) return FileFormat::Bvecs;
+  if (ends(".ivecs")) return FileFormat::Ivecs;
   return FileFormat::Text;
 }
 }  // namespace
@@ -165,7 +182,11 @@ Catalogue read_catalogue(const std::string& path, const ReadOptions& opt) {
     case FileFormat::Npz:
       throw_input(fmt::format("{}: a .npz archive is not read as a catalogue: save the points as a .npy "
                               "(numpy.save) or an .h5", path));
-    default: t = read_text(path); break;
+    case FileFormat::Fvecs:
+    case FileFormat::Bvecs:
+    case FileFormat::Ivecs: t = table_of(read_vecs(path, fmt_)); break;
+    case FileFormat::Auto:
+    case FileFormat::Text: t = read_text(path); break;
   }
   if (t.rows == 0) throw_input(fmt::format("{}: the file holds no points", path));
   Catalogue out;
@@ -181,7 +202,8 @@ Catalogue read_catalogue(const std::string& path, const ReadOptions& opt) {
                             opt.region_column, t.ncols));
   if (static_cast<int>(cols.size()) > kMaxDim)
     throw_config(fmt::format("{}: {} coordinate columns; at most {} are supported (select with "
-                             "--columns)", path, cols.size(), kMaxDim));
+                             "--columns){}", path, cols.size(), kMaxDim,
+                             is_vector_format(fmt_) ? "; vectors of any dimension are read by read_vectors" : ""));
   // Every check first (a non-finite value reported with the line it came from), then the columns
   // move into the points: a column used once is never copied.
   for (int c : cols) t.check_finite(c, path);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <ostream>
 #include <vector>
 
@@ -12,24 +13,6 @@
 namespace twobody {
 
 namespace {
-
-// rows x cols values as text, one row a line, 17 significant digits (they read back exactly).
-template <class Value>
-void write_text_rows(std::ostream& out, std::size_t rows, std::size_t cols, const Value& value) {
-  fmt::memory_buffer buf;
-  for (std::size_t i = 0; i < rows; ++i) {
-    for (std::size_t c = 0; c < cols; ++c) {
-      if (c) buf.push_back(' ');
-      fmt::format_to(std::back_inserter(buf), "{:.17g}", value(i, c));
-    }
-    buf.push_back('\n');
-    if (buf.size() > (1 << 20)) {
-      out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
-      buf.clear();
-    }
-  }
-  out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
-}
 
 // Writes one array by the path's format: .npy, .npz, .h5; false for text (the caller's).
 bool write_array(const std::string& path, const ArrayOut& a) {
@@ -50,6 +33,12 @@ bool write_array(const std::string& path, const ArrayOut& a) {
     case FileFormat::Hdf5: write_hdf5_arrays(path, {a}); return true;
     case FileFormat::Fits:
       throw_config(fmt::format("{}: FITS output is not written: use .h5, .npy, .npz or text", path));
+    case FileFormat::Fvecs:
+    case FileFormat::Bvecs:
+    case FileFormat::Ivecs:
+      // (Their values are float32 or integers: float64 points would not survive the trip.)
+      throw_config(fmt::format("{}: points and matrices are not written as {}: use .h5, .npy, .npz or text (vectors: "
+                               "write_vectors)", path, std::filesystem::path(file_of(path)).extension().string()));
     default: return false;
   }
 }

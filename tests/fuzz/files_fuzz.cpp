@@ -1,7 +1,7 @@
-// libFuzzer target for the HDF5 and FITS readers: any input must either read or end in a
-// twobody::Error, never a crash, a hang, a sanitizer report or another exception. The first byte
-// picks the format, the object inside the file and the options; the rest is the file's content
-// (written to a temporary file: both libraries read files, not memory).
+// libFuzzer target for the HDF5 and FITS readers (catalogues and vectors): any input must either
+// read or end in a twobody::Error, never a crash, a hang, a sanitizer report or another exception.
+// The first byte picks the format, the object inside the file and the options; the rest is the
+// file's content (written to a temporary file: both libraries read files, not memory).
 // Known limits: libhdf5 and cfitsio are not built with the sanitizers here, so a memory error
 // inside them shows only when it crashes or passes through an intercepted call (memcpy, malloc);
 // libhdf5 1.10 leaks a little on some corrupted files, suppressed by tests/fuzz/files_leaks.supp.
@@ -38,6 +38,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const twobody::Catalogue c = twobody::read_catalogue(spec, opt);
     (void)c;
+  } catch (const twobody::Error&) {
+  }
+  try {
+    const twobody::VectorSet v = twobody::read_vectors(spec, opt);
+    (void)v;
   } catch (const twobody::Error&) {
   }
   std::remove(path.c_str());

@@ -1,5 +1,6 @@
-// libFuzzer target for the catalogue readers (text, .npy, fast-food): any input must either read
-// or end in a twobody::Error, never a crash, a hang, a sanitizer report or another exception.
+// libFuzzer target for the catalogue and vector readers (text, .npy, fast-food, .fvecs, .bvecs,
+// .ivecs): any input must either read or end in a twobody::Error, never a crash, a hang, a
+// sanitizer report or another exception.
 // The first byte picks the reader and the options; the rest is the file's content.
 // Build and run: scripts/fuzz-readers [SECONDS] (clang, -fsanitize=fuzzer,address,undefined).
 #include <unistd.h>
@@ -33,6 +34,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const twobody::Catalogue c = twobody::read_catalogue(path, opt);
     (void)c;
   } catch (const twobody::Error&) {
+  }
+  // The vector readers on the same bytes: by the extension, then as each of the ANN vector files.
+  for (twobody::FileFormat f : {twobody::FileFormat::Auto, twobody::FileFormat::Fvecs, twobody::FileFormat::Bvecs,
+                                twobody::FileFormat::Ivecs}) {
+    opt.format = f;
+    try {
+      const twobody::VectorSet v = twobody::read_vectors(path, opt);
+      (void)v;
+    } catch (const twobody::Error&) {
+    }
   }
   std::remove(path.c_str());
   return 0;
