@@ -26,7 +26,7 @@ double half_to_double(std::uint16_t bits);
 class VectorSet {
  public:
   VectorSet() = default;
-  // n rows of `dim` values, row-major, taken without a copy. Error(Input) when the sizes disagree.
+  // n rows of `dim` values, row-major, taken without a copy (sizes that disagree: Error(Internal)).
   static VectorSet from_rows(std::vector<double> rows, std::size_t n, int dim);
   static VectorSet from_rows(std::vector<float> rows, std::size_t n, int dim);
   // float16 rows given as their IEEE binary16 bits.
