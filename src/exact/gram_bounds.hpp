@@ -1,0 +1,83 @@
+#pragma once
+// The error bound of a reduced-precision Gram distance (issue 22: joins and k-NN on tensor cores),
+// which makes those paths exact: a pair whose low-precision distance is farther than the bound
+// from the threshold has the float64 rule's verdict; the others are settled by the rule itself.
+// Plain C++: tests/gram_bounds_test.cpp checks the bound on a software model of the arithmetic.
+//
+// The arithmetic bounded (per pair i, j of vectors of dimension d):
+//   x'  = fl64(x − c)                       rows shifted to a common centre c, in float64
+//   σ   = a power of two with max_k |σ x'_k| in [1/2, 1)  (exact scaling)
+//   h   = fl_p(σ x')                        rows rounded to the input format p (FP16: u = 2^-11,
+//                                           subnormals spaced 2^-24, so an absolute error η = 2^-25)
+//   G   = the tensor cores' sum of h_ik h_jk over k, m = ⌈d/K⌉ MMAs of depth K into a float32
+//         accumulator; products exact; each MMA's K + 1 addends kept to 22 bits of the largest,
+//         then rounded to float32: per MMA an error ≤ (K + 2)·u_acc·Σ|addends| with u_acc = 2^-22
+//   D   = G / (σ_i σ_j)                     exact (powers of two; no float32 under- or overflow:
+//                                           the planner keeps the norms in range)
+//   N   = fl32(fl64(Σ_k x'_k²))             squared norms
+//   s̃   = fl32(fl32(N_i + N_j) − 2D)        one rounding for the sum, one fused multiply-add
+// against key64 = Σ_k fl(fl(x_ik − x_jk)²) summed in order in float64 (docs/exactness.md).
+//
+// With n = ‖x'‖ (an upper bound of it, norm_upper), e_p = u n + η√d / σ the rounding of a row,
+// S = (n_i(1 + u) + η√d/σ_i)(n_j(1 + u) + η√d/σ_j) the bound of Σ|h h| / (σ_i σ_j):
+//   |D − x'_i·x'_j| ≤ e_i n_j + n_i e_j + e_i e_j + m(K + 2)u_acc·S                  (Gram)
+//   |N − n²|        ≤ (u32(1 + γ_d) + γ_d) n²                                          (norms)
+//   epilogue        ≤ 2·u32·(1 + 10⁻⁶)(n_i + n_j)²                                       (float32)
+//   |κ' − key64|    ≤ (6u64 + γ_{d+1})(n_i + n_j)² + O(u64²)   κ' = ‖x'_i − x'_j‖², the centring
+// and |s̃ − key64| ≤ E = 1.01·[2·Gram + norms_i + norms_j + epilogue + centring]: the 1.01 covers
+// the second-order terms the lines above drop (u32 applied to computed values, 1 + γ factors).
+#include <cmath>
+#include <cstdint>
+
+namespace twobody::exact {
+
+// An input format of the tensor cores and the MMA depth it is used with.
+struct GramFormat {
+  double u;      // unit roundoff of the rounded rows
+  double eta;    // absolute rounding error near zero (half the smallest subnormal spacing)
+  int depth;     // K, products per MMA
+  double u_acc;  // the accumulator's alignment loss per addend (kTensorAccumulation)
+};
+
+constexpr GramFormat kFp16Gram{0x1p-11, 0x1p-25, 16, 0x1p-22};
+
+constexpr double kUnit64 = 0x1p-53;
+constexpr double kUnit32 = 0x1p-24;
+
+// γ_n = n u / (1 − n u), float64.
+inline double gamma64(int n) { return n * kUnit64 / (1.0 - n * kUnit64); }
+
+// An upper bound of ‖x'‖ from nu = fl64(Σ_k x'_k²) summed in order over d terms.
+inline double norm_upper(double nu, int d) { return std::sqrt(nu * (1.0 + gamma64(d))) * (1.0 + 2 * kUnit64); }
+
+// E for one pair: n_i, n_j upper bounds of the shifted rows' norms (norm_upper), s_i, s_j their
+// scales σ (powers of two).
+inline double gram_distance_bound(const GramFormat& f, int d, double ni, double nj, double si, double sj) {
+  const double rd = std::sqrt(static_cast<double>(d));
+  const double ei = f.u * ni + f.eta * rd / si, ej = f.u * nj + f.eta * rd / sj;
+  const double mmas = std::ceil(static_cast<double>(d) / f.depth);
+  const double s = (ni * (1 + f.u) + f.eta * rd / si) * (nj * (1 + f.u) + f.eta * rd / sj);
+  const double gram = ei * nj + ni * ej + ei * ej + mmas * (f.depth + 2) * f.u_acc * s;
+  const double norm_rel = kUnit32 * (1 + gamma64(d)) + gamma64(d);
+  const double sum2 = (ni + nj) * (ni + nj);
+  const double epilogue = 2 * kUnit32 * (1 + 1e-6) * sum2;
+  const double centring = (6 * kUnit64 + gamma64(d + 1)) * sum2;
+  return 1.01 * (2 * gram + norm_rel * (ni * ni + nj * nj) + epilogue + centring);
+}
+
+// A tile's verdict thresholds for keys <= T (a join's limit): s̃ <= in_below is in, s̃ > out_above
+// is out, anything between is settled by the rule. E is the tile's largest bound (from its largest
+// norms and smallest scales). Computed in float64 and rounded outward to float32.
+struct GramThresholds {
+  float in_below;
+  float out_above;
+};
+inline GramThresholds gram_thresholds(double limit, double bound) {
+  const double lo = limit - bound, hi = limit + bound;
+  float l = static_cast<float>(lo), h = static_cast<float>(hi);
+  if (static_cast<double>(l) > lo) l = std::nextafter(l, -HUGE_VALF);
+  if (static_cast<double>(h) < hi) h = std::nextafter(h, HUGE_VALF);
+  return {l, h};
+}
+
+}  // namespace twobody::exact
