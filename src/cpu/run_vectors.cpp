@@ -21,26 +21,51 @@ namespace twobody::cpu {
 
 namespace {
 
-// One thread's evaluator of anchor rows against a partner block (the traversal's rows(i, j0, j1, bp)).
+// One thread's evaluator of anchor rows against a partner block (the traversal's rows(i, j0, j1,
+// bp)). The traversal asks for a block's anchors one after the other: the keys of four anchors
+// are computed together (PartnerBlock::keys<4>) and handed out as their rows come.
 template <class Sink>
 class VectorKeyRows {
  public:
+  static constexpr int kGroup = 4;
   VectorKeyRows(const VectorPlan& plan, const RuleRows& A, const RuleRows& B, std::size_t tile, Sink& sink)
-      : m_(plan.stat->metric), A_(A), B_(B), block_(A.dim(), tile), a_(A.dim()), keys_(tile), sink_(sink) {}
+      : m_(plan.stat->metric), A_(A), B_(B), block_(A.dim(), tile), tile_(tile),
+        anchors_(kGroup * static_cast<std::size_t>(A.dim())), keys_(kGroup * tile), sink_(sink) {}
   void operator()(std::size_t i, std::size_t j0, std::size_t j1, const BlockPair& bp) {
     block_.load(B_, bp.b0, bp.b1);
-    A_.load(i, a_.data());
-    block_.keys(m_, a_.data(), j0, j1, keys_.data());
+    if (!(bp.a0 == group_a0_ && bp.b0 == group_b0_ && i >= group_i0_ && i < group_i0_ + kGroup)) compute_group(i, bp);
+    const std::size_t q = i - group_i0_;
+    const double* keys = keys_.data() + q * tile_ + (j0 - group_j0_);
     const Metric m = m_;
-    sink_.consume(i, j0, keys_.data(), j1 - j0, [m](double k) { return natural_of_vector_key(m, k); });
+    sink_.consume(i, j0, keys, j1 - j0, [m](double k) { return natural_of_vector_key(m, k); });
   }
 
  private:
+  // Anchors [i, i + 4) of the block (fewer at its end; a missing one repeats the last) against
+  // the partners every one of them needs: from the first anchor's start on.
+  void compute_group(std::size_t i, const BlockPair& bp) {
+    const std::size_t dim = static_cast<std::size_t>(A_.dim());
+    const double* rows[kGroup];
+    for (int q = 0; q < kGroup; ++q) {
+      const std::size_t at = std::min(i + static_cast<std::size_t>(q), bp.a1 - 1);
+      A_.load(at, anchors_.data() + static_cast<std::size_t>(q) * dim);
+      rows[q] = anchors_.data() + static_cast<std::size_t>(q) * dim;
+    }
+    group_j0_ = bp.triangle ? std::max(i + 1, bp.b0) : bp.b0;
+    if (group_j0_ < bp.b1) block_.keys<kGroup>(m_, rows, group_j0_, bp.b1, keys_.data(), tile_);
+    group_a0_ = bp.a0;
+    group_b0_ = bp.b0;
+    group_i0_ = i;
+  }
+
   Metric m_;
   const RuleRows& A_;
   const RuleRows& B_;
   PartnerBlock block_;
-  std::vector<double> a_, keys_;
+  std::size_t tile_;
+  std::vector<double> anchors_, keys_;
+  std::size_t group_a0_ = static_cast<std::size_t>(-1), group_b0_ = static_cast<std::size_t>(-1), group_i0_ = 0,
+              group_j0_ = 0;
   Sink& sink_;
 };
 
@@ -135,7 +160,7 @@ Result run_nearest(const VectorPlan& plan, const RuleRows& A, const RuleRows& B,
   {
     using Entry = std::pair<double, std::uint64_t>;  // (key, partner): the order of the lists
     PartnerBlock block(A.dim(), tile);
-    std::vector<double> anchors(tile * static_cast<std::size_t>(A.dim())), keys(tile);
+    std::vector<double> anchors(tile * static_cast<std::size_t>(A.dim())), keys(4 * tile);
     std::vector<std::vector<Entry>> heaps(tile);
 #pragma omp for schedule(dynamic, 1)
     for (std::size_t I = 0; I < blocks_a; ++I) {
@@ -148,13 +173,19 @@ Result run_nearest(const VectorPlan& plan, const RuleRows& A, const RuleRows& B,
       for (std::size_t J = 0; J < blocks_b; ++J) {
         const std::size_t b0 = J * tile, b1 = std::min(nb, b0 + tile);
         block.load(B, b0, b1);
-        for (std::size_t i = a0; i < a1; ++i) {
-          block.keys(m, anchors.data() + (i - a0) * static_cast<std::size_t>(A.dim()), b0, b1, keys.data());
+        for (std::size_t g = a0; g < a1; g += 4) {
+          // Four anchors' keys together (PartnerBlock::keys<4>); past the block's end the last repeats.
+          const double* rows[4];
+          for (std::size_t q = 0; q < 4; ++q)
+            rows[q] = anchors.data() + (std::min(g + q, a1 - 1) - a0) * static_cast<std::size_t>(A.dim());
+          block.keys<4>(m, rows, b0, b1, keys.data(), tile);
+          for (std::size_t i = g; i < std::min(a1, g + 4); ++i) {
           auto& heap = heaps[i - a0];
+          const double* ki = keys.data() + (i - g) * tile;
           for (std::size_t t = 0; t < b1 - b0; ++t) {
             const std::uint64_t j = b0 + t;
             if (is_auto && j == i) continue;
-            const Entry e{keys[t], j};
+            const Entry e{ki[t], j};
             if (heap.size() < k) {
               heap.push_back(e);
               std::push_heap(heap.begin(), heap.end());
@@ -163,6 +194,7 @@ Result run_nearest(const VectorPlan& plan, const RuleRows& A, const RuleRows& B,
               heap.back() = e;
               std::push_heap(heap.begin(), heap.end());
             }
+          }
           }
         }
       }

@@ -5,6 +5,7 @@
 // (a sum over k vectorised would reassociate it, and the rule fixes the order).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <vector>
@@ -64,7 +65,9 @@ class RuleRows {
 // Partners [b0, b1) transposed: coordinate k of partner b0 + t at [k * width + t].
 class PartnerBlock {
  public:
-  PartnerBlock(int dim, std::size_t width) : dim_(dim), width_(width), t_(static_cast<std::size_t>(dim) * width), row_(dim) {}
+  // (8 doubles of padding: the last chunk of 8 partners may read past the block; unused.)
+  PartnerBlock(int dim, std::size_t width)
+      : dim_(dim), width_(width), t_(static_cast<std::size_t>(dim) * width + 8, 0.0), row_(dim) {}
   void load(const RuleRows& rows, std::size_t b0, std::size_t b1) {
     if (b0 == b0_ && b1 == b1_) return;
     for (std::size_t j = b0; j < b1; ++j) {
@@ -75,31 +78,42 @@ class PartnerBlock {
     b1_ = b1;
   }
   std::size_t b0() const { return b0_; }
-  // keys[t] for the partners [j0, j1) of the loaded block against `a` (rule values).
-  void keys(Metric m, const double* a, std::size_t j0, std::size_t j1, double* keys) const {
+  // keys for Q anchors at once, anchor q's keys of partners [j0, j1) at out[q * stride + t]: a
+  // chunk of 8 partners x Q anchors held in registers through the whole sum over k (one load of a
+  // partner's coordinate serves Q pairs), each pair's sum still in stored order.
+  template <int Q>
+  void keys(Metric m, const double* const (&a)[Q], std::size_t j0, std::size_t j1, double* out, std::size_t stride) const {
+    constexpr std::size_t kLanes = 8;
     const std::size_t n = j1 - j0, off = j0 - b0_;
-    for (std::size_t t = 0; t < n; ++t) keys[t] = 0.0;
-    if (m == Metric::Cosine) {
+    const bool cosine = m == Metric::Cosine;
+    for (std::size_t t0 = 0; t0 < n; t0 += kLanes) {
+      double acc[Q][kLanes] = {};
+      const double* base = t_.data() + off + t0;
       for (int k = 0; k < dim_; ++k) {
-        const double ak = a[k];
-        const double* __restrict col = t_.data() + static_cast<std::size_t>(k) * width_ + off;
-        double* __restrict s = keys;
+        const double* col = base + static_cast<std::size_t>(k) * width_;
+        for (int q = 0; q < Q; ++q) {
+          const double aq = a[q][k];
+          if (cosine) {
 #pragma omp simd
-        for (std::size_t t = 0; t < n; ++t) s[t] += ak * col[t];
-      }
-      for (std::size_t t = 0; t < n; ++t) keys[t] = 1.0 - keys[t];
-    } else {
-      for (int k = 0; k < dim_; ++k) {
-        const double ak = a[k];
-        const double* __restrict col = t_.data() + static_cast<std::size_t>(k) * width_ + off;
-        double* __restrict s = keys;
+            for (std::size_t u = 0; u < kLanes; ++u) acc[q][u] += aq * col[u];
+          } else {
 #pragma omp simd
-        for (std::size_t t = 0; t < n; ++t) {
-          const double d = ak - col[t];
-          s[t] += d * d;
+            for (std::size_t u = 0; u < kLanes; ++u) {
+              const double d = aq - col[u];
+              acc[q][u] += d * d;
+            }
+          }
         }
       }
+      const std::size_t lanes = std::min(kLanes, n - t0);
+      for (int q = 0; q < Q; ++q)
+        for (std::size_t u = 0; u < lanes; ++u) out[static_cast<std::size_t>(q) * stride + t0 + u] = cosine ? 1.0 - acc[q][u] : acc[q][u];
     }
+  }
+  // One anchor's keys, keys[t] for the partners [j0, j1).
+  void keys(Metric m, const double* a, std::size_t j0, std::size_t j1, double* out) const {
+    const double* const one[1] = {a};
+    keys<1>(m, one, j0, j1, out, 0);
   }
 
  private:
