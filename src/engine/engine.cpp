@@ -5,6 +5,7 @@
 #include "twobody/detail/engine/backend.hpp"
 #include "twobody/detail/engine/exact_sums.hpp"
 #include "twobody/error.hpp"
+#include "twobody/vectors.hpp"
 
 namespace twobody {
 
@@ -103,11 +104,36 @@ void refuse_distribution(const RunOptions& opt) {
   if (opt.distribution) throw_config("vector statistics do not run distributed (MPI) yet: run them in one process");
 }
 
+// Vectors of at most kMaxDim dimensions under the Euclidean metric are points: the point paths
+// (cell grids, float32 proxies with guard bands) decide every pair by the same float64 rule, so
+// they give the same result as the vector paths' brute force, often far faster. k-NN and the
+// cosine distance have no point path.
+bool runs_as_points(const Statistic& s, const VectorSet& a) {
+  if (s.metric != Metric::Euclidean || a.dim() > kMaxDim) return false;
+  const OutputKind out = s.output();
+  return out == OutputKind::Reduction || out == OutputKind::PerPoint || out == OutputKind::PairList;
+}
+
+struct AsPoints {
+  PointSet a, b;
+  AsPoints(const VectorSet& va, const VectorSet* vb) : a(va.to_points()), b(vb ? vb->to_points() : PointSet()) {}
+};
+
 }  // namespace
 
 Result run(const Statistic& stat, const VectorSet& a, const VectorSet* b, const RunOptions& opt) {
   refuse_distribution(opt);
   const VectorPlan plan = make_vector_plan(stat, a, b, opt);
+  if (runs_as_points(stat, a)) {
+    const AsPoints p(a, b);
+    RunOptions as_points = opt;
+    as_points.on_plan = nullptr;
+    Result r = run(stat, p.a, b ? &p.b : nullptr, as_points);
+    r.info.plan = fmt::format("{}-D vectors run as points (the same float64 rule; the point paths' grids and "
+                              "guard bands)\n{}", a.dim(), r.info.plan);
+    if (opt.on_plan) opt.on_plan(r.info.plan);
+    return r;
+  }
   std::string fallback;
   auto backend = vector_backend_for(stat, opt.backend, fallback);
   const auto t0 = std::chrono::steady_clock::now();
@@ -129,6 +155,11 @@ Result run(const Statistic& stat, const VectorSet& a, const VectorSet* b, const 
 std::string explain(const Statistic& stat, const VectorSet& a, const VectorSet* b, const RunOptions& opt) {
   refuse_distribution(opt);
   const VectorPlan plan = make_vector_plan(stat, a, b, opt);
+  if (runs_as_points(stat, a)) {
+    const AsPoints p(a, b);
+    return fmt::format("{}-D vectors run as points (the same float64 rule; the point paths' grids and guard bands)\n{}",
+                       a.dim(), explain(stat, p.a, b ? &p.b : nullptr, opt));
+  }
   std::string fallback;
   auto backend = vector_backend_for(stat, opt.backend, fallback);
   return fmt::format("backend: {} ({}){}\n{}\n{}", backend->name(), backend->device(),
