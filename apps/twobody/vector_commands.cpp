@@ -28,6 +28,20 @@ VectorSet load_vectors(const std::string& spec, const std::string& columns) {
   return read_vectors(spec, r);
 }
 
+// --data and, when given, --data2 (its columns: --columns2, else --columns).
+struct VectorSets {
+  VectorSet a, b;
+  bool cross = false;
+  const VectorSet* second() const { return cross ? &b : nullptr; }
+};
+VectorSets load_vector_sets(const CommonOptions& o) {
+  VectorSets v;
+  v.a = load_vectors(o.data, o.columns);
+  v.cross = !o.data2.empty();
+  if (v.cross) v.b = load_vectors(o.data2, o.columns2.empty() ? o.columns : o.columns2);
+  return v;
+}
+
 struct JoinCommandOptions {
   CommonOptions o;
   double eps = 0;
@@ -45,17 +59,13 @@ JoinOutput parse_join_output(const std::string& e) {
 void run_join(const JoinCommandOptions& s, const Context& c) {
   const CommonOptions& o = s.o;
   const BackendWarmUp warm(o.backend);
-  const VectorSet a = load_vectors(o.data, o.columns);
-  const bool cross = !o.data2.empty();
-  VectorSet b;
-  if (cross) b = load_vectors(o.data2, o.columns2.empty() ? o.columns : o.columns2);
+  const VectorSets sets = load_vector_sets(o);
+  const bool cross = sets.cross;
   JoinOptions j;
   j.eps = s.eps;
   j.metric = parse_metric(s.metric);
   j.output = parse_join_output(s.emit);
-  const RunOptions run = make_run_options(o, c.bar);
-  const VectorSet* bp = cross ? &b : nullptr;
-  JoinResult r = similarity_join(a, bp, j, run);
+  JoinResult r = similarity_join(sets.a, sets.second(), j, make_run_options(o, c.bar));
   c.bar.finish();
   if (!cli_writes_output()) return;
   nlohmann::json meta = run_metadata(r.info);
@@ -138,14 +148,8 @@ struct KnnCommandOptions {
 void run_knn(const KnnCommandOptions& s, const Context& c) {
   const CommonOptions& o = s.o;
   const BackendWarmUp warm(o.backend);
-  const VectorSet a = load_vectors(o.data, o.columns);
-  const bool cross = !o.data2.empty();
-  VectorSet b;
-  if (cross) b = load_vectors(o.data2, o.columns2.empty() ? o.columns : o.columns2);
-  const Metric metric = parse_metric(s.metric);
-  const RunOptions run = make_run_options(o, c.bar);
-  const VectorSet* bp = cross ? &b : nullptr;
-  KnnResult r = nearest_neighbours(a, bp, s.k, metric, run);
+  const VectorSets sets = load_vector_sets(o);
+  KnnResult r = nearest_neighbours(sets.a, sets.second(), s.k, parse_metric(s.metric), make_run_options(o, c.bar));
   c.bar.finish();
   if (!cli_writes_output()) return;
   const TableFormat format = output_format(o);

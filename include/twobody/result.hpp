@@ -41,6 +41,9 @@ struct PairRecord {
   double value;  // natural variable: r, or θ in degrees
 };
 
+// The order of pair lists: by (i, j).
+inline bool pair_order(const PairRecord& x, const PairRecord& y) { return x.i != y.i ? x.i < y.i : x.j < y.j; }
+
 // OutputKind::PerPoint: per point of one set, in the caller's order, its partners with value in
 // [lo, hi) and, when weighted, the sum of their weights (statistic.hpp states whose). A per-point
 // sum of a pair value (Σ_j f(r_ij), a cutoff potential) would be a third array beside these,

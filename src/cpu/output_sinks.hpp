@@ -8,10 +8,12 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "twobody/detail/engine/key_edges.hpp"
 #include "twobody/extend/portable_math.hpp"
+#include "twobody/error.hpp"
 #include "twobody/result.hpp"
 
 namespace twobody::cpu {
@@ -386,6 +388,19 @@ class PairListSink {
   bool overflow_ = false;
   std::vector<PairRecord> pairs_;
 };
+
+// The threads' pair lists into r.pairs (unsorted: a caller may still map indices first), or
+// Error(Resource) when together they exceed max_pairs.
+inline void gather_pairs(std::vector<PairListSink>& sinks, std::size_t max_pairs, Result& r) {
+  std::size_t total = 0;
+  for (auto& k : sinks) total += k.size();
+  for (auto& k : sinks)
+    if (k.overflow() || total > max_pairs)
+      throw Error(ErrorKind::Resource, "pair list exceeds the limit of " + std::to_string(max_pairs) +
+                                           " pairs; narrow the range or raise RunOptions::max_pairs");
+  r.pairs.reserve(total);
+  for (auto& k : sinks) k.merge_into(r);
+}
 
 // Dense matrix: threads write disjoint cells of one shared matrix, so nothing is merged.
 class MatrixSink {

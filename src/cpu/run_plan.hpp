@@ -225,15 +225,7 @@ Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid 
           },
           [&](const reduce::PairList&) {
             auto sinks = run_with([&] { return PairListSink(plan.edges, plan.max_pairs); });
-            std::size_t total = 0;
-            for (auto& k : sinks) total += k.size();
-            for (auto& k : sinks)
-              if (k.overflow() || total > plan.max_pairs)
-                throw Error(ErrorKind::Resource,
-                            "pair list exceeds the limit of " + std::to_string(plan.max_pairs) +
-                                " pairs; narrow the range or raise RunOptions::max_pairs");
-            r.pairs.reserve(total);
-            for (auto& k : sinks) k.merge_into(r);
+            gather_pairs(sinks, plan.max_pairs, r);
             if (use_grid) {
               // Back to the callers' indices; auto pairs keep i < j.
               const auto& oa = grid->a->order;
@@ -244,9 +236,7 @@ Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid 
                 if (shape.is_auto && p.i > p.j) std::swap(p.i, p.j);
               }
             }
-            std::sort(r.pairs.begin(), r.pairs.end(), [](const PairRecord& x, const PairRecord& y) {
-              return x.i != y.i ? x.i < y.i : x.j < y.j;
-            });
+            std::sort(r.pairs.begin(), r.pairs.end(), pair_order);
           },
           [&](const reduce::Matrix&) {
             r.rows = A.n;

@@ -102,18 +102,8 @@ Result run_binned(const VectorPlan& plan, const RuleRows& A, const RuleRows& B, 
           },
           [&](const reduce::PairList&) {
             auto sinks = run_with([&] { return PairListSink(plan.edges, plan.max_pairs); });
-            std::size_t total = 0;
-            for (auto& k : sinks) total += k.size();
-            for (auto& k : sinks)
-              if (k.overflow() || total > plan.max_pairs)
-                throw Error(ErrorKind::Resource, fmt::format("pair list exceeds the limit of {} pairs; narrow the range "
-                                                             "or raise RunOptions::max_pairs",
-                                                             plan.max_pairs));
-            r.pairs.reserve(total);
-            for (auto& k : sinks) k.merge_into(r);
-            std::sort(r.pairs.begin(), r.pairs.end(), [](const PairRecord& x, const PairRecord& y) {
-              return x.i != y.i ? x.i < y.i : x.j < y.j;
-            });
+            gather_pairs(sinks, plan.max_pairs, r);
+            std::sort(r.pairs.begin(), r.pairs.end(), pair_order);
           },
           [&](const reduce::Matrix&) {
             r.rows = na;

@@ -70,8 +70,7 @@ Result run_vectors_on_device(const VectorPlan& plan) {
   }
   if (out == OutputKind::PairList) {
     r.pairs = std::move(j.pairs);
-    std::sort(r.pairs.begin(), r.pairs.end(),
-              [](const PairRecord& x, const PairRecord& y) { return x.i != y.i ? x.i < y.i : x.j < y.j; });
+    std::sort(r.pairs.begin(), r.pairs.end(), pair_order);
   }
   r.info.threads = plan.threads;
   r.info.pairs_evaluated = pair_total(in.na, in.nb, in.is_auto) * (out == OutputKind::PairList && j.total > 0 ? 2 : 1);

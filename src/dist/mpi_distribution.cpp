@@ -273,8 +273,7 @@ class MpiDistribution final : public Distribution {
     std::vector<PairRecord> all(static_cast<std::size_t>(total));
     MPI_Gatherv(mine.data(), static_cast<int>(n), record, all.data(), counts.data(), displs.data(), record, 0, comm_);
     if (rank == 0)
-      std::sort(all.begin(), all.end(),
-                [](const PairRecord& x, const PairRecord& y) { return x.i != y.i ? x.i < y.i : x.j < y.j; });
+      std::sort(all.begin(), all.end(), pair_order);
     MPI_Bcast(all.data(), static_cast<int>(total), record, 0, comm_);
     MPI_Type_free(&record);
     return all;

@@ -117,8 +117,7 @@ Result run_in_chunks(const Plan& plan, std::size_t chunk, const std::function<Re
     merge(running.front().first, running.front().second.get());
     running.pop_front();
   }
-  std::sort(r.pairs.begin(), r.pairs.end(),
-            [](const PairRecord& x, const PairRecord& y) { return x.i != y.i ? x.i < y.i : x.j < y.j; });
+  std::sort(r.pairs.begin(), r.pairs.end(), pair_order);
   r.exact.grids = plan.grids;
   round_exact_sums(r);
   r.info.n_a = A.size();

@@ -25,15 +25,23 @@ std::unique_ptr<Backend> select_backend(const std::string& name) {
   throw_config(fmt::format("unknown backend '{}' (auto, cpu or cuda)", name));
 }
 
-// A backend that does not run a statistic (Backend::refuses) hands it to the CPU; `why` says so
-// in the run's plan.
-std::unique_ptr<Backend> backend_for(const Statistic& stat, const std::string& name, std::string& why) {
+// A backend that does not run a statistic (Backend::refuses, or refuses_vectors for vectors)
+// hands it to the CPU; `why` says so in the run's plan.
+std::unique_ptr<Backend> backend_for(const Statistic& stat, const std::string& name, std::string& why,
+                                     bool vectors = false) {
   auto b = select_backend(name);
-  if (const std::string reason = b->refuses(stat); !reason.empty()) {
+  if (const std::string reason = vectors ? b->refuses_vectors(stat) : b->refuses(stat); !reason.empty()) {
     why = fmt::format("the {} backend {}: this statistic runs on the cpu", b->name(), reason);
     return make_cpu_backend();
   }
   return b;
+}
+
+// The plan's text: the backend, why it is not the one asked for, the planner's and the backend's.
+std::string plan_text(const Backend& backend, const std::string& fallback, const std::string& explanation,
+                      const std::string& description) {
+  return fmt::format("backend: {} ({}){}\n{}\n{}", backend.name(), backend.device(),
+                     fallback.empty() ? "" : "; " + fallback, explanation, description);
 }
 
 // RunOptions::pair_sink: a pair list a backend (or a distribution) collected in Result::pairs goes
@@ -42,6 +50,23 @@ void hand_pairs_to_sink(const Statistic& stat, const RunOptions& opt, Result& r)
   if (!opt.pair_sink || stat.output() != OutputKind::PairList || r.pairs.empty()) return;
   opt.pair_sink(r.pairs);
   r.pairs = {};
+}
+
+// What every run adds to the backend's result: its time since t0, the backend, the plan (with
+// what the backend decided while running, if anything), the sets' sizes; then the pair sink and
+// the plan callback.
+void finish_run(Result& r, const Backend& backend, const std::string& plan, std::chrono::steady_clock::time_point t0,
+                std::size_t n_a, std::size_t n_b, const Statistic& stat, const RunOptions& opt) {
+  r.info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.info.backend = backend.name();
+  r.info.device = backend.device();
+  const std::string ran = r.info.plan;
+  r.info.plan = plan;
+  if (!ran.empty()) r.info.plan += "\nran: " + ran;
+  r.info.n_a = n_a;
+  r.info.n_b = n_b;
+  hand_pairs_to_sink(stat, opt, r);
+  if (opt.on_plan) opt.on_plan(r.info.plan);
 }
 
 }  // namespace
@@ -65,17 +90,8 @@ Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const Ru
   Result r = backend->run(plan);
   r.exact.grids = plan.grids;
   round_exact_sums(r);
-  r.info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  r.info.backend = backend->name();
-  r.info.device = backend->device();
-  const std::string ran = r.info.plan;  // what the backend decided while running, if anything
-  r.info.plan = fmt::format("backend: {} ({}){}\n{}\n{}", r.info.backend, r.info.device,
-                            fallback.empty() ? "" : "; " + fallback, plan.explanation, backend->describe(plan));
-  if (!ran.empty()) r.info.plan += "\nran: " + ran;
-  r.info.n_a = a.size();
-  r.info.n_b = b ? b->size() : 0;
-  hand_pairs_to_sink(stat, opt, r);
-  if (opt.on_plan) opt.on_plan(r.info.plan);
+  finish_run(r, *backend, plan_text(*backend, fallback, plan.explanation, backend->describe(plan)), t0, a.size(),
+             b ? b->size() : 0, stat, opt);
   return r;
 }
 
@@ -84,21 +100,10 @@ std::string explain(const Statistic& stat, const PointSet& a, const PointSet* b,
   Plan plan = make_plan(stat, a, b, opt);
   std::string fallback;
   auto backend = backend_for(stat, opt.backend, fallback);
-  return fmt::format("backend: {} ({}){}\n{}\n{}", backend->name(), backend->device(),
-                     fallback.empty() ? "" : "; " + fallback, plan.explanation, backend->describe(plan));
+  return plan_text(*backend, fallback, plan.explanation, backend->describe(plan));
 }
 
 namespace {
-
-// A backend without vector kernels for the statistic hands it to the CPU, as backend_for does.
-std::unique_ptr<Backend> vector_backend_for(const Statistic& stat, const std::string& name, std::string& why) {
-  auto b = select_backend(name);
-  if (const std::string reason = b->refuses_vectors(stat); !reason.empty()) {
-    why = fmt::format("the {} backend {}: this statistic runs on the cpu", b->name(), reason);
-    return make_cpu_backend();
-  }
-  return b;
-}
 
 void refuse_distribution(const RunOptions& opt) {
   if (opt.distribution) throw_config("vector statistics do not run distributed (MPI) yet: run them in one process");
@@ -119,6 +124,10 @@ struct AsPoints {
   AsPoints(const VectorSet& va, const VectorSet* vb) : a(va.to_points()), b(vb ? vb->to_points() : PointSet()) {}
 };
 
+std::string as_points_note(int dim) {
+  return fmt::format("{}-D vectors run as points (the same float64 rule; the point paths' grids and guard bands)", dim);
+}
+
 }  // namespace
 
 Result run(const Statistic& stat, const VectorSet& a, const VectorSet* b, const RunOptions& opt) {
@@ -129,26 +138,16 @@ Result run(const Statistic& stat, const VectorSet& a, const VectorSet* b, const 
     RunOptions as_points = opt;
     as_points.on_plan = nullptr;
     Result r = run(stat, p.a, b ? &p.b : nullptr, as_points);
-    r.info.plan = fmt::format("{}-D vectors run as points (the same float64 rule; the point paths' grids and "
-                              "guard bands)\n{}", a.dim(), r.info.plan);
+    r.info.plan = as_points_note(a.dim()) + "\n" + r.info.plan;
     if (opt.on_plan) opt.on_plan(r.info.plan);
     return r;
   }
   std::string fallback;
-  auto backend = vector_backend_for(stat, opt.backend, fallback);
+  auto backend = backend_for(stat, opt.backend, fallback, true);
   const auto t0 = std::chrono::steady_clock::now();
   Result r = backend->run_vectors(plan);
-  r.info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  r.info.backend = backend->name();
-  r.info.device = backend->device();
-  const std::string ran = r.info.plan;
-  r.info.plan = fmt::format("backend: {} ({}){}\n{}\n{}", r.info.backend, r.info.device,
-                            fallback.empty() ? "" : "; " + fallback, plan.explanation, backend->describe_vectors(plan));
-  if (!ran.empty()) r.info.plan += "\nran: " + ran;
-  r.info.n_a = a.size();
-  r.info.n_b = b ? b->size() : 0;
-  hand_pairs_to_sink(stat, opt, r);
-  if (opt.on_plan) opt.on_plan(r.info.plan);
+  finish_run(r, *backend, plan_text(*backend, fallback, plan.explanation, backend->describe_vectors(plan)), t0,
+             a.size(), b ? b->size() : 0, stat, opt);
   return r;
 }
 
@@ -157,13 +156,11 @@ std::string explain(const Statistic& stat, const VectorSet& a, const VectorSet* 
   const VectorPlan plan = make_vector_plan(stat, a, b, opt);
   if (runs_as_points(stat, a)) {
     const AsPoints p(a, b);
-    return fmt::format("{}-D vectors run as points (the same float64 rule; the point paths' grids and guard bands)\n{}",
-                       a.dim(), explain(stat, p.a, b ? &p.b : nullptr, opt));
+    return as_points_note(a.dim()) + "\n" + explain(stat, p.a, b ? &p.b : nullptr, opt);
   }
   std::string fallback;
-  auto backend = vector_backend_for(stat, opt.backend, fallback);
-  return fmt::format("backend: {} ({}){}\n{}\n{}", backend->name(), backend->device(),
-                     fallback.empty() ? "" : "; " + fallback, plan.explanation, backend->describe_vectors(plan));
+  auto backend = backend_for(stat, opt.backend, fallback, true);
+  return plan_text(*backend, fallback, plan.explanation, backend->describe_vectors(plan));
 }
 
 std::string runs_on(const Statistic& stat, const RunOptions& opt) {

@@ -105,6 +105,12 @@ Plan make_plan_2d(const Statistic& s, const PointSet& a, const PointSet* b, cons
 
 }  // namespace
 
+int run_threads(const RunOptions& opt) {
+  if (opt.threads < 0) throw_config(fmt::format("threads must be 0 (all) or positive, not {}", opt.threads));
+  // More threads than processors only share them, and each holds its own partial results: capped.
+  return opt.threads > 0 ? std::min(opt.threads, omp_get_num_procs()) : omp_get_max_threads();
+}
+
 Plan make_plan_base(const Statistic& s, const PointSet& a, const PointSet* b, const RunOptions& opt,
                     int dim) {
   const bool is_auto = s.traversal == Traversal::Auto;
@@ -133,9 +139,7 @@ Plan make_plan_base(const Statistic& s, const PointSet& a, const PointSet* b, co
   p.stat = &s;
   p.a = &a;
   p.b = &bb;
-  if (opt.threads < 0) throw_config(fmt::format("threads must be 0 (all) or positive, not {}", opt.threads));
-  // More threads than processors only share them, and each holds its own partial results: capped.
-  p.threads = opt.threads > 0 ? std::min(opt.threads, omp_get_num_procs()) : omp_get_max_threads();
+  p.threads = run_threads(opt);
   p.max_pairs = opt.max_pairs;
   p.pair_sink = opt.pair_sink;
   if (opt.resident && &opt.resident->points() == &a) p.resident = opt.resident;

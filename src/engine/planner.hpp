@@ -9,6 +9,9 @@ Plan make_plan(const Statistic& s, const PointSet& a, const PointSet* b, const R
 // The validation and planning every pair function shares, for `dim`-coordinate points; run_custom
 // then maps the key edges through its function's key_of.
 Plan make_plan_base(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt, int dim);
+// The CPU threads a run uses: RunOptions::threads (0: all) capped at the processors; Error(Config)
+// when negative.
+int run_threads(const RunOptions& opt);
 // Validates a statistic over vectors (metric, reduction, sets, k) and maps its range to key space.
 VectorPlan make_vector_plan(const Statistic& s, const VectorSet& a, const VectorSet* b, const RunOptions& opt);
 }  // namespace twobody

@@ -6,6 +6,7 @@
 #include <tuple>
 #include <fmt/format.h>
 
+#include "twobody/detail/engine/hash_mix.hpp"
 #include "twobody/detail/engine/memory.hpp"
 #include "twobody/error.hpp"
 
@@ -171,37 +172,30 @@ Frame Frame::joined(const Frame& f) const {
 }
 
 namespace {
-// One 64-bit word into the hash (a multiply-xorshift mix, as in splitmix64's finaliser).
-std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-  h ^= h >> 31;
-  h *= 0xbf58476d1ce4e5b9ull;
-  return h ^ (h >> 29);
-}
 template <class T>
 std::uint64_t mix_all(std::uint64_t h, std::span<const T> values) {
   for (const T& v : values) {
     std::uint64_t bits = 0;
     std::memcpy(&bits, &v, sizeof(T));
-    h = mix(h, bits);
+    h = hash_mix(h, bits);
   }
   return h;
 }
 }  // namespace
 
 std::uint64_t content_hash(const PointSet& p) {
-  std::uint64_t h = mix(mix(0x74776f626f6479ull, static_cast<std::uint64_t>(p.dim())), p.size());
+  std::uint64_t h = hash_mix(hash_mix(0x74776f626f6479ull, static_cast<std::uint64_t>(p.dim())), p.size());
   for (int d = 0; d < p.dim(); ++d) h = mix_all(h, p.coord(d));
-  h = mix(h, p.has_weights());
+  h = hash_mix(h, p.has_weights());
   if (p.has_weights()) h = mix_all(h, p.weights());
-  h = mix(h, p.has_regions());
+  h = hash_mix(h, p.has_regions());
   if (p.has_regions()) h = mix_all(h, p.regions());
   return h;
 }
 
 std::uint64_t content_hash(const std::vector<const PointSet*>& sets) {
-  std::uint64_t h = mix(0x72616e646f6d73ull, sets.size());
-  for (const PointSet* p : sets) h = mix(h, content_hash(*p));
+  std::uint64_t h = hash_mix(0x72616e646f6d73ull, sets.size());
+  for (const PointSet* p : sets) h = hash_mix(h, content_hash(*p));
   return h;
 }
 

@@ -1,7 +1,6 @@
 // The planner of statistics over vectors (twobody/vectors.hpp): what a run may ask of vectors,
 // its range in key space, and the plan's text.
 #include <fmt/format.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -75,8 +74,7 @@ VectorPlan make_vector_plan(const Statistic& s, const VectorSet& a, const Vector
   p.stat = &s;
   p.a = &a;
   p.b = &bb;
-  if (opt.threads < 0) throw_config(fmt::format("threads must be 0 (all) or positive, not {}", opt.threads));
-  p.threads = opt.threads > 0 ? std::min(opt.threads, omp_get_num_procs()) : omp_get_max_threads();
+  p.threads = run_threads(opt);
   p.max_pairs = opt.max_pairs;
   p.pair_sink = opt.pair_sink;
   p.progress = opt.progress;

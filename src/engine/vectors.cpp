@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "twobody/detail/engine/hash_mix.hpp"
 #include "twobody/error.hpp"
 #include "twobody/points.hpp"
 
@@ -158,14 +159,8 @@ void VectorSet::check_finite(const std::string& source) const {
 }
 
 std::uint64_t content_hash(const VectorSet& v) {
-  auto mix = [](std::uint64_t h, std::uint64_t x) {
-    h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    h ^= h >> 31;
-    h *= 0xbf58476d1ce4e5b9ull;
-    return h ^ (h >> 29);
-  };
-  std::uint64_t h = mix(mix(mix(0x766563746f7273ull, static_cast<std::uint64_t>(v.dim())), v.size()),
-                        static_cast<std::uint64_t>(v.element()));
+  std::uint64_t h = hash_mix(hash_mix(hash_mix(0x766563746f7273ull, static_cast<std::uint64_t>(v.dim())), v.size()),
+                             static_cast<std::uint64_t>(v.element()));
   const std::size_t bytes = element_bytes(v.element()) * static_cast<std::size_t>(v.dim());
   for (std::size_t i = 0; i < v.size(); ++i) {
     const auto* p = static_cast<const unsigned char*>(v.row(i));
@@ -173,12 +168,12 @@ std::uint64_t content_hash(const VectorSet& v) {
     for (; b + 8 <= bytes; b += 8) {
       std::uint64_t w;
       std::memcpy(&w, p + b, 8);
-      h = mix(h, w);
+      h = hash_mix(h, w);
     }
     std::uint64_t tail = 0;
     if (b < bytes) {
       std::memcpy(&tail, p + b, bytes - b);
-      h = mix(h, tail);
+      h = hash_mix(h, tail);
     }
   }
   return h;
