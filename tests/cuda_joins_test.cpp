@@ -8,11 +8,14 @@
 #include <stdexcept>
 
 #include "test_support.hpp"
+#include "vector_test_data.hpp"
 #include "twobody/detail/engine/backend.hpp"
 #include "twobody/joins.hpp"
 
 using namespace twobody;
 using testing_support::fresh_seed;
+using testing_support::gaussian_vectors;
+using testing_support::lattice_vectors;
 
 namespace {
 
@@ -27,20 +30,6 @@ RunOptions on(const char* backend) {
   RunOptions o;
   o.backend = backend;
   return o;
-}
-
-VectorSet gaussian(std::size_t n, int d, std::mt19937_64& rng, double offset = 0) {
-  std::normal_distribution<double> g;
-  std::vector<double> v(n * static_cast<std::size_t>(d));
-  for (double& x : v) x = offset + g(rng);
-  return VectorSet::from_rows(std::move(v), n, d);
-}
-
-VectorSet lattice(std::size_t n, int d, std::mt19937_64& rng) {
-  std::uniform_int_distribution<int> u(0, 2);
-  std::vector<double> v(n * static_cast<std::size_t>(d));
-  for (double& x : v) x = u(rng);
-  return VectorSet::from_rows(std::move(v), n, d);
 }
 
 // eps with about `fraction` of the pairs within it, from the CPU's own distances.
@@ -86,7 +75,7 @@ TEST_F(CudaJoins, EqualTheCpuInEveryDimension) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   for (int d : {1, 3, 17, 128, 960}) {
     const std::size_t n = d >= 960 ? 300 : 1500;
-    const VectorSet a = gaussian(n, d, rng), b = gaussian(n / 3 + 5, d, rng);
+    const VectorSet a = gaussian_vectors(n, d, rng), b = gaussian_vectors(n / 3 + 5, d, rng);
     for (Metric m : {Metric::Euclidean, Metric::Cosine}) {
       const double eps = eps_for(a, m, 0.02);
       expect_same_join(a, nullptr, eps, m, "auto d=" + std::to_string(d));
@@ -100,13 +89,13 @@ TEST_F(CudaJoins, LatticesDuplicatesOffsetsAndHalfStorage) {
   std::mt19937_64 rng(seed);
   SCOPED_TRACE("seed " + std::to_string(seed));
   for (int d : {3, 17, 128}) {
-    const VectorSet l = lattice(2000, d, rng);
+    const VectorSet l = lattice_vectors(2000, d, rng);
     expect_same_join(l, nullptr, std::sqrt(static_cast<double>(std::max(1, d / 3))), Metric::Euclidean,
                      "lattice d=" + std::to_string(d));
   }
   std::vector<double> v;
   std::vector<double> r(40);
-  const VectorSet base = gaussian(9, 40, rng);
+  const VectorSet base = gaussian_vectors(9, 40, rng);
   for (int c = 0; c < 300; ++c) {
     base.row_f64(rng() % 9, r.data());
     v.insert(v.end(), r.begin(), r.end());
@@ -114,7 +103,7 @@ TEST_F(CudaJoins, LatticesDuplicatesOffsetsAndHalfStorage) {
   const VectorSet dup = VectorSet::from_rows(std::move(v), 300, 40);
   expect_same_join(dup, nullptr, 0.0, Metric::Euclidean, "duplicates eps 0");
   expect_same_join(dup, nullptr, 0.0, Metric::Cosine, "duplicates eps 0 cosine");
-  const VectorSet far = gaussian(1200, 33, rng, 1e6);
+  const VectorSet far = gaussian_vectors(1200, 33, rng, 1e6);
   expect_same_join(far, nullptr, eps_for(far, Metric::Euclidean, 0.05), Metric::Euclidean, "offset 1e6");
   std::vector<std::uint16_t> h(1000 * 24);
   for (auto& x : h) x = static_cast<std::uint16_t>(0x3800 + (rng() % 0x0a00));  // halves in [0.5, 2.5)
@@ -126,7 +115,7 @@ TEST_F(CudaJoins, ManySlabsProgressAndCancellation) {
   const auto seed = fresh_seed();
   std::mt19937_64 rng(seed);
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const VectorSet a = gaussian(40000, 8, rng);
+  const VectorSet a = gaussian_vectors(40000, 8, rng);
   JoinOptions o;
   o.eps = 0.8;
   o.output = JoinOutput::Counts;
@@ -145,7 +134,7 @@ TEST_F(CudaJoins, ManySlabsProgressAndCancellation) {
 
 TEST_F(CudaJoins, KnnFallsBackToTheCpuAndSaysSo) {
   std::mt19937_64 rng(fresh_seed());
-  const VectorSet a = gaussian(300, 16, rng);
+  const VectorSet a = gaussian_vectors(300, 16, rng);
   const KnnResult r = nearest_neighbours(a, nullptr, 5, Metric::Euclidean, on("cuda"));
   EXPECT_EQ(r.info.backend, "cpu");
   EXPECT_NE(r.info.plan.find("the cuda backend has no k-nearest-neighbour kernel yet"), std::string::npos) << r.info.plan;

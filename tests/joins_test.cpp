@@ -11,11 +11,14 @@
 
 #include "oracle/vector_brute_force.hpp"
 #include "test_support.hpp"
+#include "vector_test_data.hpp"
 #include "twobody/joins.hpp"
 
 using namespace twobody;
 using testing_support::expect_error;
 using testing_support::fresh_seed;
+using testing_support::gaussian_vectors;
+using testing_support::lattice_vectors;
 
 namespace {
 
@@ -26,22 +29,6 @@ oracle::Rows rows_of(const VectorSet& v) {
   r.v.resize(r.n * static_cast<std::size_t>(r.d));
   for (std::size_t i = 0; i < r.n; ++i) v.row_f64(i, r.v.data() + i * static_cast<std::size_t>(r.d));
   return r;
-}
-
-VectorSet gaussian(std::size_t n, int d, std::mt19937_64& rng, double offset = 0, double scale = 1) {
-  std::normal_distribution<double> g(0.0, scale);
-  std::vector<double> v(n * static_cast<std::size_t>(d));
-  for (double& x : v) x = offset + g(rng);
-  return VectorSet::from_rows(std::move(v), n, d);
-}
-
-// Coordinates in {0, 1, 2}: squared distances are small integers, so many pairs sit exactly at an
-// integer eps^2, and many keys tie (the k-NN index order).
-VectorSet lattice(std::size_t n, int d, std::mt19937_64& rng) {
-  std::uniform_int_distribution<int> u(0, 2);
-  std::vector<double> v(n * static_cast<std::size_t>(d));
-  for (double& x : v) x = u(rng);
-  return VectorSet::from_rows(std::move(v), n, d);
 }
 
 // The key limit of eps, as the join states it.
@@ -133,7 +120,7 @@ TEST(Joins, RandomVectorsEqualTheRuleInEveryDimension) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   for (int d : {1, 3, 17, 128, 960}) {
     const std::size_t n = d >= 960 ? 90 : 260;
-    const VectorSet a = gaussian(n, d, rng), b = gaussian(n / 2 + 7, d, rng);
+    const VectorSet a = gaussian_vectors(n, d, rng), b = gaussian_vectors(n / 2 + 7, d, rng);
     for (Metric m : {Metric::Euclidean, Metric::Cosine}) {
       const double eps = eps_for(a, m, 0.05, rng);
       expect_join_equals_oracle(a, nullptr, eps, m, "auto d=" + std::to_string(d));
@@ -147,7 +134,7 @@ TEST(Joins, LatticePairsExactlyAtEps) {
   std::mt19937_64 rng(seed);
   SCOPED_TRACE("seed " + std::to_string(seed));
   for (int d : {1, 3, 17, 128}) {
-    const VectorSet a = lattice(300, d, rng);
+    const VectorSet a = lattice_vectors(300, d, rng);
     // eps^2 an integer: every pair at squared distance exactly eps^2 is in, the next out.
     const double eps = std::sqrt(static_cast<double>(std::max(1, d / 3)));
     expect_join_equals_oracle(a, nullptr, eps, Metric::Euclidean, "lattice d=" + std::to_string(d));
@@ -167,7 +154,7 @@ TEST(Joins, DuplicatesAtEpsZeroAndLargeOffsets) {
   std::mt19937_64 rng(seed);
   SCOPED_TRACE("seed " + std::to_string(seed));
   // A few rows, each copied many times: eps = 0 joins exactly the copies.
-  const VectorSet base = gaussian(7, 33, rng);
+  const VectorSet base = gaussian_vectors(7, 33, rng);
   std::vector<double> v;
   std::vector<double> r(33);
   for (int c = 0; c < 40; ++c) {
@@ -178,7 +165,7 @@ TEST(Joins, DuplicatesAtEpsZeroAndLargeOffsets) {
   expect_join_equals_oracle(dup, nullptr, 0.0, Metric::Euclidean, "duplicates eps 0");
   expect_join_equals_oracle(dup, nullptr, 0.0, Metric::Cosine, "duplicates eps 0 cosine");
   // Rows around 10^6 spread by 10^-3: the differences are exact, the squares round.
-  const VectorSet far = gaussian(200, 17, rng, 1e6, 1e-3);
+  const VectorSet far = gaussian_vectors(200, 17, rng, 1e6, 1e-3);
   expect_join_equals_oracle(far, nullptr, eps_for(far, Metric::Euclidean, 0.1, rng), Metric::Euclidean, "offset 1e6");
   // Norms from 1e-3 to 1e3 (cosine: the normalisation).
   std::vector<double> w(150 * 9);
@@ -226,7 +213,7 @@ TEST(Joins, ThreadCountsGiveTheSameResult) {
   const auto seed = fresh_seed();
   std::mt19937_64 rng(seed);
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const VectorSet a = gaussian(700, 40, rng);
+  const VectorSet a = gaussian_vectors(700, 40, rng);
   const double eps = eps_for(a, Metric::Euclidean, 0.02, rng);
   for (int t : {1, 3}) expect_join_equals_oracle(a, nullptr, eps, Metric::Euclidean, "threads " + std::to_string(t), t);
 }
@@ -236,14 +223,14 @@ TEST(Knn, EqualsTheRuleWithTiesByIndex) {
   std::mt19937_64 rng(seed);
   SCOPED_TRACE("seed " + std::to_string(seed));
   for (int d : {1, 3, 17, 128}) {
-    const VectorSet a = gaussian(230, d, rng), b = gaussian(170, d, rng);
+    const VectorSet a = gaussian_vectors(230, d, rng), b = gaussian_vectors(170, d, rng);
     for (Metric m : {Metric::Euclidean, Metric::Cosine})
       for (int k : {1, 10}) {
         expect_knn_equals_oracle(a, nullptr, k, m, "auto d=" + std::to_string(d) + " k=" + std::to_string(k));
         expect_knn_equals_oracle(a, &b, k, m, "cross d=" + std::to_string(d) + " k=" + std::to_string(k));
       }
     // Lattice: many equal keys, resolved by the smaller index.
-    const VectorSet l = lattice(200, d, rng);
+    const VectorSet l = lattice_vectors(200, d, rng);
     expect_knn_equals_oracle(l, nullptr, 15, Metric::Euclidean, "lattice d=" + std::to_string(d));
   }
   // Every other vector (k = n - 1), and duplicates are neighbours at distance 0.

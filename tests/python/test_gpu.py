@@ -8,19 +8,10 @@ import numpy as np
 import pytest
 
 import twobody as tb
+from support import gpu_usable
 
 
-def _gpu_usable():
-    if "cuda" not in tb.available_backends():
-        return False
-    try:
-        tb.paircount(np.random.default_rng(0).random((10, 3)), [0, 0.5], backend="cuda")
-        return True
-    except tb.BackendError:
-        return False
-
-
-pytestmark = pytest.mark.skipif(not _gpu_usable(), reason="no CUDA backend or no GPU")
+pytestmark = pytest.mark.skipif(not gpu_usable(), reason="no CUDA backend or no GPU")
 
 
 def same(cpu, gpu, what):

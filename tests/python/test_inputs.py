@@ -6,13 +6,13 @@ import csv
 import io
 import json
 import subprocess
-import threading
 import time
 
 import numpy as np
 import pytest
 
 import twobody as tb
+from support import assert_gil_released
 from oracle import histogram_sq, pair_d2
 
 
@@ -160,22 +160,7 @@ def test_progress_callable_and_its_exception(rng):
 
 def test_gil_released_while_the_engine_runs(rng):
     a = rng.random((30000, 3))
-    done = threading.Event()
-    ticks = 0
-
-    def work():
-        tb.paircount(a, [0, 0.5], path="brute", threads=1, progress=False)
-        done.set()
-
-    t = threading.Thread(target=work)
-    start = time.monotonic()
-    t.start()
-    while not done.is_set():
-        ticks += 1  # pure Python: runs only while the engine's thread does not hold the GIL
-        time.sleep(0.001)
-    t.join()
-    if time.monotonic() - start > 0.05:
-        assert ticks > 10
+    assert_gil_released(lambda: tb.paircount(a, [0, 0.5], path="brute", threads=1, progress=False))
 
 
 def test_metadata_pandas_plot(rng):

@@ -7,8 +7,6 @@ import _thread
 import gc
 import pickle
 import sys
-import threading
-import time
 import weakref
 
 import numpy as np
@@ -16,6 +14,7 @@ import pytest
 
 import twobody as tb
 import oracle
+from support import assert_gil_released, gpu_usable
 
 
 def assert_pairs(r, expected, what=""):
@@ -355,22 +354,8 @@ def test_ctrl_c_and_the_gil(rng):
     small = a[:200]
     assert_pairs(tb.join(small, 0.3), oracle.join_pairs(small, 0.3), "after Ctrl-C")
 
-    done = threading.Event()
-    ticks = 0
-
-    def work():
-        tb.join(rng.random((6000, 16)), 0.5, emit="total", threads=1, progress=False)
-        done.set()
-
-    t = threading.Thread(target=work)
-    start = time.monotonic()
-    t.start()
-    while not done.is_set():
-        ticks += 1  # pure Python: runs only while the engine's thread does not hold the GIL
-        time.sleep(0.001)
-    t.join()
-    if time.monotonic() - start > 0.05:
-        assert ticks > 10
+    b = rng.random((6000, 16))
+    assert_gil_released(lambda: tb.join(b, 0.5, emit="total", threads=1, progress=False))
 
 
 # ---- the array read in place ------------------------------------------------------------------
@@ -404,17 +389,7 @@ def test_c_order_rows_are_read_in_place(rng):
 
 # ---- the CUDA backend -------------------------------------------------------------------------
 
-def _gpu_usable():
-    if "cuda" not in tb.available_backends():
-        return False
-    try:
-        tb.paircount(np.random.default_rng(0).random((10, 3)), [0, 0.5], backend="cuda")
-        return True
-    except tb.BackendError:
-        return False
-
-
-@pytest.mark.skipif(not _gpu_usable(), reason="no CUDA backend or no GPU")
+@pytest.mark.skipif(not gpu_usable(), reason="no CUDA backend or no GPU")
 def test_cuda_equals_cpu(rng):
     a = rng.normal(size=(400, 24)).astype(np.float32)
     b = rng.normal(size=(300, 24))
