@@ -13,6 +13,9 @@ atom is never its own partner, also where two groups overlap.
 """
 
 import json
+import os
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional, Sequence, Tuple
 
@@ -36,7 +39,8 @@ class RDF:
     sqrt(frames)); ``coordination`` (the mean number of partners within r of an atom of the first
     group: the cumulative count at each shell's upper edge) and ``coordination_b`` (of an atom of
     the second group; equal to ``coordination`` for one group); ``frames`` (the frame indices),
-    ``n_a``, ``n_b``, ``volume`` (the frames' mean volume), ``seconds`` (the engine's time),
+    ``n_a``, ``n_b``, ``volume`` (the frames' mean volume), ``seconds`` (the engine's time, summed over
+    frames: frames run several at once, so it can exceed the wall time),
     ``backend``. ``partials``: with ``by_type=True``, one RDF for each pair of atom types
     (keys ``(type_a, type_b)``, type_a <= type_b), the result itself being over all atoms.
     """
@@ -305,28 +309,67 @@ def rdf(group_a, group_b=None, *, rmax: Optional[float] = None, nbins: int = 75,
                     continue
                 partial_sets.append(((ta, tb), ma, None if ta == tb else mb))
 
-    run = _run("rdf", backend, threads, "auto", _DEFAULT_MAX_PAIRS, False)
     total = _Accumulator(len(edges) - 1, n_a, n_b, same, 0 if same else common, zero_bin)
     parts = {key: _Accumulator(len(edges) - 1, len(ma), len(ma) if mb is None else len(mb), mb is None, 0, None)
              for key, ma, mb in partial_sets}
+
+    def count_frame(frame, pa, pb, cell, run):
+        # Wrapped once a frame (float64 rows), for the whole count and every partial.
+        pa = _wrapped(pa, cell)
+        pb = None if same or pb is None else _wrapped(pb, cell)
+        whole = _count(pa, pb, edges, cell, run)
+        partial = [_count(pa[ma], None if mb is None else pa[mb], edges, cell, run) for _, ma, mb in partial_sets]
+        return frame, _volume(cell), whole, partial
+
+    def add(counted):
+        frame, volume, whole, partial = counted
+        total.add(frame, *whole, volume)
+        for (key, _, _), one in zip(partial_sets, partial):
+            parts[key].add(frame, *one, volume)
+        if bar is not None:
+            bar.update(1)
+
     bar = _frame_bar(progress)
+    frames_in = _frames_of(group_a, group_b, box, start, stop, step, frames)
     try:
-        for frame, pa, pb, cell in _frames_of(group_a, group_b, box, start, stop, step, frames):
-            # Wrapped once a frame (float64 rows), for the whole count and every partial.
-            pa = _wrapped(pa, cell)
-            pb = None if same or pb is None else _wrapped(pb, cell)
-            volume = _volume(cell)
-            total.add(frame, *_count(pa, pb, edges, cell, run), volume)
-            for key, ma, mb in partial_sets:
-                parts[key].add(frame, *_count(pa[ma], None if mb is None else pa[mb], edges, cell, run), volume)
-            if bar is not None:
-                bar.update(1)
+        # The first frame alone, on every thread: its backend decides how many frames go in flight.
+        first_frame = next(frames_in)
+        add(count_frame(*first_frame, _run("rdf", backend, threads, "auto", _DEFAULT_MAX_PAIRS, False)))
+        depth, per_run = _frames_in_flight(total.backend, n_a + (0 if same else n_b), threads)
+        run = _run("rdf", total.backend or backend, per_run, "auto", _DEFAULT_MAX_PAIRS, False)
+        if depth == 1:
+            for one in frames_in:
+                add(count_frame(*one, run))
+        else:
+            # Frames in flight at once (the engine releases the GIL): on the GPU each run's upload,
+            # cell index and kernels overlap the others' and the reading of the next frames; on
+            # the CPU small frames run one a thread instead of spreading one frame thinly over
+            # all. Added in frame order, so every sum is the one frame-by-frame gives.
+            with ThreadPoolExecutor(max_workers=depth) as pool:
+                inflight = deque()
+                for one in frames_in:
+                    if len(inflight) >= 2 * depth:
+                        add(inflight.popleft().result())
+                    inflight.append(pool.submit(count_frame, *one, run))
+                while inflight:
+                    add(inflight.popleft().result())
     finally:
         if bar is not None:
             bar.close()
     result = total.result(edges)
     result.partials = {key: acc.result(edges) for key, acc in parts.items()}
     return result
+
+
+def _frames_in_flight(backend, atoms, threads):
+    """(frames in flight, threads a run) after the first frame: on the GPU four (each run's host
+    work and small kernels leave it idle between them); on the CPU, frames whose pairs one thread
+    counts in a few milliseconds one a thread, larger ones one at a time over every thread."""
+    cores = threads if threads > 0 else (os.cpu_count() or 1)
+    if backend == "cuda":
+        return 4, threads
+    depth = max(1, min(cores, 2_000_000 // max(atoms, 1)))
+    return (depth, max(1, cores // depth)) if depth > 1 else (1, threads)
 
 
 def _frame_bar(progress):

@@ -8,6 +8,7 @@ import pytest
 
 import twobody
 from oracle import histogram_sq, pair_d2
+from support import gpu_usable
 
 
 def brute(frames, boxes, edges, frames_b=None):
@@ -43,6 +44,30 @@ def test_frames_equal_the_float64_brute_force(rng):
     assert np.array_equal(rx.npairs, npairs)
     np.testing.assert_allclose(rx.expected, expected, rtol=1e-12)
     np.testing.assert_allclose(rx.coordination_b[-1] * 250 * 3, npairs.sum(), rtol=1e-12)
+
+
+def test_frames_in_flight_equal_frames_one_at_a_time(rng):
+    # Many small frames run several at once (threads, the engine without the GIL); every frame's
+    # g, the sums and the partials equal those of one frame at a time, in frame order, on every
+    # backend.
+    boxes = np.stack([np.array([9.0, 9.5, 10.0]) * s for s in rng.uniform(0.97, 1.03, 24)])
+    frames = np.stack([rng.random((300, 3)) * L for L in boxes])
+    frames[:, :20] = np.floor(frames[:, :20])  # integer sites: pairs on the shells' edges
+    types = rng.choice(["O", "H"], 300)
+    for backend in ["cpu"] + (["cuda"] if gpu_usable() else []):
+        r = twobody.md.rdf(frames, box=boxes, rmax=4.0, nbins=16, by_type=True, types=types, backend=backend)
+        assert r.backend == backend and list(r.frames) == list(range(24))
+        for f in (0, 7, 23):
+            one = twobody.md.rdf(frames[f], box=boxes[f], rmax=4.0, nbins=16, by_type=True, types=types,
+                                 backend=backend)
+            assert np.array_equal(r.g_frames[f], one.g_frames[0], equal_nan=True)
+            for key, part in one.partials.items():
+                assert np.array_equal(r.partials[key].g_frames[f], part.g_frames[0], equal_nan=True)
+        npairs, expected = brute(frames, boxes, twobody.linear_bins(0.0, 4.0, 16))
+        assert np.array_equal(r.npairs, npairs)
+        np.testing.assert_allclose(r.expected, expected, rtol=1e-12)
+        serial = twobody.md.rdf(frames, box=boxes, rmax=4.0, nbins=16, backend=backend, threads=1)
+        assert np.array_equal(serial.npairs, r.npairs) and np.array_equal(serial.expected, r.expected)
 
 
 def test_lattice_on_the_edges_and_unwrapped_atoms(rng):
