@@ -124,10 +124,12 @@ def frames_rows(threads):
     side = (n / 0.1) ** (1.0 / 3.0)
     traj = (rng.random((frames, n, 3)) * side).astype(np.float32)
     for backend in [b for b in ("cuda", "cpu") if b in twobody.available_backends()]:
-        twobody.md.rdf(traj[:2], box=side, rmax=8.0, nbins=80, backend=backend, threads=threads)
-        t, r = timed(lambda: twobody.md.rdf(traj, box=side, rmax=8.0, nbins=80, backend=backend, threads=threads))
-        row(f"g(r) {n:.0e} atoms x {frames} frames", f"twobody.md.rdf {backend}", t,
-            f"{t / frames * 1e3:.2f} ms a frame, engine {r.seconds / frames * 1e3:.2f} (frames overlap)")
+        for batch in (True, False):
+            twobody.md.rdf(traj[:3], box=side, rmax=8.0, nbins=80, backend=backend, threads=threads, batch=batch)
+            t, r = timed(lambda: twobody.md.rdf(traj, box=side, rmax=8.0, nbins=80, backend=backend,
+                                                threads=threads, batch=batch))
+            row(f"g(r) {n:.0e} atoms x {frames} frames", f"twobody.md.rdf {backend}" + (" batch" if batch else ""),
+                t, f"{t / frames * 1e3:.2f} ms a frame, engine {r.seconds / frames * 1e3:.2f} (runs overlap)")
         # One frame alone, and where its engine time goes (the plan's phases).
         one = twobody.rdf(traj[0], twobody.linear_bins(0.0, 8.0, 80), side, backend=backend, threads=threads)
         t1, _ = timed(lambda: twobody.md.rdf(traj[0], box=side, rmax=8.0, nbins=80, backend=backend,

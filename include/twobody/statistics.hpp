@@ -1,7 +1,9 @@
 #pragma once
 // The statistics twobody ships. Each is a small declaration handed to the engine (see
 // src/statistics/), plus the post-processing its users expect (g(r) normalisation, ...).
+#include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -45,8 +47,23 @@ BinnedResult paircount(const PointSet& a, const PointSet* b, const Binning& bins
 // N(N-1)/2 · V_shell/V (auto) or N_A N_B · V_shell/V (cross). Columns: npairs, expected, g_r.
 BinnedResult rdf(const PointSet& a, const PointSet* b, const Binning& bins, const Box& box,
                  const RunOptions& opt = {});
+// rdf's `expected` column: the ideal gas's pairs in each shell of `box` for na points (and nb of a
+// second group; none: na's distinct pairs).
+std::vector<double> rdf_expected(std::size_t na, std::optional<std::size_t> nb, const Binning& bins, const Box& box);
 // Volume of the D-dimensional shell lo <= r < hi.
 double shell_volume(int dim, double lo, double hi);
+
+// Pair counts of many frames of one periodic box (a trajectory's frames, each too small to fill a
+// GPU) in one engine run, exact: counts[f * nbins + k] the pairs of frame f in bin k (a[f]'s pairs
+// each once, or a[f] x b[f] when b is given), as paircount of each frame would give them. The box
+// orthorhombic, points of at most kMaxDim - 1 coordinates (frame_counts.cpp says how).
+struct FrameCounts {
+  std::vector<std::uint64_t> counts;
+  std::size_t nbins = 0;
+  RunInfo info;
+};
+FrameCounts frame_paircounts(std::span<const PointSet> a, std::span<const PointSet> b, const Binning& bins,
+                             const Box& box, const RunOptions& opt = {});
 
 // DD(θ) on the sphere from (RA, Dec) in degrees; θ bins in degrees.
 BinnedResult angular(const PointSet& radec_a, const PointSet* radec_b, const Binning& bins,

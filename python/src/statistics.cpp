@@ -117,6 +117,27 @@ nb::dict rdf_py(nb::handle a, nb::handle b, const std::vector<double>& edges, co
   return binned(std::move(r));
 }
 
+// g(r)'s counts of many frames of one box in one run (frame_paircounts): `a` (and `b`) a list of
+// samples, one a frame, of one size; npairs as a frames x nbins array, and the expected counts
+// of one frame (rdf's column: the same for every frame of the box).
+nb::dict rdf_frames_py(const nb::list& a, const nb::object& b, const std::vector<double>& edges,
+                             const std::vector<double>& box, const nb::dict& run) {
+  std::vector<PointSet> fa, fb;
+  for (nb::handle f : a) fa.push_back(to_points(f, "frames"));
+  if (!b.is_none())
+    for (nb::handle f : nb::cast<nb::list>(b)) fb.push_back(to_points(f, "frames b"));
+  if (fa.empty()) throw_config("no frames");
+  const auto bx = to_box(box, fa.front().dim());
+  RunOptions opt = to_run_options(run);
+  const Binning bins = Binning::from_edges(edges);
+  FrameCounts r = without_gil([&] { return frame_paircounts(fa, fb, bins, *bx, opt); });
+  nb::dict out;
+  out["expected"] = to_numpy(rdf_expected(fa.front().size(), fb.empty() ? std::nullopt : std::optional(fb.front().size()), bins, *bx));
+  out["meta"] = run_metadata(r.info).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  out["counts"] = to_numpy_int64(std::move(r.counts), fa.size(), r.nbins);
+  return out;
+}
+
 nb::dict angular_py(nb::handle a, nb::handle b, const std::vector<double>& edges, bool weighted, const nb::dict& run) {
   const PointSet pa = to_points(a, "data");
   const MaybePoints pb = maybe_points(b, "data2");
@@ -293,6 +314,7 @@ void bind_statistics(nb::module_& m) {
   m.def("sdh", &sdh_py, "data"_a, "edges"_a.none(), "nbins"_a, "run"_a);
   m.def("paircount", &paircount_py, "data"_a, "data2"_a.none(), "edges"_a, "box"_a.none(), "weighted"_a, "run"_a);
   m.def("rdf", &rdf_py, "data"_a, "data2"_a.none(), "edges"_a, "box"_a, "run"_a);
+  m.def("rdf_frames", &rdf_frames_py, "frames"_a, "frames_b"_a.none(), "edges"_a, "box"_a, "run"_a);
   m.def("angular", &angular_py, "data"_a, "data2"_a.none(), "edges"_a, "weighted"_a, "run"_a);
   m.def("correlation", &correlation_py, "space"_a, "data"_a, "randoms"_a, "data2"_a.none(), "randoms2"_a, "edges"_a,
         "box"_a.none(), "weighted"_a, "jackknife"_a, "run"_a);

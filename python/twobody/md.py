@@ -259,7 +259,7 @@ def _indices(group, n):
 def rdf(group_a, group_b=None, *, rmax: Optional[float] = None, nbins: int = 75, rmin: float = 0.0, bins=None,
         box=None, start: Optional[int] = None, stop: Optional[int] = None, step: Optional[int] = None,
         frames: Optional[Sequence[int]] = None, by_type: bool = False, types=None, backend: str = "auto",
-        threads: int = 0, progress=None) -> RDF:
+        threads: int = 0, progress=None, batch: Optional[bool] = None) -> RDF:
     """g(r) of group_a (with itself) or between group_a and group_b, averaged over frames.
 
     group_a, group_b: MDAnalysis AtomGroups (of one Universe; frames from its trajectory, boxes
@@ -271,7 +271,9 @@ def rdf(group_a, group_b=None, *, rmax: Optional[float] = None, nbins: int = 75,
     Frames: ``start:stop:step`` or a list ``frames``. ``by_type=True`` (one group) adds
     ``partials``: g(r) of every pair of atom types (``types=``, one a position, for arrays; the
     AtomGroup's ``types`` otherwise). Atoms outside the cell are wrapped in; the engine counts
-    every frame exactly (``backend``: 'auto', 'cpu', 'cuda').
+    every frame exactly (``backend``: 'auto', 'cpu', 'cuda'). ``batch``: count consecutive frames
+    of one orthorhombic cell together in one engine run (default: on the GPU), each frame's pairs
+    still apart and exact (``twobody``'s frame_paircounts).
     """
     if bins is not None:
         edges = _edges(bins)
@@ -313,52 +315,89 @@ def rdf(group_a, group_b=None, *, rmax: Optional[float] = None, nbins: int = 75,
     parts = {key: _Accumulator(len(edges) - 1, len(ma), len(ma) if mb is None else len(mb), mb is None, 0, None)
              for key, ma, mb in partial_sets}
 
-    def count_frame(frame, pa, pb, cell, run):
+    def count_frames(batch, run):
+        """[(frame, volume, whole, [partial, ...]), ...] for a list of (frame, pa, pb, cell)."""
         # Wrapped once a frame (float64 rows), for the whole count and every partial.
-        pa = _wrapped(pa, cell)
-        pb = None if same or pb is None else _wrapped(pb, cell)
-        whole = _count(pa, pb, edges, cell, run)
-        partial = [_count(pa[ma], None if mb is None else pa[mb], edges, cell, run) for _, ma, mb in partial_sets]
-        return frame, _volume(cell), whole, partial
+        wrapped = [(f, _wrapped(pa, cell), None if same or pb is None else _wrapped(pb, cell), cell)
+                   for f, pa, pb, cell in batch]
+        if len(batch) == 1:
+            f, pa, pb, cell = wrapped[0]
+            return [(f, _volume(cell), _count(pa, pb, edges, cell, run),
+                     [_count(pa[ma], None if mb is None else pa[mb], edges, cell, run) for _, ma, mb in partial_sets])]
+        cell = batch[0][3]
+        whole = _count_frames([w[1] for w in wrapped], None if same else [w[2] for w in wrapped], edges, cell, run)
+        partial = [_count_frames([w[1][ma] for w in wrapped], None if mb is None else [w[1][mb] for w in wrapped],
+                                 edges, cell, run) for _, ma, mb in partial_sets]
+        volume = _volume(cell)
+        return [(w[0], volume, whole[i], [p[i] for p in partial]) for i, w in enumerate(wrapped)]
 
     def add(counted):
-        frame, volume, whole, partial = counted
-        total.add(frame, *whole, volume)
-        for (key, _, _), one in zip(partial_sets, partial):
-            parts[key].add(frame, *one, volume)
-        if bar is not None:
-            bar.update(1)
+        for frame, volume, whole, partial in counted:
+            total.add(frame, *whole, volume)
+            for (key, _, _), one in zip(partial_sets, partial):
+                parts[key].add(frame, *one, volume)
+            if bar is not None:
+                bar.update(1)
 
     bar = _frame_bar(progress)
     frames_in = _frames_of(group_a, group_b, box, start, stop, step, frames)
     try:
-        # The first frame alone, on every thread: its backend decides how many frames go in flight.
-        first_frame = next(frames_in)
-        add(count_frame(*first_frame, _run("rdf", backend, threads, "auto", _DEFAULT_MAX_PAIRS, False)))
-        depth, per_run = _frames_in_flight(total.backend, n_a + (0 if same else n_b), threads)
+        # The first frame alone, on every thread: its backend decides how the others run.
+        add(count_frames([next(frames_in)], _run("rdf", backend, threads, "auto", _DEFAULT_MAX_PAIRS, False)))
+        atoms = n_a + (0 if same else n_b)
+        depth, per_run = _frames_in_flight(total.backend, atoms, threads)
         run = _run("rdf", total.backend or backend, per_run, "auto", _DEFAULT_MAX_PAIRS, False)
-        if depth == 1:
-            for one in frames_in:
-                add(count_frame(*one, run))
-        else:
-            # Frames in flight at once (the engine releases the GIL): on the GPU each run's upload,
-            # cell index and kernels overlap the others' and the reading of the next frames; on
-            # the CPU small frames run one a thread instead of spreading one frame thinly over
-            # all. Added in frame order, so every sum is the one frame-by-frame gives.
-            with ThreadPoolExecutor(max_workers=depth) as pool:
-                inflight = deque()
-                for one in frames_in:
-                    if len(inflight) >= 2 * depth:
-                        add(inflight.popleft().result())
-                    inflight.append(pool.submit(count_frame, *one, run))
-                while inflight:
+        if batch is None:
+            batch = total.backend == "cuda"
+        size = _batch_size(atoms, len(edges) - 1) if batch else 1
+        # Frames in flight at once (the engine releases the GIL), one run a batch: on the GPU each
+        # run's upload, cell index and kernels overlap the others' and the reading of the next
+        # frames; on the CPU small frames run one a thread instead of spreading one frame thinly
+        # over all. Added in frame order, so every sum is the one frame-by-frame gives.
+        with ThreadPoolExecutor(max_workers=depth) as pool:
+            inflight = deque()
+            for one in _batches(frames_in, size):
+                if len(inflight) >= 2 * depth:
                     add(inflight.popleft().result())
+                inflight.append(pool.submit(count_frames, one, run))
+            while inflight:
+                add(inflight.popleft().result())
     finally:
         if bar is not None:
             bar.close()
     result = total.result(edges)
     result.partials = {key: acc.result(edges) for key, acc in parts.items()}
     return result
+
+
+def _batches(frames_in, size):
+    """Consecutive frames, up to `size` a list, of one orthorhombic cell (a batch is one run)."""
+    pending = []
+    for one in frames_in:
+        if pending and (len(pending) == size or one[3] != pending[0][3] or len(one[3]) != 3):
+            yield pending
+            pending = []
+        pending.append(one)
+    if pending:
+        yield pending
+
+
+def _batch_size(atoms, nbins):
+    """Frames a batch: enough to fill the GPU (about 4·10^6 atoms a run), few enough that the
+    frames' histograms (one jackknife region each) stay small."""
+    return max(1, min(64, 4_000_000 // max(atoms, 1), 8192 // max(nbins, 1)))
+
+
+def _count_frames(pa, pb, edges, cell, run):
+    """npairs and expected counts of several frames of one cell in one engine run (their wrapped
+    positions, lists pa and pb: twobody's frame_paircounts). The batch's time is the first frame's."""
+    raw = _twobody.rdf_frames([(_columns(p, "positions"), None, None) for p in pa],
+                              None if pb is None else [(_columns(p, "positions b"), None, None) for p in pb],
+                              edges, cell, run=run)
+    meta = json.loads(raw["meta"])
+    idle = dict(meta, wall_seconds=0.0)
+    counts, expected = raw["counts"].astype(np.float64), raw["expected"]
+    return [(counts[i], expected, meta if i == 0 else idle) for i in range(len(pa))]
 
 
 def _frames_in_flight(backend, atoms, threads):

@@ -44,18 +44,33 @@ def test_frames_equal_the_float64_brute_force(rng):
     assert np.array_equal(rx.npairs, npairs)
     np.testing.assert_allclose(rx.expected, expected, rtol=1e-12)
     np.testing.assert_allclose(rx.coordination_b[-1] * 250 * 3, npairs.sum(), rtol=1e-12)
+    # The same frames in one box, counted in one run (batch): each frame's pairs apart, exact.
+    one_box = [boxes[0]] * 3
+    inside = frames % boxes[0], other % boxes[0]
+    rb = twobody.md.rdf(*inside, box=boxes[0], rmax=4.5, nbins=30, backend="cpu", batch=True)
+    npairs, expected = brute(inside[0], one_box, edges, inside[1])
+    assert np.array_equal(rb.npairs, npairs)
+    np.testing.assert_allclose(rb.expected, expected, rtol=1e-12)
+    ra = twobody.md.rdf(inside[0], box=boxes[0], rmax=4.5, nbins=30, backend="cpu", batch=True)
+    assert np.array_equal(ra.npairs, brute(inside[0], one_box, edges)[0])
 
 
-def test_frames_in_flight_equal_frames_one_at_a_time(rng):
-    # Many small frames run several at once (threads, the engine without the GIL); every frame's
-    # g, the sums and the partials equal those of one frame at a time, in frame order, on every
-    # backend.
+def test_frames_in_flight_and_batched_equal_frames_one_at_a_time(rng):
+    # Many small frames run several at once (threads, the engine without the GIL) and several in
+    # one run (batch); every frame's g, the sums and the partials equal those of one frame at a
+    # time, in frame order, on every backend.
     boxes = np.stack([np.array([9.0, 9.5, 10.0]) * s for s in rng.uniform(0.97, 1.03, 24)])
     frames = np.stack([rng.random((300, 3)) * L for L in boxes])
     frames[:, :20] = np.floor(frames[:, :20])  # integer sites: pairs on the shells' edges
     types = rng.choice(["O", "H"], 300)
-    for backend in ["cpu"] + (["cuda"] if gpu_usable() else []):
-        r = twobody.md.rdf(frames, box=boxes, rmax=4.0, nbins=16, by_type=True, types=types, backend=backend)
+    runs = [("cpu", False), ("cpu", True)] + ([("cuda", None), ("cuda", False)] if gpu_usable() else [])
+    for backend, batch in runs:
+        # batch: frames of one cell counted in one engine run (the GPU's default); the boxes of
+        # the first 16 frames are one box, then they change (NPT) and batches break.
+        boxes[:16] = boxes[0]
+        frames[:16] %= boxes[0]
+        r = twobody.md.rdf(frames, box=boxes, rmax=4.0, nbins=16, by_type=True, types=types, backend=backend,
+                           batch=batch)
         assert r.backend == backend and list(r.frames) == list(range(24))
         for f in (0, 7, 23):
             one = twobody.md.rdf(frames[f], box=boxes[f], rmax=4.0, nbins=16, by_type=True, types=types,
@@ -66,7 +81,7 @@ def test_frames_in_flight_equal_frames_one_at_a_time(rng):
         npairs, expected = brute(frames, boxes, twobody.linear_bins(0.0, 4.0, 16))
         assert np.array_equal(r.npairs, npairs)
         np.testing.assert_allclose(r.expected, expected, rtol=1e-12)
-        serial = twobody.md.rdf(frames, box=boxes, rmax=4.0, nbins=16, backend=backend, threads=1)
+        serial = twobody.md.rdf(frames, box=boxes, rmax=4.0, nbins=16, backend=backend, threads=1, batch=False)
         assert np.array_equal(serial.npairs, r.npairs) and np.array_equal(serial.expected, r.expected)
 
 
