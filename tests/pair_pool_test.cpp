@@ -11,6 +11,8 @@
 #include <set>
 
 #include "test_support.hpp"
+#include "vector_test_data.hpp"
+#include "twobody/detail/cpu/output_sinks.hpp"
 #include "twobody/detail/cuda/pair_pool.hpp"
 #include "twobody/engine.hpp"
 
@@ -332,35 +334,75 @@ TEST(PairPool, DrainDropsUnusedSlotsAndMapsIndices) {
   EXPECT_EQ(out[1].j, 0u);
 }
 
-// RunOptions::pair_sink on the CPU backend: the same pairs as Result::pairs, once, which stays empty.
-TEST(PairPool, PairSinkGetsTheListOnTheCpu) {
-  std::mt19937_64 rng(testing_support::fresh_seed());
-  const auto A = testing_support::to_pointset(testing_support::uniform_points(3000, 3, 0, 10, rng));
-  Statistic s;
-  s.reduction = reduce::PairList{Binning::from_edges({0.0, 0.8})};
-  RunOptions o;
-  o.backend = "cpu";
-  const Result whole = run(s, A, nullptr, o);
-  ASSERT_GT(whole.pairs.size(), 1000u);
+// RunOptions::pair_sink on the CPU backend: the same pairs as Result::pairs, once, which stays
+// empty; the threads hand their pairs over as they fill (every 65 536 a thread), each batch sorted,
+// so a list larger than memory streams. Points (grid and brute force: the grid's cell order mapped
+// back) and vectors. A sink that throws stops the run with its exception.
+namespace {
+std::vector<PairRecord> sunk_pairs(const std::function<Result(const RunOptions&)>& run_with, RunOptions o, int& batches) {
   std::vector<PairRecord> sunk;
-  int batches = 0;
+  batches = 0;
   o.pair_sink = [&](std::span<const PairRecord> b) {
     ++batches;
-    EXPECT_TRUE(std::is_sorted(b.begin(), b.end(), [](const PairRecord& x, const PairRecord& y) {
-      return x.i != y.i ? x.i < y.i : x.j < y.j;
-    }));
+    EXPECT_TRUE(std::is_sorted(b.begin(), b.end(), pair_order));
     sunk.insert(sunk.end(), b.begin(), b.end());
   };
-  const Result streamed = run(s, A, nullptr, o);
-  EXPECT_TRUE(streamed.pairs.empty());
-  EXPECT_GE(batches, 1);
-  ASSERT_EQ(sunk.size(), whole.pairs.size());
+  EXPECT_TRUE(run_with(o).pairs.empty());
+  std::sort(sunk.begin(), sunk.end(), pair_order);
+  return sunk;
+}
+
+void expect_same_pairs(const std::vector<PairRecord>& sunk, const std::vector<PairRecord>& whole) {
+  ASSERT_EQ(sunk.size(), whole.size());
   for (std::size_t k = 0; k < sunk.size(); ++k) {
-    EXPECT_EQ(sunk[k].i, whole.pairs[k].i);
-    EXPECT_EQ(sunk[k].j, whole.pairs[k].j);
-    EXPECT_EQ(sunk[k].value, whole.pairs[k].value);
+    EXPECT_EQ(sunk[k].i, whole[k].i);
+    EXPECT_EQ(sunk[k].j, whole[k].j);
+    EXPECT_EQ(sunk[k].value, whole[k].value);
   }
-  // The limit still holds.
-  o.max_pairs = 100;
-  EXPECT_THROW(run(s, A, nullptr, o), Error);
+}
+}  // namespace
+
+TEST(PairPool, PairSinkGetsTheListOnTheCpu) {
+  std::mt19937_64 rng(testing_support::fresh_seed());
+  const auto A = testing_support::to_pointset(testing_support::uniform_points(6000, 3, 0, 10, rng));
+  const auto B = testing_support::to_pointset(testing_support::uniform_points(5000, 3, 0, 10, rng));
+  for (const char* path : {"grid", "brute"}) {
+    for (const PointSet* b : {static_cast<const PointSet*>(nullptr), &B}) {
+      Statistic s;
+      s.traversal = b ? Traversal::Cross : Traversal::Auto;
+      s.reduction = reduce::PairList{Binning::from_edges({0.0, 2.0})};
+      RunOptions o;
+      o.backend = "cpu";
+      o.path = path;
+      o.threads = 3;
+      const auto run_with = [&](const RunOptions& x) { return run(s, A, b, x); };
+      const Result whole = run_with(o);
+      ASSERT_GT(whole.pairs.size(), 3 * twobody::cpu::PairStream::kFlushPairs) << path;
+      int batches = 0;
+      expect_same_pairs(sunk_pairs(run_with, o, batches), whole.pairs);
+      EXPECT_GT(batches, 3) << path;
+      // The limit still holds, and a sink's own error stops the run.
+      RunOptions limited = o;
+      limited.max_pairs = 100;
+      limited.pair_sink = [](std::span<const PairRecord>) {};
+      testing_support::expect_error(ErrorKind::Resource, "pair list exceeds the limit of 100", [&] { run_with(limited); });
+      limited.max_pairs = std::size_t(1) << 40;
+      limited.pair_sink = [](std::span<const PairRecord>) { throw Error(ErrorKind::Output, "disk full"); };
+      testing_support::expect_error(ErrorKind::Output, "disk full", [&] { run_with(limited); });
+    }
+  }
+  // Vectors (a join's pairs), 40 dimensions.
+  const VectorSet V = testing_support::gaussian_vectors(4000, 40, rng);
+  Statistic s;
+  s.metric = Metric::Euclidean;
+  s.reduction = reduce::PairList{Binning::from_edges({0.0, 7.0}), true};
+  RunOptions o;
+  o.backend = "cpu";
+  o.threads = 2;
+  const auto run_with = [&](const RunOptions& x) { return run(s, V, nullptr, x); };
+  const Result whole = run_with(o);
+  ASSERT_GT(whole.pairs.size(), 2 * twobody::cpu::PairStream::kFlushPairs);
+  int batches = 0;
+  expect_same_pairs(sunk_pairs(run_with, o, batches), whole.pairs);
+  EXPECT_GT(batches, 2);
 }

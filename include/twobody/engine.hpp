@@ -62,9 +62,11 @@ struct RunOptions {
   bool mean_separation = false;
   // Pair lists: when set, the pairs go to this callback instead of Result::pairs (left empty), so
   // that a caller can write them to a file without holding them all. Every pair comes once, in
-  // batches each sorted by (i, j), the batches in no particular order. The CUDA backend hands over
-  // its output buffer batch by batch as it drains it (README, the CUDA backend); other backends
-  // and distributed runs the whole list at the end. max_pairs still limits the total.
+  // batches each sorted by (i, j), the batches in no particular order. The CPU backend hands over
+  // each thread's pairs every 65 536 of them, the CUDA backend its output buffer batch by batch as
+  // it drains it (point statistics); vector joins on the GPU and distributed runs give the whole
+  // list at the end. max_pairs still limits the total. The callback is called from one thread at
+  // a time; an exception it throws stops the run and leaves run().
   std::function<void(std::span<const PairRecord>)> pair_sink = nullptr;
   // A set this call counts again and again (see ResidentSet); null: every run starts afresh.
   std::shared_ptr<const ResidentSet> resident = nullptr;

@@ -25,6 +25,8 @@ struct JoinOptions {
 struct JoinResult {
   JoinOutput output = JoinOutput::Pairs;
   // Pairs: (i, j, distance) sorted by (i, j); auto (one set) each unordered pair once, i < j.
+  // With RunOptions::pair_sink they go there as they are found instead (batches sorted by (i, j),
+  // in no set order; engine.hpp), and this stays empty: a join larger than memory.
   std::vector<PairRecord> pairs;
   // Csr: vector i's neighbours are indices[indptr[i] .. indptr[i + 1]) in increasing order, with
   // their distances; auto lists every pair under both of its vectors.

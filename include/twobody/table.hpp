@@ -3,6 +3,7 @@
 // aligned text table for a terminal, HDF5 or .npz.
 #include <cstdint>
 #include <ostream>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -55,5 +56,29 @@ void write_arrays_file(const std::string& path, const std::vector<NamedArray>& a
 void write_table(std::ostream& out, const Table& t, TableFormat f);
 // Any format, whole or nothing (write_output); "-" is standard output.
 void write_table_file(const std::string& path, const Table& t, TableFormat f);
+
+// A pair list larger than memory on its way to a file: RunOptions::pair_sink appends the pairs to
+// an unnamed temporary file (in `near`'s folder, so on the output's file system; the system's
+// temporary folder for standard output), removed when the spool goes, whatever happens.
+class PairSpool {
+ public:
+  explicit PairSpool(const std::string& near);
+  ~PairSpool();
+  PairSpool(const PairSpool&) = delete;
+  PairSpool& operator=(const PairSpool&) = delete;
+  void append(std::span<const PairRecord> pairs);
+  std::size_t size() const { return size_; }
+  // Pairs [first, first + n) in the order they were appended.
+  void read(std::size_t first, std::size_t n, PairRecord* to) const;
+
+ private:
+  int fd_ = -1;
+  std::string where_;
+  std::size_t size_ = 0;
+};
+// The spooled pairs as the table pair_list_table would make of them (columns i, j, value_name),
+// in any format, whole or nothing, without holding them in memory.
+void write_pair_list_file(const std::string& path, const PairSpool& pairs, const std::string& value_name,
+                          const nlohmann::json& meta, TableFormat f);
 
 }  // namespace twobody

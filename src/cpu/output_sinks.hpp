@@ -8,6 +8,10 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -362,36 +366,109 @@ inline void merge_per_point(const std::vector<PerPointSink>& sinks, bool second,
   }
 }
 
-// Type III: each thread appends to its own list; lists are concatenated and sorted by (i, j).
+// Pairs handed to RunOptions::pair_sink while the run goes, so that a pair list larger than
+// memory streams to its consumer (a file): each thread's PairListSink passes its list here every
+// kFlushPairs pairs, under a lock, after `to_callers` has put the callers' indices in. The sink may
+// throw (a full disk): the first exception is kept, the traversal stops (the sinks' overflow) and
+// finish() throws it after the parallel region, where exceptions may leave.
+class PairStream {
+ public:
+  static constexpr std::size_t kFlushPairs = std::size_t{1} << 16;
+  using Sink = std::function<void(std::span<const PairRecord>)>;
+  using ToCallers = std::function<void(std::span<PairRecord>)>;
+
+  PairStream(const Sink& sink, std::size_t max_pairs, ToCallers to_callers = {})
+      : sink_(sink), max_(max_pairs), to_callers_(std::move(to_callers)) {}
+
+  // Hands `pairs` over, in the callers' indices and sorted by (i, j) (RunOptions::pair_sink's
+  // batches), and empties it. Thread-safe: the mapping and the sort outside the lock.
+  void flush(std::vector<PairRecord>& pairs) {
+    if (pairs.empty()) return;
+    if (to_callers_) to_callers_(pairs);
+    std::sort(pairs.begin(), pairs.end(), pair_order);
+    std::lock_guard<std::mutex> lock(m_);
+    if (!error_) {
+      try {
+        total_ += pairs.size();
+        if (total_ > max_)
+          throw Error(ErrorKind::Resource, "pair list exceeds the limit of " + std::to_string(max_) +
+                                               " pairs; narrow the range or raise RunOptions::max_pairs");
+        sink_(pairs);
+      } catch (...) {
+        error_ = std::current_exception();
+      }
+    }
+    pairs.clear();
+  }
+  bool failed() const {
+    std::lock_guard<std::mutex> lock(m_);
+    return error_ != nullptr;
+  }
+  void finish() const {
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  const Sink& sink_;
+  std::size_t max_;
+  ToCallers to_callers_;
+  mutable std::mutex m_;
+  std::size_t total_ = 0;
+  std::exception_ptr error_;
+};
+
+// Type III: each thread appends to its own list; lists are concatenated and sorted by (i, j), or
+// with a PairStream handed over as they fill.
 class PairListSink {
  public:
-  PairListSink(const KeyEdges& e, std::size_t max_pairs) : lo_(e.lo()), hi_(e.hi()), max_(max_pairs) {}
+  PairListSink(const KeyEdges& e, std::size_t max_pairs, PairStream* stream = nullptr)
+      : lo_(e.lo()), hi_(e.hi()), max_(max_pairs), stream_(stream) {}
 
   template <class NaturalOf>
   void consume(std::size_t i, std::size_t j0, const double* keys, std::size_t n, const NaturalOf& nat) {
     for (std::size_t t = 0; t < n; ++t)
       if (keys[t] >= lo_ && keys[t] < hi_) pairs_.push_back({i, j0 + t, nat(keys[t])});
-    overflow_ = overflow_ || pairs_.size() > max_;
+    added();
   }
   template <class Key64, class NaturalOf>
   void accept(int, std::size_t i, std::size_t j, const Key64& key64, const NaturalOf& nat) {
     pairs_.push_back({i, j, nat(key64())});
-    overflow_ = overflow_ || pairs_.size() > max_;
+    added();
   }
-  bool overflow() const { return overflow_; }
+  // The traversal stops early when this is true: too many pairs, or the stream failed.
+  bool overflow() const { return overflow_ || (stream_ && stream_->failed()); }
   std::size_t size() const { return pairs_.size(); }
   void merge_into(Result& r) const { r.pairs.insert(r.pairs.end(), pairs_.begin(), pairs_.end()); }
+  void flush() {
+    if (stream_) stream_->flush(pairs_);
+  }
 
  private:
+  void added() {
+    if (stream_) {
+      if (pairs_.size() >= PairStream::kFlushPairs) stream_->flush(pairs_);
+    } else {
+      overflow_ = overflow_ || pairs_.size() > max_;
+    }
+  }
+
   double lo_, hi_;
   std::size_t max_;
+  PairStream* stream_;
   bool overflow_ = false;
   std::vector<PairRecord> pairs_;
 };
 
 // The threads' pair lists into r.pairs (unsorted: a caller may still map indices first), or
-// Error(Resource) when together they exceed max_pairs.
-inline void gather_pairs(std::vector<PairListSink>& sinks, std::size_t max_pairs, Result& r) {
+// Error(Resource) when together they exceed max_pairs. With a stream: their last pairs handed
+// over, and the stream's error thrown; r.pairs stays empty.
+inline void gather_pairs(std::vector<PairListSink>& sinks, std::size_t max_pairs, Result& r,
+                         PairStream* stream = nullptr) {
+  if (stream) {
+    for (auto& k : sinks) k.flush();
+    stream->finish();
+    return;
+  }
   std::size_t total = 0;
   for (auto& k : sinks) total += k.size();
   for (auto& k : sinks)

@@ -2,6 +2,8 @@
 // Runs a validated plan with a concrete pair function on the CPU: picks the sink for the output
 // kind, traverses, merges. Shared by the built-in metrics and by user pair functions.
 #include <algorithm>
+#include <optional>
+#include <span>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -224,18 +226,23 @@ Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid 
             }
           },
           [&](const reduce::PairList&) {
-            auto sinks = run_with([&] { return PairListSink(plan.edges, plan.max_pairs); });
-            gather_pairs(sinks, plan.max_pairs, r);
-            if (use_grid) {
-              // Back to the callers' indices; auto pairs keep i < j.
+            // Back to the callers' indices (the grid's arrays are in cell order); auto pairs keep i < j.
+            const auto to_callers = [&](std::span<PairRecord> pairs) {
               const auto& oa = grid->a->order;
               const auto& ob = grid->b ? grid->b->order : grid->a->order;
-              for (auto& p : r.pairs) {
+              for (auto& p : pairs) {
                 p.i = oa[p.i];
                 p.j = ob[p.j];
                 if (shape.is_auto && p.i > p.j) std::swap(p.i, p.j);
               }
-            }
+            };
+            // With RunOptions::pair_sink the pairs stream out as they are found (in no set order).
+            std::optional<PairStream> stream;
+            if (plan.pair_sink)
+              stream.emplace(plan.pair_sink, plan.max_pairs, use_grid ? PairStream::ToCallers(to_callers) : nullptr);
+            auto sinks = run_with([&] { return PairListSink(plan.edges, plan.max_pairs, stream ? &*stream : nullptr); });
+            gather_pairs(sinks, plan.max_pairs, r, stream ? &*stream : nullptr);
+            if (use_grid) to_callers(r.pairs);
             std::sort(r.pairs.begin(), r.pairs.end(), pair_order);
           },
           [&](const reduce::Matrix&) {

@@ -101,8 +101,11 @@ Result run_binned(const VectorPlan& plan, const RuleRows& A, const RuleRows& B, 
             if (!shape.is_auto) merge_per_point(sinks, true, nullptr, r.per_point_b, r.exact.point_weighted_b, shape.threads);
           },
           [&](const reduce::PairList&) {
-            auto sinks = run_with([&] { return PairListSink(plan.edges, plan.max_pairs); });
-            gather_pairs(sinks, plan.max_pairs, r);
+            // With RunOptions::pair_sink the pairs stream out as they are found (in no set order).
+            std::optional<PairStream> stream;
+            if (plan.pair_sink) stream.emplace(plan.pair_sink, plan.max_pairs);
+            auto sinks = run_with([&] { return PairListSink(plan.edges, plan.max_pairs, stream ? &*stream : nullptr); });
+            gather_pairs(sinks, plan.max_pairs, r, stream ? &*stream : nullptr);
             std::sort(r.pairs.begin(), r.pairs.end(), pair_order);
           },
           [&](const reduce::Matrix&) {

@@ -65,6 +65,6 @@ void write_output_file(const std::string& path, const std::function<void(const s
 // /NAME; a table a compound dataset /table, one field per column, its metadata a JSON string
 // attribute "meta".
 void write_hdf5_arrays(const std::string& path, const std::vector<ArrayOut>& arrays);
-void write_hdf5_table(const std::string& path, const Table& t);
+void write_hdf5_table(const std::string& path, const std::vector<ArrayOut>& columns, const nlohmann::json& meta);
 
 }  // namespace twobody

@@ -95,8 +95,8 @@ void write_hdf5_arrays(const std::string& path, const std::vector<ArrayOut>& arr
   });
 }
 
-void write_hdf5_table(const std::string& path, const Table& t) {
-  const std::vector<ArrayOut> columns = arrays_of(t);
+void write_hdf5_table(const std::string& path, const std::vector<ArrayOut>& columns, const nlohmann::json& meta_json) {
+  const std::size_t rows = columns.empty() ? 0 : columns.front().rows;
   write_output_file(path, [&](const std::string& file) {
     Handle f = create_file(file, path);
     const std::size_t width = std::max<std::size_t>(1, columns.size());
@@ -120,8 +120,8 @@ void write_hdf5_table(const std::string& path, const Table& t) {
     };
     {
       Handle ds;
-      write_dataset(f.get(), "table", type.get(), memory.get(), t.rows(), 0, width * 8, rows_at, path, &ds);
-      const std::string meta = t.meta.dump();
+      write_dataset(f.get(), "table", type.get(), memory.get(), rows, 0, width * 8, rows_at, path, &ds);
+      const std::string meta = meta_json.dump();
       Handle text(H5Tcopy(H5T_C_S1), H5Tclose);
       Handle scalar(H5Screate(H5S_SCALAR), H5Sclose);
       if (!text.valid() || H5Tset_size(text.get(), std::max<std::size_t>(1, meta.size())) < 0 || !scalar.valid())

@@ -13,7 +13,7 @@ namespace {
 
 RawTable read_hdf5(const std::string& file, const std::string&) { refuse(file); }
 void write_hdf5_arrays(const std::string& path, const std::vector<ArrayOut>&) { refuse(path); }
-void write_hdf5_table(const std::string& path, const Table&) { refuse(path); }
+void write_hdf5_table(const std::string& path, const std::vector<ArrayOut>&, const nlohmann::json&) { refuse(path); }
 std::variant<VectorSet, RawTable> read_hdf5_vectors(const std::string& file, const std::string&) { refuse(file); }
 void write_hdf5_vectors(const std::string& path, const VectorSet&) { refuse(path); }
 

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cstring>
 
 #include <algorithm>
@@ -93,12 +94,118 @@ Table per_point_table(const Result& r) {
 
 namespace {
 
-// CSV: the shortest representation that reads back to the same double. The aligned table is for
-// reading: six significant digits (counts stay whole).
-std::string cell(const TableColumn& c, std::size_t row, bool for_reading = false) {
-  if (const auto* u = std::get_if<std::vector<std::uint64_t>>(&c.values)) return fmt::format("{}", (*u)[row]);
-  const double v = std::get<std::vector<double>>(c.values)[row];
-  return for_reading ? fmt::format("{:.6g}", v) : fmt::format("{}", v);
+constexpr std::size_t kBlockRows = std::size_t{1} << 16;
+
+// A column's rows pulled a block at a time (ArrayOut::rows_at): tables written from memory and
+// from a spooled pair list alike, never a second copy of a large one.
+class ColumnBlocks {
+ public:
+  explicit ColumnBlocks(const ArrayOut& c) : c_(c), values_(kBlockRows) {}
+  // Row r as text: the shortest representation that reads back to the same double (CSV; JSON's
+  // own, which writes NaN as null), or six significant digits (the aligned table, for reading;
+  // counts stay whole).
+  enum class Style { Csv, Json, Reading };
+  std::string cell(std::size_t r, Style style = Style::Csv) {
+    const std::uint64_t bits = value(r);
+    if (c_.unsigned_integers) return fmt::format("{}", bits);
+    double v;
+    std::memcpy(&v, &bits, sizeof v);
+    if (style == Style::Json) return nlohmann::json(v).dump();
+    return style == Style::Reading ? fmt::format("{:.6g}", v) : fmt::format("{}", v);
+  }
+
+ private:
+  std::uint64_t value(std::size_t r) {
+    if (r < first_ || r >= first_ + held_) {
+      first_ = r - r % kBlockRows;
+      held_ = std::min(kBlockRows, c_.rows - first_);
+      c_.rows_at(first_, held_, values_.data());
+    }
+    return values_[r - first_];
+  }
+  const ArrayOut& c_;
+  std::vector<std::uint64_t> values_;
+  std::size_t first_ = 0, held_ = 0;
+};
+
+std::size_t rows_of(const std::vector<ArrayOut>& columns) { return columns.empty() ? 0 : columns.front().rows; }
+
+void write_columns(std::ostream& out, const std::vector<ArrayOut>& columns, const nlohmann::json& meta, TableFormat f) {
+  if (f == TableFormat::Hdf5 || f == TableFormat::Npz)
+    throw Error(ErrorKind::Internal, "write_table: HDF5 and .npz tables go through write_table_file");
+  const std::size_t n = rows_of(columns);
+  std::vector<ColumnBlocks> blocks(columns.begin(), columns.end());
+  fmt::memory_buffer buf;
+  const auto spill = [&](bool last = false) {
+    if (last || buf.size() > (std::size_t{1} << 20)) {
+      out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+      buf.clear();
+    }
+  };
+  if (f == TableFormat::Json) {
+    // As nlohmann's dump(2) of the metadata with "columns": {name: [values]} among its keys (all
+    // sorted), each column streamed in turn instead of held as a JSON value.
+    const std::string mark = "@twobody-columns@";
+    nlohmann::json j = meta;
+    j["columns"] = mark;
+    const std::string text = j.dump(2);
+    const std::size_t at = text.find('"' + mark + '"');
+    buf.append(std::string_view(text).substr(0, at));
+    std::vector<std::size_t> by_name(columns.size());
+    for (std::size_t c = 0; c < columns.size(); ++c) by_name[c] = c;
+    std::ranges::sort(by_name, {}, [&](std::size_t c) { return columns[c].name; });
+    buf.push_back('{');
+    for (std::size_t k = 0; k < by_name.size(); ++k) {
+      const std::size_t c = by_name[k];
+      fmt::format_to(std::back_inserter(buf), "{}\n    {}: {}", k ? "," : "", nlohmann::json(columns[c].name).dump(),
+                     n ? "[" : "[]");
+      for (std::size_t r = 0; r < n; ++r) {
+        fmt::format_to(std::back_inserter(buf), "{}\n      {}", r ? "," : "", blocks[c].cell(r, ColumnBlocks::Style::Json));
+        spill();
+      }
+      if (n) buf.append(std::string_view("\n    ]"));
+    }
+    buf.append(std::string_view(columns.empty() ? "}" : "\n  }"));
+    buf.append(std::string_view(text).substr(at + mark.size() + 2));
+    buf.push_back('\n');
+    spill(true);
+    return;
+  }
+  if (f == TableFormat::Csv) {
+    for (std::size_t c = 0; c < columns.size(); ++c) fmt::format_to(std::back_inserter(buf), "{}{}", c ? "," : "", columns[c].name);
+    buf.push_back('\n');
+    for (std::size_t r = 0; r < n; ++r) {
+      for (std::size_t c = 0; c < columns.size(); ++c) fmt::format_to(std::back_inserter(buf), "{}{}", c ? "," : "", blocks[c].cell(r));
+      buf.push_back('\n');
+      spill();
+    }
+    spill(true);
+    return;
+  }
+  // The aligned table: one pass for the widths, one to write.
+  std::vector<std::size_t> width;
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    std::size_t w = columns[c].name.size();
+    for (std::size_t r = 0; r < n; ++r) w = std::max(w, blocks[c].cell(r, ColumnBlocks::Style::Reading).size());
+    width.push_back(w);
+  }
+  for (std::size_t c = 0; c < columns.size(); ++c) fmt::format_to(std::back_inserter(buf), "{:>{}}  ", columns[c].name, width[c]);
+  buf.push_back('\n');
+  for (std::size_t r = 0; r < n; ++r) {
+    for (std::size_t c = 0; c < columns.size(); ++c) fmt::format_to(std::back_inserter(buf), "{:>{}}  ", blocks[c].cell(r, ColumnBlocks::Style::Reading), width[c]);
+    buf.push_back('\n');
+    spill();
+  }
+  spill(true);
+}
+
+void write_columns_file(const std::string& path, const std::vector<ArrayOut>& columns, const nlohmann::json& meta,
+                        TableFormat f) {
+  if (f == TableFormat::Hdf5) return write_hdf5_table(path, columns, meta);
+  write_output(path, [&](std::ostream& out) {
+    if (f == TableFormat::Npz) return write_npz(out, columns);
+    write_columns(out, columns, meta, f);
+  });
 }
 
 }  // namespace
@@ -125,47 +232,29 @@ void write_arrays_file(const std::string& path, const std::vector<NamedArray>& a
 }
 
 void write_table_file(const std::string& path, const Table& t, TableFormat f) {
-  if (f == TableFormat::Hdf5) return write_hdf5_table(path, t);
-  write_output(path, [&](std::ostream& out) {
-    if (f == TableFormat::Npz) return write_npz(out, arrays_of(t));
-    write_table(out, t, f);
-  });
+  write_columns_file(path, arrays_of(t), t.meta, f);
 }
 
-void write_table(std::ostream& out, const Table& t, TableFormat f) {
-  if (f == TableFormat::Hdf5 || f == TableFormat::Npz)
-    throw Error(ErrorKind::Internal, "write_table: HDF5 and .npz tables go through write_table_file");
-  const std::size_t n = t.rows();
-  if (f == TableFormat::Json) {
-    nlohmann::json j = t.meta;
-    nlohmann::json cols = nlohmann::json::object();
-    for (const auto& c : t.columns) std::visit([&](const auto& v) { cols[c.name] = v; }, c.values);
-    j["columns"] = cols;
-    out << j.dump(2) << '\n';
-    return;
+void write_table(std::ostream& out, const Table& t, TableFormat f) { write_columns(out, arrays_of(t), t.meta, f); }
+
+void write_pair_list_file(const std::string& path, const PairSpool& pairs, const std::string& value_name,
+                          const nlohmann::json& meta, TableFormat f) {
+  std::vector<ArrayOut> columns;
+  for (int field = 0; field < 3; ++field) {
+    ArrayOut a{field == 0 ? "i" : field == 1 ? "j" : value_name, field < 2, pairs.size(), 0, {}};
+    a.rows_at = [&pairs, field](std::size_t first, std::size_t n, void* out) {
+      std::vector<PairRecord> block(n);
+      pairs.read(first, n, block.data());
+      auto* to = static_cast<std::uint64_t*>(out);
+      for (std::size_t k = 0; k < n; ++k) {
+        if (field == 0) to[k] = block[k].i;
+        else if (field == 1) to[k] = block[k].j;
+        else std::memcpy(to + k, &block[k].value, 8);
+      }
+    };
+    columns.push_back(std::move(a));
   }
-  if (f == TableFormat::Csv) {
-    for (std::size_t c = 0; c < t.columns.size(); ++c) out << (c ? "," : "") << t.columns[c].name;
-    out << '\n';
-    for (std::size_t r = 0; r < n; ++r) {
-      for (std::size_t c = 0; c < t.columns.size(); ++c) out << (c ? "," : "") << cell(t.columns[c], r);
-      out << '\n';
-    }
-    return;
-  }
-  std::vector<std::size_t> width;
-  for (const auto& c : t.columns) {
-    std::size_t w = c.name.size();
-    for (std::size_t r = 0; r < n; ++r) w = std::max(w, cell(c, r, true).size());
-    width.push_back(w);
-  }
-  for (std::size_t c = 0; c < t.columns.size(); ++c) out << fmt::format("{:>{}}  ", t.columns[c].name, width[c]);
-  out << '\n';
-  for (std::size_t r = 0; r < n; ++r) {
-    for (std::size_t c = 0; c < t.columns.size(); ++c)
-      out << fmt::format("{:>{}}  ", cell(t.columns[c], r, true), width[c]);
-    out << '\n';
-  }
+  write_columns_file(path, columns, meta, f);
 }
 
 }  // namespace twobody

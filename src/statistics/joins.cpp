@@ -69,12 +69,21 @@ Statistic join_statistic(bool cross, const JoinOptions& o) {
 
 JoinResult similarity_join(const VectorSet& a, const VectorSet* b, const JoinOptions& o, const RunOptions& run) {
   const Statistic s = join_statistic(b != nullptr, o);
-  Result r = twobody::run(s, a, b, run);
+  // Pairs with a pair sink stream there (counted on the way); CSR lists need them all at once.
+  RunOptions opt = run;
+  std::uint64_t streamed = 0;
+  if (o.output == JoinOutput::Csr) opt.pair_sink = nullptr;
+  if (o.output == JoinOutput::Pairs && run.pair_sink)
+    opt.pair_sink = [&streamed, &run](std::span<const PairRecord> batch) {
+      streamed += batch.size();
+      run.pair_sink(batch);
+    };
+  Result r = twobody::run(s, a, b, opt);
   JoinResult out;
   out.output = o.output;
   switch (o.output) {
     case JoinOutput::Pairs:
-      out.total = r.pairs.size();
+      out.total = run.pair_sink ? streamed : r.pairs.size();
       out.pairs = std::move(r.pairs);
       break;
     case JoinOutput::Csr:

@@ -408,3 +408,42 @@ def test_cuda_equals_cpu(rng):
             gd, gi = tb.knn(a, 8, data2=second, metric=metric, backend="cuda")
             np.testing.assert_array_equal(gi, ci)
             np.testing.assert_array_equal(gd, cd)
+
+
+def test_cli_join_streams_its_pairs_through_a_file(cli, tmp_path, rng):
+    # `twobody join` spools the pairs to a temporary file as they are found and writes the output
+    # from it: sorted by (i, j) when they fit the sort budget, else in the order found
+    # (TWOBODY_PAIR_SORT_BYTES=0: every batch sorted, each pair once). Every format, the same pairs.
+    import os
+    import subprocess
+    a = rng.standard_normal((3000, 24)) * 0.3 + rng.integers(0, 4, (3000, 1))
+    a[:40] = np.round(a[:40])  # lattice rows: pairs exactly at eps
+    np.save(tmp_path / "a.npy", a)
+    eps = 2.0
+    want = tb.join(a, eps, backend="cpu")
+    assert len(want) > 2 * 65536  # several batches a thread
+    for budget in (None, "0"):
+        env = dict(os.environ)
+        if budget is not None:
+            env["TWOBODY_PAIR_SORT_BYTES"] = budget
+        for ext in ("npz", "csv", "json"):
+            out = tmp_path / f"p{budget}.{ext}"
+            subprocess.run([cli, "join", "--data", str(tmp_path / "a.npy"), "--eps", str(eps), "--backend", "cpu",
+                            "-o", str(out)], check=True, env=env)
+            if ext == "npz":
+                f = np.load(out)
+                i, j, d = f["i"], f["j"], f["distance"]
+            elif ext == "csv":
+                t = np.loadtxt(out, delimiter=",", skiprows=1)
+                i, j, d = t[:, 0].astype(np.int64), t[:, 1].astype(np.int64), t[:, 2]
+            else:
+                import json
+                c = json.loads(out.read_text())["columns"]
+                i, j, d = np.array(c["i"]), np.array(c["j"]), np.array(c["distance"], dtype=float)
+            if budget is None:
+                assert np.all(np.diff(i * len(a) + j) > 0), ext  # sorted by (i, j)
+            order = np.lexsort((j, i))
+            np.testing.assert_array_equal(i[order], want.i, err_msg=ext)
+            np.testing.assert_array_equal(j[order], want.j, err_msg=ext)
+            np.testing.assert_array_equal(d[order], want.distance, err_msg=ext)
+    assert not [p for p in os.listdir(tmp_path) if p.startswith(".twobody")]
