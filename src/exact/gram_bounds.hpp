@@ -29,6 +29,14 @@
 #include <cmath>
 #include <cstdint>
 
+// The Gram tiles (cuda/gram_tiles.cu) compute each tile's thresholds on the device from the same
+// functions the CPU test checks.
+#if defined(__CUDACC__)
+#define TWOBODY_GRAM_HD __host__ __device__
+#else
+#define TWOBODY_GRAM_HD
+#endif
+
 namespace twobody::exact {
 
 // An input format of the tensor cores and the MMA depth it is used with.
@@ -45,14 +53,14 @@ constexpr double kUnit64 = 0x1p-53;
 constexpr double kUnit32 = 0x1p-24;
 
 // γ_n = n u / (1 − n u), float64.
-inline double gamma64(int n) { return n * kUnit64 / (1.0 - n * kUnit64); }
+TWOBODY_GRAM_HD inline double gamma64(int n) { return n * kUnit64 / (1.0 - n * kUnit64); }
 
 // An upper bound of ‖x'‖ from nu = fl64(Σ_k x'_k²) summed in order over d terms.
-inline double norm_upper(double nu, int d) { return std::sqrt(nu * (1.0 + gamma64(d))) * (1.0 + 2 * kUnit64); }
+TWOBODY_GRAM_HD inline double norm_upper(double nu, int d) { return std::sqrt(nu * (1.0 + gamma64(d))) * (1.0 + 2 * kUnit64); }
 
 // E for one pair: n_i, n_j upper bounds of the shifted rows' norms (norm_upper), s_i, s_j their
 // scales σ (powers of two).
-inline double gram_distance_bound(const GramFormat& f, int d, double ni, double nj, double si, double sj) {
+TWOBODY_GRAM_HD inline double gram_distance_bound(const GramFormat& f, int d, double ni, double nj, double si, double sj) {
   const double rd = std::sqrt(static_cast<double>(d));
   const double ei = f.u * ni + f.eta * rd / si, ej = f.u * nj + f.eta * rd / sj;
   const double mmas = std::ceil(static_cast<double>(d) / f.depth);
@@ -72,7 +80,7 @@ struct GramThresholds {
   float in_below;
   float out_above;
 };
-inline GramThresholds gram_thresholds(double limit, double bound) {
+TWOBODY_GRAM_HD inline GramThresholds gram_thresholds(double limit, double bound) {
   const double lo = limit - bound, hi = limit + bound;
   float l = static_cast<float>(lo), h = static_cast<float>(hi);
   if (static_cast<double>(l) > lo) l = std::nextafter(l, -HUGE_VALF);
