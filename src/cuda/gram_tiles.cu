@@ -110,39 +110,32 @@ __device__ __forceinline__ float gram_distance(float g, float ni, float nj, floa
   return __fmaf_rn(-2.f, d, __fadd_rn(ni, nj));
 }
 
-template <GramOutput Out>
-__global__ void __launch_bounds__(kThreads, 2) gram_tiles(GramArgs g) {
-  const std::uint32_t I = g.first_tile + blockIdx.y, J = blockIdx.x;
-  if (g.is_auto && J < I) return;  // below the diagonal: the transposed tile's pairs
-  __shared__ alignas(16) std::uint16_t sa[2][kTile * kStride];
-  __shared__ alignas(16) std::uint16_t sb[2][kTile * kStride];
-  __shared__ float s_th[4];  // hi: in_below, out_above; lo: in_below, out_above
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int gq = lane / 4, t4 = lane % 4;
-  const int wm = (warp / 4) * 64, wn = (warp % 4) * 32;
-  const std::size_t row0 = static_cast<std::size_t>(I) * kTile, col0 = static_cast<std::size_t>(J) * kTile;
-
-  if (threadIdx.x == 0) {
-    const double e = exact::gram_distance_bound(g.format, g.dim, g.bmax_a[I], g.bmax_b[J], g.bmin_a[I], g.bmin_b[J]);
-    const exact::GramThresholds hi = exact::gram_thresholds(g.limit_hi, e);
-    s_th[0] = hi.in_below;
-    s_th[1] = hi.out_above;
-    s_th[2] = s_th[3] = -HUGE_VALF;
-    if (g.has_lo) {
-      const exact::GramThresholds lo = exact::gram_thresholds(g.limit_lo, e);
-      s_th[2] = lo.in_below;
-      s_th[3] = lo.out_above;
-    }
+// The tile's verdict thresholds (hi: in_below, out_above; lo: in_below, out_above) from E_tile.
+__device__ void tile_thresholds(const GramArgs& g, std::uint32_t I, std::uint32_t J, float (&th)[4]) {
+  const double e = exact::gram_distance_bound(g.format, g.dim, g.bmax_a[I], g.bmax_b[J], g.bmin_a[I], g.bmin_b[J]);
+  const exact::GramThresholds hi = exact::gram_thresholds(g.limit_hi, e);
+  th[0] = hi.in_below;
+  th[1] = hi.out_above;
+  th[2] = th[3] = -HUGE_VALF;  // no lower edge: every s̃ "above" it, none "below"
+  if (g.has_lo) {
+    const exact::GramThresholds lo = exact::gram_thresholds(g.limit_lo, e);
+    th[2] = lo.in_below;
+    th[3] = lo.out_above;
   }
+}
 
-  float c[4][4][4];
+// The warp's 64 x 32 Gram products G of rows row0 + wm .. and columns col0 + wn .., in c[m][n]
+// (the C fragments of 16-row block m and 8-column block n).
+__device__ __forceinline__ void gram_mainloop(const GramArgs& g, std::size_t row0, std::size_t col0, int wm, int wn,
+                                              std::uint16_t (*sa)[kTile * kStride], std::uint16_t (*sb)[kTile * kStride],
+                                              float (&c)[4][4][4]) {
+  const int lane = threadIdx.x % 32, gq = lane / 4, t4 = lane % 4;
 #pragma unroll
   for (int m = 0; m < 4; ++m)
 #pragma unroll
     for (int n = 0; n < 4; ++n)
 #pragma unroll
       for (int q = 0; q < 4; ++q) c[m][n][q] = 0.f;
-
   const int chunks = g.dim_padded / kChunk;
   stage(sa[0], g.ha, row0, g.dim_padded, 0);
   stage(sb[0], g.hb, col0, g.dim_padded, 0);
@@ -184,6 +177,22 @@ __global__ void __launch_bounds__(kThreads, 2) gram_tiles(GramArgs g) {
     }
     __syncthreads();  // the next stage overwrites this buffer
   }
+}
+
+template <GramOutput Out>
+__global__ void __launch_bounds__(kThreads, 2) gram_tiles(GramArgs g) {
+  const std::uint32_t I = g.first_tile + blockIdx.y, J = blockIdx.x;
+  if (g.is_auto && J < I) return;  // below the diagonal: the transposed tile's pairs
+  __shared__ alignas(16) std::uint16_t sa[2][kTile * kStride];
+  __shared__ alignas(16) std::uint16_t sb[2][kTile * kStride];
+  __shared__ float s_th[4];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int gq = lane / 4, t4 = lane % 4;
+  const int wm = (warp / 4) * 64, wn = (warp % 4) * 32;
+  const std::size_t row0 = static_cast<std::size_t>(I) * kTile, col0 = static_cast<std::size_t>(J) * kTile;
+  if (threadIdx.x == 0) tile_thresholds(g, I, J, s_th);  // (read after the mainloop's barriers)
+  float c[4][4][4];
+  gram_mainloop(g, row0, col0, wm, wn, sa, sb, c);
 
   // The epilogue: rows row0 + wm + 16m + gq (+8), columns col0 + wn + 8n + 2t4 (+1).
   float ni[4][2], inv_i[4][2], nj[4][2], inv_j[4][2];
