@@ -31,7 +31,6 @@ constexpr int kTile = kGramRowBlock;  // 128 rows of A x 128 rows of B
 constexpr int kChunk = kGramChunk;    // 32 coordinates a stage
 constexpr int kStride = kChunk + 8;   // halves a staged row: 20 words, so a fragment load's 8 rows hit distinct banks
 constexpr int kThreads = 256;
-constexpr double kLimitCap = 0x1p120;  // above any key of rows in gram_rows' range
 
 enum class GramOutput { Total, PerPoint, Distances };
 
@@ -47,9 +46,8 @@ struct GramArgs {
   int dim, dim_padded;
   bool is_auto;
   exact::GramFormat format;
-  double lo, hi;              // keys in [lo, hi)
-  double limit_lo, limit_hi;  // key >= lo <=> key > limit_lo; key < hi <=> key <= limit_hi
-  bool has_lo;                // lo > 0 (else every key is >= lo)
+  double lo, hi;  // keys in [lo, hi)
+  exact::GramRange range;
   std::uint32_t first_tile;
   unsigned long long* total;
   unsigned long long* count_a;
@@ -108,20 +106,6 @@ __device__ __forceinline__ bool settle_here(const GramArgs& g, std::uint32_t i, 
 __device__ __forceinline__ float gram_distance(float g, float ni, float nj, float inv_i, float inv_j) {
   const float d = __fmul_rn(__fmul_rn(g, inv_i), inv_j);
   return __fmaf_rn(-2.f, d, __fadd_rn(ni, nj));
-}
-
-// The tile's verdict thresholds (hi: in_below, out_above; lo: in_below, out_above) from E_tile.
-__device__ void tile_thresholds(const GramArgs& g, std::uint32_t I, std::uint32_t J, float (&th)[4]) {
-  const double e = exact::gram_distance_bound(g.format, g.dim, g.bmax_a[I], g.bmax_b[J], g.bmin_a[I], g.bmin_b[J]);
-  const exact::GramThresholds hi = exact::gram_thresholds(g.limit_hi, e);
-  th[0] = hi.in_below;
-  th[1] = hi.out_above;
-  th[2] = th[3] = -HUGE_VALF;  // no lower edge: every s̃ "above" it, none "below"
-  if (g.has_lo) {
-    const exact::GramThresholds lo = exact::gram_thresholds(g.limit_lo, e);
-    th[2] = lo.in_below;
-    th[3] = lo.out_above;
-  }
 }
 
 // The warp's 64 x 32 Gram products G of rows row0 + wm .. and columns col0 + wn .., in c[m][n]
@@ -185,12 +169,14 @@ __global__ void __launch_bounds__(kThreads, 2) gram_tiles(GramArgs g) {
   if (g.is_auto && J < I) return;  // below the diagonal: the transposed tile's pairs
   __shared__ alignas(16) std::uint16_t sa[2][kTile * kStride];
   __shared__ alignas(16) std::uint16_t sb[2][kTile * kStride];
-  __shared__ float s_th[4];
+  __shared__ exact::GramTileThresholds s_th;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int gq = lane / 4, t4 = lane % 4;
   const int wm = (warp / 4) * 64, wn = (warp % 4) * 32;
   const std::size_t row0 = static_cast<std::size_t>(I) * kTile, col0 = static_cast<std::size_t>(J) * kTile;
-  if (threadIdx.x == 0) tile_thresholds(g, I, J, s_th);  // (read after the mainloop's barriers)
+  if (threadIdx.x == 0)  // (read after the mainloop's barriers)
+    s_th = exact::gram_tile_thresholds(
+        g.range, exact::gram_distance_bound(g.format, g.dim, g.bmax_a[I], g.bmax_b[J], g.bmin_a[I], g.bmin_b[J]));
   float c[4][4][4];
   gram_mainloop(g, row0, col0, wm, wn, sa, sb, c);
 
@@ -212,7 +198,7 @@ __global__ void __launch_bounds__(kThreads, 2) gram_tiles(GramArgs g) {
       nj[n][h] = g.norm_b[j];
       inv_j[n][h] = g.inv_b[j];
     }
-  const float hi_in = s_th[0], hi_out = s_th[1], lo_in = s_th[2], lo_out = s_th[3];
+  const exact::GramTileThresholds th = s_th;
   unsigned row_count[4][2] = {}, col_count[4][2] = {};
 #pragma unroll
   for (int m = 0; m < 4; ++m)
@@ -229,11 +215,10 @@ __global__ void __launch_bounds__(kThreads, 2) gram_tiles(GramArgs g) {
           continue;
         }
         if (i >= g.na || j >= g.nb || (g.is_auto && j <= i)) continue;
-        bool in = false;
-        if (s <= hi_in && s > lo_out) {
-          in = true;
-        } else if (!(s > hi_out || s <= lo_in)) {
-          // Undecided (NaN included): to the queue, or (full) settled here.
+        const exact::GramVerdict v = exact::gram_verdict(s, th);
+        bool in = v == exact::GramVerdict::In;
+        if (v == exact::GramVerdict::Undecided) {
+          // To the queue, or (full) settled here.
           const unsigned long long at = atomicAdd(g.queued, 1ull);
           if (at < g.capacity) {
             g.queue[at] = make_uint2(i, j);
@@ -328,9 +313,6 @@ GramArgs gram_args(const DeviceGramRows& a, const DeviceGramRows& b, const GramR
   return g;
 }
 
-// The largest double below x (x > 0), capped: keys of rows in range stay far below the cap.
-double limit_below(double x) { return std::min(std::nextafter(x, 0.0), kLimitCap); }
-
 }  // namespace
 
 GramJoinResult run_gram_join(const VectorJoinInput& in, const GramRows& ga, const GramRows* gb_or_null,
@@ -367,9 +349,7 @@ GramJoinResult run_gram_join(const VectorJoinInput& in, const GramRows& ga, cons
   g.is_auto = in.is_auto;
   g.lo = in.lo;
   g.hi = in.hi;
-  g.has_lo = in.lo > 0;
-  g.limit_lo = g.has_lo ? limit_below(in.lo) : 0.0;
-  g.limit_hi = limit_below(in.hi);
+  g.range = exact::gram_range(in.lo, in.hi);
   g.total = counters.get();
   g.queued = counters.get() + 1;
   g.settled_inline = counters.get() + 3;
@@ -421,7 +401,7 @@ std::vector<float> gram_distances(const GramRows& ga, const GramRows& gb) {
   DeviceBuffer<float> d(out.size());
   GramArgs g = gram_args(da, db, ga, gb);
   g.distances = d.get();
-  g.limit_hi = 1;  // (thresholds unused)
+  g.range = exact::gram_range(0, 1);  // (verdicts unused)
   const dim3 grid(static_cast<unsigned>(gb.n_padded / kTile), static_cast<unsigned>(ga.n_padded / kTile));
   gram_tiles<GramOutput::Distances><<<grid, kThreads>>>(g);
   TWOBODY_CUDA_CHECK_LAUNCH("gram_tiles");

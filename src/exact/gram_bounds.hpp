@@ -88,4 +88,39 @@ TWOBODY_GRAM_HD inline GramThresholds gram_thresholds(double limit, double bound
   return {l, h};
 }
 
+// A range of keys [lo, hi) as the tiles decide it: key < hi is key <= limit_hi (the largest double
+// below hi), key >= lo is key > limit_lo; lo <= 0 is no lower edge (keys are >= 0). Both limits
+// are capped at 2^120, above the key of any rows the Gram path admits (gram_rows.hpp), so that
+// their float32 thresholds stay finite.
+struct GramRange {
+  double limit_lo, limit_hi;
+  bool has_lo;
+};
+TWOBODY_GRAM_HD inline GramRange gram_range(double lo, double hi) {
+  constexpr double cap = 0x1p120;
+  const double below_hi = std::nextafter(hi, 0.0), below_lo = std::nextafter(lo, 0.0);
+  return {lo > 0 ? (below_lo < cap ? below_lo : cap) : 0.0, below_hi < cap ? below_hi : cap, lo > 0};
+}
+
+// A tile's four thresholds for the range, from its bound E; none at the lower edge when it has none
+// (every s̃ is above −∞ and none at or below it).
+struct GramTileThresholds {
+  float hi_in, hi_out, lo_in, lo_out;
+};
+TWOBODY_GRAM_HD inline GramTileThresholds gram_tile_thresholds(const GramRange& r, double bound) {
+  const GramThresholds hi = gram_thresholds(r.limit_hi, bound);
+  if (!r.has_lo) return {hi.in_below, hi.out_above, -HUGE_VALF, -HUGE_VALF};
+  const GramThresholds lo = gram_thresholds(r.limit_lo, bound);
+  return {hi.in_below, hi.out_above, lo.in_below, lo.out_above};
+}
+
+// A pair's verdict from its s̃: in (key certainly in [lo, hi)), out, or undecided (NaN included):
+// then the rule decides.
+enum class GramVerdict { In, Out, Undecided };
+TWOBODY_GRAM_HD inline GramVerdict gram_verdict(float s, const GramTileThresholds& t) {
+  if (s <= t.hi_in && s > t.lo_out) return GramVerdict::In;
+  if (s > t.hi_out || s <= t.lo_in) return GramVerdict::Out;
+  return GramVerdict::Undecided;
+}
+
 }  // namespace twobody::exact
