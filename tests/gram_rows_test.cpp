@@ -3,6 +3,7 @@
 // that exact/gram_bounds.hpp's bound assumes, and the refusal of rows outside its range.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -85,6 +86,41 @@ TEST(GramRows, ScalesNormsPaddingAndBlocks) {
     EXPECT_EQ(r.norm2[i], 0.f);
     for (int k = 0; k < 64; ++k) ASSERT_EQ(r.half[i * 64 + k], 0);
   }
+}
+
+TEST(GramRows, SortedByNormRowsKeepTheirContentAndSayWhence) {
+  std::mt19937_64 rng(fresh_seed());
+  std::normal_distribution<double> g;
+  constexpr std::size_t n = 400;
+  constexpr int d = 20;
+  std::vector<double> rows(n * d);
+  for (std::size_t t = 0; t < rows.size(); ++t) rows[t] = g(rng) * std::pow(10.0, static_cast<double>(t / d % 7) - 3);
+  const std::vector<double> c = gram_centre(rows.data(), n, nullptr, 0, d, 1);
+  const GramRows plain = make_gram_rows(rows.data(), n, d, c, 1);
+  GramRows sorted = plain;
+  sort_by_norm(sorted);
+  ASSERT_EQ(sorted.order.size(), sorted.n_padded);
+  std::vector<bool> seen(n, false);
+  for (std::size_t r = 0; r < n; ++r) {
+    const std::size_t from = sorted.order[r];
+    ASSERT_LT(from, n);
+    EXPECT_FALSE(seen[from]);
+    seen[from] = true;
+    if (r) EXPECT_LE(sorted.norm_up[r - 1], sorted.norm_up[r]);
+    EXPECT_EQ(sorted.norm_up[r], plain.norm_up[from]);
+    EXPECT_EQ(sorted.sigma[r], plain.sigma[from]);
+    EXPECT_EQ(sorted.norm2[r], plain.norm2[from]);
+    EXPECT_EQ(sorted.inv_sigma[r], plain.inv_sigma[from]);
+    for (int k = 0; k < sorted.dim_padded; ++k)
+      ASSERT_EQ(sorted.half[r * 32 + k], plain.half[from * 32 + k]);
+    EXPECT_LE(sorted.norm_up[r], sorted.block_norm_max[r / kGramRowBlock]);
+    EXPECT_GE(sorted.sigma[r], sorted.block_sigma_min[r / kGramRowBlock]);
+  }
+  for (std::size_t r = n; r < sorted.n_padded; ++r) EXPECT_EQ(sorted.order[r], r);
+  // Norms over six decades (about the centre, which the large rows pull ~10^2 from the small
+  // ones): sorted, the first block's largest norm is far below the set's.
+  EXPECT_LT(sorted.block_norm_max[0], 0.05 * sorted.block_norm_max.back());
+  EXPECT_EQ(*std::max_element(plain.block_norm_max.begin(), plain.block_norm_max.end()), sorted.block_norm_max.back());
 }
 
 TEST(GramRows, RowsOutsideTheRangeAreRefused) {

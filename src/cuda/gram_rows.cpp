@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 #include "twobody/detail/exact/gram_bounds.hpp"
 
@@ -27,6 +28,20 @@ void shifted_stats(const double* x, int dim, const std::vector<double>& c, doubl
     max_abs = std::max(max_abs, std::fabs(v));
     sum_sq += v * v;
   }
+}
+
+// Per block of kGramRowBlock rows: the largest n and the smallest σ of its real rows.
+void block_bounds(GramRows& g) {
+  const std::size_t blocks = g.n_padded / kGramRowBlock;
+  g.block_norm_max.assign(blocks, 0.0);
+  g.block_sigma_min.assign(blocks, std::numeric_limits<double>::infinity());
+  for (std::size_t i = 0; i < g.n; ++i) {
+    const std::size_t b = i / kGramRowBlock;
+    g.block_norm_max[b] = std::max(g.block_norm_max[b], g.norm_up[i]);
+    g.block_sigma_min[b] = std::min(g.block_sigma_min[b], g.sigma[i]);
+  }
+  for (double& s : g.block_sigma_min)
+    if (std::isinf(s)) s = 1.0;  // a block of padding only (never launched)
 }
 
 }  // namespace
@@ -124,17 +139,37 @@ GramRows make_gram_rows(const double* rows, std::size_t n, int dim, const std::v
                                    : fmt::format("row {} has a largest centred coordinate of {:g}, outside [2^-40, 2^40]", i + 1, mx);
     return g;
   }
-  const std::size_t blocks = g.n_padded / kGramRowBlock;
-  g.block_norm_max.assign(blocks, 0.0);
-  g.block_sigma_min.assign(blocks, std::numeric_limits<double>::infinity());
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t b = i / kGramRowBlock;
-    g.block_norm_max[b] = std::max(g.block_norm_max[b], g.norm_up[i]);
-    g.block_sigma_min[b] = std::min(g.block_sigma_min[b], g.sigma[i]);
-  }
-  for (double& s : g.block_sigma_min)
-    if (std::isinf(s)) s = 1.0;  // a block of padding only (never launched)
+  g.order.resize(g.n_padded);
+  std::iota(g.order.begin(), g.order.end(), std::uint32_t{0});
+  block_bounds(g);
   return g;
+}
+
+void sort_by_norm(GramRows& g) {
+  std::vector<std::uint32_t> by(g.n);
+  std::iota(by.begin(), by.end(), std::uint32_t{0});
+  std::stable_sort(by.begin(), by.end(), [&](std::uint32_t x, std::uint32_t y) { return g.norm_up[x] < g.norm_up[y]; });
+  const std::size_t dp = static_cast<std::size_t>(g.dim_padded);
+  std::vector<std::uint16_t> half(g.half.size(), 0);
+  std::vector<float> norm2 = g.norm2, inv_sigma = g.inv_sigma;
+  std::vector<double> norm_up(g.n), sigma(g.n);
+  std::vector<std::uint32_t> order = g.order;
+  for (std::size_t r = 0; r < g.n; ++r) {
+    const std::size_t from = by[r];
+    std::copy_n(g.half.begin() + static_cast<std::ptrdiff_t>(from * dp), dp, half.begin() + static_cast<std::ptrdiff_t>(r * dp));
+    norm2[r] = g.norm2[from];
+    inv_sigma[r] = g.inv_sigma[from];
+    norm_up[r] = g.norm_up[from];
+    sigma[r] = g.sigma[from];
+    order[r] = g.order[from];
+  }
+  g.half = std::move(half);
+  g.norm2 = std::move(norm2);
+  g.inv_sigma = std::move(inv_sigma);
+  g.norm_up = std::move(norm_up);
+  g.sigma = std::move(sigma);
+  g.order = std::move(order);
+  block_bounds(g);
 }
 
 }  // namespace twobody::cuda

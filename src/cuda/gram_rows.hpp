@@ -5,7 +5,7 @@
 //   σ  = a power of two with max_k |σ x'_k| in [1/2, 1) (1 for a row equal to the centre),
 //   h  = fp16(σ x') rounded to nearest, subnormals kept, zeros beyond d and beyond the last row,
 //   N  = fl32(fl64(Σ_k x'_k²)) and n = norm_upper(fl64(Σ_k x'_k²), d).
-// Rows are padded to a multiple of kGramRowBlock and coordinates to a multiple of kGramChunk, so
+// Rows may be reordered (sort_by_norm; `order` maps them back). Rows are padded to a multiple of kGramRowBlock and coordinates to a multiple of kGramChunk, so
 // the kernel stages whole tiles without bounds checks; per block of kGramRowBlock rows the largest
 // n and the smallest σ give the tile's error bound. Plain C++ (the CPU suite tests it).
 #include <cstddef>
@@ -27,6 +27,7 @@ struct GramRows {
   std::vector<double> norm_up, sigma;   // n and σ of each real row (the bound's inputs)
   std::vector<double> block_norm_max;   // per block of kGramRowBlock rows: max n
   std::vector<double> block_sigma_min;  //                                    min σ
+  std::vector<std::uint32_t> order;     // the set's index of each row, n_padded (padding: itself)
   std::string refusal;                  // "" when the rows can take the path
 };
 
@@ -37,6 +38,11 @@ std::vector<double> gram_centre(const double* a, std::size_t na, const double* b
 // is not finite, or a centred row whose largest coordinate lies outside [2^-40, 2^40] (then 1/σ, N
 // or D could leave float32's normal range, which the bound does not cover). Zero rows are fine.
 GramRows make_gram_rows(const double* rows, std::size_t n, int dim, const std::vector<double>& centre, int threads);
+
+// The rows reordered by increasing norm (ties by index), `order` saying where each came from: a
+// tile's rows then have similar norms, so its bound (from its largest norm) is close to each of
+// its pairs' own, and fewer pairs are left undecided when the norms spread widely.
+void sort_by_norm(GramRows& rows);
 
 // The FP16 bits of v rounded to nearest (ties to even), subnormals kept: one rounding from float64
 // (a conversion through float32 would round twice).

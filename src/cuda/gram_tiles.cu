@@ -13,6 +13,7 @@
 // tile's largest norms and smallest scales). Certain pairs are counted in registers; undecided
 // ones go to a queue that a settle kernel drains after every slab of tile rows, in float64 by the
 // rule (stored order, no FMA). A full queue never loses a pair: the tile settles it itself.
+// Rows may come sorted by norm: the queue and the counts take their sets' indices (`order`).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -41,7 +42,8 @@ struct GramArgs {
   const float *inv_a, *inv_b;      // 1/σ
   const double *bmax_a, *bmax_b;   // per 128-row block: max n
   const double *bmin_a, *bmin_b;   //                    min σ
-  const double *rows_a, *rows_b;   // the rule's rows (settlement)
+  const std::uint32_t *order_a, *order_b;  // each Gram row's index in its set (gram_rows.hpp)
+  const double *rows_a, *rows_b;   // the rule's rows, in the sets' order (settlement)
   std::uint32_t na, nb;
   int dim, dim_padded;
   bool is_auto;
@@ -211,7 +213,7 @@ __global__ void __launch_bounds__(kThreads, 2) gram_tiles(GramArgs g) {
         const std::uint32_t j = static_cast<std::uint32_t>(col0) + wn + n * 8 + 2 * t4 + cq;
         const float s = gram_distance(c[m][n][q], ni[m][rh], nj[n][cq], inv_i[m][rh], inv_j[n][cq]);
         if constexpr (Out == GramOutput::Distances) {
-          if (i < g.na && j < g.nb) g.distances[static_cast<std::size_t>(i) * g.nb + j] = s;
+          if (i < g.na && j < g.nb) g.distances[static_cast<std::size_t>(g.order_a[i]) * g.nb + g.order_b[j]] = s;
           continue;
         }
         if (i >= g.na || j >= g.nb || (g.is_auto && j <= i)) continue;
@@ -219,11 +221,12 @@ __global__ void __launch_bounds__(kThreads, 2) gram_tiles(GramArgs g) {
         bool in = v == exact::GramVerdict::In;
         if (v == exact::GramVerdict::Undecided) {
           // To the queue, or (full) settled here.
+          const std::uint32_t oi = g.order_a[i], oj = g.order_b[j];
           const unsigned long long at = atomicAdd(g.queued, 1ull);
           if (at < g.capacity) {
-            g.queue[at] = make_uint2(i, j);
+            g.queue[at] = make_uint2(oi, oj);
           } else {
-            in = settle_here(g, i, j);
+            in = settle_here(g, oi, oj);
           }
         }
         if (in) {
@@ -248,7 +251,7 @@ __global__ void __launch_bounds__(kThreads, 2) gram_tiles(GramArgs g) {
         unsigned v = row_count[m][h];
         v += __shfl_xor_sync(0xffffffffu, v, 1);
         v += __shfl_xor_sync(0xffffffffu, v, 2);
-        if (t4 == 0 && v) atomicAdd(g.count_a + row0 + wm + m * 16 + gq + 8 * h, static_cast<unsigned long long>(v));
+        if (t4 == 0 && v) atomicAdd(g.count_a + g.order_a[row0 + wm + m * 16 + gq + 8 * h], static_cast<unsigned long long>(v));
       }
 #pragma unroll
     for (int n = 0; n < 4; ++n)
@@ -258,12 +261,12 @@ __global__ void __launch_bounds__(kThreads, 2) gram_tiles(GramArgs g) {
         v += __shfl_xor_sync(0xffffffffu, v, 4);
         v += __shfl_xor_sync(0xffffffffu, v, 8);
         v += __shfl_xor_sync(0xffffffffu, v, 16);
-        if (gq == 0 && v) atomicAdd(g.count_b + col0 + wn + n * 8 + 2 * t4 + h, static_cast<unsigned long long>(v));
+        if (gq == 0 && v) atomicAdd(g.count_b + g.order_b[col0 + wn + n * 8 + 2 * t4 + h], static_cast<unsigned long long>(v));
       }
   }
 }
 
-// The queued pairs of a slab (min(queued, capacity)), by the rule; the host then zeroes the queue.
+// The queued pairs (indices in the sets' order) of a slab (min(queued, capacity)), by the rule; the host then zeroes the queue.
 __global__ void __launch_bounds__(kThreads) settle_queue(GramArgs g, unsigned long long* settled) {
   const unsigned long long n = min(*g.queued, g.capacity);
   if (blockIdx.x == 0 && threadIdx.x == 0 && n) atomicAdd(settled, n);
@@ -288,9 +291,10 @@ struct DeviceGramRows {
   DeviceBuffer<std::uint16_t> half;
   DeviceBuffer<float> norm2, inv_sigma;
   DeviceBuffer<double> block_norm_max, block_sigma_min;
+  DeviceBuffer<std::uint32_t> order;
   explicit DeviceGramRows(const GramRows& r)
       : half(r.half), norm2(r.norm2), inv_sigma(r.inv_sigma), block_norm_max(r.block_norm_max),
-        block_sigma_min(r.block_sigma_min) {}
+        block_sigma_min(r.block_sigma_min), order(r.order) {}
 };
 
 GramArgs gram_args(const DeviceGramRows& a, const DeviceGramRows& b, const GramRows& ga, const GramRows& gb) {
@@ -305,6 +309,8 @@ GramArgs gram_args(const DeviceGramRows& a, const DeviceGramRows& b, const GramR
   g.bmax_b = b.block_norm_max.get();
   g.bmin_a = a.block_sigma_min.get();
   g.bmin_b = b.block_sigma_min.get();
+  g.order_a = a.order.get();
+  g.order_b = b.order.get();
   g.na = static_cast<std::uint32_t>(ga.n);
   g.nb = static_cast<std::uint32_t>(gb.n);
   g.dim = ga.dim;

@@ -92,13 +92,15 @@ Result run_vectors_on_device(const VectorPlan& plan) {
   if (path.gram) {
     const std::vector<double> centre = gram_centre(in.a, in.na, plan.is_auto() ? nullptr : in.b,
                                                    plan.is_auto() ? 0 : in.nb, in.dim, plan.threads);
-    const GramRows ga = make_gram_rows(in.a, in.na, in.dim, centre, plan.threads);
+    GramRows ga = make_gram_rows(in.a, in.na, in.dim, centre, plan.threads);
     GramRows gb;
     if (!plan.is_auto() && ga.refusal.empty()) gb = make_gram_rows(in.b, in.nb, in.dim, centre, plan.threads);
     fallback = !ga.refusal.empty() ? (plan.is_auto() ? "" : "first set: ") + ga.refusal
                : !gb.refusal.empty() ? "second set: " + gb.refusal
                                      : "";
     if (fallback.empty()) {
+      sort_by_norm(ga);
+      if (!plan.is_auto()) sort_by_norm(gb);
       GramJoinResult g = run_gram_join(in, ga, plan.is_auto() ? nullptr : &gb, policy.gram_queue_pairs);
       if (out == OutputKind::Reduction) r.counts = {g.total};
       if (out == OutputKind::PerPoint) {
