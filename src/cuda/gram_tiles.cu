@@ -58,7 +58,8 @@ struct GramArgs {
   unsigned long long* queued;
   unsigned long long capacity;
   unsigned long long* settled_inline;
-  float* distances;  // GramOutput::Distances: na x nb
+  float* distances;  // GramOutput::Distances: s̃ and G, na x nb each
+  float* products;
 };
 
 __device__ __forceinline__ void cp_async16(void* to, const void* from) {
@@ -213,7 +214,11 @@ __global__ void __launch_bounds__(kThreads, 2) gram_tiles(GramArgs g) {
         const std::uint32_t j = static_cast<std::uint32_t>(col0) + wn + n * 8 + 2 * t4 + cq;
         const float s = gram_distance(c[m][n][q], ni[m][rh], nj[n][cq], inv_i[m][rh], inv_j[n][cq]);
         if constexpr (Out == GramOutput::Distances) {
-          if (i < g.na && j < g.nb) g.distances[static_cast<std::size_t>(g.order_a[i]) * g.nb + g.order_b[j]] = s;
+          if (i < g.na && j < g.nb) {
+            const std::size_t at = static_cast<std::size_t>(g.order_a[i]) * g.nb + g.order_b[j];
+            g.distances[at] = s;
+            g.products[at] = c[m][n][q];
+          }
           continue;
         }
         if (i >= g.na || j >= g.nb || (g.is_auto && j <= i)) continue;
@@ -400,19 +405,22 @@ GramJoinResult run_gram_join(const VectorJoinInput& in, const GramRows& ga, cons
   return out;
 }
 
-std::vector<float> gram_distances(const GramRows& ga, const GramRows& gb) {
-  std::vector<float> out(ga.n * gb.n);
-  if (out.empty()) return out;
+GramDistances gram_distances(const GramRows& ga, const GramRows& gb) {
+  GramDistances out;
+  const std::size_t pairs = ga.n * gb.n;
+  if (pairs == 0) return out;
   const DeviceGramRows da(ga), db(gb);
-  DeviceBuffer<float> d(out.size());
+  DeviceBuffer<float> d(pairs), p(pairs);
   GramArgs g = gram_args(da, db, ga, gb);
   g.distances = d.get();
+  g.products = p.get();
   g.range = exact::gram_range(0, 1);  // (verdicts unused)
   const dim3 grid(static_cast<unsigned>(gb.n_padded / kTile), static_cast<unsigned>(ga.n_padded / kTile));
   gram_tiles<GramOutput::Distances><<<grid, kThreads>>>(g);
   TWOBODY_CUDA_CHECK_LAUNCH("gram_tiles");
   TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
-  d.download(out.data(), out.size());
+  out.distances = d.download();
+  out.products = p.download();
   return out;
 }
 

@@ -29,7 +29,11 @@ struct GramJoinResult {
 GramJoinResult run_gram_join(const VectorJoinInput& in, const GramRows& ga, const GramRows* gb,
                              std::size_t queue_capacity);
 
-// For the bound test: s̃ of every pair (i, j), ga.n x gb.n row-major, from the same tiles.
-std::vector<float> gram_distances(const GramRows& ga, const GramRows& gb);
+// For the bound test: of every pair (i, j) of the sets' indices, ga.n x gb.n row-major, from the
+// same tiles: s̃, and the tensor cores' sum G of the FP16 products (scaled units).
+struct GramDistances {
+  std::vector<float> distances, products;
+};
+GramDistances gram_distances(const GramRows& ga, const GramRows& gb);
 
 }  // namespace twobody::cuda
