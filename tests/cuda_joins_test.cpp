@@ -3,13 +3,17 @@
 // random, lattice, duplicate and float16 sets in d = 1 to 960. Label: gpu.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <iostream>
 #include <random>
 #include <stdexcept>
 
 #include "test_support.hpp"
 #include "vector_test_data.hpp"
 #include "twobody/detail/engine/backend.hpp"
+#include "twobody/engine.hpp"
 #include "twobody/joins.hpp"
 
 using namespace twobody;
@@ -139,4 +143,187 @@ TEST_F(CudaJoins, KnnFallsBackToTheCpuAndSaysSo) {
   EXPECT_EQ(r.info.backend, "cpu");
   EXPECT_NE(r.info.plan.find("the cuda backend has no k-nearest-neighbour kernel yet"), std::string::npos) << r.info.plan;
   EXPECT_EQ(r.indices, nearest_neighbours(a, nullptr, 5, Metric::Euclidean, on("cpu")).indices);
+}
+
+// The FP16 Gram tiles (gram_tiles.hpp): Euclidean totals and per-vector counts from d = 16 on,
+// equal to the CPU's bit for bit whatever the data does to the tensor cores' rounding.
+namespace {
+
+struct ScopedEnv {
+  ScopedEnv(const char* n, const char* value) : name(n) { setenv(n, value, 1); }
+  ~ScopedEnv() { unsetenv(name); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+  const char* name;
+};
+
+// Clusters of different spreads about random centres: many close pairs, near-duplicates and far ones.
+VectorSet gaussian_mixture(std::size_t n, int d, std::mt19937_64& rng) {
+  std::normal_distribution<double> g;
+  std::vector<std::vector<double>> centres(7, std::vector<double>(static_cast<std::size_t>(d)));
+  for (auto& c : centres)
+    for (double& x : c) x = 4 * g(rng);
+  std::vector<double> v;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t c = rng() % centres.size();
+    const double spread = std::pow(10.0, -static_cast<double>(c % 4));
+    for (int k = 0; k < d; ++k) v.push_back(centres[c][static_cast<std::size_t>(k)] + spread * g(rng));
+  }
+  return VectorSet::from_rows(std::move(v), n, d);
+}
+
+// Counts and totals of the CUDA backend (which must have run the Gram tiles) against the CPU's;
+// returns the plan of the last run.
+std::string expect_same_gram_counts(const VectorSet& a, const VectorSet* b, double eps, const std::string& what) {
+  std::string plan;
+  for (JoinOutput out : {JoinOutput::Counts, JoinOutput::Total}) {
+    JoinOptions o;
+    o.eps = eps;
+    o.output = out;
+    const JoinResult cpu = similarity_join(a, b, o, on("cpu"));
+    const JoinResult gpu = similarity_join(a, b, o, on("cuda"));
+    EXPECT_NE(gpu.info.plan.find("FP16 Gram tiles"), std::string::npos) << what << "\n" << gpu.info.plan;
+    EXPECT_EQ(gpu.total, cpu.total) << what;
+    EXPECT_EQ(gpu.counts, cpu.counts) << what;
+    EXPECT_EQ(gpu.counts_b, cpu.counts_b) << what;
+    plan = gpu.info.plan;
+  }
+  return plan;
+}
+
+}  // namespace
+
+TEST_F(CudaJoins, GramCountsEqualTheCpuOnMixtures) {
+  const auto seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (int d : {16, 17, 128, 960}) {
+    const std::size_t n = d >= 960 ? 700 : 1500;
+    const VectorSet a = gaussian_mixture(n, d, rng), b = gaussian_mixture(n / 3 + 5, d, rng);
+    for (double fraction : {0.001, 0.05, 0.3}) {
+      const double eps = eps_for(a, Metric::Euclidean, fraction);
+      const std::string what = "d=" + std::to_string(d) + " fraction " + std::to_string(fraction);
+      const std::string plan = expect_same_gram_counts(a, nullptr, eps, "auto " + what);
+      std::cout << "auto " << what << ": " << plan.substr(std::min(plan.size(), plan.find("ran:"))) << "\n";
+      expect_same_gram_counts(a, &b, eps, "cross " + what);
+    }
+  }
+}
+
+TEST_F(CudaJoins, GramCountsOnLatticesDuplicatesOffsetsAndHalves) {
+  const auto seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  // Keys are integers: many pairs exactly at eps², every one of them undecided and settled.
+  for (int d : {16, 17, 128}) {
+    const VectorSet l = lattice_vectors(1300, d, rng), l2 = lattice_vectors(300, d, rng);
+    // A whole eps (eps² exact) about two standard deviations below the mean key 4d/3.
+    const double eps = std::floor(std::sqrt(4.0 * d / 3 - 2 * std::sqrt(2.22 * d)));
+    const std::string plan = expect_same_gram_counts(l, nullptr, eps, "lattice d=" + std::to_string(d));
+    EXPECT_EQ(plan.find(" 0 undecided pairs"), std::string::npos) << "no pair at eps settled?\n" << plan;
+    expect_same_gram_counts(l, &l2, eps, "lattice cross d=" + std::to_string(d));
+  }
+  // Duplicates: eps = 0 ([0, the smallest double)) and a tiny eps.
+  std::vector<double> v, r(40);
+  const VectorSet base = gaussian_vectors(9, 40, rng);
+  for (int c = 0; c < 300; ++c) {
+    base.row_f64(rng() % 9, r.data());
+    v.insert(v.end(), r.begin(), r.end());
+  }
+  const VectorSet dup = VectorSet::from_rows(std::move(v), 300, 40);
+  expect_same_gram_counts(dup, nullptr, 0.0, "duplicates eps 0");
+  expect_same_gram_counts(dup, nullptr, 1e-9, "duplicates eps 1e-9");
+  // Offsets of 1e6 with unit spread: the centring keeps the FP16 rows' precision.
+  const VectorSet far = gaussian_vectors(1200, 33, rng, 1e6), far2 = gaussian_vectors(200, 33, rng, 1e6);
+  const double eps_far = eps_for(far, Metric::Euclidean, 0.05);
+  expect_same_gram_counts(far, nullptr, eps_far, "offset 1e6");
+  expect_same_gram_counts(far, &far2, eps_far, "offset 1e6 cross");
+  // float16 storage, and (forced) below the automatic choice's smallest d.
+  std::vector<std::uint16_t> h(1000 * 24);
+  for (auto& x : h) x = static_cast<std::uint16_t>(0x3800 + (rng() % 0x0a00));  // halves in [0.5, 2.5)
+  const VectorSet half = VectorSet::from_half_bits(h, 1000, 24);
+  expect_same_gram_counts(half, nullptr, eps_for(half, Metric::Euclidean, 0.03), "float16");
+  const ScopedEnv fp16("TWOBODY_VECTOR_PRECISION", "fp16");
+  const VectorSet small = gaussian_vectors(900, 9, rng);
+  expect_same_gram_counts(small, nullptr, eps_for(small, Metric::Euclidean, 0.03), "forced fp16 d=9");
+}
+
+TEST_F(CudaJoins, GramCountsStayExactWithATinySettleQueue) {
+  const auto seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const ScopedEnv queue("TWOBODY_GRAM_QUEUE_PAIRS", "3");
+  const VectorSet l = lattice_vectors(1500, 32, rng), l2 = lattice_vectors(400, 32, rng);
+  const std::string plan = expect_same_gram_counts(l, nullptr, 5.0, "lattice, queue of 3");
+  EXPECT_NE(plan.find("inside the tiles"), std::string::npos) << plan;
+  expect_same_gram_counts(l, &l2, 5.0, "lattice cross, queue of 3");
+}
+
+TEST_F(CudaJoins, GramCountsOfARangeAboveZero) {
+  // A count over [lo, hi) with lo > 0 (not a join's range): both edges settled, lo exactly on keys.
+  const auto seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const VectorSet l = lattice_vectors(1200, 20, rng);
+  for (bool per_point : {false, true}) {
+    Statistic s;
+    s.metric = Metric::Euclidean;
+    const Binning range = Binning::from_edges({3.0, 5.0});  // keys [9, 25)
+    if (per_point)
+      s.reduction = reduce::PerPoint{range};
+    else
+      s.reduction = reduce::Count{range};
+    const Result cpu = twobody::run(s, l, nullptr, on("cpu"));
+    const Result gpu = twobody::run(s, l, nullptr, on("cuda"));
+    EXPECT_NE(gpu.info.plan.find("FP16 Gram tiles"), std::string::npos) << gpu.info.plan;
+    EXPECT_EQ(gpu.counts, cpu.counts);
+    EXPECT_EQ(gpu.per_point_a.counts, cpu.per_point_a.counts);
+  }
+}
+
+TEST_F(CudaJoins, VectorPrecisionPolicyChoosesTheKernel) {
+  std::mt19937_64 rng(fresh_seed());
+  const VectorSet a = gaussian_vectors(500, 64, rng);
+  JoinOptions o;
+  o.eps = eps_for(a, Metric::Euclidean, 0.02);
+  o.output = JoinOutput::Total;
+  const JoinResult cpu = similarity_join(a, nullptr, o, on("cpu"));
+  {
+    const ScopedEnv fp64("TWOBODY_VECTOR_PRECISION", "fp64");
+    const JoinResult gpu = similarity_join(a, nullptr, o, on("cuda"));
+    EXPECT_NE(gpu.info.plan.find("float64 join kernel (TWOBODY_VECTOR_PRECISION=fp64)"), std::string::npos) << gpu.info.plan;
+    EXPECT_EQ(gpu.total, cpu.total);
+  }
+  // Pair lists and cosine distances stay on the float64 kernel, and say so.
+  o.output = JoinOutput::Pairs;
+  const JoinResult pairs = similarity_join(a, nullptr, o, on("cuda"));
+  EXPECT_NE(pairs.info.plan.find("pair lists have no Gram tiles yet"), std::string::npos) << pairs.info.plan;
+  // Rows beyond the FP16 path's range fall back to the float64 kernel, exact all the same.
+  std::vector<double> v(300 * 20);
+  for (std::size_t t = 0; t < v.size(); ++t) v[t] = t % 20 == 0 ? 1e15 * static_cast<double>(t % 3) : 0.5 * static_cast<double>(rng() % 4);
+  const VectorSet wide = VectorSet::from_rows(std::move(v), 300, 20);
+  o.output = JoinOutput::Total;
+  o.eps = 1.5;
+  const JoinResult w = similarity_join(wide, nullptr, o, on("cuda"));
+  EXPECT_NE(w.info.plan.find("outside [2^-40, 2^40]"), std::string::npos) << w.info.plan;
+  EXPECT_EQ(w.total, similarity_join(wide, nullptr, o, on("cpu")).total);
+}
+
+TEST_F(CudaJoins, GramTilesAgainstTheFloat64KernelOnALargerSet) {
+  // Both GPU kernels on 60000 vectors of d = 128 (1.8e9 pairs): the same total, and their times
+  // printed (the plan's kernel seconds) for the record. Gaussian rows: the distances within 1% of
+  // eps sit far above FP16's bound, so few pairs are settled (tight clusters far from the centre,
+  // as in gaussian_mixture, leave most of their close pairs to the rule: exact, slower).
+  std::mt19937_64 rng(fresh_seed());
+  const VectorSet a = gaussian_vectors(60000, 128, rng);
+  JoinOptions o;
+  o.eps = eps_for(a.slice(0, 3000), Metric::Euclidean, 0.01);
+  o.output = JoinOutput::Total;
+  const JoinResult gram = similarity_join(a, nullptr, o, on("cuda"));
+  EXPECT_NE(gram.info.plan.find("FP16 Gram tiles"), std::string::npos) << gram.info.plan;
+  const ScopedEnv fp64("TWOBODY_VECTOR_PRECISION", "fp64");
+  const JoinResult exact = similarity_join(a, nullptr, o, on("cuda"));
+  EXPECT_EQ(gram.total, exact.total);
+  std::cout << "60000 x 128, " << gram.total << " pairs\n  " << gram.info.plan.substr(std::min(gram.info.plan.size(), gram.info.plan.find("ran:")))
+            << "\n  " << exact.info.plan.substr(std::min(exact.info.plan.size(), exact.info.plan.find("ran:"))) << "\n";
 }

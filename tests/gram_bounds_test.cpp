@@ -186,3 +186,42 @@ TEST(GramBounds, ThresholdsNeverContradictTheRule) {
   EXPECT_LT(static_cast<double>(undecided) / static_cast<double>(total), 0.05);
   RecordProperty("undecided_fraction", std::to_string(static_cast<double>(undecided) / static_cast<double>(total)));
 }
+
+TEST(GramBounds, RangeVerdictsNeverContradictTheRule) {
+  // The tiles' verdicts for a range [lo, hi) (gram_range, gram_tile_thresholds, gram_verdict): on
+  // a lattice whose keys are integers, edges exactly on keys, a lower edge at 0, at the smallest
+  // double (eps = 0: duplicates only) and above 0, and an upper edge beyond every key.
+  const auto seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::uniform_int_distribution<int> u(0, 2);
+  std::vector<std::vector<double>> rows(150, std::vector<double>(20));
+  for (auto& r : rows)
+    for (double& v : r) v = u(rng);
+  for (std::size_t i = 0; i < 10; ++i) rows.push_back(rows[i]);  // duplicates
+  const auto r = prepare(rows);
+  double tile_bound = 0;
+  for (std::size_t i = 0; i < r.size(); ++i)
+    for (std::size_t j = i + 1; j < r.size(); ++j)
+      tile_bound = std::max(tile_bound, gram_distance_bound(kFp16Gram, 20, r[i].n_up, r[j].n_up, r[i].sigma, r[j].sigma));
+  const double ranges[][2] = {{0, 25}, {9, 25}, {9, 9.5}, {0, 0x1p-1074}, {0x1p-1074, 16}, {1, 1e300}, {30, HUGE_VAL}};
+  for (const auto& range : ranges) {
+    const GramTileThresholds t = gram_tile_thresholds(gram_range(range[0], range[1]), tile_bound);
+    std::size_t in = 0, undecided = 0, at_edge = 0;
+    for (std::size_t i = 0; i < r.size(); ++i)
+      for (std::size_t j = i + 1; j < r.size(); ++j) {
+        const double k = key64(r[i], r[j]);
+        const bool truth = k >= range[0] && k < range[1];
+        at_edge += (range[0] > 0 && std::fabs(k - range[0]) < 0.5) || std::fabs(k - range[1]) < 0.5;
+        switch (gram_verdict(model_distance(r[i], r[j]), t)) {
+          case GramVerdict::In: EXPECT_TRUE(truth) << "key " << k << " called in [" << range[0] << ", " << range[1] << ")"; ++in; break;
+          case GramVerdict::Out: EXPECT_FALSE(truth) << "key " << k << " called out of [" << range[0] << ", " << range[1] << ")"; break;
+          case GramVerdict::Undecided: ++undecided; break;
+        }
+      }
+    // Keys on an edge (or 0 against the smallest double; a lower edge at 0 is none) are undecided;
+    // those half a unit or more from both edges never are (the band is narrow).
+    EXPECT_EQ(undecided, at_edge) << "[" << range[0] << ", " << range[1] << ")";
+  }
+  EXPECT_EQ(gram_verdict(std::nanf(""), gram_tile_thresholds(gram_range(0, 1), 0.1)), GramVerdict::Undecided);
+}

@@ -55,6 +55,14 @@ TuningPolicy TuningPolicy::current(int sm) {
                     : v == "registered" ? MatrixHost::Registered
                                         : MatrixHost::Auto;
   }
+  if (const char* e = env("TWOBODY_VECTOR_PRECISION")) {
+    const std::string v = e;
+    if (v != "auto" && v != "fp64" && v != "fp16")
+      throw Error(ErrorKind::Config, "TWOBODY_VECTOR_PRECISION must be auto, fp64 or fp16");
+    p.vector_precision = v == "fp64" ? VectorPrecision::Fp64 : v == "fp16" ? VectorPrecision::Fp16 : VectorPrecision::Auto;
+  }
+  if (const char* e = env("TWOBODY_GRAM_QUEUE_PAIRS"))
+    p.gram_queue_pairs = static_cast<std::size_t>(positive(e, "TWOBODY_GRAM_QUEUE_PAIRS", 1ull << 30));
   if (const char* e = env("TWOBODY_CUDA_CHUNK_POINTS"))
     p.chunk_points = static_cast<std::size_t>(std::max(1LL, std::atoll(e)));
   return p;
@@ -78,6 +86,9 @@ std::string TuningPolicy::overrides() const {
   if (pair_pool_pages) add(fmt::format("{} pair pages", *pair_pool_pages));
   if (matrix_chunk_bytes != d.matrix_chunk_bytes) add(fmt::format("matrix chunks of {} bytes", matrix_chunk_bytes));
   if (matrix_host != d.matrix_host) add("matrix host copies forced");
+  if (vector_precision != d.vector_precision)
+    add(vector_precision == VectorPrecision::Fp64 ? "vector joins in float64" : "vector joins on FP16 Gram tiles");
+  if (gram_queue_pairs != d.gram_queue_pairs) add(fmt::format("a Gram settle queue of {} pairs", gram_queue_pairs));
   if (chunk_points) add(fmt::format("chunks of {} points", chunk_points));
   return s.empty() ? s : "tuning overrides (environment): " + s;
 }

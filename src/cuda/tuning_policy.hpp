@@ -38,6 +38,15 @@ struct TuningPolicy {
   std::size_t matrix_chunk_bytes = std::size_t(256) << 20;  // TWOBODY_MATRIX_CHUNK_BYTES
   enum class MatrixHost { Auto, Plain, Staged, Registered } matrix_host = MatrixHost::Auto;  // TWOBODY_MATRIX_HOST
 
+  // Joins over vectors: Euclidean counts on the FP16 Gram tiles (gram_tiles.hpp) from gram_min_dim
+  // coordinates, else the float64 kernel (vector_join.hpp); TWOBODY_VECTOR_PRECISION=fp64 keeps
+  // every join on the float64 kernel, =fp16 takes the Gram tiles at any d where they apply.
+  enum class VectorPrecision { Auto, Fp64, Fp16 } vector_precision = VectorPrecision::Auto;
+  int gram_min_dim = 16;  // below it the float64 kernel's d operations a pair cost less than a tile's MMAs and epilogue
+  // Undecided pairs held per slab of Gram tiles (TWOBODY_GRAM_QUEUE_PAIRS): beyond it the tiles
+  // settle them themselves, slower but exact (tests force a tiny queue).
+  std::size_t gram_queue_pairs = std::size_t(1) << 22;
+
   // Points a set may have in one launch, at most (TWOBODY_CUDA_CHUNK_POINTS; 0: by device memory).
   std::size_t chunk_points = 0;
 

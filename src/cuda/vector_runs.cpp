@@ -1,12 +1,15 @@
 // The CUDA backend's statistics over vectors: the rows prepared on the host as the rule reads them
-// (cpu/vector_rows.hpp: promoted, normalised for the cosine distance), the float64 join kernel
-// (vector_join.cu), and the result in the engine's layout.
+// (cpu/vector_rows.hpp: promoted, normalised for the cosine distance), the kernel chosen — the FP16
+// Gram tiles (gram_tiles.hpp) for Euclidean counts, else the float64 join kernel (vector_join.hpp)
+// — and the result in the engine's layout.
 #include <fmt/format.h>
 #include <omp.h>
 
 #include <algorithm>
 
 #include "twobody/detail/cpu/vector_rows.hpp"
+#include "twobody/detail/cuda/gram_tiles.hpp"
+#include "twobody/detail/cuda/tuning_policy.hpp"
 #include "twobody/detail/cuda/vector_join.hpp"
 #include "twobody/detail/engine/backend.hpp"
 
@@ -23,6 +26,26 @@ std::vector<double> rule_rows(const VectorSet& v, Metric m, int threads, const c
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (std::ptrdiff_t i = 0; i < n; ++i) rows.load(static_cast<std::size_t>(i), out.data() + static_cast<std::size_t>(i) * dim);
   return out;
+}
+
+// Whether a join takes the FP16 Gram tiles, and if not why (for the plan). The rows' range is
+// checked as they are prepared (gram_rows.hpp), so a run may still fall back.
+struct VectorPath {
+  bool gram = false;
+  std::string why_not;
+};
+
+VectorPath choose_vector_path(const VectorPlan& plan, const TuningPolicy& policy) {
+  const Statistic& s = *plan.stat;
+  using P = TuningPolicy::VectorPrecision;
+  if (policy.vector_precision == P::Fp64) return {false, "TWOBODY_VECTOR_PRECISION=fp64"};
+  if (s.metric == Metric::Cosine) return {false, "cosine distances have no Gram tiles yet"};
+  if (s.output() == OutputKind::PairList) return {false, "pair lists have no Gram tiles yet"};
+  if (s.output() != OutputKind::Reduction && s.output() != OutputKind::PerPoint) return {false, "not a count"};
+  if (std::max(plan.a->size(), plan.b->size()) >= (std::size_t(1) << 31)) return {false, "2^31 rows or more"};
+  if (policy.vector_precision == P::Auto && plan.a->dim() < policy.gram_min_dim)
+    return {false, fmt::format("d = {} < {}: the float64 kernel is the cheaper", plan.a->dim(), policy.gram_min_dim)};
+  return {true, {}};
 }
 
 }  // namespace
@@ -60,9 +83,42 @@ Result run_vectors_on_device(const VectorPlan& plan) {
   in.output = out == OutputKind::PerPoint ? VectorJoinOutput::PerPoint
               : out == OutputKind::PairList ? VectorJoinOutput::Pairs
                                             : VectorJoinOutput::Total;
-  VectorJoinResult j = run_vector_join(in);
   Result r;
   r.output = out;
+  r.info.threads = plan.threads;
+  const TuningPolicy policy = TuningPolicy::current();
+  const VectorPath path = choose_vector_path(plan, policy);
+  std::string fallback = path.why_not;
+  if (path.gram) {
+    const std::vector<double> centre = gram_centre(in.a, in.na, plan.is_auto() ? nullptr : in.b,
+                                                   plan.is_auto() ? 0 : in.nb, in.dim, plan.threads);
+    GramRows ga = make_gram_rows(in.a, in.na, in.dim, centre, plan.threads);
+    GramRows gb;
+    if (!plan.is_auto() && ga.refusal.empty()) gb = make_gram_rows(in.b, in.nb, in.dim, centre, plan.threads);
+    fallback = !ga.refusal.empty() ? (plan.is_auto() ? "" : "first set: ") + ga.refusal
+               : !gb.refusal.empty() ? "second set: " + gb.refusal
+                                     : "";
+    if (fallback.empty()) {
+      sort_by_norm(ga);
+      if (!plan.is_auto()) sort_by_norm(gb);
+      GramJoinResult g = run_gram_join(in, ga, plan.is_auto() ? nullptr : &gb, policy.gram_queue_pairs);
+      if (out == OutputKind::Reduction) r.counts = {g.total};
+      if (out == OutputKind::PerPoint) {
+        r.per_point_a.counts = std::move(g.count_a);
+        r.per_point_b.counts = std::move(g.count_b);
+      }
+      r.info.pairs_evaluated = pair_total(in.na, in.nb, in.is_auto);
+      r.info.plan = fmt::format(
+          "FP16 Gram tiles on the tensor cores: {} undecided pairs settled in float64{}; kernels {:.4f} s",
+          g.settled,
+          g.settled_inline ? fmt::format(" ({} inside the tiles: the settle queue of {} pairs was full)", g.settled_inline,
+                                         g.queue_capacity)
+                           : "",
+          g.kernel_seconds);
+      return r;
+    }
+  }
+  VectorJoinResult j = run_vector_join(in);
   if (out == OutputKind::Reduction) r.counts = {j.total};
   if (out == OutputKind::PerPoint) {
     r.per_point_a.counts = std::move(j.count_a);
@@ -72,18 +128,28 @@ Result run_vectors_on_device(const VectorPlan& plan) {
     r.pairs = std::move(j.pairs);
     std::sort(r.pairs.begin(), r.pairs.end(), pair_order);
   }
-  r.info.threads = plan.threads;
   r.info.pairs_evaluated = pair_total(in.na, in.nb, in.is_auto) * (out == OutputKind::PairList && j.total > 0 ? 2 : 1);
-  r.info.plan = fmt::format("join kernel {:.4f} s", j.kernel_seconds);
+  r.info.plan = fmt::format("float64 join kernel{}: {:.4f} s", fallback.empty() ? "" : " (" + fallback + ")",
+                            j.kernel_seconds);
   return r;
 }
 
 std::string describe_vectors_on_device(const VectorPlan& plan) {
+  const TuningPolicy policy = TuningPolicy::current();
+  const VectorPath path = choose_vector_path(plan, policy);
+  const std::string overrides = policy.overrides();
+  const std::string tail = overrides.empty() ? "" : "; " + overrides;
+  if (path.gram)
+    return "cuda kernel: FP16 Gram tiles on the tensor cores (mma.sync m16n8k16, float32 accumulation), blocks of 128 x "
+           "128 pairs" + std::string(plan.is_auto() ? " (the triangle's tiles only)" : "") +
+           ", rows centred and scaled by powers of two; each pair's float32 distance within a proven bound of the rule's "
+           "key, the pairs within the bound of an edge settled in float64 (the rule itself); rows out of the FP16 "
+           "path's range fall back to the float64 kernel, as the run's plan says" + tail;
   return fmt::format(
-      "cuda kernel: float64 on the CUDA cores (the rule itself, no FMA): blocks of 64 x 64 pairs{}, 256 threads with "
-      "4 x 4 keys each, rows staged 16 coordinates at a time in order{}",
-      plan.is_auto() ? " (the triangle's tiles only)" : "",
-      plan.stat->output() == OutputKind::PairList ? "; pairs counted, then written into a buffer of that size" : "");
+      "cuda kernel: float64 on the CUDA cores (the rule itself, no FMA; not the FP16 Gram tiles: {}): blocks of 64 x 64 "
+      "pairs{}, 256 threads with 4 x 4 keys each, rows staged 16 coordinates at a time in order{}{}",
+      path.why_not, plan.is_auto() ? " (the triangle's tiles only)" : "",
+      plan.stat->output() == OutputKind::PairList ? "; pairs counted, then written into a buffer of that size" : "", tail);
 }
 
 }  // namespace twobody::cuda

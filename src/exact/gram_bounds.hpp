@@ -29,6 +29,14 @@
 #include <cmath>
 #include <cstdint>
 
+// The Gram tiles (cuda/gram_tiles.cu) compute each tile's thresholds on the device from the same
+// functions the CPU test checks.
+#if defined(__CUDACC__)
+#define TWOBODY_GRAM_HD __host__ __device__
+#else
+#define TWOBODY_GRAM_HD
+#endif
+
 namespace twobody::exact {
 
 // An input format of the tensor cores and the MMA depth it is used with.
@@ -45,14 +53,14 @@ constexpr double kUnit64 = 0x1p-53;
 constexpr double kUnit32 = 0x1p-24;
 
 // γ_n = n u / (1 − n u), float64.
-inline double gamma64(int n) { return n * kUnit64 / (1.0 - n * kUnit64); }
+TWOBODY_GRAM_HD inline double gamma64(int n) { return n * kUnit64 / (1.0 - n * kUnit64); }
 
 // An upper bound of ‖x'‖ from nu = fl64(Σ_k x'_k²) summed in order over d terms.
-inline double norm_upper(double nu, int d) { return std::sqrt(nu * (1.0 + gamma64(d))) * (1.0 + 2 * kUnit64); }
+TWOBODY_GRAM_HD inline double norm_upper(double nu, int d) { return std::sqrt(nu * (1.0 + gamma64(d))) * (1.0 + 2 * kUnit64); }
 
 // E for one pair: n_i, n_j upper bounds of the shifted rows' norms (norm_upper), s_i, s_j their
 // scales σ (powers of two).
-inline double gram_distance_bound(const GramFormat& f, int d, double ni, double nj, double si, double sj) {
+TWOBODY_GRAM_HD inline double gram_distance_bound(const GramFormat& f, int d, double ni, double nj, double si, double sj) {
   const double rd = std::sqrt(static_cast<double>(d));
   const double ei = f.u * ni + f.eta * rd / si, ej = f.u * nj + f.eta * rd / sj;
   const double mmas = std::ceil(static_cast<double>(d) / f.depth);
@@ -72,12 +80,47 @@ struct GramThresholds {
   float in_below;
   float out_above;
 };
-inline GramThresholds gram_thresholds(double limit, double bound) {
+TWOBODY_GRAM_HD inline GramThresholds gram_thresholds(double limit, double bound) {
   const double lo = limit - bound, hi = limit + bound;
   float l = static_cast<float>(lo), h = static_cast<float>(hi);
   if (static_cast<double>(l) > lo) l = std::nextafter(l, -HUGE_VALF);
   if (static_cast<double>(h) < hi) h = std::nextafter(h, HUGE_VALF);
   return {l, h};
+}
+
+// A range of keys [lo, hi) as the tiles decide it: key < hi is key <= limit_hi (the largest double
+// below hi), key >= lo is key > limit_lo; lo <= 0 is no lower edge (keys are >= 0). Both limits
+// are capped at 2^120, above the key of any rows the Gram path admits (gram_rows.hpp), so that
+// their float32 thresholds stay finite.
+struct GramRange {
+  double limit_lo, limit_hi;
+  bool has_lo;
+};
+TWOBODY_GRAM_HD inline GramRange gram_range(double lo, double hi) {
+  constexpr double cap = 0x1p120;
+  const double below_hi = std::nextafter(hi, 0.0), below_lo = std::nextafter(lo, 0.0);
+  return {lo > 0 ? (below_lo < cap ? below_lo : cap) : 0.0, below_hi < cap ? below_hi : cap, lo > 0};
+}
+
+// A tile's four thresholds for the range, from its bound E; none at the lower edge when it has none
+// (every s̃ is above −∞ and none at or below it).
+struct GramTileThresholds {
+  float hi_in, hi_out, lo_in, lo_out;
+};
+TWOBODY_GRAM_HD inline GramTileThresholds gram_tile_thresholds(const GramRange& r, double bound) {
+  const GramThresholds hi = gram_thresholds(r.limit_hi, bound);
+  if (!r.has_lo) return {hi.in_below, hi.out_above, -HUGE_VALF, -HUGE_VALF};
+  const GramThresholds lo = gram_thresholds(r.limit_lo, bound);
+  return {hi.in_below, hi.out_above, lo.in_below, lo.out_above};
+}
+
+// A pair's verdict from its s̃: in (key certainly in [lo, hi)), out, or undecided (NaN included):
+// then the rule decides.
+enum class GramVerdict { In, Out, Undecided };
+TWOBODY_GRAM_HD inline GramVerdict gram_verdict(float s, const GramTileThresholds& t) {
+  if (s <= t.hi_in && s > t.lo_out) return GramVerdict::In;
+  if (s > t.hi_out || s <= t.lo_in) return GramVerdict::Out;
+  return GramVerdict::Undecided;
 }
 
 }  // namespace twobody::exact

@@ -1,0 +1,427 @@
+// The FP16 Gram tiles (gram_tiles.hpp). A block of 8 warps takes 128 rows of A x 128 rows of B
+// (a self-join: tiles J >= I only, and inside a diagonal tile j > i); warp w owns rows
+// 64·(w / 4) .. +63 and columns 32·(w % 4) .. +31: 4 x 4 fragments of mma.m16n8k16 (FP16 in,
+// float32 accumulate). The FP16 rows stream through shared memory 32 coordinates at a time, two
+// stages deep by cp.async; MMAs beyond d are skipped, so the accumulation has ⌈d/16⌉ MMAs as the
+// bound assumes. Fragment layouts (PTX ISA, m16n8k16 .f16, g = lane / 4, t = lane % 4):
+//   A (row-major 16 x 16): a0 (g, 2t..2t+1), a1 (g+8, 2t..), a2 (g, 2t+8..), a3 (g+8, 2t+8..)
+//   B (col-major 16 x 8):  b0 (k 2t..2t+1, n g), b1 (k 2t+8..2t+9, n g)
+//   C (16 x 8):            c0 (g, 2t), c1 (g, 2t+1), c2 (g+8, 2t), c3 (g+8, 2t+1)
+// with the lower column in the lower 16 bits: both operands are K-contiguous rows, so every
+// fragment register is one 32-bit shared load. Epilogue per element: s̃ = fl32(fl32(N_i + N_j) −
+// 2D), D = G/(σ_iσ_j) (powers of two: exact), against the tile's thresholds from E_tile (the
+// tile's largest norms and smallest scales). Certain pairs are counted in registers; undecided
+// ones go to a queue that a settle kernel drains after every slab of tile rows, in float64 by the
+// rule (stored order, no FMA). A full queue never loses a pair: the tile settles it itself.
+// Rows may come sorted by norm: the queue and the counts take their sets' indices (`order`).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+
+#include "twobody/detail/cuda/cuda_check.hpp"
+#include "twobody/detail/cuda/device_buffer.hpp"
+#include "twobody/detail/cuda/gram_tiles.hpp"
+#include "twobody/detail/exact/gram_bounds.hpp"
+
+namespace twobody::cuda {
+
+namespace {
+
+constexpr int kTile = kGramRowBlock;  // 128 rows of A x 128 rows of B
+constexpr int kChunk = kGramChunk;    // 32 coordinates a stage
+constexpr int kStride = kChunk + 8;   // halves a staged row: 20 words, so a fragment load's 8 rows hit distinct banks
+constexpr int kThreads = 256;
+
+enum class GramOutput { Total, PerPoint, Distances };
+
+struct GramArgs {
+  const std::uint16_t* ha;  // FP16 rows, n_padded x dim_padded
+  const std::uint16_t* hb;
+  const float *norm_a, *norm_b;    // N
+  const float *inv_a, *inv_b;      // 1/σ
+  const double *bmax_a, *bmax_b;   // per 128-row block: max n
+  const double *bmin_a, *bmin_b;   //                    min σ
+  const std::uint32_t *order_a, *order_b;  // each Gram row's index in its set (gram_rows.hpp)
+  const double *rows_a, *rows_b;   // the rule's rows, in the sets' order (settlement)
+  std::uint32_t na, nb;
+  int dim, dim_padded;
+  bool is_auto;
+  exact::GramFormat format;
+  double lo, hi;  // keys in [lo, hi)
+  exact::GramRange range;
+  std::uint32_t first_tile;
+  unsigned long long* total;
+  unsigned long long* count_a;
+  unsigned long long* count_b;  // = count_a for a self-join
+  uint2* queue;
+  unsigned long long* queued;
+  unsigned long long capacity;
+  unsigned long long* settled_inline;
+  float* distances;  // GramOutput::Distances: s̃ and G, na x nb each
+  float* products;
+};
+
+__device__ __forceinline__ void cp_async16(void* to, const void* from) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(to));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(from) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+__device__ __forceinline__ void mma_f16(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ std::uint32_t word(const std::uint16_t* s, int row, int col) {
+  return *reinterpret_cast<const std::uint32_t*>(s + row * kStride + col);
+}
+
+// Coordinates k0 .. k0 + 31 of rows row0 .. row0 + 127 into shared memory (16 bytes a copy).
+__device__ __forceinline__ void stage(std::uint16_t* to, const std::uint16_t* rows, std::size_t row0, int dim_padded, int k0) {
+  for (int e = threadIdx.x; e < kTile * (kChunk / 8); e += kThreads) {
+    const int r = e / (kChunk / 8), part = e % (kChunk / 8);
+    cp_async16(to + r * kStride + part * 8, rows + (row0 + r) * static_cast<std::size_t>(dim_padded) + k0 + part * 8);
+  }
+}
+
+// The rule's key: sum over k in stored order of (a_k − b_k)², each operation rounded (no FMA).
+__device__ double rule_key(const double* a, const double* b, int dim) {
+  double s = 0;
+  for (int k = 0; k < dim; ++k) {
+    const double t = __dsub_rn(a[k], b[k]);
+    s = __dadd_rn(s, __dmul_rn(t, t));
+  }
+  return s;
+}
+
+// A pair the full queue could not take, settled where it was found (rare).
+__device__ __forceinline__ bool settle_here(const GramArgs& g, std::uint32_t i, std::uint32_t j) {
+  atomicAdd(g.settled_inline, 1ull);
+  const double key = rule_key(g.rows_a + static_cast<std::size_t>(i) * g.dim, g.rows_b + static_cast<std::size_t>(j) * g.dim, g.dim);
+  return key >= g.lo && key < g.hi;
+}
+
+// s̃ = fl32(fl32(N_i + N_j) − 2D), D = G·(1/σ_i)·(1/σ_j): the bound's model, operation by operation.
+__device__ __forceinline__ float gram_distance(float g, float ni, float nj, float inv_i, float inv_j) {
+  const float d = __fmul_rn(__fmul_rn(g, inv_i), inv_j);
+  return __fmaf_rn(-2.f, d, __fadd_rn(ni, nj));
+}
+
+// The warp's 64 x 32 Gram products G of rows row0 + wm .. and columns col0 + wn .., in c[m][n]
+// (the C fragments of 16-row block m and 8-column block n).
+__device__ __forceinline__ void gram_mainloop(const GramArgs& g, std::size_t row0, std::size_t col0, int wm, int wn,
+                                              std::uint16_t (*sa)[kTile * kStride], std::uint16_t (*sb)[kTile * kStride],
+                                              float (&c)[4][4][4]) {
+  const int lane = threadIdx.x % 32, gq = lane / 4, t4 = lane % 4;
+#pragma unroll
+  for (int m = 0; m < 4; ++m)
+#pragma unroll
+    for (int n = 0; n < 4; ++n)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) c[m][n][q] = 0.f;
+  const int chunks = g.dim_padded / kChunk;
+  stage(sa[0], g.ha, row0, g.dim_padded, 0);
+  stage(sb[0], g.hb, col0, g.dim_padded, 0);
+  cp_async_commit();
+  for (int ch = 0; ch < chunks; ++ch) {
+    const int buf = ch & 1;
+    if (ch + 1 < chunks) {
+      stage(sa[buf ^ 1], g.ha, row0, g.dim_padded, (ch + 1) * kChunk);
+      stage(sb[buf ^ 1], g.hb, col0, g.dim_padded, (ch + 1) * kChunk);
+      cp_async_commit();
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
+    __syncthreads();
+#pragma unroll
+    for (int ks = 0; ks < kChunk / 16; ++ks) {
+      if (ch * kChunk + ks * 16 >= g.dim) break;  // (block-uniform) only the MMAs that hold coordinates
+      const int kk = ks * 16 + 2 * t4;
+      std::uint32_t a[4][4], b[4][2];
+#pragma unroll
+      for (int m = 0; m < 4; ++m) {
+        const int r = wm + m * 16 + gq;
+        a[m][0] = word(sa[buf], r, kk);
+        a[m][1] = word(sa[buf], r + 8, kk);
+        a[m][2] = word(sa[buf], r, kk + 8);
+        a[m][3] = word(sa[buf], r + 8, kk + 8);
+      }
+#pragma unroll
+      for (int n = 0; n < 4; ++n) {
+        const int r = wn + n * 8 + gq;
+        b[n][0] = word(sb[buf], r, kk);
+        b[n][1] = word(sb[buf], r, kk + 8);
+      }
+#pragma unroll
+      for (int m = 0; m < 4; ++m)
+#pragma unroll
+        for (int n = 0; n < 4; ++n) mma_f16(c[m][n], a[m], b[n][0], b[n][1]);
+    }
+    __syncthreads();  // the next stage overwrites this buffer
+  }
+}
+
+template <GramOutput Out>
+__global__ void __launch_bounds__(kThreads, 2) gram_tiles(GramArgs g) {
+  const std::uint32_t I = g.first_tile + blockIdx.y, J = blockIdx.x;
+  if (g.is_auto && J < I) return;  // below the diagonal: the transposed tile's pairs
+  __shared__ alignas(16) std::uint16_t sa[2][kTile * kStride];
+  __shared__ alignas(16) std::uint16_t sb[2][kTile * kStride];
+  __shared__ exact::GramTileThresholds s_th;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int gq = lane / 4, t4 = lane % 4;
+  const int wm = (warp / 4) * 64, wn = (warp % 4) * 32;
+  const std::size_t row0 = static_cast<std::size_t>(I) * kTile, col0 = static_cast<std::size_t>(J) * kTile;
+  if (threadIdx.x == 0)  // (read after the mainloop's barriers)
+    s_th = exact::gram_tile_thresholds(
+        g.range, exact::gram_distance_bound(g.format, g.dim, g.bmax_a[I], g.bmax_b[J], g.bmin_a[I], g.bmin_b[J]));
+  float c[4][4][4];
+  gram_mainloop(g, row0, col0, wm, wn, sa, sb, c);
+
+  // The epilogue: rows row0 + wm + 16m + gq (+8), columns col0 + wn + 8n + 2t4 (+1).
+  float ni[4][2], inv_i[4][2], nj[4][2], inv_j[4][2];
+#pragma unroll
+  for (int m = 0; m < 4; ++m)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const std::size_t i = row0 + wm + m * 16 + gq + 8 * h;
+      ni[m][h] = g.norm_a[i];
+      inv_i[m][h] = g.inv_a[i];
+    }
+#pragma unroll
+  for (int n = 0; n < 4; ++n)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const std::size_t j = col0 + wn + n * 8 + 2 * t4 + h;
+      nj[n][h] = g.norm_b[j];
+      inv_j[n][h] = g.inv_b[j];
+    }
+  const exact::GramTileThresholds th = s_th;
+  unsigned row_count[4][2] = {}, col_count[4][2] = {};
+#pragma unroll
+  for (int m = 0; m < 4; ++m)
+#pragma unroll
+    for (int n = 0; n < 4; ++n)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int rh = q >> 1, cq = q & 1;
+        const std::uint32_t i = static_cast<std::uint32_t>(row0) + wm + m * 16 + gq + 8 * rh;
+        const std::uint32_t j = static_cast<std::uint32_t>(col0) + wn + n * 8 + 2 * t4 + cq;
+        const float s = gram_distance(c[m][n][q], ni[m][rh], nj[n][cq], inv_i[m][rh], inv_j[n][cq]);
+        if constexpr (Out == GramOutput::Distances) {
+          if (i < g.na && j < g.nb) {
+            const std::size_t at = static_cast<std::size_t>(g.order_a[i]) * g.nb + g.order_b[j];
+            g.distances[at] = s;
+            g.products[at] = c[m][n][q];
+          }
+          continue;
+        }
+        if (i >= g.na || j >= g.nb || (g.is_auto && j <= i)) continue;
+        const exact::GramVerdict v = exact::gram_verdict(s, th);
+        bool in = v == exact::GramVerdict::In;
+        if (v == exact::GramVerdict::Undecided) {
+          // To the queue, or (full) settled here.
+          const std::uint32_t oi = g.order_a[i], oj = g.order_b[j];
+          const unsigned long long at = atomicAdd(g.queued, 1ull);
+          if (at < g.capacity) {
+            g.queue[at] = make_uint2(oi, oj);
+          } else {
+            in = settle_here(g, oi, oj);
+          }
+        }
+        if (in) {
+          ++row_count[m][rh];
+          ++col_count[n][cq];
+        }
+      }
+  if constexpr (Out == GramOutput::Distances) return;
+
+  unsigned total = 0;
+#pragma unroll
+  for (int m = 0; m < 4; ++m) total += row_count[m][0] + row_count[m][1];
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) total += __shfl_xor_sync(0xffffffffu, total, off);
+  if (lane == 0 && total) atomicAdd(g.total, static_cast<unsigned long long>(total));
+  if constexpr (Out == GramOutput::PerPoint) {
+    // A row's counts are spread over the 4 lanes of its quad, a column's over the 8 quads.
+#pragma unroll
+    for (int m = 0; m < 4; ++m)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        unsigned v = row_count[m][h];
+        v += __shfl_xor_sync(0xffffffffu, v, 1);
+        v += __shfl_xor_sync(0xffffffffu, v, 2);
+        if (t4 == 0 && v) atomicAdd(g.count_a + g.order_a[row0 + wm + m * 16 + gq + 8 * h], static_cast<unsigned long long>(v));
+      }
+#pragma unroll
+    for (int n = 0; n < 4; ++n)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        unsigned v = col_count[n][h];
+        v += __shfl_xor_sync(0xffffffffu, v, 4);
+        v += __shfl_xor_sync(0xffffffffu, v, 8);
+        v += __shfl_xor_sync(0xffffffffu, v, 16);
+        if (gq == 0 && v) atomicAdd(g.count_b + g.order_b[col0 + wn + n * 8 + 2 * t4 + h], static_cast<unsigned long long>(v));
+      }
+  }
+}
+
+// The queued pairs (indices in the sets' order) of a slab (min(queued, capacity)), by the rule; the host then zeroes the queue.
+__global__ void __launch_bounds__(kThreads) settle_queue(GramArgs g, unsigned long long* settled) {
+  const unsigned long long n = min(*g.queued, g.capacity);
+  if (blockIdx.x == 0 && threadIdx.x == 0 && n) atomicAdd(settled, n);
+  unsigned long long mine = 0;
+  for (unsigned long long t = blockIdx.x * static_cast<unsigned long long>(kThreads) + threadIdx.x; t < n;
+       t += static_cast<unsigned long long>(gridDim.x) * kThreads) {
+    const uint2 p = g.queue[t];
+    const double key = rule_key(g.rows_a + static_cast<std::size_t>(p.x) * g.dim, g.rows_b + static_cast<std::size_t>(p.y) * g.dim, g.dim);
+    if (!(key >= g.lo && key < g.hi)) continue;
+    ++mine;
+    if (g.count_a) {
+      atomicAdd(g.count_a + p.x, 1ull);
+      atomicAdd(g.count_b + p.y, 1ull);
+    }
+  }
+  for (int off = 16; off > 0; off >>= 1) mine += __shfl_xor_sync(0xffffffffu, mine, off);
+  if (threadIdx.x % 32 == 0 && mine) atomicAdd(g.total, mine);
+}
+
+// The device copies of the Gram rows of one set.
+struct DeviceGramRows {
+  DeviceBuffer<std::uint16_t> half;
+  DeviceBuffer<float> norm2, inv_sigma;
+  DeviceBuffer<double> block_norm_max, block_sigma_min;
+  DeviceBuffer<std::uint32_t> order;
+  explicit DeviceGramRows(const GramRows& r)
+      : half(r.half), norm2(r.norm2), inv_sigma(r.inv_sigma), block_norm_max(r.block_norm_max),
+        block_sigma_min(r.block_sigma_min), order(r.order) {}
+};
+
+GramArgs gram_args(const DeviceGramRows& a, const DeviceGramRows& b, const GramRows& ga, const GramRows& gb) {
+  GramArgs g{};
+  g.ha = a.half.get();
+  g.hb = b.half.get();
+  g.norm_a = a.norm2.get();
+  g.norm_b = b.norm2.get();
+  g.inv_a = a.inv_sigma.get();
+  g.inv_b = b.inv_sigma.get();
+  g.bmax_a = a.block_norm_max.get();
+  g.bmax_b = b.block_norm_max.get();
+  g.bmin_a = a.block_sigma_min.get();
+  g.bmin_b = b.block_sigma_min.get();
+  g.order_a = a.order.get();
+  g.order_b = b.order.get();
+  g.na = static_cast<std::uint32_t>(ga.n);
+  g.nb = static_cast<std::uint32_t>(gb.n);
+  g.dim = ga.dim;
+  g.dim_padded = ga.dim_padded;
+  g.format = exact::kFp16Gram;
+  return g;
+}
+
+}  // namespace
+
+GramJoinResult run_gram_join(const VectorJoinInput& in, const GramRows& ga, const GramRows* gb_or_null,
+                             std::size_t queue_capacity) {
+  GramJoinResult out;
+  const bool per_point = in.output == VectorJoinOutput::PerPoint;
+  if (in.cosine || in.output == VectorJoinOutput::Pairs)
+    throw Error(ErrorKind::Internal, "the Gram tiles count Euclidean joins only");
+  const GramRows& gb = gb_or_null ? *gb_or_null : ga;
+  if (per_point) {
+    out.count_a.assign(in.na, 0);
+    if (!in.is_auto) out.count_b.assign(in.nb, 0);
+  }
+  if (in.na == 0 || in.nb == 0 || !(in.hi > 0) || in.lo >= in.hi) return out;  // keys are >= 0
+
+  const std::size_t dim = static_cast<std::size_t>(in.dim);
+  const DeviceGramRows da(ga);
+  const DeviceGramRows db_own = in.is_auto ? DeviceGramRows(GramRows{}) : DeviceGramRows(gb);
+  const DeviceGramRows& db = in.is_auto ? da : db_own;
+  DeviceBuffer<double> rows_a(in.na * dim), rows_b(in.is_auto ? 0 : in.nb * dim);
+  rows_a.upload(in.a, in.na * dim);
+  if (!in.is_auto) rows_b.upload(in.b, in.nb * dim);
+  out.queue_capacity = std::max<std::size_t>(queue_capacity, 1);
+  DeviceBuffer<uint2> queue(out.queue_capacity);
+  DeviceBuffer<unsigned long long> counters(4);  // total, queued, settled, settled inline
+  counters.zero();
+  DeviceBuffer<unsigned long long> count_a(per_point ? in.na : 0), count_b(per_point && !in.is_auto ? in.nb : 0);
+  count_a.zero();
+  count_b.zero();
+
+  GramArgs g = gram_args(da, db, ga, gb);
+  g.rows_a = rows_a.get();
+  g.rows_b = in.is_auto ? rows_a.get() : rows_b.get();
+  g.is_auto = in.is_auto;
+  g.lo = in.lo;
+  g.hi = in.hi;
+  g.range = exact::gram_range(in.lo, in.hi);
+  g.total = counters.get();
+  g.queued = counters.get() + 1;
+  g.settled_inline = counters.get() + 3;
+  g.queue = queue.get();
+  g.capacity = out.queue_capacity;
+  if (per_point) {
+    g.count_a = count_a.get();
+    g.count_b = in.is_auto ? count_a.get() : count_b.get();
+  }
+
+  const std::size_t tiles_a = ga.n_padded / kTile, tiles_b = gb.n_padded / kTile;
+  // About 2^15 blocks a slab, as the float64 kernel; the queue is drained after each.
+  const std::size_t slab = std::clamp<std::size_t>((std::size_t(1) << 15) / tiles_b, 1, 65535);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (std::size_t first = 0; first < tiles_a; first += slab) {
+    g.first_tile = static_cast<std::uint32_t>(first);
+    const dim3 grid(static_cast<unsigned>(tiles_b), static_cast<unsigned>(std::min(slab, tiles_a - first)));
+    if (per_point)
+      gram_tiles<GramOutput::PerPoint><<<grid, kThreads>>>(g);
+    else
+      gram_tiles<GramOutput::Total><<<grid, kThreads>>>(g);
+    TWOBODY_CUDA_CHECK_LAUNCH("gram_tiles");
+    settle_queue<<<264, kThreads>>>(g, counters.get() + 2);
+    TWOBODY_CUDA_CHECK_LAUNCH("settle_queue");
+    TWOBODY_CUDA_CHECK(cudaMemsetAsync(g.queued, 0, sizeof(unsigned long long), 0));
+    if (in.progress) {
+      TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
+      in.progress(static_cast<double>(std::min(tiles_a, first + slab)) / static_cast<double>(tiles_a));
+    }
+  }
+  TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
+  out.kernel_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  unsigned long long c[4];
+  counters.download(c, 4);
+  out.total = c[0];
+  out.settled = c[2] + c[3];
+  out.settled_inline = c[3];
+  if (per_point) {
+    count_a.download(reinterpret_cast<unsigned long long*>(out.count_a.data()), in.na);
+    if (!in.is_auto) count_b.download(reinterpret_cast<unsigned long long*>(out.count_b.data()), in.nb);
+  }
+  return out;
+}
+
+GramDistances gram_distances(const GramRows& ga, const GramRows& gb) {
+  GramDistances out;
+  const std::size_t pairs = ga.n * gb.n;
+  if (pairs == 0) return out;
+  const DeviceGramRows da(ga), db(gb);
+  DeviceBuffer<float> d(pairs), p(pairs);
+  GramArgs g = gram_args(da, db, ga, gb);
+  g.distances = d.get();
+  g.products = p.get();
+  g.range = exact::gram_range(0, 1);  // (verdicts unused)
+  const dim3 grid(static_cast<unsigned>(gb.n_padded / kTile), static_cast<unsigned>(ga.n_padded / kTile));
+  gram_tiles<GramOutput::Distances><<<grid, kThreads>>>(g);
+  TWOBODY_CUDA_CHECK_LAUNCH("gram_tiles");
+  TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
+  out.distances = d.download();
+  out.products = p.download();
+  return out;
+}
+
+}  // namespace twobody::cuda
