@@ -131,12 +131,3 @@ TEST_F(CudaJoins, ManySlabsProgressAndCancellation) {
   o.output = JoinOutput::Total;
   EXPECT_EQ(similarity_join(a, nullptr, o, on("cuda")).total, gpu.total);
 }
-
-TEST_F(CudaJoins, KnnFallsBackToTheCpuAndSaysSo) {
-  std::mt19937_64 rng(fresh_seed());
-  const VectorSet a = gaussian_vectors(300, 16, rng);
-  const KnnResult r = nearest_neighbours(a, nullptr, 5, Metric::Euclidean, on("cuda"));
-  EXPECT_EQ(r.info.backend, "cpu");
-  EXPECT_NE(r.info.plan.find("the cuda backend has no k-nearest-neighbour kernel yet"), std::string::npos) << r.info.plan;
-  EXPECT_EQ(r.indices, nearest_neighbours(a, nullptr, 5, Metric::Euclidean, on("cpu")).indices);
-}

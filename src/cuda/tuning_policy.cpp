@@ -57,6 +57,8 @@ TuningPolicy TuningPolicy::current(int sm) {
   }
   if (const char* e = env("TWOBODY_CUDA_CHUNK_POINTS"))
     p.chunk_points = static_cast<std::size_t>(std::max(1LL, std::atoll(e)));
+  if (const char* e = env("TWOBODY_KNN_SLAB_QUERIES"))
+    p.knn_slab_queries = static_cast<std::size_t>(std::max(1LL, std::atoll(e)));
   return p;
 }
 
@@ -79,6 +81,7 @@ std::string TuningPolicy::overrides() const {
   if (matrix_chunk_bytes != d.matrix_chunk_bytes) add(fmt::format("matrix chunks of {} bytes", matrix_chunk_bytes));
   if (matrix_host != d.matrix_host) add("matrix host copies forced");
   if (chunk_points) add(fmt::format("chunks of {} points", chunk_points));
+  if (knn_slab_queries) add(fmt::format("k-NN slabs of at most {} queries", knn_slab_queries));
   return s.empty() ? s : "tuning overrides (environment): " + s;
 }
 
