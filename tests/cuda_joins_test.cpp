@@ -136,15 +136,6 @@ TEST_F(CudaJoins, ManySlabsProgressAndCancellation) {
   EXPECT_EQ(similarity_join(a, nullptr, o, on("cuda")).total, gpu.total);
 }
 
-TEST_F(CudaJoins, KnnFallsBackToTheCpuAndSaysSo) {
-  std::mt19937_64 rng(fresh_seed());
-  const VectorSet a = gaussian_vectors(300, 16, rng);
-  const KnnResult r = nearest_neighbours(a, nullptr, 5, Metric::Euclidean, on("cuda"));
-  EXPECT_EQ(r.info.backend, "cpu");
-  EXPECT_NE(r.info.plan.find("the cuda backend has no k-nearest-neighbour kernel yet"), std::string::npos) << r.info.plan;
-  EXPECT_EQ(r.indices, nearest_neighbours(a, nullptr, 5, Metric::Euclidean, on("cpu")).indices);
-}
-
 // The FP16 Gram tiles (gram_tiles.hpp): Euclidean totals and per-vector counts from d = 16 on,
 // equal to the CPU's bit for bit whatever the data does to the tensor cores' rounding.
 namespace {

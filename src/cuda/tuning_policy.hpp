@@ -50,6 +50,9 @@ struct TuningPolicy {
   // Points a set may have in one launch, at most (TWOBODY_CUDA_CHUNK_POINTS; 0: by device memory).
   std::size_t chunk_points = 0;
 
+  // Queries whose k-NN lists a slab holds, at most (TWOBODY_KNN_SLAB_QUERIES; 0: by device memory).
+  std::size_t knn_slab_queries = 0;
+
   // The policy for a device of compute capability `sm` (major·10 + minor), with the environment's
   // overrides. Read at every run: tests change the environment between runs.
   static TuningPolicy current(int sm = 90);

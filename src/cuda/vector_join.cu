@@ -1,8 +1,6 @@
-// The float64 join kernel (vector_join.hpp). A block takes 64 anchors by 64 partners; its 256
-// threads each hold a 4 x 4 register tile of keys, strided by 16 so that the shared-memory reads of
-// a warp fall in different banks. The rows stream through shared memory 16 coordinates at a time,
-// in order, so every key is the rule's sum over k in stored order; coordinates past the last are
-// zeros, which add +0 and change no sum.
+// The float64 join kernel (vector_join.hpp). A block takes 64 anchors by 64 partners, their keys
+// by the tile loop of vector_key_tiles.cuh (the k-NN kernel's too): 256 threads with a 4 x 4
+// register tile of keys each, every key the rule's sum over k in stored order.
 #include <algorithm>
 #include <chrono>
 #include <string>
@@ -10,15 +8,16 @@
 #include "twobody/detail/cuda/cuda_check.hpp"
 #include "twobody/detail/cuda/device_buffer.hpp"
 #include "twobody/detail/cuda/vector_join.hpp"
+#include "twobody/detail/cuda/vector_key_tiles.cuh"
 
 namespace twobody::cuda {
 
 namespace {
 
-constexpr int kTile = 64;     // anchors (and partners) of a block
-constexpr int kChunk = 16;    // coordinates staged at a time
-constexpr int kSide = 16;     // threads along each side: 16 x 16 = 256
-constexpr int kPer = kTile / kSide;  // keys per thread along each side
+using vector_keys::kChunk;
+using vector_keys::kPer;
+using vector_keys::kSide;
+using vector_keys::kTile;
 
 struct JoinArgs {
   const double* a;
@@ -35,15 +34,6 @@ struct JoinArgs {
   unsigned long long capacity;
 };
 
-__device__ void stage(double (*to)[kTile + 1], const double* rows, std::size_t n, int dim, std::size_t row0, int k0) {
-  for (int e = threadIdx.x; e < kTile * kChunk; e += kSide * kSide) {
-    const int r = e / kChunk, kk = e % kChunk;
-    const std::size_t row = row0 + r;
-    const int k = k0 + kk;
-    to[kk][r] = row < n && k < dim ? rows[row * static_cast<std::size_t>(dim) + k] : 0.0;
-  }
-}
-
 __global__ void __launch_bounds__(kSide * kSide) join_tiles(JoinArgs g) {
   const std::size_t I = g.first_tile + blockIdx.y, J = blockIdx.x;
   if (g.is_auto && J < I) return;  // below the diagonal: the pairs are the transposed tile's
@@ -51,35 +41,7 @@ __global__ void __launch_bounds__(kSide * kSide) join_tiles(JoinArgs g) {
   __shared__ double bs[kChunk][kTile + 1];
   const int tx = threadIdx.x % kSide, ty = threadIdx.x / kSide;
   double acc[kPer][kPer];
-#pragma unroll
-  for (int r = 0; r < kPer; ++r)
-#pragma unroll
-    for (int c = 0; c < kPer; ++c) acc[r][c] = 0.0;
-  for (int k0 = 0; k0 < g.dim; k0 += kChunk) {
-    stage(as, g.a, g.na, g.dim, I * kTile, k0);
-    stage(bs, g.b, g.nb, g.dim, J * kTile, k0);
-    __syncthreads();
-#pragma unroll
-    for (int kk = 0; kk < kChunk; ++kk) {
-      double av[kPer], bv[kPer];
-#pragma unroll
-      for (int r = 0; r < kPer; ++r) av[r] = as[kk][ty + kSide * r];
-#pragma unroll
-      for (int c = 0; c < kPer; ++c) bv[c] = bs[kk][tx + kSide * c];
-#pragma unroll
-      for (int r = 0; r < kPer; ++r)
-#pragma unroll
-        for (int c = 0; c < kPer; ++c) {
-          if (g.cosine) {
-            acc[r][c] += av[r] * bv[c];
-          } else {
-            const double d = av[r] - bv[c];
-            acc[r][c] += d * d;
-          }
-        }
-    }
-    __syncthreads();
-  }
+  vector_keys::key_sums(acc, as, bs, g.a, g.na, g.b, g.nb, g.dim, I * kTile, J * kTile, g.cosine);
   unsigned long long mine = 0;
 #pragma unroll
   for (int r = 0; r < kPer; ++r) {

@@ -47,7 +47,7 @@ struct Statistic;
 
 namespace twobody::cuda {
 // The CUDA backend's side of Backend::refuses_vectors / run_vectors / describe_vectors
-// (vector_runs.cpp): joins (Count, PerPoint, PairList) run here; the others on the CPU.
+// (vector_runs.cpp): joins (Count, PerPoint, PairList) and k-NN (vector_knn.hpp) run here; the others on the CPU.
 std::string refuses_vectors_on_device(const Statistic& s);
 Result run_vectors_on_device(const VectorPlan& plan);
 std::string describe_vectors_on_device(const VectorPlan& plan);

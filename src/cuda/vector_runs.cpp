@@ -11,6 +11,7 @@
 #include "twobody/detail/cuda/gram_tiles.hpp"
 #include "twobody/detail/cuda/tuning_policy.hpp"
 #include "twobody/detail/cuda/vector_join.hpp"
+#include "twobody/detail/cuda/vector_knn.hpp"
 #include "twobody/detail/engine/backend.hpp"
 
 namespace twobody::cuda {
@@ -55,7 +56,7 @@ std::string refuses_vectors_on_device(const Statistic& s) {
     case OutputKind::Reduction:
     case OutputKind::PerPoint:
     case OutputKind::PairList: return {};
-    case OutputKind::Nearest: return "has no k-nearest-neighbour kernel yet";
+    case OutputKind::Nearest: return refuses_nearest_on_device(s);
     case OutputKind::Matrix: return "has no matrix kernel for vectors yet";
     case OutputKind::Histogram: return "has no histogram kernel for vectors yet";
   }
@@ -68,6 +69,7 @@ Result run_vectors_on_device(const VectorPlan& plan) {
   const std::vector<double> a = rule_rows(*plan.a, s.metric, plan.threads, plan.is_auto() ? "" : "first set: ");
   std::vector<double> b;
   if (!plan.is_auto()) b = rule_rows(*plan.b, s.metric, plan.threads, "second set: ");
+  if (s.output() == OutputKind::Nearest) return run_nearest_on_device(plan, a, b);
   in.a = a.data();
   in.b = plan.is_auto() ? a.data() : b.data();
   in.na = plan.a->size();
@@ -135,6 +137,7 @@ Result run_vectors_on_device(const VectorPlan& plan) {
 }
 
 std::string describe_vectors_on_device(const VectorPlan& plan) {
+  if (plan.stat->output() == OutputKind::Nearest) return describe_nearest_on_device(plan);
   const TuningPolicy policy = TuningPolicy::current();
   const VectorPath path = choose_vector_path(plan, policy);
   const std::string overrides = policy.overrides();
