@@ -61,6 +61,23 @@ TEST(FrameCounts, EveryFrameEqualsItsBruteForce) {
   EXPECT_EQ(e, one.derived.front().values);
 }
 
+TEST(FrameCounts, ManyFramesTakeSeveralRuns) {
+  // 150 small frames: 64 a run at most, so three runs, each frame still its own histogram.
+  std::mt19937_64 rng(fresh_seed());
+  const double L = 6.0;
+  const std::vector<double> edges{0.0, 0.5, 1.0, 2.0, 2.5};
+  const Binning bins = Binning::from_edges(edges);
+  const auto a = frames_of(150, 40, L, rng);
+  const FrameCounts r = frame_paircounts(a, {}, bins, Box::cube(3, L), cpu_opts());
+  EXPECT_EQ(r.info.plan.rfind("64 frame(s) a run, 3 run(s)", 0), 0u) << r.info.plan;
+  ASSERT_EQ(r.counts.size(), a.size() * r.nbins);
+  for (std::size_t f = 0; f < a.size(); ++f) {
+    const auto want = oracle::histogram(to_oracle(a[f]), nullptr, edges, 1, {L, L, L});
+    for (std::size_t k = 0; k < r.nbins; ++k) EXPECT_EQ(r.counts[f * r.nbins + k], want.counts[k]) << f << " " << k;
+  }
+  EXPECT_EQ(r.info.n_a, 150u * 40u);
+}
+
 TEST(FrameCounts, ClearRefusals) {
   std::mt19937_64 rng(fresh_seed());
   const auto a = frames_of(2, 50, 9.0, rng), b = frames_of(3, 50, 9.0, rng);

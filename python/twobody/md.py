@@ -383,9 +383,10 @@ def _batches(frames_in, size):
 
 
 def _batch_size(atoms, nbins):
-    """Frames a batch: enough to fill the GPU (about 4·10^6 atoms a run), few enough that the
-    frames' histograms (one jackknife region each) stay small."""
-    return max(1, min(64, 4_000_000 // max(atoms, 1), 8192 // max(nbins, 1)))
+    """Frames a batch: enough to fill the GPU (about 4·10^6 atoms a run, 64 frames at most); the
+    engine's frame_paircounts splits a batch further where the backend's region counters (one
+    jackknife region a frame, nbins counters each) ask for it."""
+    return max(1, min(64, 4_000_000 // max(atoms, 1)))
 
 
 def _count_frames(pa, pb, edges, cell, run):

@@ -53,19 +53,50 @@ FrameCounts frame_paircounts(std::span<const PointSet> a, std::span<const PointS
   if (box.triclinic() || box.dim != dim)
     throw_config("frame_paircounts: one orthorhombic box of the points' dimension for every frame");
   const double spacing = 2.0 * bins.hi(bins.nbins() - 1);
-  std::vector<double> sides{spacing * static_cast<double>(a.size())};
-  for (int d = 0; d < dim; ++d) sides.push_back(box.length[d]);
-
-  const PointSet la = lift(a, spacing, "first group: ");
-  PointSet lb;
-  if (!b.empty()) lb = lift(b, spacing, "second group: ");
   Statistic s;
   s.traversal = b.empty() ? Traversal::Auto : Traversal::Cross;
   s.metric = Metric::Periodic;
-  s.box = Box::from_lengths(sides);
-  s.reduction = reduce::Histogram{bins, static_cast<int>(a.size()), false};
-  Result r = run(s, la, b.empty() ? nullptr : &lb, opt);
-  return {std::move(r.region_counts), bins.nbins(), std::move(r.info)};
+  const auto run_of = [&](std::size_t frames) {
+    std::vector<double> sides{spacing * static_cast<double>(frames)};
+    for (int d = 0; d < dim; ++d) sides.push_back(box.length[d]);
+    s.box = Box::from_lengths(sides);
+    s.reduction = reduce::Histogram{bins, static_cast<int>(frames), false};
+  };
+  // Frames a run: at most 64, about 4·10^6 points, and no more than the backend counts itself: a
+  // backend that would send F regions elsewhere (the GPU keeps region x bin counters in shared
+  // memory) gets half as many, and so on.
+  std::size_t points = 0;
+  for (std::size_t f = 0; f < a.size(); ++f) points += a[f].size() + (b.empty() ? 0 : b[f].size());
+  const std::size_t per_frame = std::max<std::size_t>(1, points / a.size());
+  std::size_t batch = std::clamp<std::size_t>(std::size_t{4'000'000} / per_frame, 1, 64);
+  batch = std::min(batch, a.size());
+  run_of(1);
+  const std::string home = runs_on(s, opt);
+  for (run_of(batch); batch > 1 && runs_on(s, opt) != home; run_of(batch)) batch = (batch + 1) / 2;
+
+  FrameCounts out{{}, bins.nbins(), {}};
+  out.counts.reserve(a.size() * bins.nbins());
+  for (std::size_t first = 0; first < a.size(); first += batch) {
+    const std::size_t n = std::min(batch, a.size() - first);
+    run_of(n);
+    const PointSet la = lift(a.subspan(first, n), spacing, "first group: ");
+    PointSet lb;
+    if (!b.empty()) lb = lift(b.subspan(first, n), spacing, "second group: ");
+    Result r = run(s, la, b.empty() ? nullptr : &lb, opt);
+    out.counts.insert(out.counts.end(), r.region_counts.begin(), r.region_counts.end());
+    // The runs' bookkeeping added up; the plan is the first run's, with the batching said.
+    if (first == 0) {
+      out.info = std::move(r.info);
+      out.info.plan = fmt::format("{} frame(s) a run, {} run(s)\n{}", batch, (a.size() + batch - 1) / batch, out.info.plan);
+    } else {
+      out.info.seconds += r.info.seconds;
+      out.info.pairs_evaluated += r.info.pairs_evaluated;
+      out.info.pairs_settled_fp64 += r.info.pairs_settled_fp64;
+      out.info.n_a += r.info.n_a;
+      out.info.n_b += r.info.n_b;
+    }
+  }
+  return out;
 }
 
 }  // namespace twobody
