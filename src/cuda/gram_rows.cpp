@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 
@@ -45,25 +46,6 @@ void block_bounds(GramRows& g) {
 }
 
 }  // namespace
-
-std::uint16_t half_bits(double v) {
-  const std::uint16_t sign = std::signbit(v) ? 0x8000 : 0;
-  const double a = std::fabs(v);
-  if (a == 0) return sign;
-  if (!(a < 65520.0)) return static_cast<std::uint16_t>(sign | 0x7c00);  // infinity (never for |σx'| < 1)
-  if (a < 0x1p-14) {
-    // Subnormal spacing 2^-24; 1024 units is the smallest normal, whose bits are 1024 as well.
-    return static_cast<std::uint16_t>(sign | static_cast<std::uint16_t>(std::nearbyint(a * 0x1p24)));
-  }
-  int e = std::ilogb(a);
-  double m = std::nearbyint(std::ldexp(a, 10 - e));  // in [1024, 2048], exact scaling
-  if (m == 2048) {
-    m = 1024;
-    ++e;
-  }
-  if (e > 15) return static_cast<std::uint16_t>(sign | 0x7c00);
-  return static_cast<std::uint16_t>(sign | ((e + 15) << 10) | (static_cast<int>(m) - 1024));
-}
 
 double half_value(std::uint16_t bits) {
   const int e = (bits >> 10) & 0x1f, m = bits & 0x3ff;
@@ -145,7 +127,7 @@ GramRows make_gram_rows(const double* rows, std::size_t n, int dim, const std::v
   return g;
 }
 
-void sort_by_norm(GramRows& g) {
+void sort_by_norm(GramRows& g, int threads) {
   std::vector<std::uint32_t> by(g.n);
   std::iota(by.begin(), by.end(), std::uint32_t{0});
   std::stable_sort(by.begin(), by.end(), [&](std::uint32_t x, std::uint32_t y) { return g.norm_up[x] < g.norm_up[y]; });
@@ -154,8 +136,10 @@ void sort_by_norm(GramRows& g) {
   std::vector<float> norm2 = g.norm2, inv_sigma = g.inv_sigma;
   std::vector<double> norm_up(g.n), sigma(g.n);
   std::vector<std::uint32_t> order = g.order;
-  for (std::size_t r = 0; r < g.n; ++r) {
-    const std::size_t from = by[r];
+  const auto rows_n = static_cast<std::ptrdiff_t>(g.n);
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (std::ptrdiff_t rr = 0; rr < rows_n; ++rr) {
+    const std::size_t r = static_cast<std::size_t>(rr), from = by[r];
     std::copy_n(g.half.begin() + static_cast<std::ptrdiff_t>(from * dp), dp, half.begin() + static_cast<std::ptrdiff_t>(r * dp));
     norm2[r] = g.norm2[from];
     inv_sigma[r] = g.inv_sigma[from];

@@ -10,6 +10,7 @@
 // n and the smallest σ give the tile's error bound. Plain C++ (the CPU suite tests it).
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -42,11 +43,33 @@ GramRows make_gram_rows(const double* rows, std::size_t n, int dim, const std::v
 // The rows reordered by increasing norm (ties by index), `order` saying where each came from: a
 // tile's rows then have similar norms, so its bound (from its largest norm) is close to each of
 // its pairs' own, and fewer pairs are left undecided when the norms spread widely.
-void sort_by_norm(GramRows& rows);
+void sort_by_norm(GramRows& rows, int threads = 1);
 
 // The FP16 bits of v rounded to nearest (ties to even), subnormals kept: one rounding from float64
-// (a conversion through float32 would round twice).
-std::uint16_t half_bits(double v);
+// (a conversion through float32 would round twice). Inline and branch-free in the rounding: it
+// runs once a coordinate of every row.
+inline std::uint16_t half_bits(double v) {
+  // On the bits: a float64 is sign, 11-bit exponent, 52-bit fraction. The FP16 result keeps 10
+  // fraction bits of a normal value (exponent -14..15) or the multiples of 2^-24 below 2^-14;
+  // the bits dropped decide the rounding, to nearest with ties to even, in one step.
+  std::uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  const auto sign = static_cast<std::uint16_t>((b >> 48) & 0x8000);
+  const int e = static_cast<int>((b >> 52) & 0x7ff) - 1023;  // unbiased (-1023: zero or subnormal)
+  if (e > 15) return static_cast<std::uint16_t>(sign | 0x7c00);  // infinity (never for |σx'| < 1); NaN too
+  if (e < -25) return sign;  // below half the smallest subnormal (2^-25), float64 subnormals included
+  const std::uint64_t m = (b & ((std::uint64_t{1} << 52) - 1)) | (std::uint64_t{1} << 52);  // 53 bits
+  // The result in units of the FP16 spacing at its exponent: 2^(e - 10) for a normal, 2^-24 below.
+  const int shift = e >= -14 ? 42 : 28 - e;  // bits of m dropped
+  std::uint64_t q = m >> shift;
+  const std::uint64_t rest = m & ((std::uint64_t{1} << shift) - 1), half = std::uint64_t{1} << (shift - 1);
+  q += static_cast<std::uint64_t>(rest > half) | (static_cast<std::uint64_t>(rest == half) & q & 1);
+  // Normal: q in [1024, 2048], the exponent field e + 15 added to q's implicit bit (a carry to 2048
+  // moves to the next binade, and past 15 to infinity, by the same addition). Subnormal: q units of
+  // 2^-24, 1024 being the smallest normal's bits.
+  const std::uint64_t bits = e >= -14 ? (static_cast<std::uint64_t>(e + 14) << 10) + q : q;
+  return static_cast<std::uint16_t>(sign | (bits < 0x7c00 ? bits : 0x7c00));
+}
 double half_value(std::uint16_t bits);
 
 }  // namespace twobody::cuda

@@ -101,8 +101,8 @@ Result run_vectors_on_device(const VectorPlan& plan) {
                : !gb.refusal.empty() ? "second set: " + gb.refusal
                                      : "";
     if (fallback.empty()) {
-      sort_by_norm(ga);
-      if (!plan.is_auto()) sort_by_norm(gb);
+      sort_by_norm(ga, plan.threads);
+      if (!plan.is_auto()) sort_by_norm(gb, plan.threads);
       GramJoinResult g = run_gram_join(in, ga, plan.is_auto() ? nullptr : &gb, policy.gram_queue_pairs);
       if (out == OutputKind::Reduction) r.counts = {g.total};
       if (out == OutputKind::PerPoint) {
