@@ -18,6 +18,7 @@
 
 using namespace twobody;
 using testing_support::fresh_seed;
+using testing_support::gaussian_mixture;
 using testing_support::gaussian_vectors;
 using testing_support::lattice_vectors;
 
@@ -148,21 +149,6 @@ struct ScopedEnv {
   const char* name;
 };
 
-// Clusters of different spreads about random centres: many close pairs, near-duplicates and far ones.
-VectorSet gaussian_mixture(std::size_t n, int d, std::mt19937_64& rng) {
-  std::normal_distribution<double> g;
-  std::vector<std::vector<double>> centres(7, std::vector<double>(static_cast<std::size_t>(d)));
-  for (auto& c : centres)
-    for (double& x : c) x = 4 * g(rng);
-  std::vector<double> v;
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t c = rng() % centres.size();
-    const double spread = std::pow(10.0, -static_cast<double>(c % 4));
-    for (int k = 0; k < d; ++k) v.push_back(centres[c][static_cast<std::size_t>(k)] + spread * g(rng));
-  }
-  return VectorSet::from_rows(std::move(v), n, d);
-}
-
 // Counts and totals of the CUDA backend (which must have run the Gram tiles) against the CPU's;
 // returns the plan of the last run.
 std::string expect_same_gram_counts(const VectorSet& a, const VectorSet* b, double eps, const std::string& what) {
@@ -285,10 +271,14 @@ TEST_F(CudaJoins, VectorPrecisionPolicyChoosesTheKernel) {
     EXPECT_NE(gpu.info.plan.find("float64 join kernel (TWOBODY_VECTOR_PRECISION=fp64)"), std::string::npos) << gpu.info.plan;
     EXPECT_EQ(gpu.total, cpu.total);
   }
-  // Pair lists and cosine distances stay on the float64 kernel, and say so.
+  // Euclidean pair lists take the Gram tiles; cosine distances stay on the float64 kernel, and say so.
   o.output = JoinOutput::Pairs;
   const JoinResult pairs = similarity_join(a, nullptr, o, on("cuda"));
-  EXPECT_NE(pairs.info.plan.find("pair lists have no Gram tiles yet"), std::string::npos) << pairs.info.plan;
+  EXPECT_NE(pairs.info.plan.find("FP16 Gram tiles on the tensor cores, pair list"), std::string::npos) << pairs.info.plan;
+  o.metric = Metric::Cosine;
+  const JoinResult cosine = similarity_join(a, nullptr, o, on("cuda"));
+  EXPECT_NE(cosine.info.plan.find("cosine distances have no Gram tiles yet"), std::string::npos) << cosine.info.plan;
+  o.metric = Metric::Euclidean;
   // Rows beyond the FP16 path's range fall back to the float64 kernel, exact all the same.
   std::vector<double> v(300 * 20);
   for (std::size_t t = 0; t < v.size(); ++t) v[t] = t % 20 == 0 ? 1e15 * static_cast<double>(t % 3) : 0.5 * static_cast<double>(rng() % 4);

@@ -1,5 +1,6 @@
 #pragma once
 // Fresh vector sets for the join and k-NN tests (CPU and CUDA).
+#include <cmath>
 #include <random>
 #include <vector>
 
@@ -22,6 +23,21 @@ inline twobody::VectorSet lattice_vectors(std::size_t n, int d, std::mt19937_64&
   std::uniform_int_distribution<int> u(0, 2);
   std::vector<double> v(n * static_cast<std::size_t>(d));
   for (double& x : v) x = u(rng);
+  return twobody::VectorSet::from_rows(std::move(v), n, d);
+}
+
+// Clusters of different spreads about random centres: many close pairs, near-duplicates and far ones.
+inline twobody::VectorSet gaussian_mixture(std::size_t n, int d, std::mt19937_64& rng) {
+  std::normal_distribution<double> g;
+  std::vector<std::vector<double>> centres(7, std::vector<double>(static_cast<std::size_t>(d)));
+  for (auto& c : centres)
+    for (double& x : c) x = 4 * g(rng);
+  std::vector<double> v;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t c = rng() % centres.size();
+    const double spread = std::pow(10.0, -static_cast<double>(c % 4));
+    for (int k = 0; k < d; ++k) v.push_back(centres[c][static_cast<std::size_t>(k)] + spread * g(rng));
+  }
   return twobody::VectorSet::from_rows(std::move(v), n, d);
 }
 

@@ -64,8 +64,8 @@ struct RunOptions {
   // that a caller can write them to a file without holding them all. Every pair comes once, in
   // batches each sorted by (i, j), the batches in no particular order. The CPU backend hands over
   // each thread's pairs every 65 536 of them, the CUDA backend its output buffer batch by batch as
-  // it drains it (point statistics); vector joins on the GPU and distributed runs give the whole
-  // list at the end. max_pairs still limits the total. The callback is called from one thread at
+  // it drains it (point statistics and vector joins); distributed runs give the whole list at the
+  // end. max_pairs still limits the total. The callback is called from one thread at
   // a time; an exception it throws stops the run and leaves run().
   std::function<void(std::span<const PairRecord>)> pair_sink = nullptr;
   // A set this call counts again and again (see ResidentSet); null: every run starts afresh.

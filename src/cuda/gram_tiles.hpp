@@ -6,6 +6,7 @@
 // the counts are the float64 brute force's bit for bit. docs/exactness.md gives the argument.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "twobody/detail/cuda/gram_rows.hpp"
@@ -28,6 +29,26 @@ struct GramJoinResult {
 // never wrong).
 GramJoinResult run_gram_join(const VectorJoinInput& in, const GramRows& ga, const GramRows* gb,
                              std::size_t queue_capacity);
+
+// Euclidean pair lists on the same tiles (gram_pairs.cu): every certain-in pair and every undecided
+// one (flagged) goes to a device buffer of `buffer_pairs`; when a slab of tiles is done, or the
+// buffer is full, a settle kernel computes each buffered pair's key in float64 by the rule (the
+// value its square root, as the CPU writes it), drops the undecided pairs that are out, and
+// compacts the rest, which `take` receives as one batch: the sets' indices, i < j for a
+// self-join, in no order. A full buffer stops the warps that could not write; the next launch
+// resumes their tiles after the pairs they wrote (each warp emits its pairs in one fixed order),
+// so no pair is lost or written twice and memory stays bounded whatever the list's length.
+struct GramPairsResult {
+  std::uint64_t pairs = 0;     // handed to `take`
+  std::uint64_t settled = 0;   // undecided pairs settled by the rule (in or out)
+  std::uint64_t launches = 0;  // tile launches: one a slab, more when the buffer filled
+  std::uint64_t resumed = 0;   // of those, launches of tiles a full buffer stopped
+  std::uint64_t batches = 0;   // drains (settle, compaction, copy to the host)
+  std::size_t buffer_pairs = 0;
+  double kernel_seconds = 0;
+};
+GramPairsResult run_gram_pairs(const VectorJoinInput& in, const GramRows& ga, const GramRows* gb,
+                               std::size_t buffer_pairs, const std::function<void(std::vector<PairRecord>&)>& take);
 
 // For the bound test: of every pair (i, j) of the sets' indices, ga.n x gb.n row-major, from the
 // same tiles: s̃, and the tensor cores' sum G of the FP16 products (scaled units).

@@ -63,6 +63,8 @@ TuningPolicy TuningPolicy::current(int sm) {
   }
   if (const char* e = env("TWOBODY_GRAM_QUEUE_PAIRS"))
     p.gram_queue_pairs = static_cast<std::size_t>(positive(e, "TWOBODY_GRAM_QUEUE_PAIRS", 1ull << 30));
+  if (const char* e = env("TWOBODY_GRAM_PAIR_BUFFER"))
+    p.gram_pair_buffer = static_cast<std::size_t>(positive(e, "TWOBODY_GRAM_PAIR_BUFFER", 1ull << 30));
   if (const char* e = env("TWOBODY_CUDA_CHUNK_POINTS"))
     p.chunk_points = static_cast<std::size_t>(std::max(1LL, std::atoll(e)));
   if (const char* e = env("TWOBODY_KNN_SLAB_QUERIES"))
@@ -91,6 +93,7 @@ std::string TuningPolicy::overrides() const {
   if (vector_precision != d.vector_precision)
     add(vector_precision == VectorPrecision::Fp64 ? "vector joins in float64" : "vector joins on FP16 Gram tiles");
   if (gram_queue_pairs != d.gram_queue_pairs) add(fmt::format("a Gram settle queue of {} pairs", gram_queue_pairs));
+  if (gram_pair_buffer != d.gram_pair_buffer) add(fmt::format("a Gram pair buffer of {} pairs", gram_pair_buffer));
   if (chunk_points) add(fmt::format("chunks of {} points", chunk_points));
   if (knn_slab_queries) add(fmt::format("k-NN slabs of at most {} queries", knn_slab_queries));
   return s.empty() ? s : "tuning overrides (environment): " + s;

@@ -46,6 +46,10 @@ struct TuningPolicy {
   // Undecided pairs held per slab of Gram tiles (TWOBODY_GRAM_QUEUE_PAIRS): beyond it the tiles
   // settle them themselves, slower but exact (tests force a tiny queue).
   std::size_t gram_queue_pairs = std::size_t(1) << 22;
+  // Pairs the Gram tiles' pair-list buffer holds (TWOBODY_GRAM_PAIR_BUFFER): certain and undecided
+  // pairs of a slab, settled and drained when it is done or full (gram_pairs.hpp); 32 bytes a pair
+  // on the device with the compacted copy. Tests force a tiny one.
+  std::size_t gram_pair_buffer = std::size_t(1) << 22;
 
   // Points a set may have in one launch, at most (TWOBODY_CUDA_CHUNK_POINTS; 0: by device memory).
   std::size_t chunk_points = 0;

@@ -67,21 +67,66 @@ __global__ void __launch_bounds__(kSide * kSide) join_tiles(JoinArgs g) {
   if (!g.pairs && mine) atomicAdd(g.total, mine);
 }
 
+// About 2^15 blocks a slab (a few milliseconds on an H100 at d = 128), at most 65535 rows of tiles.
+std::size_t slab_rows(std::size_t tiles_b) {
+  return std::clamp<std::size_t>((std::size_t(1) << 15) / std::max<std::size_t>(tiles_b, 1), 1, 65535);
+}
+
+void launch_slab(JoinArgs g, std::size_t first, std::size_t rows, std::size_t tiles_b) {
+  g.first_tile = first;
+  const dim3 grid(static_cast<unsigned>(tiles_b), static_cast<unsigned>(rows));
+  join_tiles<<<grid, kSide * kSide>>>(g);
+  TWOBODY_CUDA_CHECK_LAUNCH("join_tiles");
+}
+
 // Runs every anchor tile in slabs (a progress call between slabs; a callback that throws, the
 // Python module's Ctrl-C, stops the run there).
 double launch_all(JoinArgs g, std::size_t tiles_a, std::size_t tiles_b, const std::function<void(double)>& progress) {
   const auto t0 = std::chrono::steady_clock::now();
-  // About 2^15 blocks a slab (a few milliseconds on an H100 at d = 128), at most 65535 rows of tiles.
-  const std::size_t slab = std::clamp<std::size_t>((std::size_t(1) << 15) / std::max<std::size_t>(tiles_b, 1), 1, 65535);
+  const std::size_t slab = slab_rows(tiles_b);
   for (std::size_t first = 0; first < tiles_a; first += slab) {
-    g.first_tile = first;
-    const dim3 grid(static_cast<unsigned>(tiles_b), static_cast<unsigned>(std::min(slab, tiles_a - first)));
-    join_tiles<<<grid, kSide * kSide>>>(g);
-    TWOBODY_CUDA_CHECK_LAUNCH("join_tiles");
+    launch_slab(g, first, std::min(slab, tiles_a - first), tiles_b);
     if (progress) {
       TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
       progress(static_cast<double>(std::min(tiles_a, first + slab)) / static_cast<double>(tiles_a));
     }
+  }
+  TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Pairs slab by slab: counted, then written into a buffer of that size (grown as a slab needs)
+// and handed to in.take, so the memory is a slab's pairs, not the list's. max_pairs is checked
+// before the buffer grows.
+double list_pairs(JoinArgs g, std::size_t tiles_a, std::size_t tiles_b, const VectorJoinInput& in, VectorJoinResult& out) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::size_t slab = slab_rows(tiles_b);
+  unsigned long long* counter = g.total;
+  DeviceBuffer<PairRecord> pairs;
+  std::vector<PairRecord> batch;
+  for (std::size_t first = 0; first < tiles_a; first += slab) {
+    const std::size_t rows = std::min(slab, tiles_a - first);
+    TWOBODY_CUDA_CHECK(cudaMemset(counter, 0, sizeof(unsigned long long)));
+    g.pairs = nullptr;
+    launch_slab(g, first, rows, tiles_b);
+    unsigned long long n = 0;
+    TWOBODY_CUDA_CHECK(cudaMemcpy(&n, counter, sizeof n, cudaMemcpyDeviceToHost));
+    if (n > 0) {
+      if (out.total + n > in.max_pairs)
+        throw Error(ErrorKind::Resource, "pair list exceeds the limit of " + std::to_string(in.max_pairs) +
+                                             " pairs; narrow eps or raise RunOptions::max_pairs");
+      if (pairs.size() < n) pairs = DeviceBuffer<PairRecord>(n);
+      TWOBODY_CUDA_CHECK(cudaMemset(counter, 0, sizeof(unsigned long long)));
+      g.pairs = pairs.get();
+      g.capacity = n;
+      launch_slab(g, first, rows, tiles_b);
+      batch.resize(n);
+      pairs.download(batch.data(), n);
+      out.total += n;
+      ++out.batches;
+      in.take(batch);
+    }
+    if (in.progress) in.progress(static_cast<double>(first + rows) / static_cast<double>(tiles_a));
   }
   TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -118,22 +163,13 @@ VectorJoinResult run_vector_join(const VectorJoinInput& in) {
     g.count_a = count_a.get();
     g.count_b = in.is_auto ? count_a.get() : count_b.get();
   }
-  // Pairs: counted first, then written into a buffer of exactly that size (two passes of the
-  // arithmetic; the pair pool with resumable batches is the tensor-core path's business).
+  if (in.output == VectorJoinOutput::Pairs) {
+    if (!in.take) throw Error(ErrorKind::Internal, "a float64 pair list without a taker");
+    out.kernel_seconds = list_pairs(g, tiles_a, tiles_b, in, out);
+    return out;
+  }
   out.kernel_seconds = launch_all(g, tiles_a, tiles_b, in.progress);
   total.download(reinterpret_cast<unsigned long long*>(&out.total), 1);
-  if (in.output == VectorJoinOutput::Pairs && out.total > 0) {
-    if (out.total > in.max_pairs)
-      throw Error(ErrorKind::Resource, "pair list of " + std::to_string(out.total) + " pairs exceeds the limit of " +
-                                           std::to_string(in.max_pairs) + "; narrow eps or raise RunOptions::max_pairs");
-    DeviceBuffer<PairRecord> pairs(out.total);
-    TWOBODY_CUDA_CHECK(cudaMemset(total.get(), 0, sizeof(unsigned long long)));
-    g.pairs = pairs.get();
-    g.capacity = out.total;
-    out.kernel_seconds += launch_all(g, tiles_a, tiles_b, nullptr);
-    out.pairs.resize(out.total);
-    pairs.download(out.pairs.data(), out.total);
-  }
   if (in.output == VectorJoinOutput::PerPoint) {
     out.count_a.resize(in.na);
     count_a.download(reinterpret_cast<unsigned long long*>(out.count_a.data()), in.na);

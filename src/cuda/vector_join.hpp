@@ -3,7 +3,7 @@
 // summed over k in stored order on the CUDA cores, without FMA (--fmad=false), so the pairs are
 // the CPU's bit for bit. The caller hands over the rows as the rule reads them (promoted, and for
 // the cosine distance normalised, on the host). The first GPU path of issue 22: the tensor-core
-// Gram tiles with their error bound will settle their undecided pairs with this arithmetic.
+// Gram tiles (gram_tiles.hpp) settle their undecided pairs with this arithmetic.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -27,12 +27,14 @@ struct VectorJoinInput {
   VectorJoinOutput output = VectorJoinOutput::Total;
   std::size_t max_pairs = 0;  // Pairs: more is Error(Resource)
   std::function<void(double)> progress;
+  // Pairs: each batch as it is drained (the sets' indices, unsorted); the taker may keep or empty it.
+  std::function<void(std::vector<PairRecord>&)> take;
 };
 
 struct VectorJoinResult {
   std::uint64_t total = 0;
   std::vector<std::uint64_t> count_a, count_b;  // PerPoint (count_b empty for a self-join)
-  std::vector<PairRecord> pairs;                // Pairs, unsorted
+  std::uint64_t batches = 0;                    // Pairs: the slabs that had pairs, each one batch to `take`
   double kernel_seconds = 0;
 };
 

@@ -1,7 +1,9 @@
 // The CUDA backend's statistics over vectors: the rows prepared on the host as the rule reads them
 // (cpu/vector_rows.hpp: promoted, normalised for the cosine distance), the kernel chosen — the FP16
-// Gram tiles (gram_tiles.hpp) for Euclidean counts, else the float64 join kernel (vector_join.hpp)
-// — and the result in the engine's layout.
+// Gram tiles (gram_tiles.hpp) for Euclidean counts and pair lists, else the float64 join kernel
+// (vector_join.hpp) — and the result in the engine's layout. Pair lists leave either kernel batch
+// by batch (PairTaker): to RunOptions::pair_sink, each batch sorted by (i, j), or into
+// Result::pairs, sorted at the end.
 #include <fmt/format.h>
 #include <omp.h>
 
@@ -41,13 +43,38 @@ VectorPath choose_vector_path(const VectorPlan& plan, const TuningPolicy& policy
   using P = TuningPolicy::VectorPrecision;
   if (policy.vector_precision == P::Fp64) return {false, "TWOBODY_VECTOR_PRECISION=fp64"};
   if (s.metric == Metric::Cosine) return {false, "cosine distances have no Gram tiles yet"};
-  if (s.output() == OutputKind::PairList) return {false, "pair lists have no Gram tiles yet"};
-  if (s.output() != OutputKind::Reduction && s.output() != OutputKind::PerPoint) return {false, "not a count"};
+  if (s.output() != OutputKind::Reduction && s.output() != OutputKind::PerPoint && s.output() != OutputKind::PairList)
+    return {false, "not a count or a pair list"};
   if (std::max(plan.a->size(), plan.b->size()) >= (std::size_t(1) << 31)) return {false, "2^31 rows or more"};
   if (policy.vector_precision == P::Auto && plan.a->dim() < policy.gram_min_dim)
     return {false, fmt::format("d = {} < {}: the float64 kernel is the cheaper", plan.a->dim(), policy.gram_min_dim)};
   return {true, {}};
 }
+
+// The batches of a pair list as a kernel drains them: max_pairs checked on the running total, then
+// to the plan's sink sorted by (i, j), or kept for Result::pairs.
+struct PairTaker {
+  const VectorPlan& plan;
+  std::vector<PairRecord>& kept;
+  std::uint64_t total = 0;
+  std::uint64_t batches = 0;
+  void operator()(std::vector<PairRecord>& batch) {
+    total += batch.size();
+    if (total > plan.max_pairs)
+      throw Error(ErrorKind::Resource, "pair list exceeds the limit of " + std::to_string(plan.max_pairs) +
+                                           " pairs; narrow eps or raise RunOptions::max_pairs");
+    ++batches;
+    if (plan.pair_sink) {
+      std::sort(batch.begin(), batch.end(), pair_order);
+      plan.pair_sink(batch);
+    } else {
+      kept.insert(kept.end(), batch.begin(), batch.end());
+    }
+  }
+  std::string note() const {
+    return fmt::format("; {} pairs in {} batches{}", total, batches, plan.pair_sink ? " to the pair sink" : "");
+  }
+};
 
 }  // namespace
 
@@ -88,6 +115,8 @@ Result run_vectors_on_device(const VectorPlan& plan) {
   Result r;
   r.output = out;
   r.info.threads = plan.threads;
+  PairTaker taker{plan, r.pairs};
+  if (out == OutputKind::PairList) in.take = [&taker](std::vector<PairRecord>& batch) { taker(batch); };
   const TuningPolicy policy = TuningPolicy::current();
   const VectorPath path = choose_vector_path(plan, policy);
   std::string fallback = path.why_not;
@@ -103,6 +132,19 @@ Result run_vectors_on_device(const VectorPlan& plan) {
     if (fallback.empty()) {
       sort_by_norm(ga, plan.threads);
       if (!plan.is_auto()) sort_by_norm(gb, plan.threads);
+      if (out == OutputKind::PairList) {
+        const GramPairsResult g =
+            run_gram_pairs(in, ga, plan.is_auto() ? nullptr : &gb, policy.gram_pair_buffer, in.take);
+        if (!plan.pair_sink) std::sort(r.pairs.begin(), r.pairs.end(), pair_order);
+        r.info.pairs_evaluated = pair_total(in.na, in.nb, in.is_auto);
+        r.info.pairs_settled_fp64 = g.settled;
+        r.info.plan = fmt::format(
+            "FP16 Gram tiles on the tensor cores, pair list: {} undecided pairs settled in float64, every listed pair's "
+            "distance by the rule; a buffer of {} pairs, {} tile launches ({} resuming tiles stopped by a full buffer){}; "
+            "kernels {:.4f} s",
+            g.settled, g.buffer_pairs, g.launches, g.resumed, taker.note(), g.kernel_seconds);
+        return r;
+      }
       GramJoinResult g = run_gram_join(in, ga, plan.is_auto() ? nullptr : &gb, policy.gram_queue_pairs);
       if (out == OutputKind::Reduction) r.counts = {g.total};
       if (out == OutputKind::PerPoint) {
@@ -126,13 +168,11 @@ Result run_vectors_on_device(const VectorPlan& plan) {
     r.per_point_a.counts = std::move(j.count_a);
     r.per_point_b.counts = std::move(j.count_b);
   }
-  if (out == OutputKind::PairList) {
-    r.pairs = std::move(j.pairs);
-    std::sort(r.pairs.begin(), r.pairs.end(), pair_order);
-  }
+  if (out == OutputKind::PairList && !plan.pair_sink) std::sort(r.pairs.begin(), r.pairs.end(), pair_order);
+  // Pairs: each slab with pairs is evaluated twice (counted, then written).
   r.info.pairs_evaluated = pair_total(in.na, in.nb, in.is_auto) * (out == OutputKind::PairList && j.total > 0 ? 2 : 1);
-  r.info.plan = fmt::format("float64 join kernel{}: {:.4f} s", fallback.empty() ? "" : " (" + fallback + ")",
-                            j.kernel_seconds);
+  r.info.plan = fmt::format("float64 join kernel{}: {:.4f} s{}", fallback.empty() ? "" : " (" + fallback + ")",
+                            j.kernel_seconds, out == OutputKind::PairList ? taker.note() : "");
   return r;
 }
 
@@ -142,17 +182,24 @@ std::string describe_vectors_on_device(const VectorPlan& plan) {
   const VectorPath path = choose_vector_path(plan, policy);
   const std::string overrides = policy.overrides();
   const std::string tail = overrides.empty() ? "" : "; " + overrides;
+  const bool list = plan.stat->output() == OutputKind::PairList;
+  const std::string to = plan.pair_sink ? "to the pair sink, each batch sorted by (i, j)" : "into the result, sorted at the end";
   if (path.gram)
     return "cuda kernel: FP16 Gram tiles on the tensor cores (mma.sync m16n8k16, float32 accumulation), blocks of 128 x "
            "128 pairs" + std::string(plan.is_auto() ? " (the triangle's tiles only)" : "") +
            ", rows centred and scaled by powers of two; each pair's float32 distance within a proven bound of the rule's "
            "key, the pairs within the bound of an edge settled in float64 (the rule itself); rows out of the FP16 "
-           "path's range fall back to the float64 kernel, as the run's plan says" + tail;
+           "path's range fall back to the float64 kernel, as the run's plan says" +
+           (list ? fmt::format("; pairs (certain and undecided) into a device buffer of {} pairs, each slab (or full "
+                               "buffer) settled and compacted in float64, the distances the rule's, drained {}",
+                               policy.gram_pair_buffer, to)
+                 : std::string()) +
+           tail;
   return fmt::format(
       "cuda kernel: float64 on the CUDA cores (the rule itself, no FMA; not the FP16 Gram tiles: {}): blocks of 64 x 64 "
       "pairs{}, 256 threads with 4 x 4 keys each, rows staged 16 coordinates at a time in order{}{}",
       path.why_not, plan.is_auto() ? " (the triangle's tiles only)" : "",
-      plan.stat->output() == OutputKind::PairList ? "; pairs counted, then written into a buffer of that size" : "", tail);
+      list ? "; pairs per slab counted, then written into a buffer of the slab's size and drained " + to : "", tail);
 }
 
 }  // namespace twobody::cuda

@@ -1,0 +1,265 @@
+// Euclidean pair lists on the FP16 Gram tiles (gram_tiles.hpp: run_gram_pairs). The tiles are
+// gram_tiles.cu's (gram_tile_core.cuh); the epilogue emits instead of counting. Each warp walks
+// its 64 x 32 pairs in one fixed order (fragment m, n, element q; lanes by index within a step);
+// per step a ballot of the certain-in and undecided pairs gives each lane its rank, and the warp
+// claims the step's slots with one atomicAdd. A slot is (i | undecided << 31, j) in the sets'
+// indices (rows < 2^31: choose_vector_path). When the buffer cannot take a step's pairs the warp
+// writes what fits, records (tile, warp, pairs written) and stops; the host launches the stopped
+// tiles again, each warp skipping the pairs it wrote. After every launch settle_pairs computes
+// every buffered pair's float64 key by the rule (stored order, no FMA), keeps the certain ones and
+// the undecided ones in range, and compacts them as PairRecords for the host.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "twobody/detail/cuda/cuda_check.hpp"
+#include "twobody/detail/cuda/device_buffer.hpp"
+#include "twobody/detail/cuda/gram_tile_core.cuh"
+#include "twobody/detail/cuda/gram_tiles.hpp"
+
+namespace twobody::cuda {
+
+namespace {
+
+using namespace gram_core;
+
+constexpr std::uint32_t kUndecided = 0x80000000u;
+
+__global__ void __launch_bounds__(kThreads, 2) gram_pair_tiles(GramArgs g) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  std::uint32_t I, J;
+  unsigned long long skip = 0;  // this warp's pairs written by earlier launches
+  if (g.task_tile) {
+    const unsigned long long t = g.task_tile[blockIdx.x];
+    I = static_cast<std::uint32_t>(t / g.tiles_b);
+    J = static_cast<std::uint32_t>(t % g.tiles_b);
+    skip = g.task_skip[blockIdx.x * static_cast<unsigned long long>(kWarps) + warp];
+  } else {
+    I = g.first_tile + blockIdx.y;
+    J = blockIdx.x;
+  }
+  if (g.is_auto && J < I) return;  // below the diagonal: the transposed tile's pairs
+  __shared__ alignas(16) std::uint16_t sa[2][kTile * kStride];
+  __shared__ alignas(16) std::uint16_t sb[2][kTile * kStride];
+  __shared__ exact::GramTileThresholds s_th;
+  const int gq = lane / 4, t4 = lane % 4;
+  const int wm = (warp / 4) * 64, wn = (warp % 4) * 32;
+  const std::size_t row0 = static_cast<std::size_t>(I) * kTile, col0 = static_cast<std::size_t>(J) * kTile;
+  if (threadIdx.x == 0)  // (read after the mainloop's barriers)
+    s_th = exact::gram_tile_thresholds(
+        g.range, exact::gram_distance_bound(g.format, g.dim, g.bmax_a[I], g.bmax_b[J], g.bmin_a[I], g.bmin_b[J]));
+  float c[4][4][4];
+  gram_mainloop(g, row0, col0, wm, wn, sa, sb, c);
+  if (skip == kAllWritten) return;  // (no barrier follows)
+
+  float ni[4][2], inv_i[4][2], nj[4][2], inv_j[4][2];
+  tile_norms(g, row0, col0, wm, wn, ni, inv_i, nj, inv_j);
+  const exact::GramTileThresholds th = s_th;
+  const unsigned below = (1u << lane) - 1;
+  unsigned long long emitted = 0;  // the warp's pairs before this step, in its order
+#pragma unroll
+  for (int m = 0; m < 4; ++m)
+#pragma unroll
+    for (int n = 0; n < 4; ++n)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int rh = q >> 1, cq = q & 1;
+        const std::uint32_t i = static_cast<std::uint32_t>(row0) + wm + m * 16 + gq + 8 * rh;
+        const std::uint32_t j = static_cast<std::uint32_t>(col0) + wn + n * 8 + 2 * t4 + cq;
+        bool emit = false, undecided = false;
+        if (i < g.na && j < g.nb && !(g.is_auto && j <= i)) {
+          const float s = gram_distance(c[m][n][q], ni[m][rh], nj[n][cq], inv_i[m][rh], inv_j[n][cq]);
+          const exact::GramVerdict v = exact::gram_verdict(s, th);
+          emit = v != exact::GramVerdict::Out;
+          undecided = v == exact::GramVerdict::Undecided;
+        }
+        const unsigned mask = __ballot_sync(0xffffffffu, emit);
+        if (!mask) continue;  // (warp-uniform, as everything below)
+        const unsigned k = __popc(mask), rank = __popc(mask & below);
+        // Ranks below `fresh` were written by an earlier launch.
+        const unsigned long long fresh = skip > emitted ? min(skip - emitted, static_cast<unsigned long long>(k)) : 0;
+        emitted += k;
+        const unsigned long long need = k - fresh;
+        if (need == 0) continue;
+        unsigned long long base = 0;
+        if (lane == 0) base = atomicAdd(g.pair_count, need);
+        base = __shfl_sync(0xffffffffu, base, 0);
+        if (emit && rank >= fresh) {
+          const unsigned long long at = base + (rank - fresh);
+          if (at < g.pair_capacity) g.pairs[at] = make_uint2(g.order_a[i] | (undecided ? kUndecided : 0u), g.order_b[j]);
+        }
+        if (base + need > g.pair_capacity) {
+          // The buffer is full: this warp stops after the pairs that fit, to be resumed there.
+          const unsigned long long fit = base < g.pair_capacity ? g.pair_capacity - base : 0;
+          if (lane == 0) {
+            const unsigned long long s = atomicAdd(g.stopped, 1ull);
+            const unsigned long long tile = static_cast<unsigned long long>(I) * g.tiles_b + J;
+            g.stopped_list[s] = make_ulonglong2(tile * kWarps + warp, emitted - k + fresh + fit);
+          }
+          return;
+        }
+      }
+}
+
+// The launch's `used` buffered pairs settled and compacted into `out` (counters: [0] pairs kept,
+// [1] undecided pairs settled, [2] certain-in pairs the rule puts out: the bound broken, never
+// expected).
+__global__ void __launch_bounds__(kThreads) settle_pairs(GramArgs g, unsigned long long used, PairRecord* out,
+                                                         unsigned long long* counters) {
+  const int lane = threadIdx.x % 32;
+  const unsigned below = (1u << lane) - 1;
+  const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * kThreads;
+  unsigned long long settled = 0, broken = 0;
+  // Whole warps iterate together (the ballot): t0 is the warp's first slot this round.
+  for (unsigned long long t0 = blockIdx.x * static_cast<unsigned long long>(kThreads) + (threadIdx.x - lane); t0 < used;
+       t0 += stride) {
+    const unsigned long long t = t0 + lane;
+    bool keep = false;
+    PairRecord r{};
+    if (t < used) {
+      const uint2 p = g.pairs[t];
+      const bool undecided = (p.x & kUndecided) != 0;
+      std::uint32_t i = p.x & ~kUndecided, j = p.y;
+      const double key =
+          rule_key(g.rows_a + static_cast<std::size_t>(i) * g.dim, g.rows_b + static_cast<std::size_t>(j) * g.dim, g.dim);
+      keep = key >= g.lo && key < g.hi;
+      settled += undecided;
+      broken += !undecided && !keep;
+      if (g.is_auto && i > j) {  // the norm sort's order: auto pairs keep i < j
+        const std::uint32_t x = i;
+        i = j;
+        j = x;
+      }
+      r = PairRecord{i, j, sqrt(key)};
+    }
+    const unsigned mask = __ballot_sync(0xffffffffu, keep);
+    if (!mask) continue;
+    unsigned long long base = 0;
+    if (lane == 0) base = atomicAdd(counters, static_cast<unsigned long long>(__popc(mask)));
+    base = __shfl_sync(0xffffffffu, base, 0);
+    if (keep) out[base + __popc(mask & below)] = r;
+  }
+  for (int off = 16; off > 0; off >>= 1) {
+    settled += __shfl_xor_sync(0xffffffffu, settled, off);
+    broken += __shfl_xor_sync(0xffffffffu, broken, off);
+  }
+  if (lane == 0 && settled) atomicAdd(counters + 1, settled);
+  if (lane == 0 && broken) atomicAdd(counters + 2, broken);
+}
+
+// The tiles of the next launch from the warps a full buffer stopped: per tile, each warp's pairs
+// written (kAllWritten for the warps that finished), tiles in increasing order.
+void resume_tasks(const std::vector<ulonglong2>& stopped, std::vector<unsigned long long>& tiles,
+                  std::vector<unsigned long long>& skips) {
+  std::map<unsigned long long, std::size_t> at;
+  for (const ulonglong2& s : stopped) at.emplace(s.x / kWarps, 0);
+  tiles.clear();
+  for (auto& [tile, k] : at) {
+    k = tiles.size();
+    tiles.push_back(tile);
+  }
+  skips.assign(tiles.size() * kWarps, kAllWritten);
+  for (const ulonglong2& s : stopped) skips[at[s.x / kWarps] * kWarps + s.x % kWarps] = s.y;
+}
+
+}  // namespace
+
+GramPairsResult run_gram_pairs(const VectorJoinInput& in, const GramRows& ga, const GramRows* gb_or_null,
+                               std::size_t buffer_pairs, const std::function<void(std::vector<PairRecord>&)>& take) {
+  GramPairsResult out;
+  if (in.cosine || in.output != VectorJoinOutput::Pairs)
+    throw Error(ErrorKind::Internal, "the Gram tiles list Euclidean pairs only");
+  out.buffer_pairs = std::max<std::size_t>(buffer_pairs, 1);
+  if (in.na == 0 || in.nb == 0 || !(in.hi > 0) || in.lo >= in.hi) return out;  // keys are >= 0
+  const GramRows& gb = gb_or_null ? *gb_or_null : ga;
+
+  const std::size_t dim = static_cast<std::size_t>(in.dim);
+  const DeviceGramRows da(ga);
+  const DeviceGramRows db_own = in.is_auto ? DeviceGramRows(GramRows{}) : DeviceGramRows(gb);
+  const DeviceGramRows& db = in.is_auto ? da : db_own;
+  DeviceBuffer<double> rows_a(in.na * dim), rows_b(in.is_auto ? 0 : in.nb * dim);
+  rows_a.upload(in.a, in.na * dim);
+  if (!in.is_auto) rows_b.upload(in.b, in.nb * dim);
+
+  const std::size_t tiles_a = ga.n_padded / kTile, tiles_b = gb.n_padded / kTile;
+  // About 2^15 blocks a slab, as the counts; a launch has at most that many blocks.
+  const std::size_t slab = std::clamp<std::size_t>((std::size_t(1) << 15) / tiles_b, 1, 65535);
+  const std::size_t max_blocks = slab * tiles_b;
+  DeviceBuffer<uint2> pairs(out.buffer_pairs);
+  DeviceBuffer<PairRecord> kept(out.buffer_pairs);
+  DeviceBuffer<unsigned long long> counters(5);  // buffered, stopped; kept, settled, broken
+  DeviceBuffer<ulonglong2> stopped_list(max_blocks * kWarps);
+  DeviceBuffer<unsigned long long> task_tile(max_blocks), task_skip(max_blocks * kWarps);
+
+  GramArgs g = gram_args(da, db, ga, gb);
+  g.rows_a = rows_a.get();
+  g.rows_b = in.is_auto ? rows_a.get() : rows_b.get();
+  g.is_auto = in.is_auto;
+  g.lo = in.lo;
+  g.hi = in.hi;
+  g.range = exact::gram_range(in.lo, in.hi);
+  g.pairs = pairs.get();
+  g.pair_count = counters.get();
+  g.stopped = counters.get() + 1;
+  g.pair_capacity = out.buffer_pairs;
+  g.stopped_list = stopped_list.get();
+  g.tiles_b = static_cast<std::uint32_t>(tiles_b);
+
+  std::vector<PairRecord> batch;
+  std::vector<ulonglong2> stopped;
+  std::vector<unsigned long long> tiles, skips;
+  unsigned long long broken = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (std::size_t first = 0; first < tiles_a; first += slab) {
+    g.first_tile = static_cast<std::uint32_t>(first);
+    g.task_tile = nullptr;
+    g.task_skip = nullptr;
+    dim3 grid(static_cast<unsigned>(tiles_b), static_cast<unsigned>(std::min(slab, tiles_a - first)));
+    for (;;) {
+      counters.zero();
+      gram_pair_tiles<<<grid, kThreads>>>(g);
+      TWOBODY_CUDA_CHECK_LAUNCH("gram_pair_tiles");
+      ++out.launches;
+      unsigned long long c[2];
+      counters.download(c, 2);
+      const unsigned long long used = std::min<unsigned long long>(c[0], out.buffer_pairs);
+      if (used > 0) {
+        settle_pairs<<<static_cast<unsigned>(std::min<unsigned long long>((used + kThreads - 1) / kThreads, 1056)), kThreads>>>(
+            g, used, kept.get(), counters.get() + 2);
+        TWOBODY_CUDA_CHECK_LAUNCH("settle_pairs");
+        unsigned long long s[3];
+        TWOBODY_CUDA_CHECK(cudaMemcpy(s, counters.get() + 2, sizeof s, cudaMemcpyDeviceToHost));
+        out.settled += s[1];
+        broken += s[2];
+        batch.resize(s[0]);
+        if (s[0] > 0) kept.download(batch.data(), s[0]);
+        ++out.batches;
+        out.pairs += batch.size();
+        if (!batch.empty()) take(batch);
+      }
+      if (c[1] == 0) break;
+      // The buffer filled: the stopped warps' tiles again, each warp after the pairs it wrote.
+      stopped.resize(c[1]);
+      stopped_list.download(stopped.data(), stopped.size());
+      resume_tasks(stopped, tiles, skips);
+      task_tile.upload(tiles);
+      task_skip.upload(skips);
+      g.task_tile = task_tile.get();
+      g.task_skip = task_skip.get();
+      grid = dim3(static_cast<unsigned>(tiles.size()));
+      ++out.resumed;
+    }
+    if (in.progress) in.progress(static_cast<double>(std::min(tiles_a, first + slab)) / static_cast<double>(tiles_a));
+  }
+  TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
+  out.kernel_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (broken > 0)
+    throw Error(ErrorKind::Internal, "the Gram tiles' bound was broken: " + std::to_string(broken) +
+                                         " pairs certain to be in range are out by the rule");
+  return out;
+}
+
+}  // namespace twobody::cuda

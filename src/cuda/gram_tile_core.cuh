@@ -1,0 +1,223 @@
+#pragma once
+// What the FP16 Gram tiles' kernels share (gram_tiles.cu: counts; gram_pairs.cu: pair lists):
+// the arguments, the cp.async/mma.sync mainloop, the distance model of the bound and the rule's
+// float64 key. gram_tiles.cu's opening comment gives the fragment layouts and the tile shape.
+#include <cstddef>
+#include <cstdint>
+
+#include "twobody/detail/cuda/device_buffer.hpp"
+#include "twobody/detail/cuda/gram_rows.hpp"
+#include "twobody/detail/exact/gram_bounds.hpp"
+
+namespace twobody::cuda::gram_core {
+
+constexpr int kTile = kGramRowBlock;  // 128 rows of A x 128 rows of B
+constexpr int kChunk = kGramChunk;    // 32 coordinates a stage
+constexpr int kStride = kChunk + 8;   // halves a staged row: 20 words, so a fragment load's 8 rows hit distinct banks
+constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
+constexpr unsigned long long kAllWritten = ~0ull;  // a warp of a resumed tile with nothing left to write
+
+enum class GramOutput { Total, PerPoint, Distances, Pairs };
+
+struct GramArgs {
+  const std::uint16_t* ha;  // FP16 rows, n_padded x dim_padded
+  const std::uint16_t* hb;
+  const float *norm_a, *norm_b;    // N
+  const float *inv_a, *inv_b;      // 1/σ
+  const double *bmax_a, *bmax_b;   // per 128-row block: max n
+  const double *bmin_a, *bmin_b;   //                    min σ
+  const std::uint32_t *order_a, *order_b;  // each Gram row's index in its set (gram_rows.hpp)
+  const double *rows_a, *rows_b;   // the rule's rows, in the sets' order (settlement)
+  std::uint32_t na, nb;
+  int dim, dim_padded;
+  bool is_auto;
+  exact::GramFormat format;
+  double lo, hi;  // keys in [lo, hi)
+  exact::GramRange range;
+  std::uint32_t first_tile;
+  unsigned long long* total;
+  unsigned long long* count_a;
+  unsigned long long* count_b;  // = count_a for a self-join
+  uint2* queue;
+  unsigned long long* queued;
+  unsigned long long capacity;
+  unsigned long long* settled_inline;
+  float* distances;  // GramOutput::Distances: s̃ and G, na x nb each
+  float* products;
+  // GramOutput::Pairs (gram_pairs.cu): certain-in and undecided pairs into `pairs`, a launch's
+  // tiles given by `task_tile` (I * tiles_b + J; null: the slab's grid) with, per warp,
+  // `task_skip` pairs already written by earlier launches (kAllWritten: all of them).
+  uint2* pairs;
+  unsigned long long* pair_count;
+  unsigned long long pair_capacity;
+  const unsigned long long* task_tile;
+  const unsigned long long* task_skip;
+  std::uint32_t tiles_b;
+  unsigned long long* stopped;     // warps stopped by a full buffer: count, and their
+  ulonglong2* stopped_list;        // (tile * 8 + warp, pairs written)
+};
+
+__device__ __forceinline__ void cp_async16(void* to, const void* from) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(to));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(from) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+__device__ __forceinline__ void mma_f16(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ std::uint32_t word(const std::uint16_t* s, int row, int col) {
+  return *reinterpret_cast<const std::uint32_t*>(s + row * kStride + col);
+}
+
+// Coordinates k0 .. k0 + 31 of rows row0 .. row0 + 127 into shared memory (16 bytes a copy).
+__device__ __forceinline__ void stage(std::uint16_t* to, const std::uint16_t* rows, std::size_t row0, int dim_padded, int k0) {
+  for (int e = threadIdx.x; e < kTile * (kChunk / 8); e += kThreads) {
+    const int r = e / (kChunk / 8), part = e % (kChunk / 8);
+    cp_async16(to + r * kStride + part * 8, rows + (row0 + r) * static_cast<std::size_t>(dim_padded) + k0 + part * 8);
+  }
+}
+
+// The rule's key: sum over k in stored order of (a_k − b_k)², each operation rounded (no FMA).
+__device__ __forceinline__ double rule_key(const double* a, const double* b, int dim) {
+  double s = 0;
+  for (int k = 0; k < dim; ++k) {
+    const double t = __dsub_rn(a[k], b[k]);
+    s = __dadd_rn(s, __dmul_rn(t, t));
+  }
+  return s;
+}
+
+// A pair the full queue could not take, settled where it was found (rare).
+__device__ __forceinline__ bool settle_here(const GramArgs& g, std::uint32_t i, std::uint32_t j) {
+  atomicAdd(g.settled_inline, 1ull);
+  const double key = rule_key(g.rows_a + static_cast<std::size_t>(i) * g.dim, g.rows_b + static_cast<std::size_t>(j) * g.dim, g.dim);
+  return key >= g.lo && key < g.hi;
+}
+
+// s̃ = fl32(fl32(N_i + N_j) − 2D), D = G·(1/σ_i)·(1/σ_j): the bound's model, operation by operation.
+__device__ __forceinline__ float gram_distance(float g, float ni, float nj, float inv_i, float inv_j) {
+  const float d = __fmul_rn(__fmul_rn(g, inv_i), inv_j);
+  return __fmaf_rn(-2.f, d, __fadd_rn(ni, nj));
+}
+
+// The warp's 64 x 32 Gram products G of rows row0 + wm .. and columns col0 + wn .., in c[m][n]
+// (the C fragments of 16-row block m and 8-column block n).
+__device__ __forceinline__ void gram_mainloop(const GramArgs& g, std::size_t row0, std::size_t col0, int wm, int wn,
+                                              std::uint16_t (*sa)[kTile * kStride], std::uint16_t (*sb)[kTile * kStride],
+                                              float (&c)[4][4][4]) {
+  const int lane = threadIdx.x % 32, gq = lane / 4, t4 = lane % 4;
+#pragma unroll
+  for (int m = 0; m < 4; ++m)
+#pragma unroll
+    for (int n = 0; n < 4; ++n)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) c[m][n][q] = 0.f;
+  const int chunks = g.dim_padded / kChunk;
+  stage(sa[0], g.ha, row0, g.dim_padded, 0);
+  stage(sb[0], g.hb, col0, g.dim_padded, 0);
+  cp_async_commit();
+  for (int ch = 0; ch < chunks; ++ch) {
+    const int buf = ch & 1;
+    if (ch + 1 < chunks) {
+      stage(sa[buf ^ 1], g.ha, row0, g.dim_padded, (ch + 1) * kChunk);
+      stage(sb[buf ^ 1], g.hb, col0, g.dim_padded, (ch + 1) * kChunk);
+      cp_async_commit();
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
+    __syncthreads();
+#pragma unroll
+    for (int ks = 0; ks < kChunk / 16; ++ks) {
+      if (ch * kChunk + ks * 16 >= g.dim) break;  // (block-uniform) only the MMAs that hold coordinates
+      const int kk = ks * 16 + 2 * t4;
+      std::uint32_t a[4][4], b[4][2];
+#pragma unroll
+      for (int m = 0; m < 4; ++m) {
+        const int r = wm + m * 16 + gq;
+        a[m][0] = word(sa[buf], r, kk);
+        a[m][1] = word(sa[buf], r + 8, kk);
+        a[m][2] = word(sa[buf], r, kk + 8);
+        a[m][3] = word(sa[buf], r + 8, kk + 8);
+      }
+#pragma unroll
+      for (int n = 0; n < 4; ++n) {
+        const int r = wn + n * 8 + gq;
+        b[n][0] = word(sb[buf], r, kk);
+        b[n][1] = word(sb[buf], r, kk + 8);
+      }
+#pragma unroll
+      for (int m = 0; m < 4; ++m)
+#pragma unroll
+        for (int n = 0; n < 4; ++n) mma_f16(c[m][n], a[m], b[n][0], b[n][1]);
+    }
+    __syncthreads();  // the next stage overwrites this buffer
+  }
+}
+
+// The epilogue's per-row and per-column inputs of a warp's fragments: rows row0 + wm + 16m + gq
+// (+8 for h = 1), columns col0 + wn + 8n + 2t4 (+1): N and 1/σ.
+__device__ __forceinline__ void tile_norms(const GramArgs& g, std::size_t row0, std::size_t col0, int wm, int wn,
+                                           float (&ni)[4][2], float (&inv_i)[4][2], float (&nj)[4][2],
+                                           float (&inv_j)[4][2]) {
+  const int lane = threadIdx.x % 32, gq = lane / 4, t4 = lane % 4;
+#pragma unroll
+  for (int m = 0; m < 4; ++m)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const std::size_t i = row0 + wm + m * 16 + gq + 8 * h;
+      ni[m][h] = g.norm_a[i];
+      inv_i[m][h] = g.inv_a[i];
+    }
+#pragma unroll
+  for (int n = 0; n < 4; ++n)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const std::size_t j = col0 + wn + n * 8 + 2 * t4 + h;
+      nj[n][h] = g.norm_b[j];
+      inv_j[n][h] = g.inv_b[j];
+    }
+}
+
+// The device copies of the Gram rows of one set.
+struct DeviceGramRows {
+  DeviceBuffer<std::uint16_t> half;
+  DeviceBuffer<float> norm2, inv_sigma;
+  DeviceBuffer<double> block_norm_max, block_sigma_min;
+  DeviceBuffer<std::uint32_t> order;
+  explicit DeviceGramRows(const GramRows& r)
+      : half(r.half), norm2(r.norm2), inv_sigma(r.inv_sigma), block_norm_max(r.block_norm_max),
+        block_sigma_min(r.block_sigma_min), order(r.order) {}
+};
+
+inline GramArgs gram_args(const DeviceGramRows& a, const DeviceGramRows& b, const GramRows& ga, const GramRows& gb) {
+  GramArgs g{};
+  g.ha = a.half.get();
+  g.hb = b.half.get();
+  g.norm_a = a.norm2.get();
+  g.norm_b = b.norm2.get();
+  g.inv_a = a.inv_sigma.get();
+  g.inv_b = b.inv_sigma.get();
+  g.bmax_a = a.block_norm_max.get();
+  g.bmax_b = b.block_norm_max.get();
+  g.bmin_a = a.block_sigma_min.get();
+  g.bmin_b = b.block_sigma_min.get();
+  g.order_a = a.order.get();
+  g.order_b = b.order.get();
+  g.na = static_cast<std::uint32_t>(ga.n);
+  g.nb = static_cast<std::uint32_t>(gb.n);
+  g.dim = ga.dim;
+  g.dim_padded = ga.dim_padded;
+  g.format = exact::kFp16Gram;
+  return g;
+}
+
+
+}  // namespace twobody::cuda::gram_core
