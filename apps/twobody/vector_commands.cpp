@@ -2,10 +2,7 @@
 // neighbours), over vectors of any dimension read as stored (.npy, .fvecs/.bvecs/.ivecs, HDF5,
 // text) or the points of a built-in catalogue.
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <cstdlib>
 #include <limits>
 #include <optional>
 
@@ -56,19 +53,6 @@ struct JoinCommandOptions {
   std::string emit = "pairs";
 };
 
-// The most spooled pairs the join sorts in memory before writing them: a quarter of the
-// machine's memory (24 bytes a pair), or $TWOBODY_PAIR_SORT_BYTES.
-std::size_t pairs_sorted_in_memory() {
-  std::size_t bytes = static_cast<std::size_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<std::size_t>(::sysconf(_SC_PAGE_SIZE)) / 4;
-  if (const char* e = std::getenv("TWOBODY_PAIR_SORT_BYTES")) {
-    char* end = nullptr;
-    const unsigned long long v = std::strtoull(e, &end, 10);
-    if (end == e || *end != '\0') throw_config(fmt::format("TWOBODY_PAIR_SORT_BYTES: not a number of bytes: '{}'", e));
-    bytes = static_cast<std::size_t>(v);
-  }
-  return bytes / sizeof(PairRecord);
-}
-
 JoinOutput parse_join_output(const std::string& e) {
   if (e == "csr") return JoinOutput::Csr;
   if (e == "counts") return JoinOutput::Counts;
@@ -89,7 +73,7 @@ void run_join(const JoinCommandOptions& s, const Context& c) {
   // Pairs stream to a temporary file beside the output as the run finds them, then into the
   // output's format: a join larger than memory (the disk is the limit).
   std::optional<PairSpool> spool;
-  const std::size_t sort_limit = pairs_sorted_in_memory();
+  const std::size_t sort_limit = pair_sort_budget();
   if (j.output == JoinOutput::Pairs && cli_writes_output()) {
     spool.emplace(o.output);
     run.pair_sink = [&spool](std::span<const PairRecord> batch) { spool->append(batch); };
@@ -103,16 +87,7 @@ void run_join(const JoinCommandOptions& s, const Context& c) {
   meta["metric"] = s.metric;
   meta["pairs_within_eps"] = r.total;
   const TableFormat format = output_format(o);
-  if (spool) {
-    if (spool->size() > sort_limit) {
-      meta["pairs_order"] = "as found: batches sorted by (i, j); sort the file to order it";
-      return write_pair_list_file(o.output, *spool, "distance", meta, format);
-    }
-    // Few enough to sort here: the file lists them by (i, j), as an in-memory join gives them.
-    r.pairs.resize(spool->size());
-    spool->read(0, r.pairs.size(), r.pairs.data());
-    std::sort(r.pairs.begin(), r.pairs.end(), pair_order);
-  }
+  if (spool) return write_spooled_pairs(o.output, *spool, "distance", meta, format, sort_limit);
   if (j.output == JoinOutput::Csr) {
     if (format != TableFormat::Npz && format != TableFormat::Hdf5)
       throw_config("--emit csr writes the arrays indptr, indices, distances: give -o FILE.npz or FILE.h5");

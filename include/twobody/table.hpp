@@ -80,5 +80,13 @@ class PairSpool {
 // in any format, whole or nothing, without holding them in memory.
 void write_pair_list_file(const std::string& path, const PairSpool& pairs, const std::string& value_name,
                           const nlohmann::json& meta, TableFormat f);
+// The spool written as a join's output: sorted by (i, j) when it holds at most `sort_pairs`
+// pairs (read into memory to sort), else in the order found, meta["pairs_order"] (added to the
+// caller's metadata) saying so.
+void write_spooled_pairs(const std::string& path, const PairSpool& pairs, const std::string& value_name,
+                         nlohmann::json& meta, TableFormat f, std::size_t sort_pairs);
+// The most pairs worth sorting in memory: a quarter of the machine's memory (24 bytes a pair), or
+// $TWOBODY_PAIR_SORT_BYTES bytes.
+std::size_t pair_sort_budget();
 
 }  // namespace twobody

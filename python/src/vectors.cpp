@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -220,11 +221,44 @@ nb::dict knn_py(nb::handle a, nb::handle b, int k, const std::string& metric, co
   return out;
 }
 
+// The join's pairs written to `path` (a table format) as they are found: spooled to a temporary
+// file beside it, never all in memory (the CLI's join does the same).
+nb::dict join_to_file_py(nb::handle a, nb::handle b, double eps, const std::string& metric, const std::string& path,
+                         const std::string& format, const nb::dict& run) {
+  const VectorSet va = to_vectors(a, "data");
+  const MaybeVectors vb = maybe_vectors(b, "data2");
+  JoinOptions o;
+  o.eps = eps;
+  o.metric = parse_metric(metric);
+  o.output = JoinOutput::Pairs;
+  const TableFormat f = parse_table_format(format);
+  RunOptions opt = to_run_options(run);
+  const std::size_t sort_pairs = pair_sort_budget();
+  nb::dict out;
+  nlohmann::json meta = without_gil([&] {
+    PairSpool spool(path);
+    opt.pair_sink = [&spool](std::span<const PairRecord> batch) { spool.append(batch); };
+    opt.max_pairs = std::numeric_limits<std::size_t>::max();
+    JoinResult r = similarity_join(va, vb.get(), o, opt);
+    nlohmann::json m = metadata(std::move(r.info));
+    m["metric"] = metric;
+    m["eps"] = eps;
+    m["pairs_within_eps"] = r.total;
+    write_spooled_pairs(path, spool, "distance", m, f, sort_pairs);
+    return m;
+  });
+  out["total"] = meta["pairs_within_eps"].get<std::uint64_t>();
+  out["meta"] = dump(meta);
+  return out;
+}
+
 }  // namespace
 
 void bind_vectors(nb::module_& m) {
   using namespace nb::literals;
   m.def("join", &join_py, "data"_a, "data2"_a.none(), "eps"_a, "metric"_a, "emit"_a, "run"_a);
+  m.def("join_to_file", &join_to_file_py, "data"_a, "data2"_a.none(), "eps"_a, "metric"_a, "path"_a, "format"_a,
+        "run"_a);
   m.def("knn", &knn_py, "queries"_a, "data2"_a.none(), "k"_a, "metric"_a, "run"_a);
 }
 

@@ -13,7 +13,7 @@ from ._api import (Catalogue, angular, available_backends, join, kde, kk, knn, l
 from ._errors import (BackendError, ConfigError, InputError, InternalError, OutputError, ResourceError,
                       TwobodyError, BY_KIND as _BY_KIND)
 from ._files import generate, randoms_like, read
-from ._joins import JoinCounts, JoinCsr, JoinPairs, JoinTotal, KnnResult
+from ._joins import JoinCounts, JoinCsr, JoinFile, JoinPairs, JoinTotal, KnnResult
 from ._results import Jackknife, Result
 from . import md  # noqa: E402  (twobody.md.rdf: g(r) over MDAnalysis trajectories)
 from . import corrfunc  # noqa: E402  (twobody.corrfunc: a drop-in for Corrfunc 2.5's Python API)
@@ -25,5 +25,5 @@ __version__ = _twobody.version
 __all__ = ["Catalogue", "Jackknife", "Result", "TwobodyError", "InputError", "ConfigError", "ResourceError",
            "BackendError", "OutputError", "InternalError", "available_backends", "read", "generate", "randoms_like", "linear_bins", "log_bins", "sdh",
            "paircount", "rdf", "angular", "xi", "wtheta", "rppi", "smu", "xi_rppi", "wp", "xi_smu", "kk", "nk",
-           "neighbours", "matrix", "kde", "join", "knn", "JoinPairs", "JoinCsr", "JoinCounts", "JoinTotal",
+           "neighbours", "matrix", "kde", "join", "knn", "JoinPairs", "JoinCsr", "JoinCounts", "JoinTotal", "JoinFile",
            "KnnResult"]

@@ -22,7 +22,7 @@ import numpy as np
 
 from . import _twobody
 from ._errors import ConfigError, InputError
-from ._joins import JoinCounts, JoinCsr, JoinPairs, JoinTotal, KnnResult
+from ._joins import JoinCounts, JoinCsr, JoinFile, JoinPairs, JoinTotal, KnnResult
 from ._progress import make_progress
 from ._results import Result
 
@@ -452,12 +452,15 @@ def _vectors(x, what):
     return a
 
 
-JoinResult = Union[JoinPairs, JoinCsr, JoinCounts, JoinTotal]
+JoinResult = Union[JoinPairs, JoinCsr, JoinCounts, JoinTotal, JoinFile]
+
+
+_TABLE_FORMATS = {".csv": "csv", ".json": "json", ".h5": "hdf5", ".hdf5": "hdf5", ".npz": "npz", ".txt": "table"}
 
 
 def join(data: ArrayLike, eps: float, *, data2: Optional[ArrayLike] = None, metric: str = "euclidean",
          emit: str = "pairs", backend: str = "auto", threads: int = 0, max_pairs: int = _DEFAULT_MAX_PAIRS,
-         progress=None) -> JoinResult:
+         progress=None, out=None, format: Optional[str] = None) -> JoinResult:
     """The similarity join: every pair of vectors within ``eps`` (inclusive), of ``data`` with
     itself (each unordered pair once, a vector never its own partner) or, with ``data2``, every
     (i, j) of data x data2. Exact: each pair is decided in float64 on its key, the sum over k of
@@ -470,10 +473,26 @@ def join(data: ArrayLike, eps: float, *, data2: Optional[ArrayLike] = None, metr
     (:class:`JoinCsr`: ``indptr``, ``indices``, ``distances``, ``to_scipy()``), 'counts'
     (:class:`JoinCounts`: ``counts``, ``counts2``) or 'total' (:class:`JoinTotal`, an int). Each
     has ``total``, the number of pairs, and the run's metadata. More than ``max_pairs`` pairs
-    (emit 'pairs' or 'csr') raise :class:`ResourceError`."""
+    (emit 'pairs' or 'csr') raise :class:`ResourceError`.
+
+    ``out``: a file for the pairs (emit 'pairs'), written as they are found through a temporary
+    file beside it and never held in memory, so a join larger than memory fits the disk:
+    columns i, j, distance in the format of ``format`` or the extension (.csv, .json, .h5, .npz,
+    .txt for an aligned table), sorted by (i, j) when they fit a quarter of memory. Returns
+    :class:`JoinFile` (``path``, ``total``, metadata); ``max_pairs`` does not apply."""
     run = _run("join", backend, threads, "auto", max_pairs, progress)
     a = _vectors(data, "data")
     b = None if data2 is None else _vectors(data2, "data2")
+    if out is not None:
+        if emit != "pairs":
+            raise ConfigError(f"out= writes the pairs (emit='pairs'), not emit={emit!r}")
+        path = os.fspath(out)
+        fmt = format or _TABLE_FORMATS.get(os.path.splitext(path)[1].lower())
+        if fmt is None:
+            raise ConfigError(f"out={path!r}: give format= (csv, json, hdf5, npz, table) or one of the extensions "
+                              f"{', '.join(sorted(_TABLE_FORMATS))}")
+        raw = _raw(_twobody.join_to_file, run, a, b, float(eps), metric, path, fmt)
+        return JoinFile(path, int(raw["total"]), json.loads(raw["meta"]))
     raw = _raw(_twobody.join, run, a, b, float(eps), metric, emit)
     if emit == "pairs":
         return JoinPairs(raw)

@@ -28,6 +28,23 @@ class JoinPairs(RunMetadata):
         return f"<twobody.JoinPairs: {self.total} pairs within eps = {self.meta['eps']}; {_timing(self)}>"
 
 
+class JoinFile(RunMetadata):
+    """The pairs within eps written to a file (``join(..., out=path)``): ``path``, ``total`` (the
+    number of pairs, each once) and the run's metadata. The file holds columns i, j, distance,
+    sorted by (i, j) unless ``meta['pairs_order']`` says they are in the order found."""
+
+    def __init__(self, path, total, meta):
+        self.path = path
+        self.total = total
+        self.meta = meta
+
+    def __len__(self):
+        return self.total
+
+    def __repr__(self):
+        return f"<twobody.JoinFile: {self.total} pairs within eps = {self.meta['eps']} in {self.path}; {_timing(self)}>"
+
+
 class JoinCsr(RunMetadata):
     """The neighbour lists (``emit='csr'``): vector i's neighbours are
     ``indices[indptr[i]:indptr[i + 1]]``, increasing, at ``distances[...]``. A self-join lists

@@ -1,6 +1,10 @@
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <cctype>
+#include <cstdlib>
+#include <functional>
 #include <cstring>
 
 #include <algorithm>
@@ -237,16 +241,20 @@ void write_table_file(const std::string& path, const Table& t, TableFormat f) {
 
 void write_table(std::ostream& out, const Table& t, TableFormat f) { write_columns(out, arrays_of(t), t.meta, f); }
 
-void write_pair_list_file(const std::string& path, const PairSpool& pairs, const std::string& value_name,
-                          const nlohmann::json& meta, TableFormat f) {
+namespace {
+
+// Columns i, j, value_name over pairs read a block at a time by `read`.
+void write_pair_columns(const std::string& path, std::size_t n,
+                        const std::function<void(std::size_t, std::size_t, PairRecord*)>& read,
+                        const std::string& value_name, const nlohmann::json& meta, TableFormat f) {
   std::vector<ArrayOut> columns;
   for (int field = 0; field < 3; ++field) {
-    ArrayOut a{field == 0 ? "i" : field == 1 ? "j" : value_name, field < 2, pairs.size(), 0, {}};
-    a.rows_at = [&pairs, field](std::size_t first, std::size_t n, void* out) {
-      std::vector<PairRecord> block(n);
-      pairs.read(first, n, block.data());
+    ArrayOut a{field == 0 ? "i" : field == 1 ? "j" : value_name, field < 2, n, 0, {}};
+    a.rows_at = [&read, field](std::size_t first, std::size_t count, void* out) {
+      std::vector<PairRecord> block(count);
+      read(first, count, block.data());
       auto* to = static_cast<std::uint64_t*>(out);
-      for (std::size_t k = 0; k < n; ++k) {
+      for (std::size_t k = 0; k < count; ++k) {
         if (field == 0) to[k] = block[k].i;
         else if (field == 1) to[k] = block[k].j;
         else std::memcpy(to + k, &block[k].value, 8);
@@ -255,6 +263,40 @@ void write_pair_list_file(const std::string& path, const PairSpool& pairs, const
     columns.push_back(std::move(a));
   }
   write_columns_file(path, columns, meta, f);
+}
+
+}  // namespace
+
+void write_pair_list_file(const std::string& path, const PairSpool& pairs, const std::string& value_name,
+                          const nlohmann::json& meta, TableFormat f) {
+  write_pair_columns(
+      path, pairs.size(), [&pairs](std::size_t first, std::size_t n, PairRecord* to) { pairs.read(first, n, to); },
+      value_name, meta, f);
+}
+
+std::size_t pair_sort_budget() {
+  std::size_t bytes = static_cast<std::size_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<std::size_t>(::sysconf(_SC_PAGE_SIZE)) / 4;
+  if (const char* e = std::getenv("TWOBODY_PAIR_SORT_BYTES")) {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(e, &end, 10);
+    if (end == e || *end != '\0') throw_config(fmt::format("TWOBODY_PAIR_SORT_BYTES: not a number of bytes: '{}'", e));
+    bytes = static_cast<std::size_t>(v);
+  }
+  return bytes / sizeof(PairRecord);
+}
+
+void write_spooled_pairs(const std::string& path, const PairSpool& pairs, const std::string& value_name,
+                         nlohmann::json& meta, TableFormat f, std::size_t sort_pairs) {
+  if (pairs.size() > sort_pairs) {
+    meta["pairs_order"] = "as found: batches sorted by (i, j); sort the file to order it";
+    return write_pair_list_file(path, pairs, value_name, meta, f);
+  }
+  std::vector<PairRecord> all(pairs.size());
+  pairs.read(0, all.size(), all.data());
+  std::sort(all.begin(), all.end(), pair_order);
+  write_pair_columns(
+      path, all.size(), [&all](std::size_t first, std::size_t n, PairRecord* to) { std::copy_n(all.begin() + static_cast<std::ptrdiff_t>(first), n, to); },
+      value_name, meta, f);
 }
 
 }  // namespace twobody

@@ -447,3 +447,37 @@ def test_cli_join_streams_its_pairs_through_a_file(cli, tmp_path, rng):
             np.testing.assert_array_equal(j[order], want.j, err_msg=ext)
             np.testing.assert_array_equal(d[order], want.distance, err_msg=ext)
     assert not [p for p in os.listdir(tmp_path) if p.startswith(".twobody")]
+
+
+def test_join_out_writes_the_pairs_through_a_file(rng, tmp_path, monkeypatch):
+    # join(out=...) streams the pairs to the file (never all in memory): the same pairs as the
+    # in-memory join, sorted within the sort budget, in the order found beyond it.
+    a = rng.standard_normal((2500, 20)) * 0.3 + rng.integers(0, 3, (2500, 1))
+    b = rng.standard_normal((900, 20)) * 0.3 + rng.integers(0, 3, (900, 1))
+    for data2 in (None, b):
+        want = tb.join(a, 1.9, data2=data2, backend="cpu")
+        for budget in (None, "0"):
+            if budget is None:
+                monkeypatch.delenv("TWOBODY_PAIR_SORT_BYTES", raising=False)
+            else:
+                monkeypatch.setenv("TWOBODY_PAIR_SORT_BYTES", budget)
+            r = tb.join(a, 1.9, data2=data2, backend="cpu", out=tmp_path / "p.npz")
+            assert isinstance(r, tb.JoinFile) and r.total == len(want) and r.path.endswith("p.npz")
+            f = np.load(tmp_path / "p.npz")
+            order = np.lexsort((f["j"], f["i"]))
+            if budget is None:
+                assert np.array_equal(order, np.arange(len(order)))
+            else:
+                assert r.meta["pairs_order"].startswith("as found")
+            np.testing.assert_array_equal(f["i"][order], want.i)
+            np.testing.assert_array_equal(f["j"][order], want.j)
+            np.testing.assert_array_equal(f["distance"][order], want.distance)
+    r = tb.join(a, 1.9, backend="cpu", out=str(tmp_path / "p.csv"))
+    t = np.loadtxt(tmp_path / "p.csv", delimiter=",", skiprows=1)
+    assert len(t) == r.total
+    with pytest.raises(tb.ConfigError, match="emit='pairs'"):
+        tb.join(a, 1.0, emit="counts", out=tmp_path / "c.npz")
+    with pytest.raises(tb.ConfigError, match="format="):
+        tb.join(a, 1.0, out=tmp_path / "p.xyz")
+    with pytest.raises(tb.OutputError):
+        tb.join(a, 1.0, out=tmp_path / "missing" / "p.npz")
