@@ -49,8 +49,7 @@ __global__ void __launch_bounds__(kThreads, 2) gram_pair_tiles(GramArgs g) {
   const int wm = (warp / 4) * 64, wn = (warp % 4) * 32;
   const std::size_t row0 = static_cast<std::size_t>(I) * kTile, col0 = static_cast<std::size_t>(J) * kTile;
   if (threadIdx.x == 0)  // (read after the mainloop's barriers)
-    s_th = exact::gram_tile_thresholds(
-        g.range, exact::gram_distance_bound(g.format, g.dim, g.bmax_a[I], g.bmax_b[J], g.bmin_a[I], g.bmin_b[J]));
+    s_th = tile_thresholds(g, I, J);
   float c[4][4][4];
   gram_mainloop(g, row0, col0, wm, wn, sa, sb, c);
   if (skip == kAllWritten) return;  // (no barrier follows)

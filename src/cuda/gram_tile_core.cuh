@@ -162,6 +162,13 @@ __device__ __forceinline__ void gram_mainloop(const GramArgs& g, std::size_t row
   }
 }
 
+// Tile (I, J)'s verdict thresholds: the range's edges moved by the bound E of its largest norms and
+// smallest scales (exact/gram_bounds.hpp), rounded outward to float32.
+__device__ __forceinline__ exact::GramTileThresholds tile_thresholds(const GramArgs& g, std::uint32_t I, std::uint32_t J) {
+  return exact::gram_tile_thresholds(
+      g.range, exact::gram_distance_bound(g.format, g.dim, g.bmax_a[I], g.bmax_b[J], g.bmin_a[I], g.bmin_b[J]));
+}
+
 // The epilogue's per-row and per-column inputs of a warp's fragments: rows row0 + wm + 16m + gq
 // (+8 for h = 1), columns col0 + wn + 8n + 2t4 (+1): N and 1/σ.
 __device__ __forceinline__ void tile_norms(const GramArgs& g, std::size_t row0, std::size_t col0, int wm, int wn,

@@ -42,29 +42,13 @@ __global__ void __launch_bounds__(kThreads, 2) gram_tiles(GramArgs g) {
   const int wm = (warp / 4) * 64, wn = (warp % 4) * 32;
   const std::size_t row0 = static_cast<std::size_t>(I) * kTile, col0 = static_cast<std::size_t>(J) * kTile;
   if (threadIdx.x == 0)  // (read after the mainloop's barriers)
-    s_th = exact::gram_tile_thresholds(
-        g.range, exact::gram_distance_bound(g.format, g.dim, g.bmax_a[I], g.bmax_b[J], g.bmin_a[I], g.bmin_b[J]));
+    s_th = tile_thresholds(g, I, J);
   float c[4][4][4];
   gram_mainloop(g, row0, col0, wm, wn, sa, sb, c);
 
   // The epilogue: rows row0 + wm + 16m + gq (+8), columns col0 + wn + 8n + 2t4 (+1).
   float ni[4][2], inv_i[4][2], nj[4][2], inv_j[4][2];
-#pragma unroll
-  for (int m = 0; m < 4; ++m)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const std::size_t i = row0 + wm + m * 16 + gq + 8 * h;
-      ni[m][h] = g.norm_a[i];
-      inv_i[m][h] = g.inv_a[i];
-    }
-#pragma unroll
-  for (int n = 0; n < 4; ++n)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const std::size_t j = col0 + wn + n * 8 + 2 * t4 + h;
-      nj[n][h] = g.norm_b[j];
-      inv_j[n][h] = g.inv_b[j];
-    }
+  tile_norms(g, row0, col0, wm, wn, ni, inv_i, nj, inv_j);
   const exact::GramTileThresholds th = s_th;
   unsigned row_count[4][2] = {}, col_count[4][2] = {};
 #pragma unroll
