@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 
+#include "test_support.hpp"
 #include "twobody/detail/cuda/agent_choice.hpp"
 #include "twobody/detail/cuda/tuning_policy.hpp"
 #include "twobody/detail/engine/key_edges.hpp"
@@ -215,11 +216,7 @@ TEST(AgentChoice, TooManyBinsForTheTableAreAConfigurationError) {
   EXPECT_THROW(choose_layout(p, h100()), Error);
 }
 
-struct ScopedEnv {
-  const char* name;
-  ScopedEnv(const char* n, const char* value) : name(n) { setenv(n, value, 1); }
-  ~ScopedEnv() { unsetenv(name); }
-};
+using testing_support::ScopedEnv;
 
 TEST(TuningPolicy, ReadsEveryOverrideFromTheEnvironmentInOnePlace) {
   EXPECT_EQ(TuningPolicy::current().overrides(), "");

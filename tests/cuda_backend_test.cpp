@@ -26,17 +26,12 @@
 
 using namespace twobody;
 using testing_support::fresh_seed;
+using testing_support::on;
 using testing_support::points_in_cell;
 using testing_support::to_pointset;
 using testing_support::uniform_points;
 
 namespace {
-
-RunOptions on(const char* backend) {
-  RunOptions o;
-  o.backend = backend;
-  return o;
-}
 
 class Cuda : public ::testing::Test {
  protected:

@@ -21,6 +21,8 @@
 
 using namespace twobody;
 using testing_support::expect_error;
+using testing_support::ScopedEnv;
+using testing_support::on;
 using testing_support::fresh_seed;
 using testing_support::gaussian_mixture;
 using testing_support::gaussian_vectors;
@@ -35,32 +37,11 @@ class CudaJoinPairs : public ::testing::Test {
   }
 };
 
-struct ScopedEnv {
-  ScopedEnv(const char* n, const char* value) : name(n) { setenv(n, value, 1); }
-  ~ScopedEnv() { unsetenv(name); }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-  const char* name;
-};
-
-RunOptions on(const char* backend) {
-  RunOptions o;
-  o.backend = backend;
-  return o;
-}
-
 const char* const kGramPairs = "FP16 Gram tiles on the tensor cores, pair list";
 
-// eps with about `fraction` of the pairs within it, from the CPU's own distances (of at most the
-// first 2000 vectors).
+// eps with about `fraction` of the Euclidean pairs within it (of the first 2000 vectors).
 double eps_for(const VectorSet& v, double fraction) {
-  JoinOptions o;
-  o.eps = 1e150;
-  std::vector<double> d;
-  for (const PairRecord& p : similarity_join(v.size() > 2000 ? v.slice(0, 2000) : v, nullptr, o, on("cpu")).pairs)
-    d.push_back(p.value);
-  std::sort(d.begin(), d.end());
-  return d[static_cast<std::size_t>(fraction * static_cast<double>(d.size() - 1))];
+  return testing_support::eps_for(v, Metric::Euclidean, fraction, 2000);
 }
 
 // The join's pair list as a statistic (so that RunOptions reach the backend whole).

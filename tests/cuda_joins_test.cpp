@@ -18,6 +18,9 @@
 
 using namespace twobody;
 using testing_support::fresh_seed;
+using testing_support::ScopedEnv;
+using testing_support::eps_for;
+using testing_support::on;
 using testing_support::gaussian_mixture;
 using testing_support::gaussian_vectors;
 using testing_support::lattice_vectors;
@@ -30,23 +33,6 @@ class CudaJoins : public ::testing::Test {
     if (!make_cuda_backend()) GTEST_SKIP() << "no CUDA backend or device";
   }
 };
-
-RunOptions on(const char* backend) {
-  RunOptions o;
-  o.backend = backend;
-  return o;
-}
-
-// eps with about `fraction` of the pairs within it, from the CPU's own distances.
-double eps_for(const VectorSet& v, Metric m, double fraction) {
-  JoinOptions o;
-  o.metric = m;
-  o.eps = m == Metric::Cosine ? 2.0 : 1e150;
-  std::vector<double> d;
-  for (const PairRecord& p : similarity_join(v, nullptr, o, on("cpu")).pairs) d.push_back(p.value);
-  std::sort(d.begin(), d.end());
-  return d[static_cast<std::size_t>(fraction * static_cast<double>(d.size() - 1))];
-}
 
 void expect_same_join(const VectorSet& a, const VectorSet* b, double eps, Metric m, const std::string& what) {
   for (JoinOutput out : {JoinOutput::Pairs, JoinOutput::Csr, JoinOutput::Counts, JoinOutput::Total}) {
@@ -140,14 +126,6 @@ TEST_F(CudaJoins, ManySlabsProgressAndCancellation) {
 // The FP16 Gram tiles (gram_tiles.hpp): Euclidean totals and per-vector counts from d = 16 on,
 // equal to the CPU's bit for bit whatever the data does to the tensor cores' rounding.
 namespace {
-
-struct ScopedEnv {
-  ScopedEnv(const char* n, const char* value) : name(n) { setenv(n, value, 1); }
-  ~ScopedEnv() { unsetenv(name); }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-  const char* name;
-};
 
 // Counts and totals of the CUDA backend (which must have run the Gram tiles) against the CPU's;
 // returns the plan of the last run.

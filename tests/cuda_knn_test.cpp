@@ -18,6 +18,8 @@
 
 using namespace twobody;
 using testing_support::fresh_seed;
+using testing_support::ScopedEnv;
+using testing_support::on;
 using testing_support::gaussian_vectors;
 using testing_support::lattice_vectors;
 
@@ -28,19 +30,6 @@ class CudaKnn : public ::testing::Test {
   void SetUp() override {
     if (!make_cuda_backend()) GTEST_SKIP() << "no CUDA backend or device";
   }
-};
-
-RunOptions on(const char* backend) {
-  RunOptions o;
-  o.backend = backend;
-  return o;
-}
-
-// Sets the environment variable for the scope (the tuning policy reads it at every run).
-struct ScopedEnv {
-  const char* name;
-  ScopedEnv(const char* n, const char* value) : name(n) { setenv(n, value, 1); }
-  ~ScopedEnv() { unsetenv(name); }
 };
 
 // n vectors about `clusters` centres drawn from N(0, 1), each centre + N(0, spread^2).

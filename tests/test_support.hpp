@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <random>
 #include <string>
 
 #include "oracle/brute_force.hpp"
 #include "twobody/box.hpp"
+#include "twobody/engine.hpp"
 #include "twobody/error.hpp"
 #include "twobody/points.hpp"
 #include "twobody/statistic.hpp"
@@ -24,6 +26,22 @@ inline void expect_error(twobody::ErrorKind kind, const std::string& needle, aut
     EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
   }
 }
+
+// Run options that ask for one backend ("cpu", "cuda").
+inline twobody::RunOptions on(const char* backend) {
+  twobody::RunOptions o;
+  o.backend = backend;
+  return o;
+}
+
+// An environment variable set for the scope (the tuning policies read theirs at every run).
+struct ScopedEnv {
+  ScopedEnv(const char* n, const char* value) : name(n) { setenv(n, value, 1); }
+  ~ScopedEnv() { unsetenv(name); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+  const char* name;
+};
 
 inline std::uint64_t fresh_seed() {
   static const std::uint64_t base = static_cast<std::uint64_t>(

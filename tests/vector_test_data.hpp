@@ -1,9 +1,12 @@
 #pragma once
 // Fresh vector sets for the join and k-NN tests (CPU and CUDA).
 #include <cmath>
+#include <algorithm>
+#include <cstdint>
 #include <random>
 #include <vector>
 
+#include "twobody/joins.hpp"
 #include "twobody/vectors.hpp"
 
 namespace testing_support {
@@ -39,6 +42,22 @@ inline twobody::VectorSet gaussian_mixture(std::size_t n, int d, std::mt19937_64
     for (int k = 0; k < d; ++k) v.push_back(centres[c][static_cast<std::size_t>(k)] + spread * g(rng));
   }
   return twobody::VectorSet::from_rows(std::move(v), n, d);
+}
+
+// eps with about `fraction` of the pairs within it, from the CPU's own distances (of the first
+// `max_rows` vectors at most).
+inline double eps_for(const twobody::VectorSet& v, twobody::Metric m, double fraction,
+                      std::size_t max_rows = SIZE_MAX) {
+  twobody::JoinOptions o;
+  o.metric = m;
+  o.eps = m == twobody::Metric::Cosine ? 2.0 : 1e150;
+  twobody::RunOptions cpu;
+  cpu.backend = "cpu";
+  std::vector<double> d;
+  for (const twobody::PairRecord& p : twobody::similarity_join(v.size() > max_rows ? v.slice(0, max_rows) : v, nullptr, o, cpu).pairs)
+    d.push_back(p.value);
+  std::sort(d.begin(), d.end());
+  return d[static_cast<std::size_t>(fraction * static_cast<double>(d.size() - 1))];
 }
 
 }  // namespace testing_support
