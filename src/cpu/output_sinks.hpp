@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "twobody/detail/engine/key_edges.hpp"
+#include "twobody/detail/engine/pair_limit.hpp"
 #include "twobody/extend/portable_math.hpp"
 #include "twobody/error.hpp"
 #include "twobody/result.hpp"
@@ -391,8 +392,7 @@ class PairStream {
       try {
         total_ += pairs.size();
         if (total_ > max_)
-          throw Error(ErrorKind::Resource, "pair list exceeds the limit of " + std::to_string(max_) +
-                                               " pairs; narrow the range or raise RunOptions::max_pairs");
+          throw_pair_limit(max_);
         sink_(pairs);
       } catch (...) {
         error_ = std::current_exception();
@@ -473,8 +473,7 @@ inline void gather_pairs(std::vector<PairListSink>& sinks, std::size_t max_pairs
   for (auto& k : sinks) total += k.size();
   for (auto& k : sinks)
     if (k.overflow() || total > max_pairs)
-      throw Error(ErrorKind::Resource, "pair list exceeds the limit of " + std::to_string(max_pairs) +
-                                           " pairs; narrow the range or raise RunOptions::max_pairs");
+      throw_pair_limit(max_pairs);
   r.pairs.reserve(total);
   for (auto& k : sinks) k.merge_into(r);
 }

@@ -26,6 +26,7 @@
 #include "twobody/detail/cuda/tensor_count_tiles.cuh"
 #include "twobody/detail/cuda/tensor_histogram_tiles.cuh"
 #include "twobody/detail/cuda/tuning_policy.hpp"
+#include "twobody/detail/engine/pair_limit.hpp"
 
 namespace twobody::cuda {
 
@@ -304,8 +305,7 @@ class PairRun {
     const auto take = [&](std::vector<PairRecord>& batch) {
       total += batch.size();
       if (total > plan_.max_pairs)
-        throw Error(ErrorKind::Resource, "pair list exceeds the limit of " + std::to_string(plan_.max_pairs) +
-                                             " pairs; narrow the range or raise RunOptions::max_pairs");
+        throw_pair_limit(plan_.max_pairs);
       if (plan_.pair_sink) {
         std::sort(batch.begin(), batch.end(), by_ij);
         plan_.pair_sink(batch);

@@ -9,6 +9,7 @@
 #include "twobody/detail/cuda/device_buffer.hpp"
 #include "twobody/detail/cuda/vector_join.hpp"
 #include "twobody/detail/cuda/vector_key_tiles.cuh"
+#include "twobody/detail/engine/pair_limit.hpp"
 
 namespace twobody::cuda {
 
@@ -113,8 +114,7 @@ double list_pairs(JoinArgs g, std::size_t tiles_a, std::size_t tiles_b, const Ve
     TWOBODY_CUDA_CHECK(cudaMemcpy(&n, counter, sizeof n, cudaMemcpyDeviceToHost));
     if (n > 0) {
       if (out.total + n > in.max_pairs)
-        throw Error(ErrorKind::Resource, "pair list exceeds the limit of " + std::to_string(in.max_pairs) +
-                                             " pairs; narrow eps or raise RunOptions::max_pairs");
+        throw_pair_limit(in.max_pairs, "eps");
       if (pairs.size() < n) pairs = DeviceBuffer<PairRecord>(n);
       TWOBODY_CUDA_CHECK(cudaMemset(counter, 0, sizeof(unsigned long long)));
       g.pairs = pairs.get();

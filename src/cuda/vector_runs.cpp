@@ -15,6 +15,7 @@
 #include "twobody/detail/cuda/vector_join.hpp"
 #include "twobody/detail/cuda/vector_knn.hpp"
 #include "twobody/detail/engine/backend.hpp"
+#include "twobody/detail/engine/pair_limit.hpp"
 
 namespace twobody::cuda {
 
@@ -61,8 +62,7 @@ struct PairTaker {
   void operator()(std::vector<PairRecord>& batch) {
     total += batch.size();
     if (total > plan.max_pairs)
-      throw Error(ErrorKind::Resource, "pair list exceeds the limit of " + std::to_string(plan.max_pairs) +
-                                           " pairs; narrow eps or raise RunOptions::max_pairs");
+      throw_pair_limit(plan.max_pairs, "eps");
     ++batches;
     if (plan.pair_sink) {
       std::sort(batch.begin(), batch.end(), pair_order);

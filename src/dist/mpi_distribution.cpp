@@ -11,6 +11,7 @@
 
 #include "twobody/detail/dist/pair_jobs.hpp"
 #include "twobody/detail/engine/exact_sums.hpp"
+#include "twobody/detail/engine/pair_limit.hpp"
 #include "twobody/detail/engine/reductions.hpp"
 #include "twobody/distributed.hpp"
 #include "twobody/error.hpp"
@@ -254,9 +255,7 @@ class MpiDistribution final : public Distribution {
     std::uint64_t total = 0;
     for (auto s : sizes) total += s;
     if (total > max_pairs)
-      throw Error(ErrorKind::Resource, fmt::format("pair list exceeds the limit of {} pairs; narrow the range or raise "
-                                                   "RunOptions::max_pairs",
-                                                   max_pairs));
+      throw_pair_limit(max_pairs);
     if (total > static_cast<std::uint64_t>(INT_MAX))
       throw Error(ErrorKind::Resource, fmt::format("a distributed pair list holds at most {} pairs (MPI counts are "
                                                    "int), not {}",

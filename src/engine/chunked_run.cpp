@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "twobody/detail/engine/exact_sums.hpp"
+#include "twobody/detail/engine/pair_limit.hpp"
 #include "twobody/detail/engine/reductions.hpp"
 #include "twobody/error.hpp"
 
@@ -67,8 +68,7 @@ Result run_in_chunks(const Plan& plan, std::size_t chunk, const std::function<Re
     where.piece_is_auto = is_auto && p == q;
     merge_piece(*plan.stat, r, s, where);
     if (!plan.pair_sink && r.pairs.size() > plan.max_pairs)
-      throw Error(ErrorKind::Resource, "pair list exceeds the limit of " + std::to_string(plan.max_pairs) +
-                                           " pairs; narrow the range or raise RunOptions::max_pairs");
+      throw_pair_limit(plan.max_pairs);
     r.info.threads = s.info.threads;
     last_plan = s.info.plan;
   };
@@ -97,8 +97,7 @@ Result run_in_chunks(const Plan& plan, std::size_t chunk, const std::function<Re
         std::lock_guard<std::mutex> lock(callbacks);
         listed += shifted.size();
         if (listed > plan.max_pairs)
-          throw Error(ErrorKind::Resource, "pair list exceeds the limit of " + std::to_string(plan.max_pairs) +
-                                               " pairs; narrow the range or raise RunOptions::max_pairs");
+          throw_pair_limit(plan.max_pairs);
         plan.pair_sink(shifted);
       };
     const Plan* one = &sub;
