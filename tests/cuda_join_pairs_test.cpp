@@ -45,9 +45,10 @@ double eps_for(const VectorSet& v, double fraction) {
 }
 
 // The join's pair list as a statistic (so that RunOptions reach the backend whole).
-Statistic pair_list(double eps, Metric m = Metric::Euclidean) {
+Statistic pair_list(double eps, Metric m = Metric::Euclidean, bool cross = false) {
   Statistic s;
   s.metric = m;
+  s.traversal = cross ? Traversal::Cross : Traversal::Auto;
   s.reduction = reduce::PairList{Binning::from_edges({0.0, eps > 0 ? eps : 4.9406564584124654e-324}), true};
   return s;
 }
@@ -65,7 +66,7 @@ void expect_same_pairs(const std::vector<PairRecord>& gpu, const std::vector<Pai
 // returns the GPU run's plan.
 std::string expect_same_join_pairs(const VectorSet& a, const VectorSet* b, double eps, const std::string& what,
                                    bool gram = true) {
-  const Statistic s = pair_list(eps);
+  const Statistic s = pair_list(eps, Metric::Euclidean, b != nullptr);
   const Result cpu = twobody::run(s, a, b, on("cpu"));
   const Result gpu = twobody::run(s, a, b, on("cuda"));
   EXPECT_EQ(gpu.info.backend, "cuda") << what;
@@ -167,7 +168,7 @@ TEST_F(CudaJoinPairs, PairSinkReceivesSortedBatchesOfTheWholeList) {
   };
   const std::vector<Case> cases = {
       {"gram auto", &a, nullptr, pair_list(eps), "TWOBODY_GRAM_PAIR_BUFFER", "5000"},
-      {"gram cross", &a, &b, pair_list(eps), "TWOBODY_GRAM_PAIR_BUFFER", "5000"},
+      {"gram cross", &a, &b, pair_list(eps, Metric::Euclidean, true), "TWOBODY_GRAM_PAIR_BUFFER", "5000"},
       {"float64 euclidean", &big, nullptr, pair_list(eps_for(big, 0.0005)), "TWOBODY_VECTOR_PRECISION", "fp64"},
       {"float64 cosine", &big, nullptr, pair_list(0.2, Metric::Cosine), "TWOBODY_VECTOR_PRECISION", "auto"},
   };
