@@ -46,7 +46,8 @@ class ResidentSet {
 struct RunOptions {
   std::string backend = "auto";  // auto | cpu | cuda
   int threads = 0;               // CPU threads; 0: all available; more than the processors: capped
-  // Called with the fraction done, from one thread, often; the callee rate-limits its display.
+  // Called with the fraction done, from one thread at a time (not always the same), often; the
+  // callee rate-limits its display.
   std::function<void(double)> progress;
   // Pair lists larger than this are refused with Error(Resource) instead of exhausting memory.
   std::size_t max_pairs = std::size_t(1) << 31;

@@ -106,7 +106,10 @@ auto traverse_blocks(std::size_t n_items, ItemOf item_of, const TraversalShape& 
   for (int t = 0; t < shape.threads; ++t) sinks.push_back(make_sink());
   std::atomic<std::size_t> done{0};
   std::atomic<bool> stop{false};
-  std::exception_ptr cancelled;  // written by thread 0 only, read after the region
+  // The thread that completes every 64th item reports progress, one at a time (the flag): with a
+  // dynamic schedule no fixed thread is sure to complete any of them.
+  std::atomic_flag reporting = ATOMIC_FLAG_INIT;
+  std::exception_ptr cancelled;  // written under `reporting`, read after the region
 
 #pragma omp parallel num_threads(shape.threads)
   {
@@ -127,16 +130,19 @@ auto traverse_blocks(std::size_t n_items, ItemOf item_of, const TraversalShape& 
         if (sink.overflow()) stop.store(true, std::memory_order_relaxed);
       }
       const std::size_t d = done.fetch_add(1, std::memory_order_relaxed) + 1;
-      if (shape.progress && *shape.progress && omp_get_thread_num() == 0 && (d & 63) == 0) {
+      if (shape.progress && *shape.progress && (d & 63) == 0 && !reporting.test_and_set(std::memory_order_acquire)) {
         // A progress callback that throws cancels the run (the Python module's Ctrl-C): no
         // exception may leave a parallel region, so every thread stops at its next item and the
-        // exception is thrown again after the region.
-        try {
-          (*shape.progress)(static_cast<double>(d) / static_cast<double>(n_items));
-        } catch (...) {
-          cancelled = std::current_exception();
-          stop.store(true, std::memory_order_relaxed);
+        // exception is thrown again after the region. Once stopped, nobody calls it again.
+        if (!stop.load(std::memory_order_relaxed)) {
+          try {
+            (*shape.progress)(static_cast<double>(d) / static_cast<double>(n_items));
+          } catch (...) {
+            cancelled = std::current_exception();
+            stop.store(true, std::memory_order_relaxed);
+          }
         }
+        reporting.clear(std::memory_order_release);
       }
     }
     if constexpr (requires { rows.finish(); }) rows.finish();
