@@ -199,7 +199,7 @@ JobsReport run_jobs(const Statistic& stat, const PointSet& a, const PointSet* b,
           local.progress(shown);
         }
         std::lock_guard<std::mutex> lock(merging);
-        if (share.name.empty()) share.name = r.info.device;
+        if (share.name.empty()) share.name = (simulated && devices[w] >= 0 ? "simulated: " : "") + r.info.device;
         ++share.jobs;
         waiting[position[queue[q]]] = std::move(r);
         merge_ready();
