@@ -33,8 +33,8 @@ struct SlabChunks {
   std::size_t count_within(std::size_t c, double lo, double hi) const;
 };
 
-// Sorted along `axis` (ties by index; a parallel sort of (coordinate, index): 10^8 points take a
-// second or two, not the minutes of one thread's indirect sort) and cut into `chunks` slabs of equal count (at most one per
+// Sorted along `axis` (ties by index; a parallel sort of (coordinate, index) pairs, since one
+// thread's sort of indices by an indirect key is slow at 10^8–10^9 points, not measured here) and cut into `chunks` slabs of equal count (at most one per
 // point, at least one).
 SlabChunks cut_into_slabs(const PointSet& p, int axis, std::size_t chunks);
 
