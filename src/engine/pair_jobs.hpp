@@ -34,8 +34,8 @@ struct SlabChunks {
 };
 
 // Sorted along `axis` (ties by index; a parallel sort of (coordinate, index) pairs, since one
-// thread's sort of indices by an indirect key is slow at 10^8–10^9 points, not measured here) and cut into `chunks` slabs of equal count (at most one per
-// point, at least one).
+// thread's sort of indices by an indirect key is slow at 10^8–10^9 points, not measured here) and
+// cut into `chunks` slabs of equal count (at most one per point, at least one).
 SlabChunks cut_into_slabs(const PointSet& p, int axis, std::size_t chunks);
 
 // The largest separation of a pair the statistic can count, in the points' coordinates (chord
