@@ -62,7 +62,7 @@ JoinOutput parse_join_output(const std::string& e) {
 
 void run_join(const JoinCommandOptions& s, const Context& c) {
   const CommonOptions& o = s.o;
-  const BackendWarmUp warm(o.backend);
+  const BackendWarmUp warm(o);
   const VectorSets sets = load_vector_sets(o);
   const bool cross = sets.cross;
   JoinOptions j;
@@ -162,7 +162,7 @@ struct KnnCommandOptions {
 
 void run_knn(const KnnCommandOptions& s, const Context& c) {
   const CommonOptions& o = s.o;
-  const BackendWarmUp warm(o.backend);
+  const BackendWarmUp warm(o);
   const VectorSets sets = load_vector_sets(o);
   KnnResult r = nearest_neighbours(sets.a, sets.second(), s.k, parse_metric(s.metric), make_run_options(o, c.bar));
   c.bar.finish();

@@ -6,6 +6,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "twobody/points.hpp"
 #include "twobody/result.hpp"
@@ -80,6 +81,16 @@ struct RunOptions {
   // A Distribution that runs pieces of one run sets the whole run's, so the pieces' sums add
   // exactly; nobody else needs it.
   std::optional<SumGrids> sum_grids;
+  // The CUDA devices this run uses (indices among the visible ones: visible_devices()). Empty: this
+  // process's device, as use_cuda_device chose. One: that device. Several (a device may repeat: two
+  // host threads share it): run() splits the pairs into jobs (the MPI decomposition's slabs,
+  // pair_jobs), one host thread a device taking the longest job left from one queue, so a faster
+  // device takes more; the results are summed in the jobs' order on the whole run's sum grids, the
+  // same bits as one device's and the CPU's. A matrix, and a statistic the CUDA backend refuses,
+  // run whole on the first device (the plan says so). Under an MPI distribution, each rank splits
+  // its own jobs over its devices. Error(Config) for an index beyond the visible devices, or with
+  // backend "cpu".
+  std::vector<int> devices;
 };
 
 // How a run is split across processes. run() and explain() hand a call with
@@ -117,11 +128,18 @@ std::string runs_on(const Statistic& stat, const RunOptions& opt = {});
 // pool, ~0.1 s on an H100), so that a caller can overlap it with reading its files, e.g. on a
 // std::thread. Does nothing for the CPU or when no GPU is visible; never throws.
 void warm_up(const std::string& backend);
+// The same on each of `devices` (RunOptions::devices; empty: as warm_up(backend)).
+void warm_up(const std::string& backend, const std::vector<int>& devices);
 
 // Which CUDA device this process's runs use, from now on: index modulo the visible devices (an MPI
 // rank passes its rank on the node, seed 003). Before any call: the current device (0). Does
 // nothing without CUDA.
 void use_cuda_device(int index);
+
+// Every device RunOptions::devices may name: 0, 1, ..., (visible CUDA devices) - 1; empty without
+// CUDA or a device. (TWOBODY_SIMULATED_DEVICES=N, for tests without a GPU: N simulated devices, each
+// the CPU backend on one thread.)
+std::vector<int> visible_devices();
 
 // Backends compiled into this library ("cpu", and "cuda" when built with CUDA).
 std::vector<std::string> available_backends();

@@ -192,6 +192,7 @@ class CudaBackend final : public Backend {
     RunOptions o;
     o.backend = "cuda";
     o.path = "grid";
+    o.devices = {current_cuda_device()};  // this backend's device, not use_cuda_device's
     twobody::run(s, points, nullptr, o);
     s.metric = Metric::Euclidean;
     twobody::run(s, points, nullptr, o);
@@ -308,13 +309,25 @@ std::string cuda_unavailable_reason() {
   return n == 0 ? "the CUDA runtime sees no device" : "";
 }
 
-std::unique_ptr<Backend> make_cuda_backend() {
+int cuda_device_count() {
   int n = 0;
-  if (const cudaError_t e = cudaGetDeviceCount(&n); e != cudaSuccess || n == 0) {
+  if (const cudaError_t e = cudaGetDeviceCount(&n); e != cudaSuccess) {
     cudaGetLastError();  // clear the sticky "no device" error
-    return nullptr;
+    return 0;
   }
-  if (const int d = chosen_device.load(); d >= 0) TWOBODY_CUDA_CHECK(cudaSetDevice(d % n));
+  return n;
+}
+
+std::unique_ptr<Backend> make_cuda_backend(int device) {
+  const int n = cuda_device_count();
+  if (n == 0) return nullptr;
+  if (device >= n)
+    throw Error(ErrorKind::Config, fmt::format("CUDA device {} is not visible: this process sees {} device{} (0 to {})",
+                                               device, n, n == 1 ? "" : "s", n - 1));
+  if (device >= 0)
+    TWOBODY_CUDA_CHECK(cudaSetDevice(device));
+  else if (const int d = chosen_device.load(); d >= 0)
+    TWOBODY_CUDA_CHECK(cudaSetDevice(d % n));
   return std::make_unique<cuda::CudaBackend>(cuda::device_info().name);
 }
 

@@ -77,8 +77,13 @@ class Backend {
 };
 
 std::unique_ptr<Backend> make_cpu_backend();
-// Null when the library was built without CUDA or no CUDA device is visible.
-std::unique_ptr<Backend> make_cuda_backend();
+// Null when the library was built without CUDA or no CUDA device is visible. `device` >= 0: that
+// device (an index below cuda_device_count()) becomes the calling thread's current device, which
+// the backend runs on (CUDA's current device is per host thread); -1: use_cuda_device's choice, or
+// the thread's current device.
+std::unique_ptr<Backend> make_cuda_backend(int device = -1);
+// CUDA devices visible to this process (0 without CUDA or a device).
+int cuda_device_count();
 // Why make_cuda_backend gives none: no CUDA in this build, or the CUDA runtime's own error (no
 // device, a driver older than the runtime, ...), for the message of a run that asked for CUDA.
 std::string cuda_unavailable_reason();
