@@ -7,6 +7,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
 #include "twobody/detail/cpu/vector_rows.hpp"
@@ -103,6 +104,7 @@ std::string run_on_gram_tiles(const VectorPlan& plan, const std::vector<double>&
   const bool self = plan.is_auto();
   const std::size_t na = plan.a->size(), nb = plan.b->size();
   const int dim = plan.a->dim();
+  const auto t0 = std::chrono::steady_clock::now();
   const std::vector<double> centre = gram_centre(a.data(), na, self ? nullptr : b.data(), self ? 0 : nb, dim, plan.threads);
   GramRows ga = make_gram_rows(a.data(), na, dim, centre, plan.threads);
   if (!ga.refusal.empty()) return (self ? "" : "first set: ") + ga.refusal;
@@ -127,18 +129,23 @@ std::string run_on_gram_tiles(const VectorPlan& plan, const std::vector<double>&
   in.capacity = gram_knn_capacity(plan.k, self ? nb - 1 : nb, policy.gram_knn_capacity);
   in.slab_queries = policy.knn_slab_queries;
   if (plan.progress) in.progress = [&plan](double f) { plan.progress(0.9 * f); };
+  const auto t1 = std::chrono::steady_clock::now();
   GramKnnResult g = run_gram_knn(in, ga, ka, self ? nullptr : &gb, self ? nullptr : &kb);
+  const auto t2 = std::chrono::steady_clock::now();
   std::vector<std::uint32_t> self_index;
   if (!g.fallback.empty()) run_fallback(plan, a, b, g, self_index);
+  const auto t3 = std::chrono::steady_clock::now();
+  const auto seconds = [](auto from, auto to) { return std::chrono::duration<double>(to - from).count(); };
   out = nearest_result(plan, g.index, std::move(g.key));
   out.info.pairs_settled_fp64 = g.candidates;
   out.info.plan = fmt::format(
       "FP16 Gram tiles k-NN on the tensor cores: lists of {} entries, {} candidates re-ranked in float64 ({:.2f} a "
       "query), {} of {} queries fell back to the float64 kernel (their lists full within the bound){}; {} partner "
-      "tiles swept, {} skipped by the norm gap; {} launches of {} queries, kernels {:.4f} s",
+      "tiles swept, {} skipped by the norm gap; {} launches of {} queries; host preparation {:.3f} s, Gram tiles {:.3f} "
+      "s (kernels {:.4f} s), fallback {:.3f} s",
       g.capacity, g.candidates, static_cast<double>(g.candidates) / static_cast<double>(std::max<std::size_t>(na - g.fallback.size(), 1)),
       g.fallback.size(), na, g.fallback.empty() ? "" : " (run there against every partner)", g.tiles, g.pruned, g.launches,
-      g.slab_queries, g.kernel_seconds);
+      g.slab_queries, seconds(t0, t1), seconds(t1, t2), g.kernel_seconds, seconds(t2, t3));
   return {};
 }
 
