@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "twobody/detail/exact/gram_bounds.hpp"
 
@@ -10,20 +9,15 @@ namespace twobody::cuda {
 
 namespace {
 
-// The value of FP16 bits as a float64 (exact), built on the bits: it runs once a coordinate.
-double half_to_double(std::uint16_t bits) {
-  const std::uint64_t sign = static_cast<std::uint64_t>(bits & 0x8000) << 48;
-  const int e = (bits >> 10) & 0x1f;
-  const std::uint64_t m = bits & 0x3ff;
-  if (e == 0) {  // zero or subnormal: m units of 2^-24
-    const double v = static_cast<double>(m) * 0x1p-24;
-    return bits & 0x8000 ? -v : v;
-  }
-  // Normal (the rows never hold infinities: |σx'| < 1): exponent e − 15, 10 fraction bits.
-  const std::uint64_t b = sign | (static_cast<std::uint64_t>(e - 15 + 1023) << 52) | (m << 42);
-  double v;
-  std::memcpy(&v, &b, sizeof v);
-  return v;
+// The values of all FP16 bit patterns as float32 (exact: 11 significant bits, exponents in range),
+// built once: a lookup a coordinate.
+const std::vector<float>& half_values() {
+  static const std::vector<float> table = [] {
+    std::vector<float> t(65536);
+    for (std::size_t b = 0; b < t.size(); ++b) t[b] = static_cast<float>(half_value(static_cast<std::uint16_t>(b)));
+    return t;
+  }();
+  return table;
 }
 
 }  // namespace
@@ -35,6 +29,7 @@ GramKnnRows make_gram_knn_rows(const GramRows& g, const double* rows, const std:
   k.rounded_norm.assign(n, 0.0);
   k.rounding.assign(n, 0.0);
   k.norm_low.assign(n, 0.0);
+  const std::vector<float>& values = half_values();
   const auto rows_n = static_cast<std::ptrdiff_t>(n);
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (std::ptrdiff_t rr = 0; rr < rows_n; ++rr) {
@@ -45,7 +40,7 @@ GramKnnRows make_gram_knn_rows(const GramRows& g, const double* rows, const std:
     double hat = 0, err = 0, shifted = 0;
     for (std::size_t c = 0; c < d; ++c) {
       const double xs = x[c] - centre[c];  // x', as make_gram_rows computes it
-      const double v = half_to_double(h[c]) * inv_sigma;
+      const double v = static_cast<double>(values[h[c]]) * inv_sigma;
       const double delta = v - xs;
       hat += v * v;  // exact squares (11-bit values), summed in order: within γ_d
       err += delta * delta;
