@@ -54,8 +54,13 @@ struct TuningPolicy {
   // Points a set may have in one launch, at most (TWOBODY_CUDA_CHUNK_POINTS; 0: by device memory).
   std::size_t chunk_points = 0;
 
-  // Queries whose k-NN lists a slab holds, at most (TWOBODY_KNN_SLAB_QUERIES; 0: by device memory).
+  // Queries whose k-NN lists a slab holds, at most (TWOBODY_KNN_SLAB_QUERIES; 0: by device memory):
+  // the float64 kernel's slabs and the Gram k-NN's launches.
   std::size_t knn_slab_queries = 0;
+  // Entries a query's list keeps on the Gram k-NN (TWOBODY_GRAM_KNN_CAPACITY, at least k; 0: k
+  // and room for the candidates of the bound's band, gram_knn_capacity): tests force it down to
+  // make queries fall back to the float64 kernel.
+  std::size_t gram_knn_capacity = 0;
 
   // The policy for a device of compute capability `sm` (major·10 + minor), with the environment's
   // overrides. Read at every run: tests change the environment between runs.

@@ -46,6 +46,7 @@ struct KnnArgs {
   std::size_t na, nb;
   int dim;
   bool is_auto, cosine;
+  const std::uint32_t* own;           // null, or each query's own index among the partners (is_auto)
   unsigned k;
   std::size_t first_query;            // the slab's first query
   std::size_t tile_begin, tile_end;   // partner tiles of this launch
@@ -223,7 +224,8 @@ __global__ void __launch_bounds__(kThreads) knn_tiles(KnnArgs g) {
       for (int c = 0; c < kPer; ++c)
         s.tile[(ty + kSide * r) * (kTile + 1) + tx + kSide * c] = g.cosine ? 1.0 - acc[r][c] : acc[r][c];
     __syncthreads();
-    for (int r = warp; r < kTile && i0 + r < g.na; r += kWarps) offer(g, s, area, r, q0 + r, i0 + r, J * kTile);
+    for (int r = warp; r < kTile && i0 + r < g.na; r += kWarps)
+      offer(g, s, area, r, q0 + r, g.own ? g.own[i0 + r] : i0 + r, J * kTile);
     __syncthreads();
   }
   if (g.last) {
@@ -246,8 +248,12 @@ VectorKnnResult run_vector_knn(const VectorKnnInput& in) {
   const std::size_t dim = static_cast<std::size_t>(in.dim), k = static_cast<std::size_t>(in.k);
   DeviceBuffer<double> a(in.na * dim);
   a.upload(in.a, in.na * dim);
-  DeviceBuffer<double> b_own(in.is_auto ? 0 : in.nb * dim);
-  if (!in.is_auto) b_own.upload(in.b, in.nb * dim);
+  // A self-k-NN of a subset of the set's rows (own_index) reads its partners apart.
+  const bool separate = !in.is_auto || in.own_index;
+  DeviceBuffer<double> b_own(separate ? in.nb * dim : 0);
+  if (separate) b_own.upload(in.b, in.nb * dim);
+  DeviceBuffer<std::uint32_t> own(in.own_index ? in.na : 0);
+  if (in.own_index) own.upload(in.own_index, in.na);
   // A slab's lists in at most half the free memory and 2 GiB: 55 000 queries at k = 1024.
   std::size_t free_b = 0, total_b = 0;
   TWOBODY_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
@@ -263,7 +269,8 @@ VectorKnnResult run_vector_knn(const VectorKnnInput& in) {
   DeviceBuffer<QueryState> state(slab);
   KnnArgs g{};
   g.a = a.get();
-  g.b = in.is_auto ? a.get() : b_own.get();
+  g.b = separate ? b_own.get() : a.get();
+  g.own = own.get();
   g.na = in.na;
   g.nb = in.nb;
   g.dim = in.dim;

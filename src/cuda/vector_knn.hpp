@@ -27,7 +27,11 @@ struct VectorKnnInput {
   const double* b = nullptr;  // partners, nb x dim; equals a for a self-k-NN
   std::size_t na = 0, nb = 0;
   int dim = 0;
-  bool is_auto = true;   // partners are a's other rows
+  bool is_auto = true;   // partners are a's other rows (or b's, with own_index)
+  // With is_auto: null when the queries are the partners themselves (b = a), else each query's own
+  // index among b's rows, excluded from its partners (the queries a subset of the set: the Gram
+  // k-NN's fallback, gram_knn.hpp).
+  const std::uint32_t* own_index = nullptr;
   bool cosine = false;   // key 1 - a.b (rows normalised), else the squared distance
   int k = 1;             // 1 <= k <= kMaxDeviceNearest, and at most the partners a query has
   std::function<void(double)> progress;  // between launches; an exception it throws ends the run
