@@ -11,6 +11,8 @@
 #include "test_support.hpp"
 #include "twobody/detail/cuda/tuning_policy.hpp"
 #include "twobody/detail/cuda/vector_choice.hpp"
+#include "twobody/error.hpp"
+#include "twobody/joins.hpp"
 #include "vector_test_data.hpp"
 
 namespace twobody::cuda {
@@ -152,6 +154,23 @@ TEST(VectorChoice, ForcedLowDimensionAndSmallJoins) {
   const PrecisionChoice w = choose_join(wide, nullptr, 1.5);
   EXPECT_TRUE(w.sampled);
   EXPECT_FALSE(w.gram) << w.why;
+}
+
+TEST(VectorChoice, TheRunsPrecisionIsChecked) {
+  std::mt19937_64 rng(fresh_seed());
+  const VectorSet a = gaussian_vectors(300, 20, rng);
+  JoinOptions o;
+  o.eps = 3;
+  o.output = JoinOutput::Total;
+  RunOptions run;
+  run.backend = "cpu";
+  const std::uint64_t total = similarity_join(a, nullptr, o, run).total;
+  for (const char* p : {"auto", "fp16", "fp64"}) {
+    run.precision = p;
+    EXPECT_EQ(similarity_join(a, nullptr, o, run).total, total) << p;  // (the CPU's arithmetic is the rule's)
+  }
+  run.precision = "fp32";
+  testing_support::expect_error(ErrorKind::Config, "unknown precision 'fp32'", [&] { similarity_join(a, nullptr, o, run); });
 }
 
 TEST(VectorChoice, TheGpuSuitesGramCasesStayOnTheGramTiles) {

@@ -177,7 +177,7 @@ Result run_vectors_on_device(const VectorPlan& plan) {
     in.device_a = rows.a.rule.get();
     in.device_b = plan.is_auto() ? in.device_a : rows.b.rule.get();
   }
-  const std::string chosen = path.gram && fallback.empty() && choice.sampled ? "; chosen by " + choice.why : "";
+  const std::string choice_note = path.gram && fallback.empty() && choice.sampled ? "; chosen by " + choice.why : "";
 
   if (path.gram && fallback.empty() && out == OutputKind::PairList) {
     const GramPairsResult g = run_gram_pairs(in, rows.a, plan.is_auto() ? nullptr : &rows.b, policy.gram_pair_buffer, in.take);
@@ -187,7 +187,7 @@ Result run_vectors_on_device(const VectorPlan& plan) {
         "FP16 Gram tiles on the tensor cores, pair list: {} undecided pairs settled in float64, every listed pair's "
         "distance by the rule; a buffer of {} pairs, {} tile launches ({} resuming tiles stopped by a full buffer){}; "
         "kernels {:.4f} s{}{}",
-        g.settled, g.buffer_pairs, g.launches, g.resumed, taker.note(), g.kernel_seconds, prepared, chosen);
+        g.settled, g.buffer_pairs, g.launches, g.resumed, taker.note(), g.kernel_seconds, prepared, choice_note);
     return r;
   }
   if (path.gram && fallback.empty()) {
@@ -203,7 +203,7 @@ Result run_vectors_on_device(const VectorPlan& plan) {
         g.settled_inline ? fmt::format(" ({} inside the tiles: the settle queue of {} pairs was full)", g.settled_inline,
                                        g.queue_capacity)
                          : "",
-        g.kernel_seconds, prepared, chosen);
+        g.kernel_seconds, prepared, choice_note);
     return r;
   }
   VectorJoinResult j = run_vector_join(in);
