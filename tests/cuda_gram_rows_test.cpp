@@ -183,6 +183,13 @@ TEST_F(CudaGramRows, DeviceRowsEqualTheHostsOnEveryStorage) {
   const VectorSet strided = VectorSet::borrow(storage->data(), Element::F32, n, d, d + 7, storage);
   expect_device_equals_host(strided, nullptr, "borrowed, stride d + 7");
   expect_device_equals_host(strided.slice(13, 400), &f64, "a slice of it x float64");
+  // float32 rows beyond one 64 MB staging slab (17000 x 1000 x 4 bytes: two slabs), and float16.
+  std::vector<float> large(std::size_t(17000) * 1000);
+  for (float& x : large) x = static_cast<float>(g(rng));
+  expect_device_equals_host(VectorSet::from_rows(std::move(large), 17000, 1000), nullptr, "float32, two staging slabs");
+  std::vector<std::uint16_t> large_h(std::size_t(40000) * 1000);
+  for (auto& x : large_h) x = static_cast<std::uint16_t>(0x3000 + (rng() % 0x1000));
+  expect_device_equals_host(VectorSet::from_half_bits(std::move(large_h), 40000, 1000), nullptr, "float16, two staging slabs");
 }
 
 TEST_F(CudaGramRows, DeviceRowsEqualTheHostsOnAdversarialRows) {

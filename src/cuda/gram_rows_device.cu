@@ -211,27 +211,37 @@ __global__ void __launch_bounds__(kGramRowBlock) block_bounds(const double* norm
 }
 
 // A set's rows as stored, uploaded (the pitch of a borrowed set's rows dropped) and promoted.
+// float16 and float32 rows go through a staging buffer of at most kStagingBytes, a slab of rows at
+// a time, so the device holds the float64 rows and one slab, never a second copy of the set (the
+// copies from pageable memory wait for the previous slab's promotion on the legacy stream).
+constexpr std::size_t kStagingBytes = std::size_t(64) << 20;
+
 DeviceBuffer<double> upload_rule_rows(const VectorSet& v) {
   const std::size_t n = v.size(), d = static_cast<std::size_t>(v.dim()), eb = element_bytes(v.element());
   DeviceBuffer<double> rule(n * d);
   if (n == 0) return rule;
-  const auto copy = [&](void* to) {
+  const auto copy = [&](void* to, std::size_t first, std::size_t rows) {
     if (v.row_stride() == d)
-      TWOBODY_CUDA_CHECK(cudaMemcpy(to, v.row(0), n * d * eb, cudaMemcpyHostToDevice));
+      TWOBODY_CUDA_CHECK(cudaMemcpy(to, v.row(first), rows * d * eb, cudaMemcpyHostToDevice));
     else
-      TWOBODY_CUDA_CHECK(cudaMemcpy2D(to, d * eb, v.row(0), v.row_stride() * eb, d * eb, n, cudaMemcpyHostToDevice));
+      TWOBODY_CUDA_CHECK(cudaMemcpy2D(to, d * eb, v.row(first), v.row_stride() * eb, d * eb, rows, cudaMemcpyHostToDevice));
   };
   if (v.element() == Element::F64) {
-    copy(rule.get());
+    copy(rule.get(), 0, n);
     return rule;
   }
-  DeviceBuffer<unsigned char> raw(n * d * eb);  // (freed in stream order, after the promotion)
-  copy(raw.get());
-  if (v.element() == Element::F32)
-    promote<<<grid_for(n * d, 256), 256>>>(reinterpret_cast<const float*>(raw.get()), rule.get(), n * d);
-  else
-    promote<<<grid_for(n * d, 256), 256>>>(reinterpret_cast<const std::uint16_t*>(raw.get()), rule.get(), n * d);
-  TWOBODY_CUDA_CHECK_LAUNCH("promote");
+  const std::size_t slab = std::clamp<std::size_t>(kStagingBytes / (d * eb), 1, n);
+  DeviceBuffer<unsigned char> raw(slab * d * eb);  // (freed in stream order, after the last promotion)
+  for (std::size_t first = 0; first < n; first += slab) {
+    const std::size_t rows = std::min(slab, n - first), count = rows * d;
+    copy(raw.get(), first, rows);
+    double* to = rule.get() + first * d;
+    if (v.element() == Element::F32)
+      promote<<<grid_for(count, 256), 256>>>(reinterpret_cast<const float*>(raw.get()), to, count);
+    else
+      promote<<<grid_for(count, 256), 256>>>(reinterpret_cast<const std::uint16_t*>(raw.get()), to, count);
+    TWOBODY_CUDA_CHECK_LAUNCH("promote");
+  }
   return rule;
 }
 
