@@ -55,6 +55,11 @@ struct RunOptions {
   // Traversal of cutoff statistics: "auto" (the cost model picks), "brute" or "grid" (the cell
   // grid whenever the statistic allows one: Euclidean metric, output ignoring pairs beyond r_max).
   std::string path = "auto";
+  // Joins over vectors on the GPU (Euclidean counts and pair lists): "auto" (the cheaper of the two
+  // by a sample of the pairs), "fp16" (FP16 Gram tiles on the tensor cores wherever they apply) or
+  // "fp64" (the float64 kernel). Every choice gives the exact result (docs/exactness.md); "auto"
+  // leaves the choice to TWOBODY_VECTOR_PRECISION when that is set.
+  std::string precision = "auto";
   // Splits every run across processes (MPI: twobody/distributed.hpp); null: this process runs all
   // the pairs. Statistics and correlation functions pass their options on, so setting it here
   // distributes all of their counts.

@@ -19,6 +19,10 @@ enum class VectorJoinOutput { Total, PerPoint, Pairs };
 struct VectorJoinInput {
   const double* a = nullptr;  // na x dim, row-major
   const double* b = nullptr;  // nb x dim; equals a for a self-join
+  // The same rows already on the device (gram_rows_device.hpp's rule rows), or null: then a and b
+  // are uploaded (and need not be set when these are).
+  const double* device_a = nullptr;
+  const double* device_b = nullptr;
   std::size_t na = 0, nb = 0;
   int dim = 0;
   bool is_auto = true;   // pairs i < j of one set

@@ -37,6 +37,7 @@ struct VectorPlan {
   const VectorSet* b = nullptr;  // equals a for Auto traversal
   KeyEdges edges;                // bins or range in key space (none for Matrix and Nearest)
   int k = 0;                     // Nearest
+  std::string precision = "auto";  // RunOptions::precision
   int threads = 1;
   std::size_t max_pairs = 0;
   std::function<void(std::span<const PairRecord>)> pair_sink;
