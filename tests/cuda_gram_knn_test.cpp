@@ -107,8 +107,9 @@ TEST_F(CudaGramKnn, EqualsTheCpuOnClusteredData) {
     const VectorSet a = clustered(n, d, 0.15, rng), b = clustered(1100, d, 0.3, rng);
     expect_same_for_every_k(a, nullptr, "clustered self d=" + std::to_string(d));
     expect_same_for_every_k(a, &b, "clustered cross d=" + std::to_string(d));
-    // Every partner there is: the lists hold them all.
-    expect_same_knn(b, &a, static_cast<int>(a.size()), "clustered, k = every partner d=" + std::to_string(d));
+    // Every partner there is (at most the kernel's k of 1024): the lists hold them all.
+    const VectorSet few = a.slice(0, std::min<std::size_t>(a.size(), 1000));
+    expect_same_knn(b, &few, static_cast<int>(few.size()), "clustered, k = every partner d=" + std::to_string(d));
   }
 }
 

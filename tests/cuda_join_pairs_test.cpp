@@ -91,7 +91,9 @@ TEST_F(CudaJoinPairs, GramPairsEqualTheCpuOnMixtures) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   for (int d : {16, 17, 128, 960}) {
     const std::size_t n = d >= 960 ? 700 : 1500;
-    const VectorSet a = gaussian_mixture(n, d, rng), b = gaussian_mixture(n / 3 + 5, d, rng);
+    // One mixture cut in two: the cross join's sets share clusters, so it has pairs.
+    const VectorSet both = gaussian_mixture(n + n / 3 + 5, d, rng);
+    const VectorSet a = both.slice(0, n), b = both.slice(n, n / 3 + 5);
     for (double fraction : {0.001, 0.05, 0.3}) {
       const double eps = eps_for(a, fraction);
       const std::string what = "d=" + std::to_string(d) + " fraction " + std::to_string(fraction);
@@ -153,7 +155,9 @@ TEST_F(CudaJoinPairs, PairSinkReceivesSortedBatchesOfTheWholeList) {
   const auto seed = fresh_seed();
   std::mt19937_64 rng(seed);
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const VectorSet a = gaussian_mixture(3000, 40, rng), b = gaussian_mixture(900, 40, rng);
+  // One mixture cut in two, so that the cross join has pairs (two mixtures' clusters lie apart).
+  const VectorSet both = gaussian_mixture(3900, 40, rng);
+  const VectorSet a = both.slice(0, 3000), b = both.slice(3000, 900);
   const double eps = eps_for(a, 0.03);
   // The Gram tiles with a buffer that fills (many batches), then the float64 kernel: Euclidean
   // forced (TWOBODY_VECTOR_PRECISION=fp64), and cosine, on a set of 20000 so that it has several slabs.
