@@ -62,6 +62,50 @@ class RuleRows {
   std::vector<double> norms_;
 };
 
+// The keys of Q anchors against n partners held transposed — coordinate k of partner t at
+// cols[k * width + t], readable up to 8 past n — anchor q's at out[q * stride + t]: a chunk of 8
+// partners x Q anchors held in registers through the whole sum over k (one load of a partner's
+// coordinate serves Q pairs), each pair's sum still in stored order. The brute force's blocks and
+// the EGO join's leaves both run it: the same keys, bit for bit.
+template <int Q>
+void column_keys(Metric m, int dim, const double* cols, std::size_t width, const double* const (&a)[Q], std::size_t n,
+                 double* out, std::size_t stride) {
+  constexpr std::size_t kLanes = 8;
+  const bool cosine = m == Metric::Cosine;
+  for (std::size_t t0 = 0; t0 < n; t0 += kLanes) {
+    double acc[Q][kLanes] = {};
+    const double* base = cols + t0;
+    for (int k = 0; k < dim; ++k) {
+      const double* col = base + static_cast<std::size_t>(k) * width;
+      for (int q = 0; q < Q; ++q) {
+        const double aq = a[q][k];
+        if (cosine) {
+#pragma omp simd
+          for (std::size_t u = 0; u < kLanes; ++u) acc[q][u] += aq * col[u];
+        } else {
+#pragma omp simd
+          for (std::size_t u = 0; u < kLanes; ++u) {
+            const double d = aq - col[u];
+            acc[q][u] += d * d;
+          }
+        }
+      }
+    }
+    // A whole chunk is stored as one vector; a short last one lane by lane (a copy of run-time
+    // length became `rep movs`, a fifth of the EGO join's time at d = 16).
+    const std::size_t lanes = std::min(kLanes, n - t0);
+    for (int q = 0; q < Q; ++q) {
+      double* o = out + static_cast<std::size_t>(q) * stride + t0;
+      if (lanes == kLanes) {
+#pragma omp simd
+        for (std::size_t u = 0; u < kLanes; ++u) o[u] = cosine ? 1.0 - acc[q][u] : acc[q][u];
+      } else {
+        for (std::size_t u = 0; u < lanes; ++u) o[u] = cosine ? 1.0 - acc[q][u] : acc[q][u];
+      }
+    }
+  }
+}
+
 // Partners [b0, b1) transposed: coordinate k of partner b0 + t at [k * width + t].
 class PartnerBlock {
  public:
@@ -78,37 +122,11 @@ class PartnerBlock {
     b1_ = b1;
   }
   std::size_t b0() const { return b0_; }
-  // keys for Q anchors at once, anchor q's keys of partners [j0, j1) at out[q * stride + t]: a
-  // chunk of 8 partners x Q anchors held in registers through the whole sum over k (one load of a
-  // partner's coordinate serves Q pairs), each pair's sum still in stored order.
+  // keys for Q anchors at once, anchor q's keys of partners [j0, j1) at out[q * stride + t]
+  // (column_keys).
   template <int Q>
   void keys(Metric m, const double* const (&a)[Q], std::size_t j0, std::size_t j1, double* out, std::size_t stride) const {
-    constexpr std::size_t kLanes = 8;
-    const std::size_t n = j1 - j0, off = j0 - b0_;
-    const bool cosine = m == Metric::Cosine;
-    for (std::size_t t0 = 0; t0 < n; t0 += kLanes) {
-      double acc[Q][kLanes] = {};
-      const double* base = t_.data() + off + t0;
-      for (int k = 0; k < dim_; ++k) {
-        const double* col = base + static_cast<std::size_t>(k) * width_;
-        for (int q = 0; q < Q; ++q) {
-          const double aq = a[q][k];
-          if (cosine) {
-#pragma omp simd
-            for (std::size_t u = 0; u < kLanes; ++u) acc[q][u] += aq * col[u];
-          } else {
-#pragma omp simd
-            for (std::size_t u = 0; u < kLanes; ++u) {
-              const double d = aq - col[u];
-              acc[q][u] += d * d;
-            }
-          }
-        }
-      }
-      const std::size_t lanes = std::min(kLanes, n - t0);
-      for (int q = 0; q < Q; ++q)
-        for (std::size_t u = 0; u < lanes; ++u) out[static_cast<std::size_t>(q) * stride + t0 + u] = cosine ? 1.0 - acc[q][u] : acc[q][u];
-    }
+    column_keys<Q>(m, dim_, t_.data() + (j0 - b0_), width_, a, j1 - j0, out, stride);
   }
   // One anchor's keys, keys[t] for the partners [j0, j1).
   void keys(Metric m, const double* a, std::size_t j0, std::size_t j1, double* out) const {

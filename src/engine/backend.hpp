@@ -38,6 +38,7 @@ struct VectorPlan {
   KeyEdges edges;                // bins or range in key space (none for Matrix and Nearest)
   int k = 0;                     // Nearest
   int threads = 1;
+  std::string path = "auto";  // RunOptions::path: the CPU join's traversal (auto, brute, grid: EGO)
   std::size_t max_pairs = 0;
   std::function<void(std::span<const PairRecord>)> pair_sink;
   std::function<void(double)> progress;
