@@ -1,6 +1,8 @@
 // The EGO order and tree of a vector set (ego_index.hpp).
 #include "twobody/detail/cpu/ego_index.hpp"
 
+#include "twobody/detail/cpu/vector_rows.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -94,7 +96,7 @@ EgoGrid EgoGrid::make(const VectorSet& a, const VectorSet* b, double eps, int th
 
 double EgoIndex::bytes(std::size_t n, int d, std::size_t keys, std::size_t leaf) {
   const double nodes = 4.0 * static_cast<double>(n) / static_cast<double>(std::max<std::size_t>(leaf, 1)) + 1;
-  return static_cast<double>(n) * (16.0 * d + 4.0 + 4.0 * static_cast<double>(keys)) + nodes * (16.0 * d + 12.0);
+  return static_cast<double>(n) * (16.0 * d + 4.0 + 4.0 * static_cast<double>(keys)) + nodes * (24.0 * d + 20.0);
 }
 
 EgoIndex::EgoIndex(const VectorSet& v, const EgoGrid& grid, std::size_t leaf, int threads) : dim_(v.dim()) {
@@ -110,7 +112,7 @@ EgoIndex::EgoIndex(const VectorSet& v, const EgoGrid& grid, std::size_t leaf, in
   build_tree(cells, grid.dims.size(), std::max<std::size_t>(leaf, 1));
   cells = {};
   build_boxes(threads);
-  transpose_leaves(threads);
+  panel_leaves(threads);
 }
 
 void EgoIndex::sort_by_cell(const VectorSet& v, const EgoGrid& grid, std::vector<std::int32_t>& cells, int threads) {
@@ -221,17 +223,24 @@ void EgoIndex::build_boxes(int threads) {
   }
 }
 
-void EgoIndex::transpose_leaves(int threads) {
+void EgoIndex::panel_leaves(int threads) {
   const std::size_t d = static_cast<std::size_t>(dim_);
-  columns_.assign(order_.size() * d + 8, 0.0);
+  panel_at_.assign(nodes_.size(), 0);
+  std::size_t at = 0;
+  for (std::size_t k = 0; k < nodes_.size(); ++k)
+    if (nodes_[k].leaf()) {
+      panel_at_[k] = at;
+      at += panel_doubles(nodes_[k].size(), dim_);
+    }
+  panels_.assign(at, 0.0);
   const auto count = static_cast<std::ptrdiff_t>(nodes_.size());
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 64)
   for (std::ptrdiff_t k = 0; k < count; ++k) {
     const EgoNode& x = nodes_[static_cast<std::size_t>(k)];
     if (!x.leaf()) continue;
-    double* c = columns_.data() + static_cast<std::size_t>(x.begin) * d;
-    for (std::uint32_t p = x.begin; p < x.end; ++p)
-      for (std::size_t j = 0; j < d; ++j) c[j * x.size() + (p - x.begin)] = row(p)[j];
+    double* panels = panels_.data() + panel_at_[static_cast<std::size_t>(k)];
+    for (std::uint32_t t = 0; t < x.size(); ++t)
+      for (std::size_t j = 0; j < d; ++j) panels[t / 8 * 8 * d + j * 8 + t % 8] = row(x.begin + t)[j];
   }
 }
 

@@ -7,6 +7,7 @@
 // range is compact along one dimension after another. The cells only order and split; pruning
 // (ego_join.cpp) uses the boxes of the rows themselves, whose lower bound on the rule's key is
 // proven below, so a cell computed an ulp off can cost pruning but never a pair.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -49,11 +50,9 @@ class EgoIndex {
   // The rows in EGO order, row-major float64.
   const VectorSet& rows() const { return rows_; }
   const double* row(std::size_t p) const { return static_cast<const double*>(rows_.row(p)); }
-  // A leaf's rows transposed: coordinate k of its row begin + t at columns(leaf)[k * size + t]
-  // (readable 8 past the end: the kernel's chunks of 8), as the kernel reads its partners.
-  const double* columns(std::size_t leaf) const {
-    return columns_.data() + static_cast<std::size_t>(nodes_[leaf].begin) * static_cast<std::size_t>(dim_);
-  }
+  // A leaf's rows in panels of 8 (vector_rows.hpp: panel_keys), as the kernel reads its partners:
+  // coordinate k of its row begin + t at panels(leaf)[(t / 8) * 8 * dim + k * 8 + t % 8].
+  const double* panels(std::size_t leaf) const { return panels_.data() + panel_at_[leaf]; }
   const std::vector<EgoNode>& nodes() const { return nodes_; }
   const double* lo(std::size_t node) const { return lo_.data() + node * static_cast<std::size_t>(dim_); }
   const double* hi(std::size_t node) const { return hi_.data() + node * static_cast<std::size_t>(dim_); }
@@ -66,13 +65,14 @@ class EgoIndex {
   void sort_by_cell(const VectorSet& v, const EgoGrid& grid, std::vector<std::int32_t>& cells, int threads);
   void build_tree(const std::vector<std::int32_t>& cells, std::size_t keys, std::size_t leaf);
   void build_boxes(int threads);
-  void transpose_leaves(int threads);
+  void panel_leaves(int threads);
 
   int dim_ = 0;
   std::vector<std::uint32_t> order_;
   VectorSet rows_;
   std::vector<EgoNode> nodes_;
-  std::vector<double> lo_, hi_, columns_;
+  std::vector<double> lo_, hi_, panels_;
+  std::vector<std::size_t> panel_at_;  // per leaf: where its panels start
   std::size_t leaves_ = 0;
 };
 
@@ -88,8 +88,9 @@ inline double box_key_bound(const double* alo, const double* ahi, const double* 
                             double stop) {
   double s = 0;
   for (int k = 0; k < d; ++k) {
-    const double above = alo[k] - bhi[k], below = blo[k] - ahi[k];
-    const double g = above > 0 ? above : below > 0 ? below : 0.0;
+    // (Of the two differences at most one is positive: rounding keeps a nonzero difference's
+    // sign, and alo − bhi > 0 puts blo − ahi below 0; max() is then the gap.)
+    const double g = std::max(std::max(alo[k] - bhi[k], blo[k] - ahi[k]), 0.0);
     const double square = g * g;
     s += square;
     if (s >= stop) break;

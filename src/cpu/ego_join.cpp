@@ -89,14 +89,6 @@ class Recursion {
       if (listed_.fetch_add(1, std::memory_order_relaxed) + 1 >= limit_) over_.store(true, std::memory_order_relaxed);
       return;
     }
-    const auto go = [&](std::uint32_t x, std::uint32_t y, std::uint64_t size) {
-      if (size >= kTaskPairs) {
-#pragma omp task firstprivate(x, y)
-        visit(x, y);
-      } else {
-        visit(x, y);
-      }
-    };
     if (self) {
       // A node with itself: its halves with themselves and with each other, each pair once.
       const auto c = static_cast<std::uint32_t>(na.child);
@@ -115,6 +107,17 @@ class Recursion {
       const auto c = static_cast<std::uint32_t>(nb.child);
       go(a, c, pairs / 2);
       go(a, c + 1, pairs / 2);
+    }
+  }
+
+  // A pair of nodes of `size` pairs: a task of its own when large (a member function, not a
+  // lambda: the task must not outlive a closure on its parent's stack).
+  void go(std::uint32_t x, std::uint32_t y, std::uint64_t size) {
+    if (size >= kTaskPairs) {
+#pragma omp task firstprivate(x, y)
+      visit(x, y);
+    } else {
+      visit(x, y);
     }
   }
 
@@ -169,7 +172,7 @@ std::uint64_t predict_evaluated(const EgoJoin& j) {
       continue;
     }
     anchors.clear();
-    rows_near_box(A.columns(it.a), na.size(), A.dim(), B.lo(it.b), B.hi(it.b), j.hi, na.begin, anchors);
+    rows_near_box(A.panels(it.a), na.size(), A.dim(), B.lo(it.b), B.hi(it.b), j.hi, na.begin, anchors);
     kept += anchors.size() * std::uint64_t{nb.size()};
     sampled += std::uint64_t{na.size()} * nb.size();
   }

@@ -3,7 +3,7 @@
 // Grid Order as trees of row ranges (ego_index.hpp), Super-EGO's recursion on pairs of ranges —
 // a pair whose boxes are provably beyond the range's last edge is dropped, a pair of leaves is
 // kept, otherwise the larger range is split where its cells change — run once over OpenMP tasks
-// to list the leaf pairs, which the brute force's kernel (column_keys<4>: the same rule,
+// to list the leaf pairs, which the brute force's kernel (panel_keys<4>: the same rule,
 // the same bits) then evaluates through the same sinks. The list's pair count is the prediction
 // the cost model weighs against the brute force's n(n-1)/2 before any key is computed.
 #include <atomic>
@@ -73,21 +73,22 @@ struct EgoChoice {
 EgoChoice choose_ego(const VectorPlan& plan);
 std::string describe_ego(const VectorPlan& plan);
 
-// Appends to `out` first + t for the rows t < n held transposed (coordinate k of row t at
-// cols[k * n + t], readable 8 past n) whose bound against the box [lo, hi] is below `limit`: eight
-// rows at a time, each lane the sum box_key_bound takes (a row is its own box), in the same order.
-inline void rows_near_box(const double* cols, std::size_t n, int d, const double* lo, const double* hi, double limit,
+// Appends to `out` first + t for the rows t < n held in panels of 8 (panel_keys' layout) whose
+// bound against the box [lo, hi] is below `limit`: a panel at a time, each lane the sum
+// box_key_bound takes (a row is its own box), in the same order.
+inline void rows_near_box(const double* panels, std::size_t n, int d, const double* lo, const double* hi, double limit,
                           std::uint32_t first, std::vector<std::uint32_t>& out) {
   constexpr std::size_t kLanes = 8;
   for (std::size_t t0 = 0; t0 < n; t0 += kLanes) {
     double s[kLanes] = {};
+    const double* panel = panels + t0 * static_cast<std::size_t>(d);
     for (int k = 0; k < d; ++k) {
-      const double* c = cols + static_cast<std::size_t>(k) * n + t0;
+      const double* c = panel + static_cast<std::size_t>(k) * kLanes;
       const double l = lo[k], h = hi[k];
 #pragma omp simd
       for (std::size_t u = 0; u < kLanes; ++u) {
-        const double above = c[u] - h, below = l - c[u];
-        const double g = above > 0 ? above : below > 0 ? below : 0.0;
+        // As box_key_bound's gap: at most one of the two differences is positive.
+        const double g = std::max(std::max(c[u] - h, l - c[u]), 0.0);
         const double square = g * g;
         s[u] += square;
       }
@@ -99,8 +100,8 @@ inline void rows_near_box(const double* cols, std::size_t n, int d, const double
 
 // One thread's evaluator of the join's leaf pairs (traverse_blocks' rows.block(item)): the
 // anchors whose distance to the partner leaf's box is provably beyond the range are skipped, the
-// others go four at a time through the brute force's kernel (column_keys<4>) against the leaf's
-// rows, which the index holds transposed; the keys reach the sink with positions in EGO order (the
+// others go four at a time through the brute force's kernel (panel_keys<4>) against the leaf's
+// rows, which the index holds in panels of 8; the keys reach the sink with positions in EGO order (the
 // caller maps them back).
 template <class Sink>
 class EgoLeafRows {
@@ -117,7 +118,7 @@ class EgoLeafRows {
     if (triangle) {
       for (std::uint32_t p = na.begin; p < na.end; ++p) anchors_.push_back(p);
     } else {
-      rows_near_box(A_.columns(item.a), na.size(), d, B_.lo(item.b), B_.hi(item.b), j_.hi, na.begin, anchors_);
+      rows_near_box(A_.panels(item.a), na.size(), d, B_.lo(item.b), B_.hi(item.b), j_.hi, na.begin, anchors_);
     }
     if (anchors_.empty()) return;
     const auto natural = [](double k) { return natural_of_vector_key(Metric::Euclidean, k); };
@@ -126,10 +127,12 @@ class EgoLeafRows {
       // anchor has the most partners, j > i.
       const double* rows[kGroup];
       for (int q = 0; q < kGroup; ++q) rows[q] = A_.row(anchors_[std::min(g + q, anchors_.size() - 1)]);
-      const std::size_t j0 = triangle ? anchors_[g] + 1 : nb.begin;
-      if (j0 >= nb.end) break;
-      column_keys<kGroup>(Metric::Euclidean, d, B_.columns(item.b) + (j0 - nb.begin), nb.size(), rows, nb.end - j0,
-                          keys_.data(), stride_);
+      // From the first partner of the panel of 8 that holds the first one needed.
+      const std::size_t first = triangle ? anchors_[g] + 1 : nb.begin;
+      if (first >= nb.end) break;
+      const std::size_t j0 = nb.begin + (first - nb.begin) / 8 * 8;
+      panel_keys<kGroup>(Metric::Euclidean, d, B_.panels(item.b) + (j0 - nb.begin) * static_cast<std::size_t>(d), rows,
+                         nb.end - j0, keys_.data(), stride_);
       for (std::size_t q = 0; q < kGroup && g + q < anchors_.size(); ++q) {
         const std::size_t i = anchors_[g + q], js = triangle ? i + 1 : nb.begin;
         if (js >= nb.end) continue;

@@ -43,7 +43,8 @@ class VectorKeyRows {
 
  private:
   // Anchors [i, i + 4) of the block (fewer at its end; a missing one repeats the last) against
-  // the partners every one of them needs: from the first anchor's start on.
+  // the partners every one of them needs: from the first anchor's start on, taken down to the
+  // first partner of its panel of 8 (PartnerBlock::keys).
   void compute_group(std::size_t i, const BlockPair& bp) {
     const std::size_t dim = static_cast<std::size_t>(A_.dim());
     const double* rows[kGroup];
@@ -53,6 +54,7 @@ class VectorKeyRows {
       rows[q] = anchors_.data() + static_cast<std::size_t>(q) * dim;
     }
     group_j0_ = bp.triangle ? std::max(i + 1, bp.b0) : bp.b0;
+    group_j0_ = bp.b0 + (group_j0_ - bp.b0) / 8 * 8;
     if (group_j0_ < bp.b1) block_.keys<kGroup>(m_, rows, group_j0_, bp.b1, keys_.data(), tile_);
     group_a0_ = bp.a0;
     group_b0_ = bp.b0;
