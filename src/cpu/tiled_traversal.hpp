@@ -95,8 +95,9 @@ class KeyRows {
 
 // Runs the blocks item_of(0 .. n_items-1) over OpenMP threads (dynamic schedule), one sink per
 // thread, made by make_sink(), and one row evaluator per thread, make_rows(sink), called as
-// rows(i, j0, j1) for each anchor's partners (partners_of(block, i)); returns the sinks so the
-// caller merges them in thread order.
+// rows(i, j0, j1) for each anchor's partners (partners_of(block, i)), or rows.block(item) once per
+// item when the evaluator takes whole items; returns the sinks so the caller merges them in
+// thread order.
 template <class ItemOf, class MakeSink, class MakeRows, class PartnersOf = WholeBlock>
 auto traverse_blocks(std::size_t n_items, ItemOf item_of, const TraversalShape& shape, MakeSink make_sink,
                      MakeRows make_rows, PartnersOf partners_of = {}) -> std::vector<decltype(make_sink())> {
@@ -119,12 +120,17 @@ auto traverse_blocks(std::size_t n_items, ItemOf item_of, const TraversalShape& 
     for (std::size_t w = 0; w < n_items; ++w) {
       if (stop.load(std::memory_order_relaxed)) continue;
       const auto bp = item_of(w);
-      for (std::size_t i = bp.a0; i < bp.a1; ++i) {
-        const auto [js, je] = partners_of(bp, i);
-        if (js >= je) continue;
-        // Rows that use the block (its periodic image) take it; the others see the range only.
-        if constexpr (requires { rows(i, js, je, bp); }) rows(i, js, je, bp);
-        else rows(i, js, je);
+      if constexpr (requires { rows.block(bp); }) {
+        // An evaluator of whole items (the EGO join's leaf pairs) chooses its anchors itself.
+        rows.block(bp);
+      } else {
+        for (std::size_t i = bp.a0; i < bp.a1; ++i) {
+          const auto [js, je] = partners_of(bp, i);
+          if (js >= je) continue;
+          // Rows that use the block (its periodic image) take it; the others see the range only.
+          if constexpr (requires { rows(i, js, je, bp); }) rows(i, js, je, bp);
+          else rows(i, js, je);
+        }
       }
       if constexpr (requires { sink.overflow(); }) {
         if (sink.overflow()) stop.store(true, std::memory_order_relaxed);

@@ -39,6 +39,7 @@ struct VectorPlan {
   int k = 0;                     // Nearest
   std::string precision = "auto";  // RunOptions::precision
   int threads = 1;
+  std::string path = "auto";  // RunOptions::path: the CPU join's traversal (auto, brute, grid: EGO)
   std::size_t max_pairs = 0;
   std::function<void(std::span<const PairRecord>)> pair_sink;
   std::function<void(double)> progress;
