@@ -87,10 +87,9 @@ Result run_binned(const VectorPlan& plan, const RuleRows& A, const RuleRows& B, 
   std::atomic<std::uint64_t> ego_evaluated{0};
   const auto run_with = [&](auto make_sink) {
     if (ego) {
-      const std::size_t leaf = EgoPolicy::current(plan.path).leaf;
       return traverse_blocks(
           ego->items.size(), [&](std::size_t k) { return ego->items[k]; }, shape, make_sink,
-          [&](auto& sink) { return EgoLeafRows<std::decay_t<decltype(sink)>>(*ego, leaf, ego_evaluated, sink); });
+          [&](auto& sink) { return EgoLeafRows<std::decay_t<decltype(sink)>>(*ego, ego_evaluated, sink); });
     }
     return traverse(na, nb, shape, make_sink, [&](auto& sink) {
       return VectorKeyRows<std::decay_t<decltype(sink)>>(plan, A, B, tile, sink);
