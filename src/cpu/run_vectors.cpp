@@ -289,7 +289,7 @@ std::string describe_vectors(const VectorPlan& plan, const std::string* ran) {
   }
   return path + fmt::format(
       "cpu kernel: brute force in float64 (the rule itself), {} OpenMP threads (dynamic schedule); partner blocks of {} "
-      "vectors held transposed, each anchor's keys against a block in one loop vectorised over the partners{}",
+      "vectors held in panels of 8, the keys of 4 anchors x 8 partners in registers{}",
       plan.threads, tile,
       plan.stat->output() == OutputKind::Nearest
           ? "; an anchor block per thread, every partner block streamed past it, a heap of the k best (key, index) per anchor"
