@@ -29,31 +29,38 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// The slabs the jobs read, each copied out of the caller's set at its first use (by the thread
-// that needs it first; the others wait for it) and dropped after its last job: a slab is made
-// once however many jobs read it, and the copies never outnumber the slabs in use.
+// The points the jobs read. A whole slab is copied out of the caller's set at its first use (by
+// the thread that needs it first; the others wait for it) and dropped after its last job, so it
+// is made once however many jobs read it and the copies never outnumber the slabs in use. A
+// cross job's halo (part of a slab) is copied for that job alone.
 class SlabStore {
  public:
   SlabStore(const dist::Decomposition& D, const PointSet& a, const PointSet* b, const std::vector<std::size_t>& jobs)
       : D_(D), a_(a), b_(b), first_(D.a.chunks()), second_(b ? D.b.chunks() : 0) {
     for (std::size_t k : jobs) {
       const dist::PairJob& j = D.jobs[k];
-      ++first_[j.a].uses;
-      if (!j.is_auto) ++(b ? second_[j.b] : first_[j.b]).uses;
+      if (whole(D.a, j.a, j.a_first, j.a_last)) ++first_[j.a].uses;
+      if (!j.is_auto && whole(b ? D.b : D.a, j.b, j.b_first, j.b_last)) ++(b ? second_[j.b] : first_[j.b]).uses;
     }
   }
 
-  // Slab c of the first set, or of the second (a cross run's).
-  std::shared_ptr<const PointSet> take(bool second, std::size_t c) {
+  // Positions [first, last) of slab c of the first set, or of the second (a cross run's).
+  std::shared_ptr<const PointSet> take(bool second, std::size_t c, std::size_t first, std::size_t last, int threads) {
+    const dist::SlabChunks& chunks = second ? D_.b : D_.a;
+    const PointSet& set = second ? *b_ : a_;
+    if (!whole(chunks, c, first, last)) return std::make_shared<const PointSet>(chunks.make(set, first, last, threads));
     Entry& e = (second ? second_ : first_)[c];
     std::lock_guard<std::mutex> lock(e.m);
-    if (!e.set) e.set = std::make_shared<const PointSet>(second ? D_.b.make(*b_, c) : D_.a.make(a_, c));
-    std::shared_ptr<const PointSet> set = e.set;
+    if (!e.set) e.set = std::make_shared<const PointSet>(chunks.make(set, first, last, threads));
+    std::shared_ptr<const PointSet> kept = e.set;
     if (--e.uses == 0) e.set.reset();  // its last job holds the only reference
-    return set;
+    return kept;
   }
 
  private:
+  static bool whole(const dist::SlabChunks& s, std::size_t c, std::size_t first, std::size_t last) {
+    return first == s.begin[c] && last == s.begin[c + 1];
+  }
   struct Entry {
     std::mutex m;
     std::shared_ptr<const PointSet> set;
@@ -122,8 +129,8 @@ JobsReport run_jobs(const Statistic& stat, const PointSet& a, const PointSet* b,
       const Result& r = *waiting[merged];
       const dist::PairJob& j = D.jobs[mine[merged]];
       PiecePlacement where;
-      where.a.order = D.a.order.data() + D.a.begin[j.a];
-      where.b.order = second.order.data() + second.begin[j.b];
+      where.a.order = D.a.order.data() + j.a_first;
+      where.b.order = second.order.data() + j.b_first;
       where.whole_is_auto = !D.cross;
       where.piece_is_auto = j.is_auto;
       merge_piece(stat, out, r, where);
@@ -149,14 +156,16 @@ JobsReport run_jobs(const Statistic& stat, const PointSet& a, const PointSet* b,
     // A simulated device is one CPU thread; a GPU's host work shares the processors with the others'.
     if (simulated && devices[w] >= 0) o.threads = 1;
     else if (W > 1 && o.threads == 0) o.threads = std::max(1, omp_get_num_procs() / static_cast<int>(W));
+    const int host_threads = o.threads > 0 ? o.threads : omp_get_num_procs();
     DeviceShare& share = report.devices[w];
     for (std::size_t q = 0; !stop && (q = next++) < queue.size();) {
       const auto t0 = Clock::now();
       try {
         const dist::PairJob& j = D.jobs[queue[q]];
         const double weight = std::max(1.0, j.estimate);
-        const std::shared_ptr<const PointSet> x = slabs.take(false, j.a);
-        const std::shared_ptr<const PointSet> y = j.is_auto ? nullptr : slabs.take(D.cross, j.b);
+        const std::shared_ptr<const PointSet> x = slabs.take(false, j.a, j.a_first, j.a_last, host_threads);
+        const std::shared_ptr<const PointSet> y =
+            j.is_auto ? nullptr : slabs.take(D.cross, j.b, j.b_first, j.b_last, host_threads);
         Statistic t = stat;
         t.traversal = j.is_auto ? Traversal::Auto : Traversal::Cross;
         RunOptions piece = o;
@@ -170,8 +179,8 @@ JobsReport run_jobs(const Statistic& stat, const PointSet& a, const PointSet* b,
           };
         if (local.pair_sink) {
           // The job's points are its slabs' sorted positions: order[begin + k] in the caller's sets.
-          const std::uint64_t* ia = D.a.order.data() + D.a.begin[j.a];
-          const std::uint64_t* ib = second.order.data() + second.begin[j.b];
+          const std::uint64_t* ia = D.a.order.data() + j.a_first;
+          const std::uint64_t* ib = second.order.data() + j.b_first;
           piece.pair_sink = [&, ia, ib](std::span<const PairRecord> batch) {
             std::vector<PairRecord> placed(batch.begin(), batch.end());
             for (PairRecord& p : placed) {

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <parallel/algorithm>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -11,31 +11,47 @@
 
 namespace twobody::dist {
 
-PointSet SlabChunks::make(const PointSet& p, std::size_t c) const {
-  const std::size_t n = size(c), first = begin[c];
+PointSet SlabChunks::make(const PointSet& p, std::size_t first, std::size_t last, int threads) const {
+  const std::size_t n = last - first;
+  const int T = threads > 0 ? threads : omp_get_max_threads();
   PointSet out(p.dim(), n);
+  const std::uint64_t* at = order.data() + first;
   for (int d = 0; d < p.dim(); ++d) {
     const auto src = p.coord(d);
     auto dst = out.coord(d);
-    for (std::size_t i = 0; i < n; ++i) dst[i] = src[order[first + i]];
+#pragma omp parallel for schedule(static) num_threads(T) if (n > 100000)
+    for (std::size_t i = 0; i < n; ++i) dst[i] = src[at[i]];
   }
   if (p.has_weights()) {
     std::vector<double> w(n);
-    for (std::size_t i = 0; i < n; ++i) w[i] = p.weights()[order[first + i]];
+#pragma omp parallel for schedule(static) num_threads(T) if (n > 100000)
+    for (std::size_t i = 0; i < n; ++i) w[i] = p.weights()[at[i]];
     out.set_weights(std::move(w));
   }
   if (p.has_regions()) {
     std::vector<std::int32_t> r(n);
-    for (std::size_t i = 0; i < n; ++i) r[i] = p.regions()[order[first + i]];
+#pragma omp parallel for schedule(static) num_threads(T) if (n > 100000)
+    for (std::size_t i = 0; i < n; ++i) r[i] = p.regions()[at[i]];
     out.set_regions(std::move(r));
   }
   return out;
 }
 
-std::size_t SlabChunks::count_within(std::size_t c, double l, double h) const {
-  const auto first = key.begin() + static_cast<std::ptrdiff_t>(begin[c]);
-  const auto last = key.begin() + static_cast<std::ptrdiff_t>(begin[c + 1]);
-  return static_cast<std::size_t>(std::upper_bound(first, last, h) - std::lower_bound(first, last, l));
+std::pair<std::size_t, std::size_t> SlabChunks::within(std::size_t c,
+                                                       const std::vector<std::pair<double, double>>& intervals) const {
+  // The slab's bins are in increasing coordinate and do not overlap: those meeting one interval
+  // are a run; the runs of several intervals are joined into their hull.
+  std::size_t first = bin_begin[slab_bin[c + 1]], last = bin_begin[slab_bin[c]];
+  for (const auto& [l, h] : intervals) {
+    std::size_t k0 = slab_bin[c], k1 = slab_bin[c + 1];
+    while (k0 < k1 && !(bin_hi[k0] >= l && bin_lo[k0] <= h)) ++k0;
+    while (k1 > k0 && !(bin_hi[k1 - 1] >= l && bin_lo[k1 - 1] <= h)) --k1;
+    if (k0 == k1) continue;
+    first = std::min(first, bin_begin[k0]);
+    last = std::max(last, bin_begin[k1]);
+  }
+  if (first >= last) return {begin[c], begin[c]};
+  return {first, last};
 }
 
 SlabChunks cut_into_slabs(const PointSet& p, int axis, std::size_t chunks) {
@@ -43,33 +59,91 @@ SlabChunks cut_into_slabs(const PointSet& p, int axis, std::size_t chunks) {
   s.axis = axis;
   const std::size_t n = p.size();
   chunks = std::max<std::size_t>(1, std::min(chunks, n));
-  // (coordinate, index) pairs sorted in parallel (libstdc++'s OpenMP sort): the order is unique,
-  // indices being distinct, so every rank and every thread count gets the same slabs.
-  std::vector<std::pair<double, std::uint64_t>> by_key(n);
   const auto x = p.coord(axis);
-#pragma omp parallel for schedule(static) if (n > 100000)
-  for (std::size_t i = 0; i < n; ++i) by_key[i] = {x[i], i};
-  __gnu_parallel::sort(by_key.begin(), by_key.end());
-  s.order.resize(n);
-  s.key.resize(n);
-#pragma omp parallel for schedule(static) if (n > 100000)
-  for (std::size_t i = 0; i < n; ++i) {
-    s.key[i] = by_key[i].first;
-    s.order[i] = by_key[i].second;
+  // Fine bins: kBinsPerSlab a slab, their inner edges quantiles of a sample taken at fixed
+  // indices (so every rank and thread count gets the same edges). A bin holds the keys in
+  // [edge[k-1], edge[k]); equal edges (many equal coordinates) leave bins empty.
+  constexpr std::size_t kBinsPerSlab = 64;
+  const std::size_t bins = std::max<std::size_t>(1, std::min(n, chunks * kBinsPerSlab));
+  const std::size_t m = std::min(n, std::max<std::size_t>(bins * 16, 65536));
+  std::vector<double> sample(m);
+  for (std::size_t i = 0; i < m; ++i) sample[i] = x[(i * n) / m];
+  std::sort(sample.begin(), sample.end());
+  std::vector<double> edge(bins - 1);
+  for (std::size_t k = 1; k < bins; ++k) edge[k - 1] = sample[(k * m) / bins];
+  sample = {};
+  const auto bin_of = [&](double v) {
+    return static_cast<std::size_t>(std::upper_bound(edge.begin(), edge.end(), v) - edge.begin());
+  };
+
+  // A stable counting sort by bin over fixed blocks of indices: block t's points of bin k go after
+  // every earlier block's, so the order does not depend on how many threads ran the blocks.
+  const std::size_t blocks = n > 100000 ? std::min<std::size_t>(256, n / 16384) : 1;
+  std::vector<std::size_t> count(blocks * bins, 0);
+  std::vector<double> lo(blocks * bins, HUGE_VAL), hi(blocks * bins, -HUGE_VAL);
+#pragma omp parallel for schedule(dynamic) if (blocks > 1)
+  for (std::size_t t = 0; t < blocks; ++t) {
+    std::size_t* c = count.data() + t * bins;
+    double* l = lo.data() + t * bins;
+    double* h = hi.data() + t * bins;
+    for (std::size_t i = n * t / blocks; i < n * (t + 1) / blocks; ++i) {
+      const std::size_t k = bin_of(x[i]);
+      ++c[k];
+      l[k] = std::min(l[k], x[i]);
+      h[k] = std::max(h[k], x[i]);
+    }
   }
-  by_key = {};
-  s.begin.resize(chunks + 1);
-  for (std::size_t c = 0; c <= chunks; ++c) s.begin[c] = n * c / chunks;
-  s.lo.assign(chunks, std::vector<double>(p.dim(), HUGE_VAL));
-  s.hi.assign(chunks, std::vector<double>(p.dim(), -HUGE_VAL));
-#pragma omp parallel for schedule(dynamic) if (n > 100000)
-  for (std::size_t c = 0; c < chunks; ++c)
+  s.bin_begin.assign(bins + 1, 0);
+  s.bin_lo.assign(bins, HUGE_VAL);
+  s.bin_hi.assign(bins, -HUGE_VAL);
+  std::size_t at = 0;
+  for (std::size_t k = 0; k < bins; ++k) {
+    s.bin_begin[k] = at;
+    for (std::size_t t = 0; t < blocks; ++t) {
+      const std::size_t c = count[t * bins + k];
+      count[t * bins + k] = at;  // now block t's first position in bin k
+      at += c;
+      s.bin_lo[k] = std::min(s.bin_lo[k], lo[t * bins + k]);
+      s.bin_hi[k] = std::max(s.bin_hi[k], hi[t * bins + k]);
+    }
+  }
+  s.bin_begin[bins] = n;
+  lo = {};
+  hi = {};
+  s.order.resize(n);
+#pragma omp parallel for schedule(dynamic) if (blocks > 1)
+  for (std::size_t t = 0; t < blocks; ++t) {
+    std::size_t* next = count.data() + t * bins;
+    for (std::size_t i = n * t / blocks; i < n * (t + 1) / blocks; ++i) s.order[next[bin_of(x[i])]++] = i;
+  }
+
+  // Slabs: runs of bins cut where the running count first reaches n c / chunks; a cut that would
+  // leave a slab empty (one bin holding more than a slab's share) is skipped.
+  s.slab_bin = {0};
+  s.begin = {0};
+  for (std::size_t k = 0, c = 1; k < bins && c < chunks; ++k) {
+    const std::size_t end = s.bin_begin[k + 1];
+    if (end < n * c / chunks || end == s.begin.back() || end == n) continue;
+    s.slab_bin.push_back(k + 1);
+    s.begin.push_back(end);
+    while (c < chunks && n * c / chunks <= end) ++c;
+  }
+  s.slab_bin.push_back(bins);
+  s.begin.push_back(n);
+  const std::size_t slabs = s.begin.size() - 1;
+  s.lo.assign(slabs, std::vector<double>(p.dim(), HUGE_VAL));
+  s.hi.assign(slabs, std::vector<double>(p.dim(), -HUGE_VAL));
+#pragma omp parallel for collapse(2) schedule(dynamic) if (n > 100000)
+  for (std::size_t c = 0; c < slabs; ++c)
     for (int d = 0; d < p.dim(); ++d) {
       const auto v = p.coord(d);
+      double l = HUGE_VAL, h = -HUGE_VAL;
       for (std::size_t i = s.begin[c]; i < s.begin[c + 1]; ++i) {
-        s.lo[c][d] = std::min(s.lo[c][d], v[s.order[i]]);
-        s.hi[c][d] = std::max(s.hi[c][d], v[s.order[i]]);
+        l = std::min(l, v[s.order[i]]);
+        h = std::max(h, v[s.order[i]]);
       }
+      s.lo[c][d] = l;
+      s.hi[c][d] = h;
     }
   return s;
 }
@@ -114,19 +188,21 @@ double chunk_gap(const Statistic& s, const SlabChunks& x, std::size_t p, const S
   return std::sqrt(g2);
 }
 
-// Points of chunk p within `reach` of chunk q along the slab axis (with the periodic images): the
-// part of p that can pair with q.
-double reachable(const Statistic& s, const SlabChunks& x, std::size_t p, const SlabChunks& y, std::size_t q,
-                 double reach) {
-  if (!std::isfinite(reach) || (s.metric == Metric::Periodic && s.box.triclinic())) return static_cast<double>(x.size(p));
-  const int d = x.axis;
-  const double lo = y.lo[q][d] - reach, hi = y.hi[q][d] + reach;
-  std::size_t n = x.count_within(p, lo, hi);
+// The positions of slab p of `x` that can pair with a point whose slab-axis coordinate lies in
+// [lo, hi]: those within `reach` of it along the axis (a pair's separation along one axis is at
+// most its distance; with the periodic images). `trim` false: the whole slab. The margin is in
+// `reach`; the interval ends are rounded, but a coordinate at or beyond an exact end is at or
+// beyond its rounded value (rounding is monotone), so no point that can pair is left out.
+std::pair<std::size_t, std::size_t> halo(const Statistic& s, const SlabChunks& x, std::size_t p, double lo, double hi,
+                                         double reach, bool trim) {
+  if (!trim) return {x.begin[p], x.begin[p + 1]};
+  std::vector<std::pair<double, double>> around = {{lo - reach, hi + reach}};
   if (s.metric == Metric::Periodic) {
-    const double L = s.box.length[d];
-    n += x.count_within(p, lo + L, hi + L) + x.count_within(p, lo - L, hi - L);
+    const double L = s.box.length[x.axis];
+    around.push_back({lo - reach + L, hi + reach + L});
+    around.push_back({lo - reach - L, hi + reach - L});
   }
-  return static_cast<double>(std::min(n, x.size(p)));
+  return x.within(p, around);
 }
 
 }  // namespace
@@ -151,6 +227,12 @@ Decomposition decompose(const Statistic& s, const PointSet& a, const PointSet* b
   const SlabChunks& B = b ? D.b : D.a;
   // A pair at the reach itself is not counted (bins are [lo, hi)); the margin covers rounding.
   const double skip_beyond = D.reach * (1 + 1e-9);
+  // Cross jobs read only their halos when the reach is finite and the images along the slab axis
+  // are the three nearest (a triclinic cell's are not along one Cartesian axis: whole slabs).
+  const bool periodic = s.metric == Metric::Periodic;
+  D.halos = std::isfinite(D.reach) && !(periodic && s.box.triclinic()) &&
+            !(periodic && !(widest <= s.box.length[axis]));
+  const int x = axis;
   for (std::size_t p = 0; p < D.a.chunks(); ++p)
     for (std::size_t q = b ? 0 : p; q < B.chunks(); ++q) {
       PairJob j;
@@ -160,12 +242,20 @@ Decomposition decompose(const Statistic& s, const PointSet& a, const PointSet* b
       if (j.is_auto) {
         const double n = static_cast<double>(D.a.size(p));
         j.estimate = 0.5 * n * (n - 1);
+        j.a_first = j.b_first = D.a.begin[p];
+        j.a_last = j.b_last = D.a.begin[p + 1];
       } else {
         if (chunk_gap(s, D.a, p, B, q) > skip_beyond) {
           ++D.dropped;
           continue;
         }
-        j.estimate = reachable(s, D.a, p, B, q, D.reach) * reachable(s, B, q, D.a, p, D.reach);
+        std::tie(j.a_first, j.a_last) = halo(s, D.a, p, B.lo[q][x], B.hi[q][x], skip_beyond, D.halos);
+        std::tie(j.b_first, j.b_last) = halo(s, B, q, D.a.lo[p][x], D.a.hi[p][x], skip_beyond, D.halos);
+        if (j.a_first == j.a_last || j.b_first == j.b_last) {
+          ++D.dropped;
+          continue;
+        }
+        j.estimate = static_cast<double>(j.a_last - j.a_first) * static_cast<double>(j.b_last - j.b_first);
       }
       D.jobs.push_back(j);
     }
@@ -187,14 +277,28 @@ std::vector<std::size_t> Decomposition::longest_first() const {
   return by_size;
 }
 
+std::string Decomposition::halo_text() const {
+  if (!halos) return "";
+  const SlabChunks& second = cross ? b : a;
+  double read = 0, whole = 0;
+  for (const PairJob& j : jobs) {
+    if (j.is_auto) continue;
+    read += static_cast<double>(j.a_last - j.a_first + j.b_last - j.b_first);
+    whole += static_cast<double>(a.size(j.a) + second.size(j.b));
+  }
+  if (whole == 0) return "";
+  return fmt::format(", each reading only the points within the reach of the other slab: {:.1f}% of their slabs",
+                     100 * read / whole);
+}
+
 std::string Decomposition::describe_cut(const std::string& prefix) const {
   return fmt::format(
-      "{}{} cut into {} slabs along axis {} (equal counts, sorted by that coordinate){}; {} pair jobs ({} auto, {} "
-      "cross){}",
+      "{}{} cut into {} slabs along axis {} (about equal counts, cut between bins at sampled quantiles of that "
+      "coordinate){}; {} pair jobs ({} auto, {} cross{}){}",
       prefix, cross ? "each set" : "the set", a.chunks(), a.axis,
       cross ? fmt::format(" ({} and {})", a.chunks(), b.chunks()) : "", jobs.size(),
       std::count_if(jobs.begin(), jobs.end(), [](const PairJob& j) { return j.is_auto; }),
-      std::count_if(jobs.begin(), jobs.end(), [](const PairJob& j) { return !j.is_auto; }),
+      std::count_if(jobs.begin(), jobs.end(), [](const PairJob& j) { return !j.is_auto; }), halo_text(),
       dropped ? fmt::format(", {} more dropped: their slabs lie beyond the reach {:.6g}", dropped, reach) : "");
 }
 

@@ -20,22 +20,30 @@ namespace twobody::dist {
 
 struct SlabChunks {
   int axis = 0;
-  std::vector<std::uint64_t> order;  // sorted position -> index in the caller's set
-  std::vector<double> key;           // coordinate `axis` in sorted order
-  std::vector<std::size_t> begin;    // chunk c holds sorted positions [begin[c], begin[c+1])
-  std::vector<std::vector<double>> lo, hi;  // bounding box of each chunk, [c][d]
+  // Position -> index in the caller's set. Slab c holds positions [begin[c], begin[c+1]); within a
+  // slab, its fine bins in increasing coordinate (bin k: positions [bin_begin[k], bin_begin[k+1]),
+  // coordinates in [bin_lo[k], bin_hi[k]]), and within a bin the points in index order.
+  std::vector<std::uint64_t> order;
+  std::vector<std::size_t> begin;
+  std::vector<std::size_t> bin_begin, slab_bin;  // slab c = bins [slab_bin[c], slab_bin[c+1])
+  std::vector<double> bin_lo, bin_hi;            // an empty bin: lo = +inf, hi = -inf
+  std::vector<std::vector<double>> lo, hi;       // bounding box of each slab, [c][d]
 
   std::size_t chunks() const { return begin.empty() ? 0 : begin.size() - 1; }
   std::size_t size(std::size_t c) const { return begin[c + 1] - begin[c]; }
-  // The chunk's points (weights and region labels with them), in sorted order.
-  PointSet make(const PointSet& p, std::size_t c) const;
-  // Points of chunk c whose `axis` coordinate lies in [lo, hi].
-  std::size_t count_within(std::size_t c, double lo, double hi) const;
+  // The points at positions [first, last) (weights and region labels with them), in position
+  // order, copied on `threads` OpenMP threads (0: the default).
+  PointSet make(const PointSet& p, std::size_t first, std::size_t last, int threads = 0) const;
+  // The positions of slab c whose `axis` coordinate may lie in one of `intervals` ([lo, hi] each):
+  // the smallest run of its bins that holds every such point (empty: first == last).
+  std::pair<std::size_t, std::size_t> within(std::size_t c, const std::vector<std::pair<double, double>>& intervals) const;
 };
 
-// Sorted along `axis` (ties by index; a parallel sort of (coordinate, index) pairs, since one
-// thread's sort of indices by an indirect key is slow at 10^8–10^9 points, not measured here) and
-// cut into `chunks` slabs of equal count (at most one per point, at least one).
+// Cut along `axis` into `chunks` slabs of about equal count (at most one per point, at least one;
+// no slab empty): the cuts fall between fine bins whose edges are quantiles of a fixed sample of
+// the coordinates, and one parallel counting pass places the points, so the cut costs two passes
+// over the set rather than a sort (a sort of 10^8–10^9 keys took longer than the counts it fed).
+// The result depends only on the points, not on the number of threads: every rank gets the same.
 SlabChunks cut_into_slabs(const PointSet& p, int axis, std::size_t chunks);
 
 // The largest separation of a pair the statistic can count, in the points' coordinates (chord
@@ -45,6 +53,10 @@ double statistic_reach(const Statistic& s);
 struct PairJob {
   std::size_t a = 0, b = 0;  // chunk of A; chunk of B (cross) or of A (auto, b >= a)
   bool is_auto = false;      // auto(A_a) (then b == a)
+  // The positions the job reads, in D.a and in the second set's slabs (D.b, or D.a for auto): the
+  // whole slabs, or for a cutoff statistic's cross job only each slab's points within the reach of
+  // the other's along the slab axis (a halo: every pair the job can count has both points there).
+  std::size_t a_first = 0, a_last = 0, b_first = 0, b_last = 0;
   double estimate = 0;       // pairs the job is expected to evaluate
   int rank = 0;
 };
@@ -55,11 +67,13 @@ struct Decomposition {
   std::vector<PairJob> jobs;  // in a fixed order: the order partial results are summed in
   std::size_t dropped = 0;    // jobs beyond the reach
   double reach = std::numeric_limits<double>::infinity();
+  bool halos = false;         // cross jobs read their slabs' halos (PairJob::a_first ...)
   std::vector<double> load;   // estimated pairs per rank
   // How the sets were cut and which jobs remain, after `prefix` ("devices: "), for the plan.
   std::string describe_cut(const std::string& prefix) const;
   // The jobs in the order a queue hands them out: longest (estimated pairs) first, ties by job.
   std::vector<std::size_t> longest_first() const;
+  std::string halo_text() const;
 };
 
 // Every rank calls this with the same arguments and gets the same decomposition.
