@@ -96,7 +96,9 @@ Result run_binned(const VectorPlan& plan, const RuleRows& A, const RuleRows& B, 
             if (r.counts.empty()) r.counts.assign(1, 0);
           },
           [&](const reduce::PerPoint&) {
-            const auto sinks = run_with([&] { return PerPointSink(plan.edges, none, na, nb, shape.is_auto); });
+            // (Auto: both ends count in one array over the partners, which a band's anchors begin.)
+            const auto sinks =
+                run_with([&] { return PerPointSink(plan.edges, none, shape.is_auto ? nb : na, nb, shape.is_auto); });
             merge_per_point(sinks, false, nullptr, r.per_point_a, r.exact.point_weighted_a, shape.threads);
             if (!shape.is_auto) merge_per_point(sinks, true, nullptr, r.per_point_b, r.exact.point_weighted_b, shape.threads);
           },
@@ -129,7 +131,9 @@ Result run_binned(const VectorPlan& plan, const RuleRows& A, const RuleRows& B, 
           },
           [](const auto&) { throw Error(ErrorKind::Internal, "a reduction the vector planner refuses reached the cpu"); }},
       s.reduction);
-  r.info.pairs_evaluated = pair_total(na, nb, shape.is_auto);
+  // (Auto: the anchors are the first na partners, each against the partners after it.)
+  r.info.pairs_evaluated = shape.is_auto ? static_cast<std::uint64_t>(na) * (nb - 1) - pair_total(na, na, true)
+                                         : pair_total(na, nb, false);
   return r;
 }
 
@@ -138,6 +142,7 @@ Result run_binned(const VectorPlan& plan, const RuleRows& A, const RuleRows& B, 
 Result run_nearest(const VectorPlan& plan, const RuleRows& A, const RuleRows& B, std::size_t tile) {
   const std::size_t na = A.size(), nb = B.size(), k = static_cast<std::size_t>(plan.k);
   const bool is_auto = plan.is_auto();
+  const std::size_t self = plan.band.begin;  // anchor i is partner i + self (auto)
   const Metric m = plan.stat->metric;
   const std::size_t blocks_a = (na + tile - 1) / tile, blocks_b = (nb + tile - 1) / tile;
   Result r;
@@ -177,7 +182,7 @@ Result run_nearest(const VectorPlan& plan, const RuleRows& A, const RuleRows& B,
           const double* ki = keys.data() + (i - g) * tile;
           for (std::size_t t = 0; t < b1 - b0; ++t) {
             const std::uint64_t j = b0 + t;
-            if (is_auto && j == i) continue;
+            if (is_auto && j == i + self) continue;
             const Entry e{ki[t], j};
             if (heap.size() < k) {
               heap.push_back(e);
@@ -212,13 +217,35 @@ Result run_nearest(const VectorPlan& plan, const RuleRows& A, const RuleRows& B,
     }
   }
   if (cancelled) std::rethrow_exception(cancelled);
-  r.info.pairs_evaluated = is_auto ? static_cast<std::uint64_t>(na) * (na - 1) : static_cast<std::uint64_t>(na) * nb;
+  r.info.pairs_evaluated = static_cast<std::uint64_t>(na) * (is_auto ? nb - 1 : nb);
+  return r;
+}
+
+// A band (VectorPlan::band) over slices of the sets, which share their storage: its anchors, and
+// its partners — an auto join's rows from the band's first on (the traversal's triangle, cut to
+// the anchors' rows, is then the band's pairs j > i), else the whole partner set. The result is
+// numbered as band_placement says.
+Result run_band(const VectorPlan& plan) {
+  const OutputKind out = plan.stat->output();
+  if (out != OutputKind::Reduction && out != OutputKind::PerPoint && out != OutputKind::PairList &&
+      out != OutputKind::Nearest)
+    throw Error(ErrorKind::Internal, fmt::format("a band of a {} run", to_string(out)));
+  const Metric m = plan.stat->metric;
+  const VectorSet anchors = plan.a->slice(plan.band.begin, plan.band.size());
+  const bool trapezoid = plan.is_auto() && out != OutputKind::Nearest;
+  const VectorSet partners = trapezoid ? plan.a->slice(plan.band.begin, plan.a->size() - plan.band.begin) : *plan.b;
+  const RuleRows A(anchors, m, plan.threads, plan.is_auto() ? "" : "first set: ", plan.band.begin);
+  const RuleRows B(partners, m, plan.threads, plan.is_auto() ? "" : "second set: ", trapezoid ? plan.band.begin : 0);
+  const std::size_t tile = vector_tile(plan.a->dim(), std::max(anchors.size(), partners.size()), plan.threads);
+  Result r = out == OutputKind::Nearest ? run_nearest(plan, A, B, tile) : run_binned(plan, A, B, tile);
+  r.info.threads = plan.threads;
   return r;
 }
 
 }  // namespace
 
 Result run_vectors(const VectorPlan& plan) {
+  if (plan.banded()) return run_band(plan);
   const RuleRows A(*plan.a, plan.stat->metric, plan.threads, plan.is_auto() ? "" : "first set: ");
   std::optional<RuleRows> second;
   if (!plan.is_auto()) second.emplace(*plan.b, plan.stat->metric, plan.threads, "second set: ");

@@ -213,7 +213,7 @@ class CudaBackend final : public Backend {
                        s.binning().nbins());
   }
   std::string refuses_vectors(const Statistic& s) const override { return refuses_vectors_on_device(s); }
-  Result run_vectors(const VectorPlan& plan) override { return run_vectors_on_device(plan); }
+  Result run_vectors(const VectorPlan& plan) override { return run_vectors_on_device(plan, vector_rows_); }
   std::string describe_vectors(const VectorPlan& plan) const override { return describe_vectors_on_device(plan); }
   Result run(const Plan& plan) override {
     const auto t0 = std::chrono::steady_clock::now();
@@ -271,6 +271,8 @@ class CudaBackend final : public Backend {
 
  private:
   std::string device_;
+  // The vector rows of its last run, reused by the next run on the same sets (a hybrid worker's bands).
+  VectorRows vector_rows_;
 };
 
 }  // namespace

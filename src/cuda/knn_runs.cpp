@@ -23,9 +23,18 @@ Result run_nearest_on_device(const VectorPlan& plan, const std::vector<double>& 
   const Metric m = plan.stat->metric;
   VectorKnnInput in;
   in.a = a.data();
-  in.b = plan.is_auto() ? a.data() : b.data();
+  in.b = b.data();
   in.na = plan.a->size();
   in.nb = plan.b->size();
+  // A band's queries: a cross band's rows alone; an auto band's among the whole set, which holds
+  // their partners and excludes each query by its index.
+  if (!plan.is_auto()) {
+    in.a = a.data() + plan.band.begin * static_cast<std::size_t>(plan.a->dim());
+    in.na = plan.band.size();
+  } else {
+    in.first_query = plan.band.begin;
+    in.last_query = plan.band.end;
+  }
   in.dim = plan.a->dim();
   in.is_auto = plan.is_auto();
   in.cosine = m == Metric::Cosine;
@@ -46,8 +55,7 @@ Result run_nearest_on_device(const VectorPlan& plan, const std::vector<double>& 
     r.nearest.value[static_cast<std::size_t>(t)] = cpu::natural_of_vector_key(m, r.nearest.key[static_cast<std::size_t>(t)]);
   }
   r.info.threads = plan.threads;
-  r.info.pairs_evaluated =
-      in.is_auto ? static_cast<std::uint64_t>(in.na) * (in.na - 1) : static_cast<std::uint64_t>(in.na) * in.nb;
+  r.info.pairs_evaluated = static_cast<std::uint64_t>(plan.band.size()) * (in.is_auto ? in.nb - 1 : in.nb);
   r.info.plan = fmt::format("knn kernel {:.4f} s ({} launches, slabs of {} queries)", knn.kernel_seconds, knn.launches,
                             knn.slab_queries);
   return r;

@@ -42,15 +42,39 @@ VectorJoinResult run_vector_join(const VectorJoinInput& in);
 
 }  // namespace twobody::cuda
 
+#include "twobody/statistic.hpp"
+
 namespace twobody {
 struct VectorPlan;
-struct Statistic;
+class VectorSet;
 }  // namespace twobody
 
 namespace twobody::cuda {
+// The rows of a run's sets as the rule reads them (promoted; normalised for the cosine distance),
+// float64, row-major: prepared once and kept by the backend object, so that the bands of a hybrid
+// run (VectorPlan::band) that one worker runs share one preparation. Kept for the sets of the
+// last plan (by address, size and metric): a backend object lives for one run, or for one
+// worker of a hybrid run, whose sets do not change meanwhile.
+class VectorRows {
+ public:
+  VectorRows() = default;
+  explicit VectorRows(const VectorPlan& plan);
+  void prepare(const VectorPlan& plan);
+  const std::vector<double>& a() const { return a_rows_; }
+  const std::vector<double>& b() const { return b_rows_; }
+
+ private:
+  const VectorSet* a_ = nullptr;
+  const VectorSet* b_ = nullptr;
+  std::size_t n_a_ = 0, n_b_ = 0;
+  Metric metric_ = Metric::Euclidean;
+  std::vector<double> a_rows_, b_rows_;
+};
+
 // The CUDA backend's side of Backend::refuses_vectors / run_vectors / describe_vectors
-// (vector_runs.cpp): joins (Count, PerPoint, PairList) and k-NN (vector_knn.hpp) run here; the others on the CPU.
+// (vector_runs.cpp): joins (Count, PerPoint, PairList) and k-NN (vector_knn.hpp) run here, a
+// band of a hybrid run too; the others on the CPU.
 std::string refuses_vectors_on_device(const Statistic& s);
-Result run_vectors_on_device(const VectorPlan& plan);
+Result run_vectors_on_device(const VectorPlan& plan, VectorRows& rows);
 std::string describe_vectors_on_device(const VectorPlan& plan);
 }  // namespace twobody::cuda

@@ -31,11 +31,14 @@ struct VectorKnnInput {
   bool cosine = false;   // key 1 - a.b (rows normalised), else the squared distance
   int k = 1;             // 1 <= k <= kMaxDeviceNearest, and at most the partners a query has
   std::function<void(double)> progress;  // between launches; an exception it throws ends the run
+  // The queries: rows [first_query, last_query) of a (last_query 0: na), so that a band of an
+  // auto k-NN keeps the whole set as partners and excludes each query by its own index.
+  std::size_t first_query = 0, last_query = 0;
 };
 
 struct VectorKnnResult {
-  std::vector<std::uint32_t> index;  // na x k, nearest first
-  std::vector<double> key;           // na x k, their float64 keys
+  std::vector<std::uint32_t> index;  // queries x k, nearest first
+  std::vector<double> key;           // queries x k, their float64 keys
   double kernel_seconds = 0;
   std::size_t slab_queries = 0;      // queries whose lists are in device memory at once
   std::size_t launches = 0;
@@ -44,7 +47,7 @@ struct VectorKnnResult {
 VectorKnnResult run_vector_knn(const VectorKnnInput& in);
 
 // The CUDA backend's k-NN in the engine's terms (knn_runs.cpp), called by vector_runs.cpp with the
-// rows it prepared on the host (`b` empty for a self-k-NN).
+// rows it prepared on the host (b == a for a self-k-NN); a band's queries only (VectorPlan::band).
 std::string refuses_nearest_on_device(const Statistic& s);
 Result run_nearest_on_device(const VectorPlan& plan, const std::vector<double>& a, const std::vector<double>& b);
 std::string describe_nearest_on_device(const VectorPlan& plan);

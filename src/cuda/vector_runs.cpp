@@ -3,7 +3,10 @@
 // Gram tiles (gram_tiles.hpp) for Euclidean counts and pair lists, else the float64 join kernel
 // (vector_join.hpp) — and the result in the engine's layout. Pair lists leave either kernel batch
 // by batch (PairTaker): to RunOptions::pair_sink, each batch sorted by (i, j), or into
-// Result::pairs, sorted at the end.
+// Result::pairs, sorted at the end. A band of a hybrid run (VectorPlan::band) runs the same
+// kernels on the band's rows: a cross band, its rows against the second set; an auto band, its
+// own triangle and its rows against the rows after it (two runs), numbered as band_placement says.
+// The rows are prepared once per backend object (VectorRows), so a hybrid worker's bands share them.
 #include <fmt/format.h>
 #include <omp.h>
 
@@ -32,6 +35,15 @@ std::vector<double> rule_rows(const VectorSet& v, Metric m, int threads, const c
   return out;
 }
 
+// Rows i0.. of the prepared rows of a set (row-major, dim wide), n of them: the operand of a run.
+struct RowSpan {
+  const double* rows = nullptr;
+  std::size_t n = 0;
+};
+RowSpan rows_from(const std::vector<double>& rows, int dim, std::size_t first, std::size_t n) {
+  return {rows.data() + first * static_cast<std::size_t>(dim), n};
+}
+
 // Whether a join takes the FP16 Gram tiles, and if not why (for the plan). The rows' range is
 // checked as they are prepared (gram_rows.hpp), so a run may still fall back.
 struct VectorPath {
@@ -57,9 +69,12 @@ VectorPath choose_vector_path(const VectorPlan& plan, const TuningPolicy& policy
 struct PairTaker {
   const VectorPlan& plan;
   std::vector<PairRecord>& kept;
+  std::uint64_t j_shift = 0;  // partners numbered from this (an auto band's rows after the band)
   std::uint64_t total = 0;
   std::uint64_t batches = 0;
   void operator()(std::vector<PairRecord>& batch) {
+    if (j_shift)
+      for (PairRecord& p : batch) p.j += j_shift;
     total += batch.size();
     if (total > plan.max_pairs)
       throw_pair_limit(plan.max_pairs, "eps");
@@ -90,19 +105,19 @@ std::string refuses_vectors_on_device(const Statistic& s) {
   return "does not run this statistic over vectors";
 }
 
-Result run_vectors_on_device(const VectorPlan& plan) {
+namespace {
+
+// One run of the join kernels: rows x against rows y (is_auto: y is x, the pairs j > i), the
+// result numbered from the spans' first rows, partners shifted by j_shift.
+Result join_rows(const VectorPlan& plan, RowSpan x, RowSpan y, bool is_auto, std::uint64_t j_shift) {
   const Statistic& s = *plan.stat;
   VectorJoinInput in;
-  const std::vector<double> a = rule_rows(*plan.a, s.metric, plan.threads, plan.is_auto() ? "" : "first set: ");
-  std::vector<double> b;
-  if (!plan.is_auto()) b = rule_rows(*plan.b, s.metric, plan.threads, "second set: ");
-  if (s.output() == OutputKind::Nearest) return run_nearest_on_device(plan, a, b);
-  in.a = a.data();
-  in.b = plan.is_auto() ? a.data() : b.data();
-  in.na = plan.a->size();
-  in.nb = plan.b->size();
+  in.a = x.rows;
+  in.b = y.rows;
+  in.na = x.n;
+  in.nb = y.n;
   in.dim = plan.a->dim();
-  in.is_auto = plan.is_auto();
+  in.is_auto = is_auto;
   in.cosine = s.metric == Metric::Cosine;
   in.lo = plan.edges.lo();
   in.hi = plan.edges.hi();
@@ -115,26 +130,26 @@ Result run_vectors_on_device(const VectorPlan& plan) {
   Result r;
   r.output = out;
   r.info.threads = plan.threads;
-  PairTaker taker{plan, r.pairs};
+  PairTaker taker{plan, r.pairs, j_shift};
   if (out == OutputKind::PairList) in.take = [&taker](std::vector<PairRecord>& batch) { taker(batch); };
   const TuningPolicy policy = TuningPolicy::current();
   const VectorPath path = choose_vector_path(plan, policy);
   std::string fallback = path.why_not;
   if (path.gram) {
-    const std::vector<double> centre = gram_centre(in.a, in.na, plan.is_auto() ? nullptr : in.b,
-                                                   plan.is_auto() ? 0 : in.nb, in.dim, plan.threads);
+    const std::vector<double> centre = gram_centre(in.a, in.na, is_auto ? nullptr : in.b,
+                                                   is_auto ? 0 : in.nb, in.dim, plan.threads);
     GramRows ga = make_gram_rows(in.a, in.na, in.dim, centre, plan.threads);
     GramRows gb;
-    if (!plan.is_auto() && ga.refusal.empty()) gb = make_gram_rows(in.b, in.nb, in.dim, centre, plan.threads);
-    fallback = !ga.refusal.empty() ? (plan.is_auto() ? "" : "first set: ") + ga.refusal
+    if (!is_auto && ga.refusal.empty()) gb = make_gram_rows(in.b, in.nb, in.dim, centre, plan.threads);
+    fallback = !ga.refusal.empty() ? (is_auto ? "" : "first set: ") + ga.refusal
                : !gb.refusal.empty() ? "second set: " + gb.refusal
                                      : "";
     if (fallback.empty()) {
       sort_by_norm(ga, plan.threads);
-      if (!plan.is_auto()) sort_by_norm(gb, plan.threads);
+      if (!is_auto) sort_by_norm(gb, plan.threads);
       if (out == OutputKind::PairList) {
         const GramPairsResult g =
-            run_gram_pairs(in, ga, plan.is_auto() ? nullptr : &gb, policy.gram_pair_buffer, in.take);
+            run_gram_pairs(in, ga, is_auto ? nullptr : &gb, policy.gram_pair_buffer, in.take);
         if (!plan.pair_sink) std::sort(r.pairs.begin(), r.pairs.end(), pair_order);
         r.info.pairs_evaluated = pair_total(in.na, in.nb, in.is_auto);
         r.info.pairs_settled_fp64 = g.settled;
@@ -145,7 +160,7 @@ Result run_vectors_on_device(const VectorPlan& plan) {
             g.settled, g.buffer_pairs, g.launches, g.resumed, taker.note(), g.kernel_seconds);
         return r;
       }
-      GramJoinResult g = run_gram_join(in, ga, plan.is_auto() ? nullptr : &gb, policy.gram_queue_pairs);
+      GramJoinResult g = run_gram_join(in, ga, is_auto ? nullptr : &gb, policy.gram_queue_pairs);
       if (out == OutputKind::Reduction) r.counts = {g.total};
       if (out == OutputKind::PerPoint) {
         r.per_point_a.counts = std::move(g.count_a);
@@ -173,6 +188,55 @@ Result run_vectors_on_device(const VectorPlan& plan) {
   r.info.pairs_evaluated = pair_total(in.na, in.nb, in.is_auto) * (out == OutputKind::PairList && j.total > 0 ? 2 : 1);
   r.info.plan = fmt::format("float64 join kernel{}: {:.4f} s{}", fallback.empty() ? "" : " (" + fallback + ")",
                             j.kernel_seconds, out == OutputKind::PairList ? taker.note() : "");
+  return r;
+}
+
+}  // namespace
+
+VectorRows::VectorRows(const VectorPlan& plan) { prepare(plan); }
+
+void VectorRows::prepare(const VectorPlan& plan) {
+  const Metric m = plan.stat->metric;
+  const bool same_a = a_ == plan.a && metric_ == m && n_a_ == plan.a->size() && !a_rows_.empty();
+  if (!same_a) {
+    a_rows_ = rule_rows(*plan.a, m, plan.threads, plan.is_auto() ? "" : "first set: ");
+    a_ = plan.a;
+    n_a_ = plan.a->size();
+  }
+  if (!plan.is_auto() && !(same_a && b_ == plan.b && n_b_ == plan.b->size() && !b_rows_.empty())) {
+    b_rows_ = rule_rows(*plan.b, m, plan.threads, "second set: ");
+    b_ = plan.b;
+    n_b_ = plan.b->size();
+  }
+  metric_ = m;
+}
+
+Result run_vectors_on_device(const VectorPlan& plan, VectorRows& rows) {
+  rows.prepare(plan);
+  const std::vector<double>& a = rows.a();
+  const std::vector<double>& b = plan.is_auto() ? a : rows.b();
+  if (plan.stat->output() == OutputKind::Nearest) return run_nearest_on_device(plan, a, b);
+  const int dim = plan.a->dim();
+  const std::size_t n = plan.a->size(), r0 = plan.band.begin, r1 = plan.band.end, m = plan.band.size();
+  if (!plan.is_auto()) return join_rows(plan, rows_from(a, dim, r0, m), rows_from(b, dim, 0, plan.b->size()), false, 0);
+  if (!plan.banded()) return join_rows(plan, rows_from(a, dim, 0, n), rows_from(a, dim, 0, n), true, 0);
+  // An auto band: its triangle, then its rows against the rows after it, numbered from r0 (the
+  // partners of the second from r1 - r0): band_placement's numbering.
+  Result r = join_rows(plan, rows_from(a, dim, r0, m), rows_from(a, dim, r0, m), true, 0);
+  if (r1 == n) return r;
+  const Result x = join_rows(plan, rows_from(a, dim, r0, m), rows_from(a, dim, r1, n - r1), false, m);
+  if (!x.counts.empty()) r.counts[0] += x.counts[0];
+  if (plan.stat->output() == OutputKind::PerPoint) {
+    std::vector<std::uint64_t>& c = r.per_point_a.counts;  // the triangle's, m entries
+    c.resize(n - r0, 0);
+    for (std::size_t i = 0; i < m; ++i) c[i] += x.per_point_a.counts[i];
+    for (std::size_t j = 0; j < n - r1; ++j) c[m + j] += x.per_point_b.counts[j];
+  }
+  r.pairs.insert(r.pairs.end(), x.pairs.begin(), x.pairs.end());
+  std::sort(r.pairs.begin(), r.pairs.end(), pair_order);
+  r.info.pairs_evaluated += x.info.pairs_evaluated;
+  r.info.pairs_settled_fp64 += x.info.pairs_settled_fp64;
+  r.info.plan = fmt::format("band rows {}..{}: its triangle: {}; against the rows after it: {}", r0, r1, r.info.plan, x.info.plan);
   return r;
 }
 

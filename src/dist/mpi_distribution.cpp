@@ -9,7 +9,7 @@
 #include <map>
 #include <new>
 
-#include "twobody/detail/dist/pair_jobs.hpp"
+#include "twobody/detail/engine/pair_jobs.hpp"
 #include "twobody/detail/engine/exact_sums.hpp"
 #include "twobody/detail/engine/pair_limit.hpp"
 #include "twobody/detail/engine/reductions.hpp"

@@ -4,6 +4,7 @@
 #include "twobody/detail/engine/planner.hpp"
 #include "twobody/detail/engine/backend.hpp"
 #include "twobody/detail/engine/exact_sums.hpp"
+#include "twobody/detail/engine/hybrid_run.hpp"
 #include "twobody/error.hpp"
 #include "twobody/vectors.hpp"
 
@@ -22,7 +23,7 @@ std::unique_ptr<Backend> select_backend(const std::string& name) {
     if (auto b = make_cuda_backend()) return b;
     return make_cpu_backend();
   }
-  throw_config(fmt::format("unknown backend '{}' (auto, cpu or cuda)", name));
+  throw_config(fmt::format("unknown backend '{}' (auto, cpu, cuda or hybrid)", name));
 }
 
 // A backend that does not run a statistic (Backend::refuses, or refuses_vectors for vectors)
@@ -83,6 +84,7 @@ Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const Ru
     if (opt.on_plan) opt.on_plan(r.info.plan);
     return r;
   }
+  if (opt.backend == "hybrid") return run_hybrid(stat, a, b, opt);
   Plan plan = make_plan(stat, a, b, opt);
   std::string fallback;
   auto backend = backend_for(stat, opt.backend, fallback);
@@ -97,6 +99,7 @@ Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const Ru
 
 std::string explain(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt) {
   if (opt.distribution) return opt.distribution->explain(stat, a, b, opt);
+  if (opt.backend == "hybrid") return explain_hybrid(stat, a, b, opt);
   Plan plan = make_plan(stat, a, b, opt);
   std::string fallback;
   auto backend = backend_for(stat, opt.backend, fallback);
@@ -142,6 +145,7 @@ Result run(const Statistic& stat, const VectorSet& a, const VectorSet* b, const 
     if (opt.on_plan) opt.on_plan(r.info.plan);
     return r;
   }
+  if (opt.backend == "hybrid") return run_hybrid(stat, a, b, opt);
   std::string fallback;
   auto backend = backend_for(stat, opt.backend, fallback, true);
   const auto t0 = std::chrono::steady_clock::now();
@@ -158,18 +162,20 @@ std::string explain(const Statistic& stat, const VectorSet& a, const VectorSet* 
     const AsPoints p(a, b);
     return as_points_note(a.dim()) + "\n" + explain(stat, p.a, b ? &p.b : nullptr, opt);
   }
+  if (opt.backend == "hybrid") return explain_hybrid(stat, a, b, opt);
   std::string fallback;
   auto backend = backend_for(stat, opt.backend, fallback, true);
   return plan_text(*backend, fallback, plan.explanation, backend->describe_vectors(plan));
 }
 
 std::string runs_on(const Statistic& stat, const RunOptions& opt) {
+  if (opt.backend == "hybrid") return "hybrid";
   std::string why;
   return backend_for(stat, opt.backend, why)->name();
 }
 
 void warm_up(const std::string& backend) {
-  if (backend != "auto" && backend != "cuda") return;
+  if (backend != "auto" && backend != "cuda" && backend != "hybrid") return;
   try {
     if (auto b = make_cuda_backend()) b->warm_up();
   } catch (...) {

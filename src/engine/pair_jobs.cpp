@@ -1,4 +1,4 @@
-#include "twobody/detail/dist/pair_jobs.hpp"
+#include "twobody/detail/engine/pair_jobs.hpp"
 
 #include <fmt/format.h>
 

@@ -393,5 +393,19 @@ check "triclinic --box: right angles are the orthorhombic box" "cmp -s <(\"$tb\"
 check "triclinic --box: dimensions run, every pair counted once" "[ \$(\"$tb\" paircount --data \"$work/tri.txt\" --box 50,45,40,80,95,105 --wrap --rmax 19 --nbins 4 | awk -F, 'NR>1{s+=\$3} END{print s}') -gt 0 ]"
 check "triclinic --explain names the cell" "\"$tb\" rdf --data \"$work/tri.txt\" --box $tri_matrix --wrap --rmax 12 --nbins 6 --explain 2>&1 | grep -q 'triclinic a = (50, 0, 0)'"
 
+# --backend hybrid: with TWOBODY_HYBRID_FAKE_GPU=1 the "GPU" worker is the CPU backend on one
+# thread, so the queue, bands and merge run here, and every output equals the CPU's; without a GPU
+# (and without the fake) the CPU runs alone and a note says so.
+"$tb" generate uniform -n 3000 --box 50 --seed 7 -o "$work/hyb.txt"
+hyb="TWOBODY_HYBRID_FAKE_GPU=1 TWOBODY_HYBRID_BAND_ROWS=5 TWOBODY_HYBRID_SLABS=6"
+check "join --backend hybrid equals the cpu (3-D: slab pairs)" "cmp -s <(\"$tb\" join --data \"$work/hyb.txt\" --eps 2 --backend cpu) <(env $hyb \"$tb\" join --data \"$work/hyb.txt\" --eps 2 --backend hybrid)"
+check "join --backend hybrid equals the cpu (cosine: bands of rows)" "cmp -s <(\"$tb\" join --data \"$work/hyb.txt\" --eps 0.001 --metric cosine --emit counts --backend cpu) <(env $hyb \"$tb\" join --data \"$work/hyb.txt\" --eps 0.001 --metric cosine --emit counts --backend hybrid)"
+check "knn --backend hybrid equals the cpu" "cmp -s <(\"$tb\" knn --data \"$work/hyb.txt\" -k 4 --backend cpu) <(env $hyb \"$tb\" knn --data \"$work/hyb.txt\" -k 4 --backend hybrid)"
+check "paircount --backend hybrid equals the cpu" "cmp -s <(\"$tb\" paircount --data \"$work/hyb.txt\" --rmax 10 --nbins 5 --backend cpu) <(env $hyb \"$tb\" paircount --data \"$work/hyb.txt\" --rmax 10 --nbins 5 --backend hybrid)"
+check "--backend hybrid --explain reports both workers and the imbalance" "env $hyb \"$tb\" knn --data \"$work/hyb.txt\" -k 4 --backend hybrid --explain 2>&1 >/dev/null | grep -q 'load imbalance'"
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+  expect 0 'hybrid found no GPU.*the CPU runs alone' -- "$tb" join --data "$work/hyb.txt" --eps 2 --emit total --backend hybrid
+fi
+
 echo "cli: $pass passed, $fail failed"
 [[ $fail -eq 0 ]]

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <random>
 
-#include "twobody/detail/dist/pair_jobs.hpp"
+#include "twobody/detail/engine/pair_jobs.hpp"
 #include "twobody/correlation.hpp"
 #include "twobody/distributed.hpp"
 #include "twobody/error.hpp"
