@@ -162,7 +162,9 @@ TEST(HybridQueue, EveryUnitTakenOnceFromBothEnds) {
     for (;;) {
       const bool heavy = rng() % 2;
       const double target = e(rng) * (heavy ? 5 : 1);
-      const HybridQueue::Take t = q.take(heavy ? HybridQueue::End::Heavy : HybridQueue::End::Light, target, 0.5);
+      const std::size_t min_units = 1 + rng() % 3;
+      const HybridQueue::Take t =
+          q.take(heavy ? HybridQueue::End::Heavy : HybridQueue::End::Light, target, 0.5, min_units);
       if (t.empty()) break;
       ASSERT_LT(t.first, t.last) << "seed " << seed;
       // Contiguous, from the side asked, never past the other side's index.
@@ -174,6 +176,7 @@ TEST(HybridQueue, EveryUnitTakenOnceFromBothEnds) {
         back = t.first;
       }
       ASSERT_LE(front, back) << "seed " << seed;
+      ASSERT_TRUE(t.last - t.first >= min_units || front == back) << "seed " << seed;
       double w = 0;
       for (std::size_t u = t.first; u < t.last; ++u) {
         ++taken[u];
@@ -206,6 +209,14 @@ TEST(HybridQueue, ATakeHoldsWhatWasAskedAndAtMostTheCap) {
   EXPECT_EQ(t.first, 4u);
   EXPECT_EQ(t.last, 5u);
   EXPECT_TRUE(q.take(HybridQueue::End::Light, 1).empty());
+  // At least min_units units (a CPU team's rows for its threads), or what is left.
+  HybridQueue few(std::vector<double>{1, 1, 1, 1, 1});
+  t = few.take(HybridQueue::End::Light, 0, 1.0, 3);
+  EXPECT_EQ(t.first, 2u);
+  EXPECT_EQ(t.last, 5u);
+  t = few.take(HybridQueue::End::Heavy, 0, 1.0, 3);
+  EXPECT_EQ(t.first, 0u);
+  EXPECT_EQ(t.last, 2u);
 }
 
 TEST(Hybrid, JoinsAndKnnEqualTheCpuInEveryDimension) {

@@ -71,7 +71,7 @@ struct WorkerShare {
   std::uint64_t bands = 0;     // takes from the queue
   std::uint64_t rows = 0;      // first-set rows its bands anchored (points: of its slab pairs)
   std::uint64_t pairs = 0;     // pairs it evaluated
-  double seconds = 0;          // busy: from its first band's start to its last band's end, less waits
+  double seconds = 0;          // busy: the sum of its bands' times
 };
 
 struct RunInfo {

@@ -8,7 +8,7 @@ a Corrfunc bin file; :func:`linear_bins` and :func:`log_bins` give the CLI's edg
 ``(n, d)`` array, float16, float32 or float64.
 
 Common keywords: ``backend`` ('auto', 'cpu', 'cuda', or 'hybrid': the CPU and the GPU sharing one
-run, docs/cli.md#hybrid), ``threads`` (0: all), ``path`` (traversal:
+run, docs/cli.md#cpu-and-gpu-together---backend-hybrid), ``threads`` (0: all), ``path`` (traversal:
 'auto', 'brute', 'grid'), ``max_pairs``, ``progress`` (None: a tqdm bar for a run longer than a
 second when tqdm is installed; True, False, or a callable taking the fraction done). Ctrl-C stops
 a run cleanly (KeyboardInterrupt) between two progress steps.

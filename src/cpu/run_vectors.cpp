@@ -144,7 +144,11 @@ Result run_nearest(const VectorPlan& plan, const RuleRows& A, const RuleRows& B,
   const bool is_auto = plan.is_auto();
   const std::size_t self = plan.band.begin;  // anchor i is partner i + self (auto)
   const Metric m = plan.stat->metric;
-  const std::size_t blocks_a = (na + tile - 1) / tile, blocks_b = (nb + tile - 1) / tile;
+  // Anchor blocks of at most `tile` rows, and at least one a thread: a band of a hybrid run may
+  // hold a few rows only, against every partner.
+  const std::size_t per_thread = (na + static_cast<std::size_t>(plan.threads) - 1) / static_cast<std::size_t>(plan.threads);
+  const std::size_t atile = std::clamp<std::size_t>(per_thread, std::min<std::size_t>(16, tile), tile);
+  const std::size_t blocks_a = (na + atile - 1) / atile, blocks_b = (nb + tile - 1) / tile;
   Result r;
   r.output = OutputKind::Nearest;
   r.nearest.k = plan.k;
@@ -163,7 +167,7 @@ Result run_nearest(const VectorPlan& plan, const RuleRows& A, const RuleRows& B,
 #pragma omp for schedule(dynamic, 1)
     for (std::size_t I = 0; I < blocks_a; ++I) {
       if (stop.load(std::memory_order_relaxed)) continue;
-      const std::size_t a0 = I * tile, a1 = std::min(na, a0 + tile);
+      const std::size_t a0 = I * atile, a1 = std::min(na, a0 + atile);
       for (std::size_t i = a0; i < a1; ++i) {
         A.load(i, anchors.data() + (i - a0) * static_cast<std::size_t>(A.dim()));
         heaps[i - a0].clear();

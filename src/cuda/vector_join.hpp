@@ -57,8 +57,6 @@ namespace twobody::cuda {
 // worker of a hybrid run, whose sets do not change meanwhile.
 class VectorRows {
  public:
-  VectorRows() = default;
-  explicit VectorRows(const VectorPlan& plan);
   void prepare(const VectorPlan& plan);
   const std::vector<double>& a() const { return a_rows_; }
   const std::vector<double>& b() const { return b_rows_; }

@@ -193,8 +193,6 @@ Result join_rows(const VectorPlan& plan, RowSpan x, RowSpan y, bool is_auto, std
 
 }  // namespace
 
-VectorRows::VectorRows(const VectorPlan& plan) { prepare(plan); }
-
 void VectorRows::prepare(const VectorPlan& plan) {
   const Metric m = plan.stat->metric;
   const bool same_a = a_ == plan.a && metric_ == m && n_a_ == plan.a->size() && !a_rows_.empty();

@@ -24,9 +24,10 @@ class HybridQueue {
     for (std::size_t u = 0; u < work.size(); ++u) prefix_[u + 1] = prefix_[u] + std::max(0.0, work[u]);
   }
 
-  // Units from `end` until their work reaches min(target, cap × the work left), at least one;
-  // empty once the ends have met.
-  Take take(End end, double target, double cap = 1.0) {
+  // Units from `end` until their work reaches min(target, cap × the work left), at least
+  // `min_units` of them (or what is left); empty once the ends have met.
+  Take take(End end, double target, double cap = 1.0, std::size_t min_units = 1) {
+    min_units = std::max<std::size_t>(min_units, 1);
     std::lock_guard<std::mutex> lock(mutex_);
     Take t;
     if (front_ >= back_) {
@@ -40,14 +41,14 @@ class HybridQueue {
       auto at = std::lower_bound(begin + static_cast<std::ptrdiff_t>(front_) + 1,
                                  begin + static_cast<std::ptrdiff_t>(back_) + 1, prefix_[front_] + want);
       const std::size_t last = std::min(back_, static_cast<std::size_t>(at - begin));
-      t = {front_, std::max(last, front_ + 1), 0.0};
+      t = {front_, std::max(last, std::min(back_, front_ + min_units)), 0.0};
       front_ = t.last;
     } else {
       // The last `first` with work(first, back) >= want.
       auto at = std::upper_bound(begin + static_cast<std::ptrdiff_t>(front_), begin + static_cast<std::ptrdiff_t>(back_),
                                  prefix_[back_] - want);
       const std::size_t first = at == begin + static_cast<std::ptrdiff_t>(front_) ? front_ : static_cast<std::size_t>(at - begin) - 1;
-      t = {std::min(first, back_ - 1), back_, 0.0};
+      t = {std::min(first, back_ - std::min(back_ - front_, min_units)), back_, 0.0};
       back_ = t.first;
     }
     t.work = prefix_[t.last] - prefix_[t.first];

@@ -43,6 +43,14 @@ VectorUnits vector_units(const VectorPlan& plan, const HybridPolicy& policy) {
   return u;
 }
 
+// A CPU band holds rows enough for 16 a thread (the k-NN gives each thread blocks of rows), so
+// that its first band keeps the whole team busy and its measured rate is the team's.
+void give_every_thread_a_row_block(HybridCrew& crew, const VectorUnits& units) {
+  for (HybridWorker& w : crew.workers)
+    if (w.end == HybridQueue::End::Light)
+      w.min_units = (16 * static_cast<std::size_t>(w.threads) + units.rows - 1) / units.rows;
+}
+
 // The plan before the run: the planner's, the crew and the queue, and how each worker runs a band.
 std::string hybrid_plan(const VectorPlan& plan, const HybridCrew& crew, const HybridPolicy& policy,
                         const VectorUnits& units) {
@@ -68,13 +76,14 @@ Result run_hybrid(const Statistic& stat, const VectorSet& a, const VectorSet* b,
   const VectorPlan plan = make_vector_plan(stat, a, b, opt);
   if (!splits(stat)) return run_whole(stat, a, b, opt, "auto", not_split_note(stat));
   const HybridPolicy policy = HybridPolicy::current();
-  const HybridCrew crew = hybrid_crew(opt, policy, [&](const Backend& g) { return g.refuses_vectors(stat); });
+  HybridCrew crew = hybrid_crew(opt, policy, [&](const Backend& g) { return g.refuses_vectors(stat); });
   if (crew.workers.size() < 2) {
     Result r = run_whole(stat, a, b, opt, "cpu", describe_crew(crew, policy));
     r.info.workers = {WorkerShare{crew.workers.back().name, 1, a.size(), r.info.pairs_evaluated, r.info.seconds}};
     return r;
   }
   const VectorUnits units = vector_units(plan, policy);
+  give_every_thread_a_row_block(crew, units);
   HybridQueue queue(units.work);
   const std::size_t n = a.size();
   Result whole = empty_result(stat, n, b ? b->size() : 0);
@@ -112,13 +121,15 @@ std::string explain_hybrid(const Statistic& stat, const VectorSet& a, const Vect
     return not_split_note(stat) + "\n" + explain(stat, a, b, o);
   }
   const HybridPolicy policy = HybridPolicy::current();
-  const HybridCrew crew = hybrid_crew(opt, policy, [&](const Backend& g) { return g.refuses_vectors(stat); });
+  HybridCrew crew = hybrid_crew(opt, policy, [&](const Backend& g) { return g.refuses_vectors(stat); });
   if (crew.workers.size() < 2) {
     RunOptions o = opt;
     o.backend = "cpu";
     return describe_crew(crew, policy) + "\n" + explain(stat, a, b, o);
   }
-  return hybrid_plan(plan, crew, policy, vector_units(plan, policy));
+  const VectorUnits units = vector_units(plan, policy);
+  give_every_thread_a_row_block(crew, units);
+  return hybrid_plan(plan, crew, policy, units);
 }
 
 }  // namespace twobody

@@ -99,7 +99,7 @@ std::vector<WorkerShare> drive_queue(const std::vector<HybridWorker>& workers, H
       const double cap = workers.size() > 1 ? 0.5 : 1.0;
       while (!stop.load()) {
         const HybridQueue::Take take =
-            queue.take(me.end, next_target(me, total, my_done, busy, last_work, last_seconds), cap);
+            queue.take(me.end, next_target(me, total, my_done, busy, last_work, last_seconds), cap, me.min_units);
         if (take.empty()) break;
         std::function<void(double)> band_progress;
         if (progress)
@@ -157,7 +157,8 @@ std::string describe_crew(const HybridCrew& crew, const HybridPolicy& policy) {
                        x.first_share > 0 ? fmt::format(" (its first: {:.3g} of the whole, before its rate is known; "
                                                        "then at most half of what is left)",
                                                        x.first_share)
-                                         : " (its first: one unit; doubled while shorter)");
+                                         : fmt::format(" (its first: {} unit{}; doubled while shorter)", x.min_units,
+                                                       x.min_units == 1 ? "" : "s"));
     }
     s += "; done when the two ends meet; pieces merged exactly (counts added, pairs placed and sorted, lists placed)";
   }

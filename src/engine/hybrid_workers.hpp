@@ -26,7 +26,8 @@ struct HybridWorker {
   int threads = 1;                // host threads its runs use
   HybridQueue::End end = HybridQueue::End::Light;
   double band_seconds = 0.02;     // the time a band should take at its rate
-  double first_share = 0;         // its first band: this fraction of the run (0: one unit)
+  double first_share = 0;         // its first band: this fraction of the run (0: min_units)
+  std::size_t min_units = 1;      // the fewest units a band takes (enough rows for its threads)
   // Its backend, made on its own thread (after the device is set).
   std::unique_ptr<Backend> make_backend() const;
 };
