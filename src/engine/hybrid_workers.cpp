@@ -62,7 +62,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A worker's next band: its first share of the run, or one unit; then twice the last band's work
+// A worker's next band: its first share of the run, or its fewest units; then twice the last band's work
 // while bands are shorter than band_seconds (a rate measured on small bands understates what a
 // team of threads does on larger ones); then rate x band_seconds.
 double next_target(const HybridWorker& w, double total, double done, double busy, double last_work,
