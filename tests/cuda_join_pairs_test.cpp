@@ -45,9 +45,10 @@ double eps_for(const VectorSet& v, double fraction) {
 }
 
 // The join's pair list as a statistic (so that RunOptions reach the backend whole).
-Statistic pair_list(double eps, Metric m = Metric::Euclidean) {
+Statistic pair_list(double eps, Metric m = Metric::Euclidean, bool cross = false) {
   Statistic s;
   s.metric = m;
+  s.traversal = cross ? Traversal::Cross : Traversal::Auto;
   s.reduction = reduce::PairList{Binning::from_edges({0.0, eps > 0 ? eps : 4.9406564584124654e-324}), true};
   return s;
 }
@@ -65,7 +66,7 @@ void expect_same_pairs(const std::vector<PairRecord>& gpu, const std::vector<Pai
 // returns the GPU run's plan.
 std::string expect_same_join_pairs(const VectorSet& a, const VectorSet* b, double eps, const std::string& what,
                                    bool gram = true) {
-  const Statistic s = pair_list(eps);
+  const Statistic s = pair_list(eps, Metric::Euclidean, b != nullptr);
   const Result cpu = twobody::run(s, a, b, on("cpu"));
   const Result gpu = twobody::run(s, a, b, on("cuda"));
   EXPECT_EQ(gpu.info.backend, "cuda") << what;
@@ -90,7 +91,9 @@ TEST_F(CudaJoinPairs, GramPairsEqualTheCpuOnMixtures) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   for (int d : {16, 17, 128, 960}) {
     const std::size_t n = d >= 960 ? 700 : 1500;
-    const VectorSet a = gaussian_mixture(n, d, rng), b = gaussian_mixture(n / 3 + 5, d, rng);
+    // One mixture cut in two: the cross join's sets share clusters, so it has pairs.
+    const VectorSet both = gaussian_mixture(n + n / 3 + 5, d, rng);
+    const VectorSet a = both.slice(0, n), b = both.slice(n, n / 3 + 5);
     for (double fraction : {0.001, 0.05, 0.3}) {
       const double eps = eps_for(a, fraction);
       const std::string what = "d=" + std::to_string(d) + " fraction " + std::to_string(fraction);
@@ -152,7 +155,9 @@ TEST_F(CudaJoinPairs, PairSinkReceivesSortedBatchesOfTheWholeList) {
   const auto seed = fresh_seed();
   std::mt19937_64 rng(seed);
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const VectorSet a = gaussian_mixture(3000, 40, rng), b = gaussian_mixture(900, 40, rng);
+  // One mixture cut in two, so that the cross join has pairs (two mixtures' clusters lie apart).
+  const VectorSet both = gaussian_mixture(3900, 40, rng);
+  const VectorSet a = both.slice(0, 3000), b = both.slice(3000, 900);
   const double eps = eps_for(a, 0.03);
   // The Gram tiles with a buffer that fills (many batches), then the float64 kernel: Euclidean
   // forced (TWOBODY_VECTOR_PRECISION=fp64), and cosine, on a set of 20000 so that it has several slabs.
@@ -167,7 +172,7 @@ TEST_F(CudaJoinPairs, PairSinkReceivesSortedBatchesOfTheWholeList) {
   };
   const std::vector<Case> cases = {
       {"gram auto", &a, nullptr, pair_list(eps), "TWOBODY_GRAM_PAIR_BUFFER", "5000"},
-      {"gram cross", &a, &b, pair_list(eps), "TWOBODY_GRAM_PAIR_BUFFER", "5000"},
+      {"gram cross", &a, &b, pair_list(eps, Metric::Euclidean, true), "TWOBODY_GRAM_PAIR_BUFFER", "5000"},
       {"float64 euclidean", &big, nullptr, pair_list(eps_for(big, 0.0005)), "TWOBODY_VECTOR_PRECISION", "fp64"},
       {"float64 cosine", &big, nullptr, pair_list(0.2, Metric::Cosine), "TWOBODY_VECTOR_PRECISION", "auto"},
   };

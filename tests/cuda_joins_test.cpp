@@ -106,9 +106,11 @@ TEST_F(CudaJoins, ManySlabsProgressAndCancellation) {
   const auto seed = fresh_seed();
   std::mt19937_64 rng(seed);
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const VectorSet a = gaussian_vectors(40000, 8, rng);
+  // d = 9: above the point engine's 8 dimensions and below the Gram tiles' 16, so the float64
+  // join kernel runs, in slabs of tiles with a progress call between them.
+  const VectorSet a = gaussian_vectors(40000, 9, rng);
   JoinOptions o;
-  o.eps = 0.8;
+  o.eps = 1.0;
   o.output = JoinOutput::Counts;
   RunOptions run = on("cuda");
   int calls = 0;
@@ -154,7 +156,9 @@ TEST_F(CudaJoins, GramCountsEqualTheCpuOnMixtures) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   for (int d : {16, 17, 128, 960}) {
     const std::size_t n = d >= 960 ? 700 : 1500;
-    const VectorSet a = gaussian_mixture(n, d, rng), b = gaussian_mixture(n / 3 + 5, d, rng);
+    // One mixture cut in two: the cross join's sets share clusters, so it has pairs.
+    const VectorSet both = gaussian_mixture(n + n / 3 + 5, d, rng);
+    const VectorSet a = both.slice(0, n), b = both.slice(n, n / 3 + 5);
     for (double fraction : {0.001, 0.05, 0.3}) {
       const double eps = eps_for(a, Metric::Euclidean, fraction);
       const std::string what = "d=" + std::to_string(d) + " fraction " + std::to_string(fraction);

@@ -2,7 +2,9 @@
 // float64 rule in joins_test.cpp): the same partner indices, keys and distances, bit for bit, for
 // k from 1 to 1024 (and k = every partner there is), self and cross, Euclidean and cosine, on
 // Gaussian mixtures, lattices (massive ties: broken by index), duplicates, offsets of 10^6 and
-// float16 storage in d = 1 to 960; progress, cancellation and slabs. Label: gpu.
+// float16 storage in d = 1 to 960; progress, cancellation and slabs. From d = 16 the Euclidean runs
+// take the FP16 Gram tiles (cuda_gram_knn_test.cpp tests that path's own cases), below it and for
+// the cosine distance the float64 kernel. Label: gpu.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -177,7 +179,7 @@ TEST_F(CudaKnn, RunsOnTheGpuUpToK1024AndSaysWhy) {
   const VectorSet a = gaussian_vectors(1100, 16, rng);
   const KnnResult r = nearest_neighbours(a, nullptr, 5, Metric::Euclidean, on("cuda"));
   EXPECT_EQ(r.info.backend, "cuda");
-  EXPECT_NE(r.info.plan.find("knn kernel"), std::string::npos) << r.info.plan;
+  EXPECT_NE(r.info.plan.find("FP16 Gram tiles k-NN"), std::string::npos) << r.info.plan;  // (d = 16)
   EXPECT_EQ(r.indices, nearest_neighbours(a, nullptr, 5, Metric::Euclidean, on("cpu")).indices);
   // Above k = 1024 the CPU runs it, and the plan says why.
   const KnnResult big = nearest_neighbours(a, nullptr, 1025, Metric::Euclidean, on("cuda"));

@@ -50,6 +50,10 @@ struct Row {
   std::vector<double> h;   // scaled and rounded to FP16
   double sigma = 1, nu = 0, n_up = 0;
   float N = 0;
+  // The k-NN's terms (gram_knn_bound), from long double sums: N̂ of the rounded row ĥ = h/σ, an
+  // upper bound m of ‖ĥ‖, ρ >= ‖ĥ − x'‖ and a lower bound of ‖x'‖.
+  float N_hat = 0;
+  double m = 0, rho = 0, n_lo = 0;
 };
 
 std::vector<Row> prepare(const std::vector<std::vector<double>>& rows) {
@@ -71,6 +75,18 @@ std::vector<Row> prepare(const std::vector<std::vector<double>>& rows) {
     for (double v : w.xs) w.h.push_back(fp16_round(w.sigma * v));
     w.n_up = norm_upper(w.nu, static_cast<int>(d));
     w.N = static_cast<float>(w.nu);
+    long double hat = 0, err = 0;
+    double hat64 = 0;
+    for (std::size_t k = 0; k < d; ++k) {
+      const long double v = static_cast<long double>(w.h[k]) / w.sigma;
+      hat += v * v;
+      hat64 += static_cast<double>(v * v);
+      err += (v - w.xs[k]) * (v - w.xs[k]);
+    }
+    w.N_hat = static_cast<float>(hat64);
+    w.m = static_cast<double>(std::sqrt(hat)) * (1 + 0x1p-50);
+    w.rho = static_cast<double>(std::sqrt(err)) * (1 + 0x1p-50);
+    w.n_lo = norm_lower(w.nu, static_cast<int>(d));
     out.push_back(std::move(w));
   }
   return out;
@@ -90,6 +106,17 @@ float model_distance(const Row& a, const Row& b) {
   const float D = static_cast<float>(static_cast<double>(g) / (a.sigma * b.sigma));  // exact
   const float t = a.N + b.N;
   return std::fma(-2.0f, D, t);
+}
+
+// s̃ as the k-NN tiles compute it: the same Gram sum, the rounded rows' norms N̂.
+float model_knn_distance(const Row& a, const Row& b) {
+  const float g = mma_model_dot(a.h, b.h, kFp16Gram.depth);
+  const float D = static_cast<float>(static_cast<double>(g) / (a.sigma * b.sigma));
+  return std::fma(-2.0f, D, a.N_hat + b.N_hat);
+}
+
+GramKnnBound knn_bound(const Row& a, const Row& b) {
+  return gram_knn_bound(kFp16Gram, static_cast<int>(a.x.size()), a.m, b.m, a.rho, b.rho, a.n_up, b.n_up);
 }
 
 // The worst |s̃ − key64| / E over every pair, asserting each within its bound.
@@ -224,4 +251,115 @@ TEST(GramBounds, RangeVerdictsNeverContradictTheRule) {
     EXPECT_EQ(undecided, at_edge) << "[" << range[0] << ", " << range[1] << ")";
   }
   EXPECT_EQ(gram_verdict(std::nanf(""), gram_tile_thresholds(gram_range(0, 1), 0.1)), GramVerdict::Undecided);
+}
+
+// The k-NN's bound in distance space (gram_knn_bound) on the same model and adversarial rows: every
+// key within [lower(s̃), upper(s̃)]; the admission threshold passes every s̃ whose lower key is
+// within U; the norm gap only skips pairs beyond U; and for near neighbours the interval is far
+// narrower than the joins' ±E (the rounding enters in proportion to the distance).
+TEST(GramBounds, KnnKeyIntervalsHoldTheRuleKey) {
+  const auto seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  double narrowest_ratio = HUGE_VAL;  // over near pairs: (upper − lower) / 2E
+  for (int d : {3, 17, 128, 960}) {
+    const std::size_t n = d >= 960 ? 40 : 80;
+    std::vector<std::vector<std::vector<double>>> sets;
+    sets.push_back(gaussian(n, d, rng, 0.0, 1.0));
+    sets.push_back(gaussian(n, d, rng, 1e3, 1.0));
+    auto near = gaussian(n / 2, d, rng, 10.0, 1.0);
+    std::normal_distribution<double> tiny(0.0, 1e-3);
+    for (std::size_t i = 0, m = near.size(); i < m; ++i) {
+      auto copy = near[i];
+      for (double& v : copy) v += tiny(rng);
+      near.push_back(copy);
+    }
+    near.push_back(near[0]);  // an exact duplicate: key 0
+    sets.push_back(near);
+    auto spiky = gaussian(n, d, rng, 0.0, 1e-7);
+    for (auto& r : spiky) r[rng() % r.size()] = 3.0 + 1e-3 * (rng() % 1000);
+    sets.push_back(spiky);
+    auto norms = gaussian(n, d, rng, 0.0, 1.0);
+    for (std::size_t i = 0; i < norms.size(); ++i)
+      for (double& v : norms[i]) v *= std::pow(10.0, static_cast<double>(i % 7) - 3);
+    sets.push_back(norms);
+    for (const auto& rows : sets) {
+      const auto r = prepare(rows);
+      std::uniform_real_distribution<double> frac(0, 1);
+      for (std::size_t i = 0; i < r.size(); ++i)
+        for (std::size_t j = 0; j < r.size(); ++j) {
+          if (i == j) continue;
+          const GramKnnBound b = knn_bound(r[i], r[j]);
+          const double s = model_knn_distance(r[i], r[j]), key = key64(r[i], r[j]);
+          const double lo = gram_key_lower(b, s), up = gram_key_upper(b, s);
+          ASSERT_LE(lo, key) << "d=" << d << " pair " << i << ", " << j << " s " << s;
+          ASSERT_GE(up, key) << "d=" << d << " pair " << i << ", " << j << " s " << s;
+          // Any U at or above the key (so at or above the exact lower key) admits s̃.
+          for (double u : {key, key + (up - key) * frac(rng), up}) {
+            ASSERT_LE(s, gram_key_admits(b, u)) << "d=" << d << " pair " << i << ", " << j << " U " << u;
+          }
+          const double gap = std::max(0.0, std::max(r[j].n_lo - r[i].n_up, r[i].n_lo - r[j].n_up));
+          if (gram_gap_exceeds(b, gap, key)) ADD_FAILURE() << "the norm gap puts a pair of key " << key << " beyond it";
+          const double e = gram_distance_bound(kFp16Gram, d, r[i].n_up, r[j].n_up, r[i].sigma, r[j].sigma);
+          if (d >= 17 && key > 0 && key < 1e-2 * r[i].n_up * r[i].n_up)
+            narrowest_ratio = std::min(narrowest_ratio, (up - lo) / (2 * e));
+        }
+    }
+  }
+  // Near neighbours far from the centre: the interval is a small part of the joins' band.
+  EXPECT_LT(narrowest_ratio, 0.2);
+  RecordProperty("knn_interval_over_join_band", std::to_string(narrowest_ratio));
+}
+
+// The selection's argument end to end on the model: per query, U = the k-th smallest upper key;
+// the candidates (lower key <= U) re-ranked by key64 and ordered by (key, index) are the brute
+// force's k nearest, ties by index, on duplicates, lattices (massive ties) and Gaussian rows.
+TEST(GramBounds, KnnCandidatesWithinTheBoundHoldTheExactLists) {
+  const auto seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (int d : {3, 17, 128}) {
+    std::vector<std::vector<std::vector<double>>> sets;
+    sets.push_back(gaussian(150, d, rng, 4.0, 1.0));
+    std::uniform_int_distribution<int> u(0, 2);
+    std::vector<std::vector<double>> lattice(150, std::vector<double>(static_cast<std::size_t>(d)));
+    for (auto& r : lattice)
+      for (double& v : r) v = u(rng);
+    sets.push_back(lattice);
+    auto dup = gaussian(10, d, rng, 0.0, 1.0);
+    for (int c = 0; c < 140; ++c) dup.push_back(dup[rng() % 10]);
+    sets.push_back(dup);
+    for (const auto& rows : sets) {
+      const auto r = prepare(rows);
+      const std::size_t n = r.size();
+      for (std::size_t k : {std::size_t(1), std::size_t(10), std::size_t(64)}) {
+        for (std::size_t q = 0; q < n; ++q) {
+          std::vector<std::pair<double, std::size_t>> truth, cand;
+          std::vector<float> ups;
+          std::vector<std::pair<float, float>> keys(n);
+          for (std::size_t j = 0; j < n; ++j) {
+            if (j == q) continue;
+            truth.emplace_back(key64(r[q], r[j]), j);
+            const GramKnnBound b = knn_bound(r[q], r[j]);
+            const double s = model_knn_distance(r[q], r[j]);
+            // Outward to float32, as the tiles keep them.
+            float up = static_cast<float>(gram_key_upper(b, s)), lo = static_cast<float>(gram_key_lower(b, s));
+            if (static_cast<double>(up) < gram_key_upper(b, s)) up = std::nextafter(up, HUGE_VALF);
+            if (static_cast<double>(lo) > gram_key_lower(b, s)) lo = std::nextafter(lo, -HUGE_VALF);
+            keys[j] = {up, lo};
+            ups.push_back(up);
+          }
+          std::nth_element(ups.begin(), ups.begin() + static_cast<std::ptrdiff_t>(k - 1), ups.end());
+          const float bound = ups[k - 1];
+          for (std::size_t j = 0; j < n; ++j)
+            if (j != q && keys[j].second <= bound) cand.emplace_back(key64(r[q], r[j]), j);
+          std::sort(truth.begin(), truth.end());
+          std::sort(cand.begin(), cand.end());
+          ASSERT_GE(cand.size(), k);
+          for (std::size_t t = 0; t < k; ++t)
+            ASSERT_EQ(cand[t], truth[t]) << "d=" << d << " k=" << k << " query " << q << " rank " << t;
+        }
+      }
+    }
+  }
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "test_support.hpp"
+#include "twobody/detail/cuda/gram_knn_rows.hpp"
 #include "twobody/detail/cuda/gram_rows.hpp"
 #include "twobody/detail/exact/gram_bounds.hpp"
 
@@ -134,4 +135,73 @@ TEST(GramRows, RowsOutsideTheRangeAreRefused) {
   EXPECT_EQ(make_gram_rows(rows.data(), 2, 3, {1, 1, 1}, 1).refusal, "");
   rows = {1, HUGE_VAL, 0, 0};
   EXPECT_NE(make_gram_rows(rows.data(), 2, 2, gram_centre(rows.data(), 2, nullptr, 0, 2, 1), 1).refusal, "");
+}
+
+// The k-NN tiles' terms (gram_knn_rows.hpp) against long double sums over the rows' FP16 values:
+// N̂ the float32 of the rounded row's squared norm (within the bound's norm_rel), m >= ‖ĥ‖ and
+// ρ >= ‖ĥ − x'‖ tight to 10^-12, a lower bound of ‖x'‖ below n, the blocks' extremes; on norms
+// over six decades, sorted by norm, with a zero row and a row of FP16 subnormals.
+TEST(GramRows, KnnTermsBoundTheRoundedRows) {
+  std::mt19937_64 rng(fresh_seed());
+  std::normal_distribution<double> g;
+  constexpr std::size_t n = 333;
+  constexpr int d = 45;
+  std::vector<double> rows(n * d);
+  for (std::size_t t = 0; t < rows.size(); ++t) rows[t] = 7 + g(rng) * std::pow(10.0, static_cast<double>(t / d % 7) - 3);
+  const std::vector<double> c = gram_centre(rows.data(), n, nullptr, 0, d, 1);
+  for (int k = 0; k < d; ++k) rows[5 * d + k] = c[static_cast<std::size_t>(k)];  // a zero row about the centre
+  for (int k = 0; k < d; ++k) rows[11 * d + k] = c[static_cast<std::size_t>(k)] + (k == 4 ? 3 : 1e-9 * g(rng));  // FP16 subnormals, zeros
+  GramRows gr = make_gram_rows(rows.data(), n, d, c, 2);
+  ASSERT_EQ(gr.refusal, "");
+  sort_by_norm(gr, 2);
+  const GramKnnRows kr = make_gram_knn_rows(gr, rows.data(), c, 3);
+  ASSERT_EQ(kr.norm2.size(), gr.n_padded);
+  ASSERT_EQ(kr.blocks.size(), gr.n_padded / kGramRowBlock);
+  const double norm_rel = 0x1p-24 * (1 + twobody::exact::gamma64(d)) + twobody::exact::gamma64(d);
+  for (std::size_t r = 0; r < n; ++r) {
+    const double* x = rows.data() + static_cast<std::size_t>(gr.order[r]) * d;
+    long double hat = 0, err = 0, shifted = 0;
+    for (int k = 0; k < d; ++k) {
+      const long double xs = x[k] - c[static_cast<std::size_t>(k)];
+      const long double v = static_cast<long double>(half_value(gr.half[r * 64 + static_cast<std::size_t>(k)])) / gr.sigma[r];
+      hat += v * v;
+      err += (v - xs) * (v - xs);
+      shifted += xs * xs;
+    }
+    const double m = static_cast<double>(std::sqrt(hat)), rho = static_cast<double>(std::sqrt(err));
+    EXPECT_LE(std::fabs(static_cast<double>(kr.norm2[r]) - static_cast<double>(hat)), norm_rel * m * m + 1e-300) << r;
+    EXPECT_GE(kr.rounded_norm[r], m);
+    EXPECT_LE(kr.rounded_norm[r], m * (1 + 1e-12));
+    EXPECT_GE(kr.rounding[r], rho) << r;
+    EXPECT_LE(kr.rounding[r], rho * (1 + 1e-12) + 1e-150) << r;  // (+ what underflowing squares may lose)
+    EXPECT_LE(kr.norm_low[r], static_cast<double>(std::sqrt(shifted)));
+    EXPECT_GE(kr.norm_low[r], gr.norm_up[r] * (1 - 1e-12));
+    const GramKnnBlock& b = kr.blocks[r / kGramRowBlock];
+    EXPECT_LE(kr.rounded_norm[r], b.m_max);
+    EXPECT_LE(kr.rounding[r], b.rho_max);
+    EXPECT_LE(gr.norm_up[r], b.n_max);
+    EXPECT_GE(kr.norm_low[r], b.n_min);
+    // FP16 keeps 11 bits: the rounding is a small part of the norm.
+    EXPECT_LE(kr.rounding[r], 0x1p-11 * m * 1.01 + 1e-150);
+  }
+  for (std::size_t r = n; r < gr.n_padded; ++r) EXPECT_EQ(kr.norm2[r], 0.f);
+  // Sorted by norm: the blocks' extremes rise block to block (the norm gap's pruning relies on it).
+  for (std::size_t b = 1; b < kr.blocks.size(); ++b) {
+    EXPECT_LE(kr.blocks[b - 1].n_max, kr.blocks[b].n_max);
+    EXPECT_LE(kr.blocks[b - 1].n_min, kr.blocks[b].n_min);
+  }
+  EXPECT_EQ(make_gram_knn_rows(gr, rows.data(), c, 1).rounding, kr.rounding) << "the terms depend on the threads";
+}
+
+TEST(GramRows, KnnListCapacity) {
+  EXPECT_EQ(gram_knn_capacity(10, 1000000), 64u);   // k + 32, in whole warps
+  EXPECT_EQ(gram_knn_capacity(1, 1000000), 64u);
+  EXPECT_EQ(gram_knn_capacity(64, 1000000), 96u);
+  EXPECT_EQ(gram_knn_capacity(65, 1000000), 128u);  // 65 + 32 = 97
+  EXPECT_EQ(gram_knn_capacity(1024, 1000000), 1536u);
+  EXPECT_EQ(gram_knn_capacity(10, 40), 40u);        // never more than the partners
+  EXPECT_EQ(gram_knn_capacity(40, 40), 40u);
+  EXPECT_EQ(gram_knn_capacity(10, 1000, 3), 10u);   // a forced capacity: at least k
+  EXPECT_EQ(gram_knn_capacity(10, 1000, 17), 17u);
+  EXPECT_EQ(gram_knn_capacity(10, 12, 500), 12u);
 }

@@ -397,3 +397,42 @@ TEST(Hybrid, ErrorsCancellationAndTheLimitOfPairs) {
   expect_error(ErrorKind::Input, "vector 38 has norm 0",
                [&] { run(knn_statistic(false, 2, Metric::Cosine), zero, nullptr, hybrid()); });
 }
+
+TEST(Hybrid, EveryDeviceIsAWorkerAtTheHeavyEnd) {
+  // RunOptions::devices with TWOBODY_SIMULATED_DEVICES (each device the CPU backend on one thread):
+  // a worker a device at the heavy end, the CPU team at the light end, the result the CPU's.
+  const ScopedEnv sim("TWOBODY_SIMULATED_DEVICES", "2");
+  const ScopedEnv rows("TWOBODY_HYBRID_BAND_ROWS", "4");
+  const ScopedEnv slabs("TWOBODY_HYBRID_SLABS", "6");
+  const ScopedEnv gpu("TWOBODY_HYBRID_GPU_SECONDS", "0.001");
+  const std::uint64_t seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  RunOptions o = hybrid();
+  o.devices = {1, 0};
+  const auto expect_three = [&](const Result& r, const std::string& what) {
+    ASSERT_EQ(r.info.workers.size(), 3u) << what << "\n" << r.info.plan;
+    EXPECT_EQ(r.info.workers[0].name.rfind("simulated device 1: ", 0), 0u) << r.info.workers[0].name;
+    EXPECT_EQ(r.info.workers[1].name.rfind("simulated device 0: ", 0), 0u) << r.info.workers[1].name;
+    EXPECT_EQ(r.info.workers[2].name.rfind("cpu: ", 0), 0u) << r.info.workers[2].name;
+  };
+  const VectorSet a = gaussian_vectors(300, 20, rng);
+  JoinOptions j;
+  j.eps = testing_support::eps_for(a, Metric::Euclidean, 0.05);
+  j.output = JoinOutput::Counts;
+  const Statistic join = join_statistic(false, j);
+  const Result got = run(join, a, nullptr, o);
+  expect_same(run(join, a, nullptr, on("cpu")), got, "join seed " + std::to_string(seed));
+  expect_three(got, "join");
+  const Statistic knn = knn_statistic(false, 3, Metric::Euclidean);
+  const Result k = run(knn, a, nullptr, o);
+  expect_same(run(knn, a, nullptr, on("cpu")), k, "knn seed " + std::to_string(seed));
+  expect_three(k, "knn");
+  const PointSet p = testing_support::to_pointset(testing_support::uniform_points(800, 3, 0, 50, rng));
+  Statistic h;
+  h.reduction = reduce::Histogram{Binning::linear(0, 8, 4)};
+  const Result ph = run(h, p, nullptr, o);
+  expect_same(run(h, p, nullptr, on("cpu")), ph, "points seed " + std::to_string(seed));
+  expect_three(ph, "points");
+  o.devices = {2};
+  expect_error(ErrorKind::Config, "device 2 is not visible", [&] { run(h, p, nullptr, o); });
+}

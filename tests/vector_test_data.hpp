@@ -29,6 +29,17 @@ inline twobody::VectorSet lattice_vectors(std::size_t n, int d, std::mt19937_64&
   return twobody::VectorSet::from_rows(std::move(v), n, d);
 }
 
+// The seed's exponential set (chapters 3-4): each coordinate exponential of rate 40, truncated to
+// [0, 1] by drawing again; dense near the origin, sparse far out.
+inline twobody::VectorSet exponential_vectors(std::size_t n, int d, std::mt19937_64& rng) {
+  std::exponential_distribution<double> e(40.0);
+  std::vector<double> v(n * static_cast<std::size_t>(d));
+  for (double& x : v)
+    do x = e(rng);
+    while (x > 1);
+  return twobody::VectorSet::from_rows(std::move(v), n, d);
+}
+
 // Clusters of different spreads about random centres: many close pairs, near-duplicates and far ones.
 inline twobody::VectorSet gaussian_mixture(std::size_t n, int d, std::mt19937_64& rng) {
   std::normal_distribution<double> g;

@@ -72,7 +72,7 @@ Binning2D smu_bins(const Clustering2DOptions& s) {
 // DD in 2-D bins (rppi, smu), auto or cross.
 void count_pairs_2d(const Clustering2DOptions& s, const Context& c, Binning2D (*make_bins)(const Clustering2DOptions&)) {
   const CommonOptions& o = s.o;
-  const BackendWarmUp warm(o.backend);
+  const BackendWarmUp warm(o);
   PointSets l = load_sets(o, c.features);
   const Binning2D bins = make_bins(s);
   auto box = make_box(o, l.a.dim());
@@ -130,7 +130,7 @@ void correlate_2d(const Clustering2DOptions& s, Binning2D (*make_bins)(const Clu
                   ProgressBar& bar) {
   const CommonOptions& o = s.o;
   const EstimatorOptions& e = s.e;
-  const BackendWarmUp warm(o.backend);
+  const BackendWarmUp warm(o);
   if (e.randoms.empty() && !(e.counts.save.empty() && e.counts.rr.empty()))
     throw_config("--save-counts and --rr need random catalogues (--randoms): the analytic RR of a box is not counted");
   if (!e.jk.covariance.empty() && !e.jk.requested())

@@ -76,6 +76,9 @@ void add_common_options(CLI::App& app, CommonOptions& o, const Features& f) {
   }
   app.add_option("--backend", o.backend, "auto | cpu | cuda | hybrid (the CPU and the GPU on one work queue)")
       ->check(CLI::IsMember({"auto", "cpu", "cuda", "hybrid"}));
+  app.add_option("--devices", o.devices,
+                 "CUDA devices to split the pairs over, a host thread each: all, or indices such as 0,2 (default: "
+                 "one device)");
   app.add_option("--path", o.path, "traversal: auto (cost model) | brute | grid (cell grid, cutoff statistics)")
       ->check(CLI::IsMember({"auto", "brute", "grid"}));
   app.add_option("--threads", o.threads, "CPU threads (default: all)")->check(non_negative_number);
@@ -224,9 +227,30 @@ void note_hybrid_without_gpu() {
 }
 }  // namespace
 
+std::vector<int> parse_devices(const std::string& text) {
+  if (text.empty()) return {};
+  if (text == "all") return visible_devices();
+  std::vector<int> devices;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    std::size_t used = 0;
+    int d = -1;
+    try {
+      d = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size() || d < 0)
+      throw_config(fmt::format("--devices {}: expected all or device indices such as 0,2", text));
+    devices.push_back(d);
+  }
+  return devices;
+}
+
 RunOptions make_run_options(const CommonOptions& o, ProgressBar& bar) {
   RunOptions r;
   r.backend = o.backend;
+  r.devices = parse_devices(o.devices);
   r.mean_separation = o.ravg;
   r.path = o.path;
   r.threads = o.threads;  // (the engine caps it at the processors; the note says so)

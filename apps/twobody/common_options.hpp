@@ -27,6 +27,7 @@ struct CommonOptions {
   std::vector<double> box;
   bool wrap = false;
   std::string backend = "auto";
+  std::string devices;  // --devices: "all" or a list "0,2"; empty: one device
   std::string path = "auto";
   int threads = 0;
   std::string output;
@@ -54,10 +55,21 @@ void add_common_options(CLI::App& app, CommonOptions& o, const Features& f);
 // --ravg of the 1-D histograms and correlation functions: the mean separation per bin.
 void add_ravg_option(CLI::App& cmd, CommonOptions& o);
 
-// Warms the backend up (twobody::warm_up) on a thread while the command reads its files.
+// --devices as RunOptions::devices: "all" is every visible device; an empty text, none (one device).
+std::vector<int> parse_devices(const std::string& text);
+
+// Warms the backend up (twobody::warm_up) on a thread, on each device of --devices, while the
+// command reads its files.
 class BackendWarmUp {
  public:
-  explicit BackendWarmUp(const std::string& backend) : thread_([backend] { warm_up(backend); }) {}
+  explicit BackendWarmUp(const CommonOptions& o)
+      : thread_([backend = o.backend, devices = o.devices] {
+          try {
+            warm_up(backend, parse_devices(devices));
+          } catch (...) {
+            // (a bad --devices is reported by the run)
+          }
+        }) {}
   BackendWarmUp(const BackendWarmUp&) = delete;
   BackendWarmUp& operator=(const BackendWarmUp&) = delete;
   ~BackendWarmUp() { thread_.join(); }

@@ -26,7 +26,7 @@ const Command<HistogramOptions> sdh_command{
     .run =
         [](const HistogramOptions& s, const Context& c) {
           const CommonOptions& o = s.o;
-          const BackendWarmUp warm(o.backend);
+          const BackendWarmUp warm(o);
           PointSet a = load_points(o.data, o.columns, 0, "");
           // Without --rmax, SDH spans the whole data set: nbins from 0 to its bounding-box diagonal.
           const Binning bins = (!o.bins_file.empty() || o.rmax) ? make_binning(o, "r")
@@ -46,7 +46,7 @@ const Command<HistogramOptions> paircount_command{
     .run =
         [](const HistogramOptions& s, const Context& c) {
           const CommonOptions& o = s.o;
-          const BackendWarmUp warm(o.backend);
+          const BackendWarmUp warm(o);
           PointSets l = load_sets(o, c.features);
           const Binning bins = make_binning(o, "r");
           auto box = make_box(o, l.a.dim());
@@ -70,7 +70,7 @@ const Command<HistogramOptions> rdf_command{
     .run =
         [](const HistogramOptions& s, const Context& c) {
           const CommonOptions& o = s.o;
-          const BackendWarmUp warm(o.backend);
+          const BackendWarmUp warm(o);
           PointSets l = load_sets(o, c.features);
           const Binning bins = make_binning(o, "r");
           const Box box = *make_box(o, l.a.dim());
@@ -92,7 +92,7 @@ const Command<HistogramOptions> angular_command{
     .run =
         [](const HistogramOptions& s, const Context& c) {
           const CommonOptions& o = s.o;
-          const BackendWarmUp warm(o.backend);
+          const BackendWarmUp warm(o);
           PointSets l = load_sets(o, c.features);
           const Binning bins = make_binning(o, "theta (degrees)");
           const bool weighted = o.weight_column > 0;

@@ -34,7 +34,7 @@ const Command<MatrixOptions> matrix_command{
         [](const MatrixOptions& s, const Context& c) {
           const CommonOptions& o = s.o;
           const bool sky = s.sky;
-          const BackendWarmUp warm(o.backend);
+          const BackendWarmUp warm(o);
           const char* columns_default = sky ? "1,2" : "";
           const PointSet a = load_points(o.data, o.columns, 0, columns_default);
           PointSet b;

@@ -44,7 +44,7 @@ const Command<NeighbourOptions> neighbours_command{
     .run =
         [](const NeighbourOptions& s, const Context& c) {
           const CommonOptions& o = s.o;
-          const BackendWarmUp warm(o.backend);
+          const BackendWarmUp warm(o);
           PointSet a = load_points(o.data, o.columns, o.weight_column, "");
           PointSet b;
           const bool cross = !o.data2.empty();
@@ -95,7 +95,7 @@ void add_kde_options(CLI::App& cmd, KdeCommandOptions& s) {
 
 void run_kde(const KdeCommandOptions& s, const Context& c) {
   const CommonOptions& o = s.o;
-  const BackendWarmUp warm(o.backend);
+  const BackendWarmUp warm(o);
   const bool cross = !o.data2.empty();
   const std::string columns2 = o.columns2.empty() ? o.columns : o.columns2;
   FieldCatalogue a, b;

@@ -58,7 +58,7 @@ const Command<ScalarOptions> kk_command{
     .run =
         [](const ScalarOptions& s, const Context& c) {
           const CommonOptions& o = s.o;
-          const BackendWarmUp warm(o.backend);
+          const BackendWarmUp warm(o);
           FieldCatalogue a = load_field(o.data, o.columns, o.weight_column, s.kappa_column, s.sky);
           FieldCatalogue b;
           const bool cross = !o.data2.empty();
@@ -101,7 +101,7 @@ const Command<ScalarOptions> nk_command{
     .run =
         [](const ScalarOptions& s, const Context& c) {
           const CommonOptions& o = s.o;
-          const BackendWarmUp warm(o.backend);
+          const BackendWarmUp warm(o);
           const char* def = s.sky ? "1,2" : "";
           PointSet n = load_points(o.data, o.columns, o.weight_column, def);
           FieldCatalogue k = load_field(o.data2, o.columns2.empty() ? o.columns : o.columns2, o.weight_column,

@@ -51,6 +51,7 @@ struct JoinCommandOptions {
   double eps = 0;
   std::string metric = "euclidean";
   std::string emit = "pairs";
+  std::string precision = "auto";
 };
 
 JoinOutput parse_join_output(const std::string& e) {
@@ -62,7 +63,7 @@ JoinOutput parse_join_output(const std::string& e) {
 
 void run_join(const JoinCommandOptions& s, const Context& c) {
   const CommonOptions& o = s.o;
-  const BackendWarmUp warm(o.backend);
+  const BackendWarmUp warm(o);
   const VectorSets sets = load_vector_sets(o);
   const bool cross = sets.cross;
   JoinOptions j;
@@ -70,6 +71,7 @@ void run_join(const JoinCommandOptions& s, const Context& c) {
   j.metric = parse_metric(s.metric);
   j.output = parse_join_output(s.emit);
   RunOptions run = make_run_options(o, c.bar);
+  run.precision = s.precision;
   // Pairs stream to a temporary file beside the output as the run finds them, then into the
   // output's format: a join larger than memory (the disk is the limit).
   std::optional<PairSpool> spool;
@@ -146,6 +148,10 @@ const Command<JoinCommandOptions> join_command{
                          "pairs (i, j, distance; each unordered pair once for a self-join) | csr (neighbour lists: "
                          "indptr, indices, distances in .npz/.h5) | counts (per vector) | total")
               ->check(CLI::IsMember({"pairs", "csr", "counts", "total"}));
+          cmd.add_option("--precision", s.precision,
+                         "GPU arithmetic of Euclidean joins, exact either way: auto (the cheaper, by a sample of the "
+                         "pairs) | fp16 (tensor-core Gram tiles, pairs near eps settled in float64) | fp64")
+              ->check(CLI::IsMember({"auto", "fp16", "fp64"}));
         },
     .run = run_join,
     .examples =
@@ -162,7 +168,7 @@ struct KnnCommandOptions {
 
 void run_knn(const KnnCommandOptions& s, const Context& c) {
   const CommonOptions& o = s.o;
-  const BackendWarmUp warm(o.backend);
+  const BackendWarmUp warm(o);
   const VectorSets sets = load_vector_sets(o);
   KnnResult r = nearest_neighbours(sets.a, sets.second(), s.k, parse_metric(s.metric), make_run_options(o, c.bar));
   c.bar.finish();

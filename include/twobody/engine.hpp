@@ -6,6 +6,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "twobody/points.hpp"
 #include "twobody/result.hpp"
@@ -53,13 +54,19 @@ struct RunOptions {
   // Result::info.workers gives each side's share and info.load_imbalance their imbalance.
   std::string backend = "auto";
   int threads = 0;               // CPU threads; 0: all available; more than the processors: capped
-  // Called with the fraction done, from one thread, often; the callee rate-limits its display.
+  // Called with the fraction done, from one thread at a time (not always the same), often; the
+  // callee rate-limits its display.
   std::function<void(double)> progress;
   // Pair lists larger than this are refused with Error(Resource) instead of exhausting memory.
   std::size_t max_pairs = std::size_t(1) << 31;
   // Traversal of cutoff statistics: "auto" (the cost model picks), "brute" or "grid" (the cell
   // grid whenever the statistic allows one: Euclidean metric, output ignoring pairs beyond r_max).
   std::string path = "auto";
+  // Joins over vectors on the GPU (Euclidean counts and pair lists): "auto" (the cheaper of the two
+  // by a sample of the pairs), "fp16" (FP16 Gram tiles on the tensor cores wherever they apply) or
+  // "fp64" (the float64 kernel). Every choice gives the exact result (docs/exactness.md); "auto"
+  // leaves the choice to TWOBODY_VECTOR_PRECISION when that is set.
+  std::string precision = "auto";
   // Splits every run across processes (MPI: twobody/distributed.hpp); null: this process runs all
   // the pairs. Statistics and correlation functions pass their options on, so setting it here
   // distributes all of their counts.
@@ -86,6 +93,16 @@ struct RunOptions {
   // A Distribution that runs pieces of one run sets the whole run's, so the pieces' sums add
   // exactly; nobody else needs it.
   std::optional<SumGrids> sum_grids;
+  // The CUDA devices this run uses (indices among the visible ones: visible_devices()). Empty: this
+  // process's device, as use_cuda_device chose. One: that device. Several (a device may repeat: two
+  // host threads share it): run() splits the pairs into jobs (the MPI decomposition's slabs,
+  // pair_jobs), one host thread a device taking the longest job left from one queue, so a faster
+  // device takes more; the results are summed in the jobs' order on the whole run's sum grids, the
+  // same bits as one device's and the CPU's. A matrix, and a statistic the CUDA backend refuses,
+  // run whole on the first device (the plan says so). Under an MPI distribution, each rank splits
+  // its own jobs over its devices. Error(Config) for an index beyond the visible devices, or with
+  // backend "cpu".
+  std::vector<int> devices;
 };
 
 // How a run is split across processes. run() and explain() hand a call with
@@ -123,11 +140,18 @@ std::string runs_on(const Statistic& stat, const RunOptions& opt = {});
 // pool, ~0.1 s on an H100), so that a caller can overlap it with reading its files, e.g. on a
 // std::thread. Does nothing for the CPU or when no GPU is visible; never throws.
 void warm_up(const std::string& backend);
+// The same on each of `devices` (RunOptions::devices; empty: as warm_up(backend)).
+void warm_up(const std::string& backend, const std::vector<int>& devices);
 
 // Which CUDA device this process's runs use, from now on: index modulo the visible devices (an MPI
 // rank passes its rank on the node, seed 003). Before any call: the current device (0). Does
 // nothing without CUDA.
 void use_cuda_device(int index);
+
+// Every device RunOptions::devices may name: 0, 1, ..., (visible CUDA devices) - 1; empty without
+// CUDA or a device. (TWOBODY_SIMULATED_DEVICES=N, for tests without a GPU: N simulated devices, each
+// the CPU backend on one thread.)
+std::vector<int> visible_devices();
 
 // Backends compiled into this library ("cpu", and "cuda" when built with CUDA).
 std::vector<std::string> available_backends();

@@ -2,6 +2,7 @@
 #include <Python.h>
 #include <fmt/format.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <chrono>
 #include <cstring>
@@ -132,6 +133,9 @@ RunOptions to_run_options(const nb::dict& run) {
   o.path = nb::cast<std::string>(run["path"]);
   o.max_pairs = nb::cast<std::size_t>(run["max_pairs"]);
   o.mean_separation = nb::cast<bool>(run["ravg"]);
+  // None: one device; "all": every visible one; else the list (_api.py's _devices checked it).
+  if (run.contains("devices") && !run["devices"].is_none())
+    o.devices = nb::isinstance<nb::str>(run["devices"]) ? visible_devices() : nb::cast<std::vector<int>>(run["devices"]);
   PyObject* callable = run.contains("progress") && !run["progress"].is_none() ? run["progress"].ptr() : nullptr;
   // Called from one engine thread at a time; a Python call every 0.1 s at most (signals are
   // checked on every call: a Ctrl-C stops the run within one progress step).

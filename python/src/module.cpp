@@ -35,6 +35,7 @@ NB_MODULE(_twobody, m) {
   m.attr("version") = twobody::kVersion;
   m.def("set_error_classes", &set_error_classes, nb::arg("classes"));
   m.def("available_backends", &twobody::available_backends);
+  m.def("visible_devices", &twobody::visible_devices);
   // The CLI's bins of --rmin/--rmax/--nbins [--log]: the same edges, bit for bit.
   m.def("linear_edges", [](double lo, double hi, std::size_t n) { return twobody::Binning::linear(lo, hi, n).edges(); },
         nb::arg("lo"), nb::arg("hi"), nb::arg("nbins"));

@@ -9,7 +9,7 @@ See docs/python.md.
 
 from . import _twobody
 from ._api import (Catalogue, angular, available_backends, join, kde, kk, knn, linear_bins, log_bins, matrix,
-                   neighbours, nk, paircount, rdf, rppi, sdh, smu, wp, wtheta, xi, xi_rppi, xi_smu)
+                   neighbours, nk, paircount, rdf, rppi, sdh, smu, visible_devices, wp, wtheta, xi, xi_rppi, xi_smu)
 from ._errors import (BackendError, ConfigError, InputError, InternalError, OutputError, ResourceError,
                       TwobodyError, BY_KIND as _BY_KIND)
 from ._files import generate, randoms_like, read
@@ -23,7 +23,7 @@ _twobody.set_error_classes(_BY_KIND)
 __version__ = _twobody.version
 
 __all__ = ["Catalogue", "Jackknife", "Result", "TwobodyError", "InputError", "ConfigError", "ResourceError",
-           "BackendError", "OutputError", "InternalError", "available_backends", "read", "generate", "randoms_like", "linear_bins", "log_bins", "sdh",
+           "BackendError", "OutputError", "InternalError", "available_backends", "visible_devices", "read", "generate", "randoms_like", "linear_bins", "log_bins", "sdh",
            "paircount", "rdf", "angular", "xi", "wtheta", "rppi", "smu", "xi_rppi", "wp", "xi_smu", "kk", "nk",
            "neighbours", "matrix", "kde", "join", "knn", "JoinPairs", "JoinCsr", "JoinCounts", "JoinTotal", "JoinFile",
            "KnnResult"]

@@ -8,7 +8,8 @@ a Corrfunc bin file; :func:`linear_bins` and :func:`log_bins` give the CLI's edg
 ``(n, d)`` array, float16, float32 or float64.
 
 Common keywords: ``backend`` ('auto', 'cpu', 'cuda', or 'hybrid': the CPU and the GPU sharing one
-run, docs/cli.md#cpu-and-gpu-together---backend-hybrid), ``threads`` (0: all), ``path`` (traversal:
+run, docs/cli.md#cpu-and-gpu-together---backend-hybrid), ``devices`` (None: one GPU; 'all' or a list
+such as [0, 2]: the pairs split over those GPUs, the same bits as one), ``threads`` (0: all), ``path`` (traversal:
 'auto', 'brute', 'grid'), ``max_pairs``, ``progress`` (None: a tqdm bar for a run longer than a
 second when tqdm is installed; True, False, or a callable taking the fraction done). Ctrl-C stops
 a run cleanly (KeyboardInterrupt) between two progress steps.
@@ -52,6 +53,11 @@ def linear_bins(lo: float, hi: float, nbins: int) -> np.ndarray:
 def log_bins(lo: float, hi: float, nbins: int) -> np.ndarray:
     """nbins logarithmic bins from lo to hi: the CLI's --rmin lo --rmax hi --nbins n --log edges."""
     return np.asarray(_twobody.log_edges(lo, hi, nbins))
+
+
+def visible_devices() -> list:
+    """The CUDA devices ``devices=`` may name: [0, 1, ..., n - 1]; [] without CUDA or a GPU."""
+    return list(_twobody.visible_devices())
 
 
 def available_backends() -> list:
@@ -151,11 +157,23 @@ def _box(box):
     return [float(v) for v in b]
 
 
-def _run(statistic, backend, threads, path, max_pairs, progress, ravg=False):
+def _devices(devices):
+    """None, 'all' or a sequence of device indices, as the engine's RunOptions::devices takes them."""
+    if devices is None or (isinstance(devices, str) and devices == "all"):
+        return devices
+    if isinstance(devices, (int, np.integer)) and not isinstance(devices, bool):
+        devices = [devices]
+    if isinstance(devices, str) or not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool)
+                                           for d in np.atleast_1d(np.asarray(devices, dtype=object))):
+        raise ConfigError(f"devices must be None, 'all' or a list of device indices such as [0, 2], not {devices!r}")
+    return [int(d) for d in devices]
+
+
+def _run(statistic, backend, threads, path, max_pairs, progress, ravg=False, devices=None):
     if not isinstance(backend, str):
         raise ConfigError(f"backend must be 'auto', 'cpu', 'cuda' or 'hybrid', not {backend!r}")
     return {"backend": backend, "threads": int(threads), "path": path, "max_pairs": int(max_pairs),
-            "ravg": bool(ravg), "progress": make_progress(progress, statistic)}
+            "ravg": bool(ravg), "progress": make_progress(progress, statistic), "devices": _devices(devices)}
 
 
 def _raw(fn, run, *args):
@@ -188,12 +206,12 @@ def _plot_1d(y, ylabel, xlabel="r", yerr=None, log_y=False, varxi=None, prefix="
 
 # ---- the statistics ---------------------------------------------------------------------------
 
-def sdh(data: ArrayLike, bins: Optional[Bins] = None, *, nbins: int = 256, backend: str = "auto",
+def sdh(data: ArrayLike, bins: Optional[Bins] = None, *, nbins: int = 256, backend: str = "auto", devices=None,
         threads: int = 0, path: str = "auto", max_pairs: int = _DEFAULT_MAX_PAIRS, progress=None,
         ravg: bool = False) -> Result:
     """Spatial distance histogram of one point set: distinct pairs per distance bin. Without
     bins, nbins equal bins from 0 to just above the data's bounding-box diagonal (every pair)."""
-    run = _run("sdh", backend, threads, path, max_pairs, progress, ravg)
+    run = _run("sdh", backend, threads, path, max_pairs, progress, ravg, devices=devices)
     edges = None if bins is None else _edges(bins)
     return _call("sdh", _twobody.sdh, run, _sample(data, "data"), edges, int(nbins),
                  plot=_plot_1d("npairs", "pairs", log_y=True))
@@ -201,33 +219,33 @@ def sdh(data: ArrayLike, bins: Optional[Bins] = None, *, nbins: int = 256, backe
 
 def paircount(data: ArrayLike, bins: Bins, *, data2: Optional[ArrayLike] = None, box: BoxLike = None,
               weights: Optional[ArrayLike] = None, weights2: Optional[ArrayLike] = None,
-              backend: str = "auto", threads: int = 0, path: str = "auto", max_pairs: int = _DEFAULT_MAX_PAIRS,
+              backend: str = "auto", devices=None, threads: int = 0, path: str = "auto", max_pairs: int = _DEFAULT_MAX_PAIRS,
               progress=None, ravg: bool = False) -> Result:
     """DD(r): pair counts per bin, auto (distinct pairs) or cross (data x data2), in open space
     or a periodic box (minimum image); with weights also wnpairs = sum of w_i w_j."""
-    run = _run("paircount", backend, threads, path, max_pairs, progress, ravg)
+    run = _run("paircount", backend, threads, path, max_pairs, progress, ravg, devices=devices)
     return _call("paircount", _twobody.paircount, run, _sample(data, "data", weights),
                  _maybe_sample(data2, "data2", weights2), _edges(bins), _box(box), _is_weighted(data, weights),
                  plot=_plot_1d("npairs", "DD(r)", log_y=True))
 
 
-def rdf(data: ArrayLike, bins: Bins, box: BoxLike, *, data2: Optional[ArrayLike] = None, backend: str = "auto",
+def rdf(data: ArrayLike, bins: Bins, box: BoxLike, *, data2: Optional[ArrayLike] = None, backend: str = "auto", devices=None,
         threads: int = 0, path: str = "auto", max_pairs: int = _DEFAULT_MAX_PAIRS, progress=None,
         ravg: bool = False) -> Result:
     """Radial distribution function g(r) in a periodic box: columns npairs, expected (the ideal
     gas's count in the shell) and g_r."""
     if box is None:
         raise ConfigError("rdf needs the periodic box")
-    run = _run("rdf", backend, threads, path, max_pairs, progress, ravg)
+    run = _run("rdf", backend, threads, path, max_pairs, progress, ravg, devices=devices)
     return _call("rdf", _twobody.rdf, run, _sample(data, "data"), _maybe_sample(data2, "data2"), _edges(bins),
                  _box(box), plot=_plot_1d("g_r", "g(r)"))
 
 
 def angular(radec: ArrayLike, bins: Bins, *, data2: Optional[ArrayLike] = None, weights: Optional[ArrayLike] = None,
-            weights2: Optional[ArrayLike] = None, backend: str = "auto", threads: int = 0, path: str = "auto",
+            weights2: Optional[ArrayLike] = None, backend: str = "auto", devices=None, threads: int = 0, path: str = "auto",
             max_pairs: int = _DEFAULT_MAX_PAIRS, progress=None, ravg: bool = False) -> Result:
     """DD(theta) on the sphere from (RA, Dec) in degrees; theta bins in degrees."""
-    run = _run("angular", backend, threads, path, max_pairs, progress, ravg)
+    run = _run("angular", backend, threads, path, max_pairs, progress, ravg, devices=devices)
     return _call("angular", _twobody.angular, run, _sample(radec, "data", weights),
                  _maybe_sample(data2, "data2", weights2), _edges(bins, "bins (degrees)"),
                  _is_weighted(radec, weights), plot=_plot_1d("npairs", "DD(θ)", "θ (degrees)", log_y=True))
@@ -255,28 +273,28 @@ def _sample_with_regions(data, weights, regions):
 
 def xi(data: ArrayLike, bins: Bins, *, randoms=None, box: BoxLike = None, weights: Optional[ArrayLike] = None,
        regions: Optional[ArrayLike] = None, jackknife: Optional[int] = None, estimator: str = "landy-szalay",
-       data2=None, randoms2=None, seed: int = 1, about_origin: bool = False, backend: str = "auto", threads: int = 0,
+       data2=None, randoms2=None, seed: int = 1, about_origin: bool = False, backend: str = "auto", devices=None, threads: int = 0,
        path: str = "auto", max_pairs: int = _DEFAULT_MAX_PAIRS, progress=None, ravg: bool = False) -> Result:
     """xi(r) from data and random catalogues (one, or a list; each an array or a Catalogue):
     columns npairs, dr, rr and the four estimators xi_natural, xi_davis_peebles, xi_hamilton,
     xi_landy_szalay; in a periodic box without randoms the analytic RR and one column xi. Jackknife
     errors with ``jackknife=N`` regions (or the data's own ``regions`` labels): xi_jk_mean,
     xi_jk_sigma and ``r.covariance`` of ``estimator``. Cross-correlation with data2 (and randoms2)."""
-    run = _run("xi", backend, threads, path, max_pairs, progress, ravg)
+    run = _run("xi", backend, threads, path, max_pairs, progress, ravg, devices=devices)
     return _correlation("xi", "box" if box is not None else "open", data, bins, randoms, data2, randoms2, box,
                         weights, regions, jackknife, estimator, seed, about_origin, run)
 
 
 def wtheta(radec: ArrayLike, bins: Bins, *, randoms, weights: Optional[ArrayLike] = None,
            regions: Optional[ArrayLike] = None, jackknife: Optional[int] = None, estimator: str = "landy-szalay",
-           data2=None, randoms2=None, seed: int = 1, backend: str = "auto", threads: int = 0, path: str = "auto",
+           data2=None, randoms2=None, seed: int = 1, backend: str = "auto", devices=None, threads: int = 0, path: str = "auto",
            max_pairs: int = _DEFAULT_MAX_PAIRS, progress=None, ravg: bool = False) -> Result:
     """w(theta) on the sky from (RA, Dec) in degrees and random catalogues: columns npairs, dr,
     rr, w_natural, w_davis_peebles, w_hamilton, w_landy_szalay (and w_jk_mean, w_jk_sigma with a
     jackknife)."""
     if randoms is None:
         raise ConfigError("wtheta needs random catalogues (randoms=...)")
-    run = _run("wtheta", backend, threads, path, max_pairs, progress, ravg)
+    run = _run("wtheta", backend, threads, path, max_pairs, progress, ravg, devices=devices)
     return _correlation("wtheta", "sky", radec, bins, randoms, data2, randoms2, None, weights, regions, jackknife,
                         estimator, seed, False, run)
 
@@ -289,11 +307,11 @@ def _plot_2d(kind, y, ylabel):
 
 def rppi(data: ArrayLike, bins: Bins, pimax: float, *, npibins: int = 0, data2: Optional[ArrayLike] = None,
          box: BoxLike = None, weights: Optional[ArrayLike] = None, weights2: Optional[ArrayLike] = None,
-         line_of_sight: str = "z", backend: str = "auto", threads: int = 0, path: str = "auto",
+         line_of_sight: str = "z", backend: str = "auto", devices=None, threads: int = 0, path: str = "auto",
          max_pairs: int = _DEFAULT_MAX_PAIRS, progress=None, ravg: bool = False) -> Result:
     """DD(r_p, pi) about the z axis (Corrfunc's DDrppi; line_of_sight='midpoint': DDrppi_mocks
     on Cartesian mocks): one row per (r_p, pi) bin, pi fastest. npibins=0: floor(pimax) bins."""
-    run = _run("rppi", backend, threads, path, max_pairs, progress, ravg)
+    run = _run("rppi", backend, threads, path, max_pairs, progress, ravg, devices=devices)
     return _call("rppi", _twobody.paircount_2d, run, "rppi", _sample(data, "data", weights),
                  _maybe_sample(data2, "data2", weights2), _edges(bins), float(pimax), int(npibins), line_of_sight,
                  _box(box), _is_weighted(data, weights), plot=_plot_2d("rppi", "npairs", "DD(r_p, π)"))
@@ -301,10 +319,10 @@ def rppi(data: ArrayLike, bins: Bins, pimax: float, *, npibins: int = 0, data2: 
 
 def smu(data: ArrayLike, bins: Bins, nmu_bins: int, *, mu_max: float = 1.0, data2: Optional[ArrayLike] = None,
         box: BoxLike = None, weights: Optional[ArrayLike] = None, weights2: Optional[ArrayLike] = None,
-        line_of_sight: str = "z", backend: str = "auto", threads: int = 0, path: str = "auto",
+        line_of_sight: str = "z", backend: str = "auto", devices=None, threads: int = 0, path: str = "auto",
         max_pairs: int = _DEFAULT_MAX_PAIRS, progress=None, ravg: bool = False) -> Result:
     """DD(s, mu) about the z axis (Corrfunc's DDsmu): one row per (s, mu) bin, mu fastest."""
-    run = _run("smu", backend, threads, path, max_pairs, progress, ravg)
+    run = _run("smu", backend, threads, path, max_pairs, progress, ravg, devices=devices)
     return _call("smu", _twobody.paircount_2d, run, "smu", _sample(data, "data", weights),
                  _maybe_sample(data2, "data2", weights2), _edges(bins), float(mu_max), int(nmu_bins), line_of_sight,
                  _box(box), _is_weighted(data, weights), plot=_plot_2d("smu", "npairs", "DD(s, μ)"))
@@ -322,11 +340,11 @@ def _correlation_2d(statistic, kind, per_outer, data, bins, inner_max, n_inner, 
 def xi_rppi(data: ArrayLike, bins: Bins, pimax: float, *, npibins: int = 0, randoms=None, box: BoxLike = None,
             weights: Optional[ArrayLike] = None, regions: Optional[ArrayLike] = None,
             jackknife: Optional[int] = None, estimator: str = "landy-szalay", data2=None, randoms2=None,
-            line_of_sight: str = "z", seed: int = 1, backend: str = "auto", threads: int = 0, path: str = "auto",
+            line_of_sight: str = "z", seed: int = 1, backend: str = "auto", devices=None, threads: int = 0, path: str = "auto",
             max_pairs: int = _DEFAULT_MAX_PAIRS, progress=None, ravg: bool = False) -> Result:
     """xi(r_p, pi) from random catalogues, or with the analytic RR of a periodic box: one row per
     flat bin (pi fastest), columns npairs, [dr,] rr, xi (of ``estimator``)."""
-    run = _run("xi-rppi", backend, threads, path, max_pairs, progress, ravg)
+    run = _run("xi-rppi", backend, threads, path, max_pairs, progress, ravg, devices=devices)
     return _correlation_2d("xi-rppi", "rppi", False, data, bins, pimax, npibins, randoms, data2, randoms2, box,
                            weights, regions, jackknife, estimator, seed, line_of_sight, run,
                            _plot_2d("rppi", "xi", "ξ(r_p, π)"))
@@ -335,11 +353,11 @@ def xi_rppi(data: ArrayLike, bins: Bins, pimax: float, *, npibins: int = 0, rand
 def wp(data: ArrayLike, bins: Bins, pimax: float, *, npibins: int = 0, randoms=None, box: BoxLike = None,
        weights: Optional[ArrayLike] = None, regions: Optional[ArrayLike] = None, jackknife: Optional[int] = None,
        estimator: str = "landy-szalay", data2=None, randoms2=None, line_of_sight: str = "z", seed: int = 1,
-       backend: str = "auto", threads: int = 0, path: str = "auto", max_pairs: int = _DEFAULT_MAX_PAIRS,
+       backend: str = "auto", devices=None, threads: int = 0, path: str = "auto", max_pairs: int = _DEFAULT_MAX_PAIRS,
        progress=None, ravg: bool = False) -> Result:
     """The projected correlation function w_p(r_p) = 2 sum_pi xi(r_p, pi) dpi: one row per r_p
     bin, columns rp_lo, rp_hi, wp (and wp_jk_mean, wp_jk_sigma with a jackknife)."""
-    run = _run("wp", backend, threads, path, max_pairs, progress, ravg)
+    run = _run("wp", backend, threads, path, max_pairs, progress, ravg, devices=devices)
     return _correlation_2d("wp", "rppi", True, data, bins, pimax, npibins, randoms, data2, randoms2, box, weights,
                            regions, jackknife, estimator, seed, line_of_sight, run,
                            _plot_1d("wp", "w_p(r_p)", "r_p", yerr="wp_jk_sigma", prefix="rp_"))
@@ -348,12 +366,12 @@ def wp(data: ArrayLike, bins: Bins, pimax: float, *, npibins: int = 0, randoms=N
 def xi_smu(data: ArrayLike, bins: Bins, nmu_bins: int, *, mu_max: float = 1.0, multipoles: bool = False,
            randoms=None, box: BoxLike = None, weights: Optional[ArrayLike] = None,
            regions: Optional[ArrayLike] = None, jackknife: Optional[int] = None, estimator: str = "landy-szalay",
-           data2=None, randoms2=None, line_of_sight: str = "z", seed: int = 1, backend: str = "auto",
+           data2=None, randoms2=None, line_of_sight: str = "z", seed: int = 1, backend: str = "auto", devices=None,
            threads: int = 0, path: str = "auto", max_pairs: int = _DEFAULT_MAX_PAIRS, progress=None,
            ravg: bool = False) -> Result:
     """xi(s, mu) per flat bin (mu fastest), or with ``multipoles=True`` one row per s bin with
     xi0, xi2, xi4 (midpoint rule in mu)."""
-    run = _run("xi-smu", backend, threads, path, max_pairs, progress, ravg)
+    run = _run("xi-smu", backend, threads, path, max_pairs, progress, ravg, devices=devices)
     plot = (_plot_1d("xi0", "ξ_0(s)", "s", yerr="xi0_jk_sigma", prefix="s_") if multipoles
             else _plot_2d("smu", "xi", "ξ(s, μ)"))
     return _correlation_2d("xi-smu", "smu", multipoles, data, bins, mu_max, nmu_bins, randoms, data2, randoms2, box,
@@ -368,14 +386,14 @@ def _space(sky, box):
 
 def kk(data: ArrayLike, kappa: ArrayLike, bins: Bins, *, data2: Optional[ArrayLike] = None,
        kappa2: Optional[ArrayLike] = None, box: BoxLike = None, sky: bool = False,
-       weights: Optional[ArrayLike] = None, weights2: Optional[ArrayLike] = None, backend: str = "auto",
+       weights: Optional[ArrayLike] = None, weights2: Optional[ArrayLike] = None, backend: str = "auto", devices=None,
        threads: int = 0, path: str = "auto", max_pairs: int = _DEFAULT_MAX_PAIRS, progress=None,
        ravg: bool = False) -> Result:
     """Scalar-field correlation xi_kk = <kappa_i kappa_j> per bin (TreeCorr's KK), auto or cross
     (data2 with kappa2): columns npairs, weight, xi_kk, varxi. ``sky``: (RA, Dec), bins in degrees."""
     if data2 is not None and kappa2 is None:
         raise ConfigError("kk of two catalogues needs kappa2")
-    run = _run("kk", backend, threads, path, max_pairs, progress, ravg)
+    run = _run("kk", backend, threads, path, max_pairs, progress, ravg, devices=devices)
     return _call("kk", _twobody.kk, run, _sample(data, "data", weights), _real_array(kappa, "kappa", 1),
                  _maybe_sample(data2, "data2", weights2), None if kappa2 is None else _real_array(kappa2, "kappa2", 1),
                  _edges(bins), _space(sky, box), _box(box), _is_weighted(data, weights),
@@ -384,11 +402,11 @@ def kk(data: ArrayLike, kappa: ArrayLike, bins: Bins, *, data2: Optional[ArrayLi
 
 def nk(data: ArrayLike, field: ArrayLike, kappa: ArrayLike, bins: Bins, *, randoms: Optional[ArrayLike] = None,
        box: BoxLike = None, sky: bool = False, weights: Optional[ArrayLike] = None,
-       field_weights: Optional[ArrayLike] = None, backend: str = "auto", threads: int = 0, path: str = "auto",
+       field_weights: Optional[ArrayLike] = None, backend: str = "auto", devices=None, threads: int = 0, path: str = "auto",
        max_pairs: int = _DEFAULT_MAX_PAIRS, progress=None, ravg: bool = False) -> Result:
     """Count-field correlation xi_nk = <kappa_j> around the points of data (TreeCorr's NK), the
     field's points with their kappa; with randoms, TreeCorr's compensated NK - RK."""
-    run = _run("nk", backend, threads, path, max_pairs, progress, ravg)
+    run = _run("nk", backend, threads, path, max_pairs, progress, ravg, devices=devices)
     return _call("nk", _twobody.nk, run, _sample(data, "data", weights), _sample(field, "field", field_weights),
                  _real_array(kappa, "kappa", 1), _maybe_sample(randoms, "randoms"), _edges(bins), _space(sky, box),
                  _box(box), _is_weighted(data, weights),
@@ -397,21 +415,21 @@ def nk(data: ArrayLike, field: ArrayLike, kappa: ArrayLike, bins: Bins, *, rando
 
 def neighbours(data: ArrayLike, rmax: float, *, rmin: float = 0.0, data2: Optional[ArrayLike] = None,
                box: BoxLike = None, weights: Optional[ArrayLike] = None, weights2: Optional[ArrayLike] = None,
-               backend: str = "auto", threads: int = 0, path: str = "auto", max_pairs: int = _DEFAULT_MAX_PAIRS,
+               backend: str = "auto", devices=None, threads: int = 0, path: str = "auto", max_pairs: int = _DEFAULT_MAX_PAIRS,
                progress=None) -> Result:
     """Per point, its partners at a distance in [rmin, rmax) (a point is never its own):
     columns set (1 or 2), index, count, [wsum = the partners' weights]."""
-    run = _run("neighbours", backend, threads, path, max_pairs, progress)
+    run = _run("neighbours", backend, threads, path, max_pairs, progress, devices=devices)
     return _call("neighbours", _twobody.neighbours, run, _sample(data, "data", weights),
                  _maybe_sample(data2, "data2", weights2), float(rmin), float(rmax), _box(box),
                  _is_weighted(data, weights), plot={"kind": "hist", "y": "count", "ylabel": "neighbours"})
 
 
 def matrix(data: ArrayLike, *, data2: Optional[ArrayLike] = None, sky: bool = False, box: BoxLike = None,
-           backend: str = "auto", threads: int = 0, progress=None) -> Result:
+           backend: str = "auto", devices=None, threads: int = 0, progress=None) -> Result:
     """The dense matrix of every pair's distance (open or periodic) or, with ``sky``, angle in
     degrees from (RA, Dec): ``r.matrix``, float64, rows = data, columns = data2 (or data)."""
-    run = _run("matrix", backend, threads, "auto", _DEFAULT_MAX_PAIRS, progress)
+    run = _run("matrix", backend, threads, "auto", _DEFAULT_MAX_PAIRS, progress, devices=devices)
     return _call("matrix", _twobody.matrix, run, _sample(data, "data"), _maybe_sample(data2, "data2"), bool(sky),
                  _box(box))
 
@@ -419,11 +437,11 @@ def matrix(data: ArrayLike, *, data2: Optional[ArrayLike] = None, sky: bool = Fa
 def kde(data: ArrayLike, bandwidth: float, *, kernel: str = "gaussian", cutoff: Optional[float] = None,
         values: Optional[ArrayLike] = None, data2: Optional[ArrayLike] = None, values2: Optional[ArrayLike] = None,
         box: BoxLike = None, weights: Optional[ArrayLike] = None, weights2: Optional[ArrayLike] = None,
-        backend: str = "auto", threads: int = 0, path: str = "auto", progress=None) -> Result:
+        backend: str = "auto", devices=None, threads: int = 0, path: str = "auto", progress=None) -> Result:
     """Per point, the kernel sum S_i = sum_j w_j K(r_ij) over its partners within the cutoff
     (default 5h Gaussian, h Epanechnikov) and, with ``values``, the Nadaraya-Watson regression:
     columns set, index, density, [regression]."""
-    run = _run("kde", backend, threads, path, _DEFAULT_MAX_PAIRS, progress)
+    run = _run("kde", backend, threads, path, _DEFAULT_MAX_PAIRS, progress, devices=devices)
     return _call("kde", _twobody.kde, run, _sample(data, "data", weights), _maybe_sample(data2, "data2", weights2),
                  None if values is None else _real_array(values, "values", 1),
                  None if values2 is None else _real_array(values2, "values2", 1), kernel, float(bandwidth),
@@ -460,7 +478,7 @@ _TABLE_FORMATS = {".csv": "csv", ".json": "json", ".h5": "hdf5", ".hdf5": "hdf5"
 
 
 def join(data: ArrayLike, eps: float, *, data2: Optional[ArrayLike] = None, metric: str = "euclidean",
-         emit: str = "pairs", backend: str = "auto", threads: int = 0, max_pairs: int = _DEFAULT_MAX_PAIRS,
+         emit: str = "pairs", backend: str = "auto", devices=None, threads: int = 0, max_pairs: int = _DEFAULT_MAX_PAIRS,
          progress=None, out=None, format: Optional[str] = None) -> JoinResult:
     """The similarity join: every pair of vectors within ``eps`` (inclusive), of ``data`` with
     itself (each unordered pair once, a vector never its own partner) or, with ``data2``, every
@@ -486,7 +504,7 @@ def join(data: ArrayLike, eps: float, *, data2: Optional[ArrayLike] = None, metr
     GPU the heaviest bands of rows, the CPU the lightest), the same result bit for bit; the
     metadata's ``workers`` and ``load_imbalance`` say how it was shared. It pays for joins of few
     dimensions (cell grids); in high dimensions the GPU's tensor cores leave the CPU under 1%."""
-    run = _run("join", backend, threads, "auto", max_pairs, progress)
+    run = _run("join", backend, threads, "auto", max_pairs, progress, devices=devices)
     a = _vectors(data, "data")
     b = None if data2 is None else _vectors(data2, "data2")
     if out is not None:
@@ -510,7 +528,7 @@ def join(data: ArrayLike, eps: float, *, data2: Optional[ArrayLike] = None, metr
 
 
 def knn(queries: ArrayLike, k: int, *, data2: Optional[ArrayLike] = None, metric: str = "euclidean",
-        backend: str = "auto", threads: int = 0, progress=None) -> KnnResult:
+        backend: str = "auto", devices=None, threads: int = 0, progress=None) -> KnnResult:
     """The k nearest neighbours of every vector of ``queries`` among ``data2`` or, without it,
     among the queries' other vectors (a vector is not its own neighbour; its duplicates are).
     Returns ``(distances, indices)``, each (n, k), nearest first, ties by the smaller index: the
@@ -522,7 +540,7 @@ def knn(queries: ArrayLike, k: int, *, data2: Optional[ArrayLike] = None, metric
         raise ConfigError(f"k is the number of neighbours, an integer, not {k!r}")
     if not 1 <= k <= np.iinfo(np.int32).max:
         raise ConfigError(f"k nearest neighbours need 1 <= k <= 2^31 - 1, not {k}")
-    run = _run("knn", backend, threads, "auto", _DEFAULT_MAX_PAIRS, progress)
+    run = _run("knn", backend, threads, "auto", _DEFAULT_MAX_PAIRS, progress, devices=devices)
     a = _vectors(queries, "queries")
     b = None if data2 is None else _vectors(data2, "data2")
     raw = _raw(_twobody.knn, run, a, b, int(k), metric)

@@ -57,8 +57,13 @@ class CpuBackend final : public Backend {
             : std::string());
   }
   std::string refuses_vectors(const Statistic&) const override { return {}; }
-  Result run_vectors(const VectorPlan& plan) override { return cpu::run_vectors(plan); }
-  std::string describe_vectors(const VectorPlan& plan) const override { return cpu::describe_vectors(plan); }
+  Result run_vectors(const VectorPlan& plan) override {
+    ran_vector_plan_ = &plan;
+    return cpu::run_vectors(plan, ran_vector_path_);
+  }
+  std::string describe_vectors(const VectorPlan& plan) const override {
+    return cpu::describe_vectors(plan, &plan == ran_vector_plan_ ? &ran_vector_path_ : nullptr);
+  }
   Result run(const Plan& plan) override {
     if (plan.stat->binning2d().active()) return cpu::run_binned2d(plan);
     if (plan.stat->output() == OutputKind::PerPoint)
@@ -77,6 +82,8 @@ class CpuBackend final : public Backend {
   const Plan* ran_plan_ = nullptr;  // the plan run() last ran, and its grid choice
   std::string ran_why_;
   bool ran_grid_ = false;
+  const VectorPlan* ran_vector_plan_ = nullptr;  // the vector plan run_vectors() last ran, and its path
+  std::string ran_vector_path_;
 };
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <optional>
 #include <utility>
 
+#include "twobody/detail/cpu/ego_join.hpp"
 #include "twobody/detail/cpu/output_sinks.hpp"
 #include "twobody/detail/cpu/tiled_traversal.hpp"
 #include "twobody/detail/cpu/vector_rows.hpp"
@@ -42,7 +43,8 @@ class VectorKeyRows {
 
  private:
   // Anchors [i, i + 4) of the block (fewer at its end; a missing one repeats the last) against
-  // the partners every one of them needs: from the first anchor's start on.
+  // the partners every one of them needs: from the first anchor's start on, taken down to the
+  // first partner of its panel of 8 (PartnerBlock::keys).
   void compute_group(std::size_t i, const BlockPair& bp) {
     const std::size_t dim = static_cast<std::size_t>(A_.dim());
     const double* rows[kGroup];
@@ -52,6 +54,7 @@ class VectorKeyRows {
       rows[q] = anchors_.data() + static_cast<std::size_t>(q) * dim;
     }
     group_j0_ = bp.triangle ? std::max(i + 1, bp.b0) : bp.b0;
+    group_j0_ = bp.b0 + (group_j0_ - bp.b0) / 8 * 8;
     if (group_j0_ < bp.b1) block_.keys<kGroup>(m_, rows, group_j0_, bp.b1, keys_.data(), tile_);
     group_a0_ = bp.a0;
     group_b0_ = bp.b0;
@@ -69,7 +72,11 @@ class VectorKeyRows {
   Sink& sink_;
 };
 
-Result run_binned(const VectorPlan& plan, const RuleRows& A, const RuleRows& B, std::size_t tile) {
+// The binned reductions (and the join's outputs) by the brute force, or, given `ego`, over the EGO
+// join's leaf pairs, whose positions are in EGO order: per-vector counts and pairs are mapped back
+// to the callers' indices. `evaluated`: the pairs whose keys were computed.
+Result run_binned(const VectorPlan& plan, const RuleRows& A, const RuleRows& B, std::size_t tile, const EgoJoin* ego,
+                  std::uint64_t& evaluated) {
   const Statistic& s = *plan.stat;
   TraversalShape shape;
   shape.is_auto = plan.is_auto();
@@ -77,10 +84,27 @@ Result run_binned(const VectorPlan& plan, const RuleRows& A, const RuleRows& B, 
   shape.tile = tile;
   shape.progress = &plan.progress;
   const std::size_t na = A.size(), nb = B.size();
+  std::atomic<std::uint64_t> ego_evaluated{0};
   const auto run_with = [&](auto make_sink) {
+    if (ego) {
+      const std::size_t leaf = EgoPolicy::current(plan.path).leaf;
+      return traverse_blocks(
+          ego->items.size(), [&](std::size_t k) { return ego->items[k]; }, shape, make_sink,
+          [&](auto& sink) { return EgoLeafRows<std::decay_t<decltype(sink)>>(*ego, leaf, ego_evaluated, sink); });
+    }
     return traverse(na, nb, shape, make_sink, [&](auto& sink) {
       return VectorKeyRows<std::decay_t<decltype(sink)>>(plan, A, B, tile, sink);
     });
+  };
+  // EGO positions back to the callers' indices; a self-join's pairs keep i < j.
+  const std::uint32_t* order_a = ego ? ego->a->order().data() : nullptr;
+  const std::uint32_t* order_b = ego ? ego->partners().order().data() : nullptr;
+  const auto to_callers = [&](std::span<PairRecord> pairs) {
+    for (auto& p : pairs) {
+      p.i = order_a[p.i];
+      p.j = order_b[p.j];
+      if (shape.is_auto && p.i > p.j) std::swap(p.i, p.j);
+    }
   };
   Result r;
   r.output = s.output();
@@ -99,15 +123,16 @@ Result run_binned(const VectorPlan& plan, const RuleRows& A, const RuleRows& B, 
             // (Auto: both ends count in one array over the partners, which a band's anchors begin.)
             const auto sinks =
                 run_with([&] { return PerPointSink(plan.edges, none, shape.is_auto ? nb : na, nb, shape.is_auto); });
-            merge_per_point(sinks, false, nullptr, r.per_point_a, r.exact.point_weighted_a, shape.threads);
-            if (!shape.is_auto) merge_per_point(sinks, true, nullptr, r.per_point_b, r.exact.point_weighted_b, shape.threads);
+            merge_per_point(sinks, false, order_a, r.per_point_a, r.exact.point_weighted_a, shape.threads);
+            if (!shape.is_auto) merge_per_point(sinks, true, order_b, r.per_point_b, r.exact.point_weighted_b, shape.threads);
           },
           [&](const reduce::PairList&) {
             // With RunOptions::pair_sink the pairs stream out as they are found (in no set order).
             std::optional<PairStream> stream;
-            if (plan.pair_sink) stream.emplace(plan.pair_sink, plan.max_pairs);
+            if (plan.pair_sink) stream.emplace(plan.pair_sink, plan.max_pairs, ego ? PairStream::ToCallers(to_callers) : nullptr);
             auto sinks = run_with([&] { return PairListSink(plan.edges, plan.max_pairs, stream ? &*stream : nullptr); });
             gather_pairs(sinks, plan.max_pairs, r, stream ? &*stream : nullptr);
+            if (ego) to_callers(r.pairs);
             std::sort(r.pairs.begin(), r.pairs.end(), pair_order);
           },
           [&](const reduce::Matrix&) {
@@ -131,9 +156,11 @@ Result run_binned(const VectorPlan& plan, const RuleRows& A, const RuleRows& B, 
           },
           [](const auto&) { throw Error(ErrorKind::Internal, "a reduction the vector planner refuses reached the cpu"); }},
       s.reduction);
-  // (Auto: the anchors are the first na partners, each against the partners after it.)
-  r.info.pairs_evaluated = shape.is_auto ? static_cast<std::uint64_t>(na) * (nb - 1) - pair_total(na, na, true)
-                                         : pair_total(na, nb, false);
+  // (Auto: the anchors are the first na partners, each against the partners after it: a band's.)
+  evaluated = ego ? ego_evaluated.load()
+              : shape.is_auto ? static_cast<std::uint64_t>(na) * (nb - 1) - pair_total(na, na, true)
+                              : pair_total(na, nb, false);
+  r.info.pairs_evaluated = evaluated;
   return r;
 }
 
@@ -241,28 +268,67 @@ Result run_band(const VectorPlan& plan) {
   const RuleRows A(anchors, m, plan.threads, plan.is_auto() ? "" : "first set: ", plan.band.begin);
   const RuleRows B(partners, m, plan.threads, plan.is_auto() ? "" : "second set: ", trapezoid ? plan.band.begin : 0);
   const std::size_t tile = vector_tile(plan.a->dim(), std::max(anchors.size(), partners.size()), plan.threads);
-  Result r = out == OutputKind::Nearest ? run_nearest(plan, A, B, tile) : run_binned(plan, A, B, tile);
+  std::uint64_t evaluated = 0;
+  Result r = out == OutputKind::Nearest ? run_nearest(plan, A, B, tile) : run_binned(plan, A, B, tile, nullptr, evaluated);
   r.info.threads = plan.threads;
   return r;
 }
 
+// A band of a hybrid run (VectorPlan::band) takes the brute force: the EGO join sorts and cuts
+// the whole sets, not a band's rows against their partners.
+constexpr const char* kBandPath = "brute force (a band of a hybrid run)";
+
+// The outputs the EGO join may serve: the others have no "cpu path" to choose.
+bool has_path(const VectorPlan& plan) {
+  const OutputKind out = plan.stat->output();
+  return out != OutputKind::Nearest && out != OutputKind::Matrix;
+}
+
 }  // namespace
 
-Result run_vectors(const VectorPlan& plan) {
-  if (plan.banded()) return run_band(plan);
+Result run_vectors(const VectorPlan& plan, std::string& path) {
+  if (plan.banded()) {
+    path = kBandPath;
+    return run_band(plan);
+  }
   const RuleRows A(*plan.a, plan.stat->metric, plan.threads, plan.is_auto() ? "" : "first set: ");
   std::optional<RuleRows> second;
   if (!plan.is_auto()) second.emplace(*plan.b, plan.stat->metric, plan.threads, "second set: ");
   const RuleRows& B = second ? *second : A;
   const std::size_t tile = vector_tile(plan.a->dim(), std::max(plan.a->size(), plan.b->size()), plan.threads);
-  Result r = plan.stat->output() == OutputKind::Nearest ? run_nearest(plan, A, B, tile) : run_binned(plan, A, B, tile);
+  if (plan.stat->output() == OutputKind::Nearest) {
+    Result r = run_nearest(plan, A, B, tile);
+    r.info.threads = plan.threads;
+    return r;
+  }
+  EgoChoice ego;
+  if (has_path(plan)) ego = choose_ego(plan);
+  path = ego.why;
+  std::uint64_t evaluated = 0;
+  Result r = run_binned(plan, A, B, tile, ego.chosen ? ego.join.get() : nullptr, evaluated);
+  if (ego.chosen) {
+    const std::uint64_t brute = pair_total(A.size(), B.size(), plan.is_auto());
+    r.info.plan = fmt::format("EGO join: {} pairs evaluated ({:.3g}% of the brute force's {}; anchors beyond eps of a "
+                              "partner leaf's box skipped)",
+                              evaluated, 100.0 * static_cast<double>(evaluated) / static_cast<double>(std::max<std::uint64_t>(brute, 1)),
+                              brute);
+  }
   r.info.threads = plan.threads;
   return r;
 }
 
-std::string describe_vectors(const VectorPlan& plan) {
+std::string describe_vectors(const VectorPlan& plan, const std::string* ran) {
   const std::size_t tile = vector_tile(plan.a->dim(), std::max(plan.a->size(), plan.b->size()), plan.threads);
-  return fmt::format(
+  std::string path;
+  if (has_path(plan)) {
+    const std::string why = ran ? *ran : plan.banded() ? kBandPath : choose_ego(plan).why;
+    path = "cpu path: " + why + "\n";
+    if (why.rfind("EGO join", 0) == 0)
+      return path + "cpu kernel: " + describe_ego(plan) +
+             fmt::format(", {} OpenMP threads (dynamic schedule over the leaf pairs); per-thread private outputs merged once",
+                         plan.threads);
+  }
+  return path + fmt::format(
       "cpu kernel: brute force in float64 (the rule itself), {} OpenMP threads (dynamic schedule); partner blocks of {} "
       "vectors held transposed, each anchor's keys against a block in one loop vectorised over the partners{}",
       plan.threads, tile,

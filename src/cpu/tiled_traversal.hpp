@@ -95,8 +95,9 @@ class KeyRows {
 
 // Runs the blocks item_of(0 .. n_items-1) over OpenMP threads (dynamic schedule), one sink per
 // thread, made by make_sink(), and one row evaluator per thread, make_rows(sink), called as
-// rows(i, j0, j1) for each anchor's partners (partners_of(block, i)); returns the sinks so the
-// caller merges them in thread order.
+// rows(i, j0, j1) for each anchor's partners (partners_of(block, i)), or rows.block(item) once per
+// item when the evaluator takes whole items; returns the sinks so the caller merges them in
+// thread order.
 template <class ItemOf, class MakeSink, class MakeRows, class PartnersOf = WholeBlock>
 auto traverse_blocks(std::size_t n_items, ItemOf item_of, const TraversalShape& shape, MakeSink make_sink,
                      MakeRows make_rows, PartnersOf partners_of = {}) -> std::vector<decltype(make_sink())> {
@@ -106,7 +107,10 @@ auto traverse_blocks(std::size_t n_items, ItemOf item_of, const TraversalShape& 
   for (int t = 0; t < shape.threads; ++t) sinks.push_back(make_sink());
   std::atomic<std::size_t> done{0};
   std::atomic<bool> stop{false};
-  std::exception_ptr cancelled;  // written by thread 0 only, read after the region
+  // The thread that completes every 64th item reports progress, one at a time (the flag): with a
+  // dynamic schedule no fixed thread is sure to complete any of them.
+  std::atomic_flag reporting = ATOMIC_FLAG_INIT;
+  std::exception_ptr cancelled;  // written under `reporting`, read after the region
 
 #pragma omp parallel num_threads(shape.threads)
   {
@@ -116,27 +120,35 @@ auto traverse_blocks(std::size_t n_items, ItemOf item_of, const TraversalShape& 
     for (std::size_t w = 0; w < n_items; ++w) {
       if (stop.load(std::memory_order_relaxed)) continue;
       const auto bp = item_of(w);
-      for (std::size_t i = bp.a0; i < bp.a1; ++i) {
-        const auto [js, je] = partners_of(bp, i);
-        if (js >= je) continue;
-        // Rows that use the block (its periodic image) take it; the others see the range only.
-        if constexpr (requires { rows(i, js, je, bp); }) rows(i, js, je, bp);
-        else rows(i, js, je);
+      if constexpr (requires { rows.block(bp); }) {
+        // An evaluator of whole items (the EGO join's leaf pairs) chooses its anchors itself.
+        rows.block(bp);
+      } else {
+        for (std::size_t i = bp.a0; i < bp.a1; ++i) {
+          const auto [js, je] = partners_of(bp, i);
+          if (js >= je) continue;
+          // Rows that use the block (its periodic image) take it; the others see the range only.
+          if constexpr (requires { rows(i, js, je, bp); }) rows(i, js, je, bp);
+          else rows(i, js, je);
+        }
       }
       if constexpr (requires { sink.overflow(); }) {
         if (sink.overflow()) stop.store(true, std::memory_order_relaxed);
       }
       const std::size_t d = done.fetch_add(1, std::memory_order_relaxed) + 1;
-      if (shape.progress && *shape.progress && omp_get_thread_num() == 0 && (d & 63) == 0) {
+      if (shape.progress && *shape.progress && (d & 63) == 0 && !reporting.test_and_set(std::memory_order_acquire)) {
         // A progress callback that throws cancels the run (the Python module's Ctrl-C): no
         // exception may leave a parallel region, so every thread stops at its next item and the
-        // exception is thrown again after the region.
-        try {
-          (*shape.progress)(static_cast<double>(d) / static_cast<double>(n_items));
-        } catch (...) {
-          cancelled = std::current_exception();
-          stop.store(true, std::memory_order_relaxed);
+        // exception is thrown again after the region. Once stopped, nobody calls it again.
+        if (!stop.load(std::memory_order_relaxed)) {
+          try {
+            (*shape.progress)(static_cast<double>(d) / static_cast<double>(n_items));
+          } catch (...) {
+            cancelled = std::current_exception();
+            stop.store(true, std::memory_order_relaxed);
+          }
         }
+        reporting.clear(std::memory_order_release);
       }
     }
     if constexpr (requires { rows.finish(); }) rows.finish();

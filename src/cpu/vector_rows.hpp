@@ -64,53 +64,77 @@ class RuleRows {
   std::vector<double> norms_;
 };
 
-// Partners [b0, b1) transposed: coordinate k of partner b0 + t at [k * width + t].
+// Partners in panels of 8: partner t's coordinate k at [(t / 8) * 8 * dim + k * 8 + t % 8], so
+// that the 8 partners of a chunk lie in one contiguous run of 64·dim bytes (a layout of whole
+// columns, coordinate k of every partner together, made each chunk touch dim pages 8·width bytes
+// apart: the brute force ran 1.5× slower at d = 32 and 64).
+inline std::size_t panel_doubles(std::size_t n, int dim) { return (n + 7) / 8 * 8 * static_cast<std::size_t>(dim); }
+
+// The keys of Q anchors against the n partners of `panels` (panels of 8 as above, from a panel's
+// first partner; the last panel's unused lanes are read, their keys dropped), anchor q's at
+// out[q * stride + t]: a chunk of 8 partners x Q anchors held in registers through the whole sum
+// over k (one load of a partner's coordinate serves Q pairs), each pair's sum still in stored
+// order. The brute force's blocks and the EGO join's leaves both run it: the same keys, bit for bit.
+template <int Q>
+void panel_keys(Metric m, int dim, const double* panels, const double* const (&a)[Q], std::size_t n, double* out,
+                std::size_t stride) {
+  constexpr std::size_t kLanes = 8;
+  const bool cosine = m == Metric::Cosine;
+  for (std::size_t t0 = 0; t0 < n; t0 += kLanes) {
+    double acc[Q][kLanes] = {};
+    const double* panel = panels + t0 * static_cast<std::size_t>(dim);
+    for (int k = 0; k < dim; ++k) {
+      const double* col = panel + static_cast<std::size_t>(k) * kLanes;
+      for (int q = 0; q < Q; ++q) {
+        const double aq = a[q][k];
+        if (cosine) {
+#pragma omp simd
+          for (std::size_t u = 0; u < kLanes; ++u) acc[q][u] += aq * col[u];
+        } else {
+#pragma omp simd
+          for (std::size_t u = 0; u < kLanes; ++u) {
+            const double d = aq - col[u];
+            acc[q][u] += d * d;
+          }
+        }
+      }
+    }
+    // A whole chunk is stored as one vector; a short last one lane by lane (a copy of run-time
+    // length became `rep movs`, a fifth of the EGO join's time at d = 16).
+    const std::size_t lanes = std::min(kLanes, n - t0);
+    for (int q = 0; q < Q; ++q) {
+      double* o = out + static_cast<std::size_t>(q) * stride + t0;
+      if (lanes == kLanes) {
+#pragma omp simd
+        for (std::size_t u = 0; u < kLanes; ++u) o[u] = cosine ? 1.0 - acc[q][u] : acc[q][u];
+      } else {
+        for (std::size_t u = 0; u < lanes; ++u) o[u] = cosine ? 1.0 - acc[q][u] : acc[q][u];
+      }
+    }
+  }
+}
+
+// Partners [b0, b1) in panels of 8 (panel_keys).
 class PartnerBlock {
  public:
-  // (8 doubles of padding: the last chunk of 8 partners may read past the block; unused.)
-  PartnerBlock(int dim, std::size_t width)
-      : dim_(dim), width_(width), t_(static_cast<std::size_t>(dim) * width + 8, 0.0), row_(dim) {}
+  PartnerBlock(int dim, std::size_t width) : dim_(dim), t_(panel_doubles(width, dim), 0.0), row_(dim) {}
   void load(const RuleRows& rows, std::size_t b0, std::size_t b1) {
     if (b0 == b0_ && b1 == b1_) return;
+    const std::size_t d = static_cast<std::size_t>(dim_);
     for (std::size_t j = b0; j < b1; ++j) {
       rows.load(j, row_.data());
-      for (int k = 0; k < dim_; ++k) t_[static_cast<std::size_t>(k) * width_ + (j - b0)] = row_[static_cast<std::size_t>(k)];
+      double* p = t_.data() + (j - b0) / 8 * 8 * d + (j - b0) % 8;
+      for (std::size_t k = 0; k < d; ++k) p[k * 8] = row_[k];
     }
     b0_ = b0;
     b1_ = b1;
   }
   std::size_t b0() const { return b0_; }
-  // keys for Q anchors at once, anchor q's keys of partners [j0, j1) at out[q * stride + t]: a
-  // chunk of 8 partners x Q anchors held in registers through the whole sum over k (one load of a
-  // partner's coordinate serves Q pairs), each pair's sum still in stored order.
+  // keys for Q anchors at once, anchor q's keys of partners [j0, j1) at out[q * stride + t]
+  // (panel_keys); j0 − b0 a multiple of 8 (a panel's first partner).
   template <int Q>
   void keys(Metric m, const double* const (&a)[Q], std::size_t j0, std::size_t j1, double* out, std::size_t stride) const {
-    constexpr std::size_t kLanes = 8;
-    const std::size_t n = j1 - j0, off = j0 - b0_;
-    const bool cosine = m == Metric::Cosine;
-    for (std::size_t t0 = 0; t0 < n; t0 += kLanes) {
-      double acc[Q][kLanes] = {};
-      const double* base = t_.data() + off + t0;
-      for (int k = 0; k < dim_; ++k) {
-        const double* col = base + static_cast<std::size_t>(k) * width_;
-        for (int q = 0; q < Q; ++q) {
-          const double aq = a[q][k];
-          if (cosine) {
-#pragma omp simd
-            for (std::size_t u = 0; u < kLanes; ++u) acc[q][u] += aq * col[u];
-          } else {
-#pragma omp simd
-            for (std::size_t u = 0; u < kLanes; ++u) {
-              const double d = aq - col[u];
-              acc[q][u] += d * d;
-            }
-          }
-        }
-      }
-      const std::size_t lanes = std::min(kLanes, n - t0);
-      for (int q = 0; q < Q; ++q)
-        for (std::size_t u = 0; u < lanes; ++u) out[static_cast<std::size_t>(q) * stride + t0 + u] = cosine ? 1.0 - acc[q][u] : acc[q][u];
-    }
+    panel_keys<Q>(m, dim_, t_.data() + (j0 - b0_) * static_cast<std::size_t>(dim_), a, j1 - j0, out, stride);
   }
   // One anchor's keys, keys[t] for the partners [j0, j1).
   void keys(Metric m, const double* a, std::size_t j0, std::size_t j1, double* out) const {
@@ -120,7 +144,6 @@ class PartnerBlock {
 
  private:
   int dim_;
-  std::size_t width_;
   std::vector<double> t_;
   std::vector<double> row_;
   std::size_t b0_ = static_cast<std::size_t>(-1), b1_ = 0;

@@ -192,6 +192,7 @@ class CudaBackend final : public Backend {
     RunOptions o;
     o.backend = "cuda";
     o.path = "grid";
+    o.devices = {current_cuda_device()};  // this backend's device, not use_cuda_device's
     twobody::run(s, points, nullptr, o);
     s.metric = Metric::Euclidean;
     twobody::run(s, points, nullptr, o);
@@ -213,7 +214,8 @@ class CudaBackend final : public Backend {
                        s.binning().nbins());
   }
   std::string refuses_vectors(const Statistic& s) const override { return refuses_vectors_on_device(s); }
-  Result run_vectors(const VectorPlan& plan) override { return run_vectors_on_device(plan, vector_rows_); }
+  std::string refuses_bands(const Statistic& s) const override { return refuses_bands_on_device(s); }
+  Result run_vectors(const VectorPlan& plan) override { return run_vectors_on_device(plan); }
   std::string describe_vectors(const VectorPlan& plan) const override { return describe_vectors_on_device(plan); }
   Result run(const Plan& plan) override {
     const auto t0 = std::chrono::steady_clock::now();
@@ -271,8 +273,6 @@ class CudaBackend final : public Backend {
 
  private:
   std::string device_;
-  // The vector rows of its last run, reused by the next run on the same sets (a hybrid worker's bands).
-  VectorRows vector_rows_;
 };
 
 }  // namespace
@@ -310,13 +310,25 @@ std::string cuda_unavailable_reason() {
   return n == 0 ? "the CUDA runtime sees no device" : "";
 }
 
-std::unique_ptr<Backend> make_cuda_backend() {
+int cuda_device_count() {
   int n = 0;
-  if (const cudaError_t e = cudaGetDeviceCount(&n); e != cudaSuccess || n == 0) {
+  if (const cudaError_t e = cudaGetDeviceCount(&n); e != cudaSuccess) {
     cudaGetLastError();  // clear the sticky "no device" error
-    return nullptr;
+    return 0;
   }
-  if (const int d = chosen_device.load(); d >= 0) TWOBODY_CUDA_CHECK(cudaSetDevice(d % n));
+  return n;
+}
+
+std::unique_ptr<Backend> make_cuda_backend(int device) {
+  const int n = cuda_device_count();
+  if (n == 0) return nullptr;
+  if (device >= n)
+    throw Error(ErrorKind::Config, fmt::format("CUDA device {} is not visible: this process sees {} device{} (0 to {})",
+                                               device, n, n == 1 ? "" : "s", n - 1));
+  if (device >= 0)
+    TWOBODY_CUDA_CHECK(cudaSetDevice(device));
+  else if (const int d = chosen_device.load(); d >= 0)
+    TWOBODY_CUDA_CHECK(cudaSetDevice(d % n));
   return std::make_unique<cuda::CudaBackend>(cuda::device_info().name);
 }
 

@@ -166,24 +166,27 @@ void resume_tasks(const std::vector<ulonglong2>& stopped, std::vector<unsigned l
 
 }  // namespace
 
-GramPairsResult run_gram_pairs(const VectorJoinInput& in, const GramRows& ga, const GramRows* gb_or_null,
+GramPairsResult run_gram_pairs(const VectorJoinInput& in, const GramRows& ga, const GramRows* gb, std::size_t buffer_pairs,
+                               const std::function<void(std::vector<PairRecord>&)>& take) {
+  const bool cross = gb && !in.is_auto;
+  const DeviceGramRows da(ga, in.a);
+  const DeviceGramRows db = cross ? DeviceGramRows(*gb, in.b) : DeviceGramRows();
+  return run_gram_pairs(in, da, cross ? &db : nullptr, buffer_pairs, take);
+}
+
+GramPairsResult run_gram_pairs(const VectorJoinInput& in, const DeviceGramRows& da, const DeviceGramRows* db_or_null,
                                std::size_t buffer_pairs, const std::function<void(std::vector<PairRecord>&)>& take) {
   GramPairsResult out;
   if (in.cosine || in.output != VectorJoinOutput::Pairs)
     throw Error(ErrorKind::Internal, "the Gram tiles list Euclidean pairs only");
+  const DeviceGramRows& db = db_or_null && !in.is_auto ? *db_or_null : da;
+  if (!da.prepared() || !db.prepared() || da.rule.size() != da.n * static_cast<std::size_t>(da.dim) ||
+      db.rule.size() != db.n * static_cast<std::size_t>(db.dim))
+    throw Error(ErrorKind::Internal, "the Gram tiles need both sets' Gram rows and rule rows on the device");
   out.buffer_pairs = std::max<std::size_t>(buffer_pairs, 1);
   if (in.na == 0 || in.nb == 0 || !(in.hi > 0) || in.lo >= in.hi) return out;  // keys are >= 0
-  const GramRows& gb = gb_or_null ? *gb_or_null : ga;
 
-  const std::size_t dim = static_cast<std::size_t>(in.dim);
-  const DeviceGramRows da(ga);
-  const DeviceGramRows db_own = in.is_auto ? DeviceGramRows(GramRows{}) : DeviceGramRows(gb);
-  const DeviceGramRows& db = in.is_auto ? da : db_own;
-  DeviceBuffer<double> rows_a(in.na * dim), rows_b(in.is_auto ? 0 : in.nb * dim);
-  rows_a.upload(in.a, in.na * dim);
-  if (!in.is_auto) rows_b.upload(in.b, in.nb * dim);
-
-  const std::size_t tiles_a = ga.n_padded / kTile, tiles_b = gb.n_padded / kTile;
+  const std::size_t tiles_a = da.n_padded / kTile, tiles_b = db.n_padded / kTile;
   // About 2^15 blocks a slab, as the counts; a launch has at most that many blocks.
   const std::size_t slab = std::clamp<std::size_t>((std::size_t(1) << 15) / tiles_b, 1, 65535);
   const std::size_t max_blocks = slab * tiles_b;
@@ -193,9 +196,7 @@ GramPairsResult run_gram_pairs(const VectorJoinInput& in, const GramRows& ga, co
   DeviceBuffer<ulonglong2> stopped_list(max_blocks * kWarps);
   DeviceBuffer<unsigned long long> task_tile(max_blocks), task_skip(max_blocks * kWarps);
 
-  GramArgs g = gram_args(da, db, ga, gb);
-  g.rows_a = rows_a.get();
-  g.rows_b = in.is_auto ? rows_a.get() : rows_b.get();
+  GramArgs g = gram_args(da, db);
   g.is_auto = in.is_auto;
   g.lo = in.lo;
   g.hi = in.hi;

@@ -14,10 +14,6 @@ namespace twobody::cuda {
 
 namespace {
 
-// The centred rows' largest coordinate must lie in [kLeast, kMost] (or be 0): then 1/σ, N and D
-// stay in float32's normal range, which the bound assumes.
-constexpr double kLeast = 0x1p-40, kMost = 0x1p40;
-
 std::size_t round_up(std::size_t v, std::size_t to) { return (v + to - 1) / to * to; }
 
 // The largest |x_k − c_k| of a row, and its sum of squares (float64, in order).
@@ -47,6 +43,20 @@ void block_bounds(GramRows& g) {
 
 }  // namespace
 
+std::string gram_row_refusal(const double* row, int dim, const std::vector<double>& centre, std::size_t index) {
+  double mx = 0, ss = 0;
+  shifted_stats(row, dim, centre, mx, ss);
+  if (gram_row_fits(mx, ss)) return {};
+  return !std::isfinite(ss) ? fmt::format("row {}'s squared norm about the centre is not finite", index + 1)
+                            : fmt::format("row {} has a largest centred coordinate of {:g}, outside [2^-40, 2^40]", index + 1, mx);
+}
+
+std::string gram_centre_refusal(const std::vector<double>& centre) {
+  for (double c : centre)
+    if (!std::isfinite(c)) return "the rows' mean is not finite";
+  return {};
+}
+
 double half_value(std::uint16_t bits) {
   const int e = (bits >> 10) & 0x1f, m = bits & 0x3ff;
   const double a = e == 0 ? std::ldexp(m, -24) : e == 31 ? HUGE_VAL : std::ldexp(m + 1024, e - 25);
@@ -54,8 +64,7 @@ double half_value(std::uint16_t bits) {
 }
 
 std::vector<double> gram_centre(const double* a, std::size_t na, const double* b, std::size_t nb, int dim, int threads) {
-  // Sums of fixed chunks of rows, added in chunk order: the same centre whatever the threads.
-  constexpr std::size_t kRows = 4096;
+  constexpr std::size_t kRows = kGramCentreRows;
   const std::size_t d = static_cast<std::size_t>(dim), n = na + nb, chunks = (n + kRows - 1) / kRows;
   std::vector<double> part(chunks * d, 0.0);
   const auto chunks_n = static_cast<std::ptrdiff_t>(chunks);
@@ -87,11 +96,8 @@ GramRows make_gram_rows(const double* rows, std::size_t n, int dim, const std::v
   g.inv_sigma.assign(g.n_padded, 1.f);
   g.norm_up.assign(n, 0.0);
   g.sigma.assign(n, 1.0);
-  for (double c : centre)
-    if (!std::isfinite(c)) {
-      g.refusal = "the rows' mean is not finite";
-      return g;
-    }
+  g.refusal = gram_centre_refusal(centre);
+  if (!g.refusal.empty()) return g;
   const auto rows_n = static_cast<std::ptrdiff_t>(n);
   std::ptrdiff_t first_bad = rows_n;
 #pragma omp parallel for num_threads(threads) schedule(static) reduction(min : first_bad)
@@ -100,13 +106,11 @@ GramRows make_gram_rows(const double* rows, std::size_t n, int dim, const std::v
     const double* x = rows + i * d;
     double mx = 0, ss = 0;
     shifted_stats(x, dim, centre, mx, ss);
-    if (!std::isfinite(ss) || (mx != 0 && (mx < kLeast || mx > kMost))) {
+    if (!gram_row_fits(mx, ss)) {
       first_bad = std::min(first_bad, ii);
       continue;
     }
-    // max |σ x'| in [1/2, 1): σ = 2^-(e + 1) for max |x'| in [2^e, 2^(e + 1)).
-    const int e = mx > 0 ? std::ilogb(mx) : -1;
-    const double sigma = std::ldexp(1.0, -(e + 1));
+    const double sigma = gram_row_scale(mx);
     for (std::size_t k = 0; k < d; ++k) g.half[i * dp + k] = half_bits(sigma * (x[k] - centre[k]));
     g.norm2[i] = static_cast<float>(ss);
     g.inv_sigma[i] = static_cast<float>(1.0 / sigma);
@@ -115,10 +119,7 @@ GramRows make_gram_rows(const double* rows, std::size_t n, int dim, const std::v
   }
   if (first_bad < rows_n) {
     const std::size_t i = static_cast<std::size_t>(first_bad);
-    double mx = 0, ss = 0;
-    shifted_stats(rows + i * d, dim, centre, mx, ss);
-    g.refusal = !std::isfinite(ss) ? fmt::format("row {}'s squared norm about the centre is not finite", i + 1)
-                                   : fmt::format("row {} has a largest centred coordinate of {:g}, outside [2^-40, 2^40]", i + 1, mx);
+    g.refusal = gram_row_refusal(rows + i * d, dim, centre, i);
     return g;
   }
   g.order.resize(g.n_padded);

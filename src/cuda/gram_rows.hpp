@@ -7,12 +7,17 @@
 //   N  = fl32(fl64(Σ_k x'_k²)) and n = norm_upper(fl64(Σ_k x'_k²), d).
 // Rows may be reordered (sort_by_norm; `order` maps them back). Rows are padded to a multiple of kGramRowBlock and coordinates to a multiple of kGramChunk, so
 // the kernel stages whole tiles without bounds checks; per block of kGramRowBlock rows the largest
-// n and the smallest σ give the tile's error bound. Plain C++ (the CPU suite tests it).
+// n and the smallest σ give the tile's error bound. Plain C++ (the CPU suite tests it): the
+// reference of the joins' preparation on the GPU (gram_rows_device.hpp), which gives these rows
+// bit for bit.
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "twobody/detail/exact/gram_bounds.hpp"
 
 namespace twobody::cuda {
 
@@ -32,7 +37,30 @@ struct GramRows {
   std::string refusal;                  // "" when the rows can take the path
 };
 
-// The common centre of one or two sets of float64 rows (n x dim each, row-major): column means.
+// The centred rows' largest coordinate must lie in [kGramLeast, kGramMost] (or be 0), and their
+// squared norm be finite: then 1/σ, N and D stay in float32's normal range, which the bound
+// assumes. The host and the device preparation (gram_rows_device.hpp) test rows by this one rule.
+constexpr double kGramLeast = 0x1p-40, kGramMost = 0x1p40;
+TWOBODY_GRAM_HD inline bool gram_row_fits(double max_abs, double sum_sq) {
+  return std::isfinite(sum_sq) && (max_abs == 0 || (max_abs >= kGramLeast && max_abs <= kGramMost));
+}
+
+// σ of a row whose centred coordinates reach max_abs: the power of two with max_abs·σ in [1/2, 1),
+// σ = 2^-(e + 1) for max_abs in [2^e, 2^(e + 1)); 1 for a row equal to the centre.
+TWOBODY_GRAM_HD inline double gram_row_scale(double max_abs) {
+  const int e = max_abs > 0 ? std::ilogb(max_abs) : -1;
+  return std::ldexp(1.0, -(e + 1));
+}
+
+// Why a row (float64, `dim` values) cannot take the path, in the refusal's words ("" if it can);
+// `index` is its 0-based index in its set. And the same for the centre (a mean that is not finite).
+std::string gram_row_refusal(const double* row, int dim, const std::vector<double>& centre, std::size_t index);
+std::string gram_centre_refusal(const std::vector<double>& centre);
+
+// The common centre of one or two sets of float64 rows (n x dim each, row-major): column means,
+// each the sum of chunks of kGramCentreRows rows (A's, then B's), every chunk summed row by row
+// and the chunks added in order: a fixed order, the same on any number of threads and on the device.
+constexpr std::size_t kGramCentreRows = 4096;
 std::vector<double> gram_centre(const double* a, std::size_t na, const double* b, std::size_t nb, int dim, int threads);
 
 // The rows prepared, or (refusal not empty) why they cannot take the FP16 Gram path: a value that

@@ -7,6 +7,7 @@
 
 #include "twobody/detail/cuda/device_buffer.hpp"
 #include "twobody/detail/cuda/gram_rows.hpp"
+#include "twobody/detail/cuda/gram_rows_device.hpp"
 #include "twobody/detail/exact/gram_bounds.hpp"
 
 namespace twobody::cuda::gram_core {
@@ -193,18 +194,12 @@ __device__ __forceinline__ void tile_norms(const GramArgs& g, std::size_t row0, 
     }
 }
 
-// The device copies of the Gram rows of one set.
-struct DeviceGramRows {
-  DeviceBuffer<std::uint16_t> half;
-  DeviceBuffer<float> norm2, inv_sigma;
-  DeviceBuffer<double> block_norm_max, block_sigma_min;
-  DeviceBuffer<std::uint32_t> order;
-  explicit DeviceGramRows(const GramRows& r)
-      : half(r.half), norm2(r.norm2), inv_sigma(r.inv_sigma), block_norm_max(r.block_norm_max),
-        block_sigma_min(r.block_sigma_min), order(r.order) {}
-};
+// The device copies of a set's rows (gram_rows_device.hpp: prepared there, or a GramRows uploaded).
+using twobody::cuda::DeviceGramRows;
 
-inline GramArgs gram_args(const DeviceGramRows& a, const DeviceGramRows& b, const GramRows& ga, const GramRows& gb) {
+// The tiles' arguments from the rows of both sets (b = a for a self-join): the Gram rows, and the
+// rule's rows for the settlement when the copies hold them.
+inline GramArgs gram_args(const DeviceGramRows& a, const DeviceGramRows& b) {
   GramArgs g{};
   g.ha = a.half.get();
   g.hb = b.half.get();
@@ -218,13 +213,17 @@ inline GramArgs gram_args(const DeviceGramRows& a, const DeviceGramRows& b, cons
   g.bmin_b = b.block_sigma_min.get();
   g.order_a = a.order.get();
   g.order_b = b.order.get();
-  g.na = static_cast<std::uint32_t>(ga.n);
-  g.nb = static_cast<std::uint32_t>(gb.n);
-  g.dim = ga.dim;
-  g.dim_padded = ga.dim_padded;
+  g.rows_a = a.rule.get();
+  g.rows_b = b.rule.get();
+  g.na = static_cast<std::uint32_t>(a.n);
+  g.nb = static_cast<std::uint32_t>(b.n);
+  g.dim = a.dim;
+  g.dim_padded = a.dim_padded;
   g.format = exact::kFp16Gram;
   return g;
 }
-
+inline GramArgs gram_args(const DeviceGramRows& a, const DeviceGramRows& b, const GramRows&, const GramRows&) {
+  return gram_args(a, b);
+}
 
 }  // namespace twobody::cuda::gram_core

@@ -141,26 +141,29 @@ __global__ void __launch_bounds__(kThreads) settle_queue(GramArgs g, unsigned lo
 
 }  // namespace
 
-GramJoinResult run_gram_join(const VectorJoinInput& in, const GramRows& ga, const GramRows* gb_or_null,
+GramJoinResult run_gram_join(const VectorJoinInput& in, const GramRows& ga, const GramRows* gb, std::size_t queue_capacity) {
+  const bool cross = gb && !in.is_auto;
+  const DeviceGramRows da(ga, in.a);
+  const DeviceGramRows db = cross ? DeviceGramRows(*gb, in.b) : DeviceGramRows();
+  return run_gram_join(in, da, cross ? &db : nullptr, queue_capacity);
+}
+
+GramJoinResult run_gram_join(const VectorJoinInput& in, const DeviceGramRows& da, const DeviceGramRows* db_or_null,
                              std::size_t queue_capacity) {
   GramJoinResult out;
   const bool per_point = in.output == VectorJoinOutput::PerPoint;
   if (in.cosine || in.output == VectorJoinOutput::Pairs)
     throw Error(ErrorKind::Internal, "the Gram tiles count Euclidean joins only");
-  const GramRows& gb = gb_or_null ? *gb_or_null : ga;
+  const DeviceGramRows& db = db_or_null && !in.is_auto ? *db_or_null : da;
+  if (!da.prepared() || !db.prepared() || da.rule.size() != da.n * static_cast<std::size_t>(da.dim) ||
+      db.rule.size() != db.n * static_cast<std::size_t>(db.dim))
+    throw Error(ErrorKind::Internal, "the Gram tiles need both sets' Gram rows and rule rows on the device");
   if (per_point) {
     out.count_a.assign(in.na, 0);
     if (!in.is_auto) out.count_b.assign(in.nb, 0);
   }
   if (in.na == 0 || in.nb == 0 || !(in.hi > 0) || in.lo >= in.hi) return out;  // keys are >= 0
 
-  const std::size_t dim = static_cast<std::size_t>(in.dim);
-  const DeviceGramRows da(ga);
-  const DeviceGramRows db_own = in.is_auto ? DeviceGramRows(GramRows{}) : DeviceGramRows(gb);
-  const DeviceGramRows& db = in.is_auto ? da : db_own;
-  DeviceBuffer<double> rows_a(in.na * dim), rows_b(in.is_auto ? 0 : in.nb * dim);
-  rows_a.upload(in.a, in.na * dim);
-  if (!in.is_auto) rows_b.upload(in.b, in.nb * dim);
   out.queue_capacity = std::max<std::size_t>(queue_capacity, 1);
   DeviceBuffer<uint2> queue(out.queue_capacity);
   DeviceBuffer<unsigned long long> counters(4);  // total, queued, settled, settled inline
@@ -169,9 +172,7 @@ GramJoinResult run_gram_join(const VectorJoinInput& in, const GramRows& ga, cons
   count_a.zero();
   count_b.zero();
 
-  GramArgs g = gram_args(da, db, ga, gb);
-  g.rows_a = rows_a.get();
-  g.rows_b = in.is_auto ? rows_a.get() : rows_b.get();
+  GramArgs g = gram_args(da, db);
   g.is_auto = in.is_auto;
   g.lo = in.lo;
   g.hi = in.hi;
@@ -186,7 +187,7 @@ GramJoinResult run_gram_join(const VectorJoinInput& in, const GramRows& ga, cons
     g.count_b = in.is_auto ? count_a.get() : count_b.get();
   }
 
-  const std::size_t tiles_a = ga.n_padded / kTile, tiles_b = gb.n_padded / kTile;
+  const std::size_t tiles_a = da.n_padded / kTile, tiles_b = db.n_padded / kTile;
   // About 2^15 blocks a slab, as the float64 kernel; the queue is drained after each.
   const std::size_t slab = std::clamp<std::size_t>((std::size_t(1) << 15) / tiles_b, 1, 65535);
   const auto t0 = std::chrono::steady_clock::now();

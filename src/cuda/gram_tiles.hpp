@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "twobody/detail/cuda/gram_rows.hpp"
+#include "twobody/detail/cuda/gram_rows_device.hpp"
 #include "twobody/detail/cuda/vector_join.hpp"
 
 namespace twobody::cuda {
@@ -23,10 +24,13 @@ struct GramJoinResult {
   double kernel_seconds = 0;
 };
 
-// `in` as for run_vector_join (rule rows, range, Total or PerPoint, Euclidean, progress); `ga` and
-// `gb` the Gram rows of its sets about one centre (gb null for a self-join). `queue_capacity`
-// undecided pairs are held per slab of tiles; beyond it the tiles settle pairs themselves (slower,
-// never wrong).
+// `in` as for run_vector_join (range, Total or PerPoint, Euclidean, progress); `da` and `db` the
+// device rows of its sets about one centre, Gram rows and rule rows (gram_rows_device.hpp; db null
+// for a self-join). `queue_capacity` undecided pairs are held per slab of tiles; beyond it the
+// tiles settle pairs themselves (slower, never wrong).
+GramJoinResult run_gram_join(const VectorJoinInput& in, const DeviceGramRows& da, const DeviceGramRows* db,
+                             std::size_t queue_capacity);
+// The same from the host preparation (make_gram_rows, sort_by_norm) and `in`'s rule rows, uploaded.
 GramJoinResult run_gram_join(const VectorJoinInput& in, const GramRows& ga, const GramRows* gb,
                              std::size_t queue_capacity);
 
@@ -47,6 +51,8 @@ struct GramPairsResult {
   std::size_t buffer_pairs = 0;
   double kernel_seconds = 0;
 };
+GramPairsResult run_gram_pairs(const VectorJoinInput& in, const DeviceGramRows& da, const DeviceGramRows* db,
+                               std::size_t buffer_pairs, const std::function<void(std::vector<PairRecord>&)>& take);
 GramPairsResult run_gram_pairs(const VectorJoinInput& in, const GramRows& ga, const GramRows* gb,
                                std::size_t buffer_pairs, const std::function<void(std::vector<PairRecord>&)>& take);
 

@@ -2,7 +2,8 @@
 #include "twobody/detail/engine/backend.hpp"
 
 namespace twobody {
-std::unique_ptr<Backend> make_cuda_backend() { return nullptr; }
+std::unique_ptr<Backend> make_cuda_backend(int) { return nullptr; }
+int cuda_device_count() { return 0; }
 std::string cuda_unavailable_reason() { return "this build has no CUDA support (configured with TWOBODY_CUDA=OFF or without nvcc)"; }
 void use_cuda_device(int) {}
 int current_cuda_device() { return -1; }

@@ -69,6 +69,8 @@ TuningPolicy TuningPolicy::current(int sm) {
     p.chunk_points = static_cast<std::size_t>(std::max(1LL, std::atoll(e)));
   if (const char* e = env("TWOBODY_KNN_SLAB_QUERIES"))
     p.knn_slab_queries = static_cast<std::size_t>(std::max(1LL, std::atoll(e)));
+  if (const char* e = env("TWOBODY_GRAM_KNN_CAPACITY"))
+    p.gram_knn_capacity = static_cast<std::size_t>(positive(e, "TWOBODY_GRAM_KNN_CAPACITY", 1ull << 20));
   return p;
 }
 
@@ -96,6 +98,7 @@ std::string TuningPolicy::overrides() const {
   if (gram_pair_buffer != d.gram_pair_buffer) add(fmt::format("a Gram pair buffer of {} pairs", gram_pair_buffer));
   if (chunk_points) add(fmt::format("chunks of {} points", chunk_points));
   if (knn_slab_queries) add(fmt::format("k-NN slabs of at most {} queries", knn_slab_queries));
+  if (gram_knn_capacity) add(fmt::format("Gram k-NN lists of {} entries", gram_knn_capacity));
   return s.empty() ? s : "tuning overrides (environment): " + s;
 }
 

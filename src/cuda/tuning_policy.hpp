@@ -38,11 +38,29 @@ struct TuningPolicy {
   std::size_t matrix_chunk_bytes = std::size_t(256) << 20;  // TWOBODY_MATRIX_CHUNK_BYTES
   enum class MatrixHost { Auto, Plain, Staged, Registered } matrix_host = MatrixHost::Auto;  // TWOBODY_MATRIX_HOST
 
-  // Joins over vectors: Euclidean counts on the FP16 Gram tiles (gram_tiles.hpp) from gram_min_dim
-  // coordinates, else the float64 kernel (vector_join.hpp); TWOBODY_VECTOR_PRECISION=fp64 keeps
-  // every join on the float64 kernel, =fp16 takes the Gram tiles at any d where they apply.
+  // Joins over vectors: Euclidean counts and pair lists on the FP16 Gram tiles (gram_tiles.hpp) or
+  // the float64 kernel (vector_join.hpp). Auto weighs both on a sample of the pairs
+  // (vector_choice.hpp) from gram_min_dim coordinates; TWOBODY_VECTOR_PRECISION (or the run's
+  // --precision) =fp64 keeps every join on the float64 kernel, =fp16 takes the Gram tiles at any d
+  // where they apply.
   enum class VectorPrecision { Auto, Fp64, Fp16 } vector_precision = VectorPrecision::Auto;
   int gram_min_dim = 16;  // below it the float64 kernel's d operations a pair cost less than a tile's MMAs and epilogue
+  // The precision choice's cost model, seconds a pair, from the H100 measurements (bench/RESULTS.md,
+  // 2026-11-27): the Gram tiles' kernels 3.9·10^11 pairs/s at d = 128 (10^5 x d 128, 5·10^9 pairs
+  // in 0.0129 s), taken to grow with the padded depth above it; the float64 kernel 1.56·10^10
+  // pairs/s at d = 128 and 8.9·10^8 at d = 960 (2.0·10^12 and 8.5·10^11 coordinates a second,
+  // between them linear in log d); an undecided pair settled in float64 reads its two rows, 16·d
+  // bytes, at about the HBM's 3·10^12 bytes a second.
+  double gram_pair_seconds_d128 = 1 / 3.9e11;
+  double fp64_coordinates_per_second_d128 = 2.0e12, fp64_coordinates_per_second_d960 = 8.5e11;
+  double settle_bytes_per_second = 3e12;
+  // The sample (deterministic): up to sample_queries x sample_partners pairs and at most
+  // sample_coordinates pairs x d of float64 keys on the host (a few ms on 16 cores); joins of fewer
+  // pairs than sample_min_pairs are not sampled (a few ms on either kernel: the Gram tiles from
+  // gram_min_dim).
+  int sample_queries = 1024, sample_partners = 4096;
+  double sample_coordinates = 0x1p26;
+  double sample_min_pairs = 0x1p26;
   // Undecided pairs held per slab of Gram tiles (TWOBODY_GRAM_QUEUE_PAIRS): beyond it the tiles
   // settle them themselves, slower but exact (tests force a tiny queue).
   std::size_t gram_queue_pairs = std::size_t(1) << 22;
@@ -54,8 +72,13 @@ struct TuningPolicy {
   // Points a set may have in one launch, at most (TWOBODY_CUDA_CHUNK_POINTS; 0: by device memory).
   std::size_t chunk_points = 0;
 
-  // Queries whose k-NN lists a slab holds, at most (TWOBODY_KNN_SLAB_QUERIES; 0: by device memory).
+  // Queries whose k-NN lists a slab holds, at most (TWOBODY_KNN_SLAB_QUERIES; 0: by device memory):
+  // the float64 kernel's slabs and the Gram k-NN's launches.
   std::size_t knn_slab_queries = 0;
+  // Entries a query's list keeps on the Gram k-NN (TWOBODY_GRAM_KNN_CAPACITY, at least k; 0: k
+  // and room for the candidates of the bound's band, gram_knn_capacity): tests force it down to
+  // make queries fall back to the float64 kernel.
+  std::size_t gram_knn_capacity = 0;
 
   // The policy for a device of compute capability `sm` (major·10 + minor), with the environment's
   // overrides. Read at every run: tests change the environment between runs.

@@ -137,15 +137,17 @@ double list_pairs(JoinArgs g, std::size_t tiles_a, std::size_t tiles_b, const Ve
 VectorJoinResult run_vector_join(const VectorJoinInput& in) {
   VectorJoinResult out;
   const std::size_t dim = static_cast<std::size_t>(in.dim);
-  DeviceBuffer<double> a(in.na * dim);
-  a.upload(in.a, in.na * dim);
-  DeviceBuffer<double> b_own(in.is_auto ? 0 : in.nb * dim);
-  if (!in.is_auto) b_own.upload(in.b, in.nb * dim);
+  DeviceBuffer<double> a(in.device_a ? 0 : in.na * dim);
+  if (!in.device_a) a.upload(in.a, in.na * dim);
+  DeviceBuffer<double> b_own(in.is_auto || in.device_b ? 0 : in.nb * dim);
+  if (!in.is_auto && !in.device_b) b_own.upload(in.b, in.nb * dim);
+  const double* rows_a = in.device_a ? in.device_a : a.get();
+  const double* rows_b = in.is_auto ? rows_a : in.device_b ? in.device_b : b_own.get();
   DeviceBuffer<unsigned long long> total(1);
   TWOBODY_CUDA_CHECK(cudaMemset(total.get(), 0, sizeof(unsigned long long)));
   JoinArgs g{};
-  g.a = a.get();
-  g.b = in.is_auto ? a.get() : b_own.get();
+  g.a = rows_a;
+  g.b = rows_b;
   g.na = in.na;
   g.nb = in.nb;
   g.dim = in.dim;

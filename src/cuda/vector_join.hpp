@@ -19,6 +19,10 @@ enum class VectorJoinOutput { Total, PerPoint, Pairs };
 struct VectorJoinInput {
   const double* a = nullptr;  // na x dim, row-major
   const double* b = nullptr;  // nb x dim; equals a for a self-join
+  // The same rows already on the device (gram_rows_device.hpp's rule rows), or null: then a and b
+  // are uploaded (and need not be set when these are).
+  const double* device_a = nullptr;
+  const double* device_b = nullptr;
   std::size_t na = 0, nb = 0;
   int dim = 0;
   bool is_auto = true;   // pairs i < j of one set
@@ -42,37 +46,19 @@ VectorJoinResult run_vector_join(const VectorJoinInput& in);
 
 }  // namespace twobody::cuda
 
-#include "twobody/statistic.hpp"
-
 namespace twobody {
 struct VectorPlan;
-class VectorSet;
+struct Statistic;
 }  // namespace twobody
 
 namespace twobody::cuda {
-// The rows of a run's sets as the rule reads them (promoted; normalised for the cosine distance),
-// float64, row-major: prepared once and kept by the backend object, so that the bands of a hybrid
-// run (VectorPlan::band) that one worker runs share one preparation. Kept for the sets of the
-// last plan (by address, size and metric): a backend object lives for one run, or for one
-// worker of a hybrid run, whose sets do not change meanwhile.
-class VectorRows {
- public:
-  void prepare(const VectorPlan& plan);
-  const std::vector<double>& a() const { return a_rows_; }
-  const std::vector<double>& b() const { return b_rows_; }
-
- private:
-  const VectorSet* a_ = nullptr;
-  const VectorSet* b_ = nullptr;
-  std::size_t n_a_ = 0, n_b_ = 0;
-  Metric metric_ = Metric::Euclidean;
-  std::vector<double> a_rows_, b_rows_;
-};
-
 // The CUDA backend's side of Backend::refuses_vectors / run_vectors / describe_vectors
-// (vector_runs.cpp): joins (Count, PerPoint, PairList) and k-NN (vector_knn.hpp) run here, a
-// band of a hybrid run too; the others on the CPU.
+// (vector_runs.cpp): joins (Count, PerPoint, PairList) and k-NN (vector_knn.hpp) run here; the others on the CPU.
 std::string refuses_vectors_on_device(const Statistic& s);
-Result run_vectors_on_device(const VectorPlan& plan, VectorRows& rows);
+Result run_vectors_on_device(const VectorPlan& plan);
 std::string describe_vectors_on_device(const VectorPlan& plan);
+// A band of a hybrid run (VectorPlan::band; vector_band_runs.cpp), which run_vectors_on_device
+// hands on, and the bands it does not take.
+Result run_band_on_device(const VectorPlan& plan);
+std::string refuses_bands_on_device(const Statistic& s);
 }  // namespace twobody::cuda

@@ -46,6 +46,7 @@ struct KnnArgs {
   std::size_t na, nb;
   int dim;
   bool is_auto, cosine;
+  const std::uint32_t* own;           // null, or each query's own index among the partners (is_auto)
   unsigned k;
   std::size_t first_query;            // the slab's first query
   std::size_t tile_begin, tile_end;   // partner tiles of this launch
@@ -223,7 +224,8 @@ __global__ void __launch_bounds__(kThreads) knn_tiles(KnnArgs g) {
       for (int c = 0; c < kPer; ++c)
         s.tile[(ty + kSide * r) * (kTile + 1) + tx + kSide * c] = g.cosine ? 1.0 - acc[r][c] : acc[r][c];
     __syncthreads();
-    for (int r = warp; r < kTile && i0 + r < g.na; r += kWarps) offer(g, s, area, r, q0 + r, i0 + r, J * kTile);
+    for (int r = warp; r < kTile && i0 + r < g.na; r += kWarps)
+      offer(g, s, area, r, q0 + r, g.own ? g.own[i0 + r] : i0 + r, J * kTile);
     __syncthreads();
   }
   if (g.last) {
@@ -242,23 +244,22 @@ VectorKnnResult run_vector_knn(const VectorKnnInput& in) {
                                          " partners are too many (run it on the cpu)");
   if (in.k < 1 || in.k > kMaxDeviceNearest || static_cast<std::size_t>(in.k) > (in.is_auto ? in.nb - 1 : in.nb))
     throw Error(ErrorKind::Internal, "the GPU k-NN was handed k = " + std::to_string(in.k));
-  const std::size_t q_begin = in.first_query, q_end = in.last_query ? in.last_query : in.na;
-  if (q_begin >= q_end || q_end > in.na)
-    throw Error(ErrorKind::Internal, "the GPU k-NN was handed queries [" + std::to_string(q_begin) + ", " +
-                                         std::to_string(q_end) + ") of " + std::to_string(in.na));
-  const std::size_t queries_all = q_end - q_begin;
   VectorKnnResult out;
   const std::size_t dim = static_cast<std::size_t>(in.dim), k = static_cast<std::size_t>(in.k);
   DeviceBuffer<double> a(in.na * dim);
   a.upload(in.a, in.na * dim);
-  DeviceBuffer<double> b_own(in.is_auto ? 0 : in.nb * dim);
-  if (!in.is_auto) b_own.upload(in.b, in.nb * dim);
+  // A self-k-NN of a subset of the set's rows (own_index) reads its partners apart.
+  const bool separate = !in.is_auto || in.own_index;
+  DeviceBuffer<double> b_own(separate ? in.nb * dim : 0);
+  if (separate) b_own.upload(in.b, in.nb * dim);
+  DeviceBuffer<std::uint32_t> own(in.own_index ? in.na : 0);
+  if (in.own_index) own.upload(in.own_index, in.na);
   // A slab's lists in at most half the free memory and 2 GiB: 55 000 queries at k = 1024.
   std::size_t free_b = 0, total_b = 0;
   TWOBODY_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   const std::size_t per_query = (3 * k + kBuffer) * (sizeof(double) + sizeof(unsigned)) + sizeof(QueryState);
   const std::size_t budget = std::min<std::size_t>(free_b / 2, std::size_t(2) << 30);
-  const std::size_t query_tiles = (queries_all + kTile - 1) / kTile;
+  const std::size_t query_tiles = (in.na + kTile - 1) / kTile;
   std::size_t slab_tiles = std::clamp<std::size_t>(budget / per_query / kTile, 1, query_tiles);
   if (const std::size_t forced = TuningPolicy::current().knn_slab_queries)
     slab_tiles = std::clamp<std::size_t>(forced / kTile, 1, slab_tiles);
@@ -268,8 +269,9 @@ VectorKnnResult run_vector_knn(const VectorKnnInput& in) {
   DeviceBuffer<QueryState> state(slab);
   KnnArgs g{};
   g.a = a.get();
-  g.b = in.is_auto ? a.get() : b_own.get();
-  g.na = q_end;  // (the kernel takes queries below it, from each slab's first_query)
+  g.b = separate ? b_own.get() : a.get();
+  g.own = own.get();
+  g.na = in.na;
   g.nb = in.nb;
   g.dim = in.dim;
   g.is_auto = in.is_auto;
@@ -286,11 +288,11 @@ VectorKnnResult run_vector_knn(const VectorKnnInput& in) {
   const std::size_t per_launch = std::clamp<std::size_t>(kLaunchTiles / slab_tiles, 1, partner_tiles);
   const double work = static_cast<double>(query_tiles) * static_cast<double>(partner_tiles);
   std::size_t done = 0;
-  out.index.resize(queries_all * k);
-  out.key.resize(queries_all * k);
+  out.index.resize(in.na * k);
+  out.key.resize(in.na * k);
   out.slab_queries = slab;
-  for (std::size_t first = q_begin; first < q_end; first += slab) {
-    const std::size_t queries = std::min(slab, q_end - first), blocks = (queries + kTile - 1) / kTile;
+  for (std::size_t first = 0; first < in.na; first += slab) {
+    const std::size_t queries = std::min(slab, in.na - first), blocks = (queries + kTile - 1) / kTile;
     const auto t0 = std::chrono::steady_clock::now();
     state.zero();
     g.first_query = first;
@@ -309,8 +311,8 @@ VectorKnnResult run_vector_knn(const VectorKnnInput& in) {
     }
     TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
     out.kernel_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    out_key.download(out.key.data() + (first - q_begin) * k, queries * k);
-    out_j.download(out.index.data() + (first - q_begin) * k, queries * k);
+    out_key.download(out.key.data() + first * k, queries * k);
+    out_j.download(out.index.data() + first * k, queries * k);
   }
   return out;
 }

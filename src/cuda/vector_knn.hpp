@@ -27,18 +27,19 @@ struct VectorKnnInput {
   const double* b = nullptr;  // partners, nb x dim; equals a for a self-k-NN
   std::size_t na = 0, nb = 0;
   int dim = 0;
-  bool is_auto = true;   // partners are a's other rows
+  bool is_auto = true;   // partners are a's other rows (or b's, with own_index)
+  // With is_auto: null when the queries are the partners themselves (b = a), else each query's own
+  // index among b's rows, excluded from its partners (the queries a subset of the set: the Gram
+  // k-NN's fallback, gram_knn.hpp).
+  const std::uint32_t* own_index = nullptr;
   bool cosine = false;   // key 1 - a.b (rows normalised), else the squared distance
   int k = 1;             // 1 <= k <= kMaxDeviceNearest, and at most the partners a query has
   std::function<void(double)> progress;  // between launches; an exception it throws ends the run
-  // The queries: rows [first_query, last_query) of a (last_query 0: na), so that a band of an
-  // auto k-NN keeps the whole set as partners and excludes each query by its own index.
-  std::size_t first_query = 0, last_query = 0;
 };
 
 struct VectorKnnResult {
-  std::vector<std::uint32_t> index;  // queries x k, nearest first
-  std::vector<double> key;           // queries x k, their float64 keys
+  std::vector<std::uint32_t> index;  // na x k, nearest first
+  std::vector<double> key;           // na x k, their float64 keys
   double kernel_seconds = 0;
   std::size_t slab_queries = 0;      // queries whose lists are in device memory at once
   std::size_t launches = 0;
@@ -47,7 +48,7 @@ struct VectorKnnResult {
 VectorKnnResult run_vector_knn(const VectorKnnInput& in);
 
 // The CUDA backend's k-NN in the engine's terms (knn_runs.cpp), called by vector_runs.cpp with the
-// rows it prepared on the host (b == a for a self-k-NN); a band's queries only (VectorPlan::band).
+// rows it prepared on the host (`b` empty for a self-k-NN).
 std::string refuses_nearest_on_device(const Statistic& s);
 Result run_nearest_on_device(const VectorPlan& plan, const std::vector<double>& a, const std::vector<double>& b);
 std::string describe_nearest_on_device(const VectorPlan& plan);

@@ -9,6 +9,7 @@
 #include <map>
 #include <new>
 
+#include "twobody/detail/engine/device_distribution.hpp"
 #include "twobody/detail/engine/pair_jobs.hpp"
 #include "twobody/detail/engine/exact_sums.hpp"
 #include "twobody/detail/engine/pair_limit.hpp"
@@ -137,54 +138,23 @@ class MpiDistribution final : public Distribution {
     if (!local.sum_grids) local.sum_grids = sum_grids_for(stat, a, b);
     const auto t0 = std::chrono::steady_clock::now();
     // The whole run's checks first, on every rank alike: the same error everywhere before any job.
-    (void)twobody::explain(stat, a, b, local);
+    RunOptions whole = local;
+    if (whole.devices.size() > 1) whole.devices = {whole.devices.front()};  // (not the device split's plan: only its checks)
+    (void)twobody::explain(stat, a, b, whole);
 
-    const Decomposition D = dist::decompose(stat, a, b, P, opt_.chunks_per_rank);
+    const Decomposition D = dist::decompose(stat, a, b, P, chunks_per_rank(local));
     Result out = empty_result(stat, a.size(), b ? b->size() : 0);
     out.exact.grids = *local.sum_grids;
-    std::map<std::size_t, PointSet> chunks_a, chunks_b;
-    const auto chunk = [&](std::map<std::size_t, PointSet>& cache, const dist::SlabChunks& s, const PointSet& p,
-                           std::size_t c) -> const PointSet& {
-      auto it = cache.find(c);
-      if (it == cache.end()) it = cache.emplace(c, s.make(p, c)).first;
-      return it->second;
-    };
-    std::string first_plan, backend = local.backend, device;
-    int threads = 0;
+    std::vector<std::size_t> mine;
+    for (std::size_t k = 0; k < D.jobs.size(); ++k)
+      if (D.jobs[k].rank == rank) mine.push_back(k);
+    JobsReport report;
     bool failed = false;
     ErrorKind kind = ErrorKind::Internal;
     std::string message;
     try {
-      const double my_load = D.load[static_cast<std::size_t>(rank)];
-      double done = 0;
-      for (const PairJob& j : D.jobs) {
-        if (j.rank != rank) continue;
-        const PointSet& x = chunk(chunks_a, D.a, a, j.a);
-        const PointSet* y = j.is_auto ? nullptr : D.cross ? &chunk(chunks_b, D.b, *b, j.b) : &chunk(chunks_a, D.a, a, j.b);
-        Statistic t = stat;
-        t.traversal = j.is_auto ? Traversal::Auto : Traversal::Cross;
-        RunOptions o = local;
-        if (opt.progress)
-          o.progress = [&opt, &done, my_load, est = j.estimate](double f) {
-            opt.progress(my_load > 0 ? std::min(1.0, (done + f * est) / my_load) : f);
-          };
-        Result r = twobody::run(t, x, y, o);
-        // Chunk points are in their slab's sorted order: order[begin[c] + k].
-        const dist::SlabChunks& sb = D.cross ? D.b : D.a;
-        PiecePlacement where;
-        where.a.order = D.a.order.data() + D.a.begin[j.a];
-        where.b.order = sb.order.data() + sb.begin[j.b];
-        where.whole_is_auto = !D.cross;
-        where.piece_is_auto = j.is_auto;
-        merge_piece(stat, out, r, where);
-        if (first_plan.empty()) {
-          first_plan = r.info.plan;
-          backend = r.info.backend;
-          device = r.info.device;
-          threads = r.info.threads;
-        }
-        done += j.estimate;
-      }
+      // This rank's jobs, in job order, on its devices (RunOptions::devices) or on this thread.
+      report = run_jobs(stat, a, b, D, mine, local, out);
     } catch (const Error& e) {
       failed = true;
       kind = e.kind();
@@ -204,17 +174,18 @@ class MpiDistribution final : public Distribution {
 
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), slowest = 0;
     MPI_Allreduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm_);
-    out.info.backend = backend;
-    out.info.device = fmt::format("{} MPI ranks; rank {}: {}", P, rank, device.empty() ? "no job" : device);
-    out.info.threads = threads;
+    out.info.backend = report.backend.empty() ? local.backend : report.backend;
+    out.info.device = fmt::format("{} MPI ranks; rank {}: {}", P, rank, report.device.empty() ? "no job" : report.device);
+    out.info.threads = report.threads;
     out.info.n_a = a.size();
     out.info.n_b = b ? b->size() : 0;
     out.info.seconds = slowest;
     // The plan --explain prints: the split, a line per rank (rank 0 gathers them), one job's plan.
-    std::string plan = D.describe();
-    const std::string job = first_plan.empty() ? "no job" : first_plan.substr(0, first_plan.find('\n'));
+    std::string plan = describe(D);
+    const std::string job = report.first_plan.empty() ? "no job" : report.first_plan.substr(0, report.first_plan.find('\n'));
     for (const std::string& l : gather_lines(rank_line(D, rank, job), comm_)) plan += "\n" + l;
-    out.info.plan = plan + fmt::format("\nmpi: rank {}'s first job:\n{}", rank, first_plan);
+    if (local.devices.size() > 1) plan += "\n" + report.describe(fmt::format("mpi: rank {}", rank));
+    out.info.plan = plan + fmt::format("\nmpi: rank {}'s first job:\n{}", rank, report.first_plan);
     return out;
   }
 
@@ -224,18 +195,43 @@ class MpiDistribution final : public Distribution {
     int P = 1, rank = 0;
     MPI_Comm_size(comm_, &P);
     MPI_Comm_rank(comm_, &rank);
-    const std::string whole = twobody::explain(stat, a, b, local);
-    if (P == 1) return whole;
-    if (stat.output() == OutputKind::Matrix)
+    if (P == 1 || stat.output() == OutputKind::Matrix) {
+      const std::string whole = twobody::explain(stat, a, b, local);
+      if (P == 1) return whole;
       return fmt::format("mpi: {} ranks; a matrix is not split: every rank computes it whole\n{}", P, whole);
-    const Decomposition D = dist::decompose(stat, a, b, P, opt_.chunks_per_rank);
-    std::string s = D.describe();
+    }
+    // A job's plan on one of the rank's devices (the jobs are split over them, not cut again).
+    if (local.devices.size() > 1) local.devices = {local.devices.front()};
+    const std::string whole = twobody::explain(stat, a, b, local);
+    const Decomposition D = dist::decompose(stat, a, b, P, chunks_per_rank(opt));
+    std::string s = describe(D);
     for (const std::string& l : gather_lines(rank_line(D, rank, whole.substr(0, whole.find('\n'))), comm_))
       s += "\n" + l;
     return s + "\nmpi: each job runs as:\n" + whole;
   }
 
  private:
+  // Slabs per set = ranks x this; a rank with several devices cuts its share finer, so that each of
+  // its devices has jobs to take from its queue.
+  int chunks_per_rank(const RunOptions& o) const {
+    return opt_.chunks_per_rank * std::max(1, static_cast<int>(o.devices.size()));
+  }
+
+  // The split for the plan: the slabs and jobs, the ranks' estimated loads, how results are summed.
+  static std::string describe(const Decomposition& D) {
+    const auto [mn, mx] = std::minmax_element(D.load.begin(), D.load.end());
+    double total = 0;
+    for (double l : D.load) total += l;
+    const double mean = D.load.empty() ? 0 : total / static_cast<double>(D.load.size());
+    return D.describe_cut(fmt::format("mpi: {} ranks; ", D.load.size())) +
+           fmt::format("; longest-first to the least loaded rank by estimated pairs: {:.3g} per rank on average, {:.3g} "
+                       "to {:.3g} (max/mean {:.3f})",
+                       mean, D.load.empty() ? 0.0 : *mn, D.load.empty() ? 0.0 : *mx, mean > 0 ? *mx / mean : 1.0) +
+           "\nmpi: each job is an ordinary engine run on its rank's backend (with RunOptions::devices, on the "
+           "rank's devices, a host thread each taking its longest job left); counts and exact sums summed per rank in "
+           "job order, gathered to rank 0 and summed in rank order, then broadcast (the same bits as one process)";
+  }
+
   // This rank's share of the split: its host, its jobs and their estimated pairs; `backend`: the
   // first line of a job's plan.
   std::string rank_line(const Decomposition& D, int rank, const std::string& backend) const {

@@ -43,7 +43,9 @@ struct VectorPlan {
   const VectorSet* b = nullptr;  // equals a for Auto traversal
   KeyEdges edges;                // bins or range in key space (none for Matrix and Nearest)
   int k = 0;                     // Nearest
+  std::string precision = "auto";  // RunOptions::precision
   int threads = 1;
+  std::string path = "auto";  // RunOptions::path: the CPU join's traversal (auto, brute, grid: EGO)
   std::size_t max_pairs = 0;
   std::function<void(std::span<const PairRecord>)> pair_sink;
   std::function<void(double)> progress;
@@ -87,11 +89,19 @@ class Backend {
   virtual std::string refuses_vectors(const Statistic&) const { return "has no kernels for vectors yet"; }
   virtual Result run_vectors(const VectorPlan&) { throw Error(ErrorKind::Internal, name() + ": no vector kernels"); }
   virtual std::string describe_vectors(const VectorPlan&) const { return {}; }
+  // Why this backend does not run bands of `s` (VectorPlan::band; "" when it does, as the CPU):
+  // the hybrid backend then leaves it out of the run.
+  virtual std::string refuses_bands(const Statistic&) const { return {}; }
 };
 
 std::unique_ptr<Backend> make_cpu_backend();
-// Null when the library was built without CUDA or no CUDA device is visible.
-std::unique_ptr<Backend> make_cuda_backend();
+// Null when the library was built without CUDA or no CUDA device is visible. `device` >= 0: that
+// device (an index below cuda_device_count()) becomes the calling thread's current device, which
+// the backend runs on (CUDA's current device is per host thread); -1: use_cuda_device's choice, or
+// the thread's current device.
+std::unique_ptr<Backend> make_cuda_backend(int device = -1);
+// CUDA devices visible to this process (0 without CUDA or a device).
+int cuda_device_count();
 // Why make_cuda_backend gives none: no CUDA in this build, or the CUDA runtime's own error (no
 // device, a driver older than the runtime, ...), for the message of a run that asked for CUDA.
 std::string cuda_unavailable_reason();

@@ -1,8 +1,12 @@
+#include <algorithm>
 #include <chrono>
+#include <thread>
 #include <fmt/format.h>
 
 #include "twobody/detail/engine/planner.hpp"
 #include "twobody/detail/engine/backend.hpp"
+#include "twobody/detail/engine/device_distribution.hpp"
+#include "twobody/detail/engine/devices.hpp"
 #include "twobody/detail/engine/exact_sums.hpp"
 #include "twobody/detail/engine/hybrid_run.hpp"
 #include "twobody/error.hpp"
@@ -12,25 +16,11 @@ namespace twobody {
 
 namespace {
 
-std::unique_ptr<Backend> select_backend(const std::string& name) {
-  if (name == "cpu") return make_cpu_backend();
-  if (name == "cuda") {
-    auto b = make_cuda_backend();
-    if (!b) throw Error(ErrorKind::Backend, "the cuda backend was requested but " + cuda_unavailable_reason());
-    return b;
-  }
-  if (name == "auto") {
-    if (auto b = make_cuda_backend()) return b;
-    return make_cpu_backend();
-  }
-  throw_config(fmt::format("unknown backend '{}' (auto, cpu, cuda or hybrid)", name));
-}
-
 // A backend that does not run a statistic (Backend::refuses, or refuses_vectors for vectors)
 // hands it to the CPU; `why` says so in the run's plan.
-std::unique_ptr<Backend> backend_for(const Statistic& stat, const std::string& name, std::string& why,
+std::unique_ptr<Backend> backend_for(const Statistic& stat, const RunOptions& opt, std::string& why,
                                      bool vectors = false) {
-  auto b = select_backend(name);
+  auto b = select_backend(opt.backend, first_device(opt));
   if (const std::string reason = vectors ? b->refuses_vectors(stat) : b->refuses(stat); !reason.empty()) {
     why = fmt::format("the {} backend {}: this statistic runs on the cpu", b->name(), reason);
     return make_cpu_backend();
@@ -85,25 +75,43 @@ Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const Ru
     return r;
   }
   if (opt.backend == "hybrid") return run_hybrid(stat, a, b, opt);
+  check_devices(opt);
+  std::string not_split;
+  if (opt.devices.size() > 1) {
+    not_split = why_not_split(stat, opt);
+    if (not_split.empty()) {
+      Result r = run_on_devices(stat, a, b, opt);
+      if (opt.on_plan) opt.on_plan(r.info.plan);
+      return r;
+    }
+    not_split = fmt::format("devices: not split over {} devices: {}\n", opt.devices.size(), not_split);
+  }
   Plan plan = make_plan(stat, a, b, opt);
   std::string fallback;
-  auto backend = backend_for(stat, opt.backend, fallback);
+  auto backend = backend_for(stat, opt, fallback);
   const auto t0 = std::chrono::steady_clock::now();
   Result r = backend->run(plan);
   r.exact.grids = plan.grids;
   round_exact_sums(r);
-  finish_run(r, *backend, plan_text(*backend, fallback, plan.explanation, backend->describe(plan)), t0, a.size(),
-             b ? b->size() : 0, stat, opt);
+  finish_run(r, *backend, not_split + plan_text(*backend, fallback, plan.explanation, backend->describe(plan)), t0,
+             a.size(), b ? b->size() : 0, stat, opt);
   return r;
 }
 
 std::string explain(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt) {
   if (opt.distribution) return opt.distribution->explain(stat, a, b, opt);
   if (opt.backend == "hybrid") return explain_hybrid(stat, a, b, opt);
+  check_devices(opt);
+  std::string not_split;
+  if (opt.devices.size() > 1) {
+    not_split = why_not_split(stat, opt);
+    if (not_split.empty()) return explain_on_devices(stat, a, b, opt);
+    not_split = fmt::format("devices: not split over {} devices: {}\n", opt.devices.size(), not_split);
+  }
   Plan plan = make_plan(stat, a, b, opt);
   std::string fallback;
-  auto backend = backend_for(stat, opt.backend, fallback);
-  return plan_text(*backend, fallback, plan.explanation, backend->describe(plan));
+  auto backend = backend_for(stat, opt, fallback);
+  return not_split + plan_text(*backend, fallback, plan.explanation, backend->describe(plan));
 }
 
 namespace {
@@ -135,6 +143,7 @@ std::string as_points_note(int dim) {
 
 Result run(const Statistic& stat, const VectorSet& a, const VectorSet* b, const RunOptions& opt) {
   refuse_distribution(opt);
+  check_devices(opt);
   const VectorPlan plan = make_vector_plan(stat, a, b, opt);
   if (runs_as_points(stat, a)) {
     const AsPoints p(a, b);
@@ -147,7 +156,7 @@ Result run(const Statistic& stat, const VectorSet& a, const VectorSet* b, const 
   }
   if (opt.backend == "hybrid") return run_hybrid(stat, a, b, opt);
   std::string fallback;
-  auto backend = backend_for(stat, opt.backend, fallback, true);
+  auto backend = backend_for(stat, opt, fallback, true);
   const auto t0 = std::chrono::steady_clock::now();
   Result r = backend->run_vectors(plan);
   finish_run(r, *backend, plan_text(*backend, fallback, plan.explanation, backend->describe_vectors(plan)), t0,
@@ -157,6 +166,7 @@ Result run(const Statistic& stat, const VectorSet& a, const VectorSet* b, const 
 
 std::string explain(const Statistic& stat, const VectorSet& a, const VectorSet* b, const RunOptions& opt) {
   refuse_distribution(opt);
+  check_devices(opt);
   const VectorPlan plan = make_vector_plan(stat, a, b, opt);
   if (runs_as_points(stat, a)) {
     const AsPoints p(a, b);
@@ -164,20 +174,39 @@ std::string explain(const Statistic& stat, const VectorSet& a, const VectorSet* 
   }
   if (opt.backend == "hybrid") return explain_hybrid(stat, a, b, opt);
   std::string fallback;
-  auto backend = backend_for(stat, opt.backend, fallback, true);
+  auto backend = backend_for(stat, opt, fallback, true);
   return plan_text(*backend, fallback, plan.explanation, backend->describe_vectors(plan));
 }
 
 std::string runs_on(const Statistic& stat, const RunOptions& opt) {
   if (opt.backend == "hybrid") return "hybrid";
   std::string why;
-  return backend_for(stat, opt.backend, why)->name();
+  return backend_for(stat, opt, why)->name();
 }
 
-void warm_up(const std::string& backend) {
+void warm_up(const std::string& backend) { warm_up(backend, {}); }
+
+void warm_up(const std::string& backend, const std::vector<int>& devices) {
   if (backend != "auto" && backend != "cuda" && backend != "hybrid") return;
   try {
-    if (auto b = make_cuda_backend()) b->warm_up();
+    if (simulated_devices() > 0) return;
+    if (devices.empty()) {
+      if (auto b = make_cuda_backend()) b->warm_up();
+      return;
+    }
+    std::vector<int> each = devices;
+    std::sort(each.begin(), each.end());
+    each.erase(std::unique(each.begin(), each.end()), each.end());
+    // A thread a device (its context and pool are set up on the thread that makes it current).
+    std::vector<std::thread> threads;
+    for (const int d : each)
+      threads.emplace_back([d] {
+        try {
+          if (auto b = make_cuda_backend(d)) b->warm_up();
+        } catch (...) {
+        }
+      });
+    for (std::thread& t : threads) t.join();
   } catch (...) {
     // The run itself reports any problem with the device.
   }
@@ -185,7 +214,7 @@ void warm_up(const std::string& backend) {
 
 std::vector<std::string> available_backends() {
   std::vector<std::string> v{"cpu"};
-  if (make_cuda_backend()) v.emplace_back("cuda");
+  if (cuda_device_count() > 0) v.emplace_back("cuda");
   return v;
 }
 

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <numeric>
 
+#include "twobody/detail/engine/devices.hpp"
 #include "twobody/detail/engine/exact_sums.hpp"
 #include "twobody/detail/engine/hybrid_run.hpp"
 #include "twobody/detail/engine/hybrid_workers.hpp"
@@ -64,6 +65,7 @@ std::string hybrid_plan(const Plan& plan, const HybridCrew& crew, const HybridPo
 
 Result run_hybrid(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt) {
   const auto t0 = std::chrono::steady_clock::now();
+  check_devices(opt);
   const Plan plan = make_plan(stat, a, b, opt);
   if (stat.output() == OutputKind::Matrix) return run_whole(stat, a, b, opt, "auto", kMatrixNote);
   const HybridPolicy policy = HybridPolicy::current();
@@ -105,6 +107,8 @@ Result run_hybrid(const Statistic& stat, const PointSet& a, const PointSet* b, c
       RunOptions o = local;
       o.backend = w.backend;
       o.threads = w.threads;
+      o.devices.clear();
+      if (w.device >= 0) o.devices = {w.device};  // (a simulated device too: the cpu backend on it)
       if (progress)
         o.progress = [&, est = job.estimate](double f) { progress(take.work > 0 ? (done + f * est) / take.work : f); };
       if (opt.pair_sink) o.pair_sink = shared.for_piece(where);
@@ -129,6 +133,7 @@ Result run_hybrid(const Statistic& stat, const PointSet& a, const PointSet* b, c
 }
 
 std::string explain_hybrid(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt) {
+  check_devices(opt);
   const Plan plan = make_plan(stat, a, b, opt);
   RunOptions o = opt;
   if (stat.output() == OutputKind::Matrix) {

@@ -31,6 +31,7 @@ Result run_whole(const Statistic& stat, const Set& a, const Set* b, const RunOpt
   RunOptions o = opt;
   o.backend = backend;
   o.on_plan = nullptr;
+  if (o.backend == std::string("cpu")) o.devices.clear();  // (the GPUs it was to share with are not there)
   Result r = run(stat, a, b, o);
   r.info.plan = note + "\n" + r.info.plan;
   if (opt.on_plan) opt.on_plan(r.info.plan);

@@ -27,6 +27,12 @@ std::string not_split_note(const Statistic& s) {
                      to_string(s.output()));
 }
 
+// Why the GPU's backend takes no bands of `s`: it does not run the statistic, or not in bands.
+std::string refuses(const Backend& gpu, const Statistic& s) {
+  const std::string why = gpu.refuses_vectors(s);
+  return why.empty() ? gpu.refuses_bands(s) : why;
+}
+
 // The queue's units: bands of `rows` rows, in row order (heaviest first: a self-join's rows get
 // lighter down the set, a cross join's and a k-NN's weigh the same).
 struct VectorUnits {
@@ -76,7 +82,7 @@ Result run_hybrid(const Statistic& stat, const VectorSet& a, const VectorSet* b,
   const VectorPlan plan = make_vector_plan(stat, a, b, opt);
   if (!splits(stat)) return run_whole(stat, a, b, opt, "auto", not_split_note(stat));
   const HybridPolicy policy = HybridPolicy::current();
-  HybridCrew crew = hybrid_crew(opt, policy, [&](const Backend& g) { return g.refuses_vectors(stat); });
+  HybridCrew crew = hybrid_crew(opt, policy, [&](const Backend& g) { return refuses(g, stat); });
   if (crew.workers.size() < 2) {
     Result r = run_whole(stat, a, b, opt, "cpu", describe_crew(crew, policy));
     r.info.workers = {WorkerShare{crew.workers.back().name, 1, a.size(), r.info.pairs_evaluated, r.info.seconds}};
@@ -121,7 +127,7 @@ std::string explain_hybrid(const Statistic& stat, const VectorSet& a, const Vect
     return not_split_note(stat) + "\n" + explain(stat, a, b, o);
   }
   const HybridPolicy policy = HybridPolicy::current();
-  HybridCrew crew = hybrid_crew(opt, policy, [&](const Backend& g) { return g.refuses_vectors(stat); });
+  HybridCrew crew = hybrid_crew(opt, policy, [&](const Backend& g) { return refuses(g, stat); });
   if (crew.workers.size() < 2) {
     RunOptions o = opt;
     o.backend = "cpu";

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include "twobody/detail/engine/devices.hpp"
 #include "twobody/detail/engine/pair_limit.hpp"
 #include "twobody/detail/engine/planner.hpp"
 #include "twobody/error.hpp"
@@ -17,9 +18,7 @@ namespace twobody {
 
 std::unique_ptr<Backend> HybridWorker::make_backend() const {
   if (backend == "cpu") return make_cpu_backend();
-  auto b = make_cuda_backend();
-  if (!b) throw Error(ErrorKind::Backend, "the hybrid backend's GPU worker has no device: " + cuda_unavailable_reason());
-  return b;
+  return select_backend("cuda", device);
 }
 
 HybridCrew hybrid_crew(const RunOptions& opt, const HybridPolicy& policy,
@@ -27,30 +26,41 @@ HybridCrew hybrid_crew(const RunOptions& opt, const HybridPolicy& policy,
   const int threads = run_threads(opt);
   HybridCrew crew;
   HybridWorker gpu;
-  gpu.threads = 1;  // one host thread drives the device (HEGJoin §4.4.4)
+  gpu.threads = 1;  // one host thread drives a device (HEGJoin §4.4.4)
   gpu.end = HybridQueue::End::Heavy;
   gpu.band_seconds = policy.gpu_band_seconds;
   gpu.first_share = policy.gpu_first_share;
-  bool have_gpu = false;
   if (policy.fake_gpu) {
     gpu.name = "fake gpu: the cpu backend on 1 thread (TWOBODY_HYBRID_FAKE_GPU)";
     gpu.backend = "cpu";
-    have_gpu = true;
-  } else if (auto b = make_cuda_backend()) {
-    if (const std::string why = refuses(*b); !why.empty()) {
-      crew.alone = "the cuda backend " + why;
-    } else {
-      gpu.name = "cuda: " + b->device();
-      gpu.backend = "cuda";
-      gpu.device = current_cuda_device();
-      have_gpu = true;
-    }
+    crew.workers.push_back(gpu);
   } else {
-    crew.alone = "no GPU (" + cuda_unavailable_reason() + ")";
+    // A worker a device of RunOptions::devices (none: the current one). Making a backend makes
+    // its device this thread's current one: the caller's is restored after.
+    const int current = current_cuda_device();
+    const std::vector<int> devices = opt.devices.empty() ? std::vector<int>{-1} : opt.devices;
+    for (const int d : devices) {
+      const std::unique_ptr<Backend> b = d < 0 ? make_cuda_backend() : select_backend("cuda", d);
+      if (!b) {
+        crew.alone = "no GPU (" + cuda_unavailable_reason() + ")";
+        break;
+      }
+      if (const std::string why = refuses(*b); !why.empty()) {
+        crew.alone = "the " + b->name() + " backend " + why;
+        break;
+      }
+      HybridWorker g = gpu;
+      g.backend = b->name();  // "cpu" for a simulated device (TWOBODY_SIMULATED_DEVICES)
+      g.device = d < 0 ? current : d;
+      g.name = d < 0 ? fmt::format("cuda: {}", b->device())
+                     : fmt::format("{} {}: {}", g.backend == "cpu" ? "simulated device" : "cuda", d, b->device());
+      crew.workers.push_back(g);
+    }
+    if (current >= 0) set_current_cuda_device(current);
+    if (!crew.alone.empty()) crew.workers.clear();
   }
-  if (have_gpu) crew.workers.push_back(gpu);
   HybridWorker cpu;
-  cpu.threads = have_gpu ? std::max(1, threads - 1) : threads;
+  cpu.threads = std::max(1, threads - static_cast<int>(crew.workers.size()));
   cpu.name = fmt::format("cpu: {} thread{}", cpu.threads, cpu.threads == 1 ? "" : "s");
   cpu.end = HybridQueue::End::Light;
   cpu.band_seconds = policy.cpu_band_seconds;

@@ -22,7 +22,7 @@ namespace twobody {
 struct HybridWorker {
   std::string name;               // for the report: "cuda: <device>", "cpu: 15 threads", ...
   std::string backend = "cpu";    // what its runs ask for: "cuda" or "cpu"
-  int device = -1;                // its CUDA device, made its thread's current one (-1: none)
+  int device = -1;                // its device (RunOptions::devices), its thread's current one (-1: none)
   int threads = 1;                // host threads its runs use
   HybridQueue::End end = HybridQueue::End::Light;
   double band_seconds = 0.02;     // the time a band should take at its rate
@@ -37,9 +37,10 @@ struct HybridCrew {
   std::string alone;                  // why the CPU runs alone ("" when a GPU worker is there)
 };
 
-// The GPU worker (the current CUDA device, or the fake one of TWOBODY_HYBRID_FAKE_GPU) unless
-// there is none or `refuses` gives its backend's reason not to run the statistic, then the CPU
-// team on the threads left (RunOptions::threads less the GPU's host thread, at least one).
+// A GPU worker a device of RunOptions::devices (none given: the current device; the fake one of
+// TWOBODY_HYBRID_FAKE_GPU), unless there is none or `refuses` gives its backend's reason not to
+// run the statistic (then none), then the CPU team on the threads left (RunOptions::threads less
+// a host thread a GPU, at least one).
 HybridCrew hybrid_crew(const RunOptions& opt, const HybridPolicy& policy,
                        const std::function<std::string(const Backend&)>& refuses);
 

@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <parallel/algorithm>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <utility>
 
 namespace twobody::dist {
 
@@ -40,17 +43,26 @@ SlabChunks cut_into_slabs(const PointSet& p, int axis, std::size_t chunks) {
   s.axis = axis;
   const std::size_t n = p.size();
   chunks = std::max<std::size_t>(1, std::min(chunks, n));
-  s.order.resize(n);
-  std::iota(s.order.begin(), s.order.end(), std::uint64_t{0});
+  // (coordinate, index) pairs sorted in parallel (libstdc++'s OpenMP sort): the order is unique,
+  // indices being distinct, so every rank and every thread count gets the same slabs.
+  std::vector<std::pair<double, std::uint64_t>> by_key(n);
   const auto x = p.coord(axis);
-  std::sort(s.order.begin(), s.order.end(),
-            [&](std::uint64_t i, std::uint64_t j) { return x[i] != x[j] ? x[i] < x[j] : i < j; });
+#pragma omp parallel for schedule(static) if (n > 100000)
+  for (std::size_t i = 0; i < n; ++i) by_key[i] = {x[i], i};
+  __gnu_parallel::sort(by_key.begin(), by_key.end());
+  s.order.resize(n);
   s.key.resize(n);
-  for (std::size_t i = 0; i < n; ++i) s.key[i] = x[s.order[i]];
+#pragma omp parallel for schedule(static) if (n > 100000)
+  for (std::size_t i = 0; i < n; ++i) {
+    s.key[i] = by_key[i].first;
+    s.order[i] = by_key[i].second;
+  }
+  by_key = {};
   s.begin.resize(chunks + 1);
   for (std::size_t c = 0; c <= chunks; ++c) s.begin[c] = n * c / chunks;
   s.lo.assign(chunks, std::vector<double>(p.dim(), HUGE_VAL));
   s.hi.assign(chunks, std::vector<double>(p.dim(), -HUGE_VAL));
+#pragma omp parallel for schedule(dynamic) if (n > 100000)
   for (std::size_t c = 0; c < chunks; ++c)
     for (int d = 0; d < p.dim(); ++d) {
       const auto v = p.coord(d);
@@ -158,12 +170,8 @@ Decomposition decompose(const Statistic& s, const PointSet& a, const PointSet* b
       D.jobs.push_back(j);
     }
   // Longest first to the least loaded rank (ties: the lower job, the lower rank).
-  std::vector<std::size_t> by_size(D.jobs.size());
-  std::iota(by_size.begin(), by_size.end(), std::size_t{0});
-  std::stable_sort(by_size.begin(), by_size.end(),
-                   [&](std::size_t x, std::size_t y) { return D.jobs[x].estimate > D.jobs[y].estimate; });
   D.load.assign(static_cast<std::size_t>(std::max(1, ranks)), 0.0);
-  for (std::size_t k : by_size) {
+  for (std::size_t k : D.longest_first()) {
     const auto least = std::min_element(D.load.begin(), D.load.end()) - D.load.begin();
     D.jobs[k].rank = static_cast<int>(least);
     D.load[least] += D.jobs[k].estimate;
@@ -171,25 +179,23 @@ Decomposition decompose(const Statistic& s, const PointSet& a, const PointSet* b
   return D;
 }
 
-std::string Decomposition::describe() const {
-  const auto [mn, mx] = std::minmax_element(load.begin(), load.end());
-  double total = 0;
-  for (double l : load) total += l;
-  const double mean = load.empty() ? 0 : total / static_cast<double>(load.size());
-  std::string s = fmt::format(
-      "mpi: {} ranks; {} cut into {} slabs along axis {} (equal counts, sorted by that coordinate){}; {} pair jobs "
-      "({} auto, {} cross){}; longest-first to the least loaded rank by estimated pairs: {:.3g} per rank on average, "
-      "{:.3g} to {:.3g} (max/mean {:.3f})",
-      load.size(), cross ? "each set" : "the set", a.chunks(), a.axis,
+std::vector<std::size_t> Decomposition::longest_first() const {
+  std::vector<std::size_t> by_size(jobs.size());
+  std::iota(by_size.begin(), by_size.end(), std::size_t{0});
+  std::stable_sort(by_size.begin(), by_size.end(),
+                   [&](std::size_t x, std::size_t y) { return jobs[x].estimate > jobs[y].estimate; });
+  return by_size;
+}
+
+std::string Decomposition::describe_cut(const std::string& prefix) const {
+  return fmt::format(
+      "{}{} cut into {} slabs along axis {} (equal counts, sorted by that coordinate){}; {} pair jobs ({} auto, {} "
+      "cross){}",
+      prefix, cross ? "each set" : "the set", a.chunks(), a.axis,
       cross ? fmt::format(" ({} and {})", a.chunks(), b.chunks()) : "", jobs.size(),
       std::count_if(jobs.begin(), jobs.end(), [](const PairJob& j) { return j.is_auto; }),
       std::count_if(jobs.begin(), jobs.end(), [](const PairJob& j) { return !j.is_auto; }),
-      dropped ? fmt::format(", {} more dropped: their slabs lie beyond the reach {:.6g}", dropped, reach) : "", mean,
-      load.empty() ? 0.0 : *mn, load.empty() ? 0.0 : *mx, mean > 0 ? *mx / mean : 1.0);
-  s += "\nmpi: each job is an ordinary engine run on its rank's backend; counts and weighted sums summed per rank "
-       "in job order, gathered to rank 0 and summed in rank order, then broadcast (integer counts exact; weighted "
-       "sums depend on the number of ranks only through rounding)";
-  return s;
+      dropped ? fmt::format(", {} more dropped: their slabs lie beyond the reach {:.6g}", dropped, reach) : "");
 }
 
 }  // namespace twobody::dist

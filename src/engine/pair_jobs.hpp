@@ -1,11 +1,13 @@
 #pragma once
-// How a run is cut into pair jobs for several processes, without MPI: every rank computes the same
-// decomposition from the same points, so no plan is ever sent. A set is cut into slabs along one
+// How a run is cut into pair jobs for several processes (MPI ranks, src/dist/) or several devices of
+// one process (device_distribution.hpp), without MPI: every rank computes the same decomposition
+// from the same points, so no plan is ever sent. A set is cut into slabs along one
 // axis (equal point counts, spatially coherent); an auto count over A is
 //   Σ_p auto(A_p) + Σ_{p<q} cross(A_p, A_q)
 // and a cross count over (A, B) is Σ_{p,q} cross(A_p, B_q): each pair of the run in exactly one
 // job. Jobs whose slabs lie farther apart than the statistic's reach count nothing and are dropped;
-// the rest go to ranks longest-first by estimated pairs.
+// the rest go to ranks longest-first by estimated pairs (a process's devices instead take them
+// longest-first from one queue).
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -31,8 +33,9 @@ struct SlabChunks {
   std::size_t count_within(std::size_t c, double lo, double hi) const;
 };
 
-// Sorted along `axis` (ties by index) and cut into `chunks` slabs of equal count (at most one per
-// point, at least one).
+// Sorted along `axis` (ties by index; a parallel sort of (coordinate, index) pairs, since one
+// thread's sort of indices by an indirect key is slow at 10^8–10^9 points, not measured here) and
+// cut into `chunks` slabs of equal count (at most one per point, at least one).
 SlabChunks cut_into_slabs(const PointSet& p, int axis, std::size_t chunks);
 
 // The largest separation of a pair the statistic can count, in the points' coordinates (chord
@@ -53,7 +56,10 @@ struct Decomposition {
   std::size_t dropped = 0;    // jobs beyond the reach
   double reach = std::numeric_limits<double>::infinity();
   std::vector<double> load;   // estimated pairs per rank
-  std::string describe() const;
+  // How the sets were cut and which jobs remain, after `prefix` ("devices: "), for the plan.
+  std::string describe_cut(const std::string& prefix) const;
+  // The jobs in the order a queue hands them out: longest (estimated pairs) first, ties by job.
+  std::vector<std::size_t> longest_first() const;
 };
 
 // Every rank calls this with the same arguments and gets the same decomposition.

@@ -75,6 +75,12 @@ VectorPlan make_vector_plan(const Statistic& s, const VectorSet& a, const Vector
   p.a = &a;
   p.b = &bb;
   p.threads = run_threads(opt);
+  if (opt.precision != "auto" && opt.precision != "fp16" && opt.precision != "fp64")
+    throw_config(fmt::format("unknown precision '{}' (auto, fp16 or fp64)", opt.precision));
+  p.precision = opt.precision;
+  if (opt.path != "auto" && opt.path != "brute" && opt.path != "grid")
+    throw_config(fmt::format("unknown traversal path '{}' (auto, brute or grid)", opt.path));
+  p.path = opt.path;
   p.max_pairs = opt.max_pairs;
   p.pair_sink = opt.pair_sink;
   p.progress = opt.progress;

@@ -88,6 +88,66 @@ TWOBODY_GRAM_HD inline GramThresholds gram_thresholds(double limit, double bound
   return {l, h};
 }
 
+// A lower bound of ‖x'‖ from nu = fl64(Σ_k x'_k²) summed in order over d terms (norm_upper's twin).
+TWOBODY_GRAM_HD inline double norm_lower(double nu, int d) {
+  return std::sqrt(nu * (1.0 - gamma64(d + 1))) * (1.0 - 4 * kUnit64);
+}
+
+// x moved outward past the rounding of the one operation that produced it (relative 2^-50 > 4u64
+// covers a correctly rounded +, −, ×, √; 2^-1060 a subnormal result's absolute error): the k-NN
+// bound's arithmetic below keeps every intermediate on its side of the exact value this way.
+TWOBODY_GRAM_HD inline double outward_up(double x) { return x + std::fabs(x) * 0x1p-50 + 0x1p-1060; }
+TWOBODY_GRAM_HD inline double outward_down(double x) { return x - std::fabs(x) * 0x1p-50 - 0x1p-1060; }
+
+// k nearest neighbours (cuda/gram_knn.cu): the bound in distance space. The k-NN tiles take as
+// squared norms N̂ = fl32(fl64(Σ_k ĥ_k²)) of the rounded rows ĥ = h/σ (exact in float64) instead
+// of x''s, so that s̃ is within A of ŝ = ‖ĥ_i − ĥ_j‖² (float32 and accumulation errors only, from
+// m ≥ ‖ĥ‖), and ‖ĥ_i − ĥ_j‖ is within ‖δ_i − δ_j‖ ≤ ρ_i + ρ_j = r of ‖x'_i − x'_j‖, δ = ĥ − x' a
+// row's rounding, measured on the host (ρ ≥ ‖δ‖: cuda/gram_knn_rows.hpp). With C the centring
+// term of gram_distance_bound,
+//   key64 ∈ [ (√(s̃ − A) − r)₊² − C , (√(s̃ + A) + r)² + C ],
+//   A = 1.01·[norm_rel·(m_i² + m_j²) + 2⌈d/K⌉(K + 2)u_acc·m_i m_j + 2u32(1 + 10⁻⁶)(m_i + m_j)²]:
+// the FP16 rounding enters as r, proportional to the distance rather than to the norms, so near
+// neighbours far from the centre keep a narrow band (gram_distance_bound's E grows with n_i n_j).
+// A, r and C from a tile's largest m, ρ and n bound every pair of the tile (all three increase
+// with each argument).
+struct GramKnnBound {
+  double a, r, c;
+};
+TWOBODY_GRAM_HD inline GramKnnBound gram_knn_bound(const GramFormat& f, int d, double mi, double mj, double ri, double rj,
+                                                   double ni, double nj) {
+  const double mmas = std::ceil(static_cast<double>(d) / f.depth);
+  const double norm_rel = kUnit32 * (1 + gamma64(d)) + gamma64(d);
+  const double msum = (mi + mj) * (mi + mj), nsum = (ni + nj) * (ni + nj);
+  const double a = 1.01 * (norm_rel * (mi * mi + mj * mj) + 2 * mmas * (f.depth + 2) * f.u_acc * mi * mj +
+                           2 * kUnit32 * (1 + 1e-6) * msum);
+  const double c = 1.01 * (6 * kUnit64 + gamma64(d + 1)) * nsum;
+  return {outward_up(a), outward_up(ri + rj), outward_up(c)};
+}
+
+// key64 <= gram_key_upper(b, s̃) and key64 >= gram_key_lower(b, s̃) for every pair b bounds.
+TWOBODY_GRAM_HD inline double gram_key_upper(const GramKnnBound& b, double s) {
+  const double t = outward_up(s + b.a);
+  const double q = outward_up(outward_up(std::sqrt(t > 0 ? t : 0.0)) + b.r);
+  return outward_up(outward_up(q * q) + b.c);
+}
+TWOBODY_GRAM_HD inline double gram_key_lower(const GramKnnBound& b, double s) {
+  const double t = outward_down(s - b.a);
+  const double q = outward_down(outward_down(std::sqrt(t > 0 ? t : 0.0)) - b.r);
+  return outward_down(outward_down(q > 0 ? q * q : 0.0) - b.c);
+}
+// The largest s̃ whose lower key can be <= u (u >= 0, +inf allowed): every pair with s̃ above it
+// has key64 > u. (gram_key_lower(s) <= u needs √(s − A) − r <= √(u + C).)
+TWOBODY_GRAM_HD inline double gram_key_admits(const GramKnnBound& b, double u) {
+  const double q = outward_up(outward_up(std::sqrt(outward_up(u + b.c))) + b.r);
+  return outward_up(outward_up(q * q) + b.a);
+}
+// Whether every pair of rows whose norms ‖x'‖ lie a gap of at least `gap` apart (a lower bound of
+// |‖x'_i‖ − ‖x'_j‖| <= ‖x'_i − x'_j‖) has key64 > u: κ' >= gap², key64 >= κ' − C.
+TWOBODY_GRAM_HD inline bool gram_gap_exceeds(const GramKnnBound& b, double gap, double u) {
+  return gap > 0 && outward_down(outward_down(gap * gap) - b.c) > u;
+}
+
 // A range of keys [lo, hi) as the tiles decide it: key < hi is key <= limit_hi (the largest double
 // below hi), key >= lo is key > limit_lo; lo <= 0 is no lower edge (keys are >= 0). Both limits
 // are capped at 2^120, above the key of any rows the Gram path admits (gram_rows.hpp), so that

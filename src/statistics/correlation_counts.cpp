@@ -254,7 +254,8 @@ CorrelationCounts count_correlation(const Statistic& s, CorrelationSpace space, 
   const bool on_gpu = runs_on(counted, opt) == "cuda";
   const bool overlap = !randoms.empty() && on_gpu;
   out.overlapped = overlap;
-  const int depth = on_gpu && !opt.distribution ? kConcurrentCounts : 1;
+  // (A run split over devices keeps them all busy by itself.)
+  const int depth = on_gpu && !opt.distribution && opt.devices.size() <= 1 ? kConcurrentCounts : 1;
   out.concurrent_counts = depth;
   CountRuns runs(opt, d, depth);
   const auto counts_begin = Clock::now();

@@ -393,6 +393,28 @@ check "triclinic --box: right angles are the orthorhombic box" "cmp -s <(\"$tb\"
 check "triclinic --box: dimensions run, every pair counted once" "[ \$(\"$tb\" paircount --data \"$work/tri.txt\" --box 50,45,40,80,95,105 --wrap --rmax 19 --nbins 4 | awk -F, 'NR>1{s+=\$3} END{print s}') -gt 0 ]"
 check "triclinic --explain names the cell" "\"$tb\" rdf --data \"$work/tri.txt\" --box $tri_matrix --wrap --rmax 12 --nbins 6 --explain 2>&1 | grep -q 'triclinic a = (50, 0, 0)'"
 
+# --devices: the pairs split over devices, here 3 simulated ones (TWOBODY_SIMULATED_DEVICES: the CPU
+# backend on one thread each), byte-identical to one run; the plan names each device.
+"$tb" generate clustered -n 6000 --box 100 --seed 11 -o "$work/dev.txt"
+"$tb" generate uniform -n 3000 --box 100 --seed 12 -o "$work/dev2.txt"
+"$tb" generate uniform --sky -n 3000 --seed 13 -o "$work/devsky.txt"
+"$tb" generate uniform --sky -n 4000 --seed 14 -o "$work/devsky_r.txt"
+sim3=(env TWOBODY_SIMULATED_DEVICES=3)
+for args in "sdh --data $work/dev.txt --nbins 64" \
+            "paircount --data $work/dev.txt --data2 $work/dev2.txt --rmin 0.5 --rmax 12 --nbins 8 --log --ravg" \
+            "rdf --data $work/dev.txt --box 100 --rmax 15 --nbins 10" \
+            "wtheta --data $work/devsky.txt --randoms $work/devsky_r.txt --rmin 0.1 --rmax 10 --nbins 6 --log --jackknife 8" \
+            "xi-rppi --data $work/dev.txt --randoms $work/dev2.txt --rmin 1 --rmax 15 --nbins 5 --pimax 10 --box 100" \
+            "neighbours --data $work/dev.txt --data2 $work/dev2.txt --rmax 3" \
+            "join --data $work/dev.txt --eps 2 --emit counts"; do
+  check "--devices all is one run: ${args%% *}" "cmp -s <("$tb" $args) <(${sim3[*]} "$tb" $args --devices all)"
+done
+check "--devices 0,0,2 pair list to a file" ""$tb" join --data "$work/dev.txt" --eps 2 -o "$work/pairs1.csv" && ${sim3[*]} "$tb" join --data "$work/dev.txt" --eps 2 --devices 0,0,2 -o "$work/pairs3.csv" && cmp -s "$work/pairs1.csv" "$work/pairs3.csv""
+check "--devices --explain: a line per device" "[ \$(${sim3[*]} "$tb" paircount --data "$work/dev.txt" --rmax 10 --nbins 4 --devices all --explain 2>&1 >/dev/null | grep -c '^devices: device [0-2] ') -eq 3 ]"
+expect 4 'device 3 is not visible: this process sees 3 simulated devices' -- "${sim3[@]}" "$tb" sdh --data "$work/dev.txt" --nbins 8 --devices 0,3
+expect 4 'expected all or device indices' -- "$tb" sdh --data "$work/dev.txt" --nbins 8 --devices 0,one
+expect 4 'the backend is cpu' -- "$tb" sdh --data "$work/dev.txt" --nbins 8 --devices 0 --backend cpu
+
 # --backend hybrid: with TWOBODY_HYBRID_FAKE_GPU=1 the "GPU" worker is the CPU backend on one
 # thread, so the queue, bands and merge run here, and every output equals the CPU's; without a GPU
 # (and without the fake) the CPU runs alone and a note says so.

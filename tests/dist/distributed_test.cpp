@@ -58,10 +58,13 @@ void expect_same_bits(const std::vector<double>& got, const std::vector<double>&
 }
 
 // Splits the run over the world and compares it with this process alone.
-Result compare(const Statistic& s, const PointSet& a, const PointSet* b, DistributedOptions d = {}) {
+// With `devices`, each rank runs its jobs over them (RunOptions::devices).
+Result compare(const Statistic& s, const PointSet& a, const PointSet* b, DistributedOptions d = {},
+               std::vector<int> devices = {}) {
   RunOptions o;
   o.threads = 1;
   const Result one = run(s, a, b, o);
+  o.devices = devices;
   const Result many = run_distributed(s, a, b, o, MPI_COMM_WORLD, d);
   EXPECT_EQ(many.output, one.output);
   EXPECT_EQ(many.counts, one.counts);
@@ -233,6 +236,31 @@ TEST(Distributed, CorrelationWithJackknifeThroughRunOptions) {
   EXPECT_EQ(many.jackknife->dd, one.jackknife->dd);
   EXPECT_EQ(many.jackknife->dr, one.jackknife->dr);
   EXPECT_EQ(many.jackknife->rr, one.jackknife->rr);
+}
+
+// Ranks x devices: every rank splits its jobs over two simulated devices (each the CPU backend on
+// one thread: TWOBODY_SIMULATED_DEVICES), the same bits as one process.
+TEST(Distributed, RanksTimesDevices) {
+  setenv("TWOBODY_SIMULATED_DEVICES", "2", 1);
+  const std::uint64_t seed = shared_seed();
+  PointSet a = generate_clustered_box(3000, 3, 100.0, ClusterOptions{}, seed), b = generate_uniform_box(2000, 3, 100.0, seed + 1);
+  a.set_weights(random_weights(a.size(), seed + 2));
+  b.set_weights(random_weights(b.size(), seed + 3));
+  a.set_regions(random_regions(a.size(), 5, seed + 4));
+  b.set_regions(random_regions(b.size(), 5, seed + 5));
+  Statistic s = histogram(Traversal::Auto, Metric::Euclidean, Binning::logarithmic(0.5, 15, 10));
+  s.weighted = true;
+  s.set_regions(5);
+  const Result r = compare(s, a, nullptr, {}, {0, 1});
+  if (world_size() > 1) EXPECT_NE(r.info.plan.find("imbalance"), std::string::npos) << r.info.plan;
+  s.traversal = Traversal::Cross;
+  compare(s, a, &b, {}, {1, 0});
+  Statistic p = histogram(Traversal::Auto, Metric::Euclidean, Binning::linear(0.5, 3, 1));
+  p.reduction = reduce::PerPoint{p.binning()};
+  compare(p, a, nullptr, {}, {0, 1});
+  p.reduction = reduce::PairList{p.binning()};
+  compare(p, a, nullptr, {}, {0, 1});
+  unsetenv("TWOBODY_SIMULATED_DEVICES");
 }
 
 TEST(Distributed, EveryRankThrowsTheSameError) {

@@ -229,3 +229,23 @@ def test_neighbours_matrix_kde(rng):
     with np.errstate(invalid="ignore", divide="ignore"):
         reg = (K * y[None, :]).sum(axis=1) / K.sum(axis=1)
     np.testing.assert_allclose(k.regression, reg, rtol=1e-12)
+
+
+def test_devices_split_equals_one_run(rng, monkeypatch):
+    """devices= splits the pairs over devices: here 3 simulated ones (each the CPU backend on one
+    thread), the same bits as one run; bad lists are ConfigError."""
+    a, b = box_points(rng, 2000), box_points(rng, 1500)
+    w = rng.random(len(a)) + 0.5
+    edges = np.linspace(0.5, 12, 7)
+    one = tb.paircount(a, edges, weights=w)
+    one_cross = tb.paircount(a, edges, data2=b)
+    monkeypatch.setenv("TWOBODY_SIMULATED_DEVICES", "3")
+    assert tb.visible_devices() == [0, 1, 2]
+    for devices in ("all", [0, 2], [1, 1, 0], 2):
+        r = tb.paircount(a, edges, weights=w, devices=devices)
+        np.testing.assert_array_equal(r.npairs, one.npairs)
+        np.testing.assert_array_equal(r.wnpairs, one.wnpairs)  # exact sums: bit for bit
+        np.testing.assert_array_equal(tb.paircount(a, edges, data2=b, devices=devices).npairs, one_cross.npairs)
+    for bad in ([0, 3], "some", [0.5], True):
+        with pytest.raises(tb.ConfigError):
+            tb.paircount(a, edges, devices=bad)
