@@ -5,14 +5,19 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 
 #include "twobody/result.hpp"
 
 namespace testing_support {
 
+// Bit for bit: a NaN (an estimator's empty bin) equals the same NaN, and -0.0 differs from 0.0.
 inline void expect_same_doubles(const std::vector<double>& got, const std::vector<double>& want, const char* what) {
   ASSERT_EQ(got.size(), want.size()) << what;
-  for (std::size_t k = 0; k < got.size(); ++k) EXPECT_EQ(got[k], want[k]) << what << " [" << k << "]";
+  for (std::size_t k = 0; k < got.size(); ++k)
+    EXPECT_EQ(std::bit_cast<std::uint64_t>(got[k]), std::bit_cast<std::uint64_t>(want[k]))
+        << what << " [" << k << "]: " << got[k] << " against " << want[k];
 }
 
 inline void expect_same_fixed(const std::vector<twobody::FixedSum>& got, const std::vector<twobody::FixedSum>& want,

@@ -43,9 +43,13 @@ struct ScopedEnv {
   const char* name;
 };
 
+// TWOBODY_TEST_SEED=S replays a failure: run the one test alone with the seed its trace printed
+// (that test's first fresh_seed() is then S).
 inline std::uint64_t fresh_seed() {
-  static const std::uint64_t base = static_cast<std::uint64_t>(
-      std::chrono::high_resolution_clock::now().time_since_epoch().count());
+  static const std::uint64_t base = std::getenv("TWOBODY_TEST_SEED")
+                                        ? std::strtoull(std::getenv("TWOBODY_TEST_SEED"), nullptr, 10)
+                                        : static_cast<std::uint64_t>(
+                                              std::chrono::high_resolution_clock::now().time_since_epoch().count());
   static std::uint64_t k = 0;
   return base + 7919 * (k++);
 }
