@@ -2,8 +2,8 @@
 // the heavy end of the queue, the CPU team from the light end, and the merged result must be the
 // CPU-only run's bit for bit (tests/hybrid_test.cpp checks the same machinery with a fake GPU):
 // joins (totals, per-vector counts, pairs in memory and through a sink) on the float64 kernel
-// (d = 17) and the FP16 Gram tiles (d = 128), k-NN, and 3-D joins through the point engine's
-// slab pairs; self and cross; Gaussian mixtures, lattices with pairs exactly at eps, duplicates;
+// (d = 17) and the FP16 Gram tiles (d = 128), k-NN, and 3- and 8-D joins through the point
+// engine's slab pairs; self and cross; Gaussian mixtures, lattices with pairs exactly at eps, duplicates;
 // bands of 37 rows (not a multiple of the kernels' 64- and 128-row tiles) and the default. Label: gpu.
 #include <gtest/gtest.h>
 
@@ -138,6 +138,14 @@ TEST_F(CudaHybrid, KnnEqualsTheCpu) {
     }
     expect_knn(lattice_vectors(3000, d, rng), nullptr, 16, what + " lattice ties");
   }
+  // A self-k-NN of k = 1024: a band's k + 1 would exceed the kernels' 1024, so the GPU takes no
+  // bands of it and the CPU runs alone, saying why.
+  const VectorSet small = gaussian_mixture(1100, 17, rng);
+  const Statistic big_k = knn_statistic(false, 1024, Metric::Euclidean);
+  const Result alone = run(big_k, small, nullptr, on("hybrid"));
+  expect_same(run(big_k, small, nullptr, on("cpu")), alone, "k = 1024");
+  EXPECT_EQ(alone.info.workers.size(), 1u) << alone.info.plan;
+  EXPECT_NE(alone.info.plan.find("self-k-NN for k up to 1023"), std::string::npos) << alone.info.plan;
 }
 
 TEST_F(CudaHybrid, PointJoinsThroughSlabPairsEqualTheCpu) {
@@ -146,11 +154,14 @@ TEST_F(CudaHybrid, PointJoinsThroughSlabPairsEqualTheCpu) {
   for (const char* slabs : std::vector<const char*>{"7", nullptr}) {
     std::optional<ScopedEnv> cut;
     if (slabs) cut.emplace("TWOBODY_HYBRID_SLABS", slabs);
-    const VectorSet a = gaussian_mixture(60000, 3, rng);
-    const VectorSet b = gaussian_mixture(20000, 3, rng);
-    const double eps = testing_support::eps_for(a, Metric::Euclidean, 0.001, 3000);
-    const std::string what = std::string("3-D") + (slabs ? " 7 slabs" : "") + " seed " + std::to_string(seed);
-    expect_joins(a, nullptr, eps, what + " self");
-    expect_joins(a, &b, eps, what + " cross");
+    for (const int d : {3, 8}) {
+      // 3-D: a Gaussian mixture; 8-D: the seed's exponential set (HEGJoin's data, lambda = 40).
+      const VectorSet a = d == 3 ? gaussian_mixture(60000, d, rng) : testing_support::exponential_vectors(60000, d, rng);
+      const VectorSet b = d == 3 ? gaussian_mixture(20000, d, rng) : testing_support::exponential_vectors(20000, d, rng);
+      const double eps = testing_support::eps_for(a, Metric::Euclidean, 0.001, 3000);
+      const std::string what = std::to_string(d) + "-D" + (slabs ? " 7 slabs" : "") + " seed " + std::to_string(seed);
+      expect_joins(a, nullptr, eps, what + " self");
+      expect_joins(a, &b, eps, what + " cross");
+    }
   }
 }

@@ -50,7 +50,8 @@ struct RunOptions {
   // end, and the pieces merge to the same result bit for bit. It splits vector joins and k-NN
   // (bands of the first set's rows) and point statistics other than a matrix (the MPI
   // decomposition's slab pairs); a vector histogram or matrix, or a point matrix, runs whole on
-  // `auto`. Without a GPU (or one whose backend refuses the statistic) the CPU runs alone.
+  // `auto`. Each device of `devices` (none: the current one) is a GPU worker; without a GPU (or
+  // one whose backend refuses the statistic) the CPU runs alone.
   // Result::info.workers gives each side's share and info.load_imbalance their imbalance.
   std::string backend = "auto";
   int threads = 0;               // CPU threads; 0: all available; more than the processors: capped
