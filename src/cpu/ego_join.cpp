@@ -215,6 +215,7 @@ EgoChoice choose_ego(const VectorPlan& plan) {
   auto j = std::make_unique<EgoJoin>();
   j->is_auto = plan.is_auto();
   j->hi = plan.edges.hi();
+  j->leaf = policy.leaf;
   const VectorSet* second = plan.is_auto() ? nullptr : plan.b;
   // The cells' width is eps itself (hi is the next double above eps², as key space states it).
   j->grid = EgoGrid::make(*plan.a, second, std::sqrt(j->hi), plan.threads);

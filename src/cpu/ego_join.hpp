@@ -4,8 +4,9 @@
 // a pair whose boxes are provably beyond the range's last edge is dropped, a pair of leaves is
 // kept, otherwise the larger range is split where its cells change — run once over OpenMP tasks
 // to list the leaf pairs, which the brute force's kernel (panel_keys<4>: the same rule,
-// the same bits) then evaluates through the same sinks. The list's pair count is the prediction
-// the cost model weighs against the brute force's n(n-1)/2 before any key is computed.
+// the same bits) then evaluates through the same sinks. The list's pairs, less the share a sample
+// of it says the anchors' box test will skip, are the prediction the cost model weighs against
+// the brute force's n(n-1)/2 before any key is computed.
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -25,12 +26,12 @@ struct EgoPolicy {
   enum class Force { Auto, Ego, Brute };
   Force force = Force::Auto;
   std::string forced_by;  // the override that forced it
-  // 128 rows: 2 x 128 x 64 doubles of a leaf pair stay in L2 at d = 64, and a pair of leaves
-  // amortises its partner transposition over 128 anchors (measured: bench/RESULTS.md).
+  // 128 rows: against 64 and 256 at d = 9 and 16, smaller leaves prune a little more but cost
+  // more leaf pairs and anchor bounds, larger ones prune less (bench/RESULTS.md, 2026-11-27).
   std::size_t leaf = 128;
-  // The cost model in the brute force's pairs: a pair in a leaf pair costs kPairCost of them
-  // (leaves shorter than the brute force's tiles), each leaf pair kItemCost more (its partner
-  // transposition, the anchors' box bounds, the calls); both measured (bench/RESULTS.md).
+  // The cost model, in the brute force's pairs: a pair computed in a leaf pair costs pair_cost of
+  // them (measured 1.1-1.2 at d = 16 to 64: a leaf's partners end every few chunks of 8), each
+  // leaf pair item_cost more (its anchors' box bounds, its groups of four, the calls).
   double pair_cost = 1.15;
   double item_cost = 2.0 * 128;
   // Dimensions the cost model considers the EGO join for: from 9 (fewer run as points, on the
@@ -56,6 +57,7 @@ struct EgoJoin {
   std::uint64_t predicted = 0;    // of them, those the leaf evaluator is expected to compute
   std::uint64_t node_pairs = 0;   // pairs of nodes the recursion visited
   bool complete = false;          // false: stopped early, the list too long
+  std::size_t leaf = 0;           // rows a leaf holds at most
   double hi = 0;                  // pairs with key >= hi are out of the range
   bool is_auto = true;
   double seconds = 0;             // sorting, trees and recursion
@@ -101,14 +103,14 @@ inline void rows_near_box(const double* panels, std::size_t n, int d, const doub
 // One thread's evaluator of the join's leaf pairs (traverse_blocks' rows.block(item)): the
 // anchors whose distance to the partner leaf's box is provably beyond the range are skipped, the
 // others go four at a time through the brute force's kernel (panel_keys<4>) against the leaf's
-// rows, which the index holds in panels of 8; the keys reach the sink with positions in EGO order (the
-// caller maps them back).
+// rows, which the index holds in panels of 8; the keys reach the sink with positions in EGO order
+// (the caller maps them back).
 template <class Sink>
 class EgoLeafRows {
  public:
   static constexpr int kGroup = 4;
-  EgoLeafRows(const EgoJoin& j, std::size_t leaf, std::atomic<std::uint64_t>& evaluated, Sink& sink)
-      : j_(j), A_(*j.a), B_(j.partners()), stride_(leaf), keys_(kGroup * leaf), total_(evaluated), sink_(sink) {}
+  EgoLeafRows(const EgoJoin& j, std::atomic<std::uint64_t>& evaluated, Sink& sink)
+      : j_(j), A_(*j.a), B_(j.partners()), stride_(j.leaf), keys_(kGroup * j.leaf), total_(evaluated), sink_(sink) {}
   void block(const EgoItem& item) {
     const EgoNode& na = A_.nodes()[item.a];
     const EgoNode& nb = B_.nodes()[item.b];

@@ -87,10 +87,9 @@ Result run_binned(const VectorPlan& plan, const RuleRows& A, const RuleRows& B, 
   std::atomic<std::uint64_t> ego_evaluated{0};
   const auto run_with = [&](auto make_sink) {
     if (ego) {
-      const std::size_t leaf = EgoPolicy::current(plan.path).leaf;
       return traverse_blocks(
           ego->items.size(), [&](std::size_t k) { return ego->items[k]; }, shape, make_sink,
-          [&](auto& sink) { return EgoLeafRows<std::decay_t<decltype(sink)>>(*ego, leaf, ego_evaluated, sink); });
+          [&](auto& sink) { return EgoLeafRows<std::decay_t<decltype(sink)>>(*ego, ego_evaluated, sink); });
     }
     return traverse(na, nb, shape, make_sink, [&](auto& sink) {
       return VectorKeyRows<std::decay_t<decltype(sink)>>(plan, A, B, tile, sink);
@@ -330,7 +329,7 @@ std::string describe_vectors(const VectorPlan& plan, const std::string* ran) {
   }
   return path + fmt::format(
       "cpu kernel: brute force in float64 (the rule itself), {} OpenMP threads (dynamic schedule); partner blocks of {} "
-      "vectors held transposed, each anchor's keys against a block in one loop vectorised over the partners{}",
+      "vectors held in panels of 8, the keys of 4 anchors x 8 partners in registers{}",
       plan.threads, tile,
       plan.stat->output() == OutputKind::Nearest
           ? "; an anchor block per thread, every partner block streamed past it, a heap of the k best (key, index) per anchor"

@@ -1,8 +1,9 @@
 #pragma once
 // Vectors on the CPU: rows as the float64 rule reads them (docs/exactness.md) and the keys of one
-// anchor against a block of partners. The block is held transposed (coordinate-major), so that the
-// key loop runs over partners — vectorised, each pair's sum still taken over k in stored order
-// (a sum over k vectorised would reassociate it, and the rule fixes the order).
+// anchor against a block of partners. The partners are held in panels of 8, coordinate-major
+// within a panel, so that the key loop runs over partners — vectorised, each pair's sum still
+// taken over k in stored order (a sum over k vectorised would reassociate it, and the rule fixes
+// the order).
 #include <fmt/format.h>
 
 #include <algorithm>
