@@ -113,6 +113,15 @@ TEST(Joins, DuplicatesAtEpsZeroAndLargeOffsets) {
   const VectorSet dup = VectorSet::from_rows(std::move(v), 40, 33);
   expect_join_equals_oracle(dup, nullptr, 0.0, Metric::Euclidean, "duplicates eps 0");
   expect_join_equals_oracle(dup, nullptr, 0.0, Metric::Cosine, "duplicates eps 0 cosine");
+  // The same in 3-D, where the join runs as points: the cell grid of a cutoff 2^-1074 (it once
+  // coarsened a width that had rounded to 0, forever).
+  std::vector<double> v3;
+  for (int c = 0; c < 160; ++c) {
+    base.row_f64(static_cast<std::size_t>(rng() % 7), r.data());
+    v3.insert(v3.end(), r.begin(), r.begin() + 3);
+  }
+  expect_join_equals_oracle(VectorSet::from_rows(std::move(v3), 160, 3), nullptr, 0.0, Metric::Euclidean,
+                            "3-D duplicates eps 0");
   // Rows around 10^6 spread by 10^-3: the differences are exact, the squares round.
   const VectorSet far = gaussian_vectors(200, 17, rng, 1e6, 1e-3);
   expect_join_equals_oracle(far, nullptr, eps_for(far, Metric::Euclidean, 0.1, rng), Metric::Euclidean, "offset 1e6");

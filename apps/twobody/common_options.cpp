@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 #include <sstream>
@@ -73,7 +74,8 @@ void add_common_options(CLI::App& app, CommonOptions& o, const Features& f) {
     if (f.box_required) b->required();
     app.add_flag("--wrap", o.wrap, "wrap points outside the box into it instead of failing");
   }
-  app.add_option("--backend", o.backend, "auto | cpu | cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  app.add_option("--backend", o.backend, "auto | cpu | cuda | hybrid (the CPU and the GPU on one work queue)")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda", "hybrid"}));
   app.add_option("--devices", o.devices,
                  "CUDA devices to split the pairs over, a host thread each: all, or indices such as 0,2 (default: "
                  "one device)");
@@ -212,6 +214,19 @@ std::optional<Box> make_box(const CommonOptions& o, int dim) {
                            dim == 3 ? " (a triclinic cell takes 6 values a,b,c,alpha,beta,gamma or 9, the cell matrix)" : ""));
 }
 
+// --backend hybrid on a machine without a GPU runs on the CPU alone (the plan says why): said once
+// on stderr, since a user asked for two devices. (TWOBODY_HYBRID_FAKE_GPU=1 stands in for one.)
+namespace {
+void note_hybrid_without_gpu() {
+  const char* fake = std::getenv("TWOBODY_HYBRID_FAKE_GPU");
+  if (fake && std::string(fake) == "1") return;
+  const std::vector<std::string> b = available_backends();
+  if (std::find(b.begin(), b.end(), "cuda") == b.end())
+    std::cerr << "twobody: note: --backend hybrid found no GPU (none visible, or a build without CUDA): the CPU runs "
+                 "alone\n";
+}
+}  // namespace
+
 std::vector<int> parse_devices(const std::string& text) {
   if (text.empty()) return {};
   if (text == "all") return visible_devices();
@@ -242,6 +257,7 @@ RunOptions make_run_options(const CommonOptions& o, ProgressBar& bar) {
   if (const int procs = omp_get_num_procs(); o.threads > procs)
     std::cerr << fmt::format("twobody: note: --threads {} capped at the {} processors of this machine\n", o.threads, procs);
   r.max_pairs = o.max_pairs;
+  if (o.backend == "hybrid") note_hybrid_without_gpu();
   r.distribution = cli_distribution();
   if (bar.enabled()) r.progress = [&bar](double f) { bar.update(f); };
   // A statistic may make several runs (a correlation function's DD, DR, RR, ...), each with its plan.

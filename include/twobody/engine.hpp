@@ -45,7 +45,15 @@ class ResidentSet {
 };
 
 struct RunOptions {
-  std::string backend = "auto";  // auto | cpu | cuda
+  // auto | cpu | cuda | hybrid. hybrid: the CPU and the GPU share the run on one work queue
+  // (HEGJoin): the GPU takes bands of work from its heavy end, the other threads from its light
+  // end, and the pieces merge to the same result bit for bit. It splits vector joins and k-NN
+  // (bands of the first set's rows) and point statistics other than a matrix (the MPI
+  // decomposition's slab pairs); a vector histogram or matrix, or a point matrix, runs whole on
+  // `auto`. Each device of `devices` (none: the current one) is a GPU worker; without a GPU (or
+  // one whose backend refuses the statistic) the CPU runs alone.
+  // Result::info.workers gives each side's share and info.load_imbalance their imbalance.
+  std::string backend = "auto";
   int threads = 0;               // CPU threads; 0: all available; more than the processors: capped
   // Called with the fraction done, from one thread at a time (not always the same), often; the
   // callee rate-limits its display.
@@ -123,7 +131,7 @@ std::string explain(const Statistic& stat, const PointSet& a, const PointSet* b,
 Result run(const Statistic& stat, const VectorSet& a, const VectorSet* b, const RunOptions& opt = {});
 std::string explain(const Statistic& stat, const VectorSet& a, const VectorSet* b, const RunOptions& opt = {});
 
-// The backend that run() would hand this statistic to ("cpu" or "cuda"), after the fallbacks
+// The backend that run() would hand this statistic to ("cpu", "cuda", or "hybrid": both), after the fallbacks
 // that --explain reports (a backend without jackknife regions, 2-D bins, ... sends the statistic
 // to the CPU). Callers use it to decide what to overlap with the counts: host work beside a GPU
 // run is free, beside a CPU run it competes for the cores.

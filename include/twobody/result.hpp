@@ -64,6 +64,16 @@ struct NearestLists {
   std::vector<double> value;         // their natural values (distance, or cosine distance)
 };
 
+// One worker of a hybrid run (RunOptions::backend "hybrid"): the GPU, which takes bands of work
+// from the heavy end of one queue, or the CPU team, which takes them from the light end.
+struct WorkerShare {
+  std::string name;            // "cuda: <device>", "cpu: N threads", ...
+  std::uint64_t bands = 0;     // takes from the queue
+  std::uint64_t rows = 0;      // first-set rows its bands anchored (points: of its slab pairs)
+  std::uint64_t pairs = 0;     // pairs it evaluated
+  double seconds = 0;          // busy: the sum of its bands' times
+};
+
 struct RunInfo {
   std::string backend;
   std::string device;
@@ -73,6 +83,10 @@ struct RunInfo {
   std::uint64_t pairs_evaluated = 0;  // distinct pairs whose value was computed
   std::uint64_t pairs_settled_fp64 = 0;  // fast path: pairs re-evaluated in float64 near an edge
   std::string plan;                  // the planner's explanation
+  // Hybrid runs: each worker's share, and the load imbalance |T_gpu - T_cpu| / max(T_gpu, T_cpu)
+  // of their busy seconds (with more workers, (max - min) / max); empty and 0 otherwise.
+  std::vector<WorkerShare> workers;
+  double load_imbalance = 0;
 };
 
 struct Result {

@@ -7,7 +7,8 @@ a Corrfunc bin file; :func:`linear_bins` and :func:`log_bins` give the CLI's edg
 --rmax --nbins [--log]`` bit for bit. Vectors of any dimension (:func:`join`, :func:`knn`) are an
 ``(n, d)`` array, float16, float32 or float64.
 
-Common keywords: ``backend`` ('auto', 'cpu', 'cuda'), ``devices`` (None: one GPU; 'all' or a list
+Common keywords: ``backend`` ('auto', 'cpu', 'cuda', or 'hybrid': the CPU and the GPU sharing one
+run, docs/cli.md#cpu-and-gpu-together---backend-hybrid), ``devices`` (None: one GPU; 'all' or a list
 such as [0, 2]: the pairs split over those GPUs, the same bits as one), ``threads`` (0: all), ``path`` (traversal:
 'auto', 'brute', 'grid'), ``max_pairs``, ``progress`` (None: a tqdm bar for a run longer than a
 second when tqdm is installed; True, False, or a callable taking the fraction done). Ctrl-C stops
@@ -170,7 +171,7 @@ def _devices(devices):
 
 def _run(statistic, backend, threads, path, max_pairs, progress, ravg=False, devices=None):
     if not isinstance(backend, str):
-        raise ConfigError(f"backend must be 'auto', 'cpu' or 'cuda', not {backend!r}")
+        raise ConfigError(f"backend must be 'auto', 'cpu', 'cuda' or 'hybrid', not {backend!r}")
     return {"backend": backend, "threads": int(threads), "path": path, "max_pairs": int(max_pairs),
             "ravg": bool(ravg), "progress": make_progress(progress, statistic), "devices": _devices(devices)}
 
@@ -497,7 +498,12 @@ def join(data: ArrayLike, eps: float, *, data2: Optional[ArrayLike] = None, metr
     file beside it and never held in memory, so a join larger than memory fits the disk:
     columns i, j, distance in the format of ``format`` or the extension (.csv, .json, .h5, .npz,
     .txt for an aligned table), sorted by (i, j) when they fit a quarter of memory. Returns
-    :class:`JoinFile` (``path``, ``total``, metadata); ``max_pairs`` does not apply."""
+    :class:`JoinFile` (``path``, ``total``, metadata); ``max_pairs`` does not apply.
+
+    ``backend='hybrid'``: the GPU and the CPU's other threads share the join on one work queue (the
+    GPU the heaviest bands of rows, the CPU the lightest), the same result bit for bit; the
+    metadata's ``workers`` and ``load_imbalance`` say how it was shared. It pays for joins of few
+    dimensions (cell grids); in high dimensions the GPU's tensor cores leave the CPU under 1%."""
     run = _run("join", backend, threads, "auto", max_pairs, progress, devices=devices)
     a = _vectors(data, "data")
     b = None if data2 is None else _vectors(data2, "data2")
@@ -528,7 +534,8 @@ def knn(queries: ArrayLike, k: int, *, data2: Optional[ArrayLike] = None, metric
     Returns ``(distances, indices)``, each (n, k), nearest first, ties by the smaller index: the
     order of scikit-learn's ``kneighbors`` and FAISS's ``search``. Exact: ordered by the float64
     key of :func:`join` (Euclidean distance, or ``metric='cosine'`` the cosine distance). Inputs
-    as :func:`join`'s; k larger than the candidates raises :class:`ConfigError`."""
+    as :func:`join`'s; k larger than the candidates raises :class:`ConfigError`. ``backend='hybrid'``
+    shares the queries between the GPU and the CPU as :func:`join` does."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
         raise ConfigError(f"k is the number of neighbours, an integer, not {k!r}")
     if not 1 <= k <= np.iinfo(np.int32).max:

@@ -119,7 +119,9 @@ Result run_binned(const VectorPlan& plan, const RuleRows& A, const RuleRows& B, 
             if (r.counts.empty()) r.counts.assign(1, 0);
           },
           [&](const reduce::PerPoint&) {
-            const auto sinks = run_with([&] { return PerPointSink(plan.edges, none, na, nb, shape.is_auto); });
+            // (Auto: both ends count in one array over the partners, which a band's anchors begin.)
+            const auto sinks =
+                run_with([&] { return PerPointSink(plan.edges, none, shape.is_auto ? nb : na, nb, shape.is_auto); });
             merge_per_point(sinks, false, order_a, r.per_point_a, r.exact.point_weighted_a, shape.threads);
             if (!shape.is_auto) merge_per_point(sinks, true, order_b, r.per_point_b, r.exact.point_weighted_b, shape.threads);
           },
@@ -153,7 +155,10 @@ Result run_binned(const VectorPlan& plan, const RuleRows& A, const RuleRows& B, 
           },
           [](const auto&) { throw Error(ErrorKind::Internal, "a reduction the vector planner refuses reached the cpu"); }},
       s.reduction);
-  evaluated = ego ? ego_evaluated.load() : pair_total(na, nb, shape.is_auto);
+  // (Auto: the anchors are the first na partners, each against the partners after it: a band's.)
+  evaluated = ego ? ego_evaluated.load()
+              : shape.is_auto ? static_cast<std::uint64_t>(na) * (nb - 1) - pair_total(na, na, true)
+                              : pair_total(na, nb, false);
   r.info.pairs_evaluated = evaluated;
   return r;
 }
@@ -163,8 +168,13 @@ Result run_binned(const VectorPlan& plan, const RuleRows& A, const RuleRows& B, 
 Result run_nearest(const VectorPlan& plan, const RuleRows& A, const RuleRows& B, std::size_t tile) {
   const std::size_t na = A.size(), nb = B.size(), k = static_cast<std::size_t>(plan.k);
   const bool is_auto = plan.is_auto();
+  const std::size_t self = plan.band.begin;  // anchor i is partner i + self (auto)
   const Metric m = plan.stat->metric;
-  const std::size_t blocks_a = (na + tile - 1) / tile, blocks_b = (nb + tile - 1) / tile;
+  // Anchor blocks of at most `tile` rows, and at least one a thread: a band of a hybrid run may
+  // hold a few rows only, against every partner.
+  const std::size_t per_thread = (na + static_cast<std::size_t>(plan.threads) - 1) / static_cast<std::size_t>(plan.threads);
+  const std::size_t atile = std::clamp<std::size_t>(per_thread, std::min<std::size_t>(16, tile), tile);
+  const std::size_t blocks_a = (na + atile - 1) / atile, blocks_b = (nb + tile - 1) / tile;
   Result r;
   r.output = OutputKind::Nearest;
   r.nearest.k = plan.k;
@@ -183,7 +193,7 @@ Result run_nearest(const VectorPlan& plan, const RuleRows& A, const RuleRows& B,
 #pragma omp for schedule(dynamic, 1)
     for (std::size_t I = 0; I < blocks_a; ++I) {
       if (stop.load(std::memory_order_relaxed)) continue;
-      const std::size_t a0 = I * tile, a1 = std::min(na, a0 + tile);
+      const std::size_t a0 = I * atile, a1 = std::min(na, a0 + atile);
       for (std::size_t i = a0; i < a1; ++i) {
         A.load(i, anchors.data() + (i - a0) * static_cast<std::size_t>(A.dim()));
         heaps[i - a0].clear();
@@ -202,7 +212,7 @@ Result run_nearest(const VectorPlan& plan, const RuleRows& A, const RuleRows& B,
           const double* ki = keys.data() + (i - g) * tile;
           for (std::size_t t = 0; t < b1 - b0; ++t) {
             const std::uint64_t j = b0 + t;
-            if (is_auto && j == i) continue;
+            if (is_auto && j == i + self) continue;
             const Entry e{ki[t], j};
             if (heap.size() < k) {
               heap.push_back(e);
@@ -237,9 +247,35 @@ Result run_nearest(const VectorPlan& plan, const RuleRows& A, const RuleRows& B,
     }
   }
   if (cancelled) std::rethrow_exception(cancelled);
-  r.info.pairs_evaluated = is_auto ? static_cast<std::uint64_t>(na) * (na - 1) : static_cast<std::uint64_t>(na) * nb;
+  r.info.pairs_evaluated = static_cast<std::uint64_t>(na) * (is_auto ? nb - 1 : nb);
   return r;
 }
+
+// A band (VectorPlan::band) over slices of the sets, which share their storage: its anchors, and
+// its partners — an auto join's rows from the band's first on (the traversal's triangle, cut to
+// the anchors' rows, is then the band's pairs j > i), else the whole partner set. The result is
+// numbered as band_placement says.
+Result run_band(const VectorPlan& plan) {
+  const OutputKind out = plan.stat->output();
+  if (out != OutputKind::Reduction && out != OutputKind::PerPoint && out != OutputKind::PairList &&
+      out != OutputKind::Nearest)
+    throw Error(ErrorKind::Internal, fmt::format("a band of a {} run", to_string(out)));
+  const Metric m = plan.stat->metric;
+  const VectorSet anchors = plan.a->slice(plan.band.begin, plan.band.size());
+  const bool trapezoid = plan.is_auto() && out != OutputKind::Nearest;
+  const VectorSet partners = trapezoid ? plan.a->slice(plan.band.begin, plan.a->size() - plan.band.begin) : *plan.b;
+  const RuleRows A(anchors, m, plan.threads, plan.is_auto() ? "" : "first set: ", plan.band.begin);
+  const RuleRows B(partners, m, plan.threads, plan.is_auto() ? "" : "second set: ", trapezoid ? plan.band.begin : 0);
+  const std::size_t tile = vector_tile(plan.a->dim(), std::max(anchors.size(), partners.size()), plan.threads);
+  std::uint64_t evaluated = 0;
+  Result r = out == OutputKind::Nearest ? run_nearest(plan, A, B, tile) : run_binned(plan, A, B, tile, nullptr, evaluated);
+  r.info.threads = plan.threads;
+  return r;
+}
+
+// A band of a hybrid run (VectorPlan::band) takes the brute force: the EGO join sorts and cuts
+// the whole sets, not a band's rows against their partners.
+constexpr const char* kBandPath = "brute force (a band of a hybrid run)";
 
 // The outputs the EGO join may serve: the others have no "cpu path" to choose.
 bool has_path(const VectorPlan& plan) {
@@ -250,6 +286,10 @@ bool has_path(const VectorPlan& plan) {
 }  // namespace
 
 Result run_vectors(const VectorPlan& plan, std::string& path) {
+  if (plan.banded()) {
+    path = kBandPath;
+    return run_band(plan);
+  }
   const RuleRows A(*plan.a, plan.stat->metric, plan.threads, plan.is_auto() ? "" : "first set: ");
   std::optional<RuleRows> second;
   if (!plan.is_auto()) second.emplace(*plan.b, plan.stat->metric, plan.threads, "second set: ");
@@ -280,7 +320,7 @@ std::string describe_vectors(const VectorPlan& plan, const std::string* ran) {
   const std::size_t tile = vector_tile(plan.a->dim(), std::max(plan.a->size(), plan.b->size()), plan.threads);
   std::string path;
   if (has_path(plan)) {
-    const std::string why = ran ? *ran : choose_ego(plan).why;
+    const std::string why = ran ? *ran : plan.banded() ? kBandPath : choose_ego(plan).why;
     path = "cpu path: " + why + "\n";
     if (why.rfind("EGO join", 0) == 0)
       return path + "cpu kernel: " + describe_ego(plan) +

@@ -18,10 +18,12 @@
 namespace twobody::cpu {
 
 // A set's rows as the rule reads them: promoted exactly to float64 and, for the cosine distance,
-// divided by the row's norm fl(sqrt(sum_k x_k^2)) (sum in stored order).
+// divided by the row's norm fl(sqrt(sum_k x_k^2)) (sum in stored order). `first`: the set's row
+// of v's first (v a slice: a band), for the messages.
 class RuleRows {
  public:
-  RuleRows(const VectorSet& v, Metric m, int threads, const char* which) : v_(v), cosine_(m == Metric::Cosine) {
+  RuleRows(const VectorSet& v, Metric m, int threads, const char* which, std::size_t first = 0)
+      : v_(v), cosine_(m == Metric::Cosine) {
     if (!cosine_) return;
     norms_.resize(v.size());
     const auto n = static_cast<std::ptrdiff_t>(v.size());
@@ -44,7 +46,7 @@ class RuleRows {
       for (std::size_t i = 0; i < v.size(); ++i)
         if (!(norms_[i] > 0) || !std::isfinite(norms_[i]))
           throw_input(fmt::format("{}vector {} has norm {}: the cosine distance needs rows of nonzero, finite norm "
-                                  "(below about 1e154 in magnitude)", which, i + 1, norms_[i]));
+                                  "(below about 1e154 in magnitude)", which, first + i + 1, norms_[i]));
     }
   }
   int dim() const { return v_.dim(); }

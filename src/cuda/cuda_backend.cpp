@@ -214,6 +214,7 @@ class CudaBackend final : public Backend {
                        s.binning().nbins());
   }
   std::string refuses_vectors(const Statistic& s) const override { return refuses_vectors_on_device(s); }
+  std::string refuses_bands(const Statistic& s) const override { return refuses_bands_on_device(s); }
   Result run_vectors(const VectorPlan& plan) override { return run_vectors_on_device(plan); }
   std::string describe_vectors(const VectorPlan& plan) const override { return describe_vectors_on_device(plan); }
   Result run(const Plan& plan) override {

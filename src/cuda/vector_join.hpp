@@ -57,4 +57,8 @@ namespace twobody::cuda {
 std::string refuses_vectors_on_device(const Statistic& s);
 Result run_vectors_on_device(const VectorPlan& plan);
 std::string describe_vectors_on_device(const VectorPlan& plan);
+// A band of a hybrid run (VectorPlan::band; vector_band_runs.cpp), which run_vectors_on_device
+// hands on, and the bands it does not take.
+Result run_band_on_device(const VectorPlan& plan);
+std::string refuses_bands_on_device(const Statistic& s);
 }  // namespace twobody::cuda

@@ -5,6 +5,7 @@
 // (gram_rows_device.hpp); cosine rows (normalised) and the k-NN's are prepared on the host
 // (cpu/vector_rows.hpp). Pair lists leave either kernel batch by batch (PairTaker): to
 // RunOptions::pair_sink, each batch sorted by (i, j), or into Result::pairs, sorted at the end.
+// A band of a hybrid run goes to vector_band_runs.cpp, which runs it here over slices.
 #include <fmt/format.h>
 #include <omp.h>
 
@@ -112,6 +113,7 @@ std::string refuses_vectors_on_device(const Statistic& s) {
 }
 
 Result run_vectors_on_device(const VectorPlan& plan) {
+  if (plan.banded()) return run_band_on_device(plan);
   const Statistic& s = *plan.stat;
   const OutputKind out = s.output();
   const bool euclidean = s.metric == Metric::Euclidean;

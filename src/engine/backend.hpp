@@ -30,6 +30,12 @@ struct Plan {
   bool is_auto() const { return stat->traversal == Traversal::Auto; }
 };
 
+// Rows [begin, end) of a run's first set: the anchors of a band (engine/vector_bands.hpp).
+struct RowBand {
+  std::size_t begin = 0, end = 0;
+  std::size_t size() const { return end - begin; }
+};
+
 // A run over vectors (twobody/vectors.hpp), validated by make_vector_plan.
 struct VectorPlan {
   const Statistic* stat = nullptr;
@@ -44,7 +50,14 @@ struct VectorPlan {
   std::function<void(std::span<const PairRecord>)> pair_sink;
   std::function<void(double)> progress;
   std::string explanation;
+  // The anchors this run takes: all of `a` (make_vector_plan), or a band of it (the hybrid's
+  // share of work; Count, PerPoint, PairList and Nearest only). A band [r0, r1) runs the pairs
+  // (i, j) with i in it: cross, every j of b; auto, every j > i (each unordered pair of the whole
+  // run in exactly one band); Nearest, every partner of b (auto: of a, i itself excluded). Its
+  // Result is the band's piece, numbered as band_placement (vector_bands.hpp) places it.
+  RowBand band;
   bool is_auto() const { return stat->traversal == Traversal::Auto; }
+  bool banded() const { return band.begin != 0 || band.end != a->size(); }
 };
 
 // Distinct pairs a traversal evaluates: n(n-1)/2 for auto, na·nb for cross.
@@ -76,6 +89,9 @@ class Backend {
   virtual std::string refuses_vectors(const Statistic&) const { return "has no kernels for vectors yet"; }
   virtual Result run_vectors(const VectorPlan&) { throw Error(ErrorKind::Internal, name() + ": no vector kernels"); }
   virtual std::string describe_vectors(const VectorPlan&) const { return {}; }
+  // Why this backend does not run bands of `s` (VectorPlan::band; "" when it does, as the CPU):
+  // the hybrid backend then leaves it out of the run.
+  virtual std::string refuses_bands(const Statistic&) const { return {}; }
 };
 
 std::unique_ptr<Backend> make_cpu_backend();

@@ -42,7 +42,7 @@ void check_devices(const RunOptions& opt) {
 
 std::unique_ptr<Backend> select_backend(const std::string& name, int device) {
   if (name != "cpu" && name != "cuda" && name != "auto")
-    throw_config(fmt::format("unknown backend '{}' (auto, cpu or cuda)", name));
+    throw_config(fmt::format("unknown backend '{}' (auto, cpu, cuda or hybrid)", name));
   if (device >= 0 && simulated_devices() > 0) return make_cpu_backend();
   if (name == "cpu") return make_cpu_backend();
   if (name == "cuda") {

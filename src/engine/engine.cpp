@@ -8,6 +8,7 @@
 #include "twobody/detail/engine/device_distribution.hpp"
 #include "twobody/detail/engine/devices.hpp"
 #include "twobody/detail/engine/exact_sums.hpp"
+#include "twobody/detail/engine/hybrid_run.hpp"
 #include "twobody/error.hpp"
 #include "twobody/vectors.hpp"
 
@@ -73,6 +74,7 @@ Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const Ru
     if (opt.on_plan) opt.on_plan(r.info.plan);
     return r;
   }
+  if (opt.backend == "hybrid") return run_hybrid(stat, a, b, opt);
   check_devices(opt);
   std::string not_split;
   if (opt.devices.size() > 1) {
@@ -98,6 +100,7 @@ Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const Ru
 
 std::string explain(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt) {
   if (opt.distribution) return opt.distribution->explain(stat, a, b, opt);
+  if (opt.backend == "hybrid") return explain_hybrid(stat, a, b, opt);
   check_devices(opt);
   std::string not_split;
   if (opt.devices.size() > 1) {
@@ -151,6 +154,7 @@ Result run(const Statistic& stat, const VectorSet& a, const VectorSet* b, const 
     if (opt.on_plan) opt.on_plan(r.info.plan);
     return r;
   }
+  if (opt.backend == "hybrid") return run_hybrid(stat, a, b, opt);
   std::string fallback;
   auto backend = backend_for(stat, opt, fallback, true);
   const auto t0 = std::chrono::steady_clock::now();
@@ -168,12 +172,14 @@ std::string explain(const Statistic& stat, const VectorSet& a, const VectorSet* 
     const AsPoints p(a, b);
     return as_points_note(a.dim()) + "\n" + explain(stat, p.a, b ? &p.b : nullptr, opt);
   }
+  if (opt.backend == "hybrid") return explain_hybrid(stat, a, b, opt);
   std::string fallback;
   auto backend = backend_for(stat, opt, fallback, true);
   return plan_text(*backend, fallback, plan.explanation, backend->describe_vectors(plan));
 }
 
 std::string runs_on(const Statistic& stat, const RunOptions& opt) {
+  if (opt.backend == "hybrid") return "hybrid";
   std::string why;
   return backend_for(stat, opt, why)->name();
 }
@@ -181,7 +187,7 @@ std::string runs_on(const Statistic& stat, const RunOptions& opt) {
 void warm_up(const std::string& backend) { warm_up(backend, {}); }
 
 void warm_up(const std::string& backend, const std::vector<int>& devices) {
-  if (backend != "auto" && backend != "cuda") return;
+  if (backend != "auto" && backend != "cuda" && backend != "hybrid") return;
   try {
     if (simulated_devices() > 0) return;
     if (devices.empty()) {

@@ -3,6 +3,7 @@
 // r_max / refine wide, over the periodic box or the joint bounding box of both sets.
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <cmath>
 #include <cstdint>
 
@@ -78,8 +79,10 @@ inline GridGeometry make_grid_geometry(const Frame& frame, double rmax, const Bo
       extent[d] = frame.hi[d] - frame.lo[d];
     }
   }
-  // Coarsen uniformly until the cell count fits.
-  double w = target;
+  // Coarsen uniformly until the cell count fits. (A cutoff of eps = 0, the range [0, 2^-1074],
+  // over a refine of 2 or 3 rounds the target to 0, which no factor coarsens: start at the least
+  // normal width, still no narrower than the target.)
+  double w = std::max(target, std::numeric_limits<double>::min());
   for (;;) {
     g.total = 1;
     for (int d = 0; d < g.dim; ++d) {

@@ -110,6 +110,13 @@ Result empty_result(const Statistic& s, std::size_t n_a, std::size_t n_b) {
                           r.cols = n_b ? n_b : n_a;
                           r.matrix.assign(r.rows * r.cols, 0.0);
                         },
+                        [&](const reduce::Nearest& n) {
+                          const std::size_t k = n.k > 0 ? static_cast<std::size_t>(n.k) : 0;
+                          r.nearest.k = n.k;
+                          r.nearest.index.assign(n_a * k, 0);
+                          r.nearest.key.assign(n_a * k, 0.0);
+                          r.nearest.value.assign(n_a * k, 0.0);
+                        },
                         [](const auto&) {}},
              s.reduction);
   return r;
@@ -132,12 +139,7 @@ void merge_piece(const Statistic& s, Result& whole, const Result& piece, const P
           },
           [&](const reduce::PairList&) {
             whole.pairs.reserve(whole.pairs.size() + piece.pairs.size());
-            for (PairRecord p : piece.pairs) {
-              p.i = where.a.at(p.i);
-              p.j = where.b.at(p.j);
-              if (where.whole_is_auto && p.i > p.j) std::swap(p.i, p.j);
-              whole.pairs.push_back(p);
-            }
+            for (const PairRecord& p : piece.pairs) whole.pairs.push_back(place_pair(p, where));
           },
           [&](const reduce::Matrix&) {
             const std::size_t a0 = where.a.offset, b0 = where.b.offset;
@@ -148,6 +150,20 @@ void merge_piece(const Statistic& s, Result& whole, const Result& piece, const P
               for (std::size_t i = 0; i < piece.rows; ++i)
                 for (std::size_t j = 0; j < piece.cols; ++j)
                   whole.matrix[(b0 + j) * whole.cols + a0 + i] = piece.matrix[i * piece.cols + j];
+          },
+          [&](const reduce::Nearest&) {
+            // A piece holds whole lists (every partner) of some queries: placed, not merged.
+            const std::size_t k = static_cast<std::size_t>(std::max(piece.nearest.k, 0));
+            if (k == 0) return;
+            const std::size_t rows = piece.nearest.index.size() / k;
+            for (std::size_t q = 0; q < rows; ++q) {
+              const std::size_t to = where.a.at(q) * k, from = q * k;
+              for (std::size_t t = 0; t < k; ++t) {
+                whole.nearest.index[to + t] = where.b.at(piece.nearest.index[from + t]);
+                whole.nearest.key[to + t] = piece.nearest.key[from + t];
+                whole.nearest.value[to + t] = piece.nearest.value[from + t];
+              }
+            }
           },
           [](const auto&) {}},
       s.reduction);

@@ -5,6 +5,7 @@
 // that splits a run, so a new reduction is merged the same way everywhere.
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "twobody/points.hpp"
 #include "twobody/result.hpp"
@@ -28,6 +29,14 @@ struct PiecePlacement {
   bool piece_is_auto = false;  // the piece's second set is its first (no per_point_b, no mirror)
 };
 
+// A piece's pair in the whole run's indices (auto: i < j kept).
+inline PairRecord place_pair(PairRecord p, const PiecePlacement& where) {
+  p.i = where.a.at(p.i);
+  p.j = where.b.at(p.j);
+  if (where.whole_is_auto && p.i > p.j) std::swap(p.i, p.j);
+  return p;
+}
+
 // The reduction's requirements of the points (labels for jackknife regions, 3-D points for 2-D
 // bins, ...): Error(Config) or Error(Input) with the reason.
 void validate_reduction(const Statistic& s, const PointSet& a, const PointSet* b);
@@ -38,7 +47,8 @@ Result empty_result(const Statistic& s, std::size_t n_a, std::size_t n_b);
 
 // Adds a piece's result into the whole run's: counters and sums added bin by bin, per-point
 // arrays and pair lists moved to the whole run's indices (auto pairs keep i < j), a matrix block
-// placed (and, auto, mirrored below the diagonal). Floating sums are added as exact sums, so
+// placed (and, auto, mirrored below the diagonal), nearest-neighbour lists of the piece's queries
+// placed whole (a piece has every partner of its queries: a band). Floating sums are added as exact sums, so
 // pieces merged in any order give one result, bit for bit, once the caller has rounded them
 // (round_exact_sums, engine/exact_sums.hpp) at the end. Pair lists are appended unsorted: the
 // caller sorts once at the end.

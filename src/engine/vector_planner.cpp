@@ -84,6 +84,7 @@ VectorPlan make_vector_plan(const Statistic& s, const VectorSet& a, const Vector
   p.max_pairs = opt.max_pairs;
   p.pair_sink = opt.pair_sink;
   p.progress = opt.progress;
+  p.band = {0, a.size()};
   const OutputKind out = s.output();
   if (out == OutputKind::Nearest) {
     p.k = std::get<reduce::Nearest>(s.reduction).k;

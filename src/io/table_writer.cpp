@@ -33,7 +33,7 @@ TableFormat parse_table_format(const std::string& name) {
 nlohmann::json run_metadata(const Result& r) { return run_metadata(r.info); }
 
 nlohmann::json run_metadata(const RunInfo& info) {
-  return {{"version", kVersion},
+  nlohmann::json meta = {{"version", kVersion},
           {"backend", info.backend},
           {"device", info.device},
           {"threads", info.threads},
@@ -44,6 +44,15 @@ nlohmann::json run_metadata(const RunInfo& info) {
           {"pairs_per_second", info.seconds > 0 ? static_cast<double>(info.pairs_evaluated) / info.seconds : 0.0},
           {"pairs_settled_fp64", info.pairs_settled_fp64},
           {"plan", info.plan}};
+  // A hybrid run (--backend hybrid): each worker's share and their imbalance.
+  if (!info.workers.empty()) {
+    nlohmann::json workers = nlohmann::json::array();
+    for (const WorkerShare& w : info.workers)
+      workers.push_back({{"name", w.name}, {"bands", w.bands}, {"rows", w.rows}, {"pairs", w.pairs}, {"seconds", w.seconds}});
+    meta["workers"] = std::move(workers);
+    meta["load_imbalance"] = info.load_imbalance;
+  }
+  return meta;
 }
 
 Table binned_table(const BinnedResult& r) {

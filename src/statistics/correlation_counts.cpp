@@ -250,7 +250,8 @@ CorrelationCounts count_correlation(const Statistic& s, CorrelationSpace space, 
     p.t_label = lap(t);
     return p;
   };
-  const bool on_gpu = runs_on(counted, opt) != "cpu";
+  // (A hybrid run keeps the CPU busy too: no host work beside it, one count at a time.)
+  const bool on_gpu = runs_on(counted, opt) == "cuda";
   const bool overlap = !randoms.empty() && on_gpu;
   out.overlapped = overlap;
   // (A run split over devices keeps them all busy by itself.)

@@ -415,5 +415,19 @@ expect 4 'device 3 is not visible: this process sees 3 simulated devices' -- "${
 expect 4 'expected all or device indices' -- "$tb" sdh --data "$work/dev.txt" --nbins 8 --devices 0,one
 expect 4 'the backend is cpu' -- "$tb" sdh --data "$work/dev.txt" --nbins 8 --devices 0 --backend cpu
 
+# --backend hybrid: with TWOBODY_HYBRID_FAKE_GPU=1 the "GPU" worker is the CPU backend on one
+# thread, so the queue, bands and merge run here, and every output equals the CPU's; without a GPU
+# (and without the fake) the CPU runs alone and a note says so.
+"$tb" generate uniform -n 3000 --box 50 --seed 7 -o "$work/hyb.txt"
+hyb="TWOBODY_HYBRID_FAKE_GPU=1 TWOBODY_HYBRID_BAND_ROWS=5 TWOBODY_HYBRID_SLABS=6"
+check "join --backend hybrid equals the cpu (3-D: slab pairs)" "cmp -s <(\"$tb\" join --data \"$work/hyb.txt\" --eps 2 --backend cpu) <(env $hyb \"$tb\" join --data \"$work/hyb.txt\" --eps 2 --backend hybrid)"
+check "join --backend hybrid equals the cpu (cosine: bands of rows)" "cmp -s <(\"$tb\" join --data \"$work/hyb.txt\" --eps 0.001 --metric cosine --emit counts --backend cpu) <(env $hyb \"$tb\" join --data \"$work/hyb.txt\" --eps 0.001 --metric cosine --emit counts --backend hybrid)"
+check "knn --backend hybrid equals the cpu" "cmp -s <(\"$tb\" knn --data \"$work/hyb.txt\" -k 4 --backend cpu) <(env $hyb \"$tb\" knn --data \"$work/hyb.txt\" -k 4 --backend hybrid)"
+check "paircount --backend hybrid equals the cpu" "cmp -s <(\"$tb\" paircount --data \"$work/hyb.txt\" --rmax 10 --nbins 5 --backend cpu) <(env $hyb \"$tb\" paircount --data \"$work/hyb.txt\" --rmax 10 --nbins 5 --backend hybrid)"
+check "--backend hybrid --explain reports both workers and the imbalance" "env $hyb \"$tb\" knn --data \"$work/hyb.txt\" -k 4 --backend hybrid --explain 2>&1 >/dev/null | grep -q 'load imbalance'"
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+  expect 0 'hybrid found no GPU.*the CPU runs alone' -- "$tb" join --data "$work/hyb.txt" --eps 2 --emit total --backend hybrid
+fi
+
 echo "cli: $pass passed, $fail failed"
 [[ $fail -eq 0 ]]

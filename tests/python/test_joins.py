@@ -410,6 +410,37 @@ def test_cuda_equals_cpu(rng):
             np.testing.assert_array_equal(gd, cd)
 
 
+def test_hybrid_equals_cpu(rng, monkeypatch):
+    # Without a GPU: TWOBODY_HYBRID_FAKE_GPU makes the "GPU" worker the CPU backend on one thread,
+    # so the queue of bands, the merge and the report run; bands of 7 rows.
+    if not gpu_usable():
+        monkeypatch.setenv("TWOBODY_HYBRID_FAKE_GPU", "1")
+    monkeypatch.setenv("TWOBODY_HYBRID_BAND_ROWS", "7")
+    a = rng.normal(size=(300, 24))
+    b = rng.normal(size=(120, 24)).astype(np.float32)
+    for second in (None, b):
+        for emit in ("pairs", "counts", "total"):
+            cpu = tb.join(a, 4.5, data2=second, emit=emit, backend="cpu")
+            hyb = tb.join(a, 4.5, data2=second, emit=emit, backend="hybrid")
+            assert hyb.total == cpu.total
+            for name in ("i", "j", "distance", "counts", "counts2"):
+                if getattr(cpu, name, None) is not None:
+                    np.testing.assert_array_equal(getattr(hyb, name), getattr(cpu, name), err_msg=f"{emit} {name}")
+            if emit != "total":
+                assert hyb.meta["backend"] == "hybrid"
+                assert len(hyb.meta["workers"]) == 2
+                assert 0 <= hyb.meta["load_imbalance"] <= 1
+                assert sum(w["rows"] for w in hyb.meta["workers"]) == len(a)
+        cd, ci = tb.knn(a, 5, data2=second, backend="cpu")
+        hd, hi = tb.knn(a, 5, data2=second, backend="hybrid")
+        np.testing.assert_array_equal(hi, ci)
+        np.testing.assert_array_equal(hd, cd)
+    # 3-D: the point engine's slab pairs.
+    p = rng.uniform(0, 10, size=(2000, 3))
+    np.testing.assert_array_equal(tb.join(p, 0.4, emit="counts", backend="hybrid").counts,
+                                  tb.join(p, 0.4, emit="counts", backend="cpu").counts)
+
+
 def test_cli_join_streams_its_pairs_through_a_file(cli, tmp_path, rng):
     # `twobody join` spools the pairs to a temporary file as they are found and writes the output
     # from it: sorted by (i, j) when they fit the sort budget, else in the order found
