@@ -6,6 +6,7 @@
 #include <chrono>
 #include <mutex>
 #include <numeric>
+#include <optional>
 
 #include "twobody/detail/engine/devices.hpp"
 #include "twobody/detail/engine/exact_sums.hpp"
@@ -43,9 +44,10 @@ PointUnits point_units(const Statistic& stat, const PointSet& a, const PointSet*
                    [&](std::size_t x, std::size_t y) { return u.d.jobs[x].estimate > u.d.jobs[y].estimate; });
   for (std::size_t j : u.order) u.work.push_back(u.d.jobs[j].estimate);
   if (make) {
-    for (std::size_t c = 0; c < u.d.a.chunks(); ++c) u.slabs_a.push_back(u.d.a.make(a, c));
+    for (std::size_t c = 0; c < u.d.a.chunks(); ++c) u.slabs_a.push_back(u.d.a.make(a, u.d.a.begin[c], u.d.a.begin[c + 1]));
     if (b)
-      for (std::size_t c = 0; c < u.d.b.chunks(); ++c) u.slabs_b.push_back(u.d.b.make(*b, c));
+      for (std::size_t c = 0; c < u.d.b.chunks(); ++c)
+        u.slabs_b.push_back(u.d.b.make(*b, u.d.b.begin[c], u.d.b.begin[c + 1]));
   }
   return u;
 }
@@ -53,11 +55,11 @@ PointUnits point_units(const Statistic& stat, const PointSet& a, const PointSet*
 std::string hybrid_plan(const Plan& plan, const HybridCrew& crew, const HybridPolicy& policy, const PointUnits& u) {
   const auto autos = std::count_if(u.d.jobs.begin(), u.d.jobs.end(), [](const dist::PairJob& j) { return j.is_auto; });
   return fmt::format(
-      "backend: hybrid\n{}\n{}\nhybrid: {} cut into {} slabs along axis {} (equal counts); {} slab pairs within reach "
-      "({} auto, {} cross){}, ordered by estimated pairs; each an ordinary run on its worker's backend (the cpu, or "
+      "backend: hybrid\n{}\n{}\nhybrid: {} cut into {} slabs along axis {} (about equal counts); {} slab pairs within reach "
+      "({} auto, {} cross{}){}, ordered by estimated pairs; each an ordinary run on its worker's backend (the cpu, or "
       "the cuda backend with its fallbacks), on the whole run's sum grids",
       plan.explanation, describe_crew(crew, policy), u.d.cross ? "each set" : "the set", u.d.a.chunks(), u.d.a.axis,
-      u.d.jobs.size(), autos, static_cast<std::ptrdiff_t>(u.d.jobs.size()) - autos,
+      u.d.jobs.size(), autos, static_cast<std::ptrdiff_t>(u.d.jobs.size()) - autos, u.d.halo_text(),
       u.d.dropped ? fmt::format(", {} more beyond the reach {:.6g} dropped", u.d.dropped, u.d.reach) : "");
 }
 
@@ -95,13 +97,23 @@ Result run_hybrid(const Statistic& stat, const PointSet& a, const PointSet* b, c
     double done = 0;
     for (std::size_t q = take.first; q < take.last; ++q) {
       const dist::PairJob& job = u.d.jobs[u.order[q]];
-      const PointSet& x = u.slabs_a[job.a];
-      const PointSet* y = job.is_auto ? nullptr : u.d.cross ? &u.slabs_b[job.b] : &u.slabs_a[job.b];
+      // A whole slab as made above; a cross job's halo (part of a slab) copied for it alone.
+      std::optional<PointSet> halo_a, halo_b;
+      const auto part = [&](const dist::SlabChunks& cut, const std::vector<PointSet>& slabs, const PointSet& set,
+                            std::size_t c, std::size_t first, std::size_t last,
+                            std::optional<PointSet>& halo) -> const PointSet& {
+        if (first == cut.begin[c] && last == cut.begin[c + 1]) return slabs[c];
+        return halo.emplace(cut.make(set, first, last, std::max(1, w.threads)));
+      };
+      const PointSet& x = part(u.d.a, u.slabs_a, a, job.a, job.a_first, job.a_last, halo_a);
+      const PointSet* y = job.is_auto ? nullptr
+                          : u.d.cross ? &part(u.d.b, u.slabs_b, *b, job.b, job.b_first, job.b_last, halo_b)
+                                      : &part(u.d.a, u.slabs_a, a, job.b, job.b_first, job.b_last, halo_b);
       Statistic s = stat;
       s.traversal = job.is_auto ? Traversal::Auto : Traversal::Cross;
-      PiecePlacement where;  // a slab's points are in their sorted order: order[begin[c] + k]
-      where.a.order = u.d.a.order.data() + u.d.a.begin[job.a];
-      where.b.order = sb.order.data() + sb.begin[job.b];
+      PiecePlacement where;  // a job's points are at its positions: order[first + k]
+      where.a.order = u.d.a.order.data() + job.a_first;
+      where.b.order = sb.order.data() + job.b_first;
       where.whole_is_auto = !u.d.cross;
       where.piece_is_auto = job.is_auto;
       RunOptions o = local;
