@@ -16,6 +16,7 @@
 using namespace twobody;
 using testing_support::expect_same_result;
 using testing_support::fresh_seed;
+using testing_support::ScopedEnv;
 
 namespace {
 
@@ -45,17 +46,23 @@ void compare(const Statistic& s, const PointSet& a, const PointSet* b) {
   RunOptions cuda = testing_support::on("cuda"), cpu = testing_support::on("cpu");
   const Result one = run(s, a, b, cuda);
   const Result host = run(s, a, b, cpu);
-  for (const std::vector<int>& devices : device_lists()) {
-    SCOPED_TRACE("devices " + std::to_string(devices.size()));
-    RunOptions o = cuda;
-    o.devices = devices;
-    const Result many = run(s, a, b, o);
-    EXPECT_EQ(many.info.backend, "cuda") << many.info.plan;
-    EXPECT_NE(many.info.plan.find("devices: " + std::to_string(devices.size()) + " devices"), std::string::npos)
-        << many.info.plan;
-    expect_same_result(many, one);
-    expect_same_result(many, host);
-  }
+  // Both splits: the devices sharing the kernels' items (where the run takes shares) and pair jobs.
+  for (const char* split : {"items", "jobs"})
+    for (const std::vector<int>& devices : device_lists()) {
+      SCOPED_TRACE(std::string(split) + ", devices " + std::to_string(devices.size()));
+      const ScopedEnv mode("TWOBODY_DEVICE_SPLIT", split);
+      RunOptions o = cuda;
+      o.devices = devices;
+      const Result many = run(s, a, b, o);
+      EXPECT_EQ(many.info.backend, "cuda") << many.info.plan;
+      EXPECT_NE(many.info.plan.find("devices: " + std::to_string(devices.size()) + " devices"), std::string::npos)
+          << many.info.plan;
+      const bool shared = many.info.plan.find("ranges taken from one queue") != std::string::npos;
+      if (std::string(split) == "jobs" || s.output() == OutputKind::PairList) EXPECT_FALSE(shared) << many.info.plan;
+      else EXPECT_TRUE(shared) << many.info.plan;
+      expect_same_result(many, one);
+      expect_same_result(many, host);
+    }
 }
 
 Statistic histogram(Traversal t, Metric m, const Binning& bins) {

@@ -5,6 +5,7 @@
 // failure), and on a lattice whose pairs lie on the bin edges.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <random>
@@ -14,6 +15,7 @@
 #include "test_support.hpp"
 #include "twobody/correlation.hpp"
 #include "twobody/detail/engine/pair_jobs.hpp"
+#include "twobody/detail/engine/work_share.hpp"
 #include "twobody/engine.hpp"
 #include "twobody/generate.hpp"
 
@@ -341,4 +343,41 @@ TEST(DeviceDistribution, QueueIsLongestFirst) {
     ASSERT_GE(D.jobs[q[k - 1]].estimate, D.jobs[q[k]].estimate);
     if (D.jobs[q[k - 1]].estimate == D.jobs[q[k]].estimate) ASSERT_LT(q[k - 1], q[k]);
   }
+}
+
+// The shared items of one run (work_share.hpp): the ranges cover the items once, whichever
+// threads take them; a run of another item space takes none and leaves them to the others.
+TEST(WorkShare, RangesCoverTheItemsOnceAcrossThreads) {
+  for (const std::uint64_t items : {std::uint64_t{0}, std::uint64_t{5}, std::uint64_t{1000003}}) {
+    WorkShare share(24);
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> taken;
+    std::mutex m;
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+      threads.emplace_back([&] {
+        while (const auto r = share.next(42, items)) {
+          std::lock_guard<std::mutex> lock(m);
+          taken.push_back(*r);
+        }
+      });
+    for (std::thread& t : threads) t.join();
+    ASSERT_EQ(taken.size(), 24u);
+    std::sort(taken.begin(), taken.end());
+    std::uint64_t at = 0;
+    for (const auto& [b, e] : taken) {
+      ASSERT_EQ(b, at);
+      ASSERT_LE(b, e);
+      at = e;
+    }
+    EXPECT_EQ(at, items);
+    EXPECT_EQ(share.taken(), 24);
+  }
+  WorkShare share(4);
+  ASSERT_TRUE(share.next(7, 100));
+  EXPECT_FALSE(share.next(8, 100)) << "another item space";
+  EXPECT_FALSE(share.next(7, 99)) << "another item count";
+  EXPECT_EQ(share.taken_by(std::this_thread::get_id()), 1);
+  int more = 0;
+  while (share.next(7, 100)) ++more;
+  EXPECT_EQ(more, 3);
 }

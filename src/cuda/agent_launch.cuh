@@ -10,6 +10,7 @@
 #include "twobody/detail/cuda/cuda_check.hpp"
 #include "twobody/detail/cuda/device_info.hpp"
 #include "twobody/detail/engine/backend.hpp"
+#include "twobody/detail/engine/work_share.hpp"
 
 namespace twobody::cuda {
 
@@ -54,28 +55,68 @@ class AgentLaunch {
   // of pages (the first `resumed` tasks) after `begun` units were begun; `units` in all.
   unsigned long long begun = 0, resumed = 0, units = 1;
 
+  // Plan::share: the item space this run's choice gives (agent, items, layout), and the items
+  // this run took (the share's ranges; all of them without a share).
+  std::uint64_t signature = 0;
+  unsigned long long items_taken = 0;
+
   template <class Kernel, class... Extra>
   void operator()(Kernel kernel, int threads, std::size_t bytes, const char* name, const Extra&... extra) {
     // Uploads and memsets went to the legacy stream, which a non-blocking stream does not wait for.
     // (Not the whole device: another host thread's run may have its kernel in flight on its own
     // stream, and this run's set-up is what should overlap it.)
     TWOBODY_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
+    const unsigned long long items = args_.n_items;
+    if (!plan_.share) {
+      launch_range(kernel, threads, bytes, name, 0, items, true, extra...);
+      items_taken = items;
+      return;
+    }
+    // Several devices share the items: a launch a range taken, the outputs adding up on the
+    // device; the counters (settled pairs, evaluations) zeroed once.
+    bool first = true;
+    while (const auto range = plan_.share->next(signature, items)) {
+      launch_range(kernel, threads, bytes, name, range->first, range->second, first, extra...);
+      items_taken += range->second - range->first;
+      first = false;
+    }
+    args_.n_items = items;
+    if (first) {
+      TWOBODY_CUDA_CHECK(cudaMemsetAsync(counters_, 0, 2 * sizeof(unsigned long long), stream_));
+      TWOBODY_CUDA_CHECK(cudaMemsetAsync(evaluations_, 0, sizeof(unsigned long long), stream_));
+      TWOBODY_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    }
+  }
+
+ private:
+  // One launch over the items [begin, end): the work-item counter starts at `begin` (the kernels
+  // take items from it until `n_items`), the other counters zeroed on the first.
+  template <class Kernel, class... Extra>
+  void launch_range(Kernel kernel, int threads, std::size_t bytes, const char* name, unsigned long long begin,
+                    unsigned long long end, bool first, const Extra&... extra) {
     {
       std::lock_guard<std::mutex> lock(launch_mutex());
       TWOBODY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
       int per_sm = 0;
       TWOBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, bytes));
       const int blocks = std::max(1, per_sm) * info_.sms;
-      TWOBODY_CUDA_CHECK(cudaMemsetAsync(counters_, 0, 2 * sizeof(unsigned long long), stream_));
-      TWOBODY_CUDA_CHECK(cudaMemsetAsync(evaluations_, 0, sizeof(unsigned long long), stream_));
+      if (first) {
+        TWOBODY_CUDA_CHECK(cudaMemsetAsync(counters_, 0, 2 * sizeof(unsigned long long), stream_));
+        TWOBODY_CUDA_CHECK(cudaMemsetAsync(evaluations_, 0, sizeof(unsigned long long), stream_));
+      }
+      begin_ = begin;
+      if (begin != 0 || !first)
+        TWOBODY_CUDA_CHECK(cudaMemcpyAsync(counters_ + 1, &begin_, sizeof begin_, cudaMemcpyHostToDevice, stream_));
+      args_.n_items = end;
       kernel<<<blocks, threads, bytes, stream_>>>(args_, extra...);
       TWOBODY_CUDA_CHECK_LAUNCH(name);
     }
-    if (plan_.progress) report_progress();
+    if (plan_.progress && !plan_.share) report_progress();
     TWOBODY_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
- private:
+  unsigned long long begin_ = 0;  // the counter's first value, read by the copy in flight
+
   // While the kernel runs, a second stream reads the work-item counter so the caller's progress
   // callback sees how far the persistent grid has come.
   void report_progress() {

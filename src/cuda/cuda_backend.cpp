@@ -213,6 +213,14 @@ class CudaBackend final : public Backend {
     return fmt::format("takes at most {} bins{} (this histogram has {})", most, s.weighted ? " weighted" : "",
                        s.binning().nbins());
   }
+  // Every point run's kernels take their items through AgentLaunch, which honours Plan::share;
+  // not a pair list (its launches resume units) or a matrix (blocks placed), nor a run in chunks.
+  bool takes_shares(const Plan& p) const override {
+    const OutputKind o = p.stat->output();
+    if (o == OutputKind::PairList || o == OutputKind::Matrix || !refuses(*p.stat).empty()) return false;
+    const std::size_t chunk = chunk_points(p, kChunksInFlight);
+    return p.a->size() <= chunk && p.b->size() <= chunk;
+  }
   std::string refuses_vectors(const Statistic& s) const override { return refuses_vectors_on_device(s); }
   std::string refuses_bands(const Statistic& s) const override { return refuses_bands_on_device(s); }
   Result run_vectors(const VectorPlan& plan) override { return run_vectors_on_device(plan); }

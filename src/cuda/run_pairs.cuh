@@ -10,6 +10,7 @@
 //               launch until the output buffer has taken every pair (run_pair_list);
 //   collect     the outputs into a Result in the callers' order, the choice in its plan.
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -220,8 +221,34 @@ class PairRun {
     clock_.lap("tables");
     AgentLaunch<Args> launch(args_, plan_, info_, outputs_->counters.get(), outputs_->evaluations.get());
     launch.units = args_.n_items;
+    launch.signature = item_space();
     if constexpr (M == OutputMode::PairList) run_pair_list<M>(launch);
     else launch_agent<M, W, Means>(launch);
+    items_share_ = args_.n_items ? static_cast<double>(launch.items_taken) / static_cast<double>(args_.n_items) : 1.0;
+    if (plan_.share) {
+      char note[128];
+      std::snprintf(note, sizeof note, "; %llu of the %llu work items (%.1f%%) taken here, the rest by the other devices",
+                    launch.items_taken, static_cast<unsigned long long>(args_.n_items), 100 * items_share_);
+      share_note_ = note;
+    }
+  }
+
+  // What fixes the meaning of an item (Plan::share): the agent, the item count and the layout
+  // that cuts the pairs into items, hashed; devices whose choices differ take no common ranges.
+  std::uint64_t item_space() const {
+    std::uint64_t h = 1469598103934665603ull;
+    const auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+    mix(static_cast<std::uint64_t>(choice_.agent));
+    mix(args_.n_items);
+    mix(static_cast<std::uint64_t>(choice_.anchors_per_item));
+    mix(static_cast<std::uint64_t>(args_.chunks_per_row));
+    mix(static_cast<std::uint64_t>(choice_.threads));
+    if (choice_.grid()) {
+      mix(grid_.shape.total);
+      for (int d = 0; d < grid_.shape.dim; ++d) mix(static_cast<std::uint64_t>(grid_.shape.cells[d]));
+      mix(grid_.queue->evaluations);
+    }
+    return h;
   }
 
   // The choice into the agents' arguments: the traversal's sets and items, the outputs' layout.
@@ -343,13 +370,15 @@ class PairRun {
       return [set] { return set->order.download(); };
     };
     outputs_->collect(r, problem_, sorted(grid_.a.get()), sorted(grid_.b.get()));
+    // (Without a grid, the pairs of the items this run took, to the nearest pair.)
     r.info.pairs_evaluated =
-        grid ? earlier_evaluated_ + outputs_->evaluations.download()[0] : problem_.all_pairs();
+        grid ? earlier_evaluated_ + outputs_->evaluations.download()[0]
+             : static_cast<std::uint64_t>(std::llround(items_share_ * static_cast<double>(problem_.all_pairs())));
     r.info.pairs_settled_fp64 = earlier_settled_ + outputs_->counters.download()[0];
     r.info.threads = choice_.threads;
     clock_.lap("download");
     const std::string overrides = policy_.overrides();
-    r.info.plan = choice_.grid_why + resident_.note + list_note_ + choice_.notes +
+    r.info.plan = choice_.grid_why + resident_.note + list_note_ + choice_.notes + share_note_ +
                   (overrides.empty() ? "" : "; " + overrides) + "; phases: " + clock_.phases();
     return std::move(r);
   }
@@ -376,6 +405,8 @@ class PairRun {
   Result result_;
   std::string list_note_;
   std::uint64_t earlier_settled_ = 0, earlier_evaluated_ = 0;  // pair lists' launches before the last
+  double items_share_ = 1.0;  // of the items, those this run took (Plan::share)
+  std::string share_note_;
 };
 
 template <class F, class Exact>

@@ -11,6 +11,8 @@
 
 namespace twobody {
 
+class WorkShare;
+
 struct Plan {
   const Statistic* stat = nullptr;
   const PointSet* a = nullptr;
@@ -27,6 +29,10 @@ struct Plan {
   // The grids every floating sum of the run goes on (twobody/exact_sums.hpp): from the whole
   // input, or RunOptions::sum_grids for a piece of a split run.
   SumGrids grids;
+  // Several devices running this same plan share its work items (engine/work_share.hpp): this
+  // run's kernels take only the ranges they claim. Null: every item. Only for a backend whose
+  // takes_shares(plan) is true.
+  WorkShare* share = nullptr;
   bool is_auto() const { return stat->traversal == Traversal::Auto; }
 };
 
@@ -84,6 +90,9 @@ class Backend {
   // the 1-D histogram's output over the flat bins of a binned pair function
   // (engine/binned_pair_functions.hpp, plan.edges then holds 0, 1, ..., nbins).
   virtual std::string refuses(const Statistic&) const { return {}; }
+  // Whether run(plan) honours Plan::share: the whole plan in one set of launches over one item
+  // space (no chunks), and an output the devices' results add up to (not a pair list or matrix).
+  virtual bool takes_shares(const Plan&) const { return false; }
   // The same three for vector statistics (engine.hpp's run over VectorSet). A backend that has no
   // vector kernels for `s` says why, and the engine runs it on the CPU, which runs them all.
   virtual std::string refuses_vectors(const Statistic&) const { return "has no kernels for vectors yet"; }

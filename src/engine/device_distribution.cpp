@@ -19,6 +19,7 @@
 #include "twobody/detail/engine/pair_limit.hpp"
 #include "twobody/detail/engine/planner.hpp"
 #include "twobody/detail/engine/reductions.hpp"
+#include "twobody/detail/engine/work_share.hpp"
 #include "twobody/error.hpp"
 
 namespace twobody {
@@ -251,8 +252,24 @@ std::string why_not_split(const Statistic& stat, const RunOptions& opt) {
 
 namespace {
 
+// The mode of shared items (work_share.hpp) rather than pair jobs: real devices whose backend runs
+// this plan whole in one item space (a cutoff statistic's pair jobs would repeat their halos' cell
+// stencils and their fixed costs; the devices' copies of the sets cost one upload each, as on one
+// device). TWOBODY_DEVICE_SPLIT=jobs keeps the pair jobs (to compare).
+bool shares_items(const Plan& whole, const RunOptions& local) {
+  if (simulated_devices() > 0) return false;
+  if (const char* v = std::getenv("TWOBODY_DEVICE_SPLIT"); v && *v) {
+    const std::string mode = v;
+    if (mode == "jobs") return false;
+    if (mode != "items")
+      throw_config(fmt::format("TWOBODY_DEVICE_SPLIT={}: expected items (the default where it applies) or jobs", mode));
+  }
+  return select_backend(local.backend, local.devices.front())->takes_shares(whole);
+}
+
 // The options of the whole split run, its errors found first: the same as a run on one device.
-RunOptions whole_run_options(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt) {
+RunOptions whole_run_options(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt,
+                             bool* shares = nullptr) {
   RunOptions local = opt;
   local.distribution = nullptr;
   local.on_plan = nullptr;
@@ -260,7 +277,88 @@ RunOptions whole_run_options(const Statistic& stat, const PointSet& a, const Poi
   const Plan whole = make_plan(stat, a, b, local);
   // Every job's sums on the whole run's grids, so that they add exactly whatever the jobs.
   if (!local.sum_grids) local.sum_grids = whole.grids;
+  if (shares) *shares = shares_items(whole, local);
   return local;
+}
+
+std::string shared_line(std::size_t devices, int ranges) {
+  return fmt::format("devices: {} devices, a host thread each, each running the whole plan on its own copy of the sets "
+                     "(one upload and cell index a device, as on one device), the kernels' work items cut into {} ranges "
+                     "taken from one queue (a faster device takes more); the devices' outputs added on the whole run's "
+                     "exact-sum grids (the same bits as one device)",
+                     devices, ranges);
+}
+
+// Every device runs the whole plan, its kernels taking ranges of the items from one WorkShare.
+Result run_shared(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& local,
+                  Clock::time_point t0) {
+  const std::size_t W = local.devices.size();
+  WorkShare share(static_cast<int>(W) * kRangesPerDevice);
+  std::vector<std::optional<Result>> results(W);
+  JobsReport report;
+  report.devices.resize(W);
+  std::exception_ptr error;
+  std::mutex failing;
+  const auto work = [&](std::size_t w) {
+    const auto start = Clock::now();
+    DeviceShare& d = report.devices[w];
+    d.device = local.devices[w];
+    try {
+      RunOptions o = local;
+      o.devices = {local.devices[w]};
+      o.pair_sink = nullptr;
+      o.progress = nullptr;
+      if (o.threads == 0) o.threads = std::max(1, omp_get_num_procs() / static_cast<int>(W));
+      Plan plan = make_plan(stat, a, b, o);
+      plan.share = &share;
+      const auto backend = select_backend(o.backend, o.devices.front());
+      Result r = backend->run(plan);
+      r.exact.grids = plan.grids;
+      d.name = backend->device();
+      d.jobs = static_cast<std::size_t>(share.taken_by(std::this_thread::get_id()));
+      r.info.backend = backend->name();
+      r.info.plan = fmt::format("backend: {} ({})\n{}\n{}\nran: {}", backend->name(), backend->device(),
+                                plan.explanation, backend->describe(plan), r.info.plan);
+      results[w] = std::move(r);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(failing);
+      if (!error) error = std::current_exception();
+    }
+    d.busy = seconds_since(start);
+  };
+  std::vector<std::thread> threads;
+  try {
+    for (std::size_t w = 0; w < W; ++w) threads.emplace_back(work, w);
+  } catch (...) {
+    for (std::thread& t : threads) t.join();
+    throw;
+  }
+  for (std::thread& t : threads) t.join();
+  if (error) std::rethrow_exception(error);
+  if (share.taken() != share.ranges()) throw Error(ErrorKind::Internal, "run_shared: a range of work items was not taken");
+
+  Result out = empty_result(stat, a.size(), b ? b->size() : 0);
+  out.exact.grids = *local.sum_grids;
+  PiecePlacement whole;  // every device's result is the whole run's layout
+  whole.whole_is_auto = whole.piece_is_auto = b == nullptr;
+  for (std::size_t w = 0; w < W; ++w) merge_piece(stat, out, *results[w], whole);
+  out.exact.grids = *local.sum_grids;
+  round_exact_sums(out);
+  std::string names;
+  for (const DeviceShare& d : report.devices) names += fmt::format("{}{} ({})", names.empty() ? "" : ", ", d.device, d.name);
+  out.info.backend = results[0]->info.backend;
+  out.info.device = fmt::format("{} devices: {}", W, names);
+  out.info.threads = results[0]->info.threads;
+  out.info.n_a = a.size();
+  out.info.n_b = b ? b->size() : 0;
+  out.info.seconds = seconds_since(t0);
+  if (local.progress) local.progress(1.0);
+  // (The report's lines say "jobs": here each is a range of work items.)
+  std::string lines = report.describe("devices");
+  for (std::size_t at = 0; (at = lines.find(" jobs, busy", at)) != std::string::npos;) lines.replace(at, 11, " ranges, busy");
+  out.info.plan = shared_line(W, share.ranges()) + "\n" + lines + "\ndevices: the first device's plan:\n" +
+                  results[0]->info.plan;
+  return out;
 }
 
 std::string queue_line(std::size_t devices) {
@@ -274,7 +372,9 @@ std::string queue_line(std::size_t devices) {
 
 Result run_on_devices(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt) {
   const auto t0 = Clock::now();
-  const RunOptions local = whole_run_options(stat, a, b, opt);
+  bool shares = false;
+  const RunOptions local = whole_run_options(stat, a, b, opt, &shares);
+  if (shares) return run_shared(stat, a, b, local, t0);
   const int slabs = static_cast<int>(local.devices.size()) * kSlabsPerDevice;
   const dist::Decomposition D = dist::decompose(stat, a, b, 1, slabs);
   Result out = empty_result(stat, a.size(), b ? b->size() : 0);
@@ -299,7 +399,13 @@ Result run_on_devices(const Statistic& stat, const PointSet& a, const PointSet* 
 }
 
 std::string explain_on_devices(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt) {
-  RunOptions local = whole_run_options(stat, a, b, opt);
+  bool shares = false;
+  RunOptions local = whole_run_options(stat, a, b, opt, &shares);
+  if (shares) {
+    local.devices = {local.devices.front()};
+    return shared_line(opt.devices.size(), static_cast<int>(opt.devices.size()) * kRangesPerDevice) +
+           "\ndevices: each device runs:\n" + explain(stat, a, b, local);
+  }
   const dist::Decomposition D =
       dist::decompose(stat, a, b, 1, static_cast<int>(local.devices.size()) * kSlabsPerDevice);
   local.devices = {local.devices.front()};

@@ -1,5 +1,9 @@
 #pragma once
-// A run split over several devices of one process (RunOptions::devices): the pair jobs of
+// A run split over several devices of one process (RunOptions::devices). Where the device's
+// backend runs the plan whole in one item space (the CUDA backend's point statistics but pair
+// lists, in one piece), every device runs the whole plan on its own copy of the sets and the
+// kernels' work items are shared (work_share.hpp). Otherwise (pair lists, simulated devices, MPI
+// ranks' jobs), the pair jobs of
 // pair_jobs.hpp, one host thread a device, each taking the longest job left from one queue, so a
 // faster device takes more (the load follows the measured speed, not a model of it). Each job is
 // an ordinary engine run on that device's backend, on the whole run's sum grids; the results are
@@ -50,5 +54,10 @@ std::string explain_on_devices(const Statistic& stat, const PointSet& a, const P
 // Slabs per device: more let a faster device take more of the work and even out the last jobs,
 // fewer make larger jobs (each one a run: its upload, its cell index, its launches).
 constexpr int kSlabsPerDevice = 4;
+
+// Ranges of work items per device when the devices share one run's items (work_share.hpp): a
+// launch each, so a faster device takes more and the last ranges are short (the items come
+// heaviest first), at a launch's cost (microseconds) each.
+constexpr int kRangesPerDevice = 8;
 
 }  // namespace twobody
