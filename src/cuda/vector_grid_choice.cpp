@@ -68,16 +68,32 @@ VectorGridGeometry make_vector_grid_geometry(const cpu::DimStats& stats, double 
   VectorGridGeometry g;
   g.m = std::clamp(m, 1, std::min(kVectorGridMaxDims, static_cast<int>(order.size())));
   const double reach = pair_reach(hi);
-  // Cells a dimension at most, 2^floor(62 / m): the key's product stays below 2^62.
-  const double cap = std::ldexp(1.0, 62 / g.m);
+  // The key's 62 bits shared out: each dimension asks for the bits of its cells of the least
+  // width, the smallest askers served first, each at most an equal share of what is left; a
+  // dimension given fewer gets wider cells (exact still, less pruning).
+  int want[kVectorGridMaxDims] = {}, rank[kVectorGridMaxDims] = {};
+  double least[kVectorGridMaxDims] = {}, extent[kVectorGridMaxDims] = {};
   for (int t = 0; t < g.m; ++t) {
     const int k = order[static_cast<std::size_t>(t)];
-    const double extent = stats.hi[k] - stats.lo[k];
+    extent[t] = stats.hi[k] - stats.lo[k];
+    least[t] = reach + 0x1p-48 * extent[t];
+    const double cells = std::floor(extent[t] / least[t]) + 1;  // (inf / inf: never, least > 0)
+    want[t] = 0;
+    while (want[t] < 62 && std::ldexp(1.0, want[t]) < cells) ++want[t];
+    rank[t] = t;
+  }
+  std::stable_sort(rank, rank + g.m, [&](int x, int y) { return want[x] < want[y]; });
+  int budget = 62;
+  for (int r = 0; r < g.m; ++r) {
+    const int t = rank[r];
+    const int bits = std::min(want[t], budget / (g.m - r));
+    budget -= bits;
+    const double cap = std::ldexp(1.0, bits);
+    const int k = order[static_cast<std::size_t>(t)];
     g.dims[t] = k;
     g.origin[t] = stats.lo[k];
-    g.width[t] = std::max(reach + 0x1p-48 * extent, extent / cap);
-    const double cells = std::floor(extent / g.width[t]) + 1;  // (extent / width <= cap: no overflow)
-    g.cells[t] = static_cast<std::int64_t>(std::min(cells, cap));
+    g.width[t] = std::max(least[t], extent[t] / cap);
+    g.cells[t] = static_cast<std::int64_t>(std::min(std::floor(extent[t] / g.width[t]) + 1, cap));
   }
   g.stride[g.m - 1] = 1;
   for (int t = g.m - 1; t > 0; --t) g.stride[t - 1] = g.stride[t] * static_cast<std::uint64_t>(g.cells[t]);
