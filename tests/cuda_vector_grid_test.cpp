@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -172,6 +173,31 @@ TEST_F(CudaVectorGrid, TheChoiceAndALargerJoin) {
   const JoinResult no = similarity_join(mix, nullptr, o, grid);
   EXPECT_EQ(no.info.plan.find("ran: the vector grid"), std::string::npos) << no.info.plan;
   EXPECT_EQ(no.total, cpu.total);
+}
+
+TEST_F(CudaVectorGrid, ProgressAndCancellation) {
+  const auto seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const ScopedEnv grid("TWOBODY_VECTOR_GRID", "grid");
+  const VectorSet a = gaussian_vectors(40000, 9, rng);
+  JoinOptions o;
+  o.eps = 1.0;
+  o.output = JoinOutput::Counts;
+  RunOptions run = on("cuda");
+  int calls = 0;
+  run.progress = [&](double) { ++calls; };
+  const JoinResult gpu = similarity_join(a, nullptr, o, run);
+  EXPECT_NE(gpu.info.plan.find("ran: the vector grid on"), std::string::npos) << gpu.info.plan;
+  EXPECT_GT(calls, 1);
+  EXPECT_EQ(gpu.counts, similarity_join(a, nullptr, o, on("cpu")).counts);
+  run.progress = [](double) { throw std::runtime_error("stop"); };
+  EXPECT_THROW(similarity_join(a, nullptr, o, run), std::runtime_error);
+  o.output = JoinOutput::Pairs;
+  EXPECT_THROW(similarity_join(a, nullptr, o, run), std::runtime_error);
+  // The device is usable afterwards.
+  o.output = JoinOutput::Total;
+  EXPECT_EQ(similarity_join(a, nullptr, o, on("cuda")).total, gpu.total);
 }
 
 TEST_F(CudaVectorGrid, ClustersEqualTheRule) {

@@ -241,9 +241,9 @@ Planned plan_join(const VectorSet& a, const VectorSet* b, double eps, JoinOutput
   return p;
 }
 
+// As the CUDA backend asks (vector_runs.cpp): the Gram tiles weighed from d = 16.
 VectorGridChoice choose(const Planned& p, const TuningPolicy& policy = TuningPolicy::current()) {
-  const double pairs = static_cast<double>(pair_total(p.plan.a->size(), p.plan.b->size(), p.plan.is_auto()));
-  return choose_vector_grid(p.plan, policy, pairs * fp64_pair_seconds(policy, p.plan.a->dim()), "the float64 kernel");
+  return choose_vector_grid(p.plan, policy, p.plan.a->dim() >= policy.gram_min_dim);
 }
 
 }  // namespace
@@ -275,6 +275,27 @@ TEST(VectorGridChoice, ClustersTakeTheGridUniformHighDimensionsDoNot) {
   EXPECT_TRUE(u.applies) << u.why;
   EXPECT_FALSE(u.use) << u.why;
   EXPECT_NE(u.why.find("all pairs:"), std::string::npos) << u.why;
+}
+
+TEST(VectorGridChoice, TheGpuSuitesAllPairsCasesStayOnTheirKernels) {
+  const auto seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  // tests/cuda_join_pairs_test.cpp's progress case: 40 000 Gaussian rows in 16 dimensions, eps for
+  // 2·10^-4 of the pairs: the Gram tiles (eps is 2.4 standard deviations: most pairs are neighbours).
+  const VectorSet g16 = gaussian_vectors(40000, 16, rng);
+  const VectorGridChoice c = choose(plan_join(g16, nullptr, testing_support::eps_for(g16, Metric::Euclidean, 0.0002, 3000),
+                                              JoinOutput::Pairs));
+  EXPECT_TRUE(c.applies) << c.why;
+  EXPECT_FALSE(c.use) << c.why;
+  EXPECT_NE(c.why.find("the Gram tiles (unsettled)"), std::string::npos) << c.why;
+  // A precision requested keeps the grid out unless it is forced too.
+  const VectorSet mix = testing_support::gaussian_mixture(12000, 16, rng);
+  const ScopedEnv fp64("TWOBODY_VECTOR_PRECISION", "fp64");
+  const VectorGridChoice p = choose(plan_join(mix, nullptr, 1e-3));
+  EXPECT_FALSE(p.applies) << p.why;
+  EXPECT_NE(p.why.find("precision"), std::string::npos) << p.why;
+  EXPECT_TRUE(choose(plan_join(mix, nullptr, 1e-3, JoinOutput::Total, Metric::Euclidean, "grid")).use);
 }
 
 TEST(VectorGridChoice, OverridesAndRefusals) {

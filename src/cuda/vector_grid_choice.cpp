@@ -149,8 +149,7 @@ std::vector<VectorGridEstimate> estimate_vector_grid(const VectorSet& a, const V
   return out;
 }
 
-VectorGridChoice choose_vector_grid(const VectorPlan& plan, const TuningPolicy& policy, double all_pairs_seconds,
-                                    const std::string& all_pairs_name) {
+VectorGridChoice choose_vector_grid(const VectorPlan& plan, const TuningPolicy& policy, bool tiles) {
   using G = TuningPolicy::VectorGrid;
   VectorGridChoice c;
   const Statistic& s = *plan.stat;
@@ -182,6 +181,10 @@ VectorGridChoice choose_vector_grid(const VectorPlan& plan, const TuningPolicy& 
     c.why = "2^31 rows or more";
     return c;
   }
+  if (!c.forced && policy.vector_precision != TuningPolicy::VectorPrecision::Auto) {
+    c.why = "a precision was requested (an all-pairs kernel)";
+    return c;
+  }
   const std::uint64_t pairs = pair_total(plan.a->size(), plan.b->size(), plan.is_auto());
   if (!c.forced && static_cast<double>(pairs) < policy.sample_min_pairs) {
     c.why = fmt::format("{} pairs: too few for the vector grid to pay", pairs);
@@ -208,6 +211,13 @@ VectorGridChoice choose_vector_grid(const VectorPlan& plan, const TuningPolicy& 
                         : std::min_element(c.estimates.begin(), c.estimates.end(),
                                            [](const auto& x, const auto& y) { return x.seconds < y.seconds; });
   c.geometry = make_vector_grid_geometry(stats, hi, best->m, order);
+  // The cheapest all-pairs kernel: the float64 kernel, or the Gram tiles at their best (no pair
+  // left to settle).
+  const double fp64 = static_cast<double>(pairs) * fp64_pair_seconds(policy, d);
+  const double gram = static_cast<double>(pairs) * gram_pair_seconds(policy, d);
+  const bool gram_cheaper = tiles && gram < fp64;
+  const double all_pairs_seconds = gram_cheaper ? gram : fp64;
+  const std::string all_pairs_name = gram_cheaper ? "the Gram tiles (unsettled)" : "the float64 kernel";
   c.seconds_grid = best->seconds;
   c.seconds_all_pairs = all_pairs_seconds;
   c.seconds_choosing = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -55,9 +55,10 @@ struct VectorGridChoice {
   std::string why;  // for the plan
 };
 
-// `all_pairs_seconds`: the cheapest all-pairs kernel's estimate; `all_pairs_name` names it.
-VectorGridChoice choose_vector_grid(const VectorPlan& plan, const TuningPolicy& policy, double all_pairs_seconds,
-                                    const std::string& all_pairs_name);
+// `tiles`: the FP16 Gram tiles may run this join (else only the float64 kernel is weighed). A
+// precision forced (--precision, TWOBODY_VECTOR_PRECISION) asks for an all-pairs kernel: the grid
+// then runs only when forced itself.
+VectorGridChoice choose_vector_grid(const VectorPlan& plan, const TuningPolicy& policy, bool tiles);
 
 // The sample's estimates for each m (of `geometry(m)`), for tests and the choice.
 std::vector<VectorGridEstimate> estimate_vector_grid(const VectorSet& a, const VectorSet* b, const cpu::DimStats& stats,

@@ -28,7 +28,7 @@ namespace twobody::cuda {
 namespace {
 
 constexpr int kRefineThreads = 128;
-// Units a slab (a progress call between slabs).
+// Units a slab at most (a progress call between slabs: with a progress callback, at least 16 slabs).
 constexpr std::uint64_t kSlabUnits = std::uint64_t(1) << 20;
 
 struct RefineArgs {
@@ -245,8 +245,9 @@ VectorGridResult run_vector_grid(const VectorJoinInput& in, const VectorGridGeom
   const auto t1 = std::chrono::steady_clock::now();
   std::vector<PairRecord> batch;
   std::vector<ulonglong2> carried, was_carried;
-  for (std::uint64_t slab = 0; slab < grid.n_units; slab += kSlabUnits) {
-    const std::uint64_t end = std::min<std::uint64_t>(grid.n_units, slab + kSlabUnits);
+  const std::uint64_t slab_units = in.progress ? std::clamp<std::uint64_t>((grid.n_units + 15) / 16, 1, kSlabUnits) : kSlabUnits;
+  for (std::uint64_t slab = 0; slab < grid.n_units; slab += slab_units) {
+    const std::uint64_t end = std::min<std::uint64_t>(grid.n_units, slab + slab_units);
     std::uint64_t head = slab;
     carried.clear();
     for (;;) {

@@ -99,16 +99,6 @@ struct PairTaker {
   }
 };
 
-// The vector grid's choice for a Euclidean join: its estimate against the cheapest all-pairs
-// kernel's (the Gram tiles' without any settlement, where they may run).
-VectorGridChoice grid_choice(const VectorPlan& plan, const TuningPolicy& policy, const VectorPath& path) {
-  const double pairs = static_cast<double>(pair_total(plan.a->size(), plan.b->size(), plan.is_auto()));
-  const int d = plan.a->dim();
-  const double fp64 = pairs * fp64_pair_seconds(policy, d), gram = pairs * gram_pair_seconds(policy, d);
-  const bool tiles = path.gram && gram < fp64;
-  return choose_vector_grid(plan, policy, tiles ? gram : fp64, tiles ? "the Gram tiles (unsettled)" : "the float64 kernel");
-}
-
 // The join on the vector grid, its rows uploaded; false (and `refusal` set) when the grid gave up
 // (too many units), the rows then on the device for the float64 kernel.
 bool run_on_grid(const VectorPlan& plan, VectorJoinInput& in, const VectorGridChoice& grid, const TuningPolicy& policy,
@@ -200,7 +190,7 @@ Result run_vectors_on_device(const VectorPlan& plan) {
   DeviceGramSets rows;
   std::string grid_note;
   if (euclidean) {
-    const VectorGridChoice grid = grid_choice(plan, policy, path);
+    const VectorGridChoice grid = choose_vector_grid(plan, policy, path.gram);
     if (grid.use) {
       std::string refusal;
       if (run_on_grid(plan, in, grid, policy, rows, r, taker, refusal)) return r;
