@@ -320,7 +320,8 @@ std::string describe_vectors_on_device(const VectorPlan& plan) {
   const int d = plan.a->dim();
   using G = TuningPolicy::VectorGrid;
   const bool forced = policy.vector_grid == G::Grid || (policy.vector_grid == G::Auto && plan.path == "grid");
-  const bool off = policy.vector_grid == G::Off || (policy.vector_grid == G::Auto && plan.path == "brute");
+  const bool off = policy.vector_grid == G::Off || (policy.vector_grid == G::Auto && plan.path == "brute") ||
+                   (!forced && policy.vector_precision != TuningPolicy::VectorPrecision::Auto);
   if (s.metric != Metric::Euclidean || d < 9 || d > 64 || off ||
       (out != OutputKind::Reduction && out != OutputKind::PerPoint && out != OutputKind::PairList))
     return describe_all_pairs(plan);
