@@ -107,7 +107,9 @@ TEST_F(CudaJoins, ManySlabsProgressAndCancellation) {
   std::mt19937_64 rng(seed);
   SCOPED_TRACE("seed " + std::to_string(seed));
   // d = 9: above the point engine's 8 dimensions and below the Gram tiles' 16, so the float64
-  // join kernel runs, in slabs of tiles with a progress call between them.
+  // join kernel runs (the vector grid kept out: tests/cuda_vector_grid_test.cpp has its own), in
+  // slabs of tiles with a progress call between them.
+  const ScopedEnv no_grid("TWOBODY_VECTOR_GRID", "off");
   const VectorSet a = gaussian_vectors(40000, 9, rng);
   JoinOptions o;
   o.eps = 1.0;

@@ -1,6 +1,7 @@
 // The EGO order and tree of a vector set (ego_index.hpp).
 #include "twobody/detail/cpu/ego_index.hpp"
 
+#include "twobody/detail/cpu/dim_stats.hpp"
 #include "twobody/detail/cpu/vector_rows.hpp"
 
 #include <algorithm>
@@ -16,52 +17,6 @@
 namespace twobody::cpu {
 
 namespace {
-
-// Per-dimension least and greatest coordinate, mean and variance of a set, and whether every
-// coordinate is finite: one parallel pass.
-struct DimStats {
-  std::vector<double> lo, hi, sum, sum2;
-  std::size_t n = 0;
-  bool finite = true;
-
-  explicit DimStats(int d) : lo(d, HUGE_VAL), hi(d, -HUGE_VAL), sum(d, 0.0), sum2(d, 0.0) {}
-  void add(const VectorSet& v, int threads) {
-    const int d = v.dim();
-    const auto rows = static_cast<std::ptrdiff_t>(v.size());
-    bool bad = false;
-#pragma omp parallel num_threads(threads) reduction(|| : bad)
-    {
-      DimStats mine(d);
-      std::vector<double> r(static_cast<std::size_t>(d));
-#pragma omp for schedule(static)
-      for (std::ptrdiff_t i = 0; i < rows; ++i) {
-        v.row_f64(static_cast<std::size_t>(i), r.data());
-        for (int k = 0; k < d; ++k) {
-          const double x = r[static_cast<std::size_t>(k)];
-          bad = bad || !std::isfinite(x);
-          mine.lo[k] = std::min(mine.lo[k], x);
-          mine.hi[k] = std::max(mine.hi[k], x);
-          mine.sum[k] += x;
-          mine.sum2[k] += x * x;
-        }
-      }
-#pragma omp critical
-      for (int k = 0; k < d; ++k) {
-        lo[k] = std::min(lo[k], mine.lo[k]);
-        hi[k] = std::max(hi[k], mine.hi[k]);
-        sum[k] += mine.sum[k];
-        sum2[k] += mine.sum2[k];
-      }
-    }
-    n += v.size();
-    finite = finite && !bad;
-  }
-  // The variance only ranks the dimensions: its rounding does not matter.
-  double variance(int k) const {
-    const double m = sum[k] / static_cast<double>(n);
-    return sum2[k] / static_cast<double>(n) - m * m;
-  }
-};
 
 // Cells per dimension at most: cell indices stay far inside int32, and a dimension with a huge
 // extent against eps still sorts (a coarser cell there only prunes less).

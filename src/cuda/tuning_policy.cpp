@@ -65,6 +65,18 @@ TuningPolicy TuningPolicy::current(int sm) {
     p.gram_queue_pairs = static_cast<std::size_t>(positive(e, "TWOBODY_GRAM_QUEUE_PAIRS", 1ull << 30));
   if (const char* e = env("TWOBODY_GRAM_PAIR_BUFFER"))
     p.gram_pair_buffer = static_cast<std::size_t>(positive(e, "TWOBODY_GRAM_PAIR_BUFFER", 1ull << 30));
+  if (const char* e = env("TWOBODY_VECTOR_GRID")) {
+    const std::string v = e;
+    if (v != "auto" && v != "grid" && v != "off")
+      throw Error(ErrorKind::Config, "TWOBODY_VECTOR_GRID must be auto, grid or off");
+    p.vector_grid = v == "grid" ? VectorGrid::Grid : v == "off" ? VectorGrid::Off : VectorGrid::Auto;
+  }
+  if (const char* e = env("TWOBODY_VECTOR_GRID_DIMS"))
+    p.vector_grid_dims = static_cast<int>(positive(e, "TWOBODY_VECTOR_GRID_DIMS", 6));
+  if (const char* e = env("TWOBODY_VECTOR_GRID_PIECE"))
+    p.vector_grid_piece = static_cast<std::size_t>(positive(e, "TWOBODY_VECTOR_GRID_PIECE", 1ull << 20));
+  if (const char* e = env("TWOBODY_VECTOR_GRID_PAIRS"))
+    p.vector_grid_pairs = static_cast<std::size_t>(positive(e, "TWOBODY_VECTOR_GRID_PAIRS", 1ull << 30));
   if (const char* e = env("TWOBODY_CUDA_CHUNK_POINTS"))
     p.chunk_points = static_cast<std::size_t>(std::max(1LL, std::atoll(e)));
   if (const char* e = env("TWOBODY_KNN_SLAB_QUERIES"))
@@ -96,6 +108,10 @@ std::string TuningPolicy::overrides() const {
     add(vector_precision == VectorPrecision::Fp64 ? "vector joins in float64" : "vector joins on FP16 Gram tiles");
   if (gram_queue_pairs != d.gram_queue_pairs) add(fmt::format("a Gram settle queue of {} pairs", gram_queue_pairs));
   if (gram_pair_buffer != d.gram_pair_buffer) add(fmt::format("a Gram pair buffer of {} pairs", gram_pair_buffer));
+  if (vector_grid != d.vector_grid) add(vector_grid == VectorGrid::Grid ? "the vector grid forced" : "no vector grid");
+  if (vector_grid_dims) add(fmt::format("a vector grid of {} dimensions", vector_grid_dims));
+  if (vector_grid_piece != d.vector_grid_piece) add(fmt::format("vector grid units of {} partners", vector_grid_piece));
+  if (vector_grid_pairs != d.vector_grid_pairs) add(fmt::format("a vector grid pair buffer of {} pairs", vector_grid_pairs));
   if (chunk_points) add(fmt::format("chunks of {} points", chunk_points));
   if (knn_slab_queries) add(fmt::format("k-NN slabs of at most {} queries", knn_slab_queries));
   if (gram_knn_capacity) add(fmt::format("Gram k-NN lists of {} entries", gram_knn_capacity));

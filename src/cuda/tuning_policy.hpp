@@ -69,6 +69,28 @@ struct TuningPolicy {
   // on the device with the compacted copy. Tests force a tiny one.
   std::size_t gram_pair_buffer = std::size_t(1) << 22;
 
+  // The vector grid (vector_grid.hpp) for Euclidean joins at 9 <= d <= 64: TWOBODY_VECTOR_GRID
+  // =grid forces it (where it applies), =off keeps it out, auto lets the estimates choose
+  // (vector_grid_choice.hpp); it wins over the run's --path, as TWOBODY_CPU_JOIN does on the CPU.
+  enum class VectorGrid { Auto, Grid, Off } vector_grid = VectorGrid::Auto;
+  int vector_grid_dims = 0;  // TWOBODY_VECTOR_GRID_DIMS=1..6: the grid's dimensions (0: the estimates')
+  // Partners a unit of the grid's refine holds at most (TWOBODY_VECTOR_GRID_PIECE): a run of
+  // neighbour cells longer than this is cut, so that no warp holds a heavy cell's work alone.
+  std::size_t vector_grid_piece = 4096;
+  // Pairs the grid's pair-list buffer holds (TWOBODY_VECTOR_GRID_PAIRS): a launch that fills it
+  // stops and the next resumes its units where they stopped (tests force a tiny one).
+  std::size_t vector_grid_pairs = std::size_t(1) << 22;
+  // Units (query chunk x piece of a run) the grid may list at most (16 bytes each, and the sort's
+  // keys): beyond, the run falls back to the brute force and says why.
+  std::size_t vector_grid_max_units = std::size_t(1) << 28;
+  // The grid's cost model, predictions until measured on the H100: a candidate pair costs
+  // grid_pair_factor float64 kernel pairs (its partner rows read per lane from L1, where the tiles
+  // reuse a register tile 4 x 4), a neighbour run two binary searches of about 25 dependent loads
+  // (grid_lookup_seconds each run), and the index a sort and a gather a row.
+  double grid_pair_factor = 2.0;
+  double grid_lookup_seconds = 1 / 2e9;
+  double grid_row_seconds = 2e-9;
+
   // Points a set may have in one launch, at most (TWOBODY_CUDA_CHUNK_POINTS; 0: by device memory).
   std::size_t chunk_points = 0;
 

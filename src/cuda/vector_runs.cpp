@@ -18,6 +18,8 @@
 #include "twobody/detail/cuda/gram_tiles.hpp"
 #include "twobody/detail/cuda/tuning_policy.hpp"
 #include "twobody/detail/cuda/vector_choice.hpp"
+#include "twobody/detail/cuda/vector_grid.hpp"
+#include "twobody/detail/cuda/vector_grid_choice.hpp"
 #include "twobody/detail/cuda/vector_join.hpp"
 #include "twobody/detail/cuda/vector_knn.hpp"
 #include "twobody/detail/engine/backend.hpp"
@@ -98,6 +100,45 @@ struct PairTaker {
   }
 };
 
+// The join on the vector grid, its rows uploaded; false (and `refusal` set) when the grid gave up
+// (too many units), the rows then on the device for the float64 kernel.
+bool run_on_grid(const VectorPlan& plan, VectorJoinInput& in, const VectorGridChoice& grid, const TuningPolicy& policy,
+                 DeviceGramSets& rows, Result& r, const PairTaker& taker, std::string& refusal) {
+  GramPreparation how;
+  how.gram = false;
+  const auto t0 = std::chrono::steady_clock::now();
+  rows = prepare_gram_rows_on_device(*plan.a, plan.is_auto() ? nullptr : plan.b, how);
+  const double upload = seconds_since(t0);
+  in.device_a = rows.a.rule.get();
+  in.device_b = plan.is_auto() ? in.device_a : rows.b.rule.get();
+  VectorGridResult v = run_vector_grid(in, grid.geometry, policy);
+  if (!v.refusal.empty()) {
+    refusal = v.refusal;
+    return false;
+  }
+  const OutputKind out = plan.stat->output();
+  if (out == OutputKind::Reduction) r.counts = {v.total};
+  if (out == OutputKind::PerPoint) {
+    r.per_point_a.counts = std::move(v.count_a);
+    r.per_point_b.counts = std::move(v.count_b);
+  }
+  if (out == OutputKind::PairList && !plan.pair_sink) std::sort(r.pairs.begin(), r.pairs.end(), pair_order);
+  const std::uint64_t all = r.info.pairs_evaluated;
+  r.info.pairs_evaluated = v.candidates;
+  r.info.plan = fmt::format(
+      "the vector grid on {}: {} chunks, {} units, {} candidate pairs ({:.3g}% of {}) by the rule in float64; "
+      "rows uploaded {:.4f} s, index {:.4f} s, refine {:.4f} s{}; chosen: {}",
+      describe_vector_grid_geometry(grid.geometry), v.chunks, v.units, v.candidates,
+      100.0 * static_cast<double>(v.candidates) / static_cast<double>(std::max<std::uint64_t>(all, 1)), all, upload,
+      v.index_seconds, v.kernel_seconds,
+      out == OutputKind::PairList
+          ? fmt::format("; a pair buffer of {} pairs, {} launches ({} after a full buffer){}", v.buffer_pairs, v.launches,
+                        v.resumed, taker.note())
+          : std::string(),
+      grid.why);
+  return true;
+}
+
 }  // namespace
 
 std::string refuses_vectors_on_device(const Statistic& s) {
@@ -148,13 +189,23 @@ Result run_vectors_on_device(const VectorPlan& plan) {
   const TuningPolicy policy = policy_for(plan);
   const VectorPath path = choose_vector_path(plan, policy);
   std::string fallback = path.why_not;
+  DeviceGramSets rows;
+  std::string grid_note;
+  if (euclidean) {
+    const VectorGridChoice grid = choose_vector_grid(plan, policy, path.gram);
+    if (grid.use) {
+      std::string refusal;
+      if (run_on_grid(plan, in, grid, policy, rows, r, taker, refusal)) return r;
+      fallback = refusal;  // the rows are on the device, for the float64 kernel only
+    }
+    grid_note = grid.applies ? "; " + grid.why : "; no vector grid: " + grid.why;
+  }
 
   // Euclidean rows: uploaded as stored and prepared on the device, while another host thread
   // samples the pairs for the precision choice (the upload from pageable memory holds this one).
-  DeviceGramSets rows;
   PrecisionChoice choice;
   std::string prepared;
-  if (euclidean) {
+  if (euclidean && !rows.a.rule.size()) {
     double choice_seconds = 0;
     std::future<PrecisionChoice> chosen;
     if (path.gram)
@@ -190,6 +241,7 @@ Result run_vectors_on_device(const VectorPlan& plan) {
         "distance by the rule; a buffer of {} pairs, {} tile launches ({} resuming tiles stopped by a full buffer){}; "
         "kernels {:.4f} s{}{}",
         g.settled, g.buffer_pairs, g.launches, g.resumed, taker.note(), g.kernel_seconds, prepared, choice_note);
+    r.info.plan += grid_note;
     return r;
   }
   if (path.gram && fallback.empty()) {
@@ -206,6 +258,7 @@ Result run_vectors_on_device(const VectorPlan& plan) {
                                        g.queue_capacity)
                          : "",
         g.kernel_seconds, prepared, choice_note);
+    r.info.plan += grid_note;
     return r;
   }
   VectorJoinResult j = run_vector_join(in);
@@ -218,12 +271,14 @@ Result run_vectors_on_device(const VectorPlan& plan) {
   // Pairs: each slab with pairs is evaluated twice (counted, then written).
   r.info.pairs_evaluated *= out == OutputKind::PairList && j.total > 0 ? 2 : 1;
   r.info.plan = fmt::format("float64 join kernel{}: {:.4f} s{}{}", fallback.empty() ? "" : " (" + fallback + ")",
-                            j.kernel_seconds, out == OutputKind::PairList ? taker.note() : "", prepared);
+                            j.kernel_seconds, out == OutputKind::PairList ? taker.note() : "", prepared) +
+                grid_note;
   return r;
 }
 
-std::string describe_vectors_on_device(const VectorPlan& plan) {
-  if (plan.stat->output() == OutputKind::Nearest) return describe_nearest_on_device(plan);
+namespace {
+
+std::string describe_all_pairs(const VectorPlan& plan) {
   const TuningPolicy policy = policy_for(plan);
   const VectorPath path = choose_vector_path(plan, policy);
   const std::string overrides = policy.overrides();
@@ -255,6 +310,36 @@ std::string describe_vectors_on_device(const VectorPlan& plan) {
       "to {} x {} pairs measures how many the FP16 bound leaves undecided; the run's plan gives that fraction and both "
       "estimates): (1) {}; (2) {}{}",
       fmt::format("{:.3g}", policy.sample_min_pairs), policy.sample_queries, policy.sample_partners, gram, fp64, tail);
+}
+
+}  // namespace
+
+std::string describe_vectors_on_device(const VectorPlan& plan) {
+  if (plan.stat->output() == OutputKind::Nearest) return describe_nearest_on_device(plan);
+  const Statistic& s = *plan.stat;
+  const OutputKind out = s.output();
+  const TuningPolicy policy = policy_for(plan);
+  const int d = plan.a->dim();
+  using G = TuningPolicy::VectorGrid;
+  const bool forced = policy.vector_grid == G::Grid || (policy.vector_grid == G::Auto && plan.path == "grid");
+  const bool off = policy.vector_grid == G::Off || (policy.vector_grid == G::Auto && plan.path == "brute") ||
+                   (!forced && policy.vector_precision != TuningPolicy::VectorPrecision::Auto);
+  if (s.metric != Metric::Euclidean || d < 9 || d > 64 || off ||
+      (out != OutputKind::Reduction && out != OutputKind::PerPoint && out != OutputKind::PairList))
+    return describe_all_pairs(plan);
+  return fmt::format(
+      "cuda: the vector grid {}: cells of width >= eps (float64, proven never to drop a pair within eps) on the m <= 6 "
+      "dimensions of largest variance, m from a sample of the pairs; both sets sorted by cell key on the device (CUB "
+      "radix sort) and gathered into that order; each cell's rows in chunks of <= 32, a chunk's neighbour cells as runs "
+      "along the last grid dimension found by binary search in the sorted keys ({}); units (chunk x run piece of <= {} "
+      "partners) heaviest first through a work queue of persistent warps, a query's partners split over 32/Q' lanes, "
+      "every candidate's key by the rule in float64 (stored order, no FMA){}. Otherwise: {}",
+      forced ? "(forced)" : "where its estimate beats every all-pairs kernel's (the run's plan gives both)",
+      plan.is_auto() ? "the half shell: LID-UNICOMP, each pair once" : "the full 3^m shell", policy.vector_grid_piece,
+      out == OutputKind::PairList ? fmt::format("; pairs through a buffer of {} pairs, resumed where a full buffer stopped",
+                                                policy.vector_grid_pairs)
+                                  : "",
+      describe_all_pairs(plan));
 }
 
 }  // namespace twobody::cuda
