@@ -26,7 +26,7 @@ constexpr int kThreads = 2;
 
 // Keys in [0, eps], as a join asks (the last edge the next double above eps²).
 PrecisionChoice choose_join(const VectorSet& a, const VectorSet* b, double eps, const TuningPolicy& p = {}) {
-  return choose_precision(a, b, 0.0, std::nextafter(eps * eps, HUGE_VAL), p, kThreads);
+  return choose_precision(a, b, 0.0, std::nextafter(eps * eps, HUGE_VAL), Metric::Euclidean, p, kThreads);
 }
 
 // Two clusters 2000 apart with a spread of 10^-3: the pairs within a cluster are 10^-3 apart
@@ -110,7 +110,7 @@ TEST(VectorChoice, UndecidedFractionMatchesAnIndependentCountAtBothEdges) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   constexpr int d = 20;
   const VectorSet l = lattice_vectors(12000, d, rng);  // 7.2e7 pairs: sampled
-  const PrecisionChoice c = choose_precision(l, nullptr, 9.0, 25.0, TuningPolicy{}, kThreads);
+  const PrecisionChoice c = choose_precision(l, nullptr, 9.0, 25.0, Metric::Euclidean, TuningPolicy{}, kThreads);
   ASSERT_TRUE(c.sampled) << c.why;
   std::vector<double> x(d), y(d);
   std::uint64_t all = 0, at_edges = 0;

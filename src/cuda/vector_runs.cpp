@@ -1,9 +1,9 @@
 // The CUDA backend's statistics over vectors: the kernel chosen — the FP16 Gram tiles
-// (gram_tiles.hpp) for Euclidean counts and pair lists when they apply and pay (vector_choice.hpp),
-// else the float64 join kernel (vector_join.hpp) — on the rows as the rule reads them, and the
-// result in the engine's layout. Euclidean rows are uploaded as stored and prepared on the device
-// (gram_rows_device.hpp); cosine rows (normalised) and the k-NN's are prepared on the host
-// (cpu/vector_rows.hpp). Pair lists leave either kernel batch by batch (PairTaker): to
+// (gram_tiles.hpp) for Euclidean and cosine counts and pair lists when they apply and pay
+// (vector_choice.hpp), else the float64 join kernel (vector_join.hpp) — on the rows as the rule
+// reads them, and the result in the engine's layout. Rows are uploaded as stored and prepared on
+// the device (gram_rows_device.hpp: promoted, for the cosine distance normalised); the k-NN's
+// path is knn_runs.cpp's. Pair lists leave either kernel batch by batch (PairTaker): to
 // RunOptions::pair_sink, each batch sorted by (i, j), or into Result::pairs, sorted at the end.
 #include <fmt/format.h>
 #include <omp.h>
@@ -12,7 +12,6 @@
 #include <chrono>
 #include <future>
 
-#include "twobody/detail/cpu/vector_rows.hpp"
 #include "twobody/detail/cuda/gram_rows_device.hpp"
 #include "twobody/detail/cuda/gram_tiles.hpp"
 #include "twobody/detail/cuda/tuning_policy.hpp"
@@ -25,17 +24,6 @@
 namespace twobody::cuda {
 
 namespace {
-
-// The set's rows as the rule reads them, contiguous float64 (one upload).
-std::vector<double> rule_rows(const VectorSet& v, Metric m, int threads, const char* which) {
-  const cpu::RuleRows rows(v, m, threads, which);
-  const std::size_t dim = static_cast<std::size_t>(v.dim());
-  std::vector<double> out(v.size() * dim);
-  const auto n = static_cast<std::ptrdiff_t>(v.size());
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (std::ptrdiff_t i = 0; i < n; ++i) rows.load(static_cast<std::size_t>(i), out.data() + static_cast<std::size_t>(i) * dim);
-  return out;
-}
 
 // The policy of this run: the run's precision (RunOptions::precision), when not auto, over the
 // environment's.
@@ -60,7 +48,6 @@ VectorPath choose_vector_path(const VectorPlan& plan, const TuningPolicy& policy
   using P = TuningPolicy::VectorPrecision;
   if (policy.vector_precision == P::Fp64)
     return {false, plan.precision == "fp64" ? "precision fp64 requested" : "TWOBODY_VECTOR_PRECISION=fp64"};
-  if (s.metric == Metric::Cosine) return {false, "cosine distances have no Gram tiles yet"};
   if (s.output() != OutputKind::Reduction && s.output() != OutputKind::PerPoint && s.output() != OutputKind::PairList)
     return {false, "not a count or a pair list"};
   if (std::max(plan.a->size(), plan.b->size()) >= (std::size_t(1) << 31)) return {false, "2^31 rows or more"};
@@ -114,22 +101,14 @@ std::string refuses_vectors_on_device(const Statistic& s) {
 Result run_vectors_on_device(const VectorPlan& plan) {
   const Statistic& s = *plan.stat;
   const OutputKind out = s.output();
-  const bool euclidean = s.metric == Metric::Euclidean;
-  // The cosine distance's rows (normalised) and the k-NN's: on the host, as the rule reads them.
-  std::vector<double> host_a, host_b;
-  if (!euclidean || out == OutputKind::Nearest) {
-    host_a = rule_rows(*plan.a, s.metric, plan.threads, plan.is_auto() ? "" : "first set: ");
-    if (!plan.is_auto()) host_b = rule_rows(*plan.b, s.metric, plan.threads, "second set: ");
-    if (out == OutputKind::Nearest) return run_nearest_on_device(plan, host_a, host_b);
-  }
+  const bool cosine = s.metric == Metric::Cosine;
+  if (out == OutputKind::Nearest) return run_nearest_on_device(plan, policy_for(plan));
   VectorJoinInput in;
-  in.a = host_a.data();
-  in.b = plan.is_auto() ? host_a.data() : host_b.data();
   in.na = plan.a->size();
   in.nb = plan.b->size();
   in.dim = plan.a->dim();
   in.is_auto = plan.is_auto();
-  in.cosine = !euclidean;
+  in.cosine = cosine;
   in.lo = plan.edges.lo();
   in.hi = plan.edges.hi();
   in.max_pairs = plan.max_pairs;
@@ -147,36 +126,43 @@ Result run_vectors_on_device(const VectorPlan& plan) {
   const VectorPath path = choose_vector_path(plan, policy);
   std::string fallback = path.why_not;
 
-  // Euclidean rows: uploaded as stored and prepared on the device, while another host thread
-  // samples the pairs for the precision choice (the upload from pageable memory holds this one).
-  DeviceGramSets rows;
+  // The rows: uploaded as stored and prepared on the device (the cosine distance's normalised
+  // there), while another host thread samples the pairs for the precision choice (the upload from
+  // pageable memory holds this one).
   PrecisionChoice choice;
-  std::string prepared;
-  if (euclidean) {
-    double choice_seconds = 0;
-    std::future<PrecisionChoice> chosen;
-    if (path.gram)
-      chosen = std::async(std::launch::async, [&] {
-        const auto t = std::chrono::steady_clock::now();
-        PrecisionChoice c = choose_precision(*plan.a, plan.is_auto() ? nullptr : plan.b, in.lo, in.hi, policy, plan.threads);
-        choice_seconds = seconds_since(t);
-        return c;
-      });
-    GramPreparation how;
-    how.gram = path.gram;
-    const auto t0 = std::chrono::steady_clock::now();
+  double choice_seconds = 0;
+  std::future<PrecisionChoice> chosen;
+  if (path.gram)
+    chosen = std::async(std::launch::async, [&] {
+      const auto t = std::chrono::steady_clock::now();
+      PrecisionChoice c = choose_precision(*plan.a, plan.is_auto() ? nullptr : plan.b, in.lo, in.hi, s.metric, policy,
+                                           plan.threads);
+      choice_seconds = seconds_since(t);
+      return c;
+    });
+  GramPreparation how;
+  how.gram = path.gram;
+  how.cosine = cosine;
+  const auto t0 = std::chrono::steady_clock::now();
+  DeviceGramSets rows;
+  try {
     rows = prepare_gram_rows_on_device(*plan.a, plan.is_auto() ? nullptr : plan.b, how);
-    const double prepare_seconds = seconds_since(t0);
-    if (path.gram) choice = chosen.get();
-    prepared = fmt::format("; rows {} on the device {:.4f} s (their upload {:.4f} s)",
-                           path.gram ? "prepared" : "uploaded and promoted", prepare_seconds, rows.upload_seconds);
-    if (path.gram) {
-      fallback = !rows.refusal.empty() ? rows.refusal : choice.gram ? "" : choice.why;
-      prepared += fmt::format(" (the precision choice {:.4f} s on another host thread meanwhile)", choice_seconds);
-    }
-    in.device_a = rows.a.rule.get();
-    in.device_b = plan.is_auto() ? in.device_a : rows.b.rule.get();
+  } catch (...) {
+    if (chosen.valid()) chosen.wait();  // (the sampling thread reads the plan's sets)
+    throw;
   }
+  const double prepare_seconds = seconds_since(t0);
+  if (path.gram) choice = chosen.get();
+  std::string prepared =
+      fmt::format("; rows {} on the device {:.4f} s (their upload {:.4f} s)",
+                  path.gram ? "prepared" : cosine ? "uploaded, promoted and normalised" : "uploaded and promoted",
+                  prepare_seconds, rows.upload_seconds);
+  if (path.gram) {
+    fallback = !rows.refusal.empty() ? rows.refusal : choice.gram ? "" : choice.why;
+    prepared += fmt::format(" (the precision choice {:.4f} s on another host thread meanwhile)", choice_seconds);
+  }
+  in.device_a = rows.a.rule.get();
+  in.device_b = plan.is_auto() ? in.device_a : rows.b.rule.get();
   const std::string choice_note = path.gram && fallback.empty() && choice.sampled ? "; chosen by " + choice.why : "";
 
   if (path.gram && fallback.empty() && out == OutputKind::PairList) {
@@ -221,8 +207,8 @@ Result run_vectors_on_device(const VectorPlan& plan) {
 }
 
 std::string describe_vectors_on_device(const VectorPlan& plan) {
-  if (plan.stat->output() == OutputKind::Nearest) return describe_nearest_on_device(plan);
   const TuningPolicy policy = policy_for(plan);
+  if (plan.stat->output() == OutputKind::Nearest) return describe_nearest_on_device(plan, policy);
   const VectorPath path = choose_vector_path(plan, policy);
   const std::string overrides = policy.overrides();
   const std::string tail = overrides.empty() ? "" : "; " + overrides;
@@ -233,16 +219,20 @@ std::string describe_vectors_on_device(const VectorPlan& plan) {
       "each, rows staged 16 coordinates at a time in order{}",
       plan.is_auto() ? " (the triangle's tiles only)" : "",
       list ? "; pairs per slab counted, then written into a buffer of the slab's size and drained " + to : "");
-  const std::string rows = plan.stat->metric == Metric::Euclidean
-                               ? "; rows uploaded as stored and promoted to float64 on the device"
-                               : "; rows normalised in float64 on the host";
+  const bool cosine = plan.stat->metric == Metric::Cosine;
+  const std::string rows = cosine ? "; rows uploaded as stored, promoted to float64 and normalised on the device"
+                                  : "; rows uploaded as stored and promoted to float64 on the device";
   if (!path.gram) return fmt::format("cuda kernel: {} (not the FP16 Gram tiles: {}){}{}", fp64, path.why_not, rows, tail);
   const std::string gram =
       "FP16 Gram tiles on the tensor cores (mma.sync m16n8k16, float32 accumulation), blocks of 128 x 128 pairs" +
       std::string(plan.is_auto() ? " (the triangle's tiles only)" : "") +
-      ", rows uploaded as stored, centred, scaled by powers of two, rounded to FP16 and sorted by norm on the device; "
-      "each pair's float32 distance within a proven bound of the rule's key, the pairs within the bound of an edge "
-      "settled in float64 (the rule itself); rows out of the FP16 path's range take the float64 kernel" +
+      (cosine ? ", rows uploaded as stored, normalised in float64 (the rule's rows), scaled by powers of two, rounded "
+                "to FP16 and sorted by norm on the device; each pair's 2(1 - a.b) in float32 within a proven bound of "
+                "twice the rule's key"
+              : ", rows uploaded as stored, centred, scaled by powers of two, rounded to FP16 and sorted by norm on the "
+                "device; each pair's float32 distance within a proven bound of the rule's key") +
+      ", the pairs within the bound of an edge settled in float64 (the rule itself); rows out of the FP16 path's range "
+      "take the float64 kernel" +
       (list ? fmt::format("; pairs (certain and undecided) into a device buffer of {} pairs, each slab (or full buffer) "
                           "settled and compacted in float64, the distances the rule's, drained {}",
                           policy.gram_pair_buffer, to)
