@@ -240,9 +240,10 @@ std::string describe_vectors_on_device(const VectorPlan& plan) {
   if (policy.vector_precision == TuningPolicy::VectorPrecision::Fp16) return "cuda kernel: " + gram + tail;
   return fmt::format(
       "cuda kernel, the cheaper of two by the cost model (precision auto: from {} pairs on, a deterministic sample of up "
-      "to {} x {} pairs measures how many the FP16 bound leaves undecided; the run's plan gives that fraction and both "
-      "estimates): (1) {}; (2) {}{}",
-      fmt::format("{:.3g}", policy.sample_min_pairs), policy.sample_queries, policy.sample_partners, gram, fp64, tail);
+      "to {} x {} pairs measures how many the FP16 bound{} leaves undecided; the run's plan gives that fraction and "
+      "both estimates): (1) {}; (2) {}{}",
+      fmt::format("{:.3g}", policy.sample_min_pairs), policy.sample_queries, policy.sample_partners,
+      cosine ? " (the cosine bound, on the sample's normalised rows)" : "", gram, fp64, tail);
 }
 
 }  // namespace twobody::cuda
