@@ -7,6 +7,8 @@
 //     a large common component (near-parallel rows: keys near 0), duplicates and parallel rows of
 //     other lengths (keys an ulp about 0, eps = 0), pairs exactly at eps, ties, n not a multiple
 //     of the tiles', forced small queues, pair buffers and k-NN lists;
+//   - the cosine bound on the tensor cores' own MMAs (s̃ = the epilogue's model bit for bit, within
+//     the bound of twice the rule's key) on adversarial rows;
 //   - a zero row: the rule's Error(Input) in the CPU's words;
 //   - the device k-NN path against the host-prepared reference path (run_gram_knn's two forms).
 // Label: gpu.
@@ -16,6 +18,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <iostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -25,7 +28,9 @@
 #include "twobody/detail/cuda/gram_knn.hpp"
 #include "twobody/detail/cuda/gram_knn_rows_device.hpp"
 #include "twobody/detail/cuda/gram_rows_device.hpp"
+#include "twobody/detail/cuda/gram_tiles.hpp"
 #include "twobody/detail/engine/backend.hpp"
+#include "twobody/detail/exact/gram_bounds.hpp"
 #include "twobody/joins.hpp"
 #include "vector_test_data.hpp"
 
@@ -199,7 +204,74 @@ std::vector<double> cpu_cosine_values(const VectorSet& v, std::size_t rows) {
   return out;
 }
 
+// The cosine bound on the tensor cores' own MMAs (gram_tiles.hpp: gram_distances on cosine rows):
+// per pair, s̃ equals the epilogue's float32 model 2·fl32(1 − D) bit for bit, and |s̃ − 2·key64|
+// stays within gram_cosine_bound (what the verdicts rely on); the worst ratio, printed.
+double worst_cosine_ratio(const std::vector<double>& raw, std::size_t n, int d, const std::string& what) {
+  const VectorSet v = VectorSet::from_rows(raw, n, d);
+  const std::vector<double> unit = cpu::rule_rows_f64(v, Metric::Cosine, 1, "");
+  const cuda::GramRows g = cuda::make_cosine_gram_rows(unit.data(), n, d, 1);
+  EXPECT_EQ(g.refusal, "") << what;
+  if (!g.refusal.empty()) return 0;
+  cuda::GramRows sorted = g;
+  cuda::sort_by_norm(sorted);
+  const cuda::GramDistances out = cuda::gram_distances(sorted, sorted);
+  const std::size_t du = static_cast<std::size_t>(d);
+  double worst = 0;
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = i + 1; j < n; ++j) {
+      const float G = out.products[i * n + j], s = out.distances[i * n + j];
+      const float D = (G * g.inv_sigma[i]) * g.inv_sigma[j];
+      const float s_model = std::fma(-2.f, D, 1.f + 1.f);
+      double dot = 0;
+      for (std::size_t k = 0; k < du; ++k) dot += unit[i * du + k] * unit[j * du + k];
+      const double key = 1.0 - dot;
+      const double e = exact::gram_cosine_bound(exact::kFp16Gram, d, g.norm_up[i], g.norm_up[j], g.sigma[i], g.sigma[j]);
+      const double ratio = std::fabs(static_cast<double>(s) - 2 * key) / e;
+      worst = std::max(worst, ratio);
+      if ((s != s_model || !(ratio <= 1.0)) && bad++ < 5)
+        ADD_FAILURE() << what << " d=" << d << " pair " << i << ", " << j << ": s " << s << " (model " << s_model
+                      << "), 2 key " << 2 * key << ", |s - 2 key| / 2E " << ratio;
+    }
+  std::cout << what << " d=" << d << ": max |s - 2 key64| / 2E = " << worst << "\n";
+  return worst;
+}
+
 }  // namespace
+
+TEST_F(CudaGramCosine, TensorCoreCosinesStayWithinTheBound) {
+  const auto seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  constexpr std::size_t n = 384;
+  double worst = 0;
+  for (int d : {16, 128, 960}) {
+    const std::size_t du = static_cast<std::size_t>(d);
+    std::normal_distribution<double> g;
+    const auto gaussian = [&](double offset, double scale) {
+      std::vector<double> r(n * du);
+      for (double& x : r) x = offset + scale * g(rng);
+      return r;
+    };
+    worst = std::max(worst, worst_cosine_ratio(gaussian(0, 1), n, d, "gaussian"));
+    worst = std::max(worst, worst_cosine_ratio(gaussian(1e3, 1), n, d, "large common component"));
+    std::vector<double> spiky = gaussian(0, 1e-7);
+    for (std::size_t i = 0; i < n; ++i) spiky[i * du + rng() % du] = 3.0;
+    worst = std::max(worst, worst_cosine_ratio(spiky, n, d, "spikes and subnormals"));
+    std::vector<double> alternating(n * du);
+    std::uniform_real_distribution<double> u(-3, 3);
+    for (std::size_t t = 0; t < alternating.size(); ++t) alternating[t] = (t % 2 ? -1 : 1) * std::pow(10.0, u(rng));
+    worst = std::max(worst, worst_cosine_ratio(alternating, n, d, "alternating signs"));
+    std::vector<double> near = gaussian(5, 1);
+    near.resize(n / 2 * du);
+    std::normal_distribution<double> tiny(0, 1e-4);
+    for (std::size_t t = 0, m = near.size(); t < m; ++t) near.push_back(near[t] * 3 + tiny(rng));
+    worst = std::max(worst, worst_cosine_ratio(near, n, d, "near-parallel"));
+  }
+  RecordProperty("worst_error_over_bound", std::to_string(worst));
+  EXPECT_GT(worst, 1e-6) << "the cosines are suspiciously exact";
+}
 
 TEST_F(CudaGramCosine, DeviceRowsAndKnnTermsEqualTheHosts) {
   const auto seed = fresh_seed();
