@@ -412,3 +412,25 @@ TEST_F(CudaGramCosine, DeviceKnnEqualsTheHostPreparedReference) {
     }
   }
 }
+
+TEST_F(CudaGramCosine, SmallSetsForTheSanitizers) {
+  // Every new kernel once on a small set (scripts/gpu-check runs this under memcheck and racecheck):
+  // the normalisation, the k-NN's row terms, cosine counts and pairs with a tiny queue and buffer,
+  // the cosine k-NN with lists of k entries (fallbacks on the device's rows).
+  const auto seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const VectorSet a = cosine_rows(300, 40, rng, 0.3, 1.0), b = as_float(cosine_rows(130, 40, rng, 0.3, 1.0));
+  expect_device_terms_equal_host(a, &b, Metric::Cosine, "small cross");
+  expect_device_terms_equal_host(a, nullptr, Metric::Euclidean, "small self");
+  const std::vector<double> keys = cpu_cosine_values(a, 300);
+  {
+    const ScopedEnv queue("TWOBODY_GRAM_QUEUE_PAIRS", "5");
+    const ScopedEnv buffer("TWOBODY_GRAM_PAIR_BUFFER", "64");
+    expect_same_cosine_join(a, nullptr, keys[keys.size() / 20], "small self");
+    expect_same_cosine_join(a, &b, keys[keys.size() / 20], "small cross");
+  }
+  const ScopedEnv short_lists("TWOBODY_GRAM_KNN_CAPACITY", "1");
+  expect_same_cosine_knn(a, nullptr, 4, "small self");
+  expect_same_cosine_knn(a, &b, 4, "small cross");
+}
