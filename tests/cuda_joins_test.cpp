@@ -255,13 +255,15 @@ TEST_F(CudaJoins, VectorPrecisionPolicyChoosesTheKernel) {
     EXPECT_NE(gpu.info.plan.find("float64 join kernel (TWOBODY_VECTOR_PRECISION=fp64)"), std::string::npos) << gpu.info.plan;
     EXPECT_EQ(gpu.total, cpu.total);
   }
-  // Euclidean pair lists take the Gram tiles; cosine distances stay on the float64 kernel, and say so.
+  // Pair lists take the Gram tiles, for the cosine distance too (tests/cuda_gram_cosine_test.cpp).
   o.output = JoinOutput::Pairs;
   const JoinResult pairs = similarity_join(a, nullptr, o, on("cuda"));
   EXPECT_NE(pairs.info.plan.find("FP16 Gram tiles on the tensor cores, pair list"), std::string::npos) << pairs.info.plan;
   o.metric = Metric::Cosine;
+  o.eps = eps_for(a, Metric::Cosine, 0.02);
   const JoinResult cosine = similarity_join(a, nullptr, o, on("cuda"));
-  EXPECT_NE(cosine.info.plan.find("cosine distances have no Gram tiles yet"), std::string::npos) << cosine.info.plan;
+  EXPECT_NE(cosine.info.plan.find("FP16 Gram tiles on the tensor cores, pair list"), std::string::npos) << cosine.info.plan;
+  EXPECT_EQ(cosine.pairs.size(), similarity_join(a, nullptr, o, on("cpu")).pairs.size());
   o.metric = Metric::Euclidean;
   // Rows beyond the FP16 path's range fall back to the float64 kernel, exact all the same.
   std::vector<double> v(300 * 20);

@@ -2,9 +2,9 @@
 // float64 rule in joins_test.cpp): the same partner indices, keys and distances, bit for bit, for
 // k from 1 to 1024 (and k = every partner there is), self and cross, Euclidean and cosine, on
 // Gaussian mixtures, lattices (massive ties: broken by index), duplicates, offsets of 10^6 and
-// float16 storage in d = 1 to 960; progress, cancellation and slabs. From d = 16 the Euclidean runs
-// take the FP16 Gram tiles (cuda_gram_knn_test.cpp tests that path's own cases), below it and for
-// the cosine distance the float64 kernel. Label: gpu.
+// float16 storage in d = 1 to 960; progress, cancellation and slabs. From d = 16 the runs (both
+// metrics) take the FP16 Gram tiles (cuda_gram_knn_test.cpp and cuda_gram_cosine_test.cpp test
+// that path's own cases), below it the float64 kernel. Label: gpu.
 #include <gtest/gtest.h>
 
 #include <bit>

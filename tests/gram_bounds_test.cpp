@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "gram_model.hpp"
 #include "test_support.hpp"
 #include "twobody/detail/exact/gram_bounds.hpp"
 
@@ -19,30 +20,8 @@ using testing_support::fresh_seed;
 
 namespace {
 
-double fp16_round(double v) {
-  if (v == 0) return 0;
-  const double a = std::fabs(v);
-  const double q = a < 0x1p-14 ? 0x1p-24 : std::ldexp(1.0, std::ilogb(a) - 10);
-  return std::copysign(std::nearbyint(a / q) * q, v);
-}
-
-// The tensor cores' sum of the products, MMA by MMA (K products each) into a float32 accumulator.
-float mma_model_dot(const std::vector<double>& hi, const std::vector<double>& hj, int depth) {
-  float acc = 0;
-  const std::size_t d = hi.size();
-  for (std::size_t k0 = 0; k0 < d; k0 += static_cast<std::size_t>(depth)) {
-    std::vector<double> add{static_cast<double>(acc)};
-    for (std::size_t k = k0; k < std::min(d, k0 + static_cast<std::size_t>(depth)); ++k) add.push_back(hi[k] * hj[k]);
-    double m = 0;
-    for (double a : add) m = std::max(m, std::fabs(a));
-    if (m == 0) continue;
-    const double q = std::ldexp(1.0, std::ilogb(m) - 22);
-    double sum = 0;
-    for (double a : add) sum += std::trunc(a / q) * q;  // exact: multiples of q, few bits
-    acc = static_cast<float>(sum);
-  }
-  return acc;
-}
+using gram_model::fp16_round;
+using gram_model::mma_model_dot;
 
 struct Row {
   std::vector<double> x;   // as given

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "test_support.hpp"
+#include "twobody/detail/cpu/vector_rows.hpp"
 #include "twobody/detail/cuda/gram_knn_rows.hpp"
 #include "twobody/detail/cuda/gram_rows.hpp"
 #include "twobody/detail/exact/gram_bounds.hpp"
@@ -204,4 +205,36 @@ TEST(GramRows, KnnListCapacity) {
   EXPECT_EQ(gram_knn_capacity(10, 1000, 3), 10u);   // a forced capacity: at least k
   EXPECT_EQ(gram_knn_capacity(10, 1000, 17), 17u);
   EXPECT_EQ(gram_knn_capacity(10, 12, 500), 12u);
+}
+
+// The cosine distance's rows (make_cosine_gram_rows): the rule's normalised rows prepared about a
+// zero centre, every real row's N = 1 (padding 0), the rest as make_gram_rows gives them; and the
+// rule's refusal of a row without a direction, in the CPU's words.
+TEST(GramRows, CosineRowsAreTheUnitRowsWithUnitNorms) {
+  std::mt19937_64 rng(fresh_seed());
+  std::normal_distribution<double> g;
+  constexpr std::size_t n = 200;
+  constexpr int d = 33;
+  std::vector<double> raw(n * d);
+  for (double& x : raw) x = 1e3 + g(rng);  // a large common component: nearly parallel rows
+  const twobody::VectorSet v = twobody::VectorSet::from_rows(raw, n, d);
+  const std::vector<double> unit = twobody::cpu::rule_rows_f64(v, twobody::Metric::Cosine, 2, "");
+  const GramRows c = make_cosine_gram_rows(unit.data(), n, d, 2);
+  ASSERT_EQ(c.refusal, "");
+  const GramRows e = make_gram_rows(unit.data(), n, d, std::vector<double>(d, 0.0), 2);
+  EXPECT_EQ(c.half, e.half);
+  EXPECT_EQ(c.sigma, e.sigma);
+  EXPECT_EQ(c.norm_up, e.norm_up);
+  for (std::size_t r = 0; r < c.n_padded; ++r) EXPECT_EQ(c.norm2[r], r < n ? 1.f : 0.f) << r;
+  for (std::size_t r = 0; r < n; ++r) {
+    EXPECT_LE(c.norm_up[r], 1 + 1e-13);
+    EXPECT_GE(c.norm_up[r], 1.0);
+  }
+  std::vector<double> zero = raw;
+  std::fill_n(zero.begin() + 7 * d, d, 0.0);
+  const twobody::VectorSet z = twobody::VectorSet::from_rows(zero, n, d);
+  testing_support::expect_error(twobody::ErrorKind::Input, "second set: vector 8 has norm 0: the cosine distance",
+                                [&] { refuse_cosine_row(z, 7, "second set: "); });
+  testing_support::expect_error(twobody::ErrorKind::Input, "vector 8 has norm 0",
+                                [&] { twobody::cpu::rule_rows_f64(z, twobody::Metric::Cosine, 2, ""); });
 }

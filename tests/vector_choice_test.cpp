@@ -26,7 +26,7 @@ constexpr int kThreads = 2;
 
 // Keys in [0, eps], as a join asks (the last edge the next double above eps²).
 PrecisionChoice choose_join(const VectorSet& a, const VectorSet* b, double eps, const TuningPolicy& p = {}) {
-  return choose_precision(a, b, 0.0, std::nextafter(eps * eps, HUGE_VAL), p, kThreads);
+  return choose_precision(a, b, 0.0, std::nextafter(eps * eps, HUGE_VAL), Metric::Euclidean, p, kThreads);
 }
 
 // Two clusters 2000 apart with a spread of 10^-3: the pairs within a cluster are 10^-3 apart
@@ -110,7 +110,7 @@ TEST(VectorChoice, UndecidedFractionMatchesAnIndependentCountAtBothEdges) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   constexpr int d = 20;
   const VectorSet l = lattice_vectors(12000, d, rng);  // 7.2e7 pairs: sampled
-  const PrecisionChoice c = choose_precision(l, nullptr, 9.0, 25.0, TuningPolicy{}, kThreads);
+  const PrecisionChoice c = choose_precision(l, nullptr, 9.0, 25.0, Metric::Euclidean, TuningPolicy{}, kThreads);
   ASSERT_TRUE(c.sampled) << c.why;
   std::vector<double> x(d), y(d);
   std::uint64_t all = 0, at_edges = 0;
@@ -131,6 +131,32 @@ TEST(VectorChoice, UndecidedFractionMatchesAnIndependentCountAtBothEdges) {
   const PrecisionChoice hi = choose_join(l, nullptr, 5.0);
   EXPECT_LT(hi.undecided_fraction, c.undecided_fraction);
   EXPECT_GT(hi.undecided_fraction, 0.0);
+}
+
+TEST(VectorChoice, CosineJoinsChooseByTheirOwnBound) {
+  // The cosine distance's keys in [-1, eps] (the planner's range from 0): unit Gaussians in d = 128
+  // have keys about 1 ± 0.09 and the cosine bound (about 1e-3 in key) leaves few undecided: FP16.
+  // A large common component makes every pair nearly parallel (keys about 1e-6), all within the
+  // bound of eps = 1e-6: float64.
+  const auto seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const auto cosine_join = [](const VectorSet& a, const VectorSet* b, double eps) {
+    return choose_precision(a, b, -1.0, std::nextafter(eps, HUGE_VAL), Metric::Cosine, TuningPolicy{}, kThreads);
+  };
+  const VectorSet a = gaussian_vectors(std::size_t(1) << 14, 128, rng);
+  const PrecisionChoice c = cosine_join(a, nullptr, 0.8);
+  EXPECT_TRUE(c.sampled) << c.why;
+  EXPECT_TRUE(c.gram) << c.why;
+  EXPECT_GT(c.undecided_fraction, 0.0) << c.why;
+  EXPECT_LT(c.undecided_fraction, 1e-2) << c.why;
+  const VectorSet near = gaussian_vectors(std::size_t(1) << 14, 128, rng, 1e3);
+  const PrecisionChoice n = cosine_join(near, nullptr, 1e-6);
+  EXPECT_TRUE(n.sampled) << n.why;
+  EXPECT_FALSE(n.gram) << n.why;
+  EXPECT_GT(n.undecided_fraction, 0.9) << n.why;
+  const VectorSet b = gaussian_vectors(std::size_t(1) << 13, 128, rng, 1e3);
+  EXPECT_FALSE(cosine_join(near, &b, 1e-6).gram);
 }
 
 TEST(VectorChoice, ForcedLowDimensionAndSmallJoins) {

@@ -149,7 +149,7 @@ const Command<JoinCommandOptions> join_command{
                          "indptr, indices, distances in .npz/.h5) | counts (per vector) | total")
               ->check(CLI::IsMember({"pairs", "csr", "counts", "total"}));
           cmd.add_option("--precision", s.precision,
-                         "GPU arithmetic of Euclidean joins, exact either way: auto (the cheaper, by a sample of the "
+                         "GPU arithmetic of joins (Euclidean and cosine), exact either way: auto (the cheaper, by a sample of the "
                          "pairs) | fp16 (tensor-core Gram tiles, pairs near eps settled in float64) | fp64")
               ->check(CLI::IsMember({"auto", "fp16", "fp64"}));
         },

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "twobody/error.hpp"
@@ -16,6 +17,20 @@
 #include "twobody/vectors.hpp"
 
 namespace twobody::cpu {
+
+// The cosine rule's norm of a row: fl(sqrt(sum_k x_k^2)), the sum in stored order.
+inline double cosine_rule_norm(const double* row, int dim) {
+  double s = 0;
+  for (int k = 0; k < dim; ++k) s += row[k] * row[k];
+  return std::sqrt(s);
+}
+
+// The cosine distance's refusal of a row without a direction (`index` 0-based): the same words
+// wherever the rows are normalised (here, or on the GPU: cuda/gram_rows_device.hpp).
+[[noreturn]] inline void throw_cosine_norm(const std::string& which, std::size_t index, double norm) {
+  throw_input(fmt::format("{}vector {} has norm {}: the cosine distance needs rows of nonzero, finite norm "
+                          "(below about 1e154 in magnitude)", which, index + 1, norm));
+}
 
 // A set's rows as the rule reads them: promoted exactly to float64 and, for the cosine distance,
 // divided by the row's norm fl(sqrt(sum_k x_k^2)) (sum in stored order). `first`: the set's row
@@ -34,9 +49,7 @@ class RuleRows {
 #pragma omp for schedule(static) reduction(+ : bad)
       for (std::ptrdiff_t i = 0; i < n; ++i) {
         v.row_f64(static_cast<std::size_t>(i), r.data());
-        double s = 0;
-        for (double x : r) s += x * x;
-        const double norm = std::sqrt(s);
+        const double norm = cosine_rule_norm(r.data(), v.dim());
         norms_[static_cast<std::size_t>(i)] = norm;
         bad += !(norm > 0) || !std::isfinite(norm);
       }
@@ -44,9 +57,7 @@ class RuleRows {
     if (bad > 0) {
       // The first offending row, for the message.
       for (std::size_t i = 0; i < v.size(); ++i)
-        if (!(norms_[i] > 0) || !std::isfinite(norms_[i]))
-          throw_input(fmt::format("{}vector {} has norm {}: the cosine distance needs rows of nonzero, finite norm "
-                                  "(below about 1e154 in magnitude)", which, first + i + 1, norms_[i]));
+        if (!(norms_[i] > 0) || !std::isfinite(norms_[i])) throw_cosine_norm(which, first + i, norms_[i]);
     }
   }
   int dim() const { return v_.dim(); }
@@ -64,6 +75,17 @@ class RuleRows {
   bool cosine_;
   std::vector<double> norms_;
 };
+
+// A whole set's rows as the rule reads them, contiguous float64 (n x dim, row-major).
+inline std::vector<double> rule_rows_f64(const VectorSet& v, Metric m, int threads, const char* which) {
+  const RuleRows rows(v, m, threads, which);
+  const std::size_t dim = static_cast<std::size_t>(v.dim());
+  std::vector<double> out(v.size() * dim);
+  const auto n = static_cast<std::ptrdiff_t>(v.size());
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (std::ptrdiff_t i = 0; i < n; ++i) rows.load(static_cast<std::size_t>(i), out.data() + static_cast<std::size_t>(i) * dim);
+  return out;
+}
 
 // Partners in panels of 8: partner t's coordinate k at [(t / 8) * 8 * dim + k * 8 + t % 8], so
 // that the 8 partners of a chunk lie in one contiguous run of 64·dim bytes (a layout of whole

@@ -76,7 +76,8 @@ __device__ void next_tile(const KnnArgs& p, KnnShared& s, std::uint32_t I) {
       const int at = go_up ? s.up : s.down;
       const GramKnnBlock bj = p.blk_b[at];
       const double gap = go_up ? exact::outward_down(bj.n_min - bi.n_max) : exact::outward_down(bi.n_min - bj.n_max);
-      if (exact::gram_gap_exceeds(s.far, gap, umax)) {
+      // (Cosine rows all have norms near 1: no gap to prune by, and s.far is a distance's C.)
+      if (!p.cosine && exact::gram_gap_exceeds(s.far, gap, umax)) {
         s.pruned += go_up ? static_cast<unsigned long long>(tiles_b - at) : static_cast<unsigned long long>(at + 1);
         if (go_up)
           s.up = tiles_b;
@@ -91,8 +92,10 @@ __device__ void next_tile(const KnnArgs& p, KnnShared& s, std::uint32_t I) {
         --s.down;
       s.turn ^= 1;
       ++s.swept;
-      s.tile_bound =
-          exact::gram_knn_bound(p.g.format, p.g.dim, bi.m_max, bj.m_max, bi.rho_max, bj.rho_max, bi.n_max, bj.n_max);
+      s.tile_bound = p.cosine ? exact::gram_cosine_knn_bound(p.g.format, p.g.dim, bi.m_max, bj.m_max, bi.rho_max,
+                                                             bj.rho_max, bi.n_max, bj.n_max, bi.n_min, bj.n_min)
+                              : exact::gram_knn_bound(p.g.format, p.g.dim, bi.m_max, bj.m_max, bi.rho_max, bj.rho_max,
+                                                      bi.n_max, bj.n_max);
     }
     s.tile = J;
   }
@@ -214,6 +217,7 @@ struct RerankArgs {
   std::size_t first_row;  // the launch's first query row (sorted)
   std::size_t queries;    // real queries in the launch
   int dim;
+  bool cosine;            // the rule's key 1 − a·b of normalised rows, else the squared distance
   unsigned k, cap;
   double* out_key;  // per launch row: k
   std::uint32_t* out_index;
@@ -252,7 +256,8 @@ __global__ void __launch_bounds__(kThreads) knn_rerank(RerankArgs p) {
     if (cand) {
       const std::uint32_t j = p.order_b[rows[t]];
       const int at = c + __popc(mask & below);
-      ck[at] = gram_core::rule_key(x, p.rows_b + static_cast<std::size_t>(j) * dim, p.dim);
+      const double* y = p.rows_b + static_cast<std::size_t>(j) * dim;
+      ck[at] = p.cosine ? gram_core::rule_cosine_key(x, y, p.dim) : gram_core::rule_key(x, y, p.dim);
       ci[at] = j;
     }
     c += __popc(mask);
@@ -295,39 +300,47 @@ std::size_t launch_tiles(const GramKnnInput& in, std::size_t query_tiles, std::s
 
 }  // namespace
 
-GramKnnResult run_gram_knn(const GramKnnInput& in, const GramRows& ga, const GramKnnRows& ka, const GramRows* gb_or_null,
-                           const GramKnnRows* kb_or_null) {
-  const std::size_t partners = in.is_auto ? in.nb - 1 : in.nb;
+GramKnnResult run_gram_knn(const GramKnnInput& in, const GramRows& ga, const GramKnnRows& ka, const GramRows* gb,
+                           const GramKnnRows* kb) {
+  if (!in.is_auto && (!gb || !kb))
+    throw Error(ErrorKind::Internal, "the Gram k-NN of two sets was handed one set's rows");
+  const DeviceGramRows da(ga, in.a);
+  const DeviceGramKnnRows dka(ka);
+  const DeviceGramRows db = in.is_auto ? DeviceGramRows() : DeviceGramRows(*gb, in.b);
+  const DeviceGramKnnRows dkb = in.is_auto ? DeviceGramKnnRows() : DeviceGramKnnRows(*kb);
+  return run_gram_knn(in, da, dka, in.is_auto ? nullptr : &db, in.is_auto ? nullptr : &dkb);
+}
+
+GramKnnResult run_gram_knn(const GramKnnInput& in, const DeviceGramRows& da, const DeviceGramKnnRows& ka,
+                           const DeviceGramRows* db_or_null, const DeviceGramKnnRows* kb_or_null) {
+  const std::size_t partners = in.is_auto ? in.na - 1 : in.nb;
   if (in.na >= (std::size_t(1) << 31) || in.nb >= (std::size_t(1) << 31) || in.k < 1 ||
       static_cast<std::size_t>(in.k) > partners || in.capacity < static_cast<std::size_t>(in.k) ||
-      (!in.is_auto && (!gb_or_null || !kb_or_null)))
+      (!in.is_auto && (!db_or_null || !kb_or_null)))
     throw Error(ErrorKind::Internal, "the Gram k-NN was handed k = " + std::to_string(in.k) + " for " +
                                          std::to_string(in.na) + " x " + std::to_string(in.nb) + " rows");
+  const DeviceGramRows& db = in.is_auto ? da : *db_or_null;
+  const DeviceGramKnnRows& kb = in.is_auto ? ka : *kb_or_null;
+  const std::size_t d = static_cast<std::size_t>(in.dim);
+  if (da.n != in.na || db.n != in.nb || !da.prepared() || !db.prepared() || da.rule.size() != in.na * d ||
+      db.rule.size() != in.nb * d || ka.blocks.size() != da.n_padded / kTile || kb.blocks.size() != db.n_padded / kTile)
+    throw Error(ErrorKind::Internal, "the Gram k-NN needs both sets' Gram rows, rule rows and row terms on the device");
   GramKnnResult out;
-  const GramRows& gb = in.is_auto ? ga : *gb_or_null;
-  const GramKnnRows& kb = in.is_auto ? ka : *kb_or_null;
-  const std::size_t dim = static_cast<std::size_t>(in.dim), k = static_cast<std::size_t>(in.k), cap = in.capacity;
+  const std::size_t k = static_cast<std::size_t>(in.k), cap = in.capacity;
   out.capacity = cap;
   out.index.resize(in.na * k);
   out.key.resize(in.na * k);
-
-  const gram_core::DeviceGramRows da(ga);
-  const gram_core::DeviceGramRows db_own = in.is_auto ? gram_core::DeviceGramRows(GramRows{}) : gram_core::DeviceGramRows(gb);
-  const gram_core::DeviceGramRows& db = in.is_auto ? da : db_own;
-  DeviceBuffer<float> hat_a(ka.norm2), hat_b(in.is_auto ? std::vector<float>{} : kb.norm2);
-  DeviceBuffer<GramKnnBlock> blk_a(ka.blocks), blk_b(in.is_auto ? std::vector<GramKnnBlock>{} : kb.blocks);
-  DeviceBuffer<double> rows_a(in.na * dim), rows_b(in.is_auto ? 0 : in.nb * dim);
-  rows_a.upload(in.a, in.na * dim);
-  if (!in.is_auto) rows_b.upload(in.b, in.nb * dim);
+  const std::vector<std::uint32_t> order_a = da.order.download();
 
   KnnArgs p{};
-  p.g = gram_core::gram_args(da, db, ga, gb);
-  p.g.norm_a = hat_a.get();
-  p.g.norm_b = in.is_auto ? hat_a.get() : hat_b.get();
-  p.blk_a = blk_a.get();
-  p.blk_b = in.is_auto ? blk_a.get() : blk_b.get();
-  p.tiles_b = static_cast<std::uint32_t>(gb.n_padded / kTile);
+  p.g = gram_core::gram_args(da, db);
+  p.g.norm_a = ka.norm2.get();
+  p.g.norm_b = kb.norm2.get();
+  p.blk_a = ka.blocks.get();
+  p.blk_b = kb.blocks.get();
+  p.tiles_b = static_cast<std::uint32_t>(db.n_padded / kTile);
   p.self = in.is_auto;
+  p.cosine = in.cosine;
   p.k = static_cast<unsigned>(k);
   p.cap = static_cast<unsigned>(cap);
 
@@ -337,7 +350,7 @@ GramKnnResult run_gram_knn(const GramKnnInput& in, const GramRows& ga, const Gra
   TWOBODY_CUDA_CHECK(cudaGetDevice(&dev));
   TWOBODY_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   TWOBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, knn_tiles, kThreads, smem));
-  const std::size_t query_tiles = ga.n_padded / kTile;
+  const std::size_t query_tiles = da.n_padded / kTile;
   const std::size_t tiles = launch_tiles(in, query_tiles, static_cast<std::size_t>(std::max(1, sms * std::max(per_sm, 1))));
   const std::size_t rows = tiles * kTile;
   out.slab_queries = rows;
@@ -362,9 +375,10 @@ GramKnnResult run_gram_knn(const GramKnnInput& in, const GramRows& ga, const Gra
   rr.cand_index = cand_index.get();
   rr.order_a = da.order.get();
   rr.order_b = db.order.get();
-  rr.rows_a = rows_a.get();
-  rr.rows_b = in.is_auto ? rows_a.get() : rows_b.get();
+  rr.rows_a = da.rule.get();
+  rr.rows_b = db.rule.get();
   rr.dim = in.dim;
+  rr.cosine = in.cosine;
   rr.k = p.k;
   rr.cap = p.cap;
   rr.out_key = out_key.get();
@@ -393,7 +407,7 @@ GramKnnResult run_gram_knn(const GramKnnInput& in, const GramRows& ga, const Gra
     out_index.download(index.data(), queries * k);
     fallback.download(flags.data(), queries);
     for (std::size_t q = 0; q < queries; ++q) {
-      const std::size_t oi = ga.order[row0 + q];
+      const std::size_t oi = order_a[row0 + q];
       if (flags[q]) {
         out.fallback.push_back(static_cast<std::uint32_t>(oi));
         continue;

@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "twobody/detail/cuda/gram_knn_rows.hpp"
+#include "twobody/detail/cuda/gram_knn_rows_device.hpp"
 #include "twobody/detail/cuda/gram_rows.hpp"
+#include "twobody/detail/cuda/gram_rows_device.hpp"
 
 namespace twobody::cuda {
 
@@ -24,6 +26,10 @@ struct GramKnnInput {
   std::size_t na = 0, nb = 0;
   int dim = 0;
   bool is_auto = true;  // partners are a's other rows (a query's own row excluded by index)
+  // The cosine distance: the rows normalised (the rule's), prepared without centring
+  // (make_cosine_gram_rows); the tiles' keys are then 2·key (exact::gram_cosine_knn_bound), the
+  // re-rank the rule's 1 − a·b, and the sweep skips no tile by the norm gap (every norm is near 1).
+  bool cosine = false;
   int k = 1;            // 1 <= k <= kMaxDeviceNearest, and at most the partners a query has
   std::size_t capacity = 0;      // entries a query's list keeps (gram_knn_capacity, gram_knn_rows.hpp)
   std::size_t slab_queries = 0;  // queries a launch at most (0: by device memory and occupancy)
@@ -40,9 +46,13 @@ struct GramKnnResult {
   double kernel_seconds = 0;
 };
 
-// The rows prepared about one centre and sorted by norm (make_gram_rows, sort_by_norm: the norm
-// gap's pruning relies on the order), with their k-NN terms (make_gram_knn_rows); gb and kb null
-// for a self-k-NN. Rows must be fewer than 2^31.
+// The rows prepared about one centre and sorted by norm on the device, with their rule rows
+// (prepare_gram_rows_on_device: the norm gap's pruning relies on the order), and their k-NN terms
+// (make_gram_knn_rows_on_device); db and kb null for a self-k-NN. Rows must be fewer than 2^31.
+GramKnnResult run_gram_knn(const GramKnnInput& in, const DeviceGramRows& da, const DeviceGramKnnRows& ka,
+                           const DeviceGramRows* db, const DeviceGramKnnRows* kb);
+// The same from the host's preparation (make_gram_rows or make_cosine_gram_rows, sort_by_norm,
+// make_gram_knn_rows) and in's rule rows, uploaded: the reference path.
 GramKnnResult run_gram_knn(const GramKnnInput& in, const GramRows& ga, const GramKnnRows& ka, const GramRows* gb,
                            const GramKnnRows* kb);
 

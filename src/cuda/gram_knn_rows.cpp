@@ -46,13 +46,11 @@ GramKnnRows make_gram_knn_rows(const GramRows& g, const double* rows, const std:
       err += delta * delta;
       shifted += xs * xs;
     }
-    k.norm2[r] = static_cast<float>(hat);
-    k.rounded_norm[r] = exact::norm_upper(hat, g.dim);
-    // Σ fl(δ)² within γ_{d+2} of ‖δ‖² (δ's own rounding, the square, the sum), plus what the
-    // squares of tiny δ may lose to underflow (2^-1074 each).
-    const double sq = exact::outward_up(err * (1 + exact::gamma64(g.dim + 3)) + static_cast<double>(d) * 0x1p-1074);
-    k.rounding[r] = exact::outward_up(std::sqrt(sq));
-    k.norm_low[r] = exact::norm_lower(shifted, g.dim);
+    const GramKnnRowTerms t = gram_knn_row_terms(hat, err, shifted, g.dim);
+    k.norm2[r] = t.norm2;
+    k.rounded_norm[r] = t.rounded_norm;
+    k.rounding[r] = t.rounding;
+    k.norm_low[r] = t.norm_low;
   }
   const std::size_t blocks = g.n_padded / kGramRowBlock;
   k.blocks.assign(blocks, GramKnnBlock{0, 0, 0, 0});

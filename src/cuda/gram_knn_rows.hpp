@@ -6,12 +6,15 @@
 //                               the tiles take instead of N, so that s̃ approximates ‖ĥ_i − ĥ_j‖²;
 //   m ≥ ‖ĥ‖, ρ ≥ ‖ĥ − x'‖ (the row's FP16 rounding, measured), and a lower bound of ‖x'‖;
 // and per block of kGramRowBlock rows the largest m, ρ and n and the smallest lower bound of ‖x'‖
-// (the tiles' bound and the norm-gap pruning). Plain C++ (the CPU suite tests it).
+// (the tiles' bound and the norm-gap pruning). Plain C++ (the CPU suite tests it): the reference
+// of the same terms computed on the device (gram_knn_rows_device.hpp), which gives them bit for bit.
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
 #include "twobody/detail/cuda/gram_rows.hpp"
+#include "twobody/detail/exact/gram_bounds.hpp"
 
 namespace twobody::cuda {
 
@@ -30,6 +33,23 @@ struct GramKnnRows {
   std::vector<double> norm_low;      // lower bound of ‖x'‖ of each real row
   std::vector<GramKnnBlock> blocks;  // n_padded / kGramRowBlock (a block without real rows: zeros)
 };
+
+// A row's terms from its three float64 sums over k in stored order: hat = Σ ĥ_k², err = Σ δ_k²
+// (δ = ĥ − x', each difference rounded), shifted = Σ x'_k². One function for the host and the
+// device (gram_knn_rows_device.hpp), so both give the same bits.
+struct GramKnnRowTerms {
+  float norm2;          // N̂
+  double rounded_norm;  // m
+  double rounding;      // ρ
+  double norm_low;      // lower bound of ‖x'‖
+};
+TWOBODY_GRAM_HD inline GramKnnRowTerms gram_knn_row_terms(double hat, double err, double shifted, int dim) {
+  // Σ fl(δ)² is within γ_{d+2} of ‖δ‖² (δ's own rounding, the square, the sum), plus what the
+  // squares of tiny δ may lose to underflow (2^-1074 each).
+  const double sq = exact::outward_up(err * (1 + exact::gamma64(dim + 3)) + static_cast<double>(dim) * 0x1p-1074);
+  return {static_cast<float>(hat), exact::norm_upper(hat, dim), exact::outward_up(std::sqrt(sq)),
+          exact::norm_lower(shifted, dim)};
+}
 
 // The terms of the rows `g` was prepared from (`rows`: the set's float64 rule rows, g.n x g.dim,
 // in the set's order; `centre` the one g was made about). g must not be a refusal.

@@ -41,6 +41,7 @@ struct KnnArgs {
   std::uint32_t tiles_b;
   std::uint32_t first_tile;  // the launch's first query tile
   bool self;
+  bool cosine;  // keys 2·(1 − a·b) of normalised rows (exact::gram_cosine_knn_bound), no norm-gap pruning
   unsigned k, cap;
   float *list_up, *list_lo;  // per launch row: cap entries
   std::uint32_t* list_row;

@@ -1,4 +1,4 @@
-// Euclidean pair lists on the FP16 Gram tiles (gram_tiles.hpp: run_gram_pairs). The tiles are
+// Pair lists (Euclidean and cosine) on the FP16 Gram tiles (gram_tiles.hpp: run_gram_pairs). The tiles are
 // gram_tiles.cu's (gram_tile_core.cuh); the epilogue emits instead of counting. Each warp walks
 // its 64 x 32 pairs in one fixed order (fragment m, n, element q; lanes by index within a step);
 // per step a ballot of the certain-in and undecided pairs gives each lane its rank, and the warp
@@ -122,8 +122,7 @@ __global__ void __launch_bounds__(kThreads) settle_pairs(GramArgs g, unsigned lo
       const uint2 p = g.pairs[t];
       const bool undecided = (p.x & kUndecided) != 0;
       std::uint32_t i = p.x & ~kUndecided, j = p.y;
-      const double key =
-          rule_key(g.rows_a + static_cast<std::size_t>(i) * g.dim, g.rows_b + static_cast<std::size_t>(j) * g.dim, g.dim);
+      const double key = pair_key(g, i, j);
       keep = key >= g.lo && key < g.hi;
       settled += undecided;
       broken += !undecided && !keep;
@@ -132,7 +131,7 @@ __global__ void __launch_bounds__(kThreads) settle_pairs(GramArgs g, unsigned lo
         i = j;
         j = x;
       }
-      r = PairRecord{i, j, sqrt(key)};
+      r = PairRecord{i, j, g.cosine ? key : sqrt(key)};  // the value: cpu::natural_of_vector_key
     }
     const unsigned mask = __ballot_sync(0xffffffffu, keep);
     if (!mask) continue;
@@ -177,14 +176,14 @@ GramPairsResult run_gram_pairs(const VectorJoinInput& in, const GramRows& ga, co
 GramPairsResult run_gram_pairs(const VectorJoinInput& in, const DeviceGramRows& da, const DeviceGramRows* db_or_null,
                                std::size_t buffer_pairs, const std::function<void(std::vector<PairRecord>&)>& take) {
   GramPairsResult out;
-  if (in.cosine || in.output != VectorJoinOutput::Pairs)
-    throw Error(ErrorKind::Internal, "the Gram tiles list Euclidean pairs only");
+  if (in.output != VectorJoinOutput::Pairs) throw Error(ErrorKind::Internal, "the Gram tiles' pair lists take pairs only");
   const DeviceGramRows& db = db_or_null && !in.is_auto ? *db_or_null : da;
   if (!da.prepared() || !db.prepared() || da.rule.size() != da.n * static_cast<std::size_t>(da.dim) ||
       db.rule.size() != db.n * static_cast<std::size_t>(db.dim))
     throw Error(ErrorKind::Internal, "the Gram tiles need both sets' Gram rows and rule rows on the device");
   out.buffer_pairs = std::max<std::size_t>(buffer_pairs, 1);
-  if (in.na == 0 || in.nb == 0 || !(in.hi > 0) || in.lo >= in.hi) return out;  // keys are >= 0
+  // Distances' keys are >= 0 (cosine keys may lie an ulp below 0).
+  if (in.na == 0 || in.nb == 0 || (!in.cosine && !(in.hi > 0)) || !(in.lo < in.hi)) return out;
 
   const std::size_t tiles_a = da.n_padded / kTile, tiles_b = db.n_padded / kTile;
   // About 2^15 blocks a slab, as the counts; a launch has at most that many blocks.
@@ -200,7 +199,8 @@ GramPairsResult run_gram_pairs(const VectorJoinInput& in, const DeviceGramRows& 
   g.is_auto = in.is_auto;
   g.lo = in.lo;
   g.hi = in.hi;
-  g.range = exact::gram_range(in.lo, in.hi);
+  g.cosine = in.cosine;
+  g.range = tile_range(in.lo, in.hi, in.cosine);
   g.pairs = pairs.get();
   g.pair_count = counters.get();
   g.stopped = counters.get() + 1;

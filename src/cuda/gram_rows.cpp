@@ -8,6 +8,7 @@
 #include <limits>
 #include <numeric>
 
+#include "twobody/detail/cpu/vector_rows.hpp"
 #include "twobody/detail/exact/gram_bounds.hpp"
 
 namespace twobody::cuda {
@@ -126,6 +127,18 @@ GramRows make_gram_rows(const double* rows, std::size_t n, int dim, const std::v
   std::iota(g.order.begin(), g.order.end(), std::uint32_t{0});
   block_bounds(g);
   return g;
+}
+
+GramRows make_cosine_gram_rows(const double* unit_rows, std::size_t n, int dim, int threads) {
+  GramRows g = make_gram_rows(unit_rows, n, dim, std::vector<double>(static_cast<std::size_t>(dim), 0.0), threads);
+  if (g.refusal.empty()) std::fill_n(g.norm2.begin(), n, 1.f);
+  return g;
+}
+
+void refuse_cosine_row(const VectorSet& v, std::size_t index, const std::string& which) {
+  std::vector<double> row(static_cast<std::size_t>(v.dim()));
+  v.row_f64(index, row.data());
+  cpu::throw_cosine_norm(which, index, cpu::cosine_rule_norm(row.data(), v.dim()));
 }
 
 void sort_by_norm(GramRows& g, int threads) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "twobody/detail/exact/gram_bounds.hpp"
+#include "twobody/vectors.hpp"
 
 namespace twobody::cuda {
 
@@ -67,6 +68,16 @@ std::vector<double> gram_centre(const double* a, std::size_t na, const double* b
 // is not finite, or a centred row whose largest coordinate lies outside [2^-40, 2^40] (then 1/σ, N
 // or D could leave float32's normal range, which the bound does not cover). Zero rows are fine.
 GramRows make_gram_rows(const double* rows, std::size_t n, int dim, const std::vector<double>& centre, int threads);
+
+// The cosine distance's rows (exact/gram_bounds.hpp: gram_cosine_bound): the rule's normalised
+// rows (cpu::RuleRows) prepared about a zero centre (x' = x̂ exactly), every real row's N set to 1,
+// so that the tiles' epilogue gives s̃ = 2·fl32(1 − D). The host reference of the device's cosine
+// preparation (GramPreparation::cosine).
+GramRows make_cosine_gram_rows(const double* unit_rows, std::size_t n, int dim, int threads);
+
+// Throws the cosine rule's error for row `index` of `v` (a norm of 0 or not finite), in the words
+// of the rule's own normalisation (cpu/vector_rows.hpp), its norm computed the rule's way.
+[[noreturn]] void refuse_cosine_row(const VectorSet& v, std::size_t index, const std::string& which);
 
 // The rows reordered by increasing norm (ties by index), `order` saying where each came from: a
 // tile's rows then have similar norms, so its bound (from its largest norm) is close to each of

@@ -2,6 +2,8 @@
 // legacy stream, every value computed with the host reference's operations in the host's order
 // (no FMA: the library's CUDA is compiled with --fmad=false, and the sums spell __dadd_rn):
 //   promote    stored rows -> float64 rule rows (exact)
+//   normalise  (cosine) one thread a row sums Σ x² in order (rows staged as in row_stats), its
+//              square root the norm; then every coordinate divided by its row's norm
 //   centre     one thread a (chunk of 4096 rows, column): the chunk summed row by row; then one
 //              thread a column adds the chunks in order and divides (gram_centre's order)
 //   row_stats  a block of 128 rows stages 32 coordinates at a time through shared memory
@@ -90,6 +92,38 @@ __global__ void centre_sum(const double* part, std::size_t chunks, int dim, std:
   centre[k] = n > 0 ? __ddiv_rn(s, static_cast<double>(n)) : s;
 }
 
+// The cosine rule's norm of each row, fl(sqrt(Σ_k x_k²)) summed in order (rows staged as in
+// row_stats below), and the first row whose norm is 0 or not finite.
+__global__ void __launch_bounds__(kStatsRows) rule_norms(const double* rule, std::size_t n, int dim, double* norm,
+                                                         unsigned long long* first_bad) {
+  __shared__ double staged[kStatsRows][kStatsChunk + 1];
+  const std::size_t row0 = blockIdx.x * static_cast<std::size_t>(kStatsRows), d = static_cast<std::size_t>(dim);
+  const std::size_t i = row0 + threadIdx.x;
+  double ss = 0;
+  for (int k0 = 0; k0 < dim; k0 += kStatsChunk) {
+    const int width = min(kStatsChunk, dim - k0);
+    for (int e = threadIdx.x; e < kStatsRows * kStatsChunk; e += kStatsRows) {
+      const int r = e / kStatsChunk, kk = e % kStatsChunk;
+      if (kk < width && row0 + r < n) staged[r][kk] = rule[(row0 + r) * d + k0 + kk];
+    }
+    __syncthreads();
+    if (i < n)
+      for (int kk = 0; kk < width; ++kk) ss = __dadd_rn(ss, __dmul_rn(staged[threadIdx.x][kk], staged[threadIdx.x][kk]));
+    __syncthreads();
+  }
+  if (i >= n) return;
+  const double v = __dsqrt_rn(ss);
+  norm[i] = v;
+  if (!(v > 0) || !isfinite(v)) atomicMin(first_bad, static_cast<unsigned long long>(i));
+}
+
+// Each coordinate divided by its row's norm (cpu::RuleRows::load).
+__global__ void divide_rows(double* rule, std::size_t count, int dim, const double* norm) {
+  for (std::size_t t = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; t < count;
+       t += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    rule[t] = __ddiv_rn(rule[t], norm[t / static_cast<std::size_t>(dim)]);
+}
+
 struct RowStats {
   double* norm_up;  // n, the sets' order
   double* sigma;
@@ -139,6 +173,7 @@ struct RowWrite {
   const float* norm2_u;
   std::size_t n, n_padded;
   int dim, dim_padded;
+  bool unit_norms;  // the cosine distance's N = 1 (make_cosine_gram_rows)
   std::uint32_t* half_pairs;  // two FP16 coordinates a word
   float* norm2;
   float* inv_sigma;
@@ -172,7 +207,7 @@ __global__ void __launch_bounds__(256) write_rows(RowWrite w) {
     to[p] = lo | hi << 16;  // the lower coordinate at the lower address
   }
   if (lane == 0) {
-    w.norm2[r] = w.norm2_u[from];
+    w.norm2[r] = w.unit_norms ? 1.f : w.norm2_u[from];
     w.inv_sigma[r] = __double2float_rn(__ddiv_rn(1.0, sigma));
     w.norm_up[r] = w.norm_up_u[from];
     w.sigma[r] = sigma;
@@ -260,8 +295,37 @@ void launch_row_stats(const DeviceGramRows& g, const double* centre, SetStats& s
   TWOBODY_CUDA_CHECK_LAUNCH("row_stats");
 }
 
+// The rule's rows of both sets normalised for the cosine distance, or the rule's error for the
+// first row without a direction (the first set's first, as cpu::RuleRows are made).
+void normalise_rule_rows(DeviceGramRows* const (&sets)[2], const VectorSet* const (&from)[2], bool cross) {
+  DeviceBuffer<unsigned long long> first_bad(2);
+  const unsigned long long none[2] = {kNoBadRow, kNoBadRow};
+  first_bad.upload(none, 2);
+  DeviceBuffer<double> norms[2];
+  for (int s = 0; s < 2; ++s) {
+    if (!sets[s] || sets[s]->n == 0) continue;
+    const DeviceGramRows& g = *sets[s];
+    norms[s] = DeviceBuffer<double>(g.n);
+    rule_norms<<<static_cast<unsigned>((g.n + kStatsRows - 1) / kStatsRows), kStatsRows>>>(g.rule.get(), g.n, g.dim,
+                                                                                          norms[s].get(), first_bad.get() + s);
+    TWOBODY_CUDA_CHECK_LAUNCH("rule_norms");
+  }
+  unsigned long long bad[2];
+  first_bad.download(bad, 2);
+  for (int s = 0; s < 2; ++s)
+    if (sets[s] && bad[s] != kNoBadRow)
+      refuse_cosine_row(*from[s], bad[s], cross ? (s == 0 ? "first set: " : "second set: ") : "");
+  for (int s = 0; s < 2; ++s) {
+    if (!sets[s] || sets[s]->n == 0) continue;
+    DeviceGramRows& g = *sets[s];
+    const std::size_t count = g.n * static_cast<std::size_t>(g.dim);
+    divide_rows<<<grid_for(count, 256), 256>>>(g.rule.get(), count, g.dim, norms[s].get());
+    TWOBODY_CUDA_CHECK_LAUNCH("divide_rows");
+  }
+}
+
 // The Gram rows of a set whose row_stats have run: sorted by norm (or not), written, bounded.
-void write_gram_rows(DeviceGramRows& g, const double* centre, const SetStats& s, bool sort) {
+void write_gram_rows(DeviceGramRows& g, const double* centre, const SetStats& s, bool sort, bool unit_norms) {
   const std::size_t n = g.n;
   g.half = DeviceBuffer<std::uint16_t>(g.n_padded * static_cast<std::size_t>(g.dim_padded));
   g.norm2 = DeviceBuffer<float>(g.n_padded);
@@ -291,6 +355,7 @@ void write_gram_rows(DeviceGramRows& g, const double* centre, const SetStats& s,
   w.n_padded = g.n_padded;
   w.dim = g.dim;
   w.dim_padded = g.dim_padded;
+  w.unit_norms = unit_norms;
   w.half_pairs = reinterpret_cast<std::uint32_t*>(g.half.get());
   w.norm2 = g.norm2.get();
   w.inv_sigma = g.inv_sigma.get();
@@ -328,19 +393,24 @@ DeviceGramSets prepare_gram_rows_on_device(const VectorSet& a, const VectorSet* 
     g.rule = upload_rule_rows(*from[s]);
   }
   out.upload_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (how.cosine) normalise_rule_rows(sets, from, b != nullptr);
   if (!how.gram) return out;
 
-  // The centre, as gram_centre sums it.
+  // The centre, as gram_centre sums it (the cosine distance's: zero).
   const std::size_t na = out.a.n, nb = b ? out.b.n : 0, n = na + nb, d = static_cast<std::size_t>(dim);
   const std::size_t chunks = std::max<std::size_t>((n + kGramCentreRows - 1) / kGramCentreRows, 1);
   DeviceBuffer<double> part(chunks * d), centre(d);
-  if (n > 0) {
+  if (how.cosine) {
+    centre.zero();
+  } else if (n > 0) {
     centre_parts<<<dim3(static_cast<unsigned>(chunks), static_cast<unsigned>((d + kCentreThreads - 1) / kCentreThreads)),
                    kCentreThreads>>>(out.a.rule.get(), na, b ? out.b.rule.get() : nullptr, nb, dim, part.get());
     TWOBODY_CUDA_CHECK_LAUNCH("centre_parts");
   }
-  centre_sum<<<static_cast<unsigned>((d + 127) / 128), 128>>>(part.get(), n > 0 ? chunks : 0, dim, n, centre.get());
-  TWOBODY_CUDA_CHECK_LAUNCH("centre_sum");
+  if (!how.cosine) {
+    centre_sum<<<static_cast<unsigned>((d + 127) / 128), 128>>>(part.get(), n > 0 ? chunks : 0, dim, n, centre.get());
+    TWOBODY_CUDA_CHECK_LAUNCH("centre_sum");
+  }
 
   // Each row's values, and the first row of each set out of the path's range.
   DeviceBuffer<unsigned long long> first_bad(2);
@@ -362,8 +432,8 @@ DeviceGramSets prepare_gram_rows_on_device(const VectorSet& a, const VectorSet* 
     out.refusal = which(s) + gram_row_refusal(row.data(), dim, out.centre, bad[s]);
   }
   if (!out.refusal.empty()) return out;
-  write_gram_rows(out.a, centre.get(), sa, how.sort);
-  if (b) write_gram_rows(out.b, centre.get(), sb, how.sort);
+  write_gram_rows(out.a, centre.get(), sa, how.sort, how.cosine);
+  if (b) write_gram_rows(out.b, centre.get(), sb, how.sort, how.cosine);
   // (centre, part and the per-row scratch are freed in stream order, after the kernels above.)
   return out;
 }

@@ -15,7 +15,9 @@
 //     kept, as half_bits), padding, per-block max n and min σ, written in that order.
 // So the device's GramRows equal the host's bit for bit (tests/cuda_gram_rows_test.cpp), and the
 // bound (exact/gram_bounds.hpp) holds as proved for them. A row out of the path's range is found
-// on the device (a flag read back); its message is written on the host from the same row.
+// on the device (a flag read back); its message is written on the host from the same row. For the
+// cosine distance the promoted rows are first normalised (GramPreparation::cosine), then prepared
+// about a zero centre with every N = 1 (make_cosine_gram_rows).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -79,8 +81,13 @@ struct DeviceGramSets {
 };
 
 struct GramPreparation {
-  bool gram = true;  // false: the rule's rows only (the float64 kernel's)
-  bool sort = true;  // by norm (sort_by_norm); false: the sets' order (make_gram_rows')
+  bool gram = true;     // false: the rule's rows only (the float64 kernel's)
+  bool sort = true;     // by norm (sort_by_norm); false: the sets' order (make_gram_rows')
+  // The cosine distance: the rule's rows normalised on the device (cpu::RuleRows' arithmetic: the
+  // norm fl(sqrt(Σ x²)) summed in order, each coordinate divided by it, bit for bit), and the Gram
+  // rows those of make_cosine_gram_rows (no centring, N = 1). A row of norm 0 or not finite throws
+  // the rule's own Error(Input), whichever kernel then runs.
+  bool cosine = false;
 };
 
 // `b` null: a self-join. The work is queued on the legacy stream, which the kernels that read the

@@ -1,7 +1,7 @@
 #pragma once
-// What the FP16 Gram tiles' kernels share (gram_tiles.cu: counts; gram_pairs.cu: pair lists):
-// the arguments, the cp.async/mma.sync mainloop, the distance model of the bound and the rule's
-// float64 key. gram_tiles.cu's opening comment gives the fragment layouts and the tile shape.
+// What the FP16 Gram tiles' kernels share (gram_tiles.cu: counts; gram_pairs.cu: pair lists;
+// gram_knn.cu): the arguments, the cp.async/mma.sync mainloop, the distance model of the bound and
+// the rule's float64 keys (squared distance and cosine). gram_tiles.cu's opening comment gives the fragment layouts and the tile shape.
 #include <cstddef>
 #include <cstdint>
 
@@ -33,6 +33,9 @@ struct GramArgs {
   std::uint32_t na, nb;
   int dim, dim_padded;
   bool is_auto;
+  // The cosine distance (gram_rows.hpp: make_cosine_gram_rows): N = 1, s̃ = 2·fl32(1 − D) against
+  // twice the key range (exact::gram_cosine_range, gram_cosine_bound), the rule's key 1 − a·b.
+  bool cosine;
   exact::GramFormat format;
   double lo, hi;  // keys in [lo, hi)
   exact::GramRange range;
@@ -95,10 +98,25 @@ __device__ __forceinline__ double rule_key(const double* a, const double* b, int
   return s;
 }
 
+// The cosine rule's key of two normalised rows: 1 − the sum over k in stored order of a_k b_k,
+// each operation rounded (no FMA), as the CPU's panel_keys.
+__device__ __forceinline__ double rule_cosine_key(const double* a, const double* b, int dim) {
+  double s = 0;
+  for (int k = 0; k < dim; ++k) s = __dadd_rn(s, __dmul_rn(a[k], b[k]));
+  return __dsub_rn(1.0, s);
+}
+
+// The rule's key of the pair of set indices (i, j): the metric's.
+__device__ __forceinline__ double pair_key(const GramArgs& g, std::uint32_t i, std::uint32_t j) {
+  const double* a = g.rows_a + static_cast<std::size_t>(i) * g.dim;
+  const double* b = g.rows_b + static_cast<std::size_t>(j) * g.dim;
+  return g.cosine ? rule_cosine_key(a, b, g.dim) : rule_key(a, b, g.dim);
+}
+
 // A pair the full queue could not take, settled where it was found (rare).
 __device__ __forceinline__ bool settle_here(const GramArgs& g, std::uint32_t i, std::uint32_t j) {
   atomicAdd(g.settled_inline, 1ull);
-  const double key = rule_key(g.rows_a + static_cast<std::size_t>(i) * g.dim, g.rows_b + static_cast<std::size_t>(j) * g.dim, g.dim);
+  const double key = pair_key(g, i, j);
   return key >= g.lo && key < g.hi;
 }
 
@@ -166,8 +184,14 @@ __device__ __forceinline__ void gram_mainloop(const GramArgs& g, std::size_t row
 // Tile (I, J)'s verdict thresholds: the range's edges moved by the bound E of its largest norms and
 // smallest scales (exact/gram_bounds.hpp), rounded outward to float32.
 __device__ __forceinline__ exact::GramTileThresholds tile_thresholds(const GramArgs& g, std::uint32_t I, std::uint32_t J) {
-  return exact::gram_tile_thresholds(
-      g.range, exact::gram_distance_bound(g.format, g.dim, g.bmax_a[I], g.bmax_b[J], g.bmin_a[I], g.bmin_b[J]));
+  const double ni = g.bmax_a[I], nj = g.bmax_b[J], si = g.bmin_a[I], sj = g.bmin_b[J];
+  return exact::gram_tile_thresholds(g.range, g.cosine ? exact::gram_cosine_bound(g.format, g.dim, ni, nj, si, sj)
+                                                       : exact::gram_distance_bound(g.format, g.dim, ni, nj, si, sj));
+}
+
+// The range of `in`'s keys [lo, hi) as the tiles compare it (the cosine distance's in 2·key).
+inline exact::GramRange tile_range(double lo, double hi, bool cosine) {
+  return cosine ? exact::gram_cosine_range(lo, hi) : exact::gram_range(lo, hi);
 }
 
 // The epilogue's per-row and per-column inputs of a warp's fragments: rows row0 + wm + 16m + gq

@@ -127,7 +127,7 @@ __global__ void __launch_bounds__(kThreads) settle_queue(GramArgs g, unsigned lo
   for (unsigned long long t = blockIdx.x * static_cast<unsigned long long>(kThreads) + threadIdx.x; t < n;
        t += static_cast<unsigned long long>(gridDim.x) * kThreads) {
     const uint2 p = g.queue[t];
-    const double key = rule_key(g.rows_a + static_cast<std::size_t>(p.x) * g.dim, g.rows_b + static_cast<std::size_t>(p.y) * g.dim, g.dim);
+    const double key = pair_key(g, p.x, p.y);
     if (!(key >= g.lo && key < g.hi)) continue;
     ++mine;
     if (g.count_a) {
@@ -152,8 +152,7 @@ GramJoinResult run_gram_join(const VectorJoinInput& in, const DeviceGramRows& da
                              std::size_t queue_capacity) {
   GramJoinResult out;
   const bool per_point = in.output == VectorJoinOutput::PerPoint;
-  if (in.cosine || in.output == VectorJoinOutput::Pairs)
-    throw Error(ErrorKind::Internal, "the Gram tiles count Euclidean joins only");
+  if (in.output == VectorJoinOutput::Pairs) throw Error(ErrorKind::Internal, "the Gram tiles' counts take no pairs");
   const DeviceGramRows& db = db_or_null && !in.is_auto ? *db_or_null : da;
   if (!da.prepared() || !db.prepared() || da.rule.size() != da.n * static_cast<std::size_t>(da.dim) ||
       db.rule.size() != db.n * static_cast<std::size_t>(db.dim))
@@ -162,7 +161,8 @@ GramJoinResult run_gram_join(const VectorJoinInput& in, const DeviceGramRows& da
     out.count_a.assign(in.na, 0);
     if (!in.is_auto) out.count_b.assign(in.nb, 0);
   }
-  if (in.na == 0 || in.nb == 0 || !(in.hi > 0) || in.lo >= in.hi) return out;  // keys are >= 0
+  // Distances' keys are >= 0 (cosine keys may lie an ulp below 0).
+  if (in.na == 0 || in.nb == 0 || (!in.cosine && !(in.hi > 0)) || !(in.lo < in.hi)) return out;
 
   out.queue_capacity = std::max<std::size_t>(queue_capacity, 1);
   DeviceBuffer<uint2> queue(out.queue_capacity);
@@ -176,7 +176,8 @@ GramJoinResult run_gram_join(const VectorJoinInput& in, const DeviceGramRows& da
   g.is_auto = in.is_auto;
   g.lo = in.lo;
   g.hi = in.hi;
-  g.range = exact::gram_range(in.lo, in.hi);
+  g.cosine = in.cosine;
+  g.range = tile_range(in.lo, in.hi, in.cosine);
   g.total = counters.get();
   g.queued = counters.get() + 1;
   g.settled_inline = counters.get() + 3;

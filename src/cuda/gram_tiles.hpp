@@ -1,9 +1,11 @@
 #pragma once
-// Euclidean join counts (total, per vector) on the tensor cores, exact: FP16 Gram tiles give each
-// pair a float32 distance s̃ within a proven bound E of the float64 rule's key
-// (exact/gram_bounds.hpp); a pair farther than E from the range's edges takes s̃'s verdict, the
-// others are settled by the rule itself on the CUDA cores (the arithmetic of vector_join.cu), so
-// the counts are the float64 brute force's bit for bit. docs/exactness.md gives the argument.
+// Join counts (total, per vector) on the tensor cores, exact: FP16 Gram tiles give each pair a
+// float32 distance s̃ within a proven bound E of the float64 rule's key (exact/gram_bounds.hpp);
+// a pair farther than E from the range's edges takes s̃'s verdict, the others are settled by the
+// rule itself on the CUDA cores (the arithmetic of vector_join.cu), so the counts are the float64
+// brute force's bit for bit. Euclidean rows about a common centre, or (in.cosine) the cosine
+// distance's normalised rows with unit N (make_cosine_gram_rows): s̃ is then 2·fl32(1 − D), twice
+// the key, and the bound gram_cosine_bound. docs/exactness.md gives the argument.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -24,8 +26,8 @@ struct GramJoinResult {
   double kernel_seconds = 0;
 };
 
-// `in` as for run_vector_join (range, Total or PerPoint, Euclidean, progress); `da` and `db` the
-// device rows of its sets about one centre, Gram rows and rule rows (gram_rows_device.hpp; db null
+// `in` as for run_vector_join (range, Total or PerPoint, metric, progress); `da` and `db` the
+// device rows of its sets about one centre (prepared for in's metric), Gram rows and rule rows (gram_rows_device.hpp; db null
 // for a self-join). `queue_capacity` undecided pairs are held per slab of tiles; beyond it the
 // tiles settle pairs themselves (slower, never wrong).
 GramJoinResult run_gram_join(const VectorJoinInput& in, const DeviceGramRows& da, const DeviceGramRows* db,
@@ -34,10 +36,10 @@ GramJoinResult run_gram_join(const VectorJoinInput& in, const DeviceGramRows& da
 GramJoinResult run_gram_join(const VectorJoinInput& in, const GramRows& ga, const GramRows* gb,
                              std::size_t queue_capacity);
 
-// Euclidean pair lists on the same tiles (gram_pairs.cu): every certain-in pair and every undecided
+// Pair lists on the same tiles (gram_pairs.cu): every certain-in pair and every undecided
 // one (flagged) goes to a device buffer of `buffer_pairs`; when a slab of tiles is done, or the
 // buffer is full, a settle kernel computes each buffered pair's key in float64 by the rule (the
-// value its square root, as the CPU writes it), drops the undecided pairs that are out, and
+// value the CPU's: a distance's square root, the cosine distance itself), drops the undecided pairs that are out, and
 // compacts the rest, which `take` receives as one batch: the sets' indices, i < j for a
 // self-join, in no order. A full buffer stops the warps that could not write; the next launch
 // resumes their tiles after the pairs they wrote (each warp emits its pairs in one fixed order),

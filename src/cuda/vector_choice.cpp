@@ -46,11 +46,19 @@ struct SampledRows {
   std::vector<double> norm_up, sigma;
 };
 
-SampledRows load(const VectorSet& v, std::vector<std::size_t> index) {
+// The sampled rows as the rule reads them: promoted, and for the cosine distance normalised (a row
+// without a direction is left as it is: the run itself refuses it).
+SampledRows load(const VectorSet& v, std::vector<std::size_t> index, bool cosine) {
   SampledRows s;
   const std::size_t d = static_cast<std::size_t>(v.dim());
   s.x.resize(index.size() * d);
-  for (std::size_t r = 0; r < index.size(); ++r) v.row_f64(index[r], s.x.data() + r * d);
+  for (std::size_t r = 0; r < index.size(); ++r) {
+    double* x = s.x.data() + r * d;
+    v.row_f64(index[r], x);
+    const double norm = cosine ? cpu::cosine_rule_norm(x, v.dim()) : 1.0;
+    if (cosine && norm > 0 && std::isfinite(norm))
+      for (std::size_t k = 0; k < d; ++k) x[k] /= norm;
+  }
   s.index = std::move(index);
   return s;
 }
@@ -100,8 +108,9 @@ double fp64_pair_seconds(const TuningPolicy& p, int d) {
 
 double settle_pair_seconds(const TuningPolicy& p, int d) { return 16.0 * d / p.settle_bytes_per_second; }
 
-PrecisionChoice choose_precision(const VectorSet& a, const VectorSet* b, double lo, double hi, const TuningPolicy& policy,
-                                 int threads) {
+PrecisionChoice choose_precision(const VectorSet& a, const VectorSet* b, double lo, double hi, Metric m,
+                                 const TuningPolicy& policy, int threads) {
+  const bool cosine = m == Metric::Cosine;
   using P = TuningPolicy::VectorPrecision;
   PrecisionChoice c;
   const int dim = a.dim();
@@ -143,15 +152,18 @@ PrecisionChoice choose_precision(const VectorSet& a, const VectorSet* b, double 
     else
       break;
   }
-  SampledRows sq = load(a, sample_indices(a.size(), q, 0x51ed27a3c0ffee01ull));
-  SampledRows sp = load(bb, sample_indices(bb.size(), p, 0x2545f4914f6cdd1dull));
+  SampledRows sq = load(a, sample_indices(a.size(), q, 0x51ed27a3c0ffee01ull), cosine);
+  SampledRows sp = load(bb, sample_indices(bb.size(), p, 0x2545f4914f6cdd1dull), cosine);
   const std::size_t d = static_cast<std::size_t>(dim);
-  // The bound's norms about the sample's own centre (the run's, of all rows, is the device's).
+  // The bound's norms about the sample's own centre (the run's, of all rows, is the device's); the
+  // cosine distance's rows are not centred.
   std::vector<double> centre(d, 0.0);
-  for (const SampledRows* s : {&sq, &sp})
-    for (std::size_t r = 0; r < s->index.size(); ++r)
-      for (std::size_t k = 0; k < d; ++k) centre[k] += s->x[r * d + k];
-  for (double& v : centre) v /= static_cast<double>(sq.index.size() + sp.index.size());
+  if (!cosine) {
+    for (const SampledRows* s : {&sq, &sp})
+      for (std::size_t r = 0; r < s->index.size(); ++r)
+        for (std::size_t k = 0; k < d; ++k) centre[k] += s->x[r * d + k];
+    for (double& v : centre) v /= static_cast<double>(sq.index.size() + sp.index.size());
+  }
   bound_inputs(sq, centre);
   bound_inputs(sp, centre);
 
@@ -159,10 +171,12 @@ PrecisionChoice choose_precision(const VectorSet& a, const VectorSet* b, double 
   // block, four queries by eight partners in registers, each pair's sum over k in stored order.
   const std::size_t np = sp.index.size(), nq = sq.index.size();
   const VectorSet partners = VectorSet::from_rows(sp.x, np, dim);
-  const cpu::RuleRows partner_rows(partners, Metric::Euclidean, 1, "");
+  const cpu::RuleRows partner_rows(partners, Metric::Euclidean, 1, "");  // (as loaded: normalised already)
   cpu::PartnerBlock block(dim, np);
   block.load(partner_rows, 0, np);
-  const exact::GramRange range = exact::gram_range(lo, hi);
+  // (The cosine distance in the tiles' units: 2·key against twice the range, 2E.)
+  const exact::GramRange range = cosine ? exact::gram_cosine_range(lo, hi) : exact::gram_range(lo, hi);
+  const double unit = cosine ? 2.0 : 1.0;
   constexpr std::size_t kQueries = 4;
   std::uint64_t sampled = 0, open = 0;
   const auto groups = static_cast<std::ptrdiff_t>((nq + kQueries - 1) / kQueries);
@@ -174,17 +188,19 @@ PrecisionChoice choose_precision(const VectorSet& a, const VectorSet* b, double 
       const std::size_t r0 = static_cast<std::size_t>(gg) * kQueries, rows = std::min(kQueries, nq - r0);
       if (rows == kQueries) {
         const double* const q[kQueries] = {&sq.x[r0 * d], &sq.x[(r0 + 1) * d], &sq.x[(r0 + 2) * d], &sq.x[(r0 + 3) * d]};
-        block.keys<kQueries>(Metric::Euclidean, q, 0, np, key.data(), np);
+        block.keys<kQueries>(m, q, 0, np, key.data(), np);
       } else {
-        for (std::size_t t = 0; t < rows; ++t) block.keys(Metric::Euclidean, &sq.x[(r0 + t) * d], 0, np, key.data() + t * np);
+        for (std::size_t t = 0; t < rows; ++t) block.keys(m, &sq.x[(r0 + t) * d], 0, np, key.data() + t * np);
       }
       for (std::size_t t = 0; t < rows; ++t) {
         const std::size_t r = r0 + t;
         for (std::size_t j = 0; j < np; ++j) {
           if (!b && sq.index[r] == sp.index[j]) continue;
           ++sampled;
-          const double e = exact::gram_distance_bound(exact::kFp16Gram, dim, sq.norm_up[r], sp.norm_up[j], sq.sigma[r], sp.sigma[j]);
-          open += undecided(key[t * np + j], e, range);
+          const double ni = sq.norm_up[r], nj = sp.norm_up[j], si = sq.sigma[r], sj = sp.sigma[j];
+          const double e = cosine ? exact::gram_cosine_bound(exact::kFp16Gram, dim, ni, nj, si, sj)
+                                  : exact::gram_distance_bound(exact::kFp16Gram, dim, ni, nj, si, sj);
+          open += undecided(unit * key[t * np + j], e, range);
         }
       }
     }

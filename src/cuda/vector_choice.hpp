@@ -1,5 +1,5 @@
 #pragma once
-// The precision of a Euclidean join on the GPU (--precision auto, TWOBODY_VECTOR_PRECISION=auto):
+// The precision of a join on the GPU (Euclidean or cosine) (--precision auto, TWOBODY_VECTOR_PRECISION=auto):
 // the FP16 Gram tiles or the float64 kernel, whichever the cost model says is the cheaper for this
 // data and range. Both give the exact result; they differ in time. The Gram tiles cost a tile's
 // share a pair plus, for every pair left undecided (its s̃ within the bound E of the range's edge,
@@ -13,6 +13,7 @@
 #include <string>
 
 #include "twobody/detail/cuda/tuning_policy.hpp"
+#include "twobody/statistic.hpp"
 #include "twobody/vectors.hpp"
 
 namespace twobody::cuda {
@@ -29,9 +30,11 @@ struct PrecisionChoice {
   std::string why;                                 // for the plan
 };
 
-// The choice for the Euclidean join of `a` with itself (b null: pairs i < j) or with `b`, keys in
-// [lo, hi) (the range's key edges), under `policy` (its Auto: by the sample; Fp16 / Fp64: forced).
-PrecisionChoice choose_precision(const VectorSet& a, const VectorSet* b, double lo, double hi,
+// The choice for the join of `a` with itself (b null: pairs i < j) or with `b`, keys in [lo, hi)
+// (the range's key edges) of metric `m` (Euclidean, or Cosine: the sample's rows normalised by the
+// rule, no centre, the bound gram_cosine_bound), under `policy` (its Auto: by the sample; Fp16 /
+// Fp64: forced).
+PrecisionChoice choose_precision(const VectorSet& a, const VectorSet* b, double lo, double hi, Metric m,
                                  const TuningPolicy& policy, int threads);
 
 // The cost model's estimates, seconds a pair at dimension d.

@@ -250,8 +250,8 @@ VectorKnnResult run_vector_knn(const VectorKnnInput& in) {
   a.upload(in.a, in.na * dim);
   // A self-k-NN of a subset of the set's rows (own_index) reads its partners apart.
   const bool separate = !in.is_auto || in.own_index;
-  DeviceBuffer<double> b_own(separate ? in.nb * dim : 0);
-  if (separate) b_own.upload(in.b, in.nb * dim);
+  DeviceBuffer<double> b_own(separate && !in.device_b ? in.nb * dim : 0);
+  if (separate && !in.device_b) b_own.upload(in.b, in.nb * dim);
   DeviceBuffer<std::uint32_t> own(in.own_index ? in.na : 0);
   if (in.own_index) own.upload(in.own_index, in.na);
   // A slab's lists in at most half the free memory and 2 GiB: 55 000 queries at k = 1024.
@@ -269,7 +269,7 @@ VectorKnnResult run_vector_knn(const VectorKnnInput& in) {
   DeviceBuffer<QueryState> state(slab);
   KnnArgs g{};
   g.a = a.get();
-  g.b = separate ? b_own.get() : a.get();
+  g.b = !separate ? a.get() : in.device_b ? in.device_b : b_own.get();
   g.own = own.get();
   g.na = in.na;
   g.nb = in.nb;

@@ -18,6 +18,8 @@ struct Result;
 
 namespace twobody::cuda {
 
+struct TuningPolicy;
+
 // The largest k the kernel takes (each query keeps 3k entries in device memory); above it the
 // engine runs the k-NN on the CPU.
 constexpr int kMaxDeviceNearest = 1024;
@@ -25,6 +27,9 @@ constexpr int kMaxDeviceNearest = 1024;
 struct VectorKnnInput {
   const double* a = nullptr;  // queries, na x dim, row-major, as the rule reads them
   const double* b = nullptr;  // partners, nb x dim; equals a for a self-k-NN
+  // The partners' rows already on the device (gram_rows_device.hpp's rule rows), or null: then b
+  // is uploaded (and need not be set when this is). Read apart from a (own_index or cross).
+  const double* device_b = nullptr;
   std::size_t na = 0, nb = 0;
   int dim = 0;
   bool is_auto = true;   // partners are a's other rows (or b's, with own_index)
@@ -48,9 +53,9 @@ struct VectorKnnResult {
 VectorKnnResult run_vector_knn(const VectorKnnInput& in);
 
 // The CUDA backend's k-NN in the engine's terms (knn_runs.cpp), called by vector_runs.cpp with the
-// rows it prepared on the host (`b` empty for a self-k-NN).
+// run's policy (its precision over the environment's).
 std::string refuses_nearest_on_device(const Statistic& s);
-Result run_nearest_on_device(const VectorPlan& plan, const std::vector<double>& a, const std::vector<double>& b);
-std::string describe_nearest_on_device(const VectorPlan& plan);
+Result run_nearest_on_device(const VectorPlan& plan, const TuningPolicy& policy);
+std::string describe_nearest_on_device(const VectorPlan& plan, const TuningPolicy& policy);
 
 }  // namespace twobody::cuda

@@ -1,11 +1,10 @@
 // The CUDA backend's statistics over vectors: the kernel chosen — the FP16 Gram tiles
-// (gram_tiles.hpp) for Euclidean counts and pair lists when they apply and pay (vector_choice.hpp),
-// else the float64 join kernel (vector_join.hpp) — on the rows as the rule reads them, and the
-// result in the engine's layout. Euclidean rows are uploaded as stored and prepared on the device
-// (gram_rows_device.hpp); cosine rows (normalised) and the k-NN's are prepared on the host
-// (cpu/vector_rows.hpp). Pair lists leave either kernel batch by batch (PairTaker): to
+// (gram_tiles.hpp) for Euclidean and cosine counts and pair lists when they apply and pay
+// (vector_choice.hpp), else the float64 join kernel (vector_join.hpp) — on the rows as the rule
+// reads them, and the result in the engine's layout. Rows are uploaded as stored and prepared on
+// the device (gram_rows_device.hpp: promoted, for the cosine distance normalised); the k-NN's
+// path is knn_runs.cpp's. Pair lists leave either kernel batch by batch (PairTaker): to
 // RunOptions::pair_sink, each batch sorted by (i, j), or into Result::pairs, sorted at the end.
-// A band of a hybrid run goes to vector_band_runs.cpp, which runs it here over slices.
 #include <fmt/format.h>
 #include <omp.h>
 
@@ -13,14 +12,13 @@
 #include <chrono>
 #include <future>
 
-#include "twobody/detail/cpu/vector_rows.hpp"
 #include "twobody/detail/cuda/gram_rows_device.hpp"
 #include "twobody/detail/cuda/gram_tiles.hpp"
 #include "twobody/detail/cuda/tuning_policy.hpp"
 #include "twobody/detail/cuda/vector_choice.hpp"
+#include "twobody/detail/cuda/vector_join.hpp"
 #include "twobody/detail/cuda/vector_grid.hpp"
 #include "twobody/detail/cuda/vector_grid_choice.hpp"
-#include "twobody/detail/cuda/vector_join.hpp"
 #include "twobody/detail/cuda/vector_knn.hpp"
 #include "twobody/detail/engine/backend.hpp"
 #include "twobody/detail/engine/pair_limit.hpp"
@@ -28,17 +26,6 @@
 namespace twobody::cuda {
 
 namespace {
-
-// The set's rows as the rule reads them, contiguous float64 (one upload).
-std::vector<double> rule_rows(const VectorSet& v, Metric m, int threads, const char* which) {
-  const cpu::RuleRows rows(v, m, threads, which);
-  const std::size_t dim = static_cast<std::size_t>(v.dim());
-  std::vector<double> out(v.size() * dim);
-  const auto n = static_cast<std::ptrdiff_t>(v.size());
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (std::ptrdiff_t i = 0; i < n; ++i) rows.load(static_cast<std::size_t>(i), out.data() + static_cast<std::size_t>(i) * dim);
-  return out;
-}
 
 // The policy of this run: the run's precision (RunOptions::precision), when not auto, over the
 // environment's.
@@ -63,7 +50,6 @@ VectorPath choose_vector_path(const VectorPlan& plan, const TuningPolicy& policy
   using P = TuningPolicy::VectorPrecision;
   if (policy.vector_precision == P::Fp64)
     return {false, plan.precision == "fp64" ? "precision fp64 requested" : "TWOBODY_VECTOR_PRECISION=fp64"};
-  if (s.metric == Metric::Cosine) return {false, "cosine distances have no Gram tiles yet"};
   if (s.output() != OutputKind::Reduction && s.output() != OutputKind::PerPoint && s.output() != OutputKind::PairList)
     return {false, "not a count or a pair list"};
   if (std::max(plan.a->size(), plan.b->size()) >= (std::size_t(1) << 31)) return {false, "2^31 rows or more"};
@@ -157,22 +143,14 @@ Result run_vectors_on_device(const VectorPlan& plan) {
   if (plan.banded()) return run_band_on_device(plan);
   const Statistic& s = *plan.stat;
   const OutputKind out = s.output();
-  const bool euclidean = s.metric == Metric::Euclidean;
-  // The cosine distance's rows (normalised) and the k-NN's: on the host, as the rule reads them.
-  std::vector<double> host_a, host_b;
-  if (!euclidean || out == OutputKind::Nearest) {
-    host_a = rule_rows(*plan.a, s.metric, plan.threads, plan.is_auto() ? "" : "first set: ");
-    if (!plan.is_auto()) host_b = rule_rows(*plan.b, s.metric, plan.threads, "second set: ");
-    if (out == OutputKind::Nearest) return run_nearest_on_device(plan, host_a, host_b);
-  }
+  const bool cosine = s.metric == Metric::Cosine;
+  if (out == OutputKind::Nearest) return run_nearest_on_device(plan, policy_for(plan));
   VectorJoinInput in;
-  in.a = host_a.data();
-  in.b = plan.is_auto() ? host_a.data() : host_b.data();
   in.na = plan.a->size();
   in.nb = plan.b->size();
   in.dim = plan.a->dim();
   in.is_auto = plan.is_auto();
-  in.cosine = !euclidean;
+  in.cosine = cosine;
   in.lo = plan.edges.lo();
   in.hi = plan.edges.hi();
   in.max_pairs = plan.max_pairs;
@@ -191,7 +169,7 @@ Result run_vectors_on_device(const VectorPlan& plan) {
   std::string fallback = path.why_not;
   DeviceGramSets rows;
   std::string grid_note;
-  if (euclidean) {
+  if (!cosine) {
     const VectorGridChoice grid = choose_vector_grid(plan, policy, path.gram);
     if (grid.use) {
       std::string refusal;
@@ -201,28 +179,38 @@ Result run_vectors_on_device(const VectorPlan& plan) {
     grid_note = grid.applies ? "; " + grid.why : "; no vector grid: " + grid.why;
   }
 
-  // Euclidean rows: uploaded as stored and prepared on the device, while another host thread
-  // samples the pairs for the precision choice (the upload from pageable memory holds this one).
+  // The rows: uploaded as stored and prepared on the device (the cosine distance's normalised
+  // there), while another host thread samples the pairs for the precision choice (the upload from
+  // pageable memory holds this one); unless the grid gave up after preparing them.
   PrecisionChoice choice;
   std::string prepared;
-  if (euclidean && !rows.a.rule.size()) {
+  if (!rows.a.rule.size()) {
     double choice_seconds = 0;
     std::future<PrecisionChoice> chosen;
     if (path.gram)
       chosen = std::async(std::launch::async, [&] {
         const auto t = std::chrono::steady_clock::now();
-        PrecisionChoice c = choose_precision(*plan.a, plan.is_auto() ? nullptr : plan.b, in.lo, in.hi, policy, plan.threads);
+        PrecisionChoice c = choose_precision(*plan.a, plan.is_auto() ? nullptr : plan.b, in.lo, in.hi, s.metric, policy,
+                                             plan.threads);
         choice_seconds = seconds_since(t);
         return c;
       });
     GramPreparation how;
     how.gram = path.gram;
+    how.cosine = cosine;
     const auto t0 = std::chrono::steady_clock::now();
-    rows = prepare_gram_rows_on_device(*plan.a, plan.is_auto() ? nullptr : plan.b, how);
+    try {
+      rows = prepare_gram_rows_on_device(*plan.a, plan.is_auto() ? nullptr : plan.b, how);
+    } catch (...) {
+      if (chosen.valid()) chosen.wait();  // (the sampling thread reads the plan's sets)
+      throw;
+    }
     const double prepare_seconds = seconds_since(t0);
     if (path.gram) choice = chosen.get();
-    prepared = fmt::format("; rows {} on the device {:.4f} s (their upload {:.4f} s)",
-                           path.gram ? "prepared" : "uploaded and promoted", prepare_seconds, rows.upload_seconds);
+    prepared =
+        fmt::format("; rows {} on the device {:.4f} s (their upload {:.4f} s)",
+                    path.gram ? "prepared" : cosine ? "uploaded, promoted and normalised" : "uploaded and promoted",
+                    prepare_seconds, rows.upload_seconds);
     if (path.gram) {
       fallback = !rows.refusal.empty() ? rows.refusal : choice.gram ? "" : choice.why;
       prepared += fmt::format(" (the precision choice {:.4f} s on another host thread meanwhile)", choice_seconds);
@@ -290,16 +278,20 @@ std::string describe_all_pairs(const VectorPlan& plan) {
       "each, rows staged 16 coordinates at a time in order{}",
       plan.is_auto() ? " (the triangle's tiles only)" : "",
       list ? "; pairs per slab counted, then written into a buffer of the slab's size and drained " + to : "");
-  const std::string rows = plan.stat->metric == Metric::Euclidean
-                               ? "; rows uploaded as stored and promoted to float64 on the device"
-                               : "; rows normalised in float64 on the host";
+  const bool cosine = plan.stat->metric == Metric::Cosine;
+  const std::string rows = cosine ? "; rows uploaded as stored, promoted to float64 and normalised on the device"
+                                  : "; rows uploaded as stored and promoted to float64 on the device";
   if (!path.gram) return fmt::format("cuda kernel: {} (not the FP16 Gram tiles: {}){}{}", fp64, path.why_not, rows, tail);
   const std::string gram =
       "FP16 Gram tiles on the tensor cores (mma.sync m16n8k16, float32 accumulation), blocks of 128 x 128 pairs" +
       std::string(plan.is_auto() ? " (the triangle's tiles only)" : "") +
-      ", rows uploaded as stored, centred, scaled by powers of two, rounded to FP16 and sorted by norm on the device; "
-      "each pair's float32 distance within a proven bound of the rule's key, the pairs within the bound of an edge "
-      "settled in float64 (the rule itself); rows out of the FP16 path's range take the float64 kernel" +
+      (cosine ? ", rows uploaded as stored, normalised in float64 (the rule's rows), scaled by powers of two, rounded "
+                "to FP16 and sorted by norm on the device; each pair's 2(1 - a.b) in float32 within a proven bound of "
+                "twice the rule's key"
+              : ", rows uploaded as stored, centred, scaled by powers of two, rounded to FP16 and sorted by norm on the "
+                "device; each pair's float32 distance within a proven bound of the rule's key") +
+      ", the pairs within the bound of an edge settled in float64 (the rule itself); rows out of the FP16 path's range "
+      "take the float64 kernel" +
       (list ? fmt::format("; pairs (certain and undecided) into a device buffer of {} pairs, each slab (or full buffer) "
                           "settled and compacted in float64, the distances the rule's, drained {}",
                           policy.gram_pair_buffer, to)
@@ -307,15 +299,16 @@ std::string describe_all_pairs(const VectorPlan& plan) {
   if (policy.vector_precision == TuningPolicy::VectorPrecision::Fp16) return "cuda kernel: " + gram + tail;
   return fmt::format(
       "cuda kernel, the cheaper of two by the cost model (precision auto: from {} pairs on, a deterministic sample of up "
-      "to {} x {} pairs measures how many the FP16 bound leaves undecided; the run's plan gives that fraction and both "
-      "estimates): (1) {}; (2) {}{}",
-      fmt::format("{:.3g}", policy.sample_min_pairs), policy.sample_queries, policy.sample_partners, gram, fp64, tail);
+      "to {} x {} pairs measures how many the FP16 bound{} leaves undecided; the run's plan gives that fraction and "
+      "both estimates): (1) {}; (2) {}{}",
+      fmt::format("{:.3g}", policy.sample_min_pairs), policy.sample_queries, policy.sample_partners,
+      cosine ? " (the cosine bound, on the sample's normalised rows)" : "", gram, fp64, tail);
 }
 
 }  // namespace
 
 std::string describe_vectors_on_device(const VectorPlan& plan) {
-  if (plan.stat->output() == OutputKind::Nearest) return describe_nearest_on_device(plan);
+  if (plan.stat->output() == OutputKind::Nearest) return describe_nearest_on_device(plan, policy_for(plan));
   const Statistic& s = *plan.stat;
   const OutputKind out = s.output();
   const TuningPolicy policy = policy_for(plan);

@@ -58,14 +58,19 @@ TWOBODY_GRAM_HD inline double gamma64(int n) { return n * kUnit64 / (1.0 - n * k
 // An upper bound of ‖x'‖ from nu = fl64(Σ_k x'_k²) summed in order over d terms.
 TWOBODY_GRAM_HD inline double norm_upper(double nu, int d) { return std::sqrt(nu * (1.0 + gamma64(d))) * (1.0 + 2 * kUnit64); }
 
-// E for one pair: n_i, n_j upper bounds of the shifted rows' norms (norm_upper), s_i, s_j their
-// scales σ (powers of two).
-TWOBODY_GRAM_HD inline double gram_distance_bound(const GramFormat& f, int d, double ni, double nj, double si, double sj) {
+// The Gram line above, |D − x'_i·x'_j|: n_i, n_j upper bounds of the shifted rows' norms
+// (norm_upper), s_i, s_j their scales σ (powers of two).
+TWOBODY_GRAM_HD inline double gram_product_bound(const GramFormat& f, int d, double ni, double nj, double si, double sj) {
   const double rd = std::sqrt(static_cast<double>(d));
   const double ei = f.u * ni + f.eta * rd / si, ej = f.u * nj + f.eta * rd / sj;
   const double mmas = std::ceil(static_cast<double>(d) / f.depth);
   const double s = (ni * (1 + f.u) + f.eta * rd / si) * (nj * (1 + f.u) + f.eta * rd / sj);
-  const double gram = ei * nj + ni * ej + ei * ej + mmas * (f.depth + 2) * f.u_acc * s;
+  return ei * nj + ni * ej + ei * ej + mmas * (f.depth + 2) * f.u_acc * s;
+}
+
+// E for one pair (arguments as gram_product_bound's).
+TWOBODY_GRAM_HD inline double gram_distance_bound(const GramFormat& f, int d, double ni, double nj, double si, double sj) {
+  const double gram = gram_product_bound(f, d, ni, nj, si, sj);
   const double norm_rel = kUnit32 * (1 + gamma64(d)) + gamma64(d);
   const double sum2 = (ni + nj) * (ni + nj);
   const double epilogue = 2 * kUnit32 * (1 + 1e-6) * sum2;
@@ -181,6 +186,61 @@ TWOBODY_GRAM_HD inline GramVerdict gram_verdict(float s, const GramTileThreshold
   if (s <= t.hi_in && s > t.lo_out) return GramVerdict::In;
   if (s > t.hi_out || s <= t.lo_in) return GramVerdict::Out;
   return GramVerdict::Undecided;
+}
+
+// The cosine distance on the same tiles. Its key is key64 = fl(1 − Σ̂), Σ̂ = Σ_k fl(x̂_ik x̂_jk)
+// summed in order over the rule's normalised rows x̂ (docs/exactness.md). The tiles take the rows
+// x̂ without centring (x' = x̂, exactly) and every N set to 1, so their epilogue gives
+//   s̃ = fl32(fl32(1 + 1) − 2D) = 2·fl32(1 − D)        (a scaling by 2 commutes with rounding)
+// and compares it with twice the key's range (gram_cosine_range). D is exact as for distances
+// (a nonzero G is a multiple of 2^-48 and 1/σ >= 2^-39: D stays normal). With n_i, n_j upper
+// bounds of ‖x̂‖ (norm_upper: near 1, but nothing below assumes it) and p = x̂_i·x̂_j exactly,
+//   |D − p|                ≤ Gram                          (gram_product_bound)
+//   |fl32(1 − D) − (1 − D)| ≤ u32·(1 + n_i n_j + Gram)
+//   |Σ̂ − p|                ≤ γ_d·n_i n_j                    (Σ_k |x̂_ik x̂_jk| ≤ n_i n_j)
+//   |key64 − (1 − Σ̂)|      ≤ u64·(1 + n_i n_j (1 + γ_d))
+// so |s̃ − 2·key64| ≤ 2E with E = 1.01·(the sum), the 1.01 for the second-order terms. This
+// returns 2E, the bound in the tiles' units.
+TWOBODY_GRAM_HD inline double gram_cosine_bound(const GramFormat& f, int d, double ni, double nj, double si, double sj) {
+  const double gram = gram_product_bound(f, d, ni, nj, si, sj);
+  const double p = ni * nj, g = gamma64(d);
+  const double e = gram + kUnit32 * (1 + 1e-6) * (1 + p + gram) + g * p + kUnit64 * (1 + p * (1 + g));
+  return 2 * 1.01 * e;
+}
+
+// A range of cosine keys [lo, hi) in the tiles' units, 2·key: key < hi is 2·key <= 2·limit_hi
+// (limit_hi the largest double below hi, whatever hi's sign), key >= lo is 2·key > 2·limit_lo.
+// Cosine keys may be (slightly) negative, so the lower edge is always tested (the planner's −1
+// for a range from 0 included: every real key lies above it). Capped at ±2^120 as gram_range.
+TWOBODY_GRAM_HD inline GramRange gram_cosine_range(double lo, double hi) {
+  constexpr double cap = 0x1p120;
+  double l = 2 * std::nextafter(lo, -HUGE_VAL), h = 2 * std::nextafter(hi, -HUGE_VAL);
+  l = l < -cap ? -cap : l > cap ? cap : l;
+  h = h < -cap ? -cap : h > cap ? cap : h;
+  return {l, h, true};
+}
+
+// The cosine k-NN (cuda/gram_knn.cu on the rows x̂, N̂ of their rounding): gram_knn_bound's a and
+// r bound κ = ‖x̂_i − x̂_j‖² as for distances (x' = x̂); and since
+//   2·key64 − κ = 2·(key64 − (1 − p)) + (1 − q_i) + (1 − q_j),   q = ‖x̂‖²,
+// the c of 2·key64 is 1.01·[δ_i + δ_j + 2γ_d n_i n_j + 2u64(1 + n_i n_j (1 + γ_d))] with
+// δ = max(n_up² − 1, 1 − n_lo²) from a row's upper and lower norm bounds (norm_upper, norm_lower).
+// The keys of this bound are 2·key64; from a tile's largest m, ρ, n_up and smallest n_lo it bounds
+// every pair of the tile.
+TWOBODY_GRAM_HD inline double cosine_norm_slack(double n_up, double n_lo) {
+  const double above = outward_up(outward_up(n_up * n_up) - 1), below = outward_up(1 - outward_down(n_lo * n_lo));
+  const double m = above > below ? above : below;
+  return m > 0 ? m : 0.0;
+}
+TWOBODY_GRAM_HD inline GramKnnBound gram_cosine_knn_bound(const GramFormat& f, int d, double mi, double mj, double ri,
+                                                          double rj, double ni_up, double nj_up, double ni_lo,
+                                                          double nj_lo) {
+  GramKnnBound b = gram_knn_bound(f, d, mi, mj, ri, rj, 0, 0);
+  const double p = outward_up(ni_up * nj_up), g = gamma64(d);
+  const double c = cosine_norm_slack(ni_up, ni_lo) + cosine_norm_slack(nj_up, nj_lo) + 2 * g * p +
+                   2 * kUnit64 * (1 + p * (1 + g));
+  b.c = outward_up(1.01 * c);
+  return b;
 }
 
 }  // namespace twobody::exact

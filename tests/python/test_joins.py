@@ -399,6 +399,7 @@ def test_cuda_equals_cpu(rng):
                 cpu = tb.join(a, eps, data2=second, metric=metric, emit=emit, backend="cpu")
                 gpu = tb.join(a, eps, data2=second, metric=metric, emit=emit, backend="cuda")
                 assert gpu.total == cpu.total
+                assert "FP16 Gram tiles" in gpu.plan, gpu.plan  # d = 24: both metrics on the tensor cores
                 for name in ("i", "j", "distance", "indptr", "indices", "distances", "counts", "counts2"):
                     if getattr(cpu, name, None) is not None:
                         np.testing.assert_array_equal(getattr(gpu, name), getattr(cpu, name),
