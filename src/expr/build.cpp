@@ -88,10 +88,10 @@ class Builder {
   const Node& at(int id) const { return g_.nodes[id]; }
 
   void need_value(int id, const Syntax& s, const char* what) const {
-    if (at(id).boolean) fail(s.column, fmt::format("{} takes values, not {}", what, type_name(at(id))));
+    if (at(id).boolean) fail(s.start, fmt::format("{} takes values, not {}", what, type_name(at(id))));
   }
   void need_bool(int id, const Syntax& s, const char* what) const {
-    if (!at(id).boolean) fail(s.column, fmt::format("{} takes Bools (comparisons), not {}", what, type_name(at(id))));
+    if (!at(id).boolean) fail(s.start, fmt::format("{} takes Bools (comparisons), not {}", what, type_name(at(id))));
   }
 
   int parameter(const std::string& name, int column) {
@@ -156,7 +156,7 @@ class Builder {
     const Schema& sc = is_a ? a_ : b_;
     const int k = sc.find(s.text);
     if (k < 0)
-      fail(s.column, fmt::format("{} has no column '{}' ({})", base.text, s.text,
+      fail(static_cast<int>(s.index), fmt::format("{} has no column '{}' ({})", base.text, s.text,
                                  sc.names.empty() ? "its data names no columns"
                                                   : fmt::format("its columns: {}", fmt::join(sc.names, ", "))));
     Node n;
@@ -198,7 +198,7 @@ class Builder {
     const auto vector_arg = [&](std::size_t k) {
       const int id = value_arg(k);
       if (!at(id).vector)
-        fail(s.children[k]->column, fmt::format("{} reduces a Vector over the dimension; this is a Scalar", f));
+        fail(s.children[k]->start, fmt::format("{} reduces a Vector over the dimension; this is a Scalar", f));
       return id;
     };
     if (f == "abs" || f == "sqrt" || f == "exp" || f == "log") {
@@ -239,7 +239,7 @@ class Builder {
       need_bool(c, *s.children[0], "if's condition");
       const int x = arg(1), y = arg(2);
       if (at(x).boolean != at(y).boolean)
-        fail(s.children[2]->column, fmt::format("if's branches must be alike: {} and {}", type_name(at(x)), type_name(at(y))));
+        fail(s.children[2]->start, fmt::format("if's branches must be alike: {} and {}", type_name(at(x)), type_name(at(y))));
       return make(Op::If, {c, x, y}, s.column, at(x).boolean);
     }
     if (f == "a" || f == "b" || f == "d" || p_.scalars.count(f) || p_.vectors.count(f))
@@ -318,8 +318,8 @@ class Builder {
 void check_top(const Source& src, const Graph& g, int id, const Syntax& s) {
   const Node& n = g.nodes[id];
   if (!n.vector) return;
-  if (n.boolean) fail_at(src, s.column, "the expression is a Vector of Bools: compare scalars; reduce the vectors first");
-  fail_at(src, s.column, "the expression is a Vector: reduce it with sum, dot, norm, min, max or mean");
+  if (n.boolean) fail_at(src, s.start, "the expression is a Vector of Bools: compare scalars; reduce the vectors first");
+  fail_at(src, s.start, "the expression is a Vector: reduce it with sum, dot, norm, min, max or mean");
 }
 
 void check_params(const ExpressionParams& p, int dim) {
@@ -364,7 +364,7 @@ Graph build_graph(const Source& text, const Source* where, const Schema& a, cons
     const auto w = parse_syntax(*where);
     const int pred = builder.build(*where, *w, 1);
     check_top(*where, g, pred, *w);
-    if (!g.nodes[pred].boolean) fail_at(*where, w->column, "the predicate is a value: compare it (x < y, x == y)");
+    if (!g.nodes[pred].boolean) fail_at(*where, w->start, "the predicate is a value: compare it (x < y, x == y)");
     Node f;
     f.op = Op::Filter;
     f.arg[0] = pred;

@@ -49,6 +49,7 @@ class Parser {
     s->kind = kind;
     s->text = std::move(text);
     s->column = column;
+    s->start = column;
     return s;
   }
 
@@ -86,7 +87,10 @@ class Parser {
       if (t.kind == TokenKind::Dot) {
         const Token& name = peek();
         if (name.kind != TokenKind::Name) fail_at(src_, name.column, "expected a column name after '.'");
-        auto m = node(SyntaxKind::Member, name.text, name.column);
+        // The node points at its operand's start; the name's own column is kept for "no column".
+        auto m = node(SyntaxKind::Member, name.text, left->column);
+        m->index = name.column;
+        m->start = left->start;
         next();
         m->children.push_back(std::move(left));
         left = std::move(m);
@@ -99,6 +103,7 @@ class Parser {
         if (i.number > 1e9) fail_at(src_, i.column, fmt::format("the index {} is too large", i.text));
         auto m = node(SyntaxKind::Index, i.text, t.column);
         m->index = static_cast<long>(i.number);
+        m->start = left->start;
         next();
         expect(TokenKind::RBracket, "']'");
         m->children.push_back(std::move(left));
@@ -110,6 +115,7 @@ class Parser {
       auto right = t.kind == TokenKind::Caret ? expression(kUnary - 1) : expression(power);
       if (power == kCompare && is_comparison(peek().kind))
         fail_at(src_, peek().column, "comparisons do not chain: write 'x < y and y < z'");
+      b->start = left->start;
       b->children.push_back(std::move(left));
       b->children.push_back(std::move(right));
       left = std::move(b);

@@ -50,8 +50,9 @@ struct Syntax {
   std::string text;
   double value = 0;
   bool integer = false;
-  long index = 0;
-  int column = 1;
+  long index = 0;  // Index: the index; Member: the name's column
+  int column = 1;  // the operator's or name's
+  int start = 1;   // where the whole subexpression starts (its first operand)
   std::vector<std::unique_ptr<Syntax>> children;
 };
 
