@@ -168,10 +168,10 @@ const Command<CustomOptions> custom_command{
         },
     .run = run_custom_command,
     .examples =
-        "  twobody custom --data builtin:uniform-box:500 --pair 'exp(-dot(a-b, a-b)/(2*h^2))' --param h=0.1 --emit sum\n"
+        "  twobody custom --data builtin:uniform-box:500 --pair 'exp(-dot(a-b, a-b)/(2*h^2))' --param h=50 --emit sum\n"
         "  twobody custom --data builtin:uniform-box:500 --pair 'sum(abs(a-b)^p)^(1/p)' --param p=3 --emit histogram "
         "--rmin 0 --rmax 1 --nbins 10\n"
-        "  twobody custom --data builtin:uniform-box:300 --pair 'max(abs(a-b)) < 0.1' --emit per-point\n"
+        "  twobody custom --data builtin:uniform-box:300 --pair 'max(abs(a-b)) < 100' --emit per-point\n"
         "  twobody custom --data builtin:uniform-box:300 --pair 'a[0] - b[0]' --where 'a[1] < b[1]' --emit per-point "
         "--per-point max\n",
 };
