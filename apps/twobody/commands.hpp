@@ -14,6 +14,7 @@ std::vector<Subcommand> scalar_commands();        // kk, nk
 std::vector<Subcommand> neighbour_commands();     // neighbours, kde
 std::vector<Subcommand> matrix_commands();        // matrix
 std::vector<Subcommand> vector_commands();        // join, knn
+std::vector<Subcommand> custom_commands();        // custom
 std::vector<Subcommand> generate_commands();      // generate
 
 }  // namespace twobody::cli

@@ -14,6 +14,10 @@ class Binning {
   static Binning logarithmic(double lo, double hi, std::size_t nbins);
   // Strictly increasing, finite, non-negative edges; at least two.
   static Binning from_edges(std::vector<double> edges);
+  // Edges of a value that may be negative (a pair expression's, twobody/expression.hpp):
+  // strictly increasing and finite; at least two.
+  static Binning of_values(std::vector<double> edges);
+  static Binning linear_values(double lo, double hi, std::size_t nbins);
   // Corrfunc bin file: one bin per line, "lo hi"; consecutive bins must touch (hi_k == lo_{k+1}).
   static Binning from_file(const std::string& path);
 

@@ -53,16 +53,18 @@ struct SumGrids {
   SumGrid point_weight;    // w_j: per-point weighted sums
   SumGrid separation;      // w_i w_j s: mean separations
   SumGrid log_separation;  // w_i w_j log s
+  SumGrid value;           // a pair expression's values (reduce::Sum, PerPointValue's sums)
 };
 
 // The exact sums behind Result's float64 sums (weighted, region_weighted, separation_sum,
-// log_separation_sum, per_point_*.weighted), with the grids they are on. Each float64 there is
+// log_separation_sum, per_point_*.weighted, value_sum, per_point_*.values of sums), with the grids they are on. Each float64 there is
 // its entry here rounded once; runs split into pieces add these, never the float64s. Empty where
 // a result was not made by the engine (saved counts read back, for example).
 struct ExactSums {
   SumGrids grids;
   std::vector<FixedSum> weighted, region_weighted, separation_sum, log_separation_sum;
   std::vector<FixedSum> point_weighted_a, point_weighted_b;
+  std::vector<FixedSum> value_sum, point_value_a, point_value_b;
 };
 
 }  // namespace twobody

@@ -73,11 +73,27 @@ struct Nearest {
   int k = 1;
 };
 
+// Type I over a pair expression's value (twobody/expression.hpp, run_expression): the sum of
+// the values of every pair that has one (NaN, a --where that is false: none) in
+// Result::value_sum[0], their number in counts[0]. An exact sum on a grid fixed for the run
+// (twobody/exact_sums.hpp), so every thread count and split gives the same bits.
+struct Sum {};
+
+// Per point, its partners' values (as Sum takes them) reduced: Result::per_point_a.values (and
+// per_point_b, cross), how many partners gave one in counts. Auto: a pair (i, j) adds to both i
+// and j. Sum: exact sums (0 without partners); Min, Max: the least or largest (NaN without
+// partners; −0 below +0).
+struct PerPointValue {
+  enum class Of { Sum, Min, Max };
+  Of of = Of::Sum;
+};
+
 }  // namespace twobody::reduce
 
 namespace twobody {
 
 using Reduction = std::variant<reduce::Count, reduce::Histogram, reduce::Histogram2D, reduce::PairList,
-                               reduce::PerPoint, reduce::Matrix, reduce::Nearest>;
+                               reduce::PerPoint, reduce::Matrix, reduce::Nearest, reduce::Sum,
+                               reduce::PerPointValue>;
 
 }  // namespace twobody

@@ -51,6 +51,7 @@ inline bool pair_order(const PairRecord& x, const PairRecord& y) { return x.i !=
 struct PointReductions {
   std::vector<std::uint64_t> counts;
   std::vector<double> weighted;  // when weighted
+  std::vector<double> values;    // reduce::PerPointValue: the partners' values summed, or least, or largest
 };
 
 // OutputKind::Nearest (reduce::Nearest): per point of the first set, its k nearest partners,
@@ -102,6 +103,7 @@ struct Result {
   std::vector<double> region_weighted;
   // Statistic::mean_separation: per bin, Σ s and Σ log s of its pairs (times w_i w_j when weighted).
   std::vector<double> separation_sum, log_separation_sum;
+  std::vector<double> value_sum;      // reduce::Sum: the values' sum (counts[0]: how many)
   std::vector<PairRecord> pairs;      // PairList, sorted by (i, j); empty with RunOptions::pair_sink
   // PerPoint: per point of the first set and, cross only, of the second (empty for auto).
   PointReductions per_point_a, per_point_b;

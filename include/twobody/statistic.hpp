@@ -19,7 +19,8 @@ enum class Metric { Euclidean, Periodic, Angular, Cosine };
 
 // Which fields of a Result a run fills (reduction.hpp says what each reduction puts there):
 // Reduction for reduce::Count, Histogram for reduce::Histogram and Histogram2D, PairList, Matrix,
-// PerPoint for PerPoint, Nearest for reduce::Nearest.
+// PerPoint for PerPoint, Nearest for reduce::Nearest; a pair expression's reduce::Sum fills
+// Reduction's counts and value_sum, reduce::PerPointValue PerPoint's arrays and their values.
 enum class OutputKind { Reduction, Histogram, PairList, Matrix, PerPoint, Nearest };
 
 struct Statistic {

@@ -265,6 +265,9 @@ Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid 
           },
           [](const reduce::Nearest&) {
             throw Error(ErrorKind::Internal, "k nearest neighbours reached the point traversal (vectors only)");
+          },
+          [](const auto&) {
+            throw Error(ErrorKind::Internal, "a sum of values reached a built-in metric's traversal");
           }},
       s.reduction);
   r.info.threads = shape.threads;

@@ -9,27 +9,42 @@
 
 namespace twobody {
 
-Binning Binning::from_edges(std::vector<double> e) {
+namespace {
+void check_edges(const std::vector<double>& e, bool negative_ok) {
   if (e.size() < 2) throw_config("binning needs at least one bin (two edges)");
   for (std::size_t k = 0; k < e.size(); ++k) {
     if (!std::isfinite(e[k])) throw_config(fmt::format("bin edge {} is not finite", k));
-    if (e[k] < 0) throw_config(fmt::format("bin edge {} is negative ({})", k, e[k]));
+    if (e[k] < 0 && !negative_ok) throw_config(fmt::format("bin edge {} is negative ({})", k, e[k]));
     if (k > 0 && !(e[k] > e[k - 1]))
       throw_config(fmt::format("bin edges must increase strictly: edge {} ({}) follows {}", k, e[k],
                                e[k - 1]));
   }
-  return Binning(std::move(e));
 }
 
-Binning Binning::linear(double lo, double hi, std::size_t n) {
+std::vector<double> linear_edges(double lo, double hi, std::size_t n) {
   if (n == 0) throw_config("the number of bins must be positive");
   if (!(hi > lo)) throw_config(fmt::format("rmax ({}) must exceed rmin ({})", hi, lo));
   std::vector<double> e(n + 1);
   // Each edge from lo and hi directly (not by accumulation), and the last is hi exactly.
   for (std::size_t k = 0; k <= n; ++k) e[k] = lo + (hi - lo) * static_cast<double>(k) / n;
   e[n] = hi;
-  return from_edges(std::move(e));
+  return e;
 }
+}  // namespace
+
+Binning Binning::from_edges(std::vector<double> e) {
+  check_edges(e, false);
+  return Binning(std::move(e));
+}
+
+Binning Binning::of_values(std::vector<double> e) {
+  check_edges(e, true);
+  return Binning(std::move(e));
+}
+
+Binning Binning::linear(double lo, double hi, std::size_t n) { return from_edges(linear_edges(lo, hi, n)); }
+
+Binning Binning::linear_values(double lo, double hi, std::size_t n) { return of_values(linear_edges(lo, hi, n)); }
 
 Binning Binning::logarithmic(double lo, double hi, std::size_t n) {
   if (n == 0) throw_config("the number of bins must be positive");

@@ -72,6 +72,9 @@ void round_exact_sums(Result& r) {
   rounded(r.log_separation_sum, r.exact.log_separation_sum, g.log_separation);
   rounded(r.per_point_a.weighted, r.exact.point_weighted_a, g.point_weight);
   rounded(r.per_point_b.weighted, r.exact.point_weighted_b, g.point_weight);
+  rounded(r.value_sum, r.exact.value_sum, g.value);
+  rounded(r.per_point_a.values, r.exact.point_value_a, g.value);
+  rounded(r.per_point_b.values, r.exact.point_value_b, g.value);
 }
 
 void exact_from_float64(Result& r, const SumGrids& g) {

@@ -57,17 +57,26 @@ void merge_counters(Result& whole, const Result& piece) {
   add_into(whole.region_weighted, piece.region_weighted);
   add_into(whole.separation_sum, piece.separation_sum);
   add_into(whole.log_separation_sum, piece.log_separation_sum);
+  add_into(whole.value_sum, piece.value_sum);
   // The exact sums are what count (the float64 sums above are rounded from them at the end).
   whole.exact.grids = piece.exact.grids;
   add_into(whole.exact.weighted, piece.exact.weighted);
   add_into(whole.exact.region_weighted, piece.exact.region_weighted);
   add_into(whole.exact.separation_sum, piece.exact.separation_sum);
   add_into(whole.exact.log_separation_sum, piece.exact.log_separation_sum);
+  add_into(whole.exact.value_sum, piece.exact.value_sum);
 }
 
 }  // namespace
 
+void refuse_value_reductions(const Statistic& s) {
+  if (std::holds_alternative<reduce::Sum>(s.reduction) || std::holds_alternative<reduce::PerPointValue>(s.reduction))
+    throw_config("sums of values reduce a pair expression's values (run_expression, twobody custom); a built-in "
+                 "metric's statistics count pairs");
+}
+
 void validate_reduction(const Statistic& s, const PointSet& a, const PointSet* b) {
+  refuse_value_reductions(s);
   std::visit(Overloaded{[&](const reduce::Histogram& h) { check_regions(h.regions, a, b); },
                         [&](const reduce::Histogram2D& h) { check_regions(h.regions, a, b); },
                         [](const auto&) {}},

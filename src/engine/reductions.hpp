@@ -40,6 +40,8 @@ inline PairRecord place_pair(PairRecord p, const PiecePlacement& where) {
 // The reduction's requirements of the points (labels for jackknife regions, 3-D points for 2-D
 // bins, ...): Error(Config) or Error(Input) with the reason.
 void validate_reduction(const Statistic& s, const PointSet& a, const PointSet* b);
+// Error(Config) for reduce::Sum and PerPointValue, which sum values a built-in metric has not.
+void refuse_value_reductions(const Statistic& s);
 
 // A result of the statistic's layout with every counter, sum (float64 and exact) and matrix entry
 // zero: what pieces are merged into. `n_a`, `n_b`: the whole run's sets (n_b = 0: auto).

@@ -27,7 +27,9 @@ OutputKind Statistic::output() const {
                                [](const reduce::PairList&) { return OutputKind::PairList; },
                                [](const reduce::PerPoint&) { return OutputKind::PerPoint; },
                                [](const reduce::Matrix&) { return OutputKind::Matrix; },
-                               [](const reduce::Nearest&) { return OutputKind::Nearest; }},
+                               [](const reduce::Nearest&) { return OutputKind::Nearest; },
+                               [](const reduce::Sum&) { return OutputKind::Reduction; },
+                               [](const reduce::PerPointValue&) { return OutputKind::PerPoint; }},
                     reduction);
 }
 

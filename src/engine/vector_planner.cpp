@@ -8,6 +8,7 @@
 #include "twobody/detail/engine/memory.hpp"
 #include "twobody/detail/engine/overloaded.hpp"
 #include "twobody/detail/engine/planner.hpp"
+#include "twobody/detail/engine/reductions.hpp"
 #include "twobody/error.hpp"
 
 namespace twobody {
@@ -25,6 +26,7 @@ void check_sets(const Statistic& s, const VectorSet& a, const VectorSet* b) {
 }
 
 void check_statistic(const Statistic& s) {
+  refuse_value_reductions(s);
   if (s.metric != Metric::Euclidean && s.metric != Metric::Cosine)
     throw_config(fmt::format("vectors take the euclidean or cosine metric, not {}", to_string(s.metric)));
   if (s.weighted) throw_config("vectors carry no weights: weighted statistics take points (twobody/points.hpp)");

@@ -338,7 +338,15 @@ expect 4 'the value column and the weight column must differ' -- "$tb" kde --dat
 explains 1 -- "$tb" kde --data "$work/kde.txt" --columns 1,2,3 --bandwidth 1 --backend cpu
 
 # Every subcommand's --help ends with examples, and each example runs (in order, in a scratch folder).
-for cmd in sdh paircount rdf angular xi wtheta rppi smu xi-rppi wp xi-smu kk nk neighbours kde matrix generate; do
+# custom: a predicate's count equals a brute force; a bad expression is a config error with its caret.
+printf 'x y t\n0 0 1\n0.5 0 2\n3 1 0\n0.2 0.1 2\n' > "$work/custom.csv"
+check "custom count of a predicate = brute force" \
+  "[[ \$(\"$tb\" custom --data \"$work/custom.csv\" --pair 'a.t < b.t and abs(a.x - b.x) < 1' --emit count --format csv | tail -n 1) == 2 ]]"
+expect 4 "pair function, column 5: unknown name 'q'" -- "$tb" custom --data "$work/custom.csv" --pair 'a.x+q' --emit sum
+expect 4 '--emit count of a value needs a range' -- "$tb" custom --data "$work/custom.csv" --pair 'a.x-b.x' --emit count
+explains 1 -- "$tb" custom --data "$work/custom.csv" --pair 'a.x-b.x' --emit sum
+
+for cmd in sdh paircount rdf angular xi wtheta rppi smu xi-rppi wp xi-smu kk nk neighbours kde matrix custom generate; do
   mkdir -p "$work/examples-$cmd"
   examples=$("$tb" "$cmd" --help | sed -n '/^Examples:/,$p' | sed -n 's/^  twobody //p')
   check "$cmd --help has examples" "[[ -n \"\$examples\" ]]"

@@ -1,0 +1,183 @@
+// The pair-expression command, custom: a pair function written on the command line
+// (twobody/expression.hpp, docs/expressions.md) reduced into a sum, a count, a histogram, the
+// pairs or per-point values (--emit).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "commands.hpp"
+#include "mpi_session.hpp"
+#include "twobody/error.hpp"
+#include "twobody/expression.hpp"
+#include "twobody/table.hpp"
+
+namespace twobody::cli {
+
+namespace {
+
+struct CustomOptions {
+  CommonOptions o;
+  std::string pair, where, emit = "histogram", per_point;
+  std::vector<std::string> params;
+};
+
+// A file's table (--columns by number or by name), or a built-in catalogue's points.
+PairTable load_table(const std::string& spec, const std::string& columns) {
+  if (spec.rfind("builtin:", 0) == 0) return PairTable::from_points(load_points(spec, columns, 0, ""));
+  ReadOptions r;
+  if (!columns.empty()) {
+    if (std::all_of(columns.begin(), columns.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == ','; }))
+      r.columns = parse_column_list(columns);
+    else
+      for (std::size_t s = 0, e; s <= columns.size(); s = e + 1) {
+        e = std::min(columns.find(',', s), columns.size());
+        r.column_names.push_back(columns.substr(s, e - s));
+      }
+  }
+  return read_table(spec, r);
+}
+
+// --param NAME=VALUE or NAME=@FILE (a vector: a .npy or text file of d values).
+ExpressionParams parse_params(const std::vector<std::string>& specs) {
+  ExpressionParams p;
+  for (const std::string& s : specs) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0) throw_config(fmt::format("--param {}: write NAME=VALUE or NAME=@FILE", s));
+    const std::string name = s.substr(0, eq), value = s.substr(eq + 1);
+    if (p.scalars.count(name) || p.vectors.count(name)) throw_config(fmt::format("--param {} is given twice", name));
+    if (!value.empty() && value[0] == '@') {
+      const VectorSet v = read_vectors(value.substr(1));
+      std::vector<double> all(v.size() * static_cast<std::size_t>(v.dim()));
+      for (std::size_t i = 0; i < v.size(); ++i) v.row_f64(i, all.data() + i * static_cast<std::size_t>(v.dim()));
+      p.vectors[name] = std::move(all);
+      continue;
+    }
+    std::size_t used = 0;
+    double x = 0;
+    try {
+      x = std::stod(value, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != value.size() || value.empty() || !std::isfinite(x))
+      throw_config(fmt::format("--param {}: '{}' is not a finite number (or @FILE for a vector)", name, value));
+    p.scalars[name] = x;
+  }
+  return p;
+}
+
+Binning value_range(const CommonOptions& o, const char* emit) {
+  if (!o.bins_file.empty()) return Binning::from_file(o.bins_file);
+  if (!o.rmin || !o.rmax)
+    throw_config(fmt::format("--emit {} of a value needs a range (--rmin, --rmax) or bins (--bins), or a Bool --pair", emit));
+  if (o.log_bins) return Binning::logarithmic(*o.rmin, *o.rmax, o.nbins ? o.nbins : 1);
+  return Binning::linear_values(*o.rmin, *o.rmax, o.nbins ? o.nbins : 1);
+}
+
+void run_custom_command(const CustomOptions& s, const Context& c) {
+  const CommonOptions& o = s.o;
+  const PairTable a = load_table(o.data, o.columns);
+  const bool cross = !o.data2.empty();
+  PairTable b;
+  if (cross) b = load_table(o.data2, o.columns2.empty() ? o.columns : o.columns2);
+  const PairExpression f = PairExpression::parse(s.pair, a.schema(), cross ? &b.schema() : nullptr, parse_params(s.params), s.where);
+  const bool predicate = f.result() == ValueType::Bool;
+  Statistic st;
+  st.traversal = cross ? Traversal::Cross : Traversal::Auto;
+  const std::string& e = s.emit;
+  const Binning none;
+  const auto range = [&] { return predicate ? none : value_range(o, e.c_str()); };
+  std::string per_point = s.per_point.empty() ? (predicate ? "count" : "sum") : s.per_point;
+  if (e == "sum") st.reduction = reduce::Sum{};
+  else if (e == "count") st.reduction = reduce::Count{range()};
+  else if (e == "histogram") st.reduction = reduce::Histogram{predicate ? none : value_range(o, "histogram")};
+  else if (e == "pairs") st.reduction = reduce::PairList{range()};
+  else if (e == "per-point") {
+    if (per_point == "count") st.reduction = reduce::PerPoint{range()};
+    else
+      st.reduction = reduce::PerPointValue{per_point == "min" ? reduce::PerPointValue::Of::Min
+                                           : per_point == "max" ? reduce::PerPointValue::Of::Max
+                                                                : reduce::PerPointValue::Of::Sum};
+  }
+  if (!s.per_point.empty() && e != "per-point") throw_config("--per-point goes with --emit per-point");
+  RunOptions run = make_run_options(o, c.bar);
+  run.distribution = nullptr;  // (pair expressions run in one process)
+  const Result r = run_expression(f, st, a, cross ? &b : nullptr, run);
+  c.bar.finish();
+  if (!cli_writes_output()) return;
+  Table t;
+  t.meta = run_metadata(r.info);
+  t.meta["pair"] = s.pair;
+  t.meta["canonical"] = f.canonical();
+  if (!s.where.empty()) t.meta["where"] = s.where;
+  t.meta["class"] = to_string(f.function_class());
+  if (e == "sum") {
+    t.columns = {{"sum", std::vector<double>{r.value_sum.at(0)}}, {"pairs", std::vector<std::uint64_t>{r.counts.at(0)}}};
+  } else if (e == "count") {
+    t.columns = {{"count", std::vector<std::uint64_t>{r.counts.at(0)}}};
+  } else if (e == "histogram") {
+    const Binning& bins = st.binning();
+    std::vector<double> lo, hi;
+    for (std::size_t k = 0; k < bins.nbins(); ++k) lo.push_back(bins.lo(k)), hi.push_back(bins.hi(k));
+    t.columns = {{"lo", std::move(lo)}, {"hi", std::move(hi)}, {"count", r.counts}};
+  } else if (e == "pairs") {
+    std::vector<std::uint64_t> i, j;
+    std::vector<double> v;
+    for (const PairRecord& p : r.pairs) i.push_back(p.i), j.push_back(p.j), v.push_back(p.value);
+    t.columns = {{"i", std::move(i)}, {"j", std::move(j)}, {"value", std::move(v)}};
+  } else {
+    std::vector<std::uint64_t> set, index, count;
+    std::vector<double> value;
+    const auto add = [&](const PointReductions& p, std::uint64_t which) {
+      for (std::size_t k = 0; k < p.counts.size(); ++k) {
+        set.push_back(which);
+        index.push_back(k);
+        count.push_back(p.counts[k]);
+        if (!p.values.empty()) value.push_back(p.values[k]);
+      }
+    };
+    add(r.per_point_a, 0);
+    if (cross) add(r.per_point_b, 1);
+    if (cross) t.columns.push_back({"set", std::move(set)});
+    t.columns.push_back({"index", std::move(index)});
+    t.columns.push_back({"count", std::move(count)});
+    if (per_point != "count") t.columns.push_back({per_point, std::move(value)});
+  }
+  emit(t, o);
+}
+
+const Command<CustomOptions> custom_command{
+    .name = "custom",
+    .help = "a pair function written as an expression (--pair), reduced to a sum, count, histogram, pairs or per-point values",
+    .features = {.second_set = true, .weights = false, .box = false, .variable = "value"},
+    .add_options =
+        [](CLI::App& cmd, CustomOptions& s) {
+          for (const char* name : {"--path", "--ravg", "--devices"})
+            if (CLI::Option* opt = cmd.get_option_no_throw(name)) cmd.remove_option(opt);
+          cmd.get_option("--columns")->description("the coordinates a[0], a[1], ...: column numbers or names (default: every column); every named column is a.NAME too");
+          cmd.add_option("--pair", s.pair, "the pair function: an expression over a, b, a.NAME, a[k], d and --param names (docs/expressions.md)")
+              ->required();
+          cmd.add_option("--param", s.params, "NAME=VALUE, or NAME=@FILE for a vector of d values (.npy or text); repeatable");
+          cmd.add_option("--where", s.where, "a predicate: pairs where it is false produce nothing");
+          cmd.add_option("--emit", s.emit, "sum | count | histogram | pairs | per-point (a value's count, pairs and per-point counts take --rmin/--rmax)")
+              ->check(CLI::IsMember({"sum", "count", "histogram", "pairs", "per-point"}));
+          cmd.add_option("--per-point", s.per_point, "with --emit per-point: count | sum | min | max of the partners' values "
+                                                     "(default: sum for a value, count for a predicate)")
+              ->check(CLI::IsMember({"count", "sum", "min", "max"}));
+        },
+    .run = run_custom_command,
+    .examples =
+        "  twobody custom --data builtin:uniform-box:500 --pair 'exp(-dot(a-b, a-b)/(2*h^2))' --param h=50 --emit sum\n"
+        "  twobody custom --data builtin:uniform-box:500 --pair 'sum(abs(a-b)^p)^(1/p)' --param p=3 --emit histogram "
+        "--rmin 0 --rmax 1 --nbins 10\n"
+        "  twobody custom --data builtin:uniform-box:300 --pair 'max(abs(a-b)) < 100' --emit per-point\n"
+        "  twobody custom --data builtin:uniform-box:300 --pair 'a[0] - b[0]' --where 'a[1] < b[1]' --emit per-point "
+        "--per-point max\n",
+};
+
+}  // namespace
+
+std::vector<Subcommand> custom_commands() { return {custom_command}; }
+
+}  // namespace twobody::cli

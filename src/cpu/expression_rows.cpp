@@ -1,0 +1,292 @@
+#include "twobody/detail/cpu/expression_rows.hpp"
+
+#include <fmt/format.h>
+
+#include <omp.h>
+
+#include <algorithm>
+#include <functional>
+
+#include "twobody/detail/expr/ops.hpp"
+#include "twobody/error.hpp"
+
+namespace twobody::cpu {
+
+namespace {
+
+using expr::Op;
+
+// One operand of a lane loop: `uniform` (the same value on every lane, p[0]) or p[t].
+struct Src {
+  const double* p;
+  bool uniform;
+  double at(std::size_t t) const { return uniform ? p[0] : p[t]; }
+};
+
+template <class F>
+void lanes1(const F& f, Src x, double* __restrict r, std::size_t n) {
+  if (x.uniform) {
+    const double v = f(x.p[0]);
+    for (std::size_t t = 0; t < n; ++t) r[t] = v;
+    return;
+  }
+#pragma omp simd
+  for (std::size_t t = 0; t < n; ++t) r[t] = f(x.p[t]);
+}
+
+template <class F>
+void lanes2(const F& f, Src x, Src y, double* __restrict r, std::size_t n) {
+  if (!x.uniform && !y.uniform) {
+#pragma omp simd
+    for (std::size_t t = 0; t < n; ++t) r[t] = f(x.p[t], y.p[t]);
+  } else if (x.uniform && !y.uniform) {
+    const double u = x.p[0];
+#pragma omp simd
+    for (std::size_t t = 0; t < n; ++t) r[t] = f(u, y.p[t]);
+  } else if (!x.uniform) {
+    const double v = y.p[0];
+#pragma omp simd
+    for (std::size_t t = 0; t < n; ++t) r[t] = f(x.p[t], v);
+  } else {
+    const double v = f(x.p[0], y.p[0]);
+    for (std::size_t t = 0; t < n; ++t) r[t] = v;
+  }
+}
+
+// One element-wise operation over n lanes. The frequent ones get loops of their own (each the
+// operation ops.hpp defines); the rest go through apply_op lane by lane.
+void exec(Op op, int index, Src x, Src y, Src z, double* r, std::size_t n) {
+  switch (op) {
+    case Op::Add: return lanes2([](double u, double v) { return u + v; }, x, y, r, n);
+    case Op::Sub: return lanes2([](double u, double v) { return u - v; }, x, y, r, n);
+    case Op::Mul: return lanes2([](double u, double v) { return u * v; }, x, y, r, n);
+    case Op::Div: return lanes2([](double u, double v) { return u / v; }, x, y, r, n);
+    case Op::Neg: return lanes1([](double u) { return -u; }, x, r, n);
+    case Op::Abs: return lanes1([](double u) { return std::fabs(u); }, x, r, n);
+    case Op::Sqrt: return lanes1([](double u) { return std::sqrt(u); }, x, r, n);
+    case Op::PowInt:
+      if (index == 2) return lanes1([](double u) { return u * u; }, x, r, n);
+      return lanes1([index](double u) { return expr::op_pow_int(u, index); }, x, r, n);
+    case Op::Min2: return lanes2(expr::op_min, x, y, r, n);
+    case Op::Max2: return lanes2(expr::op_max, x, y, r, n);
+    case Op::Less: return lanes2([](double u, double v) { return expr::truth(u < v); }, x, y, r, n);
+    case Op::LessEq: return lanes2([](double u, double v) { return expr::truth(u <= v); }, x, y, r, n);
+    case Op::Greater: return lanes2([](double u, double v) { return expr::truth(u > v); }, x, y, r, n);
+    case Op::GreaterEq: return lanes2([](double u, double v) { return expr::truth(u >= v); }, x, y, r, n);
+    case Op::And: return lanes2([](double u, double v) { return expr::truth(u != 0 && v != 0); }, x, y, r, n);
+    default:
+      for (std::size_t t = 0; t < n; ++t) r[t] = expr::apply_op(op, index, x.at(t), y.at(t), z.at(t));
+  }
+}
+
+}  // namespace
+
+ExpressionRows::ExpressionRows(const expr::Compiled& c, const PairTable& a, const PairTable& b, int threads)
+    : c_(c), na_(a.size()), nb_(b.size()), dim_(c.g.dim) {
+  const expr::Graph& g = c.g;
+  const std::size_t nodes = g.nodes.size();
+  column_of_.assign(nodes, nullptr);
+  constant_.assign(nodes, 0.0);
+  constant_vec_.assign(nodes, {});
+  reg_of_.assign(nodes, -1);
+  if (a.dim() != dim_ || b.dim() != dim_)
+    throw_config(fmt::format("the expression was parsed for dimension {}; the data have {}", dim_, a.dim()));
+  const std::size_t d = static_cast<std::size_t>(dim_);
+
+  // Constants and parameters, once.
+  const auto cval = [&](int id) { return g.nodes[id].op == Op::Const ? g.nodes[id].value : constant_[id]; };
+  const auto cvec = [&](int id, std::size_t k) { return g.nodes[id].vector ? constant_vec_[id][k] : cval(id); };
+  for (int id : c.constants) {
+    const expr::Node& n = g.nodes[id];
+    if (n.op == Op::Param) constant_[id] = g.scalars[n.index];
+    else if (n.op == Op::ParamVec) constant_vec_[id] = g.vectors[n.index];
+    else if (expr::is_reduction(n.op)) {
+      double acc = 0;
+      for (std::size_t k = 0; k < d; ++k) acc = expr::reduce_step(n.op, acc, cvec(n.arg[0], k), k == 0);
+      constant_[id] = acc;
+    } else if (n.vector) {
+      constant_vec_[id].resize(d);
+      for (std::size_t k = 0; k < d; ++k)
+        constant_vec_[id][k] = expr::apply_op(n.op, n.index, n.arg[0] >= 0 ? cvec(n.arg[0], k) : 0,
+                                              n.arg[1] >= 0 ? cvec(n.arg[1], k) : 0, n.arg[2] >= 0 ? cvec(n.arg[2], k) : 0);
+    } else {
+      constant_[id] = expr::apply_op(n.op, n.index, n.arg[0] >= 0 ? cval(n.arg[0]) : 0, n.arg[1] >= 0 ? cval(n.arg[1]) : 0,
+                                     n.arg[2] >= 0 ? cval(n.arg[2]) : 0);
+    }
+  }
+
+  // The prepass of one side: the coordinates k-major, then every hoisted node a point at a time.
+  const auto prepass = [&](const std::vector<int>& wanted, const PairTable& t, bool side_a) {
+    const std::size_t n = t.size();
+    const Op col = side_a ? Op::ColA : Op::ColB, coord = side_a ? Op::CoordA : Op::CoordB, vec = side_a ? Op::VecA : Op::VecB;
+    std::vector<double>& coords = store_.emplace_back(n * d);
+    std::vector<double> row(d);
+    for (std::size_t i = 0; i < n; ++i) {
+      t.coordinates().row_f64(i, row.data());
+      for (std::size_t k = 0; k < d; ++k) coords[k * n + i] = row[k];
+    }
+    // The nodes to evaluate: the wanted ones and the row nodes under them.
+    std::vector<char> need(g.nodes.size(), 0);
+    std::function<void(int)> mark = [&](int id) {
+      const expr::Node& x = g.nodes[id];
+      if (need[id] || (x.side & expr::kSidePair) == 0) return;
+      need[id] = 1;
+      for (int a : x.arg)
+        if (a >= 0) mark(a);
+    };
+    for (int id : wanted) mark(id);
+    std::vector<int> order;
+    for (std::size_t id = 0; id < need.size(); ++id)
+      if (need[id]) order.push_back(static_cast<int>(id));
+    for (int id : wanted) {
+      const expr::Node& x = g.nodes[id];
+      if (x.op == col) column_of_[id] = t.column(static_cast<std::size_t>(x.index)).data();
+      else if (x.op == coord) column_of_[id] = coords.data() + static_cast<std::size_t>(x.index) * n;
+      else if (x.op == vec) column_of_[id] = coords.data();
+      else column_of_[id] = store_.emplace_back(x.vector ? n * d : n).data();
+    }
+    const std::ptrdiff_t points = static_cast<std::ptrdiff_t>(n);
+#pragma omp parallel num_threads(std::max(1, threads))
+    {
+      std::vector<double> s(g.nodes.size()), v(order.empty() ? 0 : g.nodes.size() * d);
+#pragma omp for schedule(static)
+      for (std::ptrdiff_t ip = 0; ip < points; ++ip) {
+        const std::size_t i = static_cast<std::size_t>(ip);
+        // The value of argument `a` (element k of a vector) at point i.
+        const auto val = [&](int a, std::size_t k) -> double {
+          if (a < 0) return 0.0;
+          const expr::Node& x = g.nodes[a];
+          if ((x.side & expr::kSidePair) == 0) return cvec(a, k);
+          return x.vector ? v[static_cast<std::size_t>(a) * d + k] : s[a];
+        };
+        for (int id : order) {
+          const expr::Node& x = g.nodes[id];
+          if (x.op == col) s[id] = t.column(static_cast<std::size_t>(x.index))[i];
+          else if (x.op == coord) s[id] = coords[static_cast<std::size_t>(x.index) * n + i];
+          else if (x.op == vec)
+            for (std::size_t k = 0; k < d; ++k) v[static_cast<std::size_t>(id) * d + k] = coords[k * n + i];
+          else if (expr::is_reduction(x.op)) {
+            double acc = 0;
+            for (std::size_t k = 0; k < d; ++k) acc = expr::reduce_step(x.op, acc, val(x.arg[0], k), k == 0);
+            s[id] = acc;
+          } else if (x.vector) {
+            for (std::size_t k = 0; k < d; ++k)
+              v[static_cast<std::size_t>(id) * d + k] = expr::apply_op(x.op, x.index, val(x.arg[0], k), val(x.arg[1], k), val(x.arg[2], k));
+          } else {
+            s[id] = expr::apply_op(x.op, x.index, val(x.arg[0], 0), val(x.arg[1], 0), val(x.arg[2], 0));
+          }
+        }
+        for (int id : wanted) {
+          const expr::Node& x = g.nodes[id];
+          if (x.op == col || x.op == coord || x.op == vec) continue;
+          double* out = const_cast<double*>(column_of_[id]);
+          if (x.vector)
+            for (std::size_t k = 0; k < d; ++k) out[k * n + i] = v[static_cast<std::size_t>(id) * d + k];
+          else out[i] = s[id];
+        }
+      }
+    }
+  };
+  store_.reserve(2 + c.rows_a.size() + c.rows_b.size());
+  prepass(c.rows_a, a, true);
+  prepass(c.rows_b, b, false);
+
+  // The pair program: registers for the pair nodes; scalars before the loop over k unless they
+  // read a reduction (then after it); vectors and the reductions' steps inside it.
+  std::vector<char> after(g.nodes.size(), 0);
+  for (int id : c.pair_nodes) {
+    const expr::Node& x = g.nodes[id];
+    reg_of_[id] = static_cast<int>(regs_++);
+    bool late = expr::is_reduction(x.op);
+    for (int a : x.arg)
+      if (a >= 0 && c.is_pair(a) && after[a]) late = true;
+    after[id] = late;
+    Step st;
+    st.op = x.op;
+    st.index = x.index;
+    st.dst = reg_of_[id];
+    st.nargs = x.arity();
+    for (int k = 0; k < st.nargs; ++k) st.args[k] = operand(x.arg[k]);
+    if (x.vector || expr::is_reduction(x.op)) per_k_.push_back(st);
+    else (late ? after_ : before_).push_back(st);
+  }
+  root_ = operand(g.root);
+}
+
+ExpressionRows::Operand ExpressionRows::operand(int id) const {
+  const expr::Node& x = c_.g.nodes[id];
+  Operand o;
+  o.vector = x.vector;
+  const int side = x.side & expr::kSidePair;
+  if (side == expr::kSidePair) {
+    o.from = From::Register;
+    o.reg = reg_of_[id];
+  } else if (side == expr::kSideA || side == expr::kSideB) {
+    o.from = side == expr::kSideA ? From::RowA : From::RowB;
+    o.data = column_of_[id];
+    if (!o.data) throw Error(ErrorKind::Internal, "a row node of a pair expression was not hoisted");
+  } else if (x.vector) {
+    o.from = From::ParamVector;
+    o.data = constant_vec_[id].data();
+  } else {
+    o.from = From::Value;
+    o.value = x.op == expr::Op::Const ? x.value : constant_[id];
+  }
+  return o;
+}
+
+void ExpressionRows::run_steps(const std::vector<Step>& steps, std::size_t i, std::size_t j0, std::size_t n,
+                               std::size_t k, double* regs) const {
+  const auto src = [&](const Operand& o) -> Src {
+    switch (o.from) {
+      case From::Value: return {&o.value, true};
+      case From::ParamVector: return {o.data + k, true};
+      case From::RowA: return {o.vector ? o.data + k * na_ + i : o.data + i, true};
+      case From::RowB: return {o.vector ? o.data + k * nb_ + j0 : o.data + j0, false};
+      case From::Register: break;
+    }
+    return {regs + static_cast<std::size_t>(o.reg) * kLanes, false};
+  };
+  static const double zero = 0.0;
+  for (const Step& st : steps) {
+    double* r = regs + static_cast<std::size_t>(st.dst) * kLanes;
+    const Src x = st.nargs > 0 ? src(st.args[0]) : Src{&zero, true};
+    if (expr::is_reduction(st.op)) {
+      if (k == 0 && st.op == Op::Sum) lanes1([](double u) { return 0.0 + u; }, x, r, n);
+      else if (k == 0) lanes1([](double u) { return u; }, x, r, n);
+      else if (st.op == Op::Sum) lanes2([](double u, double v) { return u + v; }, Src{r, false}, x, r, n);
+      else lanes2(st.op == Op::ReduceMin ? expr::op_min : expr::op_max, Src{r, false}, x, r, n);
+      continue;
+    }
+    const Src y = st.nargs > 1 ? src(st.args[1]) : Src{&zero, true};
+    const Src z = st.nargs > 2 ? src(st.args[2]) : Src{&zero, true};
+    exec(st.op, st.index, x, y, z, r, n);
+  }
+}
+
+void ExpressionRows::row(std::size_t i, std::size_t j0, std::size_t n, double* out, Workspace& w) const {
+  double* regs = w.regs.data();
+  const bool predicate = c_.result == ValueType::Bool;
+  const std::size_t d = static_cast<std::size_t>(dim_);
+  for (std::size_t s = 0; s < n; s += kLanes) {
+    const std::size_t m = std::min(kLanes, n - s), j = j0 + s;
+    run_steps(before_, i, j, m, 0, regs);
+    if (!per_k_.empty())
+      for (std::size_t k = 0; k < d; ++k) run_steps(per_k_, i, j, m, k, regs);
+    run_steps(after_, i, j, m, 0, regs);
+    double* o = out + s;
+    const Operand& r = root_;
+    for (std::size_t t = 0; t < m; ++t) {
+      double v;
+      switch (r.from) {
+        case From::Value: v = r.value; break;
+        case From::RowA: v = r.data[i]; break;
+        case From::RowB: v = r.data[j + t]; break;
+        default: v = regs[static_cast<std::size_t>(r.reg) * kLanes + t]; break;
+      }
+      o[t] = predicate ? (v == 1.0 ? 1.0 : expr::nan_value()) : v;
+    }
+  }
+}
+
+}  // namespace twobody::cpu

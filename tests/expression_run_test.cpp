@@ -1,0 +1,292 @@
+// run_expression on the CPU against the oracle (tests/oracle/expression_oracle.hpp): every
+// reduction, auto and cross, on fresh random points, a lattice whose values fall on the edges,
+// points at a large offset, duplicates, and expressions that produce NaN or infinities. Every
+// output must equal the oracle's exactly (sums included: both are the exact sum of the values).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "oracle/expression_oracle.hpp"
+#include "test_support.hpp"
+#include "twobody/error.hpp"
+#include "twobody/expression.hpp"
+#include "twobody/extend/pair_function.hpp"
+
+namespace {
+
+using oracle::Pt;
+namespace portable = twobody::portable;
+
+struct Case {
+  const char* text;
+  const char* where;
+  oracle::PairValue f;
+  bool predicate = false;
+};
+
+double dist2(const Pt& a, const Pt& b) {
+  double s = 0;
+  for (int k = 0; k < a.d(); ++k) {
+    const double t = a[k] - b[k];
+    s = s + t * t;
+  }
+  return s;
+}
+
+const double kP = 3, kH = 0.7;
+const double kNone = std::numeric_limits<double>::quiet_NaN();
+
+std::vector<Case> cases() {
+  return {
+      {"sqrt(sum((a-b)^2))", "", [](const Pt& a, const Pt& b) { return std::sqrt(dist2(a, b)); }},
+      {"sum(abs(a - b)^p)^(1/p)", "",
+       [](const Pt& a, const Pt& b) {
+         double s = 0;
+         for (int k = 0; k < a.d(); ++k) s = s + portable::pow(std::fabs(a[k] - b[k]), kP);
+         return portable::pow(s, 1 / kP);
+       }},
+      {"exp(-dot(a-b, a-b)/(2*h^2))", "", [](const Pt& a, const Pt& b) { return portable::exp(-dist2(a, b) / (2 * (kH * kH))); }},
+      {"a.t < b.t and abs(a.x - b.x) < 5", "",
+       [](const Pt& a, const Pt& b) { return (a.c("t") < b.c("t") && std::fabs(a.c("x") - b.c("x")) < 5) ? 1.0 : kNone; },
+       true},
+      {"1 - dot(a, b)/(norm(a)*norm(b))", "",
+       [](const Pt& a, const Pt& b) {
+         double ab = 0, aa = 0, bb = 0;
+         for (int k = 0; k < a.d(); ++k) {
+           ab = ab + a[k] * b[k];
+           aa = aa + a[k] * a[k];
+           bb = bb + b[k] * b[k];
+         }
+         return 1 - ab / (std::sqrt(aa) * std::sqrt(bb));
+       }},
+      {"sqrt(a.x - b.x) + log(a.t + 1) * b.y", "",  // NaN where a.x < b.x: no value
+       [](const Pt& a, const Pt& b) { return std::sqrt(a.c("x") - b.c("x")) + portable::log_any(a.c("t") + 1) * b.c("y"); }},
+      {"a.x - b.x", "a.t <= b.t", [](const Pt& a, const Pt& b) { return a.c("t") <= b.c("t") ? a.c("x") - b.c("x") : kNone; }},
+      {"max(abs(a-b)) + min(a*b)", "",
+       [](const Pt& a, const Pt& b) {
+         double m = std::fabs(a[0] - b[0]), n = a[0] * b[0];
+         for (int k = 1; k < a.d(); ++k) {
+           m = oracle::maximum(m, std::fabs(a[k] - b[k]));
+           n = oracle::minimum(n, a[k] * b[k]);
+         }
+         return m + n;
+       }},
+      {"if(a.t == b.t, (a.x - b.x)^3, -(a.y*b.z)^2)", "a.x + b.x > 0",
+       [](const Pt& a, const Pt& b) {
+         if (!(a.c("x") + b.c("x") > 0)) return kNone;
+         const double u = a.c("x") - b.c("x"), v = a.c("y") * b.c("z");
+         return a.c("t") == b.c("t") ? (u * u) * u : -(v * v);
+       }},
+  };
+}
+
+// Points of dimension 3 with columns x, y, z (the coordinates again) and t (an integer key).
+oracle::Rows make_rows(int kind, std::size_t n, std::mt19937_64& rng) {
+  oracle::Rows r;
+  r.n = n;
+  r.d = 3;
+  std::uniform_real_distribution<double> u(-2, 2);
+  for (std::size_t i = 0; i < n; ++i)
+    for (int k = 0; k < 3; ++k) {
+      double v = u(rng);
+      if (kind == 1) v = std::round(v * 2) / 2;          // a lattice: values on the edges
+      if (kind == 2) v = 1e8 + v;                         // a large offset
+      if (kind == 3 && i % 3 == 1) v = r.x[(i - 1) * 3 + k];  // duplicates
+      r.x.push_back(v);
+    }
+  const char* names[] = {"x", "y", "z"};
+  for (int k = 0; k < 3; ++k)
+    for (std::size_t i = 0; i < n; ++i) r.col[names[k]].push_back(r.x[i * 3 + k]);
+  for (std::size_t i = 0; i < n; ++i) r.col["t"].push_back(static_cast<double>(rng() % 4));
+  return r;
+}
+
+twobody::PairTable table_of(const oracle::Rows& r) {
+  return twobody::PairTable(twobody::VectorSet::from_rows(r.x, r.n, 3), {"x", "y", "z", "t"},
+                            {r.col.at("x"), r.col.at("y"), r.col.at("z"), r.col.at("t")});
+}
+
+void check_case(const Case& c, const oracle::Rows& ra, const oracle::Rows* rb, int threads) {
+  const twobody::PairTable ta = table_of(ra);
+  const twobody::PairTable tb = rb ? table_of(*rb) : twobody::PairTable();
+  const twobody::PairTable* b = rb ? &tb : nullptr;
+  twobody::ExpressionParams p;
+  p.scalars = {{"p", kP}, {"h", kH}};
+  const auto f = twobody::PairExpression::parse(c.text, ta.schema(), b ? &tb.schema() : nullptr, p, c.where);
+  const auto all = oracle::all_pairs(c.f, ra, rb);
+  twobody::RunOptions opt;
+  opt.threads = threads;
+  twobody::Statistic s;
+  s.traversal = b ? twobody::Traversal::Cross : twobody::Traversal::Auto;
+  // The range and bins: from the values' own spread, with edges on lattice values.
+  double lo = INFINITY, hi = -INFINITY;
+  std::vector<double> values;
+  for (const auto& v : all) {
+    values.push_back(v.v);
+    if (v.v == v.v && std::isfinite(v.v)) lo = std::fmin(lo, v.v), hi = std::fmax(hi, v.v);
+  }
+  if (!(hi > lo)) lo = 0, hi = 1;
+  const double rlo = std::floor(lo), rhi = std::ceil((lo + hi) / 2) + 0.5;
+  const auto in_range = [&](double v) { return c.predicate ? v == 1.0 : (v >= rlo && v < rhi); };
+  const twobody::Binning range = c.predicate ? twobody::Binning() : twobody::Binning::linear_values(rlo, rhi, 1);
+  // Count
+  s.reduction = twobody::reduce::Count{range};
+  std::uint64_t count = 0;
+  for (const auto& v : all) count += in_range(v.v);
+  EXPECT_EQ(twobody::run_expression(f, s, ta, b, opt).counts.at(0), count) << "count";
+  // PairList
+  s.reduction = twobody::reduce::PairList{range};
+  const auto pairs = twobody::run_expression(f, s, ta, b, opt).pairs;
+  std::vector<oracle::Valued> want;
+  for (const auto& v : all)
+    if (in_range(v.v)) want.push_back(v);
+  ASSERT_EQ(pairs.size(), want.size()) << "pairs";
+  for (std::size_t k = 0; k < want.size(); ++k) {
+    EXPECT_EQ(pairs[k].i, want[k].i);
+    EXPECT_EQ(pairs[k].j, want[k].j);
+    EXPECT_EQ(pairs[k].value, want[k].v);
+  }
+  // PerPoint
+  s.reduction = twobody::reduce::PerPoint{range};
+  const auto pp = twobody::run_expression(f, s, ta, b, opt);
+  std::vector<std::uint64_t> ca(ra.n, 0), cb(rb ? rb->n : 0, 0);
+  for (const auto& v : all)
+    if (in_range(v.v)) ++ca[v.i], ++(rb ? cb[v.j] : ca[v.j]);
+  EXPECT_EQ(pp.per_point_a.counts, ca);
+  if (rb) EXPECT_EQ(pp.per_point_b.counts, cb);
+  if (c.predicate) return;
+  // Histogram: ten bins over [rlo, rhi).
+  s.reduction = twobody::reduce::Histogram{twobody::Binning::linear_values(rlo, rhi, 10)};
+  const auto edges = twobody::Binning::linear_values(rlo, rhi, 10).edges();
+  std::vector<std::uint64_t> h(10, 0);
+  for (const auto& v : all)
+    for (int k = 0; k < 10; ++k)
+      if (v.v >= edges[k] && v.v < edges[k + 1]) ++h[k];
+  EXPECT_EQ(twobody::run_expression(f, s, ta, b, opt).counts, h) << "histogram";
+  // Sum: the exact sum of the values, and how many there were.
+  s.reduction = twobody::reduce::Sum{};
+  const auto sum = twobody::run_expression(f, s, ta, b, opt);
+  const auto [total, n] = oracle::exact_sum(values);
+  EXPECT_EQ(sum.value_sum.at(0), total) << "sum";
+  EXPECT_EQ(sum.counts.at(0), n);
+  // Per-point sums, minima and maxima.
+  for (auto of : {twobody::reduce::PerPointValue::Of::Sum, twobody::reduce::PerPointValue::Of::Min,
+                  twobody::reduce::PerPointValue::Of::Max}) {
+    s.reduction = twobody::reduce::PerPointValue{of};
+    const auto r = twobody::run_expression(f, s, ta, b, opt);
+    const auto per_point = [&](std::size_t n_points, bool second) {
+      std::vector<std::vector<double>> mine(n_points);
+      for (const auto& v : all) {
+        if (v.v != v.v) continue;
+        if (!second) mine[v.i].push_back(v.v);
+        if (second || !rb) mine[v.j].push_back(v.v);
+      }
+      double m = 0;
+      for (double x : values)
+        if (x == x) m = std::fmax(m, std::fabs(x));
+      const twobody::SumGrid g = twobody::SumGrid::for_bound(m);
+      std::vector<double> out(n_points);
+      for (std::size_t k = 0; k < n_points; ++k) {
+        if (of == twobody::reduce::PerPointValue::Of::Sum) {
+          twobody::FixedSum t = 0;
+          for (double x : mine[k]) t += g.steps(x);
+          out[k] = g.value(t);
+        } else if (mine[k].empty()) {
+          out[k] = kNone;
+        } else {
+          double e = mine[k][0];
+          for (double x : mine[k]) {
+            const bool smaller = x < e || (x == e && std::signbit(x) && !std::signbit(e));
+            const bool larger = x > e || (x == e && !std::signbit(x) && std::signbit(e));
+            if (of == twobody::reduce::PerPointValue::Of::Min ? smaller : larger) e = x;
+          }
+          out[k] = e;
+        }
+      }
+      return out;
+    };
+    const auto same = [](const std::vector<double>& x, const std::vector<double>& y) {
+      if (x.size() != y.size()) return false;
+      for (std::size_t k = 0; k < x.size(); ++k)
+        if (!(x[k] == y[k] || (std::isnan(x[k]) && std::isnan(y[k])))) return false;
+      return true;
+    };
+    EXPECT_TRUE(same(r.per_point_a.values, per_point(ra.n, false))) << "per-point values " << static_cast<int>(of);
+    if (rb) EXPECT_TRUE(same(r.per_point_b.values, per_point(rb->n, true))) << "per-point values b";
+  }
+}
+
+TEST(ExpressionRun, EveryOutputEqualsTheOracle) {
+  const auto seed = testing_support::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (int kind = 0; kind < 4; ++kind) {
+    const oracle::Rows a = make_rows(kind, 150 + rng() % 200, rng);
+    const oracle::Rows b = make_rows(kind, 1 + rng() % 300, rng);
+    for (const Case& c : cases()) {
+      SCOPED_TRACE(std::string(c.text) + " where " + c.where + ", data kind " + std::to_string(kind));
+      check_case(c, a, nullptr, 2);
+      check_case(c, a, &b, 1 + static_cast<int>(rng() % 3));
+    }
+  }
+}
+
+// A generated sum((a-b)^2) is the built-in Euclidean key, bit for bit.
+TEST(ExpressionRun, SquaredDistanceIsTheBuiltInKey) {
+  std::mt19937_64 rng(testing_support::fresh_seed());
+  oracle::Rows r = make_rows(0, 200, rng);
+  const twobody::PairTable t = table_of(r);
+  const auto f = twobody::PairExpression::parse("sum((a-b)^2)", t.schema());
+  twobody::Statistic s;
+  s.reduction = twobody::reduce::PairList{twobody::Binning::linear_values(0, 1e9, 1)};
+  const auto pairs = twobody::run_expression(f, s, t, nullptr).pairs;
+  ASSERT_EQ(pairs.size(), 200u * 199 / 2);
+  for (const auto& p : pairs) EXPECT_EQ(p.value, twobody::Euclidean<3>{}.key(r.row(p.i), r.row(p.j)));
+}
+
+TEST(ExpressionRun, SumsAreTheSameOnAnyThreadCount) {
+  std::mt19937_64 rng(testing_support::fresh_seed());
+  const oracle::Rows r = make_rows(0, 700, rng);
+  const twobody::PairTable t = table_of(r);
+  const auto f = twobody::PairExpression::parse("exp(-dot(a-b, a-b)) * a.t - b.x", t.schema());
+  twobody::Statistic s;
+  s.reduction = twobody::reduce::Sum{};
+  twobody::RunOptions one, three;
+  one.threads = 1;
+  three.threads = 3;
+  EXPECT_EQ(twobody::run_expression(f, s, t, nullptr, one).value_sum, twobody::run_expression(f, s, t, nullptr, three).value_sum);
+}
+
+TEST(ExpressionRun, ClearErrors) {
+  std::mt19937_64 rng(1);
+  const oracle::Rows r = make_rows(0, 20, rng);
+  const twobody::PairTable t = table_of(r);
+  twobody::Statistic s;
+  const auto kind_of = [&](const char* text, twobody::Reduction red) {
+    s.reduction = red;
+    try {
+      twobody::run_expression(twobody::PairExpression::parse(text, t.schema()), s, t, nullptr);
+    } catch (const twobody::Error& e) {
+      return e.kind();
+    }
+    return twobody::ErrorKind::Internal;
+  };
+  using twobody::ErrorKind;
+  EXPECT_EQ(kind_of("1 / (a.t - b.t)^0", twobody::reduce::Sum{}), ErrorKind::Internal);  // x^0 = 1: fine
+  EXPECT_EQ(kind_of("1 / (a.x - a.x + b.x - b.x)", twobody::reduce::Sum{}), ErrorKind::Input);  // infinite values
+  EXPECT_EQ(kind_of("a.x - b.x", twobody::reduce::Count{}), ErrorKind::Config);  // a value needs a range
+  EXPECT_EQ(kind_of("a.x < b.x", twobody::reduce::Histogram{twobody::Binning::linear(0, 1, 2)}), ErrorKind::Config);
+  EXPECT_EQ(kind_of("a.x < b.x", twobody::reduce::Sum{}), ErrorKind::Config);
+  EXPECT_EQ(kind_of("a.x - b.x", twobody::reduce::Matrix{}), ErrorKind::Config);
+  twobody::RunOptions cuda;
+  cuda.backend = "cuda";
+  s.reduction = twobody::reduce::Sum{};
+  EXPECT_THROW(twobody::run_expression(twobody::PairExpression::parse("a.x", t.schema()), s, t, nullptr, cuda), twobody::Error);
+  // A table other than the one the expression was parsed for.
+  const twobody::PairTable other(twobody::VectorSet::from_rows(r.x, r.n, 3), {}, {});
+  EXPECT_THROW(twobody::run_expression(twobody::PairExpression::parse("a.x - b.x", t.schema()), s, other, nullptr), twobody::Error);
+}
+
+}  // namespace
