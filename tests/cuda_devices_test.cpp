@@ -186,6 +186,7 @@ TEST_F(CudaDevices, CorrelationWithJackknife) {
     EXPECT_EQ(many.jackknife->dd, one.jackknife->dd);
     EXPECT_EQ(many.jackknife->dr, one.jackknife->dr);
     EXPECT_EQ(many.jackknife->rr, one.jackknife->rr);
+    EXPECT_NE(many.raw.info.plan.find("whole counts shared out"), std::string::npos) << many.raw.info.plan;
   }
 }
 

@@ -96,10 +96,12 @@ struct RunOptions {
   std::optional<SumGrids> sum_grids;
   // The CUDA devices this run uses (indices among the visible ones: visible_devices()). Empty: this
   // process's device, as use_cuda_device chose. One: that device. Several (a device may repeat: two
-  // host threads share it): run() splits the pairs into jobs (the MPI decomposition's slabs,
-  // pair_jobs), one host thread a device taking the longest job left from one queue, so a faster
-  // device takes more; the results are summed in the jobs' order on the whole run's sum grids, the
-  // same bits as one device's and the CPU's. A matrix, and a statistic the CUDA backend refuses,
+  // host threads share it): run() splits the run, one host thread a device: where the device runs
+  // it in one piece (not a pair list), every device runs the whole plan on its own copy and the
+  // kernels' work items are shared in ranges taken from one queue; otherwise pair jobs (the MPI
+  // decomposition's slabs), each device taking the longest job left from one queue. Either way a
+  // faster device takes more, and the results are summed on the whole run's sum grids: the same
+  // bits as one device's and the CPU's. A matrix, and a statistic the CUDA backend refuses,
   // run whole on the first device (the plan says so). Under an MPI distribution, each rank splits
   // its own jobs over its devices. Error(Config) for an index beyond the visible devices, or with
   // backend "cpu".

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "twobody/detail/cuda/cuda_check.hpp"
+#include "twobody/detail/cuda/staged_upload.hpp"
 
 namespace twobody::cuda {
 
@@ -48,11 +49,10 @@ class DeviceBuffer {
   }
   T* get() const { return p_; }
   std::size_t size() const { return n_; }
-  void upload(const std::vector<T>& h) {
-    if (!h.empty()) TWOBODY_CUDA_CHECK(cudaMemcpy(p_, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
-  }
+  void upload(const std::vector<T>& h) { upload(h.data(), h.size()); }
+  // (Large arrays through pinned staging buffers: staged_upload.hpp.)
   void upload(const T* h, std::size_t n) {
-    if (n) TWOBODY_CUDA_CHECK(cudaMemcpy(p_, h, n * sizeof(T), cudaMemcpyHostToDevice));
+    if (n) upload_bytes(p_, h, n * sizeof(T));
   }
   void download(T* h, std::size_t n) const {
     if (n) TWOBODY_CUDA_CHECK(cudaMemcpy(h, p_, n * sizeof(T), cudaMemcpyDeviceToHost));

@@ -257,7 +257,7 @@ DeviceBuffer<double> upload_rule_rows(const VectorSet& v) {
   if (n == 0) return rule;
   const auto copy = [&](void* to, std::size_t first, std::size_t rows) {
     if (v.row_stride() == d)
-      TWOBODY_CUDA_CHECK(cudaMemcpy(to, v.row(first), rows * d * eb, cudaMemcpyHostToDevice));
+      upload_bytes(to, v.row(first), rows * d * eb);  // (staged through pinned buffers when large)
     else
       TWOBODY_CUDA_CHECK(cudaMemcpy2D(to, d * eb, v.row(first), v.row_stride() * eb, d * eb, rows, cudaMemcpyHostToDevice));
   };

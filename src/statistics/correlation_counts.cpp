@@ -10,8 +10,11 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <vector>
 
 #include "twobody/detail/engine/backend.hpp"
+#include "twobody/detail/engine/devices.hpp"
 #include "twobody/error.hpp"
 
 namespace twobody::detail {
@@ -54,18 +57,35 @@ JackknifeResult start_jackknife(const RegionSums& data, const RegionLabeller& la
   return J;
 }
 
-// The engine runs of one correlation function, one at a time or, on a GPU, `depth` at once.
-// On a GPU the counts run two at a time, each on its own streams (CUDA backend), so that one
+// The engine runs of one correlation function, one at a time or, on GPUs, several at once.
+// On one GPU the counts run two at a time, each on its own streams (CUDA backend), so that one
 // run's host set-up, uploads and cell index overlap the other's kernel, and each kernel's tail
-// is filled by the other's. Not under MPI (a distributed run's collectives belong to one thread
-// at a time). Results are added in the order the runs were submitted, so the float64 sums are
-// those of one run at a time.
+// is filled by the other's. On several (RunOptions::devices), whole counts go to the devices, two
+// in flight a device, each to the first device with a free slot: the counts are many (DD, every
+// RR_i and DR_i) and each fills a device, so sharing them out beats splitting each one over every
+// device, which repeats each count's upload and cell index on every device and idles them
+// between counts. Each device keeps the data's upload and index for its own DD and DR_i (a
+// ResidentSet a device). Not under MPI (a distributed run's collectives belong to one thread at a
+// time). Results are added in the order the runs were submitted, so the float64 sums are those of
+// one run at a time.
 class CountRuns {
  public:
-  // `data` is counted in DD and in every DR_i: uploaded and indexed once (ResidentSet).
-  CountRuns(const RunOptions& opt, const PointSet& data, int depth)
-      : depth_(depth), device_(depth > 1 ? current_cuda_device() : -1), opt_(opt) {
-    opt_.resident = std::make_shared<const ResidentSet>(data);
+  // `data` is counted in DD and in every DR_i: uploaded and indexed once a device (ResidentSet).
+  // `devices`: the devices the counts are shared over (empty: this thread's, `depth` at once).
+  CountRuns(const RunOptions& opt, const PointSet& data, int depth, std::vector<int> devices = {})
+      : depth_(depth), device_(depth > 1 && devices.empty() ? current_cuda_device() : -1),
+        devices_(std::move(devices)), opt_(opt) {
+    for (std::size_t k = 0; k < std::max<std::size_t>(1, devices_.size()); ++k)
+      resident_.push_back(std::make_shared<const ResidentSet>(data));
+    for (int slot = depth_ - 1; slot >= 0; --slot) free_.push_back(slot);
+    if (depth > 1 && opt.on_plan) {
+      // The runs' plans, one call at a time.
+      auto m = std::make_shared<std::mutex>();
+      opt_.on_plan = [m, p = opt.on_plan](const std::string& plan) {
+        std::lock_guard<std::mutex> lock(*m);
+        p(plan);
+      };
+    }
     if (depth > 1 && opt.progress) {
       // One call at a time, and never backwards (each run reports its own 0 to 1).
       struct Shown {
@@ -85,38 +105,71 @@ class CountRuns {
   void submit(std::shared_ptr<const PointSet> a, std::shared_ptr<const PointSet> b, Statistic t,
               std::function<void(Result&&)> add) {
     t.traversal = b ? Traversal::Cross : Traversal::Auto;
-    auto job = [a, b, t, opt = &opt_, device = device_] {
-      set_current_cuda_device(device);  // (a worker thread starts on device 0)
-      return run(t, *a, b.get(), *opt);
-    };
     if (depth_ == 1) {
-      add(job());
+      RunOptions o = opt_;
+      o.resident = resident_[0];
+      add(run(t, *a, b.get(), o));
       return;
     }
-    while (static_cast<int>(inflight_.size()) >= depth_) finish_front();
-    inflight_.push_back({std::async(std::launch::async, std::move(job)), std::move(add)});
+    while (free_.empty()) wait_any();
+    const int slot = free_.back();
+    free_.pop_back();
+    RunOptions o = opt_;
+    const std::size_t d = devices_.empty() ? 0 : static_cast<std::size_t>(slot) % devices_.size();
+    if (!devices_.empty()) o.devices = {devices_[d]};
+    o.resident = resident_[d];
+    auto job = [a, b, t, o = std::move(o), device = device_] {
+      set_current_cuda_device(device);  // (a worker thread starts on device 0)
+      return run(t, *a, b.get(), o);
+    };
+    inflight_.push_back({std::async(std::launch::async, std::move(job)), std::move(add), slot, std::nullopt});
   }
 
   // Waits for the runs in flight and adds their results, in the order they were submitted.
   void finish() {
-    while (!inflight_.empty()) finish_front();
+    while (!inflight_.empty()) wait_any();
   }
 
  private:
   struct Job {
     std::future<Result> result;
     std::function<void(Result&&)> add;
+    int slot = 0;
+    std::optional<Result> done;  // finished, waiting for an earlier job to be added
   };
 
-  void finish_front() {
-    Job j = std::move(inflight_.front());
-    inflight_.pop_front();
-    j.add(j.result.get());
+  // Waits until some run in flight has finished, frees its slot, and adds the finished results
+  // at the front, in submission order.
+  void wait_any() {
+    for (bool any = false; !any;) {
+      for (Job& j : inflight_)
+        if (!j.done && j.result.wait_for(std::chrono::milliseconds(0)) == std::future_status::ready) {
+          j.done = j.result.get();
+          free_.push_back(j.slot);
+          any = true;
+        }
+      if (!any) {
+        // (the oldest unfinished run, a millisecond at a time: counts take far longer)
+        for (Job& j : inflight_)
+          if (!j.done) {
+            j.result.wait_for(std::chrono::milliseconds(1));
+            break;
+          }
+      }
+    }
+    while (!inflight_.empty() && inflight_.front().done) {
+      Job j = std::move(inflight_.front());
+      inflight_.pop_front();
+      j.add(std::move(*j.done));
+    }
   }
 
   int depth_;
   int device_;
+  std::vector<int> devices_;
   RunOptions opt_;
+  std::vector<std::shared_ptr<const ResidentSet>> resident_;  // one a device
+  std::vector<int> free_;                                      // slots free to run a count
   std::deque<Job> inflight_;  // (after opt_: destroyed first, waiting for the runs that read it)
 };
 
@@ -254,10 +307,14 @@ CorrelationCounts count_correlation(const Statistic& s, CorrelationSpace space, 
   const bool on_gpu = runs_on(counted, opt) == "cuda";
   const bool overlap = !randoms.empty() && on_gpu;
   out.overlapped = overlap;
-  // (A run split over devices keeps them all busy by itself.)
-  const int depth = on_gpu && !opt.distribution && opt.devices.size() <= 1 ? kConcurrentCounts : 1;
+  // Several devices (GPUs, or simulated ones in the tests) take whole counts, two a device.
+  const bool shared_out = !opt.distribution && opt.devices.size() > 1 && (on_gpu || simulated_devices() > 0);
+  const int depth = shared_out                              ? kConcurrentCounts * static_cast<int>(opt.devices.size())
+                    : on_gpu && !opt.distribution && opt.devices.size() <= 1 ? kConcurrentCounts
+                                                                             : 1;
   out.concurrent_counts = depth;
-  CountRuns runs(opt, d, depth);
+  out.count_devices = shared_out ? static_cast<int>(opt.devices.size()) : 0;
+  CountRuns runs(opt, d, depth, shared_out ? opt.devices : std::vector<int>{});
   const auto counts_begin = Clock::now();
   std::future<Prepared> next;
   if (overlap) next = std::async(std::launch::async, prepare_one, 0);

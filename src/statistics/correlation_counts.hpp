@@ -114,7 +114,8 @@ struct CorrelationCounts {
   // counting phase, from DD's start to the last count's end (preparation overlapped in it).
   double t_prepare = 0, t_label = 0, t_sums = 0, t_join = 0, t_counts_wall = 0;
   bool overlapped = false;  // coordinates and labels of catalogue i + 1 made while i was counted
-  int concurrent_counts = 1;  // runs in flight at once (GPU: kConcurrentCounts)
+  int concurrent_counts = 1;  // runs in flight at once (GPU: kConcurrentCounts; a device each on several)
+  int count_devices = 0;      // several devices: the counts shared out whole over this many
 };
 
 // Counts in flight at once on a GPU: two hide one run's host work and uploads behind the other's
@@ -131,10 +132,15 @@ inline void StatisticClock::stamp(Result& r, const CorrelationCounts* c) const {
       "\ntime: {:.4f} s in all: data coordinates and regions {:.4f} s, pair counts {:.4f} s{}, the rest ({}) {:.4f} s; "
       "{} OpenMP threads",
       r.info.seconds, data_, counts,
-      side_by_side ? fmt::format(" ({} runs at a time on the GPU, the random catalogues prepared beside them; {:.4f} s "
-                                 "of engine time summed over the runs)",
-                                 c->concurrent_counts, engine)
-                   : "",
+      side_by_side
+          ? fmt::format(" ({} runs at a time {}, the random catalogues prepared beside them; {:.4f} s of engine time "
+                        "summed over the runs)",
+                        c->concurrent_counts,
+                        c->count_devices > 1 ? fmt::format("over {} devices, whole counts shared out to the first device "
+                                                           "with a free slot", c->count_devices)
+                                             : std::string("on the GPU"),
+                        engine)
+          : "",
       side_by_side ? "estimators" : "random catalogues' coordinates, labels and joins, estimators",
       r.info.seconds - data_ - counts, omp_get_max_threads());
   if (c)

@@ -1,0 +1,92 @@
+#include "twobody/detail/cuda/staged_upload.hpp"
+
+#include <cuda_runtime.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "twobody/detail/cuda/cuda_check.hpp"
+
+namespace twobody::cuda {
+
+namespace {
+
+constexpr std::size_t kChunk = std::size_t(32) << 20;     // bytes a staging buffer holds
+constexpr std::size_t kStagedFrom = std::size_t(16) << 20;  // smaller copies: cudaMemcpy
+constexpr int kMaxDevices = 64;
+constexpr int kFillThreads = 8;  // host threads filling a buffer (memory bandwidth, not cores)
+
+// Two pinned buffers of one device and the events of the copies that read them, made at its
+// first staged upload and kept for the process (pinning costs milliseconds; the process's
+// uploads reuse them). One upload at a time a device.
+struct Staging {
+  std::mutex m;
+  bool made = false;
+  void* buffer[2] = {nullptr, nullptr};
+  cudaEvent_t drained[2] = {nullptr, nullptr};
+};
+
+Staging& staging(int device) {
+  static Staging each[kMaxDevices];
+  return each[device];
+}
+
+bool staged_uploads() {
+  static const bool on = [] {
+    const char* v = std::getenv("TWOBODY_STAGED_UPLOAD");
+    return !(v && std::string(v) == "0");
+  }();
+  return on;
+}
+
+}  // namespace
+
+void upload_bytes(void* dst, const void* src, std::size_t bytes) {
+  if (bytes == 0) return;
+  int device = 0;
+  TWOBODY_CUDA_CHECK(cudaGetDevice(&device));
+  if (bytes < kStagedFrom || !staged_uploads() || device >= kMaxDevices) {
+    TWOBODY_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+    return;
+  }
+  Staging& s = staging(device);
+  std::lock_guard<std::mutex> lock(s.m);
+  if (!s.made) {
+    for (int k = 0; k < 2; ++k) {
+      TWOBODY_CUDA_CHECK(cudaHostAlloc(&s.buffer[k], kChunk, cudaHostAllocPortable));
+      TWOBODY_CUDA_CHECK(cudaEventCreateWithFlags(&s.drained[k], cudaEventDisableTiming));
+    }
+    s.made = true;
+  }
+  const auto* from = static_cast<const unsigned char*>(src);
+  auto* to = static_cast<unsigned char*>(dst);
+  const int threads = std::max(1, std::min(kFillThreads, omp_get_max_threads()));
+  bool used[2] = {false, false};
+  for (std::size_t at = 0, k = 0; at < bytes; at += kChunk, k ^= 1) {
+    const std::size_t n = std::min(kChunk, bytes - at);
+    // The copy that last read this buffer is done before it is filled again.
+    if (used[k]) TWOBODY_CUDA_CHECK(cudaEventSynchronize(s.drained[k]));
+    auto* buffer = static_cast<unsigned char*>(s.buffer[k]);
+    const std::size_t piece = (n + static_cast<std::size_t>(threads) - 1) / static_cast<std::size_t>(threads);
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int t = 0; t < threads; ++t) {
+      const std::size_t first = std::min(n, static_cast<std::size_t>(t) * piece);
+      const std::size_t last = std::min(n, first + piece);
+      if (last > first) std::memcpy(buffer + first, from + at + first, last - first);
+    }
+    // On the legacy stream: after the allocation (cudaMallocAsync there) and in order with the
+    // run's other uploads, as cudaMemcpy would be.
+    TWOBODY_CUDA_CHECK(cudaMemcpyAsync(to + at, buffer, n, cudaMemcpyHostToDevice, cudaStreamLegacy));
+    TWOBODY_CUDA_CHECK(cudaEventRecord(s.drained[k], cudaStreamLegacy));
+    used[k] = true;
+  }
+  for (int k = 0; k < 2; ++k)
+    if (used[k]) TWOBODY_CUDA_CHECK(cudaEventSynchronize(s.drained[k]));
+}
+
+}  // namespace twobody::cuda
