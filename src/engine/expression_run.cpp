@@ -99,13 +99,15 @@ Prepared prepare(const PairExpression& f, const Statistic& s, const PairTable& a
                         },
                         [](const auto&) { throw_config("a pair expression reduces into counts, bins, pair lists, sums or per-point values"); }},
              s.reduction);
-  p.text = f.explain();
-  p.text += fmt::format("run: {} over {} {}, {} pairs; backend: cpu ({} threads), brute-force tiles, the interpreter "
-                        "(256 partners a row at a time)",
-                        what, b ? "the cross pairs of" : "the pairs of", b ? fmt::format("{} x {} points", a.size(), b->size())
-                                                                           : fmt::format("{} points", a.size()),
-                        pair_total(a.size(), b ? b->size() : a.size(), b == nullptr), p.plan.threads);
-  if (opt.backend == "auto") p.text += " (the CUDA kernels of pair expressions are to come)";
+  // The plan in the engine's layout (backend, traversal, output, kernel), the expression's first.
+  p.text = fmt::format("backend: cpu (host, {} threads){}\n", p.plan.threads,
+                       opt.backend == "cpu" ? "" : "; pair expressions run on the cpu (their CUDA kernels are to come)");
+  p.text += f.explain();
+  p.text += fmt::format("traversal {}: {}, {} pairs\noutput: {}\ncpu kernel: brute-force tiles, the interpreter (256 "
+                        "partners a row at a time)",
+                        b ? "cross (every pair of the two sets)" : "auto (each unordered pair once)",
+                        b ? fmt::format("{} x {} points", a.size(), b->size()) : fmt::format("{} points", a.size()),
+                        pair_total(a.size(), b ? b->size() : a.size(), b == nullptr), what);
   return p;
 }
 
