@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
+#include <fstream>
 #include <cmath>
 #include <cstdlib>
 #include <numeric>
@@ -12,6 +14,10 @@
 #include "twobody/error.hpp"
 #include "twobody/extend/portable_bessel.hpp"
 #include "twobody/lattice.hpp"
+#include "twobody/lattice_maps.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -401,6 +407,88 @@ TEST(Lattice, BadRequestsAreClearErrors) {
   Request r = request_of(c, Precision::Single);
   r.sources.points = &r.points;
   EXPECT_THROW(run(r.stat, r.sources, cuda), Error);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(LatticeMaps, GriddingIsTheKaiserBesselMapOfTheWeightedSamples) {
+  std::mt19937_64 rng(9);
+  std::normal_distribution<double> centre(0.0, 3.0);  // dense at k-space's centre
+  std::uniform_real_distribution<double> v(-1, 1), w(0.1, 2);
+  std::vector<std::vector<double>> k(3);
+  std::vector<double> re, im, sdc;
+  for (int i = 0; i < 300; ++i) {
+    for (auto& col : k) col.push_back(centre(rng));
+    re.push_back(v(rng));
+    im.push_back(v(rng));
+    sdc.push_back(w(rng));
+  }
+  const PointSet p = PointSet::from_columns(k);
+  GriddingOptions g;
+  g.grid = {16, 16, 12};
+  const LatticeMap m = grid_samples(p, re, im, sdc, g, {});
+  EXPECT_EQ(m.components, 2);
+  // The oracle on the same samples, their values weighted in float64.
+  LatticeCase c;
+  c.kind = LatticeCase::KaiserBesselSeparable;
+  c.shape[0] = 16;
+  c.shape[1] = 16;
+  c.shape[2] = 12;
+  c.origin[0] = c.origin[1] = -8;
+  c.origin[2] = -6;
+  c.periodic[0] = c.periodic[1] = c.periodic[2] = true;
+  c.cutoff = 2;
+  c.beta = LatticeFunction{LatticeKernel::KaiserBessel, 2.0}.kaiser_bessel_beta();
+  c.x = k;
+  for (std::size_t i = 0; i < re.size(); ++i) {
+    c.re.push_back(re[i] * sdc[i]);
+    c.im.push_back(im[i] * sdc[i]);
+  }
+  EXPECT_EQ(run_case(c, Precision::Single).values, m.values);
+  EXPECT_LE(expect_within_bound(c, Precision::Single), 1.0);
+}
+
+TEST(LatticeMaps, WritesNpyWithItsSidecarAndOpenDx) {
+  LatticeCase c = random_case(4, LatticeCase::Coulomb, 50);
+  const PointSet p = PointSet::from_columns(c.x);
+  PotentialOptions o;
+  o.at.spacing = 0.5;
+  o.at.padding = 1.0;
+  o.cutoff = 2.0;
+  o.exclusion = 0.5;
+  const LatticeMap m = potential_map(p, c.re, o, {});
+  const std::string dir = ::testing::TempDir();
+  write_lattice_map(dir + "/v.npy", m, R"({"map": "potential"})");
+  std::ifstream in(dir + "/v.npy", std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t header = 10 + static_cast<unsigned char>(bytes[8]) + 256u * static_cast<unsigned char>(bytes[9]);
+  EXPECT_EQ(header % 64, 0u);
+  const std::string dict = bytes.substr(10, header - 10);
+  EXPECT_NE(dict.find(fmt::format("'shape': ({}, {}, {})", m.lattice.shape[2], m.lattice.shape[1], m.lattice.shape[0])),
+            std::string::npos)
+      << dict;
+  EXPECT_NE(dict.find("'<f4'"), std::string::npos);
+  ASSERT_EQ(bytes.size(), header + 4 * m.values.size());
+  for (std::size_t i = 0; i < m.values.size(); ++i) {
+    float f;
+    std::memcpy(&f, bytes.data() + header + 4 * i, 4);
+    EXPECT_EQ(static_cast<double>(f), m.values[i]);
+  }
+  std::ifstream js(dir + "/v.npy.json");
+  const auto meta = nlohmann::json::parse(js);
+  EXPECT_EQ(meta["origin"][0].get<double>(), m.lattice.origin[0]);
+  EXPECT_EQ(meta["map"], "potential");
+  EXPECT_EQ(meta["precision"], "single");
+  write_lattice_map(dir + "/v.dx", m);
+  std::ifstream dx(dir + "/v.dx");
+  std::string line;
+  std::getline(dx, line);
+  std::getline(dx, line);
+  EXPECT_EQ(line, fmt::format("object 1 class gridpositions counts {} {} {}", m.lattice.shape[0], m.lattice.shape[1],
+                              m.lattice.shape[2]));
+  EXPECT_THROW(write_lattice_map(dir + "/v.cube", m), Error);
 }
 
 }  // namespace

@@ -178,6 +178,7 @@ LatticePlan make_plan(const reduce::OntoLattice& stat, const LatticeSources& src
   for (int k = 0; k < L.dim; ++k) {
     in.max_spacing = std::max(in.max_spacing, L.spacing[k]);
     far = std::max(far, std::fabs(L.origin[k]) + L.period(k));
+    if (p.empty()) continue;
     const auto [lo, hi] = joint_range(p, p, k);
     const double off = std::max(std::fabs(lo - L.origin[k]), std::fabs(hi - L.origin[k]));
     if (!(off / L.spacing[k] < 0x1p50))
