@@ -137,7 +137,10 @@ const Command<PotentialCli> potential_command{
           const LatticeMap m = potential_map(cat.points, cat.values[0], p, r);
           finish(s.o, m, c, fmt::format(R"({{"map": "potential", "cutoff": {}, "exclusion": {}}})", p.cutoff, p.exclusion));
         },
-    .examples = "  twobody potential --data atoms.txt --charge-column 4 --spacing 0.5 --cutoff 12 --padding 0.5 -o v.npy\n",
+    .examples =
+        "  twobody generate uniform -n 2000 --dim 4 --box 20 --seed 1 -o atoms.txt\n"
+        "  twobody potential --data atoms.txt --charge-column 4 --spacing 0.5 --cutoff 4 --padding 0.5 -o v.npy\n"
+        "  twobody potential --data atoms.txt --charge-column 4 --spacing 1 --cutoff 4 --precision double -o v.dx\n",
 };
 
 struct DensityCli {
@@ -169,7 +172,9 @@ const Command<DensityCli> density_command{
           const LatticeMap m = density_map(cat.points, cat.values[0], cat.points.weights(), d, run_options_of(s.o));
           finish(s.o, m, c, fmt::format(R"({{"map": "density", "cutoff": {}, "blobbiness": {}}})", d.cutoff, d.blobbiness));
         },
-    .examples = "  twobody density --data blobs.txt --radius-column 4 --blobbiness 2 --spacing 0.25 --cutoff 2 -o d.npy\n",
+    .examples =
+        "  twobody generate uniform -n 500 --dim 4 --box 4 --seed 2 -o blobs.txt\n"
+        "  twobody density --data blobs.txt --radius-column 4 --blobbiness 2 --spacing 0.25 --cutoff 1.5 -o d.npy\n",
 };
 
 struct GriddingCli {
@@ -244,7 +249,9 @@ const Command<GriddingCli> gridding_command{
                  fmt::format(R"({{"map": "gridding", "kernel": "kaiser-bessel", "width": {}, "kernel_shape": "{}", "wrap": {}}})",
                              g.width, s.kernel_shape, g.wrap));
         },
-    .examples = "  twobody gridding --data kspace.txt --re-column 4 --im-column 5 --grid 64 --width 4 -o g.npy\n",
+    .examples =
+        "  twobody generate uniform -n 2000 --dim 5 --box 16 --seed 3 -o kspace.txt\n"
+        "  twobody gridding --data kspace.txt --re-column 4 --im-column 5 --grid 32 --width 4 -o g.npy\n",
 };
 
 }  // namespace
