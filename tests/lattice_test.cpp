@@ -18,6 +18,9 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#ifdef TWOBODY_HAVE_HDF5
+#include <hdf5.h>
+#endif
 
 namespace {
 
@@ -489,6 +492,43 @@ TEST(LatticeMaps, WritesNpyWithItsSidecarAndOpenDx) {
   EXPECT_EQ(line, fmt::format("object 1 class gridpositions counts {} {} {}", m.lattice.shape[0], m.lattice.shape[1],
                               m.lattice.shape[2]));
   EXPECT_THROW(write_lattice_map(dir + "/v.cube", m), Error);
+  // The middle slice as a PNG: its signature and size.
+  write_lattice_map(dir + "/v.png", m);
+  std::ifstream png(dir + "/v.png", std::ios::binary);
+  const std::string head((std::istreambuf_iterator<char>(png)), std::istreambuf_iterator<char>());
+  ASSERT_GT(head.size(), 24u);
+  EXPECT_EQ(head.substr(1, 3), "PNG");
+  const auto be32 = [&](std::size_t at) {
+    return (static_cast<unsigned char>(head[at]) << 24) | (static_cast<unsigned char>(head[at + 1]) << 16) |
+           (static_cast<unsigned char>(head[at + 2]) << 8) | static_cast<unsigned char>(head[at + 3]);
+  };
+  EXPECT_EQ(be32(16), m.lattice.shape[0]);
+  EXPECT_EQ(be32(20), m.lattice.shape[1]);
+#ifdef TWOBODY_HAVE_HDF5
+  // HDF5: /map of shape (nz, ny, nx), the lattice as attributes, /excluded when any.
+  write_lattice_map(dir + "/v.h5", m);
+  const hid_t f = H5Fopen((dir + "/v.h5").c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  const hid_t ds = H5Dopen2(f, "map", H5P_DEFAULT);
+  const hid_t space = H5Dget_space(ds);
+  hsize_t dims[3];
+  ASSERT_EQ(H5Sget_simple_extent_ndims(space), 3);
+  H5Sget_simple_extent_dims(space, dims, nullptr);
+  EXPECT_EQ(dims[0], static_cast<hsize_t>(m.lattice.shape[2]));
+  EXPECT_EQ(dims[2], static_cast<hsize_t>(m.lattice.shape[0]));
+  std::vector<float> back(m.values.size());
+  ASSERT_GE(H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, back.data()), 0);
+  for (std::size_t i = 0; i < back.size(); ++i) EXPECT_EQ(static_cast<double>(back[i]), m.values[i]);
+  double origin[3];
+  const hid_t attr = H5Aopen(ds, "origin", H5P_DEFAULT);
+  ASSERT_GE(H5Aread(attr, H5T_NATIVE_DOUBLE, origin), 0);
+  EXPECT_EQ(origin[1], m.lattice.origin[1]);
+  EXPECT_EQ(H5Lexists(f, "excluded", H5P_DEFAULT) > 0, m.excluded_count > 0);
+  H5Aclose(attr);
+  H5Sclose(space);
+  H5Dclose(ds);
+  H5Fclose(f);
+#endif
 }
 
 }  // namespace

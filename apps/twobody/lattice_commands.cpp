@@ -16,7 +16,7 @@ namespace {
 
 // What every lattice command takes: sources, placement, precision, run and output.
 struct LatticeCliOptions {
-  std::string data, columns, output;
+  std::string data, columns, output, png;
   double spacing = 0.5, padding = 0, cutoff = 0;
   std::vector<double> origin;
   std::vector<std::int64_t> shape;
@@ -40,7 +40,9 @@ void add_lattice_options(CLI::App& cmd, LatticeCliOptions& o, bool placement) {
   }
   cmd.add_option("--precision", o.precision, "single (float32 geometry, 64-bit exact sums, float32 map) or double")
       ->check(CLI::IsMember({"single", "double"}));
-  cmd.add_option("-o,--output", o.output, "the map: .npy (+ .npy.json with the lattice and the bound) or .dx (OpenDX)");
+  cmd.add_option("-o,--output", o.output,
+                 "the map: .npy (+ .npy.json with the lattice and the bound), .h5 (attributes), .dx (OpenDX)");
+  cmd.add_option("--png", o.png, "also the middle z-slice as a PNG (signed maps blue–white–red, complex by magnitude)");
   cmd.add_option("--backend", o.backend, "auto | cpu (the lattice kernels are the CPU's so far)");
   cmd.add_option("--threads", o.threads, "CPU threads (default: all)")->check(non_negative_number);
   cmd.add_flag("--explain", o.explain, "print the plan (lattice, function, precision and its bound, bins) to stderr");
@@ -93,6 +95,7 @@ Precision precision_of(const LatticeCliOptions& o) { return o.precision == "doub
 void finish(const LatticeCliOptions& o, const LatticeMap& m, const Context& c, const std::string& meta) {
   c.bar.finish();
   if (!cli_writes_output()) return;
+  if (!o.png.empty()) write_lattice_map(o.png, m);
   if (!o.output.empty()) {
     write_lattice_map(o.output, m, meta);
     return;
@@ -139,7 +142,7 @@ const Command<PotentialCli> potential_command{
         },
     .examples =
         "  twobody generate uniform -n 2000 --dim 4 --box 20 --seed 1 -o atoms.txt\n"
-        "  twobody potential --data atoms.txt --charge-column 4 --spacing 0.5 --cutoff 4 --padding 0.5 -o v.npy\n"
+        "  twobody potential --data atoms.txt --charge-column 4 --spacing 0.5 --cutoff 4 --padding 0.5 -o v.npy --png v.png\n"
         "  twobody potential --data atoms.txt --charge-column 4 --spacing 1 --cutoff 4 --precision double -o v.dx\n",
 };
 

@@ -55,8 +55,10 @@ LatticeMap grid_samples(const PointSet& k, std::span<const double> re, std::span
                         std::span<const double> sdc, const GriddingOptions& o, const RunOptions& run = {});
 
 // The map as a file, by the path's extension: .npy (float32, float64, complex64 or complex128 of
-// shape (nz, ny, nx), and beside it PATH.json with the lattice and the run), or .dx (OpenDX, as
-// APBS and VMD read, real maps only). `meta` is added to the JSON.
+// shape (nz, ny, nx), and beside it PATH.json with the lattice and the run); .h5 (dataset /map of
+// that shape, chunked by z-slabs, the lattice and the JSON as attributes, /excluded); .dx (OpenDX,
+// as APBS and VMD read, real 3-D maps only); .png (the middle z-slice, 8-bit RGB). `meta` is added
+// to the JSON.
 void write_lattice_map(const std::string& path, const LatticeMap& map, const std::string& meta_json = "{}");
 
 }  // namespace twobody

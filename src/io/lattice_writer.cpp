@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "twobody/detail/io/lattice_files.hpp"
 #include "twobody/error.hpp"
 #include "twobody/io.hpp"
 #include "twobody/lattice_maps.hpp"
@@ -123,9 +124,18 @@ void write_lattice_map(const std::string& path, const LatticeMap& map, const std
     write_output(path, [&](std::ostream& out) { write_dx(out, map); });
     return;
   }
-  if (!ends_with(path, ".npy"))
-    throw_config(fmt::format("a lattice map is written as .npy (with a .json sidecar) or .dx, not '{}'", path));
+  if (ends_with(path, ".png")) {
+    write_png_slice(path, map);
+    return;
+  }
   const nlohmann::json meta = metadata(map, meta_json);
+  if (ends_with(path, ".h5") || ends_with(path, ".hdf5")) {
+    write_hdf5_lattice(path, map, meta);
+    return;
+  }
+  if (!ends_with(path, ".npy"))
+    throw_config(
+        fmt::format("a lattice map is written as .npy (with a .json sidecar), .h5, .dx or .png (the middle slice), not '{}'", path));
   write_output(path, [&](std::ostream& out) { write_npy(out, map); });
   write_output(path + ".json", [&](std::ostream& out) { out << meta.dump(2) << '\n'; });
 }
