@@ -532,3 +532,36 @@ TEST(LatticeMaps, WritesNpyWithItsSidecarAndOpenDx) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(LatticeMaps, ReadsPqrAtoms) {
+  const std::string path = ::testing::TempDir() + "/atoms.pqr";
+  {
+    std::ofstream out(path);
+    out << "REMARK   made by hand\n"
+           "ATOM      1  N   ALA A   1      -1.500   2.250  10.000 -0.3000 1.8240\n"
+           "HETATM    2  O   HOH     2       0.125  -3.000   4.500  0.4170 1.5000\n"
+           "TER\nEND\n";
+  }
+  const Atoms a = read_pqr(path);
+  ASSERT_EQ(a.positions.size(), 2u);
+  EXPECT_EQ(a.positions.coord(0)[0], -1.5);
+  EXPECT_EQ(a.positions.coord(2)[1], 4.5);
+  EXPECT_EQ(a.charges[1], 0.417);
+  EXPECT_EQ(a.radii[0], 1.824);
+  {
+    std::ofstream out(path);
+    out << "ATOM      1  N   ALA A   1      -1.500   2.250  10.000 -0.3000 nan\n";
+  }
+  try {
+    read_pqr(path);
+    ADD_FAILURE() << "a non-finite radius was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Input);
+    EXPECT_NE(std::string(e.what()).find(":1:"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(read_pqr(::testing::TempDir() + "/missing.pqr"), Error);
+}
+
+}  // namespace

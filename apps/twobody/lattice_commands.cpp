@@ -123,14 +123,26 @@ const Command<PotentialCli> potential_command{
     .add_options =
         [](CLI::App& cmd, PotentialCli& s) {
           add_lattice_options(cmd, s.o, true);
-          cmd.add_option("--charge-column", s.charge_column, "1-based column of the charges q")->required()->check(CLI::PositiveNumber);
+          cmd.add_option("--charge-column", s.charge_column, "1-based column of the charges q (not for .pqr files, which hold them)")
+              ->check(CLI::PositiveNumber);
           cmd.add_option("--cutoff", s.o.cutoff, "cutoff C of the switched Coulomb potential")->required()->check(positive_number);
           cmd.add_option("--exclusion", s.exclusion, "nodes closer than this to an atom are excluded: value 0 (default 1)")
               ->check(positive_number);
         },
     .run =
         [](const PotentialCli& s, const Context& c) {
-          Catalogue cat = read_sources(s.o, {s.charge_column});
+          // A .pqr holds its charges (and radii); other files name the charge column.
+          const bool pqr = s.o.data.size() > 4 && s.o.data.substr(s.o.data.size() - 4) == ".pqr";
+          if (pqr && s.charge_column > 0) throw_config("a .pqr file holds its charges: no --charge-column");
+          if (!pqr && s.charge_column == 0) throw_config("--charge-column is needed (except for .pqr files)");
+          Catalogue cat;
+          if (pqr) {
+            Atoms atoms = read_pqr(s.o.data);
+            cat.points = std::move(atoms.positions);
+            cat.values = {std::move(atoms.charges)};
+          } else {
+            cat = read_sources(s.o, {s.charge_column});
+          }
           PotentialOptions p;
           p.at = placement_of(s.o, cat.points);
           p.cutoff = s.o.cutoff;

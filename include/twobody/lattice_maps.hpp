@@ -6,6 +6,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "twobody/lattice.hpp"
 
@@ -53,6 +54,15 @@ struct GriddingOptions {
 // units, the grid's centre node at 0) gridded with the Kaiser–Bessel window; sdc empty: 1.
 LatticeMap grid_samples(const PointSet& k, std::span<const double> re, std::span<const double> im,
                         std::span<const double> sdc, const GriddingOptions& o, const RunOptions& run = {});
+
+// Atoms with charges and radii from a PQR file (APBS's, and Parboil cutcp's input): ATOM and
+// HETATM records, whose last five fields are x, y, z, charge and radius. Error(Input) naming the
+// line for a malformed record, or a file without atoms.
+struct Atoms {
+  PointSet positions;
+  std::vector<double> charges, radii;
+};
+Atoms read_pqr(const std::string& path);
 
 // The map as a file, by the path's extension: .npy (float32, float64, complex64 or complex128 of
 // shape (nz, ny, nx), and beside it PATH.json with the lattice and the run); .h5 (dataset /map of
