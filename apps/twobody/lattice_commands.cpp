@@ -86,7 +86,7 @@ RunOptions run_options_of(const LatticeCliOptions& o) {
   RunOptions r;
   r.backend = o.backend;
   r.threads = o.threads;
-  if (o.explain) r.on_plan = [](const std::string& plan) { std::cerr << plan; };
+  if (o.explain) r.on_plan = [](const std::string& plan) { std::cerr << "twobody: plan of run 1:\n" << plan; };
   return r;
 }
 

@@ -208,12 +208,13 @@ LatticePlan make_plan(const reduce::OntoLattice& stat, const LatticeSources& src
   std::string shape = fmt::format("{} x {}", L.shape[0], L.shape[1]);
   if (L.dim == 3) shape += fmt::format(" x {}", L.shape[2]);
   plan.explanation = fmt::format(
+      "backend: cpu (the lattice traversal is the CPU's so far)\n"
       "lattice map: {} sources onto {} nodes ({}), origin ({:.9g}, {:.9g}, {:.9g}), spacing ({:.9g}, {:.9g}, {:.9g}){}\n"
-      "  function: {}, cutoff {:.9g}; {} values\n"
-      "  precision: {} (displacements and r² in {}, terms in float64), each term onto a sum grid of step 2^{} "
+      "function: {}, cutoff {:.9g}; {} values\n"
+      "precision: {} (displacements and r² in {}, terms in float64), each term onto a sum grid of step 2^{} "
       "(terms ≤ {:.6g}) added as {}-bit integers: the same bits for any threads, tiles and bins\n"
-      "  error bound per node: n·({:.3g} + {:.3g}) for n terms, then one rounding to {}\n"
-      "  traversal: cpu, compact bins of {} nodes per axis (a counting sort, x fastest), tiles of 8 nodes per axis "
+      "error bound: a node of n terms within n·({:.3g} + {:.3g}) of its exact sum, then one rounding to {}\n"
+      "traversal: compact bins of {} nodes per axis (a counting sort, x fastest), tiles of 8 nodes per axis "
       "gathered by {} threads\n",
       p.size(), L.nodes(), shape, L.origin[0], L.origin[1], L.origin[2], L.spacing[0], L.spacing[1], L.spacing[2],
       (L.periodic[0] || L.periodic[1] || L.periodic[2]) ? ", periodic" : "", fn_text, stat.function.cutoff,
