@@ -1,20 +1,22 @@
 #pragma once
-// The error bound of a lattice map's terms (docs/exactness.md, "Lattices"): how far a computed
+// The error bound of a lattice map's terms (docs/exactness.md, "Lattice maps"): how far a computed
 // term may be from the term evaluated exactly at the float64 displacement the rule uses.
 //
-// Double: the displacement is the rule's own; r² = Σ d_k² rounds three times (≤ 3·2^−53·r²
-// ≤ 3·2^−53·C²), moving g by at most slope·that, and g's own evaluation adds κ_g·2^−53·g_max.
-// Single: each axis' displacement is D_k·fl32(h_k) with D_k = f_k − m_k in float32 (f_k the
-// source's offset from its floor node in spacings, m_k an exact small integer). Its distance from
-// the float64 displacement is at most
-//   e_k = 1.01·2^−24·(3h_k + 3C) + 8·2^−53·X
-// (f_k's rounding ≤ 2^−24·|f_k|·h_k with |f_k| ≤ 1 + 2^−20, D_k's ≤ 2^−24·(C + 2h_k), h_k's and the
-// product's ≤ 2^−23·C; X bounds |origin|, |x − origin| and the lattice's extent, whose float64
-// roundings the node and the wrap add). Then |δ(d_k²)| ≤ 2C·e_k + e_k² + 2^−24·C² per axis, and
-// r²'s two float32 sums add 2·1.01·2^−24·C². The term moves by slope·|δr²| (radial) or, for a
-// separable product of factors ≤ 1, by Σ_k slope·|δ(d_k²)|, plus g's float64 evaluation.
+// The geometry's error is bounded as a function of the distance, |δr²| ≤ A·r + B·r² + E, and the
+// term's as sup over the support of |dg/dr²|·(A·r + B·r² + E), in closed form per function (the
+// largest slope sits near the centre, the largest |δr²| at the cutoff: bounding them apart would
+// be hundreds of times looser for cutcp's case). u = 2^−24, U = 2^−53.
+// Double: r² = (d_x² + d_y²) + d_z² of the rule's own displacements rounds ≤ (dim + 0.01)·U·r².
+// Single: each axis' displacement is fl32(D_k·fl32(h_k)), D_k = fl32(f_k − m_k), f_k =
+// fl32((x_k − node_k(b_k))/h_k) ∈ [0, 1]: it is within e_k = 1.01u·(2h + 3|d_k|) + 8U·X of the
+// float64 displacement (f_k's rounding ≤ u·h, D_k's, h_k's and the product's ≤ u·|d_k| each, and
+// X bounds |origin|, |x − origin| and the lattice's extent, whose float64 roundings the nodes and
+// the wrap add). Summing 2|d_k|·e_k + e_k² + u·d_k² over the axes and the float32 sums' rounding:
+//   A = 2√dim·(2.02u·h + 8U·X),  B = (7.06 + 1.01·(dim − 1))·u,  E = dim·e(C)².
+// g's own float64 evaluation adds κ_g·U·g_max.
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 
 #include "twobody/exact_sums.hpp"
 #include "twobody/extend/lattice_function.hpp"
@@ -51,39 +53,49 @@ struct TermBound {
 
 inline TermBound term_bound(const LatticeFunction& fn, const BoundInputs& in) {
   constexpr double u = 0x1p-24, U = 0x1p-53;
-  const double C = in.cutoff, C2 = C * C;
+  const double C = in.cutoff, h = in.max_spacing, X = in.coordinate_scale, dim = in.dim;
   const bool single = in.precision == Precision::Single;
-  const double e = 1.01 * u * (3 * in.max_spacing + 3 * C) + 8 * U * in.coordinate_scale;
-  const double axis_d2 = single ? 2 * C * e + e * e + u * C2 : U * C2;   // one axis' d_k²
-  const double r2_error = single ? in.dim * axis_d2 + 2.02 * u * C2 : 3 * U * C2;
+  const double eC = 1.01 * u * (2 * h + 3 * C) + 8 * U * X;  // one axis' displacement error at |d| = C
+  // |δr²| ≤ A·r + B·r² + E (radial), |δ(d_k²)| ≤ A1·|d_k| + B1·d_k² + E1 (one axis).
+  const double A = single ? 2 * std::sqrt(dim) * (2.02 * u * h + 8 * U * X) : 0;
+  const double B = single ? (7.06 + 1.01 * (dim - 1)) * u : (dim + 0.01) * U;
+  const double E = single ? dim * eC * eC : 0;
+  const double A1 = single ? 2 * (2.02 * u * h + 8 * U * X) : 0;
+  const double B1 = single ? 7.06 * u : 1.01 * U;
+  const double E1 = single ? eC * eC : 0;
   return visit_lattice_function(fn, [&](const auto& f) -> TermBound {
     using F = std::decay_t<decltype(f)>;
-    double slope = 0, g_max = 0, kappa = 0;
-    double geometry = r2_error;
+    double geometry = 0, g_max = 0, kappa = 0;
     if constexpr (std::is_same_v<F, CoulombSwitched>) {
-      // A float32 r² a rounding below R_ex²: the radius the slope and g_max are taken at.
-      const double r_min = std::sqrt(std::max(in.exclusion * in.exclusion - r2_error, 0.25 * in.exclusion * in.exclusion));
-      slope = f.slope(r_min);
-      g_max = f.g_max(r_min);
+      // |dg/dr²| ≤ 2/(C²r) + 1/(2r³) for r ≥ r_min, the radius a float32 r² a rounding below R_ex² has.
+      const double R2 = in.exclusion * in.exclusion;
+      const double r = std::sqrt(std::max(R2 - (A * in.exclusion + B * R2 + E), 0.25 * R2));
+      // sup over [r, C] of (2/(C²ρ) + 1/(2ρ³))·(Aρ + Bρ² + E): each product monotone, so at an end.
+      geometry = 2 * A / (C * C) + 2 * B / C + 2 * E / (C * C * r) + A / (2 * r * r) + B / (2 * r) + E / (2 * r * r * r);
+      g_max = f.g_max(r);
       kappa = 16;
     } else if constexpr (std::is_same_v<F, BlinnBlob>) {
-      slope = f.slope_for(in.min_radius);
-      g_max = f.g_max(0);
-      kappa = 16 + 6 * f.blobbiness;  // exp's argument B − B·r²/R² carries ~3·2^−53·B absolute
+      // dg/dr² = (B_b/R²)·e^{B_b}·e^{−B_b r²/R²}; sup of r·e^{−a r²} is 1/√(2ea), of r²·e^{−a r²} 1/(ea).
+      const double b = f.blobbiness, R = in.min_radius, eb = f.g_max(0);
+      geometry = b > 0 ? eb * (A * std::sqrt(b / (2 * std::numbers::e)) / R + B / std::numbers::e + E * b / (R * R)) : 0;
+      g_max = eb;
+      kappa = 16 + 6 * b;  // exp's argument b − b·r²/R² carries ~3·2^−53·b absolute
     } else {
-      slope = f.slope(0);
-      g_max = f.g_max(0);
+      // |dφ/dr²| ≤ β²/(4a²) with a = C and r ≤ a.
+      const double slope = f.slope(0);
+      g_max = 1;
       kappa = 220 + 12 * f.beta;  // I₀'s series, its argument's rounding (relative sensitivity ≤ β), ÷, √
       if constexpr (F::kSeparable) {
-        geometry = single ? axis_d2 : U * C2;
-        slope *= in.dim;  // Σ over axes, each factor's neighbours ≤ 1
-        kappa *= in.dim;
+        geometry = dim * slope * (A1 * C + B1 * C * C + E1);  // Σ over axes, the other factors ≤ 1
+        kappa *= dim;
+      } else {
+        geometry = slope * (A * C + B * C * C + E);
       }
     }
-    TermBound b;
-    b.term = in.max_strength * (slope * geometry + kappa * U * g_max);
-    b.grid_bound = in.max_strength * g_max * (1 + 0x1p-20);
-    return b;
+    TermBound t;
+    t.term = in.max_strength * (geometry + kappa * U * g_max);
+    t.grid_bound = in.max_strength * g_max * (1 + 0x1p-20);
+    return t;
   });
 }
 

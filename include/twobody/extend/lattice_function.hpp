@@ -7,8 +7,8 @@
 //
 // The contract a new function meets (LatticeFunctionType): trivially copyable, `kSeparable`,
 // `g(double r2, double aux)` (radial) or `axis(double d2)` (separable, the term's factor along one
-// axis), `g_max` (the largest g) and `slope` (the largest |dg/d(r²)| over the support, for the
-// error bound of src/exact/lattice_bounds.hpp).
+// axis) and `g_max` (the largest g); how g moves with r² goes, in closed form, into the error
+// bound of src/exact/lattice_bounds.hpp.
 #include <concepts>
 #include <type_traits>
 
@@ -22,8 +22,7 @@ namespace twobody::lattice {
 
 // q·s²/r with s = 1 − r²/C² for r < C (cutcp's switched Coulomb potential, from VMD). r ≥ R_ex
 // holds for every pair the rule keeps (closer nodes are excluded); the float32 r² of Single may
-// fall a rounding below R_ex², covered by `slope` and `g_max` evaluated at the slightly smaller
-// radius the bound passes in.
+// fall a rounding below R_ex², covered by the bound taken at that slightly smaller radius.
 struct CoulombSwitched {
   static constexpr bool kSeparable = false;
   double c2 = 1;  // C²
@@ -31,9 +30,8 @@ struct CoulombSwitched {
     const double s = 1.0 - r2 / c2;
     return s * s / sqrt(r2);
   }
-  // For r ≥ r_min: g ≤ 1/r_min; |dg/dr²| = |−2s/(C² r) − s²/(2 r³)| ≤ 2/(C² r_min) + 1/(2 r_min³).
+  // For r ≥ r_min: g ≤ 1/r_min; |dg/dr²| = |−2s/(C² r) − s²/(2 r³)| ≤ 2/(C² r) + 1/(2 r³).
   double g_max(double r_min) const { return 1.0 / r_min; }
-  double slope(double r_min) const { return 2.0 / (c2 * r_min) + 0.5 / (r_min * r_min * r_min); }
 };
 
 // Blinn's blob: exp(B·(1 − r²/R_i²)), e^B at the centre and 1 at r = R_i (Blinn 1982), truncated
@@ -44,9 +42,8 @@ struct BlinnBlob {
   TWOBODY_HD double g(double r2, double radius2) const {
     return portable::exp(blobbiness - blobbiness * r2 / radius2);
   }
-  // g ≤ e^B; |dg/dr²| = B/R²·g ≤ B·e^B / R_min².
+  // g ≤ e^B; |dg/dr²| = B/R²·g.
   double g_max(double /*r_min*/) const { return portable::exp(blobbiness); }
-  double slope_for(double radius_min) const { return blobbiness * g_max(0) / (radius_min * radius_min); }
 };
 
 // Kaiser–Bessel: I₀(β·sqrt(1 − r²/a²)) / I₀(β), a = C (half the width W), 1 at the centre (the
