@@ -16,5 +16,6 @@ std::vector<Subcommand> matrix_commands();        // matrix
 std::vector<Subcommand> vector_commands();        // join, knn
 std::vector<Subcommand> custom_commands();        // custom
 std::vector<Subcommand> generate_commands();      // generate
+std::vector<Subcommand> cache_commands();         // cache
 
 }  // namespace twobody::cli
