@@ -20,12 +20,14 @@ struct CacheOptions {
 void run_cache_command(const CacheOptions& s, const Context&) {
   const KernelCache cache(KernelCache::default_dir());
   if (s.action == "clear") {
-    std::cout << fmt::format("removed {} entries from {}\n", cache.clear(), cache.dir().string());
+    const std::size_t n = cache.clear();
+    std::cout << fmt::format("removed {} {} from {}\n", n, n == 1 ? "entry" : "entries", cache.dir().string());
     return;
   }
   if (s.action == "prune") {
     const std::uintmax_t max = KernelCache::default_max_bytes();
-    std::cout << fmt::format("removed {} entries from {} (at most {} bytes)\n", cache.prune(max), cache.dir().string(), max);
+    const std::size_t n = cache.prune(max);
+    std::cout << fmt::format("removed {} {} from {} (at most {} bytes)\n", n, n == 1 ? "entry" : "entries", cache.dir().string(), max);
     return;
   }
   const auto entries = cache.list();

@@ -106,12 +106,11 @@ Prepared prepare(const PairExpression& f, const Statistic& s, const PairTable& a
   const cpu::RowsChoice rows = cpu::choose_rows(c, codegen, static_cast<double>(pairs), p.plan.threads, dry);
   p.plan.compiled = rows.fn;
   p.text = f.explain();
-  p.text += fmt::format("run: {} over {} {}, {} pairs; backend: cpu ({} threads), brute-force tiles, 256 partners a row at a "
-                        "time",
+  p.text += fmt::format("run: {} over {} {}, {} pairs\nbackend: cpu ({} threads){}\ntraversal: brute-force tiles, 256 partners "
+                        "a row at a time",
                         what, b ? "the cross pairs of" : "the pairs of", b ? fmt::format("{} x {} points", a.size(), b->size())
                                                                            : fmt::format("{} points", a.size()),
-                        pairs, p.plan.threads);
-  if (opt.backend == "auto") p.text += " (the CUDA kernels of pair expressions are to come)";
+                        pairs, p.plan.threads, opt.backend == "auto" ? " (the CUDA kernels of pair expressions are to come)" : "");
   p.text += fmt::format("\nevaluator: {}", rows.how);
   return p;
 }

@@ -345,8 +345,21 @@ check "custom count of a predicate = brute force" \
 expect 4 "pair function, column 5: unknown name 'q'" -- "$tb" custom --data "$work/custom.csv" --pair 'a.x+q' --emit sum
 expect 4 '--emit count of a value needs a range' -- "$tb" custom --data "$work/custom.csv" --pair 'a.x-b.x' --emit count
 explains 1 -- "$tb" custom --data "$work/custom.csv" --pair 'a.x-b.x' --emit sum
+# The compiled evaluator: the same count, the plan says which evaluator ran; a missing compiler
+# leaves the interpreter; the cache lists and clears its entry.
+export TWOBODY_CACHE_DIR="$work/kernel-cache"
+nlj=(custom --data "$work/custom.csv" --pair 'a.t < b.t and abs(a.x - b.x) < 1' --emit count --format csv)
+check "custom --cpu-codegen on: the same count" "[[ \$(\"$tb\" ${nlj[*]@Q} --cpu-codegen on | tail -n 1) == 2 ]]"
+check "custom --cpu-codegen on: compiled, said in the plan" \
+  "\"$tb\" ${nlj[*]@Q} --cpu-codegen on --explain 2>&1 >/dev/null | grep -q 'evaluator: a compiled object from the kernel cache'"
+check "custom without a compiler: the interpreter, and why" \
+  "TWOBODY_CXX=/nonexistent/c++ \"$tb\" ${nlj[*]@Q} --cpu-codegen on --explain 2>&1 >/dev/null | grep -q 'evaluator: the interpreter (no compiled object: no compiler /nonexistent/c++'"
+check "cache list shows the entry" "\"$tb\" cache list | grep -q '((a.t < b.t) and (abs((a.x - b.x)) < 1))'"
+check "cache clear removes it" "\"$tb\" cache clear | grep -q 'removed 1 entry from'"
+expect 2 'cpu-codegen: sometimes not in' -- "$tb" "${nlj[@]}" --cpu-codegen sometimes
+unset TWOBODY_CACHE_DIR
 
-for cmd in sdh paircount rdf angular xi wtheta rppi smu xi-rppi wp xi-smu kk nk neighbours kde matrix custom generate; do
+for cmd in sdh paircount rdf angular xi wtheta rppi smu xi-rppi wp xi-smu kk nk neighbours kde matrix custom generate cache; do
   mkdir -p "$work/examples-$cmd"
   examples=$("$tb" "$cmd" --help | sed -n '/^Examples:/,$p' | sed -n 's/^  twobody //p')
   check "$cmd --help has examples" "[[ -n \"\$examples\" ]]"
