@@ -51,6 +51,7 @@ class Codegen : public ::testing::Test {
   }
   std::size_t entries() const {
     std::size_t n = 0;
+    if (!fs::exists(dir_ / "kernels" / "v1")) return 0;
     for (const auto& e : fs::directory_iterator(dir_ / "kernels" / "v1")) n += e.path().extension() == ".so";
     return n;
   }
@@ -182,6 +183,7 @@ TEST_F(Codegen, BrokenCompilersLeaveTheInterpreter) {
     EXPECT_NE(got.info.plan.find(c.reason), std::string::npos) << got.info.plan;
     EXPECT_EQ(got.value_sum, want.value_sum);
   }
+  EXPECT_EQ(entries(), 0u);  // the junk output was not kept
 }
 
 TEST_F(Codegen, CacheEntriesAreWholeAndKeyed) {

@@ -93,8 +93,10 @@ std::string cpu_identity() {
   return model + "\n" + flags;
 }
 
+// A fresh folder of this process for one compile's files (removed by its user).
 fs::path scratch_dir() {
-  const fs::path p = fs::temp_directory_path() / fmt::format("twobody-{}", ::getpid());
+  static std::atomic<unsigned> serial{0};
+  const fs::path p = fs::temp_directory_path() / fmt::format("twobody-{}-{}", ::getpid(), serial++);
   fs::create_directories(p);
   return p;
 }
@@ -147,9 +149,8 @@ Build build_of(const expr::Compiled& c, const HostCompiler& cc) {
 
 // Compiles the source into an object's bytes; Error(Backend) with the compiler's first lines.
 std::string compile(const Build& b, const HostCompiler& cc) {
-  static std::atomic<unsigned> serial{0};
   const fs::path dir = scratch_dir();
-  const std::string stem = fmt::format("rows-{}", serial++);
+  const std::string stem = "rows";
   const fs::path src = dir / (stem + ".cpp"), obj = dir / (stem + ".so"), log = dir / (stem + ".log");
   {
     std::ofstream out(src, std::ios::binary);
@@ -165,7 +166,7 @@ std::string compile(const Build& b, const HostCompiler& cc) {
   if (rc == 0) bytes = read_text(obj, std::size_t(1) << 30);
   const std::string messages = read_text(log, 600);
   std::error_code ec;
-  for (const fs::path& p : {src, obj, log}) fs::remove(p, ec);
+  for (const fs::path& p : {src, obj, log, dir}) fs::remove(p, ec);  // the folder only when empty
   if (rc != 0 || bytes.empty())
     throw Error(ErrorKind::Backend, fmt::format("{} failed (exit {}): {}", cc.path, rc, first_line(messages)));
   return bytes;
@@ -178,22 +179,33 @@ Loaded obtain(const Build& b, const HostCompiler& cc, bool* compiled_now) {
   if (auto it = m.find(b.key); it != m.end()) return it->second;
   const KernelCache cache(KernelCache::default_dir());
   Loaded l;
-  if (const auto hit = cache.find(b.key)) l = load_object(*hit);
+  std::error_code ec;
+  if (const auto hit = cache.find(b.key)) {
+    l = load_object(*hit);
+    if (!l.fn) fs::remove(*hit, ec);  // whole but unloadable: rebuilt below
+  }
   if (!l.fn) {
     try {
       const std::string object = compile(b, cc);
       *compiled_now = true;
       try {
-        l = load_object(cache.store(b.key, b.summary, object));
-        cache.prune(KernelCache::default_max_bytes());
-      } catch (const Error& e) {
-        // No cache folder (read-only, no space): the object lives for this process only.
+        const fs::path entry = cache.store(b.key, b.summary, object);
+        l = load_object(entry);
+        if (!l.fn) fs::remove(entry, ec);  // the compiler's output is no object: not kept
+        static bool pruned = false;  // once a process (under g_mutex)
+        if (!pruned) cache.prune(KernelCache::default_max_bytes());
+        pruned = true;
+      } catch (const std::exception& e) {
+        // No cache folder (read-only, no space): the object lives for this process only, its file
+        // unlinked once loaded (the mapping stays).
         const fs::path own = scratch_dir() / KernelCache::file_name(b.key);
         std::ofstream(own, std::ios::binary) << object;
         l = load_object(own);
-        if (l.fn) l.where = fmt::format("{} (not cached: {})", own.string(), e.what());
+        fs::remove(own, ec);
+        fs::remove(own.parent_path(), ec);
+        if (l.fn) l.where = fmt::format("this process only (not cached: {})", e.what());
       }
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {  // never a failed run: the interpreter, and why
       l.fn = nullptr;
       l.error = e.what();
     }
@@ -228,6 +240,7 @@ HostCompiler host_compiler() {
     cc.version = first_line(read_text(log, 4096));
     std::error_code ec;
     fs::remove(log, ec);
+    fs::remove(log.parent_path(), ec);
     if (rc != 0) cc.error = rc < 0 ? fmt::format("no compiler {}", cc.path) : fmt::format("{} --version failed (exit {})", cc.path, rc);
   } catch (const std::exception& e) {
     cc.error = e.what();
