@@ -89,8 +89,7 @@ Result run_binned2d(const BinFunction& f, const Plan& plan) {
     if (!use_grid) return traverse(A.n, B.n, shape, make_sink, make_rows);
     const auto& items = grid.plan.items;
     if (grid.plan.windowed) {
-      const GridWindows<3> windows(grid.geometry, grid.plan, grid.b ? *grid.b : *grid.a, A,
-                                   reach.stat.binning().hi());
+      const GridWindows<3> windows(grid.geometry, grid.plan, grid.b ? *grid.b : *grid.a, A, grid.cutoff);
       return traverse_blocks(items.size(), windows, shape, make_sink, make_rows, windows);
     }
     return traverse_blocks(items.size(), [&](std::size_t k) { return items[k]; }, shape, make_sink, make_rows);

@@ -253,7 +253,9 @@ class FastRows {
     const float* bx[D];
     for (int d = 0; d < D; ++d) bx[d] = s_.b32->x[d] + j0;
     float* __restrict prox = prox_.data();
-    constexpr bool fused = std::is_same_v<Proxy, SquaredDistanceProxy<D>>;
+    // ChordProxy is SquaredDistanceProxy<3> operation for operation (fmaf(dx, dx, 0) rounds dx·dx
+    // once, as its first product does): the same bits.
+    constexpr bool fused = std::is_same_v<Proxy, SquaredDistanceProxy<D>> || std::is_same_v<Proxy, ChordProxy>;
     if constexpr (!fused) {
       for (std::size_t t = 0; t < n; ++t) {
         float b[D];

@@ -1,7 +1,10 @@
 #pragma once
 // Runs a validated plan with a concrete pair function on the CPU: picks the sink for the output
 // kind, traverses, merges. Shared by the built-in metrics and by user pair functions.
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <span>
 #include <cstdint>
@@ -9,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "twobody/detail/engine/angular_reach.hpp"
 #include "twobody/detail/engine/backend.hpp"
 #include "twobody/detail/engine/exact_sums.hpp"
 #include "twobody/detail/cpu/fast_rows.hpp"
@@ -27,6 +31,7 @@ struct GridChoice {
   GridGeometry geometry;
   std::unique_ptr<GridIndex> a, b;  // b is null for auto
   GridPlan plan;
+  double cutoff = 0;  // in the points' coordinates: r_max, or for angles a bound on the chord
   std::uint64_t brute_evaluations = 0;
   bool chosen = false;
   std::string why;
@@ -48,8 +53,8 @@ inline double pair_occupancy(const PointSet& p, const GridGeometry& g) {
   return 1.0 + same / static_cast<double>(k) * (static_cast<double>(n) - 1) / static_cast<double>(k - 1);
 }
 
-// A grid needs a cutoff metric (open or periodic Euclidean) and an output that ignores pairs
-// beyond the last edge. It is chosen by the shared cost model (engine/traversal_cost.hpp) with the
+// A grid needs a cutoff metric (open or periodic Euclidean, or angles below 180°) and an output
+// that ignores pairs beyond the last edge. It is chosen by the shared cost model (engine/traversal_cost.hpp) with the
 // CPU's constants; the counts of the cells make its evaluations exact.
 inline GridChoice choose_grid(const Plan& plan) {
   GridChoice g;
@@ -59,9 +64,26 @@ inline GridChoice choose_grid(const Plan& plan) {
     g.why = "brute force (requested)";
     return g;
   }
-  if (s.metric == Metric::Angular || s.output() == OutputKind::Matrix) {
-    g.why = "brute force: the grid path serves Euclidean cutoffs (histograms, counts, pair lists, per-point counts)";
+  if (s.output() == OutputKind::Matrix) {
+    g.why = "brute force: a matrix holds every pair (the grid path serves cutoffs)";
     return g;
+  }
+  // Angles: cells of the unit vectors' Cartesian coordinates, as wide as the chord of θ_max
+  // (engine/angular_reach.hpp proves the bound for rounding), the GPU's cells.
+  std::string angles;
+  g.cutoff = s.binning().hi();
+  if (s.metric == Metric::Angular) {
+    if (s.binning().hi() >= 180.0) {
+      g.why = "brute force: the cutoff reaches the whole sphere";
+      return g;
+    }
+    const AngularReach reach = angular_reach(plan.edges.hi(), *plan.a, *plan.b, std::max(1, plan.threads));
+    if (!std::isfinite(reach.chord)) {
+      g.why = "brute force: a coordinate is not finite, so no chord bounds the pairs";
+      return g;
+    }
+    g.cutoff = reach.chord;
+    angles = fmt::format(" on the unit vectors' chord {:.6g} (theta < {:g} deg)", reach.chord, s.binning().hi());
   }
   const int dim = plan.a->dim();
   // Cells about as many as points at most. Finer cells (refine r: cells of rmax/r, a (2r+1)^D
@@ -73,13 +95,13 @@ inline GridChoice choose_grid(const Plan& plan) {
   const std::int64_t n_points = static_cast<std::int64_t>(plan.a->size() + plan.b->size());
   const std::int64_t max_cells = std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(1) << 26, n_points));
   const Box* box = s.metric == Metric::Periodic ? &s.box : nullptr;
-  const GridGeometry coarse = make_grid_geometry(*plan.a, *plan.b, s.binning().hi(), box, 1, max_cells);
+  const GridGeometry coarse = make_grid_geometry(*plan.a, *plan.b, g.cutoff, box, 1, max_cells);
   const double seen = pair_occupancy(*plan.b, coarse);
   int refine = 1;
   double occupancy = seen;
   g.geometry = coarse;
   for (int r = 2; r <= 3 && dim <= 3; ++r) {
-    const GridGeometry fine = make_grid_geometry(*plan.a, *plan.b, s.binning().hi(), box, r, max_cells);
+    const GridGeometry fine = make_grid_geometry(*plan.a, *plan.b, g.cutoff, box, r, max_cells);
     if (fine.total == g.geometry.total) break;  // capped by max_cells: the same cells, a wider neighbourhood
     double volume = 1;
     for (int d = 0; d < dim; ++d) volume *= fine.width[d] / coarse.width[d];
@@ -109,6 +131,7 @@ inline GridChoice choose_grid(const Plan& plan) {
   }
   w += g.geometry.sheared ? " cells of the triclinic cell's fractional coordinates (refine " : " cells (refine ";
   w += std::to_string(refine);
+  w += angles;
   if (g.plan.windowed) w += ", per-anchor windows along the last axis";
   w += ", largest cell ";
   w += std::to_string(g.plan.largest_cell);
@@ -177,7 +200,7 @@ Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid 
       if (!use_grid) return traverse(A.n, B.n, shape, make_sink, make_rows);
       const auto& items = grid->plan.items;
       if (grid->plan.windowed) {
-        const GridWindows<D> windows(grid->geometry, grid->plan, grid->b ? *grid->b : *grid->a, A, s.binning().hi());
+        const GridWindows<D> windows(grid->geometry, grid->plan, grid->b ? *grid->b : *grid->a, A, grid->cutoff);
         return traverse_blocks(items.size(), windows, shape, make_sink, make_rows, windows);
       }
       return traverse_blocks(items.size(), [&](std::size_t k) { return items[k]; }, shape, make_sink, make_rows);

@@ -71,16 +71,28 @@ namespace {
 constexpr int kChunksInFlight = 2;
 
 // Points a set may have in one launch: at most 2^31 (32-bit indices in the kernels, with room for
-// a tile's end past the last point) and small enough that, for each of the `in_flight` chunk pairs
-// running at once, two sets, their float32 copies and a cell index fit in a third of the free
-// device memory (about 2·(12 + 8)·D + 40 bytes a point, counted generously).
+// a tile's end past the last point), and as many as the device memory holds by a generous count of
+// what a run keeps ((20·D + 40) bytes a point of a set — the float64 and float32 coordinates, the
+// sorted copies, the order and the sort's keys — doubled: per_point). The whole sets in one run
+// when they fit in 60 % of the free memory by that count (so at most ~30 % in fact); otherwise
+// chunks such that `in_flight` chunk pairs (two chunks each, hence per_point) fit there together.
+// (Until 2026-11-27 a third of the free memory was split between the chunk pairs whatever the
+// size: a paircount of 3·10^8 points ran in 3 chunks, 6 chunk pairs, on a 141 GB H200, 11.1 s
+// against 0.33 s for 3·10^7.)
 // TuningPolicy::chunk_points (TWOBODY_CUDA_CHUNK_POINTS) lowers it (the tests run chunked launches on small sets).
 std::size_t chunk_points(const Plan& plan, int in_flight) {
   std::size_t chunk = std::size_t(1) << 31;
   std::size_t free_b = 0, total_b = 0;
   TWOBODY_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   const std::size_t per_point = 2 * (20 * static_cast<std::size_t>(plan.a->dim()) + 40);
-  chunk = std::min(chunk, std::max<std::size_t>(1 << 20, free_b / 3 / per_point / static_cast<std::size_t>(in_flight)));
+  const double room = 0.6 * static_cast<double>(free_b);
+  const std::size_t points = plan.a->size() + (plan.is_auto() ? 0 : plan.b->size());
+  const std::size_t largest = std::max(plan.a->size(), plan.b->size());
+  if (static_cast<double>(points) * static_cast<double>(per_point) <= room)
+    chunk = std::min(chunk, std::max<std::size_t>(largest, 1));
+  else
+    chunk = std::min(chunk, std::max<std::size_t>(1 << 20, static_cast<std::size_t>(room / static_cast<double>(per_point) /
+                                                                                   static_cast<double>(in_flight))));
   if (const std::size_t forced = TuningPolicy::current().chunk_points) chunk = std::min(chunk, forced);
   return chunk;
 }

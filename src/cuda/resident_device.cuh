@@ -28,11 +28,16 @@ template <>
 constexpr bool kGridMetric<AngularSeparation> = true;
 
 // The cutoff in the coordinates the grid sees: a distance, or for angles the chord 2 sin(θ/2)
-// between unit vectors (0 when the cutoff reaches the whole sphere: no grid).
+// between unit vectors (0 when the cutoff reaches the whole sphere: no grid), its square widened
+// by 10^-13: the float64 rule's dot product and the vectors' norms (1 within a few ulps) move a
+// counted pair's chord² by up to ~10^-14 (engine/angular_reach.hpp's bound), which is more than
+// the chord itself holds below θ_max ≈ 0.001° (chord² ≈ 3·10^-10 there).
 template <class F>
 double grid_cutoff(double hi) {
   if constexpr (std::is_same_v<F, AngularSeparation>) {
-    return hi >= 180.0 ? 0.0 : 2.0 * std::sin(0.5 * hi * (std::numbers::pi / 180.0));
+    if (hi >= 180.0) return 0.0;
+    const double chord = 2.0 * std::sin(0.5 * hi * (std::numbers::pi / 180.0));
+    return std::sqrt(chord * chord + 1e-13);
   } else {
     return hi;
   }

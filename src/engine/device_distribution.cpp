@@ -310,8 +310,20 @@ Result run_shared(const Statistic& stat, const PointSet& a, const PointSet* b, c
       o.progress = nullptr;
       if (o.threads == 0) o.threads = std::max(1, omp_get_num_procs() / static_cast<int>(W));
       Plan plan = make_plan(stat, a, b, o);
-      plan.share = &share;
       const auto backend = select_backend(o.backend, o.devices.front());
+      if (!backend->takes_shares(plan)) {
+        // A device that would run the plan otherwise (no CUDA backend there, or too little free
+        // memory for one piece) takes no range: it would count every pair again.
+        d.name = backend->device() + ", took no range: it cannot run this plan in one piece";
+        Result none = empty_result(stat, a.size(), b ? b->size() : 0);
+        none.exact.grids = plan.grids;
+        none.info.backend = backend->name();
+        none.info.plan = "took no range";
+        results[w] = std::move(none);
+        d.busy = seconds_since(start);
+        return;
+      }
+      plan.share = &share;
       Result r = backend->run(plan);
       r.exact.grids = plan.grids;
       d.name = backend->device();
@@ -335,7 +347,8 @@ Result run_shared(const Statistic& stat, const PointSet& a, const PointSet* b, c
   }
   for (std::thread& t : threads) t.join();
   if (error) std::rethrow_exception(error);
-  if (share.taken() != share.ranges()) throw Error(ErrorKind::Internal, "run_shared: a range of work items was not taken");
+  if (share.taken() != share.ranges())
+    throw Error(ErrorKind::Backend, "the devices could not share the run: none of them runs it in one piece");
 
   Result out = empty_result(stat, a.size(), b ? b->size() : 0);
   out.exact.grids = *local.sum_grids;
@@ -346,9 +359,12 @@ Result run_shared(const Statistic& stat, const PointSet& a, const PointSet* b, c
   round_exact_sums(out);
   std::string names;
   for (const DeviceShare& d : report.devices) names += fmt::format("{}{} ({})", names.empty() ? "" : ", ", d.device, d.name);
-  out.info.backend = results[0]->info.backend;
+  // The plan and backend reported: the first device's that took ranges.
+  std::size_t lead = 0;
+  while (lead + 1 < W && report.devices[lead].jobs == 0) ++lead;
+  out.info.backend = results[lead]->info.backend;
   out.info.device = fmt::format("{} devices: {}", W, names);
-  out.info.threads = results[0]->info.threads;
+  out.info.threads = results[lead]->info.threads;
   out.info.n_a = a.size();
   out.info.n_b = b ? b->size() : 0;
   out.info.seconds = seconds_since(t0);
@@ -356,8 +372,8 @@ Result run_shared(const Statistic& stat, const PointSet& a, const PointSet* b, c
   // (The report's lines say "jobs": here each is a range of work items.)
   std::string lines = report.describe("devices");
   for (std::size_t at = 0; (at = lines.find(" jobs, busy", at)) != std::string::npos;) lines.replace(at, 11, " ranges, busy");
-  out.info.plan = shared_line(W, share.ranges()) + "\n" + lines + "\ndevices: the first device's plan:\n" +
-                  results[0]->info.plan;
+  out.info.plan = shared_line(W, share.ranges()) + "\n" + lines + "\ndevices: the plan of the first device that took ranges:\n" +
+                  results[lead]->info.plan;
   return out;
 }
 

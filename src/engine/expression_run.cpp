@@ -105,13 +105,15 @@ Prepared prepare(const PairExpression& f, const Statistic& s, const PairTable& a
   const std::size_t pairs = pair_total(a.size(), b ? b->size() : a.size(), b == nullptr);
   const cpu::RowsChoice rows = cpu::choose_rows(c, codegen, static_cast<double>(pairs), p.plan.threads, dry);
   p.plan.compiled = rows.fn;
-  p.text = f.explain();
-  p.text += fmt::format("run: {} over {} {}, {} pairs\nbackend: cpu ({} threads){}\ntraversal: brute-force tiles, 256 partners "
-                        "a row at a time",
-                        what, b ? "the cross pairs of" : "the pairs of", b ? fmt::format("{} x {} points", a.size(), b->size())
-                                                                           : fmt::format("{} points", a.size()),
-                        pairs, p.plan.threads, opt.backend == "auto" ? " (the CUDA kernels of pair expressions are to come)" : "");
-  p.text += fmt::format("\nevaluator: {}", rows.how);
+  // The plan in the engine's layout (backend, traversal, output, kernel), the expression's first.
+  p.text = fmt::format("backend: cpu (host, {} threads){}\n", p.plan.threads,
+                       opt.backend == "cpu" ? "" : "; pair expressions run on the cpu (their CUDA kernels are to come)");
+  p.text += f.explain();
+  p.text += fmt::format("traversal {}: {}, {} pairs\noutput: {}\ncpu kernel: brute-force tiles, 256 partners a row at a time\n"
+                        "evaluator: {}",
+                        b ? "cross (every pair of the two sets)" : "auto (each unordered pair once)",
+                        b ? fmt::format("{} x {} points", a.size(), b->size()) : fmt::format("{} points", a.size()), pairs,
+                        what, rows.how);
   return p;
 }
 

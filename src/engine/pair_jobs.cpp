@@ -9,6 +9,8 @@
 #include <numeric>
 #include <utility>
 
+#include "twobody/detail/engine/angular_reach.hpp"
+
 namespace twobody::dist {
 
 PointSet SlabChunks::make(const PointSet& p, std::size_t first, std::size_t last, int threads) const {
@@ -211,6 +213,13 @@ Decomposition decompose(const Statistic& s, const PointSet& a, const PointSet* b
   Decomposition D;
   D.cross = b != nullptr;
   D.reach = statistic_reach(s);
+  if (s.metric == Metric::Angular && std::isfinite(D.reach)) {
+    // The chord of θ_max is exact only for exact unit vectors and an exact dot product: the
+    // proven bound of angular_reach.hpp (the rule's rounding, the points' norms) instead, at the
+    // last key edge −cos θ_max (or the next double: a closed range) with room for cos's rounding.
+    const double key_hi = -std::cos(s.binning().hi() * (M_PI / 180)) + 0x1p-50;
+    D.reach = std::max(D.reach, angular_reach(key_hi, a, b ? *b : a, omp_get_max_threads()).chord);
+  }
   // Slabs across the widest extent of both sets.
   int axis = 0;
   double widest = -1;

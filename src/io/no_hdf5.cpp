@@ -1,5 +1,6 @@
 // A build without libhdf5: HDF5 files are refused with the reason, never read as text.
 #include "twobody/detail/io/array_output.hpp"
+#include "twobody/detail/io/lattice_files.hpp"
 #include "twobody/detail/io/raw_table.hpp"
 #include "twobody/detail/io/vector_files.hpp"
 
@@ -16,5 +17,6 @@ void write_hdf5_arrays(const std::string& path, const std::vector<ArrayOut>&) { 
 void write_hdf5_table(const std::string& path, const std::vector<ArrayOut>&, const nlohmann::json&) { refuse(path); }
 std::variant<VectorSet, RawTable> read_hdf5_vectors(const std::string& file, const std::string&) { refuse(file); }
 void write_hdf5_vectors(const std::string& path, const VectorSet&) { refuse(path); }
+void write_hdf5_lattice(const std::string& path, const LatticeMap&, const nlohmann::json&) { refuse(path); }
 
 }  // namespace twobody

@@ -359,7 +359,25 @@ check "cache clear removes it" "\"$tb\" cache clear | grep -q 'removed 1 entry f
 expect 2 'cpu-codegen: sometimes not in' -- "$tb" "${nlj[@]}" --cpu-codegen sometimes
 unset TWOBODY_CACHE_DIR
 
-for cmd in sdh paircount rdf angular xi wtheta rppi smu xi-rppi wp xi-smu kk nk neighbours kde matrix custom generate cache; do
+# Lattice maps: the .npy and its sidecar, the summary, bad requests with their kind and reason.
+printf '1 1 1 0.5\n2.2 1.5 1 -0.25\n1.5 2 2.5 0.75\n' > "$work/atoms.txt"
+check "potential writes the map and its sidecar" \
+  "\"$tb\" potential --data \"$work/atoms.txt\" --charge-column 4 --spacing 0.5 --cutoff 2 --padding 1 -o \"$work/v.npy\" && grep -q shape_xyz \"$work/v.npy.json\""
+check "potential's .npy is float32 of shape (nz, ny, nx)" "head -c 128 \"$work/v.npy\" | grep -aq \"'<f4'.*'shape': (8, 7, 8)\""
+check "double precision writes float64" \
+  "\"$tb\" potential --data \"$work/atoms.txt\" --charge-column 4 --spacing 0.5 --cutoff 2 --precision double -o \"$work/v8.npy\" && head -c 128 \"$work/v8.npy\" | grep -aq \"'<f8'\""
+explains 1 -- "$tb" potential --data "$work/atoms.txt" --charge-column 4 --spacing 0.5 --cutoff 2
+expect 4 'the exclusion radius must be > 0 and at most the cutoff' -- "$tb" potential --data "$work/atoms.txt" --charge-column 4 --cutoff 2 --exclusion 3
+expect 4 '--charge-column is needed' -- "$tb" potential --data "$work/atoms.txt" --cutoff 2
+expect 4 'exceeds half the period' -- "$tb" potential --data "$work/atoms.txt" --charge-column 4 --cutoff 2 --periodic --origin 0,0,0 --shape 4,4,4
+expect 6 'CPU backend so far' -- "$tb" potential --data "$work/atoms.txt" --charge-column 4 --cutoff 2 --backend cuda
+expect 3 'radius -0.25 is not finite and > 0' -- "$tb" density --data "$work/atoms.txt" --radius-column 4 --cutoff 1
+printf '0 0 0 1 0\n1.5 -2 0.5 0 1\n' > "$work/kspace.txt"
+check "gridding writes a complex64 map" \
+  "\"$tb\" gridding --data \"$work/kspace.txt\" --re-column 4 --im-column 5 --grid 16x16x8 -o \"$work/g.npy\" && head -c 128 \"$work/g.npy\" | grep -aq \"'<c8'.*'shape': (8, 16, 16)\""
+expect 4 "--grid '16x0'" -- "$tb" gridding --data "$work/kspace.txt" --re-column 4 --im-column 5 --grid 16x0
+
+for cmd in sdh paircount rdf angular xi wtheta rppi smu xi-rppi wp xi-smu kk nk neighbours kde matrix custom generate potential density gridding cache; do
   mkdir -p "$work/examples-$cmd"
   examples=$("$tb" "$cmd" --help | sed -n '/^Examples:/,$p' | sed -n 's/^  twobody //p')
   check "$cmd --help has examples" "[[ -n \"\$examples\" ]]"

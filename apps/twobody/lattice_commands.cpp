@@ -1,0 +1,276 @@
+// The lattice map commands (seed 002's applications): potential, density, gridding. Each reads its
+// sources with their value columns, declares the map (twobody/lattice_maps.hpp) and writes it.
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "mpi_session.hpp"
+#include "twobody/error.hpp"
+#include "twobody/io.hpp"
+#include "twobody/lattice_maps.hpp"
+
+namespace twobody::cli {
+
+namespace {
+
+// What every lattice command takes: sources, placement, precision, run and output.
+struct LatticeCliOptions {
+  std::string data, columns, output, png;
+  double spacing = 0.5, padding = 0, cutoff = 0;
+  std::vector<double> origin;
+  std::vector<std::int64_t> shape;
+  bool periodic = false;
+  std::string precision = "single";
+  std::string backend = "auto";
+  int threads = 0;
+  bool explain = false;
+};
+
+void add_lattice_options(CLI::App& cmd, LatticeCliOptions& o, bool placement) {
+  cmd.add_option("--data", o.data, "the sources: text, .npy, HDF5 or FITS (see twobody --help)")->required();
+  cmd.add_option("--columns", o.columns, "1-based coordinate columns, e.g. 1,2,3 (default: the first 3 unused)");
+  if (placement) {
+    cmd.add_option("--spacing", o.spacing, "lattice spacing h (default 0.5)")->check(positive_number);
+    cmd.add_option("--padding", o.padding, "margin around the sources' bounding box, on every side")
+        ->check(non_negative_number);
+    cmd.add_option("--origin", o.origin, "node (0,0,0)'s position X,Y,Z (with --shape)")->delimiter(',');
+    cmd.add_option("--shape", o.shape, "nodes per axis NX,NY,NZ (with --origin)")->delimiter(',');
+    cmd.add_flag("--periodic", o.periodic, "periodic lattice: period shape·spacing on every axis (cutoff ≤ half of it)");
+  }
+  cmd.add_option("--precision", o.precision, "single (float32 geometry, 64-bit exact sums, float32 map) or double")
+      ->check(CLI::IsMember({"single", "double"}));
+  cmd.add_option("-o,--output", o.output,
+                 "the map: .npy (+ .npy.json with the lattice and the bound), .h5 (attributes), .dx (OpenDX)");
+  cmd.add_option("--png", o.png, "also the middle z-slice as a PNG (signed maps blue–white–red, complex by magnitude)");
+  cmd.add_option("--backend", o.backend, "auto | cpu (the lattice kernels are the CPU's so far)");
+  cmd.add_option("--threads", o.threads, "CPU threads (default: all)")->check(non_negative_number);
+  cmd.add_flag("--explain", o.explain, "print the plan (lattice, function, precision and its bound, bins) to stderr");
+}
+
+Catalogue read_sources(const LatticeCliOptions& o, std::vector<int> value_columns, int weight_column = 0) {
+  if (o.data.rfind("builtin:", 0) == 0) throw_config(fmt::format("{} has no value columns for a lattice map", o.data));
+  ReadOptions r;
+  r.value_columns = std::move(value_columns);
+  r.weight_column = weight_column;
+  if (!o.columns.empty()) r.columns = parse_column_list(o.columns);
+  else r.default_columns = 3;
+  return read_catalogue(o.data, r);
+}
+
+// The lattice of --origin and --shape, else the sources' bounding box less --padding; --periodic
+// on every axis.
+LatticePlacement placement_of(const LatticeCliOptions& o, const PointSet& points) {
+  const int dim = points.dim();
+  if (o.origin.empty() != o.shape.empty()) throw_config("--origin and --shape go together");
+  Lattice L;
+  if (!o.origin.empty()) {
+    if (static_cast<int>(o.origin.size()) != dim || static_cast<int>(o.shape.size()) != dim)
+      throw_config(fmt::format("--origin and --shape need {} values for {}-D sources", dim, dim));
+    L.dim = dim;
+    for (int k = 0; k < dim; ++k) {
+      L.origin[k] = o.origin[static_cast<std::size_t>(k)];
+      L.spacing[k] = o.spacing;
+      L.shape[k] = o.shape[static_cast<std::size_t>(k)];
+    }
+  } else {
+    L = Lattice::spanning(points, {o.spacing, o.spacing, o.spacing}, o.padding);
+  }
+  for (int k = 0; k < dim; ++k) L.periodic[k] = o.periodic;
+  LatticePlacement at;
+  at.lattice = L;
+  return at;
+}
+
+RunOptions run_options_of(const LatticeCliOptions& o) {
+  RunOptions r;
+  r.backend = o.backend;
+  r.threads = o.threads;
+  if (o.explain) r.on_plan = [](const std::string& plan) { std::cerr << "twobody: plan of run 1:\n" << plan; };
+  return r;
+}
+
+Precision precision_of(const LatticeCliOptions& o) { return o.precision == "double" ? Precision::Double : Precision::Single; }
+
+void finish(const LatticeCliOptions& o, const LatticeMap& m, const Context& c, const std::string& meta) {
+  c.bar.finish();
+  if (!cli_writes_output()) return;
+  if (!o.png.empty()) write_lattice_map(o.png, m);
+  if (!o.output.empty()) {
+    write_lattice_map(o.output, m, meta);
+    return;
+  }
+  double lo = INFINITY, hi = -INFINITY;
+  for (double v : m.values) {
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  std::cout << fmt::format("{} nodes ({} x {} x {}), {} terms, values in [{:.9g}, {:.9g}], {} excluded; -o map.npy writes it\n",
+                           m.lattice.nodes(), m.lattice.shape[0], m.lattice.shape[1], m.lattice.shape[2], m.terms, lo, hi,
+                           m.excluded_count);
+}
+
+struct PotentialCli {
+  LatticeCliOptions o;
+  int charge_column = 0;
+  double exclusion = 1.0;
+};
+
+const Command<PotentialCli> potential_command{
+    .name = "potential",
+    .help = "electrostatic potential on a lattice: V = Σ q/r·(1 − r²/C²)² over the atoms within the cutoff (cutcp)",
+    .features = {},
+    .add_options =
+        [](CLI::App& cmd, PotentialCli& s) {
+          add_lattice_options(cmd, s.o, true);
+          cmd.add_option("--charge-column", s.charge_column, "1-based column of the charges q (not for .pqr files, which hold them)")
+              ->check(CLI::PositiveNumber);
+          cmd.add_option("--cutoff", s.o.cutoff, "cutoff C of the switched Coulomb potential")->required()->check(positive_number);
+          cmd.add_option("--exclusion", s.exclusion, "nodes closer than this to an atom are excluded: value 0 (default 1)")
+              ->check(positive_number);
+        },
+    .run =
+        [](const PotentialCli& s, const Context& c) {
+          // A .pqr holds its charges (and radii); other files name the charge column.
+          const bool pqr = s.o.data.size() > 4 && s.o.data.substr(s.o.data.size() - 4) == ".pqr";
+          if (pqr && s.charge_column > 0) throw_config("a .pqr file holds its charges: no --charge-column");
+          if (!pqr && s.charge_column == 0) throw_config("--charge-column is needed (except for .pqr files)");
+          Catalogue cat;
+          if (pqr) {
+            Atoms atoms = read_pqr(s.o.data);
+            cat.points = std::move(atoms.positions);
+            cat.values = {std::move(atoms.charges)};
+          } else {
+            cat = read_sources(s.o, {s.charge_column});
+          }
+          PotentialOptions p;
+          p.at = placement_of(s.o, cat.points);
+          p.cutoff = s.o.cutoff;
+          p.exclusion = s.exclusion;
+          p.precision = precision_of(s.o);
+          const RunOptions r = run_options_of(s.o);
+          const LatticeMap m = potential_map(cat.points, cat.values[0], p, r);
+          finish(s.o, m, c, fmt::format(R"({{"map": "potential", "cutoff": {}, "exclusion": {}}})", p.cutoff, p.exclusion));
+        },
+    .examples =
+        "  twobody generate uniform -n 2000 --dim 4 --box 20 --seed 1 -o atoms.txt\n"
+        "  twobody potential --data atoms.txt --charge-column 4 --spacing 0.5 --cutoff 4 --padding 0.5 -o v.npy --png v.png\n"
+        "  twobody potential --data atoms.txt --charge-column 4 --spacing 1 --cutoff 4 --precision double -o v.dx\n",
+};
+
+struct DensityCli {
+  LatticeCliOptions o;
+  int radius_column = 0, weight_column = 0;
+  double blobbiness = 1;
+};
+
+const Command<DensityCli> density_command{
+    .name = "density",
+    .help = "Blinn blob density on a lattice: D = Σ w·exp(B·(1 − r²/R²)) over the points within the cutoff",
+    .features = {},
+    .add_options =
+        [](CLI::App& cmd, DensityCli& s) {
+          add_lattice_options(cmd, s.o, true);
+          cmd.add_option("--radius-column", s.radius_column, "1-based column of the blob radii R")->required()->check(CLI::PositiveNumber);
+          cmd.add_option("--weights-column", s.weight_column, "1-based column of the weights w (default: 1)");
+          cmd.add_option("--blobbiness", s.blobbiness, "Blinn's B (default 1)")->check(non_negative_number);
+          cmd.add_option("--cutoff", s.o.cutoff, "the blobs are truncated at this distance")->required()->check(positive_number);
+        },
+    .run =
+        [](const DensityCli& s, const Context& c) {
+          Catalogue cat = read_sources(s.o, {s.radius_column}, s.weight_column);
+          DensityOptions d;
+          d.at = placement_of(s.o, cat.points);
+          d.cutoff = s.o.cutoff;
+          d.blobbiness = s.blobbiness;
+          d.precision = precision_of(s.o);
+          const LatticeMap m = density_map(cat.points, cat.values[0], cat.points.weights(), d, run_options_of(s.o));
+          finish(s.o, m, c, fmt::format(R"({{"map": "density", "cutoff": {}, "blobbiness": {}}})", d.cutoff, d.blobbiness));
+        },
+    .examples =
+        "  twobody generate uniform -n 500 --dim 4 --box 4 --seed 2 -o blobs.txt\n"
+        "  twobody density --data blobs.txt --radius-column 4 --blobbiness 2 --spacing 0.25 --cutoff 1.5 -o d.npy\n",
+};
+
+struct GriddingCli {
+  LatticeCliOptions o;
+  int re_column = 0, im_column = 0, sdc_column = 0;
+  std::string kernel = "kaiser-bessel", kernel_shape = "separable", grid;
+  double width = 4, beta = 0, oversampling = 2;
+  bool no_wrap = false;
+};
+
+std::array<std::int64_t, 3> parse_grid(const std::string& text, int dim) {
+  std::array<std::int64_t, 3> n{1, 1, 1};
+  std::vector<std::int64_t> parts;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t x = text.find('x', at);
+    const std::string part = text.substr(at, x == std::string::npos ? std::string::npos : x - at);
+    try {
+      std::size_t used = 0;
+      const long long v = std::stoll(part, &used);
+      if (used != part.size() || v < 1) throw std::invalid_argument(part);
+      parts.push_back(v);
+    } catch (const std::exception&) {
+      throw_config(fmt::format("--grid '{}': give N or NxNxN with N ≥ 1", text));
+    }
+    if (x == std::string::npos) break;
+    at = x + 1;
+  }
+  if (parts.size() == 1) parts.assign(static_cast<std::size_t>(dim), parts[0]);
+  if (static_cast<int>(parts.size()) != dim) throw_config(fmt::format("--grid '{}' for {}-D samples", text, dim));
+  for (int k = 0; k < dim; ++k) n[static_cast<std::size_t>(k)] = parts[static_cast<std::size_t>(k)];
+  return n;
+}
+
+const Command<GriddingCli> gridding_command{
+    .name = "gridding",
+    .help = "grid complex k-space samples onto a Cartesian grid with the Kaiser–Bessel window (MRI gridding)",
+    .features = {},
+    .add_options =
+        [](CLI::App& cmd, GriddingCli& s) {
+          add_lattice_options(cmd, s.o, false);
+          cmd.get_option("--data")->description("the samples: k in grid units about the grid's centre, and their values");
+          cmd.add_option("--re-column", s.re_column, "1-based column of the samples' real parts")->required()->check(CLI::PositiveNumber);
+          cmd.add_option("--im-column", s.im_column, "1-based column of the imaginary parts")->required()->check(CLI::PositiveNumber);
+          cmd.add_option("--weights-column", s.sdc_column, "1-based column of density compensation weights (default: 1)");
+          cmd.add_option("--kernel", s.kernel, "kaiser-bessel")->check(CLI::IsMember({"kaiser-bessel"}));
+          cmd.add_option("--kernel-shape", s.kernel_shape, "separable (product over axes, default) or radial")
+              ->check(CLI::IsMember({"separable", "radial"}));
+          cmd.add_option("--width", s.width, "window width W in grid cells (default 4)")->check(positive_number);
+          cmd.add_option("--beta", s.beta, "Kaiser–Bessel β (default: Beatty's from the width and oversampling)")
+              ->check(non_negative_number);
+          cmd.add_option("--oversampling", s.oversampling, "σ for the default β (default 2)")->check(positive_number);
+          cmd.add_option("--grid", s.grid, "grid nodes N or NxNxN")->required();
+          cmd.add_flag("--no-wrap", s.no_wrap, "clip at the grid's edges instead of wrapping (Parboil's mri-gridding)");
+        },
+    .run =
+        [](const GriddingCli& s, const Context& c) {
+          std::vector<int> cols{s.re_column, s.im_column};
+          if (s.sdc_column > 0) cols.push_back(s.sdc_column);
+          Catalogue cat = read_sources(s.o, cols);
+          GriddingOptions g;
+          g.grid = parse_grid(s.grid, cat.points.dim());
+          g.width = s.width;
+          g.beta = s.beta;
+          g.oversampling = s.oversampling;
+          g.separable = s.kernel_shape == "separable";
+          g.wrap = !s.no_wrap;
+          g.precision = precision_of(s.o);
+          const std::span<const double> sdc = s.sdc_column > 0 ? std::span<const double>(cat.values[2]) : std::span<const double>();
+          const LatticeMap m = grid_samples(cat.points, cat.values[0], cat.values[1], sdc, g, run_options_of(s.o));
+          finish(s.o, m, c,
+                 fmt::format(R"({{"map": "gridding", "kernel": "kaiser-bessel", "width": {}, "kernel_shape": "{}", "wrap": {}}})",
+                             g.width, s.kernel_shape, g.wrap));
+        },
+    .examples =
+        "  twobody generate uniform -n 2000 --dim 5 --box 16 --seed 3 -o kspace.txt\n"
+        "  twobody gridding --data kspace.txt --re-column 4 --im-column 5 --grid 32 --width 4 -o g.npy\n",
+};
+
+}  // namespace
+
+std::vector<Subcommand> lattice_commands() { return {potential_command, density_command, gridding_command}; }
+
+}  // namespace twobody::cli

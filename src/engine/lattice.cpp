@@ -1,0 +1,257 @@
+// Lattice maps: the lattice's own rules, the validation of a request, its plan (the sum grid from
+// the terms' bound over the whole input, the bin size) and the dispatch to a backend.
+#include "twobody/lattice.hpp"
+
+#include <omp.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <numbers>
+
+#include <fmt/format.h>
+
+#include "twobody/detail/engine/lattice_plan.hpp"
+#include "twobody/detail/exact/lattice_bounds.hpp"
+#include "twobody/error.hpp"
+
+namespace twobody {
+
+std::uint64_t Lattice::nodes() const {
+  return static_cast<std::uint64_t>(shape[0]) * static_cast<std::uint64_t>(shape[1]) *
+         static_cast<std::uint64_t>(shape[2]);
+}
+
+void Lattice::validate() const {
+  if (dim != 2 && dim != 3) throw_config(fmt::format("a lattice has 2 or 3 axes, not {}", dim));
+  for (int k = 0; k < 3; ++k) {
+    const bool used = k < dim;
+    if (used && (!std::isfinite(spacing[k]) || !(spacing[k] > 0)))
+      throw_config(fmt::format("the lattice spacing along axis {} must be finite and > 0 (got {})", k, spacing[k]));
+    if (used && !std::isfinite(origin[k])) throw_config(fmt::format("the lattice origin along axis {} is not finite", k));
+    if (shape[k] < 1) throw_config(fmt::format("the lattice needs at least one node along axis {} (got {})", k, shape[k]));
+    if (!used && shape[k] != 1) throw_config("a 2-D lattice has one node along its third axis");
+    if (shape[k] > (std::int64_t(1) << 24))
+      throw_config(fmt::format("{} nodes along axis {} is more than a lattice may have (2^24)", shape[k], k));
+  }
+  if (nodes() > (std::uint64_t(1) << 40)) throw_config(fmt::format("a lattice of {} nodes is too large", nodes()));
+}
+
+Lattice Lattice::spanning(const PointSet& points, std::array<double, 3> h, double padding) {
+  if (points.empty()) throw_input("a lattice spanning the sources needs at least one source");
+  if (!std::isfinite(padding) || padding < 0) throw_config("the padding must be finite and >= 0");
+  Lattice L;
+  L.dim = points.dim();
+  if (L.dim != 2 && L.dim != 3) throw_config(fmt::format("lattice maps take 2-D or 3-D points, not {}-D", L.dim));
+  L.spacing = h;
+  for (int k = 0; k < L.dim; ++k) {
+    if (!std::isfinite(h[k]) || !(h[k] > 0)) throw_config("the lattice spacing must be finite and > 0");
+    const auto [lo, hi] = joint_range(points, points, k);
+    L.origin[k] = lo - padding;
+    const double extent = (hi + padding) - L.origin[k];
+    const double cells = std::ceil(extent / h[k]);
+    if (!(cells < double(std::int64_t(1) << 24)))
+      throw_config(fmt::format("the sources span {:.6g} along axis {}: more than 2^24 spacings of {:.6g}", extent, k, h[k]));
+    L.shape[k] = static_cast<std::int64_t>(cells) + 1;
+  }
+  if (L.dim == 2) L.spacing[2] = 1;
+  L.validate();
+  return L;
+}
+
+Lattice Lattice::centred_grid(int dim, std::array<std::int64_t, 3> n) {
+  Lattice L;
+  L.dim = dim;
+  L.shape = n;
+  if (dim == 2) L.shape[2] = 1;
+  for (int k = 0; k < dim; ++k) {
+    L.origin[k] = -static_cast<double>(n[k] / 2);
+    L.periodic[k] = true;
+  }
+  L.validate();
+  return L;
+}
+
+double LatticeFunction::kaiser_bessel_beta() const {
+  const double W = 2 * cutoff, s = oversampling;
+  const double arg = W * W / (s * s) * (s - 0.5) * (s - 0.5) - 0.8;
+  if (!(s > 0.5) || !(arg > 0))
+    throw_config(fmt::format("no default Kaiser–Bessel beta for width {} and oversampling {}: give --beta", W, s));
+  return std::numbers::pi * std::sqrt(arg);
+}
+
+namespace {
+
+const char* kind_name(LatticeKernel k) {
+  switch (k) {
+    case LatticeKernel::CoulombSwitched: return "switched Coulomb q·(1 − r²/C²)²/r";
+    case LatticeKernel::BlinnBlob: return "Blinn blob w·exp(B·(1 − r²/R²))";
+    case LatticeKernel::KaiserBessel: return "Kaiser–Bessel I0(β·sqrt(1 − r²/a²))/I0(β)";
+  }
+  return "?";
+}
+
+void check_column(std::span<const double> v, std::size_t n, const char* what, bool positive) {
+  if (v.empty()) return;
+  if (v.size() != n) throw_input(fmt::format("{} {} values for {} sources", v.size(), what, n));
+  for (std::size_t i = 0; i < n; ++i)
+    if (!std::isfinite(v[i]) || (positive && !(v[i] > 0)))
+      throw_input(fmt::format("source {}: {} {} is not {}", i + 1, what, v[i], positive ? "finite and > 0" : "finite"));
+}
+
+void validate(const reduce::OntoLattice& stat, const LatticeSources& src) {
+  const Lattice& L = stat.lattice;
+  const LatticeFunction& fn = stat.function;
+  L.validate();
+  if (!src.points) throw_input("a lattice map needs its sources");
+  const PointSet& p = *src.points;
+  if (p.dim() != L.dim) throw_config(fmt::format("{}-D sources onto a {}-D lattice", p.dim(), L.dim));
+  p.check_finite("the sources");
+  check_column(src.strength, p.size(), "strength", false);
+  check_column(src.strength_im, p.size(), "imaginary part", false);
+  if (!std::isfinite(fn.cutoff) || !(fn.cutoff > 0)) throw_config(fmt::format("the cutoff must be finite and > 0 (got {})", fn.cutoff));
+  switch (fn.kind) {
+    case LatticeKernel::CoulombSwitched:
+      if (fn.support != Support::Ball) throw_config("the Coulomb potential is radial");
+      if (!std::isfinite(fn.exclusion) || !(fn.exclusion > 0) || fn.exclusion > fn.cutoff)
+        throw_config(fmt::format("the exclusion radius must be > 0 and at most the cutoff (got {}): 1/r is unbounded at a source",
+                                 fn.exclusion));
+      break;
+    case LatticeKernel::BlinnBlob:
+      if (fn.support != Support::Ball) throw_config("Blinn blobs are radial");
+      if (!std::isfinite(fn.blobbiness) || fn.blobbiness < 0 || fn.blobbiness > 700)
+        throw_config(fmt::format("the blobbiness must be in [0, 700] (got {})", fn.blobbiness));
+      if (src.radius.empty()) throw_input("Blinn blobs need a radius per source");
+      check_column(src.radius, p.size(), "radius", true);
+      break;
+    case LatticeKernel::KaiserBessel: {
+      const double beta = fn.beta > 0 ? fn.beta : fn.kaiser_bessel_beta();
+      if (!std::isfinite(beta) || beta < 0 || beta > 700) throw_config(fmt::format("beta must be in [0, 700] (got {})", beta));
+      break;
+    }
+  }
+  if (fn.kind != LatticeKernel::BlinnBlob && !src.radius.empty()) throw_input("only Blinn blobs take radii");
+  for (int k = 0; k < L.dim; ++k) {
+    if (fn.cutoff / L.spacing[k] > double(1 << 20))
+      throw_config(fmt::format("the cutoff {} spans more than 2^20 spacings along axis {}", fn.cutoff, k));
+    if (L.periodic[k] && fn.cutoff > 0.5 * L.period(k))
+      throw_config(fmt::format("the cutoff {} exceeds half the period {} of axis {}: the nearest image would not be unique",
+                               fn.cutoff, L.period(k), k));
+  }
+  if (p.size() >= (std::size_t(1) << 32) && stat.precision == Precision::Single)
+    throw_config("more than 2^32 sources need --precision double (64-bit sums hold 2^32 terms)");
+}
+
+int bin_nodes_for(const reduce::OntoLattice& stat) {
+  if (const char* e = std::getenv("TWOBODY_LATTICE_BIN")) {
+    const int k = std::atoi(e);
+    if (k < 1 || k > 64) throw_config(fmt::format("TWOBODY_LATTICE_BIN={} is not in [1, 64]", e));
+    return k;
+  }
+  // Bins of about a quarter of the cutoff (seed 002: cutcp's 2 Å bins for a 12 Å cutoff at
+  // h = 0.5 Å give 4 nodes), at most a tile's 8 nodes.
+  double h = stat.lattice.spacing[0];
+  for (int k = 1; k < stat.lattice.dim; ++k) h = std::min(h, stat.lattice.spacing[k]);
+  int k = 1;
+  while (k < 8 && 2.0 * k <= stat.function.cutoff / (4 * h)) k *= 2;
+  return k;
+}
+
+LatticePlan make_plan(const reduce::OntoLattice& stat, const LatticeSources& src, const RunOptions& opt) {
+  validate(stat, src);
+  const Lattice& L = stat.lattice;
+  const PointSet& p = *src.points;
+  LatticePlan plan;
+  plan.stat = &stat;
+  plan.sources = &src;
+  plan.components = src.strength_im.empty() ? 1 : 2;
+  plan.threads = opt.threads > 0 ? std::min(opt.threads, omp_get_num_procs()) : omp_get_max_threads();
+  plan.progress = opt.progress;
+  plan.bin_nodes = bin_nodes_for(stat);
+
+  lattice::BoundInputs in;
+  in.dim = L.dim;
+  in.precision = stat.precision;
+  in.cutoff = stat.function.cutoff;
+  in.exclusion = stat.function.exclusion;
+  double far = 0;
+  for (int k = 0; k < L.dim; ++k) {
+    in.max_spacing = std::max(in.max_spacing, L.spacing[k]);
+    far = std::max(far, std::fabs(L.origin[k]) + L.period(k));
+    if (p.empty()) continue;
+    const auto [lo, hi] = joint_range(p, p, k);
+    const double off = std::max(std::fabs(lo - L.origin[k]), std::fabs(hi - L.origin[k]));
+    if (!(off / L.spacing[k] < 0x1p50))
+      throw_input(fmt::format("a source lies {:.6g} from the lattice's origin along axis {}: more than 2^50 spacings", off, k));
+    far += off;
+  }
+  in.coordinate_scale = far;
+  in.max_strength = src.strength.empty() ? 1.0 : 0.0;
+  for (const double v : src.strength) in.max_strength = std::max(in.max_strength, std::fabs(v));
+  for (const double v : src.strength_im) in.max_strength = std::max(in.max_strength, std::fabs(v));
+  in.min_radius = INFINITY;
+  for (const double r : src.radius) in.min_radius = std::min(in.min_radius, r);
+  const lattice::TermBound tb = lattice::term_bound(stat.function, in);
+  const bool single = stat.precision == Precision::Single;
+  plan.grid = lattice::sum_grid(tb.grid_bound, single ? 31 : 62);
+  plan.bound.term = tb.term;
+  plan.bound.step = std::ldexp(1.0, plan.grid.exponent);
+  plan.bound.grid_bound = tb.grid_bound;
+
+  std::string fn_text = kind_name(stat.function.kind);
+  if (stat.function.kind == LatticeKernel::KaiserBessel)
+    fn_text += fmt::format(", β = {:.6g}, {}", stat.function.beta > 0 ? stat.function.beta : stat.function.kaiser_bessel_beta(),
+                           stat.function.support == Support::Box ? "separable (|d_k| < a on every axis)" : "radial");
+  if (stat.function.kind == LatticeKernel::BlinnBlob) fn_text += fmt::format(", B = {:.6g}", stat.function.blobbiness);
+  if (stat.function.kind == LatticeKernel::CoulombSwitched)
+    fn_text += fmt::format(", nodes within {:.6g} of a source excluded", stat.function.exclusion);
+  std::string shape = fmt::format("{} x {}", L.shape[0], L.shape[1]);
+  if (L.dim == 3) shape += fmt::format(" x {}", L.shape[2]);
+  plan.explanation = fmt::format(
+      "backend: cpu (the lattice traversal is the CPU's so far)\n"
+      "lattice map: {} sources onto {} nodes ({}), origin ({:.9g}, {:.9g}, {:.9g}), spacing ({:.9g}, {:.9g}, {:.9g}){}\n"
+      "function: {}, cutoff {:.9g}; {} values\n"
+      "precision: {} (displacements and r² in {}, terms in float64), each term onto a sum grid of step 2^{} "
+      "(terms ≤ {:.6g}) added as {}-bit integers: the same bits for any threads, tiles and bins\n"
+      "error bound: a node of n terms within n·({:.3g} + {:.3g}) of its exact sum, then one rounding to {}\n"
+      "traversal: compact bins of {} nodes per axis (a counting sort, x fastest), tiles of 8 nodes per axis "
+      "gathered by {} threads\n",
+      p.size(), L.nodes(), shape, L.origin[0], L.origin[1], L.origin[2], L.spacing[0], L.spacing[1], L.spacing[2],
+      (L.periodic[0] || L.periodic[1] || L.periodic[2]) ? ", periodic" : "", fn_text, stat.function.cutoff,
+      plan.components == 2 ? "complex" : "real", single ? "single" : "double", single ? "float32" : "float64",
+      plan.grid.exponent, tb.grid_bound, single ? 64 : 128, plan.bound.term, plan.bound.step / 2,
+      single ? "float32" : "float64", plan.bin_nodes, plan.threads);
+  return plan;
+}
+
+void check_backend(const RunOptions& opt) {
+  if (opt.backend == "auto" || opt.backend == "cpu") return;
+  if (opt.backend == "cuda" || opt.backend == "hybrid")
+    throw Error(ErrorKind::Backend, "lattice maps run on the CPU backend so far: use --backend cpu or auto");
+  throw_config(fmt::format("unknown backend '{}'", opt.backend));
+}
+
+}  // namespace
+
+LatticeMap run(const reduce::OntoLattice& stat, const LatticeSources& sources, const RunOptions& opt) {
+  check_backend(opt);
+  const auto t0 = std::chrono::steady_clock::now();
+  const LatticePlan plan = make_plan(stat, sources, opt);
+  if (opt.on_plan) opt.on_plan(plan.explanation);
+  LatticeMap map;
+  map.lattice = stat.lattice;
+  map.components = plan.components;
+  map.precision = stat.precision;
+  map.bound = plan.bound;
+  map.plan = plan.explanation;
+  cpu::run_lattice(plan, map);
+  map.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return map;
+}
+
+std::string explain(const reduce::OntoLattice& stat, const LatticeSources& sources, const RunOptions& opt) {
+  check_backend(opt);
+  return make_plan(stat, sources, opt).explanation;
+}
+
+}  // namespace twobody
