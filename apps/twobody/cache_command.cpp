@@ -33,7 +33,8 @@ void run_cache_command(const CacheOptions& s, const Context&) {
   const auto entries = cache.list();
   std::uintmax_t total = 0;
   for (const auto& e : entries) total += e.bytes;
-  std::cout << fmt::format("# {}: {} entries, {} bytes (newest first)\n", cache.dir().string(), entries.size(), total);
+  std::cout << fmt::format("# {}: {} {}, {} bytes (newest first)\n", cache.dir().string(), entries.size(),
+                           entries.size() == 1 ? "entry" : "entries", total);
   for (const auto& e : entries) {
     const auto when = std::chrono::system_clock::now() +
                       std::chrono::duration_cast<std::chrono::system_clock::duration>(e.last_used - std::filesystem::file_time_type::clock::now());
