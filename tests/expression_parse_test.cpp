@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "expression_corpus.hpp"
 #include "twobody/error.hpp"
 #include "twobody/expression.hpp"
 
@@ -43,46 +44,10 @@ std::string error_of(const std::string& text, const std::string& where = {}) {
   return "(no error)";
 }
 
-struct Valid {
-  const char* text;
-  const char* canonical;
-  FunctionClass cls;
-};
-
 TEST(ExpressionParse, ValidCorpusCanonicalForms) {
-  const Valid corpus[] = {
-      {"sum(abs(a - b)^p)^(1/p)", "pow(sum(pow(abs((a - b)), $0)), (1 / $0))", FunctionClass::Decomposable},
-      {"exp(-dot(a-b, a-b)/(2*h^2))", "exp(((-sum(((a - b) * (a - b)))) / (2 * ($0 ^ 2))))", FunctionClass::Decomposable},
-      {"a.t < b.t and abs(a.x - b.x) < 5", "((a.t < b.t) and (abs((a.x - b.x)) < 5))", FunctionClass::Pointwise},
-      {"sum((a-b)^2)", "sum(((a - b) ^ 2))", FunctionClass::Decomposable},
-      {"sqrt(sum((a-b)^2))", "sqrt(sum(((a - b) ^ 2)))", FunctionClass::Decomposable},
-      {"1 - dot(a, b)/(norm(a)*norm(b))", "(1 - (sum((a * b)) / (sqrt(sum((a * a))) * sqrt(sum((b * b))))))",
-       FunctionClass::DotLike},
-      {"dot(a - mean(a), b - mean(b)) / (norm(a - mean(a)) * norm(b - mean(b)))",
-       "(sum(((a - (sum(a) / 3)) * (b - (sum(b) / 3)))) / (sqrt(sum(((a - (sum(a) / 3)) * (a - (sum(a) / 3))))) * "
-       "sqrt(sum(((b - (sum(b) / 3)) * (b - (sum(b) / 3)))))))",
-       FunctionClass::DotLike},
-      {"max(abs(a - b))", "max(abs((a - b)))", FunctionClass::Decomposable},
-      {"min(a.x, b.x) + max(a.y, b.y)", "(min(a.x, b.x) + max(a.y, b.y))", FunctionClass::Pointwise},
-      {"2*3 + a[0]*b[2]", "(6 + (a[0] * b[2]))", FunctionClass::Pointwise},
-      {"a[0]*2*3 - b[1]", "(((a[0] * 2) * 3) - b[1])", FunctionClass::Pointwise},
-      {"-a.x^2 + b.x", "((-(a.x ^ 2)) + b.x)", FunctionClass::Pointwise},
-      {"2^-1 * a.x - b.x", "((0.5 * a.x) - b.x)", FunctionClass::Pointwise},
-      {"a.x^b.x^2", "pow(a.x, (b.x ^ 2))", FunctionClass::Pointwise},
-      {"if(a.t > b.t, a.t - b.t, 0)", "if((a.t > b.t), (a.t - b.t), 0)", FunctionClass::Pointwise},
-      {"not a.t == b.t or a.x != b.x", "((not (a.t == b.t)) or (a.x != b.x))", FunctionClass::Pointwise},
-      {"sum(w * (a - b)^2)", "sum(($0 * ((a - b) ^ 2)))", FunctionClass::Decomposable},
-      {"sum(if(a > b, a - b, 0))", "sum(if((a > b), (a - b), 0))", FunctionClass::Decomposable},
-      {"log(1 + a.x*b.x) + exp(a.y) * pow(b.z, 0.5)", "(log((1 + (a.x * b.x))) + (exp(a.y) * pow(b.z, 0.5)))",
-       FunctionClass::Pointwise},
-      {"d * a.x - b.x", "((3 * a.x) - b.x)", FunctionClass::Pointwise},
-      {"1.5e3 - .25 + a.x / b.x", "(1499.75 + (a.x / b.x))", FunctionClass::Pointwise},
-      {"(a.x - b.x)^-2", "((a.x - b.x) ^ -2)", FunctionClass::Pointwise},
-      {"sum(a - b) + sum((a - b)^2) + max(a * b) + min(a + b)", "(((sum((a - b)) + sum(((a - b) ^ 2))) + max((a * b))) + min((a + b)))",
-       FunctionClass::Decomposable},
-      {"a.x < 1", "(a.x < 1)", FunctionClass::Pointwise},
-  };
-  for (const Valid& v : corpus) {
+  const auto corpus = expression_corpus::valid();
+  EXPECT_GE(corpus.size(), 150u);
+  for (const auto& v : corpus) {
     SCOPED_TRACE(v.text);
     const PairExpression e = parse(v.text);
     EXPECT_EQ(e.canonical(), v.canonical);
@@ -169,6 +134,9 @@ TEST(ExpressionParse, InvalidCorpusGoldenMessages) {
       {"if x", "pair function, column 4: expected '(' after 'if': if(condition, then, else)\n  if x\n     ^"},
   };
   for (const Invalid& v : corpus) EXPECT_EQ(error_of(v.text), v.message) << v.text;
+  const auto more = expression_corpus::invalid_from_file();
+  EXPECT_GE(std::size(corpus) + more.size(), 80u);
+  for (const auto& v : more) EXPECT_EQ(error_of(v.text), v.message) << v.text;
   EXPECT_EQ(error_of("a.x - b.x", "a.x + 1"),
             "where predicate, column 1: the predicate is a value: compare it (x < y, x == y)\n  a.x + 1\n  ^");
   EXPECT_EQ(error_of("a.x - b.x", "a.x < "),
@@ -189,6 +157,21 @@ TEST(ExpressionParse, ParameterAndSchemaErrors) {
   twobody::Schema other = s;
   other.dim = 2;
   EXPECT_THROW(PairExpression::parse("a.x", s, &other), twobody::Error);
+}
+
+// Every recursive pass stays well inside the stack: the text's length and nesting are limited.
+TEST(ExpressionParse, LimitsOfLengthAndNesting) {
+  std::string chain = "a.x";
+  while (chain.size() < 4000) chain += "+d";
+  EXPECT_EQ(parse(chain).function_class(), FunctionClass::Pointwise);
+  EXPECT_NE(error_of(chain + std::string(100, '+') + "d").find("column 4097: the text is longer than 4096 characters"), std::string::npos);
+  const std::string deep = std::string(250, '(') + "a.x" + std::string(250, ')');
+  EXPECT_NE(error_of(deep).find("column 201: nested more than 200 deep"), std::string::npos) << error_of(deep);
+  EXPECT_NE(error_of(std::string(300, '-') + "a.x").find("nested more than 200 deep"), std::string::npos);
+  std::string tower = "a.x";
+  for (int k = 0; k < 300; ++k) tower += "^a.x";
+  EXPECT_NE(error_of(tower).find("nested more than 200 deep"), std::string::npos);
+  EXPECT_EQ(parse(std::string(150, '(') + "a.x" + std::string(150, ')')).canonical(), "a.x");
 }
 
 }  // namespace

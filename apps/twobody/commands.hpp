@@ -17,5 +17,6 @@ std::vector<Subcommand> vector_commands();        // join, knn
 std::vector<Subcommand> custom_commands();        // custom
 std::vector<Subcommand> lattice_commands();       // potential, density, gridding
 std::vector<Subcommand> generate_commands();      // generate
+std::vector<Subcommand> cache_commands();         // cache
 
 }  // namespace twobody::cli

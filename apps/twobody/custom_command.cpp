@@ -18,7 +18,7 @@ namespace {
 
 struct CustomOptions {
   CommonOptions o;
-  std::string pair, where, emit = "histogram", per_point;
+  std::string pair, where, emit = "histogram", per_point, cpu_codegen = "auto";
   std::vector<std::string> params;
 };
 
@@ -103,7 +103,7 @@ void run_custom_command(const CustomOptions& s, const Context& c) {
   if (!s.per_point.empty() && e != "per-point") throw_config("--per-point goes with --emit per-point");
   RunOptions run = make_run_options(o, c.bar);
   run.distribution = nullptr;  // (pair expressions run in one process)
-  const Result r = run_expression(f, st, a, cross ? &b : nullptr, run);
+  const Result r = run_expression(f, st, a, cross ? &b : nullptr, run, parse_cpu_codegen(s.cpu_codegen));
   c.bar.finish();
   if (!cli_writes_output()) return;
   Table t;
@@ -165,6 +165,10 @@ const Command<CustomOptions> custom_command{
           cmd.add_option("--per-point", s.per_point, "with --emit per-point: count | sum | min | max of the partners' values "
                                                      "(default: sum for a value, count for a predicate)")
               ->check(CLI::IsMember({"count", "sum", "min", "max"}));
+          cmd.add_option("--cpu-codegen", s.cpu_codegen, "auto | on | off: the CPU evaluates the pair function compiled by the "
+                                                         "system compiler (a cached shared object; $TWOBODY_CXX) or interpreted; "
+                                                         "same values either way, --explain says which")
+              ->check(CLI::IsMember({"auto", "on", "off"}));
         },
     .run = run_custom_command,
     .examples =

@@ -67,14 +67,24 @@ class PairExpression {
 
 const char* to_string(FunctionClass c);
 
+// How the CPU evaluates a pair expression: Off, the interpreter; On, the expression compiled by
+// the system compiler ($TWOBODY_CXX, else $CXX, else the one that built twobody) into a shared
+// object kept in the kernel cache ($TWOBODY_CACHE_DIR, `twobody cache`) whenever that works;
+// Auto, compiled when the object is cached or the run is long enough to repay a compile. The
+// same bits every way; a compiler that is missing or fails leaves the interpreter, and the plan
+// (Result::info.plan, --explain) says which evaluator ran and why.
+enum class CpuCodegen { Auto, On, Off };
+// "auto", "on", "off"; Error(Config) otherwise.
+CpuCodegen parse_cpu_codegen(std::string_view s);
+
 // Runs the expression as the statistic's pair function over `a` (auto) or `a` × `b` (cross);
 // stat.traversal must agree. Reductions: Count, PairList, PerPoint (a predicate, or a value's
 // range), Histogram (a value's bins), Sum and PerPointValue; weights and jackknife regions are
 // not taken. Runs on the CPU today (RunOptions::backend "cuda" is Error(Backend)).
 Result run_expression(const PairExpression& f, const Statistic& stat, const PairTable& a, const PairTable* b,
-                      const RunOptions& opt = {});
+                      const RunOptions& opt = {}, CpuCodegen codegen = CpuCodegen::Auto);
 // What run_expression would do: the expression's explain() and the run's plan.
 std::string explain_expression(const PairExpression& f, const Statistic& stat, const PairTable& a,
-                               const PairTable* b, const RunOptions& opt = {});
+                               const PairTable* b, const RunOptions& opt = {}, CpuCodegen codegen = CpuCodegen::Auto);
 
 }  // namespace twobody

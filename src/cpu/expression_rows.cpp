@@ -211,6 +211,14 @@ ExpressionRows::ExpressionRows(const expr::Compiled& c, const PairTable& a, cons
     else (late ? after_ : before_).push_back(st);
   }
   root_ = operand(g.root);
+
+  // The compiled evaluator's view of the same columns and constants.
+  slot_column_ = column_of_;
+  slot_value_ = constant_;
+  for (std::size_t id = 0; id < nodes; ++id) {
+    if (!constant_vec_[id].empty()) slot_column_[id] = constant_vec_[id].data();
+    if (g.nodes[id].op == Op::Const) slot_value_[id] = g.nodes[id].value;
+  }
 }
 
 ExpressionRows::Operand ExpressionRows::operand(int id) const {
@@ -265,6 +273,11 @@ void ExpressionRows::run_steps(const std::vector<Step>& steps, std::size_t i, st
 }
 
 void ExpressionRows::row(std::size_t i, std::size_t j0, std::size_t n, double* out, Workspace& w) const {
+  if (compiled_) {
+    const expr::TbRowArgs args{slot_column_.data(), slot_value_.data(), na_, nb_, static_cast<unsigned long long>(dim_), i, j0, n, out};
+    compiled_(&args);
+    return;
+  }
   double* regs = w.regs.data();
   const bool predicate = c_.result == ValueType::Bool;
   const std::size_t d = static_cast<std::size_t>(dim_);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "twobody/detail/expr/compiled.hpp"
+#include "twobody/detail/expr/rows_abi.hpp"
 #include "twobody/pair_table.hpp"
 
 namespace twobody::cpu {
@@ -24,6 +25,10 @@ class ExpressionRows {
     std::vector<double> regs;
   };
   Workspace workspace() const { return Workspace{std::vector<double>(regs_ * kLanes)}; }
+
+  // Evaluates rows with `fn`, the expression compiled (compiled_rows.hpp) over this object's
+  // prepass columns, instead of the interpreter; null: the interpreter again. Same values.
+  void use_compiled(expr::TbRowsFn fn) { compiled_ = fn; }
 
   // out[t] = value of pair (i, j0 + t), t < n: the value, or for a predicate 1 (true) and NaN
   // (false); NaN also where a --where predicate is false.
@@ -67,6 +72,9 @@ class ExpressionRows {
   std::vector<Step> before_, per_k_, after_;     // pair scalars, the loop over k, the finalise
   std::vector<int> reductions_;                  // pair reductions (their registers accumulate)
   Operand root_;
+  expr::TbRowsFn compiled_ = nullptr;
+  std::vector<const double*> slot_column_;  // node → column or parameter vector (TbRowArgs::column)
+  std::vector<double> slot_value_;          // node → scalar constant or parameter (TbRowArgs::value)
 };
 
 }  // namespace twobody::cpu

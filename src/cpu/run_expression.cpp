@@ -37,7 +37,8 @@ class ValueRows {
 }  // namespace
 
 Result run_expression_cpu(const ExpressionPlan& plan) {
-  const ExpressionRows rows(*plan.f, *plan.a, *plan.b, plan.threads);
+  ExpressionRows rows(*plan.f, *plan.a, *plan.b, plan.threads);
+  rows.use_compiled(plan.compiled);
   const std::size_t na = rows.size_a(), nb = rows.size_b();
   TraversalShape shape;
   shape.is_auto = plan.is_auto;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "twobody/detail/engine/key_edges.hpp"
+#include "twobody/detail/expr/rows_abi.hpp"
 #include "twobody/expression.hpp"
 
 namespace twobody::cpu {
@@ -16,6 +17,7 @@ struct ExpressionPlan {
   bool is_auto = true;
   KeyEdges edges;                // Count, Histogram, PairList, PerPoint
   int threads = 1;
+  expr::TbRowsFn compiled = nullptr;  // the compiled evaluator (compiled_rows.hpp); null: the interpreter
   std::size_t max_pairs = 0;
   const std::function<void(double)>* progress = nullptr;
 };

@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "twobody/detail/cpu/compiled_rows.hpp"
 #include "twobody/detail/cpu/run_expression.hpp"
 #include "twobody/detail/engine/overloaded.hpp"
 #include "twobody/detail/engine/planner.hpp"
@@ -24,7 +25,9 @@ struct Prepared {
   std::string text;
 };
 
-Prepared prepare(const PairExpression& f, const Statistic& s, const PairTable& a, const PairTable* b, const RunOptions& opt) {
+// `dry` (explain): the evaluator is named, not compiled.
+Prepared prepare(const PairExpression& f, const Statistic& s, const PairTable& a, const PairTable* b, const RunOptions& opt,
+                 CpuCodegen codegen, bool dry) {
   const expr::Compiled& c = f.compiled();
   if ((s.traversal == Traversal::Cross) != (b != nullptr))
     throw_config(b ? "two tables need a cross traversal" : "a cross traversal needs a second table");
@@ -99,23 +102,26 @@ Prepared prepare(const PairExpression& f, const Statistic& s, const PairTable& a
                         },
                         [](const auto&) { throw_config("a pair expression reduces into counts, bins, pair lists, sums or per-point values"); }},
              s.reduction);
+  const std::size_t pairs = pair_total(a.size(), b ? b->size() : a.size(), b == nullptr);
+  const cpu::RowsChoice rows = cpu::choose_rows(c, codegen, static_cast<double>(pairs), p.plan.threads, dry);
+  p.plan.compiled = rows.fn;
   // The plan in the engine's layout (backend, traversal, output, kernel), the expression's first.
   p.text = fmt::format("backend: cpu (host, {} threads){}\n", p.plan.threads,
                        opt.backend == "cpu" ? "" : "; pair expressions run on the cpu (their CUDA kernels are to come)");
   p.text += f.explain();
-  p.text += fmt::format("traversal {}: {}, {} pairs\noutput: {}\ncpu kernel: brute-force tiles, the interpreter (256 "
-                        "partners a row at a time)",
+  p.text += fmt::format("traversal {}: {}, {} pairs\noutput: {}\ncpu kernel: brute-force tiles, 256 partners a row at a time\n"
+                        "evaluator: {}",
                         b ? "cross (every pair of the two sets)" : "auto (each unordered pair once)",
-                        b ? fmt::format("{} x {} points", a.size(), b->size()) : fmt::format("{} points", a.size()),
-                        pair_total(a.size(), b ? b->size() : a.size(), b == nullptr), what);
+                        b ? fmt::format("{} x {} points", a.size(), b->size()) : fmt::format("{} points", a.size()), pairs,
+                        what, rows.how);
   return p;
 }
 
 }  // namespace
 
 Result run_expression(const PairExpression& f, const Statistic& stat, const PairTable& a, const PairTable* b,
-                      const RunOptions& opt) {
-  const Prepared p = prepare(f, stat, a, b, opt);
+                      const RunOptions& opt, CpuCodegen codegen) {
+  const Prepared p = prepare(f, stat, a, b, opt, codegen, false);
   const auto t0 = std::chrono::steady_clock::now();
   Result r = cpu::run_expression_cpu(p.plan);
   r.info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -129,8 +135,8 @@ Result run_expression(const PairExpression& f, const Statistic& stat, const Pair
 }
 
 std::string explain_expression(const PairExpression& f, const Statistic& stat, const PairTable& a, const PairTable* b,
-                               const RunOptions& opt) {
-  return prepare(f, stat, a, b, opt).text;
+                               const RunOptions& opt, CpuCodegen codegen) {
+  return prepare(f, stat, a, b, opt, codegen, true).text;
 }
 
 }  // namespace twobody

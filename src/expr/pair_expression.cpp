@@ -3,6 +3,7 @@
 
 #include "twobody/detail/expr/build.hpp"
 #include "twobody/detail/expr/compiled.hpp"
+#include "twobody/error.hpp"
 #include "twobody/expression.hpp"
 
 namespace twobody {
@@ -14,6 +15,13 @@ const char* to_string(FunctionClass c) {
     case FunctionClass::DotLike: return "dot-like";
   }
   return "?";
+}
+
+CpuCodegen parse_cpu_codegen(std::string_view s) {
+  if (s == "auto") return CpuCodegen::Auto;
+  if (s == "on") return CpuCodegen::On;
+  if (s == "off") return CpuCodegen::Off;
+  throw_config(fmt::format("--cpu-codegen {}: auto, on or off", s));
 }
 
 PairExpression PairExpression::parse(std::string_view text, const Schema& a, const Schema* b,

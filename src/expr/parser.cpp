@@ -10,6 +10,12 @@ namespace twobody::expr {
 
 namespace {
 
+// Limits that keep every recursive pass (parser, graph builder, printers, destructors) well
+// inside a thread's stack: a left-nested chain of n operators is n levels deep for all but the
+// parser, and a hand-written pair function is a few hundred characters.
+constexpr std::size_t kMaxText = 4096;
+constexpr int kMaxNesting = 200;
+
 constexpr int kOr = 1, kAnd = 2, kNot = 3, kCompare = 4, kSum = 5, kProduct = 6, kUnary = 7, kPower = 8, kPostfix = 9;
 
 bool is_comparison(TokenKind k) {
@@ -21,7 +27,7 @@ bool is_keyword(const std::string& s) { return s == "and" || s == "or" || s == "
 
 class Parser {
  public:
-  explicit Parser(const Source& src) : src_(src), tokens_(lex(src)) {}
+  explicit Parser(const Source& src) : src_(src), tokens_(lex_checked(src)) {}
 
   std::unique_ptr<Syntax> whole() {
     if (peek().kind == TokenKind::End) fail_at(src_, peek().column, "the expression is empty");
@@ -71,7 +77,18 @@ class Parser {
     }
   }
 
+  static std::vector<Token> lex_checked(const Source& src) {
+    if (src.text.size() > kMaxText)
+      fail_at(src, static_cast<int>(kMaxText) + 1, fmt::format("the text is longer than {} characters", kMaxText));
+    return lex(src);
+  }
+
   std::unique_ptr<Syntax> expression(int min_power) {
+    struct Depth {
+      int& d;
+      ~Depth() { --d; }
+    } depth{++depth_};
+    if (depth_ > kMaxNesting) fail_at(src_, peek().column, fmt::format("nested more than {} deep", kMaxNesting));
     auto left = prefix();
     for (;;) {
       const Token& t = peek();
@@ -182,6 +199,7 @@ class Parser {
   const Source& src_;
   std::vector<Token> tokens_;
   std::size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace

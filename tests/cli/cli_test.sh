@@ -345,6 +345,19 @@ check "custom count of a predicate = brute force" \
 expect 4 "pair function, column 5: unknown name 'q'" -- "$tb" custom --data "$work/custom.csv" --pair 'a.x+q' --emit sum
 expect 4 '--emit count of a value needs a range' -- "$tb" custom --data "$work/custom.csv" --pair 'a.x-b.x' --emit count
 explains 1 -- "$tb" custom --data "$work/custom.csv" --pair 'a.x-b.x' --emit sum
+# The compiled evaluator: the same count, the plan says which evaluator ran; a missing compiler
+# leaves the interpreter; the cache lists and clears its entry.
+export TWOBODY_CACHE_DIR="$work/kernel-cache"
+nlj=(custom --data "$work/custom.csv" --pair 'a.t < b.t and abs(a.x - b.x) < 1' --emit count --format csv)
+check "custom --cpu-codegen on: the same count" "[[ \$(\"$tb\" ${nlj[*]@Q} --cpu-codegen on | tail -n 1) == 2 ]]"
+check "custom --cpu-codegen on: compiled, said in the plan" \
+  "\"$tb\" ${nlj[*]@Q} --cpu-codegen on --explain 2>&1 >/dev/null | grep -q 'evaluator: a compiled object from the kernel cache'"
+check "custom without a compiler: the interpreter, and why" \
+  "TWOBODY_CXX=/nonexistent/c++ \"$tb\" ${nlj[*]@Q} --cpu-codegen on --explain 2>&1 >/dev/null | grep -q 'evaluator: the interpreter (no compiled object: no compiler /nonexistent/c++'"
+check "cache list shows the entry" "\"$tb\" cache list | grep -q '((a.t < b.t) and (abs((a.x - b.x)) < 1))'"
+check "cache clear removes it" "\"$tb\" cache clear | grep -q 'removed 1 entry from'"
+expect 2 'cpu-codegen: sometimes not in' -- "$tb" "${nlj[@]}" --cpu-codegen sometimes
+unset TWOBODY_CACHE_DIR
 
 # Lattice maps: the .npy and its sidecar, the summary, bad requests with their kind and reason.
 printf '1 1 1 0.5\n2.2 1.5 1 -0.25\n1.5 2 2.5 0.75\n' > "$work/atoms.txt"
@@ -364,7 +377,7 @@ check "gridding writes a complex64 map" \
   "\"$tb\" gridding --data \"$work/kspace.txt\" --re-column 4 --im-column 5 --grid 16x16x8 -o \"$work/g.npy\" && head -c 128 \"$work/g.npy\" | grep -aq \"'<c8'.*'shape': (8, 16, 16)\""
 expect 4 "--grid '16x0'" -- "$tb" gridding --data "$work/kspace.txt" --re-column 4 --im-column 5 --grid 16x0
 
-for cmd in sdh paircount rdf angular xi wtheta rppi smu xi-rppi wp xi-smu kk nk neighbours kde matrix custom generate potential density gridding; do
+for cmd in sdh paircount rdf angular xi wtheta rppi smu xi-rppi wp xi-smu kk nk neighbours kde matrix custom generate potential density gridding cache; do
   mkdir -p "$work/examples-$cmd"
   examples=$("$tb" "$cmd" --help | sed -n '/^Examples:/,$p' | sed -n 's/^  twobody //p')
   check "$cmd --help has examples" "[[ -n \"\$examples\" ]]"

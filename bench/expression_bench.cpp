@@ -1,0 +1,97 @@
+// The CPU's two evaluators of pair expressions side by side (bench/RESULTS.md, "Pair expressions:
+// interpreter and compiled object"): the interpreter and the compiled object on the plan's four
+// cases (RDF's key, the NLJ predicate, L_p at d = 5,419, a Gaussian sum at d = 16), each the best
+// of three runs, and the compile's wall time (a cold cache). Prints one line a case.
+// Usage: twobody_expression_bench [THREADS] [SCALE]; SCALE multiplies the points (default 1).
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <string>
+
+#include "twobody/expression.hpp"
+
+namespace {
+
+twobody::PairTable random_table(std::size_t n, int d, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 100);
+  std::vector<double> x(n * static_cast<std::size_t>(d));
+  for (double& v : x) v = u(rng);
+  std::vector<std::vector<double>> cols(2);
+  for (std::size_t i = 0; i < n; ++i) {
+    cols[0].push_back(x[i * static_cast<std::size_t>(d)]);
+    cols[1].push_back(static_cast<double>(rng() % 1000));
+  }
+  return twobody::PairTable(twobody::VectorSet::from_rows(x, n, d), {"x", "t"}, cols);
+}
+
+double seconds_of(const auto& f) {
+  double best = 1e300;
+  for (int k = 0; k < 3; ++k) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return best;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int threads = argc > 1 ? std::atoi(argv[1]) : 1;
+  const double scale = argc > 2 ? std::atof(argv[2]) : 1.0;
+  const auto cache = std::filesystem::temp_directory_path() / "twobody-expression-bench-cache";
+  std::filesystem::remove_all(cache);
+  ::setenv("TWOBODY_CACHE_DIR", cache.c_str(), 1);
+  struct Case {
+    const char* name;
+    const char* text;
+    int d;
+    std::size_t n;
+    bool predicate;
+    const char* param;  // its value 2.5 (p) or 20 (h); null: none
+  } cases[] = {
+      {"rdf key, d=3", "sqrt(sum((a-b)^2))", 3, 6000, false, nullptr},
+      {"nlj predicate", "a.t < b.t and abs(a.x - b.x) < 5", 3, 8000, true, nullptr},
+      {"L_p, d=5419", "sum(abs(a - b)^p)^(1/p)", 5419, 120, false, "p"},
+      {"L_3 (integer power), d=5419", "sum(abs(a - b)^3)^(1/3)", 5419, 160, false, nullptr},
+      {"gaussian sum, d=16", "exp(-dot(a-b, a-b)/(2*h^2))", 16, 4000, false, "h"},
+  };
+  fmt::print("# threads {}; best of 3; seconds and Mpairs/s; compile = first compiled run minus a cached one\n", threads);
+  fmt::print("{:<28} {:>10} {:>12} {:>12} {:>9} {:>9} {:>8}\n", "case", "pairs", "interpreted", "compiled", "Mp/s int", "ratio",
+             "compile");
+  for (const Case& c : cases) {
+    const std::size_t n = static_cast<std::size_t>(static_cast<double>(c.n) * scale);
+    const twobody::PairTable t = random_table(n, c.d, 42);
+    twobody::ExpressionParams p;
+    if (c.param) p.scalars[c.param] = std::string(c.param) == "p" ? 2.5 : 20.0;
+    const auto f = twobody::PairExpression::parse(c.text, t.schema(), nullptr, p);
+    twobody::Statistic s;
+    s.reduction = c.predicate ? twobody::Reduction(twobody::reduce::Count{}) : twobody::Reduction(twobody::reduce::Sum{});
+    twobody::RunOptions opt;
+    opt.threads = threads;
+    const auto run = [&](twobody::CpuCodegen g) { return twobody::run_expression(f, s, t, nullptr, opt, g); };
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto first = run(twobody::CpuCodegen::On);
+    const double cold = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    twobody::Result a, b;
+    const double ti = seconds_of([&] { a = run(twobody::CpuCodegen::Off); });
+    const double tc = seconds_of([&] { b = run(twobody::CpuCodegen::On); });
+    if (a.value_sum != b.value_sum || a.counts != b.counts || first.counts != b.counts) {
+      fmt::print(stderr, "{}: the evaluators disagree\n", c.name);
+      return 1;
+    }
+    if (b.info.plan.find("evaluator: a compiled object") == std::string::npos) {
+      fmt::print(stderr, "{}: not compiled: {}\n", c.name, b.info.plan);
+      return 1;
+    }
+    const double pairs = static_cast<double>(n) * static_cast<double>(n - 1) / 2;
+    fmt::print("{:<28} {:>10.3g} {:>12.3f} {:>12.3f} {:>9.1f} {:>8.2f}x {:>8.2f}\n", c.name, pairs, ti, tc, pairs / ti / 1e6, ti / tc,
+               cold - tc);
+  }
+  std::filesystem::remove_all(cache);
+  return 0;
+}
