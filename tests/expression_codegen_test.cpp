@@ -167,11 +167,15 @@ TEST_F(Codegen, BrokenCompilersLeaveTheInterpreter) {
   const std::string fails = script("fails", "[ \"$1\" = --version ] && { echo fake 1.0; exit 0; }\necho 'fake: error: no' >&2\nexit 1\n");
   const std::string junk = script("junk", "[ \"$1\" = --version ] && { echo junk 1.0; exit 0; }\n"
                                           "while [ $# -gt 1 ]; do shift; done\necho 'not an object' > \"$1\"\n");
+  // (A compiler that hangs is stopped after TWOBODY_CXX_TIMEOUT.)
+  const std::string hangs = script("hangs", "[ \"$1\" = --version ] && { echo slow 1.0; exit 0; }\nexec sleep 30\n");
+  ::setenv("TWOBODY_CXX_TIMEOUT", "0.5", 1);
   const struct {
     std::string cxx, reason;
   } broken[] = {{(dir_ / "no-such-compiler").string(), "no compiler"},
                 {fails, "failed (exit 1): fake: error: no"},
-                {junk, "dlopen failed"}};
+                {junk, "dlopen failed"},
+                {hangs, "ran past 0.5 s (TWOBODY_CXX_TIMEOUT) and was stopped"}};
   const auto want = twobody::run_expression(twobody::PairExpression::parse("a.x * b.y - a.t", t.schema()), s, t, nullptr, {},
                                             twobody::CpuCodegen::Off);
   for (const auto& c : broken) {
@@ -183,6 +187,7 @@ TEST_F(Codegen, BrokenCompilersLeaveTheInterpreter) {
     EXPECT_NE(got.info.plan.find(c.reason), std::string::npos) << got.info.plan;
     EXPECT_EQ(got.value_sum, want.value_sum);
   }
+  ::unsetenv("TWOBODY_CXX_TIMEOUT");
   EXPECT_EQ(entries(), 0u);  // the junk output was not kept
 }
 

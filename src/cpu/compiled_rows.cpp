@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "twobody/detail/engine/kernel_cache.hpp"
 #include "twobody/detail/expr/emit_rows.hpp"
@@ -50,7 +52,23 @@ std::string env(const char* name) {
   return v ? v : "";
 }
 
-// Runs argv with stdout and stderr into `log`; the exit status, or -1 when it could not start.
+// Seconds a compiler call may take before it is killed (TWOBODY_CXX_TIMEOUT; default 120): a hung
+// compiler must not hang the run, which then takes the interpreter.
+double compiler_timeout() {
+  const std::string v = env("TWOBODY_CXX_TIMEOUT");
+  if (v.empty()) return 120;
+  char* end = nullptr;
+  const double t = std::strtod(v.c_str(), &end);
+  if (end == v.c_str() || *end != '\0' || !(t > 0))
+    throw_config(fmt::format("TWOBODY_CXX_TIMEOUT={}: expected a positive number of seconds", v));
+  return t;
+}
+
+// The exit status run_process gives a call it killed after compiler_timeout() (as timeout(1)).
+constexpr int kTimedOut = 124;
+
+// Runs argv with stdout and stderr into `log`; the exit status, kTimedOut when it ran past
+// compiler_timeout() (then killed), or -1 when it could not start.
 int run_process(const std::vector<std::string>& argv, const fs::path& log) {
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -64,9 +82,20 @@ int run_process(const std::vector<std::string>& argv, const fs::path& log) {
   const int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) return -1;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(compiler_timeout());
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return -1;
+  for (;;) {
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) return -1;
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      return kTimedOut;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
@@ -168,7 +197,10 @@ std::string compile(const Build& b, const HostCompiler& cc) {
   std::error_code ec;
   for (const fs::path& p : {src, obj, log, dir}) fs::remove(p, ec);  // the folder only when empty
   if (rc != 0 || bytes.empty())
-    throw Error(ErrorKind::Backend, fmt::format("{} failed (exit {}): {}", cc.path, rc, first_line(messages)));
+    throw Error(ErrorKind::Backend,
+                rc == kTimedOut ? fmt::format("{} ran past {} s (TWOBODY_CXX_TIMEOUT) and was stopped", cc.path,
+                                              compiler_timeout())
+                                : fmt::format("{} failed (exit {}): {}", cc.path, rc, first_line(messages)));
   return bytes;
 }
 
