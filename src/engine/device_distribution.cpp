@@ -40,8 +40,8 @@ class SlabStore {
       : D_(D), a_(a), b_(b), first_(D.a.chunks()), second_(b ? D.b.chunks() : 0) {
     for (std::size_t k : jobs) {
       const dist::PairJob& j = D.jobs[k];
-      if (whole(D.a, j.a, j.a_first, j.a_last)) ++first_[j.a].uses;
-      if (!j.is_auto && whole(b ? D.b : D.a, j.b, j.b_first, j.b_last)) ++(b ? second_[j.b] : first_[j.b]).uses;
+      if (D.a.covers(j.a, j.a_first, j.a_last)) ++first_[j.a].uses;
+      if (!j.is_auto && (b ? D.b : D.a).covers(j.b, j.b_first, j.b_last)) ++(b ? second_[j.b] : first_[j.b]).uses;
     }
   }
 
@@ -49,7 +49,7 @@ class SlabStore {
   std::shared_ptr<const PointSet> take(bool second, std::size_t c, std::size_t first, std::size_t last, int threads) {
     const dist::SlabChunks& chunks = second ? D_.b : D_.a;
     const PointSet& set = second ? *b_ : a_;
-    if (!whole(chunks, c, first, last)) return std::make_shared<const PointSet>(chunks.make(set, first, last, threads));
+    if (!chunks.covers(c, first, last)) return std::make_shared<const PointSet>(chunks.make(set, first, last, threads));
     Entry& e = (second ? second_ : first_)[c];
     std::lock_guard<std::mutex> lock(e.m);
     if (!e.set) e.set = std::make_shared<const PointSet>(chunks.make(set, first, last, threads));
@@ -59,9 +59,6 @@ class SlabStore {
   }
 
  private:
-  static bool whole(const dist::SlabChunks& s, std::size_t c, std::size_t first, std::size_t last) {
-    return first == s.begin[c] && last == s.begin[c + 1];
-  }
   struct Entry {
     std::mutex m;
     std::shared_ptr<const PointSet> set;
@@ -77,12 +74,12 @@ std::string device_label(int device) { return device < 0 ? "of this process" : s
 
 }  // namespace
 
-std::string JobsReport::describe(const std::string& prefix) const {
+std::string JobsReport::describe(const std::string& prefix, const std::string& unit) const {
   std::string s;
   double lo = std::numeric_limits<double>::infinity(), hi = 0;
   for (const DeviceShare& d : devices) {
-    s += fmt::format("{}: device {} ({}): {} jobs, busy {:.3f} s\n", prefix, device_label(d.device),
-                     d.name.empty() ? "no job" : d.name, d.jobs, d.busy);
+    s += fmt::format("{}: device {} ({}): {} {}, busy {:.3f} s\n", prefix, device_label(d.device),
+                     d.name.empty() ? "no job" : d.name, d.jobs, unit, d.busy);
     lo = std::min(lo, d.busy);
     hi = std::max(hi, d.busy);
   }
@@ -329,8 +326,7 @@ Result run_shared(const Statistic& stat, const PointSet& a, const PointSet* b, c
       d.name = backend->device();
       d.jobs = static_cast<std::size_t>(share.taken_by(std::this_thread::get_id()));
       r.info.backend = backend->name();
-      r.info.plan = fmt::format("backend: {} ({})\n{}\n{}\nran: {}", backend->name(), backend->device(),
-                                plan.explanation, backend->describe(plan), r.info.plan);
+      r.info.plan = plan_text(*backend, "", plan.explanation, backend->describe(plan)) + "\nran: " + r.info.plan;
       results[w] = std::move(r);
     } catch (...) {
       std::lock_guard<std::mutex> lock(failing);
@@ -369,11 +365,8 @@ Result run_shared(const Statistic& stat, const PointSet& a, const PointSet* b, c
   out.info.n_b = b ? b->size() : 0;
   out.info.seconds = seconds_since(t0);
   if (local.progress) local.progress(1.0);
-  // (The report's lines say "jobs": here each is a range of work items.)
-  std::string lines = report.describe("devices");
-  for (std::size_t at = 0; (at = lines.find(" jobs, busy", at)) != std::string::npos;) lines.replace(at, 11, " ranges, busy");
-  out.info.plan = shared_line(W, share.ranges()) + "\n" + lines + "\ndevices: the plan of the first device that took ranges:\n" +
-                  results[lead]->info.plan;
+  out.info.plan = shared_line(W, share.ranges()) + "\n" + report.describe("devices", "ranges") +
+                  "\ndevices: the plan of the first device that took ranges:\n" + results[lead]->info.plan;
   return out;
 }
 

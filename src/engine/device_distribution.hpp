@@ -29,9 +29,9 @@ struct JobsReport {
   std::vector<DeviceShare> devices;
   std::string first_plan, backend, device;  // the first job's (in job order)
   int threads = 0;
-  // A line per device (its jobs and busy seconds) and the imbalance |max - min| / max of the busy
-  // seconds, each line starting "{prefix}: ".
-  std::string describe(const std::string& prefix) const;
+  // A line per device (its jobs, or what `unit` names, and busy seconds) and the imbalance
+  // |max - min| / max of the busy seconds, each line starting "{prefix}: ".
+  std::string describe(const std::string& prefix, const std::string& unit = "jobs") const;
 };
 
 // Runs the jobs `mine` of `D` (indices into D.jobs) for the run (stat, a, b) on local.devices (none:

@@ -28,12 +28,6 @@ std::unique_ptr<Backend> backend_for(const Statistic& stat, const RunOptions& op
   return b;
 }
 
-// The plan's text: the backend, why it is not the one asked for, the planner's and the backend's.
-std::string plan_text(const Backend& backend, const std::string& fallback, const std::string& explanation,
-                      const std::string& description) {
-  return fmt::format("backend: {} ({}){}\n{}\n{}", backend.name(), backend.device(),
-                     fallback.empty() ? "" : "; " + fallback, explanation, description);
-}
 
 // RunOptions::pair_sink: a pair list a backend (or a distribution) collected in Result::pairs goes
 // to the sink. The CUDA backend streams its batches itself and leaves Result::pairs empty.
@@ -61,6 +55,12 @@ void finish_run(Result& r, const Backend& backend, const std::string& plan, std:
 }
 
 }  // namespace
+
+std::string plan_text(const Backend& backend, const std::string& fallback, const std::string& explanation,
+                      const std::string& description) {
+  return fmt::format("backend: {} ({}){}\n{}\n{}", backend.name(), backend.device(),
+                     fallback.empty() ? "" : "; " + fallback, explanation, description);
+}
 
 Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt) {
   if (opt.distribution) {

@@ -106,7 +106,7 @@ Result run_hybrid(const Statistic& stat, const PointSet& a, const PointSet* b, c
       const auto part = [&](const dist::SlabChunks& cut, const std::vector<PointSet>& slabs, const PointSet& set,
                             std::size_t c, std::size_t first, std::size_t last,
                             std::optional<PointSet>& halo) -> const PointSet& {
-        if (first == cut.begin[c] && last == cut.begin[c + 1]) return slabs[c];
+        if (cut.covers(c, first, last)) return slabs[c];
         return halo.emplace(cut.make(set, first, last, std::max(1, w.threads)));
       };
       const PointSet& x = part(u.d.a, u.slabs_a, a, job.a, job.a_first, job.a_last, halo_a);

@@ -31,6 +31,10 @@ struct SlabChunks {
 
   std::size_t chunks() const { return begin.empty() ? 0 : begin.size() - 1; }
   std::size_t size(std::size_t c) const { return begin[c + 1] - begin[c]; }
+  // Whether positions [first, last) are all of slab c (a job's whole slab, not a halo).
+  bool covers(std::size_t c, std::size_t first, std::size_t last) const {
+    return first == begin[c] && last == begin[c + 1];
+  }
   // The points at positions [first, last) (weights and region labels with them), in position
   // order, copied on `threads` OpenMP threads (0: the default).
   PointSet make(const PointSet& p, std::size_t first, std::size_t last, int threads = 0) const;
