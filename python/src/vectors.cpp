@@ -80,39 +80,6 @@ VectorSet copied(const Rows& r, Element e, std::size_t n, int dim) {
   throw Error(ErrorKind::Internal, "copied: unknown element type");
 }
 
-// An (n, d) array as a vector set: read in place where its rows are contiguous and aligned (the
-// set then holds a reference to the array), else copied once into row-major rows of the same
-// element type. `name` ("data", "data2") names the array in errors.
-VectorSet to_vectors(nb::handle h, const std::string& name) {
-  Rows r;
-  if (!nb::try_cast(h, r, false))
-    throw_input(fmt::format("{}: expected a 2-D float16, float32 or float64 array on the CPU", name));
-  const std::optional<Element> e = element_of(r.dtype());
-  if (!e) throw_input(fmt::format("{}: vectors must be float16, float32 or float64", name));
-  if (r.shape(1) > static_cast<std::size_t>(INT_MAX))
-    throw_config(fmt::format("{}: {} dimensions, more than a vector may have", name, r.shape(1)));
-  const std::size_t n = r.shape(0);
-  const int dim = static_cast<int>(r.shape(1));
-  VectorSet v;
-  if (const std::size_t stride = borrowable_stride(r, element_bytes(*e))) {
-    const void* rows = r.data();
-    // The array's reference, dropped with the GIL held whenever the last copy of the set goes.
-    auto* kept = new Rows(std::move(r));
-    std::shared_ptr<const void> owner(kept, [](const void* k) {
-      nb::gil_scoped_acquire gil;
-      delete static_cast<const Rows*>(k);
-    });
-    v = VectorSet::borrow(rows, *e, n, dim, stride, std::move(owner));
-    without_gil([&] { v.check_finite(name); });
-  } else {
-    without_gil([&] {
-      v = copied(r, *e, n, dim);
-      v.check_finite(name);
-    });
-  }
-  return v;
-}
-
 struct MaybeVectors {
   std::optional<VectorSet> set;
   const VectorSet* get() const { return set ? &*set : nullptr; }
@@ -253,6 +220,36 @@ nb::dict join_to_file_py(nb::handle a, nb::handle b, double eps, const std::stri
 }
 
 }  // namespace
+
+VectorSet to_vectors(nb::handle h, const std::string& name) {
+  Rows r;
+  if (!nb::try_cast(h, r, false))
+    throw_input(fmt::format("{}: expected a 2-D float16, float32 or float64 array on the CPU", name));
+  const std::optional<Element> e = element_of(r.dtype());
+  if (!e) throw_input(fmt::format("{}: vectors must be float16, float32 or float64", name));
+  if (r.shape(1) > static_cast<std::size_t>(INT_MAX))
+    throw_config(fmt::format("{}: {} dimensions, more than a vector may have", name, r.shape(1)));
+  const std::size_t n = r.shape(0);
+  const int dim = static_cast<int>(r.shape(1));
+  VectorSet v;
+  if (const std::size_t stride = borrowable_stride(r, element_bytes(*e))) {
+    const void* rows = r.data();
+    // The array's reference, dropped with the GIL held whenever the last copy of the set goes.
+    auto* kept = new Rows(std::move(r));
+    std::shared_ptr<const void> owner(kept, [](const void* k) {
+      nb::gil_scoped_acquire gil;
+      delete static_cast<const Rows*>(k);
+    });
+    v = VectorSet::borrow(rows, *e, n, dim, stride, std::move(owner));
+    without_gil([&] { v.check_finite(name); });
+  } else {
+    without_gil([&] {
+      v = copied(r, *e, n, dim);
+      v.check_finite(name);
+    });
+  }
+  return v;
+}
 
 void bind_vectors(nb::module_& m) {
   using namespace nb::literals;
