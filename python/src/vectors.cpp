@@ -17,6 +17,7 @@
 #include "bindings.hpp"
 #include "twobody/error.hpp"
 #include "twobody/joins.hpp"
+#include "twobody/mutual_information.hpp"
 #include "twobody/table.hpp"
 #include "twobody/vectors.hpp"
 
@@ -188,6 +189,30 @@ nb::dict knn_py(nb::handle a, nb::handle b, int k, const std::string& metric, co
   return out;
 }
 
+// Mutual information of the rows (variables) over their columns (samples), Daub et al.'s B-splines.
+nb::dict mutual_information_py(nb::handle a, nb::handle b, int bins, int order, const std::string& unit,
+                               const nb::dict& run) {
+  const VectorSet va = to_vectors(a, "data");
+  const MaybeVectors vb = maybe_vectors(b, "data2");
+  MutualInformationOptions o;
+  o.bins = bins;
+  o.order = order;
+  if (unit != "bits" && unit != "nats") throw_config(fmt::format("unit must be 'bits' or 'nats', not '{}'", unit));
+  o.unit = unit == "bits" ? InformationUnit::Bits : InformationUnit::Nats;
+  const RunOptions opt = to_run_options(run);
+  MutualInformationMatrix m = without_gil([&] { return mutual_information(va, vb.get(), o, opt); });
+  nb::dict out;
+  out["matrix"] = to_numpy_matrix(std::move(m.values), m.rows, m.cols);
+  out["entropy"] = to_numpy(std::move(m.entropy_a));
+  out["entropy2"] = vb.set ? to_numpy(std::move(m.entropy_b)) : nb::none();
+  nlohmann::json meta = metadata(std::move(m.info));
+  meta["bins"] = bins;
+  meta["order"] = order;
+  meta["unit"] = unit;
+  out["meta"] = dump(meta);
+  return out;
+}
+
 // The join's pairs written to `path` (a table format) as they are found: spooled to a temporary
 // file beside it, never all in memory (the CLI's join does the same).
 nb::dict join_to_file_py(nb::handle a, nb::handle b, double eps, const std::string& metric, const std::string& path,
@@ -255,6 +280,8 @@ void bind_vectors(nb::module_& m) {
   using namespace nb::literals;
   m.def("join", &join_py, "data"_a, "data2"_a.none(), "eps"_a, "metric"_a, "emit"_a, "run"_a);
   m.def("join_to_file", &join_to_file_py, "data"_a, "data2"_a.none(), "eps"_a, "metric"_a, "path"_a, "format"_a,
+        "run"_a);
+  m.def("mutual_information", &mutual_information_py, "data"_a, "data2"_a.none(), "bins"_a, "order"_a, "unit"_a,
         "run"_a);
   m.def("knn", &knn_py, "queries"_a, "data2"_a.none(), "k"_a, "metric"_a, "run"_a);
 }

@@ -11,6 +11,7 @@ from . import _twobody
 from ._api import (Catalogue, angular, available_backends, join, kde, kk, knn, linear_bins, log_bins, matrix,
                    neighbours, nk, paircount, rdf, rppi, sdh, smu, visible_devices, wp, wtheta, xi, xi_rppi, xi_smu)
 from ._expressions import custom
+from ._information import MutualInformation, mutual_information
 from ._errors import (BackendError, ConfigError, InputError, InternalError, OutputError, ResourceError,
                       TwobodyError, BY_KIND as _BY_KIND)
 from ._files import generate, randoms_like, read
@@ -26,5 +27,5 @@ __version__ = _twobody.version
 __all__ = ["Catalogue", "Jackknife", "Result", "TwobodyError", "InputError", "ConfigError", "ResourceError",
            "BackendError", "OutputError", "InternalError", "available_backends", "visible_devices", "read", "generate", "randoms_like", "linear_bins", "log_bins", "sdh",
            "paircount", "rdf", "angular", "xi", "wtheta", "rppi", "smu", "xi_rppi", "wp", "xi_smu", "kk", "nk",
-           "neighbours", "matrix", "kde", "join", "knn", "custom", "JoinPairs", "JoinCsr", "JoinCounts", "JoinTotal", "JoinFile",
+           "neighbours", "matrix", "kde", "join", "knn", "custom", "mutual_information", "MutualInformation", "JoinPairs", "JoinCsr", "JoinCounts", "JoinTotal", "JoinFile",
            "KnnResult"]
