@@ -34,6 +34,26 @@ struct TileSums {
   std::vector<std::uint8_t> excluded;
 };
 
+// A tile's nodes into the map: each integer rounded once (to float32 too in Single).
+template <class Acc>
+void write_tile(const Lattice& L, const TileSums<Acc>& sums, const std::int64_t (&a)[3], const std::int64_t (&len)[3],
+                int comps, bool coulomb, bool single, const SumGrid& grid, LatticeMap& out) {
+  for (std::int64_t jz = 0; jz < len[2]; ++jz)
+    for (std::int64_t jy = 0; jy < len[1]; ++jy)
+      for (std::int64_t jx = 0; jx < len[0]; ++jx) {
+        const std::size_t node = static_cast<std::size_t>(jx + len[0] * (jy + len[1] * jz));
+        const std::uint64_t at = static_cast<std::uint64_t>(
+            (a[0] + jx) + L.shape[0] * ((a[1] + jy) + L.shape[1] * (a[2] + jz)));
+        const bool ex = coulomb && sums.excluded[node];
+        if (coulomb) out.excluded[at] = ex ? 1 : 0;
+        for (int c = 0; c < comps; ++c) {
+          double v = ex ? 0.0 : grid.value(static_cast<FixedSum>(sums.acc[node * static_cast<std::size_t>(comps) + static_cast<std::size_t>(c)]));
+          if (single) v = static_cast<double>(static_cast<float>(v));
+          out.values[at * static_cast<std::uint64_t>(comps) + static_cast<std::uint64_t>(c)] = v;
+        }
+      }
+}
+
 template <class F, class Acc>
 void run_tiles(const LatticePlan& plan, const F& f, const Binned& bins, LatticeMap& out) {
   const Lattice& L = plan.stat->lattice;
@@ -166,21 +186,7 @@ void run_tiles(const LatticePlan& plan, const F& f, const Binned& bins, LatticeM
                   }
                 }
               }
-      // The tile's nodes: each integer rounded once.
-      for (std::int64_t jz = 0; jz < len[2]; ++jz)
-        for (std::int64_t jy = 0; jy < len[1]; ++jy)
-          for (std::int64_t jx = 0; jx < len[0]; ++jx) {
-            const std::size_t node = static_cast<std::size_t>(jx + len[0] * (jy + len[1] * jz));
-            const std::uint64_t at = static_cast<std::uint64_t>(
-                (a[0] + jx) + L.shape[0] * ((a[1] + jy) + L.shape[1] * (a[2] + jz)));
-            const bool ex = coulomb && sums.excluded[node];
-            if (coulomb) out.excluded[at] = ex ? 1 : 0;
-            for (int c = 0; c < comps; ++c) {
-              double v = ex ? 0.0 : grid.value(static_cast<FixedSum>(sums.acc[node * static_cast<std::size_t>(comps) + static_cast<std::size_t>(c)]));
-              if (single) v = static_cast<double>(static_cast<float>(v));
-              out.values[at * static_cast<std::uint64_t>(comps) + static_cast<std::uint64_t>(c)] = v;
-            }
-          }
+      write_tile(L, sums, a, len, comps, coulomb, single, grid, out);
       const std::int64_t now = ++done;
       if (plan.progress && omp_get_thread_num() == 0 && !stop.load(std::memory_order_relaxed)) {
         try {
