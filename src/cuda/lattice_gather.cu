@@ -1,7 +1,11 @@
-// The GPU's lattice traversal (seed 002's gather with compact binning): one block a tile of 8×8×8
-// nodes (8×8 for 2-D lattices), a thread a node holding its sums in registers; the tile's nearby
-// bins are visited row by row, each row's sources (one contiguous range: the seed's range access)
-// staged through shared memory a block's width at a time. Every (source, node) pair is decided and
+// The GPU's lattice traversal (seed 002's gather with compact binning): a block takes a work item,
+// a tile of 8×8×8 nodes (8×8 for 2-D lattices) with a range of the sources near it, a thread a node
+// holding its sums in registers; the tile's nearby bins are visited row by row, each row's sources
+// (one contiguous range: the seed's range access) staged through shared memory a block's width at
+// a time. A tile whose nearby sources exceed one item's share (MRI samples crowd k-space's centre)
+// is split into several items whose sums meet in global memory by integer atomics: the seed
+// capped a bin's depth and summed the overflow on the CPU; splitting keeps the GPU's speed on the
+// crowded tiles and, the sums being integers, the bits. Tiles with no source near them take no item. Every (source, node) pair is decided and
 // its term computed by the CPU traversal's float64 rule with the same operations
 // (cpu/lattice_traversal.cpp; --fmad=false, IEEE division and square root), and added as an integer
 // of steps on the plan's sum grid, so the map is the CPU's bit for bit. The sources are binned on
@@ -31,6 +35,11 @@ constexpr int kTile = 8;      // nodes a tile along each axis, as the CPU's
 constexpr int kMaxRuns = 2;   // runs of bins near a tile along one axis (a periodic axis wraps once)
 constexpr int kMaxThreads = kTile * kTile * kTile;
 
+// A tile and a range [first, end) of the sources near it, numbered in the order its rows are visited.
+struct WorkItem {
+  unsigned long long tile, first, end;
+};
+
 struct GatherArgs {
   const lattice::Source* sources;
   const std::uint64_t* start;      // bins + 1
@@ -43,7 +52,7 @@ struct GatherArgs {
   double cutoff, cutoff2, exclusion2;
   bool coulomb, ball;
   DeviceSumGrid grid;
-  long long z_tile;  // this launch's layer of tiles
+  const WorkItem* items;
   void* sums;        // per node and component: long long (Single) or DeviceFixedSum (Double)
   unsigned char* excluded;
   unsigned long long* terms;
@@ -70,7 +79,10 @@ __global__ void __launch_bounds__(kMaxThreads) lattice_gather_kernel(const __gri
   using Sum = std::conditional_t<Single, NarrowSum, WideSum>;
   const int tid = threadIdx.x + kTile * (threadIdx.y + kTile * threadIdx.z);
   const int threads = blockDim.x * blockDim.y * blockDim.z;
-  const long long t[3] = {blockIdx.x % args.tiles_per[0], blockIdx.x / args.tiles_per[0], args.z_tile};
+  const WorkItem item = args.items[blockIdx.x];
+  const long long tile = static_cast<long long>(item.tile);
+  const long long t[3] = {tile % args.tiles_per[0], tile / args.tiles_per[0] % args.tiles_per[1],
+                          tile / (args.tiles_per[0] * args.tiles_per[1])};
   const long long i[3] = {t[0] * kTile + threadIdx.x, t[1] * kTile + threadIdx.y, t[2] * kTile + threadIdx.z};
   const bool mine = i[0] < args.shape[0] && i[1] < args.shape[1] && i[2] < args.shape[2];
   double node[3] = {0, 0, 0};
@@ -137,18 +149,24 @@ __global__ void __launch_bounds__(kMaxThreads) lattice_gather_kernel(const __gri
     ++terms;
   };
 
-  // The bins near this tile, row by row along x: every bound here is the block's, so every
-  // thread reaches every barrier.
+  // The bins near this tile, row by row along x, as far as the item's range of them goes: every
+  // bound here is the block's, so every thread reaches every barrier.
   const long long* rz = args.runs[2] + t[2] * kMaxRuns * 2;
   const long long* ry = args.runs[1] + t[1] * kMaxRuns * 2;
   const long long* rx = args.runs[0] + t[0] * kMaxRuns * 2;
+  std::uint64_t pos = 0;  // sources of the tile's rows before this one
   for (int a = 0; a < kMaxRuns && rz[2 * a] >= 0; ++a)
     for (long long bz = rz[2 * a]; bz <= rz[2 * a + 1]; ++bz)
       for (int b = 0; b < kMaxRuns && ry[2 * b] >= 0; ++b)
         for (long long by = ry[2 * b]; by <= ry[2 * b + 1]; ++by)
           for (int c = 0; c < kMaxRuns && rx[2 * c] >= 0; ++c) {
             const long long row = args.nb[0] * (by + args.nb[1] * bz);
-            const std::uint64_t s0 = args.start[row + rx[2 * c]], s1 = args.start[row + rx[2 * c + 1] + 1];
+            const std::uint64_t r0 = args.start[row + rx[2 * c]], r1 = args.start[row + rx[2 * c + 1] + 1];
+            // This row's part of [first, end) in the tile's numbering, as source indices.
+            const std::uint64_t from = item.first, to = item.end, row_end = pos + (r1 - r0);
+            const std::uint64_t lo = pos > from ? pos : from, hi = row_end < to ? row_end : to;
+            const std::uint64_t s0 = r0 + (lo - pos), s1 = lo < hi ? r0 + (hi - pos) : s0;
+            pos = row_end;
             for (std::uint64_t first = s0; first < s1; first += static_cast<std::uint64_t>(threads)) {
               __syncthreads();
               if (first + tid < s1) s_src[tid] = args.sources[first + tid];
@@ -161,13 +179,17 @@ __global__ void __launch_bounds__(kMaxThreads) lattice_gather_kernel(const __gri
 
   if (terms) atomicAdd(args.terms, terms);
   if (!mine) return;
+  // Added, not stored: a split tile's items meet here (integers, so in any order the same bits).
   const std::uint64_t at = static_cast<std::uint64_t>(i[0] + args.shape[0] * (i[1] + args.shape[1] * i[2]));
   for (int c = 0; c < args.comps; ++c) {
     const std::uint64_t slot = at * static_cast<std::uint64_t>(args.comps) + static_cast<std::uint64_t>(c);
-    if constexpr (Single) static_cast<long long*>(args.sums)[slot] = sum[c].v;
-    else static_cast<DeviceFixedSum*>(args.sums)[slot] = DeviceFixedSum{sum[c].lo, sum[c].hi};
+    if constexpr (Single) {
+      if (sum[c].v) atomicAdd(static_cast<unsigned long long*>(args.sums) + slot, static_cast<unsigned long long>(sum[c].v));
+    } else if ((sum[c].lo | sum[c].hi) != 0) {
+      add_sum(static_cast<DeviceFixedSum*>(args.sums) + slot, sum[c].lo, sum[c].hi);
+    }
   }
-  if (args.coulomb) args.excluded[at] = excluded ? 1 : 0;
+  if (args.coulomb && excluded) args.excluded[at] = 1;
 }
 
 // Per axis and tile index, the runs of bins near the tile (AxisBins::runs_near), padded to kMaxRuns.
@@ -187,16 +209,45 @@ std::vector<long long> tile_runs(const lattice::AxisBins& axis, long long shape,
   return out;
 }
 
+// The work items: every tile with sources near it, cut into ranges of at most `share` of them.
+std::vector<WorkItem> work_items(const lattice::Binned& bins, const std::vector<long long> (&runs)[3],
+                                   const long long (&tiles_per)[3], std::uint64_t share) {
+  std::vector<WorkItem> items;
+  const long long tiles = tiles_per[0] * tiles_per[1] * tiles_per[2];
+  for (long long tile = 0; tile < tiles; ++tile) {
+    const long long t[3] = {tile % tiles_per[0], tile / tiles_per[0] % tiles_per[1], tile / (tiles_per[0] * tiles_per[1])};
+    const long long* rz = runs[2].data() + t[2] * kMaxRuns * 2;
+    const long long* ry = runs[1].data() + t[1] * kMaxRuns * 2;
+    const long long* rx = runs[0].data() + t[0] * kMaxRuns * 2;
+    std::uint64_t n = 0;
+    for (int a = 0; a < kMaxRuns && rz[2 * a] >= 0; ++a)
+      for (long long bz = rz[2 * a]; bz <= rz[2 * a + 1]; ++bz)
+        for (int b = 0; b < kMaxRuns && ry[2 * b] >= 0; ++b)
+          for (long long by = ry[2 * b]; by <= ry[2 * b + 1]; ++by)
+            for (int c = 0; c < kMaxRuns && rx[2 * c] >= 0; ++c) {
+              const long long row = bins.axis[0].nb * (by + bins.axis[1].nb * bz);
+              n += bins.start[static_cast<std::size_t>(row + rx[2 * c + 1] + 1)] - bins.start[static_cast<std::size_t>(row + rx[2 * c])];
+            }
+    for (std::uint64_t first = 0; first < n; first += share)
+      items.push_back(WorkItem{static_cast<unsigned long long>(tile), first, std::min(n, first + share)});
+  }
+  return items;
+}
+
 template <bool Single, class F>
-void gather(const LatticePlan& plan, const F& f, GatherArgs args, long long layers, dim3 block) {
-  const unsigned blocks = static_cast<unsigned>(args.tiles_per[0] * args.tiles_per[1]);
-  for (long long z = 0; z < layers; ++z) {
-    args.z_tile = z;
-    lattice_gather_kernel<F, Single><<<blocks, block>>>(args, f);
+void gather(const LatticePlan& plan, const F& f, const GatherArgs& args, std::size_t items, dim3 block) {
+  // In batches, so that progress is reported (and a cancel taken) along the way.
+  constexpr std::size_t kBatches = 32;
+  const std::size_t batch = std::max<std::size_t>(1, (items + kBatches - 1) / kBatches);
+  for (std::size_t first = 0; first < items; first += batch) {
+    GatherArgs a = args;
+    a.items = args.items + first;
+    const unsigned blocks = static_cast<unsigned>(std::min(batch, items - first));
+    lattice_gather_kernel<F, Single><<<blocks, block>>>(a, f);
     TWOBODY_CUDA_CHECK(cudaGetLastError());
     if (plan.progress) {
       TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
-      plan.progress(static_cast<double>(z + 1) / static_cast<double>(layers));  // may throw: a cancel
+      plan.progress(static_cast<double>(first + blocks) / static_cast<double>(items));  // may throw: a cancel
     }
   }
   TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
@@ -244,25 +295,31 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
   args.coulomb = fn.kind == LatticeKernel::CoulombSwitched;
   args.ball = fn.support == Support::Ball;
   args.grid = DeviceSumGrid(plan.grid);
+  // A share of 16 stagings a block: crowded tiles spread over many blocks, a light one is one item.
+  const std::vector<WorkItem> item_list = work_items(bins, runs, args.tiles_per, 16 * kMaxThreads);
   const DeviceBuffer<lattice::Source> sources(bins.sources);
   const DeviceBuffer<std::uint64_t> start(bins.start);
   const DeviceBuffer<long long> runs_x(runs[0]), runs_y(runs[1]), runs_z(runs[2]);
+  const DeviceBuffer<WorkItem> items(item_list);
   DeviceBuffer<unsigned char> sums(nodes * static_cast<std::uint64_t>(comps) * sum_bytes);
   DeviceBuffer<unsigned char> excluded(args.coulomb ? nodes : 0);
   DeviceBuffer<unsigned long long> terms(1);
-  TWOBODY_CUDA_CHECK(cudaMemset(terms.get(), 0, sizeof(unsigned long long)));
+  sums.zero();
+  excluded.zero();
+  terms.zero();
   args.sources = sources.get();
   args.start = start.get();
   args.runs[0] = runs_x.get();
   args.runs[1] = runs_y.get();
   args.runs[2] = runs_z.get();
+  args.items = items.get();
   args.sums = sums.get();
   args.excluded = excluded.get();
   args.terms = terms.get();
   const dim3 block(kTile, kTile, L.dim == 3 ? kTile : 1);
   lattice::visit_lattice_function(fn, [&](const auto& f) {
-    if (single) gather<true>(plan, f, args, args.tiles_per[2], block);
-    else gather<false>(plan, f, args, args.tiles_per[2], block);
+    if (single) gather<true>(plan, f, args, item_list.size(), block);
+    else gather<false>(plan, f, args, item_list.size(), block);
   });
 
   // The integers back, each rounded once by the CPU's code (exact_sums.hpp), as the CPU does.
