@@ -68,9 +68,12 @@ Case make_case(std::uint64_t seed, LatticeKernel kind, Support support, int dim,
   return c;
 }
 
-LatticeMap run_on(const Case& c, Precision p, const std::string& backend) {
+LatticeMap run_on(const Case& c, Precision p, const std::string& backend,
+                  LatticeBinning binning = LatticeBinning::Compact, int depth = 0) {
   reduce::OntoLattice s = c.stat;
   s.precision = p;
+  s.binning = binning;
+  s.bin_depth = depth;
   LatticeSources src;
   src.points = &c.points;
   src.strength = c.re;
@@ -81,9 +84,10 @@ LatticeMap run_on(const Case& c, Precision p, const std::string& backend) {
   return run(s, src, o);
 }
 
-void expect_same_bits(const Case& c, Precision p, const char* what) {
+void expect_same_bits(const Case& c, Precision p, const char* what, LatticeBinning binning = LatticeBinning::Compact,
+                      int depth = 0) {
   const LatticeMap cpu = run_on(c, p, "cpu");
-  const LatticeMap gpu = run_on(c, p, "cuda");
+  const LatticeMap gpu = run_on(c, p, "cuda", binning, depth);
   ASSERT_EQ(gpu.values.size(), cpu.values.size()) << what;
   std::size_t differ = 0, first = 0;
   for (std::size_t i = 0; i < cpu.values.size(); ++i)
@@ -122,6 +126,20 @@ TEST_F(CudaLattice, PeriodicAxesOffsetsAndDenseBins) {
     expect_same_bits(make_case(22, LatticeKernel::KaiserBessel, Support::Box, 3, 6000, true), p, "periodic separable");
     expect_same_bits(make_case(23, LatticeKernel::BlinnBlob, Support::Ball, 3, 4000, false, 0x1p20), p, "offset 2^20");
     expect_same_bits(make_case(24, LatticeKernel::KaiserBessel, Support::Ball, 2, 20000, true), p, "dense 2-D");
+  }
+}
+
+TEST_F(CudaLattice, RegularBinsPaddedOrCappedWithASpillGiveTheSameMap) {
+  // Seed 002's baseline: every bin padded to the deepest one's depth, or capped at 3 with the
+  // excess in a second, compact pass (the clump's bins spill).
+  for (Precision p : {Precision::Single, Precision::Double}) {
+    const Case c = make_case(41, LatticeKernel::CoulombSwitched, Support::Ball, 3, 5000, false);
+    expect_same_bits(c, p, "regular", LatticeBinning::Regular);
+    expect_same_bits(c, p, "regular capped", LatticeBinning::Regular, 3);
+    EXPECT_GT(run_on(c, p, "cuda", LatticeBinning::Regular, 3).spilled, 0u);
+    EXPECT_EQ(run_on(c, p, "cuda", LatticeBinning::Regular).spilled, 0u);
+    const Case g = make_case(42, LatticeKernel::KaiserBessel, Support::Box, 3, 8000, true);
+    expect_same_bits(g, p, "regular periodic separable, capped", LatticeBinning::Regular, 2);
   }
 }
 
