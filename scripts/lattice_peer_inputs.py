@@ -15,6 +15,10 @@ device machine).
   compare-mri DUMP OURS.npy    mri-gridding's grid (PARBOIL_GRID_OUT) against our map x I0(beta)
   cutcp-summary FILE OURS.npy  cutcp's own output (sum of |V|, planes z = 0 and z = nz - 1)
   kernel-error W SIGMA         mri-gridding's rational I0 against NumPy's I0 over [0, beta]
+  report DIR OURS_DIR          scripts/bench-lattice --peers' table: Parboil's timers and process
+                               times (DIR/{cutcp,mri}.log, .seconds) against ours
+                               (OURS_DIR/{cutcp,mri}-parboil-cuda.npy(.json), .seconds) and the maps'
+                               agreement
 
 How the peers' definitions meet ours (docs/lattice.md, "Comparing with Parboil"):
 - cutcp: lattice origin lo = min(atoms) - padding and n = floor((hi - lo)/h) + 1 per axis, in
@@ -251,6 +255,59 @@ def kernel_error(width, sigma):
     return {"beta": beta, "max_rel_error_of_parboil_i0": float(e.max()), "at_x": float(x[e.argmax()])}
 
 
+def parboil_timers(log):
+    """Parboil's pb_PrintTimerSet lines ("Kernel    : 0.123", "Timer Wall Time: 0.5")."""
+    t = {}
+    for line in open(log, errors="replace"):
+        name, sep, value = line.rpartition(":")
+        if sep and name.strip() in ("IO", "Kernel", "Copy", "Driver", "Copy Async", "Compute", "Timer Wall Time"):
+            try:
+                t[name.strip()] = float(value)
+            except ValueError:
+                pass
+    return t
+
+
+def report(peer_dir, ours_dir):
+    lines = []
+    for name, dump, cmp in (("cutcp", "cutcp-map.bin", compare_cutcp), ("mri", "mri-map.bin", compare_mri)):
+        log = os.path.join(peer_dir, f"{name}.log")
+        ours_npy = os.path.join(ours_dir, f"{name}-parboil-cuda.npy")
+        missing = [f for f in (log, ours_npy, os.path.join(peer_dir, dump)) if not os.path.exists(f)]
+        if missing:
+            lines.append(f"{name}: missing {', '.join(missing)}")
+            continue
+        t = parboil_timers(log)
+        their_process = float(open(os.path.join(peer_dir, f"{name}.seconds")).read())
+        our_process = float(open(os.path.join(ours_dir, f"{name}-parboil-cuda.seconds")).read())
+        ours_meta = json.load(open(ours_npy + ".json"))
+        # Parboil's whole computation: its timers but IO (reading the input, writing the output);
+        # ours: the engine's seconds (plan, binning, upload, kernels, download; no file I/O).
+        their_compute = sum(t.get(k, 0.0) for k in ("Kernel", "Copy", "Compute", "Copy Async", "Driver"))
+        if name == "mri":
+            r = cmp(os.path.join(peer_dir, dump), ours_npy, json.load(open(os.path.join(peer_dir, "mri.json")))["beta"])
+        else:
+            r = cmp(os.path.join(peer_dir, dump), ours_npy)
+        agree = (f"max |diff| {r['max_diff_rel_to_largest']:.2e} of the largest, max relative {r['max_rel_diff_over_1pct']:.2e}"
+                 f" (99.9%: {r['p999_rel_diff_over_1pct']:.2e}) at the {r['nodes_over_1pct']} nodes >= 1% of it")
+        if name == "cutcp":
+            agree += f", {r['excluded_by_one_only']} nodes excluded by one only"
+            # The dump is the map cutcp's own output summarises (sum of |V|, first and last planes).
+            total, first, last = read_cutcp_summary(os.path.join(peer_dir, "cutcp.out"))
+            peer, _, _ = read_cutcp_dump(os.path.join(peer_dir, dump))
+            same = (np.array_equal(first, peer[0].ravel()) and np.array_equal(last, peer[-1].ravel())
+                    and total == F32(np.abs(peer.astype(np.float64)).sum()))
+            agree += "; its own output matches the dump" if same else "; its own output DIFFERS from the dump"
+        lines += [f"{name}: twobody cuda  engine {ours_meta['seconds']:.4f} s  process {our_process:.3f} s  "
+                  f"({ours_meta.get('terms', 0):.4g} terms)",
+                  f"{name}: Parboil cuda  kernel {t.get('Kernel', 0):.4f} s  kernel+copy+CPU {their_compute:.4f} s  "
+                  f"process {their_process:.3f} s  (IO {t.get('IO', 0):.3f} s)",
+                  f"{name}: speed-up  {their_compute / ours_meta['seconds']:.2f}x (engine vs Parboil's computation), "
+                  f"{their_process / our_process:.2f}x (process)",
+                  f"{name}: maps agree  {agree}"]
+    return lines
+
+
 def main(argv):
     if len(argv) < 2:
         sys.exit(__doc__)
@@ -271,6 +328,9 @@ def main(argv):
              "plane_zlast": agreement(last.reshape(ours.shape[1:]), ours[-1])}
     elif cmd == "kernel-error" and len(args) == 2:
         r = kernel_error(float(args[0]), float(args[1]))
+    elif cmd == "report" and len(args) == 2:
+        print("\n".join(report(*args)))
+        return
     else:
         sys.exit(__doc__)
     print(json.dumps(r, indent=1))
