@@ -106,6 +106,8 @@ def cutcp_input(atoms_path, out, spacing=0.5, cutoff=12.0, padding=0.5, exclusio
 
 
 def mri_input(kspace_path, N, out, width=4.0, sigma=2.0):
+    if N < 8 or N % 8:
+        sys.exit(f"grid {N}: mri-gridding's CUDA version needs N a multiple of 8 (tiles of 8 x 4 x 8 nodes)")
     s = np.load(kspace_path)
     if s.ndim != 2 or s.shape[1] < 5:
         sys.exit(f"{kspace_path}: need columns kx, ky, kz, re, im[, w]")
@@ -116,7 +118,7 @@ def mri_input(kspace_path, N, out, width=4.0, sigma=2.0):
     g = np.floor(k + N // 2).astype(np.int64)
     bad = ((g < 0) | (g > N - 1)).any(axis=1)
     if bad.any():
-        sys.exit(f"{kspace_path}: {bad.sum()} samples beyond the {N}^3 grid (k must be in [-N/2, N/2 - 1])")
+        sys.exit(f"{kspace_path}: {bad.sum()} samples beyond the {N}^3 grid (k must be in [-N/2, N/2))")
     # kmax = N/2 and matrix sizes N: mri-gridding maps k to k*a + b, a = kScale*(N-1)/2 with
     # kScale = N/(N*kmax), b = (N-1)/2, all float32; it reads k_p = (g + 1/2 - b)/a and floors.
     kmax = F32(N / 2)
