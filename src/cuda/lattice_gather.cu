@@ -284,17 +284,22 @@ struct RegularBins {
   std::vector<std::uint64_t> spill_start;
 };
 
-RegularBins regular_bins(const lattice::Binned& bins, long long cap, std::size_t free_bytes) {
+// `room`: the device bytes the slots and the spill may take (the map's sums are counted apart).
+RegularBins regular_bins(const lattice::Binned& bins, long long cap, double room, std::size_t free_bytes) {
   RegularBins r;
   const std::size_t nbins = bins.start.size() - 1;
   std::uint64_t deepest = 0;
   for (std::size_t b = 0; b < nbins; ++b) deepest = std::max<std::uint64_t>(deepest, bins.start[b + 1] - bins.start[b]);
   r.depth = cap > 0 ? static_cast<unsigned long long>(cap) : std::max<std::uint64_t>(deepest, 1);
-  const double bytes = static_cast<double>(nbins) * static_cast<double>(r.depth) * sizeof(lattice::Source);
-  if (bytes > 0.5 * static_cast<double>(free_bytes)) {
+  std::uint64_t kept = 0;
+  for (std::size_t b = 0; b < nbins; ++b) kept += std::min<std::uint64_t>(bins.start[b + 1] - bins.start[b], r.depth);
+  const double spill = static_cast<double>(bins.sources.size() - kept);
+  const double bytes = (static_cast<double>(nbins) * static_cast<double>(r.depth) + spill) * sizeof(lattice::Source) +
+                       static_cast<double>(nbins) * (sizeof(std::uint32_t) + sizeof(std::uint64_t));
+  if (bytes > room) {
     char text[320];
     std::snprintf(text, sizeof text, "regular bins of depth %llu (the deepest bin holds %llu sources) need %.3g GB for %zu "
-                  "bins, more than half the device's %.3g GB free: cap the depth (--bin-depth) or use compact bins",
+                  "bins beside the map, and the device has %.3g GB free: cap the depth (--bin-depth) or use compact bins",
                   r.depth, static_cast<unsigned long long>(deepest), bytes / 1e9, nbins, static_cast<double>(free_bytes) / 1e9);
     throw Error(ErrorKind::Resource, text);
   }
@@ -398,10 +403,13 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
   const lattice::Binned bins = lattice::bin_sources(plan);
   const std::uint64_t nodes = L.nodes();
   const std::size_t sum_bytes = single ? sizeof(long long) : sizeof(DeviceFixedSum);
-  std::size_t free_bytes = 0, total_bytes = 0;
-  TWOBODY_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  const double need = static_cast<double>(nodes) * (comps * sum_bytes + 1) + static_cast<double>(bins.sources.size()) *
-                      sizeof(lattice::Source) + static_cast<double>(bins.start.size()) * sizeof(std::uint64_t);
+  const std::size_t free_bytes = available_device_bytes();
+  (void)cudaGetLastError();  // an earlier run's handled failure, still in the slot a launch's check reads
+  // The map's sums and mask, and the compact sources (regular bins check their own beside the map).
+  const double map_bytes = static_cast<double>(nodes) * static_cast<double>(comps * sum_bytes + 1);
+  const bool regular = plan.stat->binning == LatticeBinning::Regular;
+  const double need = map_bytes + (regular ? 0.0 : static_cast<double>(bins.sources.size()) * sizeof(lattice::Source) +
+                                                    static_cast<double>(bins.start.size()) * sizeof(std::uint64_t));
   if (need > 0.8 * static_cast<double>(free_bytes)) {
     char text[256];  // (no fmt here: nvcc's host pass rejects its headers)
     std::snprintf(text, sizeof text, "a lattice map of %llu nodes needs %.3g GB on the device, which has %.3g GB free: "
@@ -413,10 +421,10 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
   GatherArgs args = geometry_args(plan, bins, runs);
   // The passes: compact bins; or regular bins and, past a capped depth, the spill's compact bins.
   std::vector<std::unique_ptr<Pass>> passes;
-  if (plan.stat->binning == LatticeBinning::Compact) {
+  if (!regular) {
     passes.push_back(compact_pass(bins.sources, bins.start, runs, args));
   } else {
-    const RegularBins r = regular_bins(bins, plan.stat->bin_depth, free_bytes);
+    const RegularBins r = regular_bins(bins, plan.stat->bin_depth, 0.8 * static_cast<double>(free_bytes) - map_bytes, free_bytes);
     passes.push_back(regular_pass(r, runs, args));
     if (!r.spill.empty()) passes.push_back(compact_pass(r.spill, r.spill_start, runs, args));
     out.spilled = r.spill.size();
