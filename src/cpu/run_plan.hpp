@@ -118,9 +118,12 @@ inline GridChoice choose_grid(const Plan& plan) {
   const bool windows = occupancy * (2 * refine + 1) >= 128 && !g.geometry.sheared;
   // Slices along the last axis (GridWindows): about two points each, at most 64 a cell.
   const int threads = std::max(1, plan.threads);
+  plan.lap("grid shape");
   g.a = std::make_unique<GridIndex>(*plan.a, g.geometry, 64, threads);
   if (!plan.is_auto()) g.b = std::make_unique<GridIndex>(*plan.b, g.geometry, 64, threads);
+  plan.lap("cell index");
   g.plan = plan_grid(g.geometry, *g.a, g.b ? *g.b : *g.a, plan.is_auto(), windows);
+  plan.lap("cell pairs");
   g.chosen = plan.path == "grid" || (plan.path == "auto" && grid_pays(g.plan.evaluations, g.brute_evaluations, kCpuTraversalCost));
   std::string& w = g.why;
   w = g.chosen ? "grid" : "brute force";
@@ -141,6 +144,13 @@ inline GridChoice choose_grid(const Plan& plan) {
   w += std::to_string(g.plan.items.size());
   w += " cell pairs; brute force ";
   w += std::to_string(g.brute_evaluations);
+  if (!g.chosen) {
+    // Brute force needs none of it: the sorted copies and the cell pairs would sit beside its run.
+    g.a.reset();
+    g.b.reset();
+    g.plan.items = {};
+    g.plan.cells = {};
+  }
   return g;
 }
 
@@ -192,6 +202,7 @@ Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid 
     if (s.output() != OutputKind::Matrix && fast_rows_fit(plan.edges)) {
       fast = std::make_unique<FastRowsSetup<PairFunction>>(f, plan.edges, pa, pb, &pa == &pb, shape.threads);
       if (!fast->usable()) fast.reset();
+      plan.lap("float32 proxies");
     }
   }
   const auto run_with = [&](auto make_sink) {
@@ -205,10 +216,15 @@ Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid 
       }
       return traverse_blocks(items.size(), [&](std::size_t k) { return items[k]; }, shape, make_sink, make_rows);
     };
+    const auto traversed = [&](auto sinks) {
+      plan.lap("traversal");
+      return sinks;
+    };
     if constexpr (has_fast_path<PairFunction>) {
-      if (fast) return go([&](Sink& sink) { return FastRows<PairFunction, Sink>(*fast, A, B, max_row, sink); });
+      if (fast)
+        return traversed(go([&](Sink& sink) { return FastRows<PairFunction, Sink>(*fast, A, B, max_row, sink); }));
     }
-    return go([&](Sink& sink) { return KeyRows<D, PairFunction, Sink>(f, A, B, max_row, sink); });
+    return traversed(go([&](Sink& sink) { return KeyRows<D, PairFunction, Sink>(f, A, B, max_row, sink); }));
   };
 
   // The reduction's sink: one per reduction type (a 2-D histogram arrives here as the 1-D
@@ -282,6 +298,7 @@ Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid 
             double* m = r.matrix.data();
             traverse(A.n, B.n, shape, [&] { return MatrixSink(m, r.cols, shape.is_auto); },
                      [&](MatrixSink& sink) { return KeyRows<D, PairFunction, MatrixSink>(f, A, B, shape.tile, sink); });
+            plan.lap("traversal");
           },
           [](const reduce::Histogram2D&) {
             throw Error(ErrorKind::Internal, "a 2-D histogram reached the 1-D traversal (cpu/binned2d.hpp runs it)");
@@ -293,6 +310,7 @@ Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid 
             throw Error(ErrorKind::Internal, "a sum of values reached a built-in metric's traversal");
           }},
       s.reduction);
+  plan.lap("merge");
   r.info.threads = shape.threads;
   r.info.pairs_evaluated = use_grid ? grid->plan.evaluations : pair_total(A.n, B.n, shape.is_auto);
   if (fast) r.info.pairs_settled_fp64 = fast->settled_total();
