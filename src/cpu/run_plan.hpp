@@ -53,6 +53,13 @@ inline double pair_occupancy(const PointSet& p, const GridGeometry& g) {
   return 1.0 + same / static_cast<double>(k) * (static_cast<double>(n) - 1) / static_cast<double>(k - 1);
 }
 
+// Cells hold at least about this many points each (of the two sets together, an auto set counted
+// twice) however small the cutoff: a cell pair costs some 50 pair evaluations (its item, a row
+// setup per anchor, the windows), and with r_max far below the points' spacing, cells of r_max
+// held under one point each (uniform 10^7, r < 0.05 in a box of 215: 251^3 cells, 3.1·10^7 cell
+// pairs for 8.5·10^7 evaluations, most of the run's time and 1.6 GB of cell pairs).
+inline constexpr std::int64_t kPointsPerCell = 8;
+
 // A grid needs a cutoff metric (open or periodic Euclidean, or angles below 180°) and an output
 // that ignores pairs beyond the last edge. It is chosen by the shared cost model (engine/traversal_cost.hpp) with the
 // CPU's constants; the counts of the cells make its evaluations exact.
@@ -93,15 +100,15 @@ inline GridChoice choose_grid(const Plan& plan) {
   // sample of the partner set on the cells of refine 1): on clustered data most pairs sit in a
   // few dense cells, which the mean (N / cells) hides.
   const std::int64_t n_points = static_cast<std::int64_t>(plan.a->size() + plan.b->size());
-  const std::int64_t max_cells = std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(1) << 26, n_points));
+  const std::int64_t max_cells = std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(1) << 26, n_points / kPointsPerCell));
   const Box* box = s.metric == Metric::Periodic ? &s.box : nullptr;
-  const GridGeometry coarse = make_grid_geometry(*plan.a, *plan.b, g.cutoff, box, 1, max_cells);
+  const GridGeometry coarse = make_grid_geometry(*plan.a, *plan.b, g.cutoff, box, 1, max_cells, true);
   const double seen = pair_occupancy(*plan.b, coarse);
   int refine = 1;
   double occupancy = seen;
   g.geometry = coarse;
   for (int r = 2; r <= 3 && dim <= 3; ++r) {
-    const GridGeometry fine = make_grid_geometry(*plan.a, *plan.b, g.cutoff, box, r, max_cells);
+    const GridGeometry fine = make_grid_geometry(*plan.a, *plan.b, g.cutoff, box, r, max_cells, true);
     if (fine.total == g.geometry.total) break;  // capped by max_cells: the same cells, a wider neighbourhood
     double volume = 1;
     for (int d = 0; d < dim; ++d) volume *= fine.width[d] / coarse.width[d];
@@ -141,15 +148,14 @@ inline GridChoice choose_grid(const Plan& plan) {
   w += " points) would evaluate ";
   w += std::to_string(g.plan.evaluations);
   w += " pairs in ";
-  w += std::to_string(g.plan.items.size());
+  w += std::to_string(g.plan.blocks);
   w += " cell pairs; brute force ";
   w += std::to_string(g.brute_evaluations);
   if (!g.chosen) {
     // Brute force needs none of it: the sorted copies and the cell pairs would sit beside its run.
     g.a.reset();
     g.b.reset();
-    g.plan.items = {};
-    g.plan.cells = {};
+    g.plan = {};
   }
   return g;
 }
@@ -209,12 +215,12 @@ Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid 
     using Sink = decltype(make_sink());
     const auto go = [&](auto make_rows) {
       if (!use_grid) return traverse(A.n, B.n, shape, make_sink, make_rows);
-      const auto& items = grid->plan.items;
+      const std::size_t units = grid->plan.unit_count();
       if (grid->plan.windowed) {
         const GridWindows<D> windows(grid->geometry, grid->plan, grid->b ? *grid->b : *grid->a, A, grid->cutoff);
-        return traverse_blocks(items.size(), windows, shape, make_sink, make_rows, windows);
+        return traverse_blocks(units, windows, shape, make_sink, make_rows, windows);
       }
-      return traverse_blocks(items.size(), [&](std::size_t k) { return items[k]; }, shape, make_sink, make_rows);
+      return traverse_blocks(units, GridPlan::Units{grid->plan}, shape, make_sink, make_rows);
     };
     const auto traversed = [&](auto sinks) {
       plan.lap("traversal");
