@@ -47,45 +47,29 @@ struct GridIndex {
     // Counting sort by cell (its scatter touches one counter per cell: few enough to stay cached).
     // Every pass but the scan and the scatter runs on `threads` threads (the index is built
     // before the traversal, and at 10^6 points, r < 25, it was a fifth of a two-thread run).
-    // The scatter writes the coordinates with the order, reading the input in its order: a
-    // gather afterwards (sorted[k] = p[order[k]]) read it at random, one cache miss a coordinate,
-    // and was most of the index (uniform 10^7: about 2 s of 2.5 on two threads).
     const auto n_points = static_cast<std::int64_t>(p.size());
-    const int dim = p.dim();
-    std::array<const double*, kMaxDim> src{};
-    std::array<double*, kMaxDim> dst{};
-    for (int d = 0; d < dim; ++d) {
-      src[d] = p.coord(d).data();
-      dst[d] = sorted.coord(d).data();
-    }
-    const auto place = [&](std::size_t i, std::uint32_t at) {
-      order[at] = static_cast<std::uint32_t>(i);
-      for (int d = 0; d < dim; ++d) dst[d][at] = src[d][i];
-    };
     std::vector<std::uint32_t> cell(p.size());
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (std::int64_t i = 0; i < n_points; ++i) cell[i] = static_cast<std::uint32_t>(g.cell_of(p, i));
     order.resize(p.size());
     if (threads > 1 && static_cast<std::int64_t>(threads) * g.total <= std::max<std::int64_t>(n_points, 1 << 22)) {
-      sort_by_cell_threaded(cell, g.total, threads, place);
+      sort_by_cell_threaded(cell, g.total, threads);
     } else {
       for (std::size_t i = 0; i < p.size(); ++i) ++start[cell[i] + 1];
       std::partial_sum(start.begin(), start.end(), start.begin());  // exclusive scan, shifted by one
       std::vector<std::uint32_t> fill(start.begin(), start.end() - 1);
-      for (std::size_t i = 0; i < p.size(); ++i) place(i, fill[cell[i]]++);
+      for (std::size_t i = 0; i < p.size(); ++i) order[fill[cell[i]]++] = static_cast<std::uint32_t>(i);
     }
-    cell = {};
     const std::uint32_t top = static_cast<std::uint32_t>(std::clamp(max_slices, 1, 1 << 16));
     for (std::int64_t c = 0; c < g.total; ++c)
       slice_first[c + 1] = slice_first[c] + std::clamp<std::uint32_t>(count(c) / 2, 1, top);
     slice_start.assign(slice_first[g.total] + 1, static_cast<std::uint32_t>(p.size()));
-    // Then by slice within each cell (a stable counting sort of the cell's few points, which lie
-    // together now: order and coordinates permuted in place through small buffers).
-    const int last = dim - 1;
+    // Then by slice within each cell (a counting sort of the cell's few points).
+    const int last = p.dim() - 1;
+    const auto z = p.coord(last);
     const auto nz = static_cast<std::uint64_t>(g.cells[last]);
-    std::vector<std::uint32_t> slice, at, tmp_order;
-    std::vector<double> tmp;
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1024) firstprivate(slice, at, tmp_order, tmp)
+    std::vector<std::uint32_t> slice, tmp, at;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1024) firstprivate(slice, tmp, at)
     for (std::int64_t c = 0; c < g.total; ++c) {
       const std::uint32_t S = slices(c), n = count(c), s0 = start[c];
       std::uint32_t* const first = slice_start.data() + slice_first[c];
@@ -96,24 +80,23 @@ struct GridIndex {
       // The slice within the cell found by cell_of (rounding may put a point a hair outside it:
       // the windows' margins cover that).
       const double zc = static_cast<double>(static_cast<std::uint64_t>(c) % nz);
-      const double* z = dst[last] + s0;
       slice.resize(n);
       at.assign(S + 1, 0);
       for (std::uint32_t k = 0; k < n; ++k) {
-        const double f = ((z[k] - g.origin[last]) / g.width[last] - zc) * static_cast<double>(S);
+        const double f = ((z[order[s0 + k]] - g.origin[last]) / g.width[last] - zc) * static_cast<double>(S);
         slice[k] = static_cast<std::uint32_t>(std::clamp(std::floor(f), 0.0, static_cast<double>(S - 1)));
         ++at[slice[k] + 1];
       }
       std::partial_sum(at.begin(), at.end(), at.begin());
       for (std::uint32_t s = 0; s < S; ++s) first[s] = s0 + at[s];
-      tmp_order.assign(order.begin() + s0, order.begin() + s0 + n);
-      tmp.resize(static_cast<std::size_t>(n) * dim);
-      for (int d = 0; d < dim; ++d) std::copy(dst[d] + s0, dst[d] + s0 + n, tmp.begin() + static_cast<std::size_t>(d) * n);
-      for (std::uint32_t k = 0; k < n; ++k) {
-        const std::uint32_t to = s0 + at[slice[k]]++;
-        order[to] = tmp_order[k];
-        for (int d = 0; d < dim; ++d) dst[d][to] = tmp[static_cast<std::size_t>(d) * n + k];
-      }
+      tmp.assign(order.begin() + s0, order.begin() + s0 + n);
+      for (std::uint32_t k = 0; k < n; ++k) order[s0 + at[slice[k]]++] = tmp[k];
+    }
+    for (int d = 0; d < p.dim(); ++d) {
+      const auto src = p.coord(d);
+      auto dst = sorted.coord(d);
+#pragma omp parallel for num_threads(threads) schedule(static)
+      for (std::int64_t k = 0; k < n_points; ++k) dst[k] = src[order[k]];
     }
     if (p.has_weights()) {
       std::vector<double> w(p.size());
@@ -126,10 +109,9 @@ struct GridIndex {
   // The counting sort on `threads` threads, with the serial one's result (points of a cell in
   // input order): each thread counts the cells of its contiguous share of the points, a cell's
   // share of thread t starts after the shares of threads before t, and each thread scatters its
-  // points there (place(i, at)). T x cells counters: used while that stays within about N (or
-  // 4M) of them. Serially, the count and the scatter were 0.09 s of a 10^7-point index (2 threads).
-  template <class Place>
-  void sort_by_cell_threaded(const std::vector<std::uint32_t>& cell, std::int64_t cells, int threads, const Place& place) {
+  // points there. T x cells counters: used while that stays within about N (or 4M) of them.
+  // Serially, the count and the scatter were 0.09 s of a 10^7-point index (2 threads).
+  void sort_by_cell_threaded(const std::vector<std::uint32_t>& cell, std::int64_t cells, int threads) {
     const std::size_t n = cell.size(), C = static_cast<std::size_t>(cells);
     std::vector<std::uint32_t> share(static_cast<std::size_t>(threads) * C, 0);
     const auto part = [&](int t) { return std::pair{n * t / threads, n * (t + 1) / threads}; };
@@ -158,7 +140,7 @@ struct GridIndex {
           at += k;
         }
       }
-      for (std::size_t i = lo; i < hi; ++i) place(i, h[cell[i]]++);
+      for (std::size_t i = lo; i < hi; ++i) order[h[cell[i]]++] = static_cast<std::uint32_t>(i);
     }
   }
   std::uint32_t count(std::int64_t c) const { return start[c + 1] - start[c]; }
