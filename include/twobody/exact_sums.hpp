@@ -54,6 +54,9 @@ struct SumGrids {
   SumGrid separation;      // w_i w_j s: mean separations
   SumGrid log_separation;  // w_i w_j log s
   SumGrid value;           // a pair expression's values (reduce::Sum, PerPointValue's sums)
+  SumGrid force;           // reduce::PointSums: force components
+  SumGrid energy;          // reduce::PointSums: a body's half of a pair's energy
+  SumGrid virial;          // reduce::PointSums: d·F
 };
 
 // The exact sums behind Result's float64 sums (weighted, region_weighted, separation_sum,
@@ -65,6 +68,9 @@ struct ExactSums {
   std::vector<FixedSum> weighted, region_weighted, separation_sum, log_separation_sum;
   std::vector<FixedSum> point_weighted_a, point_weighted_b;
   std::vector<FixedSum> value_sum, point_value_a, point_value_b;
+  // reduce::PointSums: per point n × (D + 1) (forces on grids.force, the energy last on
+  // grids.energy), and the totals: energy (grids.energy), virial (grids.virial).
+  std::vector<FixedSum> point_sums_a, point_sums_b, totals;
 };
 
 }  // namespace twobody

@@ -68,5 +68,6 @@ nb::object to_numpy_int64(std::vector<std::uint64_t>&& v, std::size_t rows, std:
 void bind_statistics(nb::module_& m);
 void bind_files(nb::module_& m);
 void bind_vectors(nb::module_& m);
+void bind_lattice(nb::module_& m);
 
 }  // namespace twobody::python
