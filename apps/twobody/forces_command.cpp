@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "mpi_session.hpp"
 #include "twobody/error.hpp"
 #include "twobody/forces.hpp"
 #include "twobody/io.hpp"
@@ -25,11 +26,11 @@ struct ForcesCli {
 };
 
 void add_forces_options(CLI::App& cmd, ForcesCli& s) {
-  for (const char* name : {"--bins", "--rmin", "--rmax", "--nbins", "--log", "--weights-column"})
+  for (const char* name : {"--bins", "--rmin", "--rmax", "--nbins", "--log"})
     cmd.remove_option(cmd.get_option(name));
   cmd.get_option("--data")->description("the bodies: text, .npy, HDF5 or FITS (1- to 3-D coordinates)");
   cmd.get_option("--box")->description("periodic box: L, or Lx,Ly,Lz (orthorhombic; the cutoff at most half the smallest side)");
-  cmd.get_option("-o")->description(
+  cmd.get_option("--output")->description(
       "the per-body table: .npy (n x 4 float64: fx, fy, fz, energy; totals in FILE.npy.json), .h5, .csv, .json, .txt; "
       "without -o a summary");
   cmd.add_option("--cutoff", s.cutoff, "pairs closer than this interact")->required()->check(positive_number);
@@ -95,7 +96,7 @@ void run_forces(const ForcesCli& s, const Context& c) {
   c.bar.finish();
   if (!cli_writes_output()) return;
   nlohmann::json meta = totals_json(r, s);
-  if (o.output.empty()) {
+  if (o.output.empty() && o.format.empty()) {
     double largest = 0;
     for (double v : r.force) largest = std::max(largest, std::abs(v));
     std::uint64_t pairs = 0;
@@ -119,6 +120,10 @@ void run_forces(const ForcesCli& s, const Context& c) {
   Table t = forces_table(r);
   t.meta = meta;
   emit(t, o);
+  // CSV and text tables carry no metadata: the totals on stderr.
+  const TableFormat fmt_out = output_format(o);
+  if (fmt_out == TableFormat::Csv || fmt_out == TableFormat::Text)
+    std::cerr << fmt::format("twobody: forces: total energy {:.17g}, virial {:.17g}\n", r.total_energy, r.virial);
 }
 
 const Command<ForcesCli> forces_command{

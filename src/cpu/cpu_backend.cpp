@@ -55,6 +55,11 @@ class CpuBackend final : public Backend {
         plan.stat->regions() > 0
             ? fmt::format("; {} jackknife regions: each pair also counted once per region of its points ({} x {} counters a thread)",
                           plan.stat->regions(), plan.stat->regions(), plan.edges.nbins)
+        : std::holds_alternative<reduce::PointSums>(plan.stat->reduction)
+            ? fmt::format("; forces: each pair within the cutoff evaluated once in float64, (F, E/2) added to one point and "
+                          "(-F, E/2) to the other as exact sums, per thread {} points x {} 128-bit sums, summed point by "
+                          "point ({:.3g} MB in all)",
+                          plan.a->size() + (plan.is_auto() ? 0 : plan.b->size()), plan.a->dim() + 1, per_point_bytes(plan) / 1e6)
         : plan.stat->output() == OutputKind::PerPoint
             ? fmt::format("; per point: a private array of {} counters a thread (a row adds its anchor once, each partner "
                           "in range its own entry), summed point by point in thread order ({:.3g} MB in all)",

@@ -36,7 +36,13 @@ Statistic separation_histogram(double cutoff, const std::optional<Box>& box) {
 // there is no pair), or Error(Input) naming the closest pair when it is below C·2^-40.
 double closest_separation(const PointSet& bodies, double cutoff, const std::optional<Box>& box, const RunOptions& run) {
   const Statistic h = separation_histogram(cutoff, box);
-  const Result r = twobody::run(h, bodies, nullptr, run);
+  RunOptions first = run;
+  if (run.on_plan)
+    first.on_plan = [&run](const std::string& plan) {
+      run.on_plan("forces, first pass: the closest pair within the cutoff (quarter-octave bins), which fixes the sums' "
+                  "grids\n" + plan);
+    };
+  const Result r = twobody::run(h, bodies, nullptr, first);
   const auto& e = std::get<reduce::Histogram>(h.reduction).bins;
   std::size_t k = 0;
   while (k < r.counts.size() && r.counts[k] == 0) ++k;

@@ -383,7 +383,7 @@ check "forces writes an n x 4 float64 .npy and its totals" \
   "\"$tb\" forces --data \"$work/bodies.txt\" --columns 1,2,3 --cutoff 2.5 -o \"$work/f.npy\" && head -c 128 \"$work/f.npy\" | grep -aq \"'<f8'.*'shape': (4, 4)\" && grep -q total_energy \"$work/f.npy.json\""
 check "forces' CSV has fx,fy,fz,energy,partners" \
   "\"$tb\" forces --data \"$work/bodies.txt\" --columns 1,2,3 --cutoff 2.5 -o \"$work/f.csv\" && head -n 1 \"$work/f.csv\" | grep -q '^fx,fy,fz,energy,partners'"
-check "forces: the summary" "\"$tb\" forces --data \"$work/bodies.txt\" --columns 1,2,3 --cutoff 2.5 | grep -q '4 bodies, 3 pairs within 2.5'"
+check "forces: the summary" "\"$tb\" forces --data \"$work/bodies.txt\" --columns 1,2,3 --cutoff 2.5 | grep -q '4 bodies, 4 pairs within 2.5'"
 explains 2 -- "$tb" forces --data "$work/bodies.txt" --columns 1,2,3 --cutoff 2.5
 printf '1 1 1\n2 2 2\n1 1 1\n' > "$work/dup.txt"
 expect 3 'bodies 1 and 3 coincide' -- "$tb" forces --data "$work/dup.txt" --cutoff 2.5 -o "$work/dup.npy"
