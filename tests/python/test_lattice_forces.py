@@ -83,9 +83,12 @@ def test_gridding_complex(rng, separable):
 
 
 def _forces_brute(x, cutoff, box=None, eps=1.0, sigma=1.0, q=None, shift=False):
+    """Per body F, E, and Σ|term| of each (for the tolerance), the total energy and the virial."""
     n, dim = x.shape
     F = np.zeros((n, dim))
     E = np.zeros(n)
+    Fa = np.zeros((n, dim))
+    Ea = np.zeros(n)
     total = 0.0
     virial = 0.0
     for i in range(n):
@@ -113,9 +116,39 @@ def _forces_brute(x, cutoff, box=None, eps=1.0, sigma=1.0, q=None, shift=False):
         np.subtract.at(F, j, f[:, None] * d)
         E[i] += e.sum() / 2
         np.add.at(E, j, e / 2)
+        Fa[i] += np.abs(f[:, None] * d).sum(axis=0)
+        np.add.at(Fa, j, np.abs(f[:, None] * d))
+        Ea[i] += np.abs(e).sum() / 2
+        np.add.at(Ea, j, np.abs(e) / 2)
         total += e.sum()
         virial += (f * r2).sum()
-    return F, E, total, virial
+    return F, E, Fa, Ea, total, virial
+
+
+def _step(bound):
+    """The exact sums' grid step for terms up to `bound` (twobody/exact_sums.hpp)."""
+    import math
+    return math.ldexp(1.0, math.frexp(bound * (1 + 1e-9))[1] - 62)
+
+
+def _check(r, x, cutoff, box=None, eps=1.0, sigma=1.0, q=None, shift=False):
+    """Each body within a few ulps of its terms plus half a grid step a partner (docs/exactness.md#forces)."""
+    F, E, Fa, Ea, total, virial = _forces_brute(x, cutoff, box, eps, sigma, q, shift)
+    c = r.closest
+    if q is None:
+        x6 = (sigma / c) ** 6
+        bf = abs(eps) * 24 * (2 * x6 * x6 + x6) / c
+        sc = (sigma / cutoff) ** 6
+        be = 0.5 * (abs(eps) * 4 * (x6 * x6 + x6) + (abs(4 * eps * (sc * sc - sc)) if shift else 0))
+    else:
+        q2 = np.abs(q).max() ** 2
+        bf = q2 * (1 / c ** 2 + 4 / cutoff ** 2)
+        be = 0.5 * q2 / c
+    p = r.partners[:, None]
+    assert np.all(np.abs(r.forces - F) <= 1e-12 * Fa + p * _step(bf))
+    assert np.all(np.abs(r.energy - E) <= 1e-12 * Ea + r.partners * _step(be))
+    assert abs(r.total_energy - total) <= 1e-12 * Ea.sum() + 4 * r.partners.sum() * _step(be)
+    assert r.virial == pytest.approx(virial, rel=1e-10, abs=r.partners.sum() * _step(bf * cutoff))
 
 
 def _spread(rng, n, side, gap):
@@ -130,12 +163,7 @@ def _spread(rng, n, side, gap):
 def test_forces_lennard_jones_periodic(rng):
     x = _spread(rng, 200, 6.0, 0.8)
     r = twobody.forces(x, cutoff=2.5, epsilon=1.2, sigma=1.0, box=6.0, threads=2)
-    F, E, total, virial = _forces_brute(x, 2.5, box=6.0, eps=1.2)
-    scale = np.abs(F).max() + 1
-    np.testing.assert_allclose(r.forces, F, rtol=1e-10, atol=1e-12 * scale)
-    np.testing.assert_allclose(r.energy, E, rtol=1e-10, atol=1e-12)
-    assert r.total_energy == pytest.approx(total, rel=1e-11)
-    assert r.virial == pytest.approx(virial, rel=1e-10)
+    _check(r, x, 2.5, box=6.0, eps=1.2)
     forces, energy, totals = r
     assert forces.shape == (200, 3) and energy.shape == (200,) and set(totals) == {"energy", "virial"}
     # The same bits on one thread, and with the bodies in another order.
@@ -150,12 +178,9 @@ def test_forces_coulomb_open_and_shift(rng):
     x = _spread(rng, 150, 8.0, 0.3)
     q = rng.uniform(-1, 1, 150)
     r = twobody.forces(x, cutoff=3.0, potential="coulomb", charges=q)
-    F, E, total, _ = _forces_brute(x, 3.0, q=q)
-    np.testing.assert_allclose(r.forces, F, rtol=1e-10, atol=1e-12 * (np.abs(F).max() + 1))
-    np.testing.assert_allclose(r.energy, E, rtol=1e-10, atol=1e-12)
+    _check(r, x, 3.0, q=q)
     s = twobody.forces(x, cutoff=2.5, shift=True)
-    F, E, total, _ = _forces_brute(x, 2.5, shift=True)
-    np.testing.assert_allclose(s.energy, E, rtol=1e-10, atol=1e-12)
+    _check(s, x, 2.5, shift=True)
 
 
 def test_forces_errors():
