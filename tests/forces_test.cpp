@@ -324,3 +324,60 @@ TEST(Forces, BadRequestsRefused) {
 }
 
 }  // namespace
+
+#include "test_support.hpp"
+
+namespace {
+
+// Split over simulated devices (each the CPU backend on one thread: the pair jobs, their cross
+// pieces and merge_piece as on GPUs), auto and cross: the plain run's integers, bit for bit.
+TEST(Forces, SplitOverDevicesMergesTheSameBits) {
+  oracle::ForceCase c = uniform(700, 3, 10.0, 0.8, 16);
+  c.box = {10.0, 10.0, 10.0};
+  std::mt19937_64 rng(17);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (std::size_t i = 0; i < c.x.size(); ++i) c.q.push_back(u(rng));
+  for (bool coulomb : {false, true}) {
+    Bodies b = bodies_of(c);
+    b.options.force.potential = coulomb ? PairPotential::CoulombSwitched : PairPotential::LennardJones;
+    PointSet p = b.points;
+    if (coulomb) p.set_weights(b.c.q);
+    const Statistic s = forces_statistic(b.options, b.box, 0.05, coulomb);
+    RunOptions plain;
+    plain.backend = "cpu";
+    plain.threads = 2;
+    const Result one = twobody::run(s, p, nullptr, plain);
+    const testing_support::ScopedEnv simulated("TWOBODY_SIMULATED_DEVICES", "3");
+    RunOptions split;
+    split.devices = {0, 1, 2};
+    const Result many = twobody::run(s, p, nullptr, split);
+    EXPECT_NE(many.info.plan.find("devices: 3 devices"), std::string::npos) << many.info.plan;
+    EXPECT_TRUE(many.exact.point_sums_a == one.exact.point_sums_a);
+    EXPECT_TRUE(many.exact.totals == one.exact.totals);
+    EXPECT_EQ(many.per_point_a.sums, one.per_point_a.sums);
+    EXPECT_EQ(many.per_point_a.counts, one.per_point_a.counts);
+    EXPECT_EQ(many.totals, one.totals);
+  }
+  // Cross: the second set's forces are the reactions.
+  oracle::ForceCase d = uniform(300, 3, 10.0, 0.8, 18);
+  Statistic s = forces_statistic(bodies_of(c).options, Box::cube(3, 10.0), 1e-4, false);
+  s.traversal = Traversal::Cross;
+  const Bodies a = bodies_of(c), bb = bodies_of(d);
+  RunOptions plain;
+  plain.backend = "cpu";
+  const Result one = twobody::run(s, a.points, &bb.points, plain);
+  FixedSum net = 0;
+  for (std::size_t k = 0; k < one.exact.point_sums_a.size(); k += 4) net += one.exact.point_sums_a[k];
+  for (std::size_t k = 0; k < one.exact.point_sums_b.size(); k += 4) net += one.exact.point_sums_b[k];
+  EXPECT_TRUE(net == 0);
+  const testing_support::ScopedEnv simulated("TWOBODY_SIMULATED_DEVICES", "3");
+  RunOptions split;
+  split.devices = {0, 1, 2};
+  const Result many = twobody::run(s, a.points, &bb.points, split);
+  EXPECT_TRUE(many.exact.point_sums_a == one.exact.point_sums_a);
+  EXPECT_TRUE(many.exact.point_sums_b == one.exact.point_sums_b);
+  EXPECT_EQ(many.per_point_b.sums, one.per_point_b.sums);
+  EXPECT_EQ(many.totals, one.totals);
+}
+
+}  // namespace
