@@ -74,7 +74,7 @@ void expect_oracle(const Bodies& b, const BodyForces& f) {
   // largest term the closest pair can have: docs/exactness.md#forces).
   double charge = 0;
   for (double q : b.c.q) charge = std::max(charge, std::fabs(q));
-  const PairTermBounds bound = pair_term_bounds(b.options.force, b.c.cutoff, f.closest, charge);
+  const PairTermBounds bound = pair_term_bounds(b.options.force, b.c.cutoff, std::max(f.fine, f.closest), charge);
   const double step_f = std::ldexp(1.0, SumGrid::for_bound(bound.force).exponent);
   const double step_e = std::ldexp(1.0, SumGrid::for_bound(bound.half_energy).exponent);
   long double scale = 0;
@@ -96,8 +96,9 @@ void expect_oracle(const Bodies& b, const BodyForces& f) {
 }
 
 // Σ F = 0 exactly: the engine's own integers (run() keeps them in Result::exact).
-void expect_zero_net_force(const Bodies& b, double closest) {
-  Statistic s = forces_statistic(b.options, b.box, closest, b.options.force.potential == PairPotential::CoulombSwitched);
+void expect_zero_net_force(const Bodies& b, double closest, double fine = 0) {
+  Statistic s = forces_statistic(b.options, b.box, closest, b.options.force.potential == PairPotential::CoulombSwitched,
+                                 fine);
   PointSet p = b.points;
   if (!b.c.q.empty()) p.set_weights(b.c.q);
   RunOptions run;
@@ -106,11 +107,11 @@ void expect_zero_net_force(const Bodies& b, double closest) {
   const std::size_t cols = r.per_point_a.components;
   ASSERT_EQ(cols, static_cast<std::size_t>(b.c.dim) + 1);
   for (std::size_t d = 0; d + 1 < cols; ++d) {
-    FixedSum net = 0;
+    WideSum net;
     for (std::size_t i = 0; i < b.c.x.size(); ++i) net += r.exact.point_sums_a[i * cols + d];
-    EXPECT_TRUE(net == 0) << "axis " << d;
+    EXPECT_TRUE(net == WideSum{}) << "axis " << d;
   }
-  FixedSum energy = 0;
+  WideSum energy;
   for (std::size_t i = 0; i < b.c.x.size(); ++i) energy += r.exact.point_sums_a[i * cols + cols - 1];
   EXPECT_TRUE(energy == r.exact.totals[0]);
 }
@@ -366,10 +367,10 @@ TEST(Forces, SplitOverDevicesMergesTheSameBits) {
   RunOptions plain;
   plain.backend = "cpu";
   const Result one = twobody::run(s, a.points, &bb.points, plain);
-  FixedSum net = 0;
+  WideSum net;
   for (std::size_t k = 0; k < one.exact.point_sums_a.size(); k += 4) net += one.exact.point_sums_a[k];
   for (std::size_t k = 0; k < one.exact.point_sums_b.size(); k += 4) net += one.exact.point_sums_b[k];
-  EXPECT_TRUE(net == 0);
+  EXPECT_TRUE(net == WideSum{});
   const testing_support::ScopedEnv simulated("TWOBODY_SIMULATED_DEVICES", "3");
   RunOptions split;
   split.devices = {0, 1, 2};
@@ -378,6 +379,68 @@ TEST(Forces, SplitOverDevicesMergesTheSameBits) {
   EXPECT_TRUE(many.exact.point_sums_b == one.exact.point_sums_b);
   EXPECT_EQ(many.per_point_b.sums, one.per_point_b.sums);
   EXPECT_EQ(many.totals, one.totals);
+}
+
+}  // namespace
+
+namespace {
+
+// The 192-bit sums: any integer-valued double below 2^190 exactly, additions with carries across
+// both words, negation, and the value correctly rounded (against long double and exact cases).
+TEST(Forces, WideSumsExact) {
+  std::mt19937_64 rng(19);
+  for (int trial = 0; trial < 20000; ++trial) {
+    const int e = static_cast<int>(rng() % 180);
+    const double a = std::ldexp(static_cast<double>(rng() >> 11), e - 53 + 1);
+    const double b = std::ldexp(static_cast<double>(rng() >> 11), static_cast<int>(rng() % 120) - 52);
+    const double ai = std::nearbyint(a), bi = std::nearbyint(b);
+    WideSum s = WideSum::of_integer(ai);
+    EXPECT_EQ(s.value(0), ai);
+    EXPECT_EQ((-s).value(0), -ai);
+    s += -WideSum::of_integer(bi);
+    s += WideSum::of_integer(bi);
+    EXPECT_TRUE(s == WideSum::of_integer(ai));
+    WideSum t = WideSum::of_integer(ai);
+    t += WideSum::of_integer(-bi);
+    // a - b rounded once: exact in long double when the exponents are close, else one of them.
+    const long double exact = static_cast<long double>(ai) - static_cast<long double>(bi);
+    if (std::fabs(std::ilogb(ai) - std::ilogb(bi)) < 10 || ai == 0 || bi == 0)
+      EXPECT_EQ(t.value(0), static_cast<double>(exact)) << ai << " " << bi;
+    EXPECT_EQ(t.value(-10), std::ldexp(t.value(0), -10));
+  }
+  // Carries: 2^128 - 1 + 1, and back.
+  WideSum c;
+  c.add(-1);
+  EXPECT_EQ(c.value(0), -1.0);
+  c += WideSum::of_integer(0x1p130);
+  EXPECT_EQ(c.value(0), 0x1p130);
+  c.add(1);
+  EXPECT_TRUE(c == WideSum::of_integer(0x1p130));
+  // A tie past 64 bits goes to even; the sticky bit breaks it.
+  WideSum tie = WideSum::of_integer(0x1p100);
+  tie += WideSum::of_integer(0x1p47);  // exactly half an ulp of 2^100
+  EXPECT_EQ(tie.value(0), 0x1p100);
+  tie.add(1);
+  EXPECT_EQ(tie.value(0), 0x1p100 + 0x1p48);
+}
+
+}  // namespace
+
+namespace {
+
+// One close contact (0.02 sigma: a force of ~10^24) does not coarsen the other bodies' sums: the
+// grid keeps 62 bits of the ordinary pairs' terms, the 192-bit sums hold the contact's.
+TEST(Forces, CloseContactKeepsTheOthersPrecise) {
+  oracle::ForceCase c = uniform(400, 3, 9.0, 0.8, 20);
+  c.x.push_back({c.x[0][0] + 0.02, c.x[0][1], c.x[0][2]});
+  const Bodies b = bodies_of(c);
+  const BodyForces f = forces_of(b);
+  EXPECT_LT(f.closest, 0.021);
+  EXPECT_GT(f.fine, 0.6);
+  expect_oracle(b, f);
+  expect_zero_net_force(b, f.closest, f.fine);
+  EXPECT_GT(std::fabs(f.force[0]), 1e20);
+  EXPECT_EQ(f.force[0], -f.force[400 * 3]);  // the contact's pair dominates both
 }
 
 }  // namespace

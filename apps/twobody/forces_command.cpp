@@ -70,6 +70,7 @@ nlohmann::json totals_json(const BodyForces& f, const ForcesCli& s) {
   m["total_energy"] = f.total_energy;
   m["virial"] = f.virial;
   m["closest"] = f.closest;
+  m["fine"] = f.fine;
   m["columns"] = f.dim == 3 ? nlohmann::json{"fx", "fy", "fz", "energy"} : nlohmann::json(f.dim + 1);
   m["run"] = run_metadata(f.info);
   return m;

@@ -31,6 +31,7 @@ struct BodyForces {
   double total_energy = 0;      // Σ over pairs of E (= Σ energy, summed exactly)
   double virial = 0;            // Σ over pairs of d·F = f·r² (W; pressure P = (N k T + W/D) / V)
   double closest = 0;           // the closest separation found (a lower bound within 2^(1/4))
+  double fine = 0;              // 99% of the pairs at least this far apart: the grids keep 62 bits of their terms
   RunInfo info;                 // the force run's (backend, threads, time, plan)
 };
 
@@ -43,7 +44,9 @@ BodyForces short_range_forces(const PointSet& bodies, std::span<const double> ch
                               const std::optional<Box>& box, const RunOptions& run = {});
 
 // The Statistic the force run is (for run(), explain()): `closest` a lower bound on the
-// separation of every pair within the cutoff.
-Statistic forces_statistic(const ForceOptions& o, const std::optional<Box>& box, double closest, bool charged);
+// separation of every pair within the cutoff, `fine` (0: closest) that of all but a few
+// (reduce::PointSums).
+Statistic forces_statistic(const ForceOptions& o, const std::optional<Box>& box, double closest, bool charged,
+                           double fine = 0);
 
 }  // namespace twobody

@@ -96,13 +96,16 @@ struct PerPointValue {
 // Σ F is exactly 0 on the grid and no thread count or point order changes a bit. Result: per
 // point (per_point_a, cross also per_point_b) its partners in `counts` and the D force components
 // and the energy in `sums` (n × (D + 1), row-major); `totals` = {Σ E, the virial Σ d·F}.
-// `closest` (> 0) is a lower bound on the separation of every pair within the cutoff: it fixes
-// the sums' grids before the run (the largest term), and a closer pair is an Error(Input) naming
-// it. short_range_forces finds it first.
+// The grids are fixed before the run: each keeps 62 bits of every term of the pairs at least
+// `fine` apart (0: `closest`), and the sums are 192 bits wide, so that the few closer pairs'
+// terms (a close contact's force is 2^100 of the others') add exactly too. `closest` (> 0) is a
+// lower bound on the separation of every pair within the cutoff; a closer pair is an
+// Error(Input) naming it. short_range_forces finds both first.
 struct PointSums {
   Binning range;
   PairForce force;
   double closest = 0;
+  double fine = 0;
 };
 
 }  // namespace twobody::reduce

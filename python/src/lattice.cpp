@@ -156,6 +156,7 @@ nb::dict forces(nb::handle bodies, nb::handle charges, const std::string& potent
   d["total_energy"] = f.total_energy;
   d["virial"] = f.virial;
   d["closest"] = f.closest;
+  d["fine"] = f.fine;
   d["meta"] = run_metadata(f.info).dump();
   return d;
 }

@@ -53,7 +53,8 @@ class LatticeMap:
 class BodyForces:
     """Per body ``forces`` (n x d), ``energy`` (n: its half of each pair's energy) and
     ``partners`` (n), with ``total_energy``, ``virial`` (sum over pairs of d.F), ``closest`` (a
-    lower bound on the closest pair's separation) and ``meta``. Unpacks as (forces, energy,
+    lower bound on the closest pair's separation), ``fine`` (99% of the pairs are farther apart:
+    the sums' grid keeps 62 bits of their terms) and ``meta``. Unpacks as (forces, energy,
     totals) with totals = {"energy", "virial"}."""
 
     def __init__(self, raw):
@@ -64,6 +65,7 @@ class BodyForces:
         self.total_energy = float(raw["total_energy"])
         self.virial = float(raw["virial"])
         self.closest = float(raw["closest"])
+        self.fine = float(raw["fine"])
         self.meta = json.loads(raw["meta"])
 
     def __iter__(self):

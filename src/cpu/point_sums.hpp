@@ -8,6 +8,7 @@
 // (fl(a − b) = −fl(b − a), and the minimum image is symmetric), so the result does not depend on
 // the threads, the cells or the order of the points, and Σ F is exactly 0.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -27,13 +28,13 @@ class PointSumsSink {
  public:
   PointSumsSink(std::size_t na, std::size_t nb, bool is_auto, int dim)
       : cols_(static_cast<std::size_t>(dim) + 1), counts_a_(na, 0), counts_b_(is_auto ? 0 : nb, 0),
-        sums_a_(na * cols_, 0), sums_b_(is_auto ? 0 : nb * cols_, 0), is_auto_(is_auto) {}
+        sums_a_(na * cols_), sums_b_(is_auto ? 0 : nb * cols_), is_auto_(is_auto) {}
 
   std::uint64_t* counts_b() { return is_auto_ ? counts_a_.data() : counts_b_.data(); }
-  FixedSum* sums_b() { return is_auto_ ? sums_a_.data() : sums_b_.data(); }
+  WideSum* sums_b() { return is_auto_ ? sums_a_.data() : sums_b_.data(); }
   std::uint64_t* counts_a() { return counts_a_.data(); }
-  FixedSum* sums_a() { return sums_a_.data(); }
-  void add_totals(FixedSum energy, FixedSum virial) {
+  WideSum* sums_a() { return sums_a_.data(); }
+  void add_totals(const WideSum& energy, const WideSum& virial) {
     energy_ += energy;
     virial_ += virial;
   }
@@ -48,9 +49,9 @@ class PointSumsSink {
 
   std::size_t cols() const { return cols_; }
   const std::vector<std::uint64_t>& counts(bool second) const { return second ? counts_b_ : counts_a_; }
-  const std::vector<FixedSum>& sums(bool second) const { return second ? sums_b_ : sums_a_; }
-  FixedSum energy() const { return energy_; }
-  FixedSum virial() const { return virial_; }
+  const std::vector<WideSum>& sums(bool second) const { return second ? sums_b_ : sums_a_; }
+  WideSum energy() const { return energy_; }
+  WideSum virial() const { return virial_; }
   bool bad() const { return bad_; }
   std::size_t bad_i() const { return bad_i_; }
   std::size_t bad_j() const { return bad_j_; }
@@ -59,8 +60,8 @@ class PointSumsSink {
  private:
   std::size_t cols_;
   std::vector<std::uint64_t> counts_a_, counts_b_;
-  std::vector<FixedSum> sums_a_, sums_b_;
-  FixedSum energy_ = 0, virial_ = 0;
+  std::vector<WideSum> sums_a_, sums_b_;
+  WideSum energy_, virial_;
   bool is_auto_;
   bool bad_ = false;
   std::size_t bad_i_ = 0, bad_j_ = 0;
@@ -103,10 +104,10 @@ class PointSumsRows {
     }
     if (m == 0) return;
     const int cols = D + 1;
-    FixedSum* si = sink_.sums_a() + i * cols;
-    FixedSum* sb = sink_.sums_b();
+    WideSum* si = sink_.sums_a() + i * cols;
+    WideSum* sb = sink_.sums_b();
     std::uint64_t* cb = sink_.counts_b();
-    FixedSum energy = 0, virial = 0;
+    WideSum energy, virial;
     const SumGrid& gf = s_.grids.force;
     for (std::size_t u = 0; u < m; ++u) {
       const std::size_t t = in_[u], j = j0 + t;
@@ -116,17 +117,11 @@ class PointSumsRows {
         return;
       }
       const PairTerm term = s_.terms(r2, s_.qa ? s_.qa[i] * s_.qb[j] : 1.0);
-      FixedSum* sj = sb + j * cols;
-      for (int d = 0; d < D; ++d) {
-        const std::int64_t f = gf.steps(term.f * d_[d][t]);
-        si[d] += f;
-        sj[d] -= f;
-      }
-      const std::int64_t e = s_.grids.energy.steps(0.5 * term.energy);
-      si[D] += e;
-      sj[D] += e;
-      energy += 2 * static_cast<FixedSum>(e);
-      virial += s_.grids.virial.steps(term.f * r2);
+      WideSum* sj = sb + j * cols;
+      for (int d = 0; d < D; ++d) add_pair(si[d], sj[d], gf, term.f * d_[d][t], true);
+      add_pair(si[D], sj[D], s_.grids.energy, 0.5 * term.energy, false);
+      add_pair(energy, energy, s_.grids.energy, 0.5 * term.energy, false);  // both halves
+      add_once(virial, s_.grids.virial, term.f * r2);
       ++cb[j];
     }
     sink_.counts_a()[i] += m;
@@ -134,6 +129,27 @@ class PointSumsRows {
   }
 
  private:
+  // The term on the grid, added to a and (negated when `opposite`) to b: one int64 of steps for
+  // the ordinary terms, the wide form for a close contact's.
+  static void add_pair(WideSum& a, WideSum& b, const SumGrid& g, double term, bool opposite) {
+    const double x = std::nearbyint(term * g.inverse_step * g.inverse_step2);
+    if (std::fabs(x) < 0x1p63) {
+      const auto v = static_cast<std::int64_t>(x);
+      a.add(v);
+      b.add(opposite ? -v : v);
+      return;
+    }
+    const WideSum w = WideSum::of_integer(x);
+    a += w;
+    b += opposite ? -w : w;
+  }
+
+  static void add_once(WideSum& a, const SumGrid& g, double term) {
+    const double x = std::nearbyint(term * g.inverse_step * g.inverse_step2);
+    if (std::fabs(x) < 0x1p63) a.add(static_cast<std::int64_t>(x));
+    else a += WideSum::of_integer(x);
+  }
+
   // d = a − b (to the minimum image: −L if > L/2, +L if < −L/2, the rule's) and r² in coordinate
   // order, for the whole row.
   template <bool Periodic>
@@ -172,11 +188,11 @@ class PointSumsRows {
 // The threads' sums added point by point (in thread order; integers, so any order gives these
 // bits), placed in the callers' order (the grid's `order`, or none).
 inline void merge_point_sums(const std::vector<PointSumsSink>& sinks, bool second, const std::uint32_t* order,
-                             PointReductions& out, std::vector<FixedSum>& exact, int threads) {
+                             PointReductions& out, std::vector<WideSum>& exact, int threads) {
   const std::size_t cols = sinks.at(0).cols(), n = sinks[0].counts(second).size();
   out.counts.assign(n, 0);
   out.components = cols;
-  exact.assign(n * cols, 0);
+  exact.assign(n * cols, WideSum{});
   const auto points = static_cast<std::int64_t>(n);
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (std::int64_t k = 0; k < points; ++k) {
@@ -248,7 +264,7 @@ Result run_point_sums(const Plan& plan, const GridChoice* grid) {
     const std::uint32_t* ob = use_grid ? grid->b->order.data() : nullptr;
     merge_point_sums(sinks, true, ob, r.per_point_b, r.exact.point_sums_b, shape.threads);
   }
-  r.exact.totals.assign(2, 0);
+  r.exact.totals.assign(2, WideSum{});
   for (const PointSumsSink& k : sinks) {
     r.exact.totals[0] += k.energy();
     r.exact.totals[1] += k.virial();

@@ -114,9 +114,11 @@ std::string point_sums_text(const Statistic& s, const SumGrids& g) {
           : std::string("cutoff Coulomb q_i q_j (1 - r^2/C^2)^2 / r (charges: the weights)");
   return fmt::format(": per point, the force and energy of its pairs within [0, {}): {}; each pair once in float64, "
                      "(F, E/2) to one point and (-F, E/2) to the other\n"
-                     "sums: exact, on grids fixed by the closest separation {:.6g}: force step 2^{}, energy step 2^{}, "
-                     "virial step 2^{} (a term within step/2 of its float64 value; Sum F = 0 exactly)",
-                     p.range.hi(), potential, p.closest, g.force.exponent, g.energy.exponent, g.virial.exponent);
+                     "sums: exact, 192 bits wide, on grids keeping 62 bits of the terms of the pairs at least {:.6g} apart "
+                     "(99% of them; the closest {:.6g}): force step 2^{}, energy step 2^{}, virial step 2^{} (a term "
+                     "within step/2 of its float64 value; Sum F = 0 exactly)",
+                     p.range.hi(), potential, std::max(p.fine, p.closest), p.closest, g.force.exponent, g.energy.exponent,
+                     g.virial.exponent);
 }
 
 }  // namespace

@@ -161,7 +161,7 @@ Result empty_result(const Statistic& s, std::size_t n_a, std::size_t n_b) {
                           r.per_point_a.counts.assign(n_a, 0);
                           if (n_b) r.per_point_b.counts.assign(n_b, 0);
                           r.totals.assign(2, 0.0);
-                          r.exact.totals.assign(2, 0);
+                          r.exact.totals.assign(2, WideSum{});
                         },
                         [&](const reduce::Matrix&) {
                           r.rows = n_a;
@@ -205,8 +205,8 @@ void merge_piece(const Statistic& s, Result& whole, const Result& piece, const P
             add_placed_rows(exact_b, piece.exact.point_sums_b, where.b, c);
             for (PointReductions* p : {&whole.per_point_a, &to_b}) {
               p->components = c;
-              std::vector<FixedSum>& e = p == &whole.per_point_a ? whole.exact.point_sums_a : exact_b;
-              if (e.size() < p->counts.size() * c) e.resize(p->counts.size() * c, 0);
+              std::vector<WideSum>& e = p == &whole.per_point_a ? whole.exact.point_sums_a : exact_b;
+              if (e.size() < p->counts.size() * c) e.resize(p->counts.size() * c);
             }
           },
           [&](const reduce::PairList&) {

@@ -32,9 +32,15 @@ Statistic separation_histogram(double cutoff, const std::optional<Box>& box) {
   return s;
 }
 
+struct Separations {
+  double closest = 0;  // a lower bound on every pair's separation
+  double fine = 0;     // 99% of the pairs are at least this far apart
+};
+
 // The closest separation of the pairs within the cutoff (a lower bound on it; the cutoff when
-// there is no pair), or Error(Input) naming the closest pair when it is below C·2^-40.
-double closest_separation(const PointSet& bodies, double cutoff, const std::optional<Box>& box, const RunOptions& run) {
+// there is no pair) and the separation of the closest percent of them, or Error(Input) naming the
+// closest pair when it is below C·2^-40.
+Separations separations(const PointSet& bodies, double cutoff, const std::optional<Box>& box, const RunOptions& run) {
   const Statistic h = separation_histogram(cutoff, box);
   RunOptions first = run;
   if (run.on_plan)
@@ -46,8 +52,14 @@ double closest_separation(const PointSet& bodies, double cutoff, const std::opti
   const auto& e = std::get<reduce::Histogram>(h.reduction).bins;
   std::size_t k = 0;
   while (k < r.counts.size() && r.counts[k] == 0) ++k;
-  if (k == r.counts.size()) return cutoff;
-  if (k > 0) return e.lo(k);
+  if (k == r.counts.size()) return {cutoff, cutoff};
+  if (k > 0) {
+    std::uint64_t total = 0, below = 0;
+    for (auto c : r.counts) total += c;
+    std::size_t f = k;
+    while (f + 1 < r.counts.size() && (below + r.counts[f]) * 100 <= total) below += r.counts[f++];
+    return {e.lo(k), e.lo(f)};
+  }
   // Name the closest pair (the first by index among equals): a pair list of the close ones.
   Statistic close = h;
   close.reduction = reduce::PairList{Binning::from_edges({0.0, e.hi(0)})};
@@ -70,12 +82,13 @@ double closest_separation(const PointSet& bodies, double cutoff, const std::opti
 
 }  // namespace
 
-Statistic forces_statistic(const ForceOptions& o, const std::optional<Box>& box, double closest, bool charged) {
+Statistic forces_statistic(const ForceOptions& o, const std::optional<Box>& box, double closest, bool charged,
+                           double fine) {
   Statistic s;
   s.metric = box ? Metric::Periodic : Metric::Euclidean;
   if (box) s.box = *box;
   s.weighted = charged;
-  s.reduction = reduce::PointSums{Binning::linear(0.0, o.cutoff, 1), o.force, closest};
+  s.reduction = reduce::PointSums{Binning::linear(0.0, o.cutoff, 1), o.force, closest, fine};
   return s;
 }
 
@@ -99,8 +112,8 @@ BodyForces short_range_forces(const PointSet& bodies, std::span<const double> ch
   }
   const Statistic check = forces_statistic(o, box, o.cutoff, coulomb);
   make_plan(check, *body_set, nullptr, run);
-  const double closest = closest_separation(*body_set, o.cutoff, box, run);
-  const Statistic s = forces_statistic(o, box, closest, coulomb);
+  const Separations sep = separations(*body_set, o.cutoff, box, run);
+  const Statistic s = forces_statistic(o, box, sep.closest, coulomb, sep.fine);
   const Result r = twobody::run(s, *body_set, nullptr, run);
   BodyForces f;
   const std::size_t n = bodies.size(), cols = r.per_point_a.components, dim = cols - 1;
@@ -114,7 +127,8 @@ BodyForces short_range_forces(const PointSet& bodies, std::span<const double> ch
   f.partners = r.per_point_a.counts;
   f.total_energy = r.totals.at(0);
   f.virial = r.totals.at(1);
-  f.closest = closest;
+  f.closest = sep.closest;
+  f.fine = sep.fine;
   f.info = r.info;
   return f;
 }

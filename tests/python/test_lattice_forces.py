@@ -134,7 +134,7 @@ def _step(bound):
 def _check(r, x, cutoff, box=None, eps=1.0, sigma=1.0, q=None, shift=False):
     """Each body within a few ulps of its terms plus half a grid step a partner (docs/exactness.md#forces)."""
     F, E, Fa, Ea, total, virial = _forces_brute(x, cutoff, box, eps, sigma, q, shift)
-    c = r.closest
+    c = max(r.fine, r.closest)
     if q is None:
         x6 = (sigma / c) ** 6
         bf = abs(eps) * 24 * (2 * x6 * x6 + x6) / c
