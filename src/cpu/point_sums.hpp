@@ -233,14 +233,9 @@ Result run_point_sums(const Plan& plan, const GridChoice* grid) {
                                    plan.grids};
     const auto make_sink = [&] { return PointSumsSink(A.n, B.n, shape.is_auto, D); };
     const auto make_rows = [&](PointSumsSink& sink) { return PointSumsRows<D, Terms>(setup, A, B, max_row, sink); };
-    if (!use_grid) return traverse(A.n, B.n, shape, make_sink, make_rows);
-    const auto& items = grid->plan.items;
-    if (grid->plan.windowed) {
-      const GridWindows<D> windows(grid->geometry, grid->plan, grid->b ? *grid->b : *grid->a, A, grid->cutoff);
-      return traverse_blocks(items.size(), windows, shape, make_sink, make_rows, windows);
-    }
-    return traverse_blocks(items.size(), [&](std::size_t k) { return items[k]; }, shape, make_sink, make_rows);
+    return traverse_plan<D>(use_grid ? grid : nullptr, A, B, shape, make_sink, make_rows);
   });
+  plan.lap("traversal");
   // A pair closer than the closest separation declared: named in the callers' indices, the
   // result never formed.
   for (const PointSumsSink& k : sinks) {
@@ -269,6 +264,7 @@ Result run_point_sums(const Plan& plan, const GridChoice* grid) {
     r.exact.totals[0] += k.energy();
     r.exact.totals[1] += k.virial();
   }
+  plan.lap("merge");
   r.info.threads = shape.threads;
   r.info.pairs_evaluated = use_grid ? grid->plan.evaluations : pair_total(A.n, B.n, shape.is_auto);
   r.exact.grids = plan.grids;

@@ -20,6 +20,7 @@
 #include "twobody/detail/cuda/vector_join.hpp"
 #include "twobody/detail/engine/backend.hpp"
 #include "twobody/detail/engine/chunked_run.hpp"
+#include "twobody/detail/engine/lattice_plan.hpp"
 #include "twobody/detail/engine/exact_sums.hpp"
 #include "twobody/engine.hpp"
 #include "twobody/detail/exact/fast_path.hpp"
@@ -82,8 +83,7 @@ constexpr int kChunksInFlight = 2;
 // TuningPolicy::chunk_points (TWOBODY_CUDA_CHUNK_POINTS) lowers it (the tests run chunked launches on small sets).
 std::size_t chunk_points(const Plan& plan, int in_flight) {
   std::size_t chunk = std::size_t(1) << 31;
-  std::size_t free_b = 0, total_b = 0;
-  TWOBODY_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  const std::size_t free_b = available_device_bytes();
   const std::size_t per_point = 2 * (20 * static_cast<std::size_t>(plan.a->dim()) + 40);
   const double room = 0.6 * static_cast<double>(free_b);
   const std::size_t points = plan.a->size() + (plan.is_auto() ? 0 : plan.b->size());
@@ -239,6 +239,12 @@ class CudaBackend final : public Backend {
   std::string refuses_bands(const Statistic& s) const override { return refuses_bands_on_device(s); }
   Result run_vectors(const VectorPlan& plan) override { return run_vectors_on_device(plan); }
   std::string describe_vectors(const VectorPlan& plan) const override { return describe_vectors_on_device(plan); }
+  bool runs_lattice() const override { return true; }
+  void run_lattice(const LatticePlan& plan, LatticeMap& out) override { run_lattice_on_device(plan, out); }
+  std::string describe_lattice(const LatticePlan&) const override {
+    return "blocks of 8 x 8 x 8 threads, a node a thread with its sums in registers; each nearby row of bins staged "
+           "through shared memory (range access); sources binned on the host";
+  }
   Result run(const Plan& plan) override {
     const auto t0 = std::chrono::steady_clock::now();
     auto run_piece = [](const Plan& p) {

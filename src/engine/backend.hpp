@@ -3,8 +3,10 @@
 // backend owns everything about how pairs are visited and reduced on its hardware.
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "twobody/detail/engine/key_edges.hpp"
+#include "twobody/detail/engine/phase_clock.hpp"
 #include "twobody/engine.hpp"
 #include "twobody/error.hpp"
 #include "twobody/vectors.hpp"
@@ -12,6 +14,8 @@
 namespace twobody {
 
 class WorkShare;
+struct LatticePlan;
+struct LatticeMap;
 
 struct Plan {
   const Statistic* stat = nullptr;
@@ -33,7 +37,13 @@ struct Plan {
   // run's kernels take only the ranges they claim. Null: every item. Only for a backend whose
   // takes_shares(plan) is true.
   WorkShare* share = nullptr;
+  // The run's phases (--explain): a backend laps its own (index, traversal, merge) into it. Null:
+  // nobody asked.
+  PhaseClock* clock = nullptr;
   bool is_auto() const { return stat->traversal == Traversal::Auto; }
+  void lap(std::string_view phase) const {
+    if (clock) clock->lap(phase);
+  }
 };
 
 // Rows [begin, end) of a run's first set: the anchors of a band (engine/vector_bands.hpp).
@@ -101,6 +111,12 @@ class Backend {
   // Why this backend does not run bands of `s` (VectorPlan::band; "" when it does, as the CPU):
   // the hybrid backend then leaves it out of the run.
   virtual std::string refuses_bands(const Statistic&) const { return {}; }
+  // Lattice maps (twobody/lattice.hpp), planned by the engine (engine/lattice_plan.hpp): whether
+  // this backend runs them, and the run into `out`'s values, mask and term count.
+  virtual bool runs_lattice() const { return false; }
+  virtual void run_lattice(const LatticePlan&, LatticeMap&) { throw Error(ErrorKind::Internal, name() + ": no lattice kernels"); }
+  // How it traverses the lattice, for the plan.
+  virtual std::string describe_lattice(const LatticePlan&) const { return {}; }
 };
 
 std::unique_ptr<Backend> make_cpu_backend();

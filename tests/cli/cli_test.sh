@@ -75,6 +75,12 @@ check "builtin clustered sky table" "\"$tb\" angular --data builtin:clustered-sk
 check "no progress bar off a terminal" "[ -z \"\$(\"$tb\" sdh --data \"$work/box.txt\" --nbins 8 2>&1 >/dev/null)\" ]"
 check "grid and brute force agree" "cmp <(\"$tb\" paircount --data \"$work/box.txt\" --box 50 --rmin 0.5 --rmax 6 --nbins 7 --log --path grid) <(\"$tb\" paircount --data \"$work/box.txt\" --box 50 --rmin 0.5 --rmax 6 --nbins 7 --log --path brute)"
 check "explain names the traversal" "\"$tb\" paircount --data \"$work/box.txt\" --box 50 --rmax 6 --nbins 7 --path grid --backend cpu --explain 2>&1 >/dev/null | grep -q 'path: grid'"
+# --explain's phases: each run's (index, traversal, ...) in its plan, the process's (read, each run,
+# write) after the output, and the peak memory against the catalogue.
+"$tb" paircount --data "$work/box.txt" --box 50 --rmax 6 --nbins 7 --path grid --backend cpu --explain 2>"$work/phases.err" >/dev/null
+check "explain names each run's phases" "grep -q '^phases (wall time, the process.s peak resident memory after each): plan .*cell index .*traversal .*merge ' \"$work/phases.err\""
+check "explain names the process's phases" "grep -q '^twobody: process phases (wall time, peak resident memory after each): read .*box.txt .*run 1 .*write output ' \"$work/phases.err\""
+check "explain gives the peak against the catalogue" "grep -Eq '^twobody: peak resident memory [0-9.]+ [MG]B = [0-9.]+x the catalogues' \"$work/phases.err\""
 expect 2 "path" -- "$tb" paircount --data "$work/box.txt" --rmax 6 --nbins 7 --path sideways
 check "concentrated catalogue" "\"$tb\" generate concentrated -n 1000 --box 100 --seed 3 -o \"$work/conc.txt\" && [ \$(grep -vc '^#' \"$work/conc.txt\") -eq 1000 ]"
 expect 4 'not on the sky' -- "$tb" generate concentrated --sky -n 10 -o "$work/conc-sky.txt"
@@ -370,7 +376,7 @@ explains 1 -- "$tb" potential --data "$work/atoms.txt" --charge-column 4 --spaci
 expect 4 'the exclusion radius must be > 0 and at most the cutoff' -- "$tb" potential --data "$work/atoms.txt" --charge-column 4 --cutoff 2 --exclusion 3
 expect 4 '--charge-column is needed' -- "$tb" potential --data "$work/atoms.txt" --cutoff 2
 expect 4 'exceeds half the period' -- "$tb" potential --data "$work/atoms.txt" --charge-column 4 --cutoff 2 --periodic --origin 0,0,0 --shape 4,4,4
-expect 6 'CPU backend so far' -- "$tb" potential --data "$work/atoms.txt" --charge-column 4 --cutoff 2 --backend cuda
+expect 6 'one backend' -- "$tb" potential --data "$work/atoms.txt" --charge-column 4 --cutoff 2 --backend hybrid
 expect 3 'radius -0.25 is not finite and > 0' -- "$tb" density --data "$work/atoms.txt" --radius-column 4 --cutoff 1
 printf '0 0 0 1 0\n1.5 -2 0.5 0 1\n' > "$work/kspace.txt"
 check "gridding writes a complex64 map" \
