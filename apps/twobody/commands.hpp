@@ -16,6 +16,7 @@ std::vector<Subcommand> matrix_commands();        // matrix
 std::vector<Subcommand> vector_commands();        // join, knn
 std::vector<Subcommand> custom_commands();        // custom
 std::vector<Subcommand> lattice_commands();       // potential, density, gridding
+std::vector<Subcommand> forces_commands();        // forces
 std::vector<Subcommand> generate_commands();      // generate
 std::vector<Subcommand> cache_commands();         // cache
 

@@ -21,7 +21,7 @@ namespace {
 std::vector<Subcommand> command_table() {
   std::vector<Subcommand> table;
   for (const auto& family : {histogram_commands(), correlation_commands(), clustering2d_commands(), scalar_commands(),
-                             neighbour_commands(), matrix_commands(), vector_commands(), custom_commands(), lattice_commands(),
+                             neighbour_commands(), matrix_commands(), vector_commands(), custom_commands(), lattice_commands(), forces_commands(),
                              generate_commands(), cache_commands()})
     table.insert(table.end(), family.begin(), family.end());
   return table;

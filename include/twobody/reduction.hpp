@@ -8,6 +8,7 @@
 
 #include "twobody/binning.hpp"
 #include "twobody/binning2d.hpp"
+#include "twobody/pair_force.hpp"
 
 namespace twobody::reduce {
 
@@ -88,12 +89,31 @@ struct PerPointValue {
   Of of = Of::Sum;
 };
 
+// Per point, the sum of a vector pair value: short-range forces and energies (twobody/forces.hpp).
+// Every pair (i, j), i < j, with separation in [0, range.hi()) — `range` starts at 0, one bin — is
+// evaluated once in float64 (twobody/pair_force.hpp): d = x_i − x_j, energy E, force F = f·d; it
+// adds (F, E/2) to i and (−F, E/2) to j (cross: the second set's point is j), as exact sums, so
+// Σ F is exactly 0 on the grid and no thread count or point order changes a bit. Result: per
+// point (per_point_a, cross also per_point_b) its partners in `counts` and the D force components
+// and the energy in `sums` (n × (D + 1), row-major); `totals` = {Σ E, the virial Σ d·F}.
+// The grids are fixed before the run: each keeps 62 bits of every term of the pairs at least
+// `fine` apart (0: `closest`), and the sums are 192 bits wide, so that the few closer pairs'
+// terms (a close contact's force is 2^100 of the others') add exactly too. `closest` (> 0) is a
+// lower bound on the separation of every pair within the cutoff; a closer pair is an
+// Error(Input) naming it. short_range_forces finds both first.
+struct PointSums {
+  Binning range;
+  PairForce force;
+  double closest = 0;
+  double fine = 0;
+};
+
 }  // namespace twobody::reduce
 
 namespace twobody {
 
 using Reduction = std::variant<reduce::Count, reduce::Histogram, reduce::Histogram2D, reduce::PairList,
                                reduce::PerPoint, reduce::Matrix, reduce::Nearest, reduce::Sum,
-                               reduce::PerPointValue>;
+                               reduce::PerPointValue, reduce::PointSums>;
 
 }  // namespace twobody

@@ -52,6 +52,9 @@ struct PointReductions {
   std::vector<std::uint64_t> counts;
   std::vector<double> weighted;  // when weighted
   std::vector<double> values;    // reduce::PerPointValue: the partners' values summed, or least, or largest
+  // reduce::PointSums: n × components, row-major: the force's D components, then the energy.
+  std::vector<double> sums;
+  std::size_t components = 0;
 };
 
 // OutputKind::Nearest (reduce::Nearest): per point of the first set, its k nearest partners,
@@ -104,6 +107,7 @@ struct Result {
   // Statistic::mean_separation: per bin, Σ s and Σ log s of its pairs (times w_i w_j when weighted).
   std::vector<double> separation_sum, log_separation_sum;
   std::vector<double> value_sum;      // reduce::Sum: the values' sum (counts[0]: how many)
+  std::vector<double> totals;         // reduce::PointSums: {total energy, virial Σ d·F}
   std::vector<PairRecord> pairs;      // PairList, sorted by (i, j); empty with RunOptions::pair_sink
   // PerPoint: per point of the first set and, cross only, of the second (empty for auto).
   PointReductions per_point_a, per_point_b;

@@ -74,5 +74,6 @@ void bind_statistics(nb::module_& m);
 void bind_files(nb::module_& m);
 void bind_vectors(nb::module_& m);
 void bind_expressions(nb::module_& m);
+void bind_lattice(nb::module_& m);
 
 }  // namespace twobody::python

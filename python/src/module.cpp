@@ -55,4 +55,5 @@ NB_MODULE(_twobody, m) {
   twobody::python::bind_files(m);
   twobody::python::bind_vectors(m);
   twobody::python::bind_expressions(m);
+  twobody::python::bind_lattice(m);
 }

@@ -6,6 +6,7 @@
 #include "twobody/detail/engine/backend.hpp"
 #include "twobody/detail/engine/lattice_plan.hpp"
 #include "twobody/detail/cpu/binned2d.hpp"
+#include "twobody/detail/cpu/point_sums.hpp"
 #include "twobody/detail/cpu/run_plan.hpp"
 #include "twobody/detail/cpu/run_vectors.hpp"
 #include "twobody/detail/engine/metric_dispatch.hpp"
@@ -17,9 +18,12 @@ namespace {
 
 // PerPoint keeps one private array per thread (cpu::PerPointSink): counts, and sums when weighted,
 // for the anchors' set and, cross, the partners' set, plus the merged result.
+// PointSums (forces) keeps a count and D + 1 exact 128-bit sums a point.
 double per_point_bytes(const Plan& plan) {
   const double points = static_cast<double>(plan.a->size() + (plan.is_auto() ? 0 : plan.b->size()));
-  return points * (plan.stat->weighted ? 16.0 : 8.0) * (std::max(1, plan.threads) + 1);
+  const bool sums = std::holds_alternative<reduce::PointSums>(plan.stat->reduction);
+  const double each = sums ? 8.0 + 16.0 * (plan.a->dim() + 1) : plan.stat->weighted ? 16.0 : 8.0;
+  return points * each * (std::max(1, plan.threads) + 1);
 }
 
 class CpuBackend final : public Backend {
@@ -38,6 +42,7 @@ class CpuBackend final : public Backend {
     const cpu::GridChoice grid = &plan == ran_plan_ ? std::move(ran) : cpu::choose_grid(plan);
     const std::size_t tile = cpu::choose_tile(std::max(plan.a->size(), plan.b->size()), plan.threads);
     const bool fast = plan.stat->output() != OutputKind::Matrix && cpu::fast_rows_fit(plan.edges) &&
+                      !std::holds_alternative<reduce::PointSums>(plan.stat->reduction) &&
                       visit_pair_function(*plan.stat, plan.a->dim(), [](const auto& f) {
                         return cpu::has_fast_path<std::decay_t<decltype(f)>>;
                       });
@@ -51,6 +56,11 @@ class CpuBackend final : public Backend {
         plan.stat->regions() > 0
             ? fmt::format("; {} jackknife regions: each pair also counted once per region of its points ({} x {} counters a thread)",
                           plan.stat->regions(), plan.stat->regions(), plan.edges.nbins)
+        : std::holds_alternative<reduce::PointSums>(plan.stat->reduction)
+            ? fmt::format("; forces: each pair within the cutoff evaluated once in float64, (F, E/2) added to one point and "
+                          "(-F, E/2) to the other as exact sums, per thread {} points x {} 128-bit sums, summed point by "
+                          "point ({:.3g} MB in all)",
+                          plan.a->size() + (plan.is_auto() ? 0 : plan.b->size()), plan.a->dim() + 1, per_point_bytes(plan) / 1e6)
         : plan.stat->output() == OutputKind::PerPoint
             ? fmt::format("; per point: a private array of {} counters a thread (a row adds its anchor once, each partner "
                           "in range its own entry), summed point by point in thread order ({:.3g} MB in all)",
@@ -81,6 +91,9 @@ class CpuBackend final : public Backend {
     ran_grid_ = grid.chosen;
     return visit_pair_function(*plan.stat, plan.a->dim(), [&](const auto& f) {
       constexpr int D = std::decay_t<decltype(f)>::dim;
+      if constexpr (D >= 1 && D <= 3) {
+        if (std::holds_alternative<reduce::PointSums>(plan.stat->reduction)) return cpu::run_point_sums<D>(plan, &grid);
+      }
       return cpu::run_plan<D>(f, plan, &grid);
     });
   }

@@ -187,6 +187,21 @@ struct TraversalLabels {
   TraversalLabels& operator=(const TraversalLabels&) = delete;
 };
 
+// A plan's traversal: the grid's units (with per-anchor windows when the plan has them) or, without
+// a grid, the tiles; one sink a thread from make_sink(), one row evaluator a thread from
+// make_rows(sink). Every output of the points' paths runs through it (run_plan, point_sums.hpp).
+template <int D, class MakeSink, class MakeRows>
+auto traverse_plan(const GridChoice* grid, const SoaView<D>& A, const SoaView<D>& B, const TraversalShape& shape,
+                   MakeSink make_sink, MakeRows make_rows) {
+  if (!grid || !grid->chosen) return traverse(A.n, B.n, shape, make_sink, make_rows);
+  const std::size_t units = grid->plan.unit_count();
+  if (grid->plan.windowed) {
+    const GridWindows<D> windows(grid->geometry, grid->plan, grid->b ? *grid->b : *grid->a, A, grid->cutoff);
+    return traverse_blocks(units, windows, shape, make_sink, make_rows, windows);
+  }
+  return traverse_blocks(units, GridPlan::Units{grid->plan}, shape, make_sink, make_rows);
+}
+
 template <int D, class PairFunction>
 Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid = nullptr) {
   const Statistic& s = *plan.stat;
@@ -213,15 +228,7 @@ Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid 
   }
   const auto run_with = [&](auto make_sink) {
     using Sink = decltype(make_sink());
-    const auto go = [&](auto make_rows) {
-      if (!use_grid) return traverse(A.n, B.n, shape, make_sink, make_rows);
-      const std::size_t units = grid->plan.unit_count();
-      if (grid->plan.windowed) {
-        const GridWindows<D> windows(grid->geometry, grid->plan, grid->b ? *grid->b : *grid->a, A, grid->cutoff);
-        return traverse_blocks(units, windows, shape, make_sink, make_rows, windows);
-      }
-      return traverse_blocks(units, GridPlan::Units{grid->plan}, shape, make_sink, make_rows);
-    };
+    const auto go = [&](auto make_rows) { return traverse_plan<D>(use_grid ? grid : nullptr, A, B, shape, make_sink, make_rows); };
     const auto traversed = [&](auto sinks) {
       plan.lap("traversal");
       return sinks;

@@ -214,6 +214,8 @@ class CudaBackend final : public Backend {
   // grid agent's 32 copies a warp beside the region x bin counters (histogram_bins_in_shared);
   // 2-D bins are not limited.
   std::string refuses(const Statistic& s) const override {
+    // Forces' per-point vector sums have no device output yet (PointSumsOutput, issue 24).
+    if (std::holds_alternative<reduce::PointSums>(s.reduction)) return "has no output for forces (per-point vector sums) yet";
     // Jackknife regions are counted by the grid kernels alone, and the device's grid does not
     // serve triclinic cells (run_triclinic.cu: brute force).
     if (s.metric == Metric::Periodic && s.box.triclinic() && s.regions() > 0)

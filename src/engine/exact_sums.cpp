@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "twobody/error.hpp"
 
@@ -49,6 +50,14 @@ void rounded(std::vector<double>& to, const std::vector<FixedSum>& from, const S
   for (std::size_t k = 0; k < from.size(); ++k) to[k] = g.value(from[k]);
 }
 
+// Per point rows of `cols`: the last column (the energy) on `last`, the others on `g`.
+void rounded_rows(std::vector<double>& to, const std::vector<WideSum>& from, std::size_t cols, const SumGrid& g,
+                  const SumGrid& last) {
+  if (from.empty() || cols == 0) return;
+  to.resize(from.size());
+  for (std::size_t k = 0; k < from.size(); ++k) to[k] = from[k].value((k % cols == cols - 1 ? last : g).exponent);
+}
+
 }  // namespace
 
 SumGrids sum_grids_for(const Statistic& s, const PointSet& a, const PointSet* b) {
@@ -61,6 +70,25 @@ SumGrids sum_grids_for(const Statistic& s, const PointSet& a, const PointSet* b)
   g.separation = grid(pair * separation_bound(s), "weighted separations");
   // |log s| <= 709 for every s a pair can have (zero is summed as the smallest normal number).
   g.log_separation = grid(pair * 710.0, "weighted log-separations");
+  if (const auto* f = std::get_if<reduce::PointSums>(&s.reduction)) {
+    // 62 bits of every term of the pairs at `fine` or beyond; the closest pair's terms in the wide
+    // sums' 190 bits above the same grid (with 2^40 of them).
+    if (!(f->closest > 0))
+      throw_config(fmt::format("point sums need the closest separation (> 0) of the pairs within the cutoff, not {}",
+                               f->closest));
+    const double charge = std::max(wa, wb);
+    const PairTermBounds t = pair_term_bounds(f->force, f->range.hi(), std::max(f->fine, f->closest), charge);
+    const PairTermBounds top = pair_term_bounds(f->force, f->range.hi(), f->closest, charge);
+    const char* what = "the pair forces at the closest separation";
+    g.force = grid(t.force, what);
+    g.energy = grid(t.half_energy, what);
+    g.virial = grid(t.virial, what);
+    const std::pair<SumGrid, double> widest[] = {{g.force, top.force}, {g.energy, top.half_energy}, {g.virial, top.virial}};
+    for (const auto& [grid_of, largest] : widest)
+      if (!std::isfinite(largest) || std::ilogb(largest) - grid_of.exponent > 148)
+        throw_input(fmt::format("the closest pair's forces ({:.3g} at a separation of {:.3g}) are beyond 2^150 steps of the "
+                                "grid the other pairs need: overlapping bodies", largest, f->closest));
+  }
   return g;
 }
 
@@ -75,6 +103,11 @@ void round_exact_sums(Result& r) {
   rounded(r.value_sum, r.exact.value_sum, g.value);
   rounded(r.per_point_a.values, r.exact.point_value_a, g.value);
   rounded(r.per_point_b.values, r.exact.point_value_b, g.value);
+  rounded_rows(r.per_point_a.sums, r.exact.point_sums_a, r.per_point_a.components, g.force, g.energy);
+  rounded_rows(r.per_point_b.sums, r.exact.point_sums_b, r.per_point_b.components, g.force, g.energy);
+  if (r.exact.totals.size() == 2) {
+    r.totals = {r.exact.totals[0].value(g.energy.exponent), r.exact.totals[1].value(g.virial.exponent)};
+  }
 }
 
 void exact_from_float64(Result& r, const SumGrids& g) {

@@ -103,6 +103,24 @@ Plan make_plan_2d(const Statistic& s, const PointSet& a, const PointSet* b, cons
   return p;
 }
 
+// Forces: the potential, the cutoff and the grids the closest separation fixed.
+std::string point_sums_text(const Statistic& s, const SumGrids& g) {
+  const auto& p = std::get<reduce::PointSums>(s.reduction);
+  const PairForce& f = p.force;
+  const std::string potential =
+      f.potential == PairPotential::LennardJones
+          ? fmt::format("Lennard-Jones 4e((s/r)^12 - (s/r)^6), epsilon {}, sigma {}{}", f.epsilon, f.sigma,
+                        f.shift ? ", shifted to 0 at the cutoff" : "")
+          : std::string("cutoff Coulomb q_i q_j (1 - r^2/C^2)^2 / r (charges: the weights)");
+  return fmt::format(": per point, the force and energy of its pairs within [0, {}): {}; each pair once in float64, "
+                     "(F, E/2) to one point and (-F, E/2) to the other\n"
+                     "sums: exact, 192 bits wide, on grids keeping 62 bits of the terms of the pairs at least {:.6g} apart "
+                     "(99% of them; the closest {:.6g}): force step 2^{}, energy step 2^{}, virial step 2^{} (a term "
+                     "within step/2 of its float64 value; Sum F = 0 exactly)",
+                     p.range.hi(), potential, std::max(p.fine, p.closest), p.closest, g.force.exponent, g.energy.exponent,
+                     g.virial.exponent);
+}
+
 }  // namespace
 
 int run_threads(const RunOptions& opt) {
@@ -155,6 +173,7 @@ Plan make_plan_base(const Statistic& s, const PointSet& a, const PointSet* b, co
       is_auto ? "auto (each unordered pair once)" : "cross (every (i, j))", a.size(), bb.size(),
       pair_total(a.size(), bb.size(), is_auto), to_string(s.output()),
       s.output() == OutputKind::Matrix ? std::string()
+      : std::holds_alternative<reduce::PointSums>(s.reduction) ? point_sums_text(s, p.grids)
       : s.output() == OutputKind::PerPoint
           ? fmt::format(": for every point {}, its partners in [{}, {}){}", is_auto ? "(each pair adds to both of its points)" : "of both sets (in the other set)",
                         s.binning().lo(), s.binning().hi(), s.weighted ? " and the sum of their weights" : "")

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "twobody/detail/engine/overloaded.hpp"
@@ -49,6 +50,17 @@ void add_placed(std::vector<T>& to, const std::vector<T>& from, const PointPlace
   }
 }
 
+// Rows of `cols` values: to row where.at(k) += from row k, `to` grown to fit.
+template <class T>
+void add_placed_rows(std::vector<T>& to, const std::vector<T>& from, const PointPlacement& where, std::size_t cols) {
+  if (from.empty() || cols == 0) return;
+  for (std::size_t k = 0; k < from.size() / cols; ++k) {
+    const std::size_t at = where.at(k);
+    if (to.size() < (at + 1) * cols) to.resize((at + 1) * cols);
+    for (std::size_t c = 0; c < cols; ++c) to[at * cols + c] += from[k * cols + c];
+  }
+}
+
 void merge_counters(Result& whole, const Result& piece) {
   add_into(whole.counts, piece.counts);
   add_into(whole.weighted, piece.weighted);
@@ -65,6 +77,35 @@ void merge_counters(Result& whole, const Result& piece) {
   add_into(whole.exact.separation_sum, piece.exact.separation_sum);
   add_into(whole.exact.log_separation_sum, piece.exact.log_separation_sum);
   add_into(whole.exact.value_sum, piece.exact.value_sum);
+  add_into(whole.exact.totals, piece.exact.totals);
+}
+
+// Forces: a cutoff from 0, a metric with a displacement (open or orthorhombic periodic), the
+// potential's parameters, charges for Coulomb.
+void check_point_sums(const Statistic& s, const reduce::PointSums& p, int dim) {
+  if (dim < 1 || dim > 3) throw_config(fmt::format("forces take 1-, 2- or 3-D points, not {}-D", dim));
+  const double c = p.range.hi();
+  if (p.range.nbins() != 1 || p.range.lo() != 0.0 || !(c > 0) || !std::isfinite(c))
+    throw_config(fmt::format("forces take one range [0, cutoff) with a finite cutoff > 0, not [{}, {}) in {} bins",
+                             p.range.lo(), c, p.range.nbins()));
+  if (s.metric != Metric::Euclidean && s.metric != Metric::Periodic)
+    throw_config(fmt::format("forces need Cartesian points, open or in a periodic box, not the {} metric", to_string(s.metric)));
+  if (s.metric == Metric::Periodic && s.box.triclinic())
+    throw_config("forces take an orthorhombic box (sides L_x, L_y, L_z): a triclinic cell is not supported");
+  if (s.metric == Metric::Periodic && c > 0.5 * s.box.min_length())
+    throw_config(fmt::format("the cutoff {} exceeds half the periodic box ({}): the minimum image is only unique up to L/2",
+                             c, 0.5 * s.box.min_length()));
+  const PairForce& f = p.force;
+  if (f.potential == PairPotential::LennardJones) {
+    if (!(f.sigma > 0) || !std::isfinite(f.sigma) || !std::isfinite(f.epsilon))
+      throw_config(fmt::format("Lennard-Jones needs a finite sigma > 0 and a finite epsilon (sigma {}, epsilon {})", f.sigma,
+                               f.epsilon));
+    if (s.weighted) throw_config("Lennard-Jones forces take no weights (charges are Coulomb's)");
+  } else if (!s.weighted) {
+    throw_config("Coulomb forces need a charge for every point (the points' weights: --charge-column)");
+  }
+  if (!(p.closest > 0) || !std::isfinite(p.closest))
+    throw_config(fmt::format("forces need the closest separation (> 0) of the pairs within the cutoff, not {}", p.closest));
 }
 
 }  // namespace
@@ -79,6 +120,7 @@ void validate_reduction(const Statistic& s, const PointSet& a, const PointSet* b
   refuse_value_reductions(s);
   std::visit(Overloaded{[&](const reduce::Histogram& h) { check_regions(h.regions, a, b); },
                         [&](const reduce::Histogram2D& h) { check_regions(h.regions, a, b); },
+                        [&](const reduce::PointSums& p) { check_point_sums(s, p, a.dim()); },
                         [](const auto&) {}},
              s.reduction);
 }
@@ -114,6 +156,13 @@ Result empty_result(const Statistic& s, std::size_t n_a, std::size_t n_b) {
                           per_point(r.per_point_a, r.exact.point_weighted_a, n_a);
                           if (n_b) per_point(r.per_point_b, r.exact.point_weighted_b, n_b);
                         },
+                        [&](const reduce::PointSums&) {
+                          // The sums' width (the points' dimension + 1) comes with the first piece.
+                          r.per_point_a.counts.assign(n_a, 0);
+                          if (n_b) r.per_point_b.counts.assign(n_b, 0);
+                          r.totals.assign(2, 0.0);
+                          r.exact.totals.assign(2, WideSum{});
+                        },
                         [&](const reduce::Matrix&) {
                           r.rows = n_a;
                           r.cols = n_b ? n_b : n_a;
@@ -145,6 +194,20 @@ void merge_piece(const Statistic& s, Result& whole, const Result& piece, const P
             add_placed(to_b.counts, piece.per_point_b.counts, where.b);
             add_placed(to_b.weighted, piece.per_point_b.weighted, where.b);
             add_placed(exact_b, piece.exact.point_weighted_b, where.b);
+          },
+          [&](const reduce::PointSums&) {
+            const std::size_t c = piece.per_point_a.components;
+            auto& to_b = where.whole_is_auto ? whole.per_point_a : whole.per_point_b;
+            auto& exact_b = where.whole_is_auto ? whole.exact.point_sums_a : whole.exact.point_sums_b;
+            add_placed(whole.per_point_a.counts, piece.per_point_a.counts, where.a);
+            add_placed(to_b.counts, piece.per_point_b.counts, where.b);
+            add_placed_rows(whole.exact.point_sums_a, piece.exact.point_sums_a, where.a, c);
+            add_placed_rows(exact_b, piece.exact.point_sums_b, where.b, c);
+            for (PointReductions* p : {&whole.per_point_a, &to_b}) {
+              p->components = c;
+              std::vector<WideSum>& e = p == &whole.per_point_a ? whole.exact.point_sums_a : exact_b;
+              if (e.size() < p->counts.size() * c) e.resize(p->counts.size() * c);
+            }
           },
           [&](const reduce::PairList&) {
             whole.pairs.reserve(whole.pairs.size() + piece.pairs.size());

@@ -29,7 +29,8 @@ OutputKind Statistic::output() const {
                                [](const reduce::Matrix&) { return OutputKind::Matrix; },
                                [](const reduce::Nearest&) { return OutputKind::Nearest; },
                                [](const reduce::Sum&) { return OutputKind::Reduction; },
-                               [](const reduce::PerPointValue&) { return OutputKind::PerPoint; }},
+                               [](const reduce::PerPointValue&) { return OutputKind::PerPoint; },
+                               [](const reduce::PointSums&) { return OutputKind::PerPoint; }},
                     reduction);
 }
 
@@ -39,6 +40,7 @@ const Binning& Statistic::binning() const {
                                [](const reduce::Histogram& h) -> const Binning& { return h.bins; },
                                [](const reduce::PairList& l) -> const Binning& { return l.range; },
                                [](const reduce::PerPoint& p) -> const Binning& { return p.range; },
+                               [](const reduce::PointSums& p) -> const Binning& { return p.range; },
                                [](const auto&) -> const Binning& { return none; }},
                     reduction);
 }

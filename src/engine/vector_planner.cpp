@@ -37,6 +37,9 @@ void check_statistic(const Statistic& s) {
                           if (h.regions > 0) throw_config("jackknife regions take points (with labels), not vectors");
                           if (h.mean_separation) throw_config("mean separations per bin take points, not vectors");
                         },
+                        [](const reduce::PointSums&) {
+                          throw_config("forces take points (twobody/forces.hpp), not vectors");
+                        },
                         [](const reduce::Nearest& n) {
                           if (n.k < 1) throw_config(fmt::format("k nearest neighbours need k >= 1, not {}", n.k));
                         },

@@ -383,7 +383,23 @@ check "gridding writes a complex64 map" \
   "\"$tb\" gridding --data \"$work/kspace.txt\" --re-column 4 --im-column 5 --grid 16x16x8 -o \"$work/g.npy\" && head -c 128 \"$work/g.npy\" | grep -aq \"'<c8'.*'shape': (8, 16, 16)\""
 expect 4 "--grid '16x0'" -- "$tb" gridding --data "$work/kspace.txt" --re-column 4 --im-column 5 --grid 16x0
 
-for cmd in sdh paircount rdf angular xi wtheta rppi smu xi-rppi wp xi-smu kk nk neighbours kde matrix custom generate potential density gridding cache; do
+# Forces: the n x 4 .npy and its totals, the summary, coincident bodies named, bad requests.
+printf '1 1 1 0.5\n2.2 1.5 1 -0.25\n1.5 2 2.5 0.75\n3 3 3 0.1\n' > "$work/bodies.txt"
+check "forces writes an n x 4 float64 .npy and its totals" \
+  "\"$tb\" forces --data \"$work/bodies.txt\" --columns 1,2,3 --cutoff 2.5 -o \"$work/f.npy\" && head -c 128 \"$work/f.npy\" | grep -aq \"'<f8'.*'shape': (4, 4)\" && grep -q total_energy \"$work/f.npy.json\""
+check "forces' CSV has fx,fy,fz,energy,partners" \
+  "\"$tb\" forces --data \"$work/bodies.txt\" --columns 1,2,3 --cutoff 2.5 -o \"$work/f.csv\" && head -n 1 \"$work/f.csv\" | grep -q '^fx,fy,fz,energy,partners'"
+check "forces: the summary" "\"$tb\" forces --data \"$work/bodies.txt\" --columns 1,2,3 --cutoff 2.5 | grep -q '4 bodies, 4 pairs within 2.5'"
+explains 2 -- "$tb" forces --data "$work/bodies.txt" --columns 1,2,3 --cutoff 2.5
+printf '1 1 1\n2 2 2\n1 1 1\n' > "$work/dup.txt"
+expect 3 'bodies 1 and 3 coincide' -- "$tb" forces --data "$work/dup.txt" --cutoff 2.5 -o "$work/dup.npy"
+check "forces: nothing written after an error" "[[ ! -e \"$work/dup.npy\" ]]"
+expect 4 'exceeds half the periodic box' -- "$tb" forces --data "$work/bodies.txt" --columns 1,2,3 --cutoff 2.5 --box 4
+expect 4 'triclinic' -- "$tb" forces --data "$work/bodies.txt" --columns 1,2,3 --cutoff 1 --box 4,4,4,90,90,60
+expect 4 '--potential coulomb needs --charge-column' -- "$tb" forces --data "$work/bodies.txt" --potential coulomb --cutoff 2
+check "forces: Coulomb with charges" "\"$tb\" forces --data \"$work/bodies.txt\" --potential coulomb --charge-column 4 --cutoff 2.5 | grep -q '4 bodies'"
+
+for cmd in sdh paircount rdf angular xi wtheta rppi smu xi-rppi wp xi-smu kk nk neighbours kde matrix custom generate potential density gridding forces cache; do
   mkdir -p "$work/examples-$cmd"
   examples=$("$tb" "$cmd" --help | sed -n '/^Examples:/,$p' | sed -n 's/^  twobody //p')
   check "$cmd --help has examples" "[[ -n \"\$examples\" ]]"
