@@ -115,9 +115,10 @@ const Command<MatrixOptions> matrix_command{
     .examples =
         "  twobody matrix --data builtin:uniform-box:500 -o distances.npy\n"
         "  twobody matrix --data builtin:uniform-sky:300 --sky -o angles.txt\n"
-        "  twobody matrix --data X.npy --kernel pearson -o r.npy\n"
-        "  twobody matrix --data X.npy --data2 Y.npy --kernel lp --p 3 --dtype float32 -o d.h5\n"
-        "  twobody matrix --data X.npy --kernel 'sum(abs(a - b)) / d' -o m.npy\n",
+        "  twobody matrix --data builtin:clustered-box:400 --kernel pearson -o r.npy\n"
+        "  twobody matrix --data builtin:uniform-box:300 --data2 builtin:clustered-box:200 --kernel lp --p 3 --dtype float32 "
+        "-o d.h5\n"
+        "  twobody matrix --data builtin:uniform-box:300 --kernel 'sum(abs(a - b)) / d' -o m.npy\n",
 };
 
 }  // namespace
