@@ -159,19 +159,30 @@ ExpressionRows::ExpressionRows(const expr::Compiled& c, const PairTable& a, cons
           if ((x.side & expr::kSidePair) == 0) return cvec(a, k);
           return x.vector ? v[static_cast<std::size_t>(a) * d + k] : s[a];
         };
+        // A vector argument's d values at once (a point's row nodes, a parameter vector), or a
+        // scalar's one value broadcast: the lane loops of the pair part, run over k.
+        const auto lanes = [&](int a) -> Src {
+          static const double zero = 0.0;
+          if (a < 0) return {&zero, true};
+          const expr::Node& y = g.nodes[a];
+          if ((y.side & expr::kSidePair) == 0) {
+            if (y.vector) return {constant_vec_[a].data(), false};
+            return {y.op == Op::Const ? &y.value : &constant_[a], true};
+          }
+          return y.vector ? Src{v.data() + static_cast<std::size_t>(a) * d, false} : Src{&s[a], true};
+        };
         for (int id : order) {
           const expr::Node& x = g.nodes[id];
           if (x.op == col) s[id] = t.column(static_cast<std::size_t>(x.index))[i];
           else if (x.op == coord) s[id] = coords[static_cast<std::size_t>(x.index) * n + i];
           else if (x.op == vec)
-            for (std::size_t k = 0; k < d; ++k) v[static_cast<std::size_t>(id) * d + k] = coords[k * n + i];
+            t.coordinates().row_f64(i, v.data() + static_cast<std::size_t>(id) * d);  // (coords' values, read along the row)
           else if (expr::is_reduction(x.op)) {
             double acc = 0;
             for (std::size_t k = 0; k < d; ++k) acc = expr::reduce_step(x.op, acc, val(x.arg[0], k), k == 0);
             s[id] = acc;
           } else if (x.vector) {
-            for (std::size_t k = 0; k < d; ++k)
-              v[static_cast<std::size_t>(id) * d + k] = expr::apply_op(x.op, x.index, val(x.arg[0], k), val(x.arg[1], k), val(x.arg[2], k));
+            exec(x.op, x.index, lanes(x.arg[0]), lanes(x.arg[1]), lanes(x.arg[2]), v.data() + static_cast<std::size_t>(id) * d, d);
           } else {
             s[id] = expr::apply_op(x.op, x.index, val(x.arg[0], 0), val(x.arg[1], 0), val(x.arg[2], 0));
           }
