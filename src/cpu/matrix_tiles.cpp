@@ -173,20 +173,40 @@ MicroTile micro_for(const TileForm& f) {
 
 // One thread's buffers for a tile of R rows x C columns.
 struct TileSpace {
-  std::vector<double> ap, bp, acc, slots;
+  std::vector<double> bp, acc, slots;
 };
 
-// Rows [r0, r1) x columns [j0, j1) of the tile form into buf (row r0 at buf, stride ld, column j
-// at j). Symmetric: register tiles wholly below the diagonal are skipped (the block's own
-// diagonal square is completed from its upper half afterwards).
-void tile_of_form(const MatrixJob& job, const TileForm& form, const ExpressionRows& rows, const Finaliser& fin,
-                  MicroTile micro, std::size_t r0, std::size_t r1, std::size_t j0, std::size_t j1, double* buf,
-                  std::size_t ld, TileSpace& w) {
-  const std::size_t na = rows.size_a(), nb = rows.size_b(), d = static_cast<std::size_t>(job.f->g.dim);
-  const std::size_t quads = (r1 - r0 + kMr - 1) / kMr, groups = (j1 - j0 + kNr - 1) / kNr;
+// A block's rows of u packed for the register tiles, [quad][k][4] over the whole dimension (rows
+// past r1 zero): read by every tile of the block, so packed once.
+void pack_rows(const ExpressionRows& rows, const TileForm& form, std::size_t d, std::size_t r0, std::size_t r1,
+               std::vector<double>& ap, int threads) {
+  const std::size_t na = rows.size_a(), quads = (r1 - r0 + kMr - 1) / kMr;
   const double* u = rows.column(form.u);
+  ap.resize(quads * d * kMr);
+  const std::ptrdiff_t slices = static_cast<std::ptrdiff_t>((d + kSliceK - 1) / kSliceK);
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (std::ptrdiff_t sp = 0; sp < slices; ++sp) {
+    const std::size_t k0 = static_cast<std::size_t>(sp) * kSliceK, k1 = std::min(d, k0 + kSliceK);
+    for (std::size_t k = k0; k < k1; ++k) {
+      const double* ur = u + k * na;
+      for (std::size_t q = 0; q < quads; ++q)
+        for (std::size_t t = 0; t < kMr; ++t) {
+          const std::size_t i = r0 + q * kMr + t;
+          ap[(q * d + k) * kMr + t] = i < r1 ? ur[i] : 0.0;
+        }
+    }
+  }
+}
+
+// Rows [r0, r1) x columns [j0, j1) of the tile form into buf (row r0 at buf, stride ld, column j
+// at j), the rows packed in `ap`. Symmetric: register tiles wholly below the diagonal are skipped
+// (the block's own diagonal square is completed from its upper half afterwards).
+void tile_of_form(const MatrixJob& job, const TileForm& form, const ExpressionRows& rows, const Finaliser& fin,
+                  MicroTile micro, const double* ap, std::size_t r0, std::size_t r1, std::size_t j0, std::size_t j1,
+                  double* buf, std::size_t ld, TileSpace& w) {
+  const std::size_t nb = rows.size_b(), d = static_cast<std::size_t>(job.f->g.dim);
+  const std::size_t quads = (r1 - r0 + kMr - 1) / kMr, groups = (j1 - j0 + kNr - 1) / kNr;
   const double* v = rows.column(form.v);
-  w.ap.resize(quads * kMr * kSliceK);
   w.bp.resize(groups * kNr * kSliceK);
   w.acc.assign(quads * groups * kMr * kNr, 0.0);
   const auto below = [&](std::size_t q, std::size_t g) {
@@ -195,13 +215,7 @@ void tile_of_form(const MatrixJob& job, const TileForm& form, const ExpressionRo
   for (std::size_t k0 = 0; k0 < d; k0 += kSliceK) {
     const std::size_t kk = std::min(kSliceK, d - k0);
     for (std::size_t k = 0; k < kk; ++k) {
-      const double* ur = u + (k0 + k) * na;
       const double* vr = v + (k0 + k) * nb;
-      for (std::size_t q = 0; q < quads; ++q)
-        for (std::size_t t = 0; t < kMr; ++t) {
-          const std::size_t i = r0 + q * kMr + t;
-          w.ap[(q * kk + k) * kMr + t] = i < r1 ? ur[i] : 0.0;
-        }
       for (std::size_t g = 0; g < groups; ++g)
         for (std::size_t t = 0; t < kNr; ++t) {
           const std::size_t j = j0 + g * kNr + t;
@@ -211,7 +225,7 @@ void tile_of_form(const MatrixJob& job, const TileForm& form, const ExpressionRo
     for (std::size_t g = 0; g < groups; ++g)
       for (std::size_t q = 0; q < quads; ++q)
         if (!below(q, g))
-          micro(w.ap.data() + q * kk * kMr, w.bp.data() + g * kk * kNr, kk, w.acc.data() + (q * groups + g) * kMr * kNr);
+          micro(ap + (q * d + k0) * kMr, w.bp.data() + g * kk * kNr, kk, w.acc.data() + (q * groups + g) * kMr * kNr);
   }
   w.slots.resize(std::max<std::size_t>(1, fin.slots()));
   for (std::size_t q = 0; q < quads; ++q)
@@ -274,15 +288,17 @@ TileForm tile_form(const expr::Compiled& c) {
   return f;
 }
 
-void matrix_shape(MatrixJob& job, std::size_t rows, std::size_t cols) {
+void matrix_shape(MatrixJob& job, std::size_t rows, std::size_t cols, std::size_t d) {
   const std::size_t threads = static_cast<std::size_t>(std::max(1, job.threads));
   // Tiles of up to 256 columns, and at least two a thread where the width allows.
   const std::size_t per = (cols + 2 * threads - 1) / (2 * threads);
   job.tile_cols = std::clamp<std::size_t>((per + kNr - 1) / kNr * kNr, kNr, 256);
   if (job.block_rows > 0) return;
-  // A block's float64 buffer near 32 MiB: 8 to 256 rows, a multiple of the register tile's 4.
+  // A block's float64 buffer near 32 MiB and its packed rows near 64 MiB: 8 to 256 rows, a
+  // multiple of the register tile's 4.
   const std::size_t budget = std::size_t{32} << 20;
-  const std::size_t fit = budget / (sizeof(double) * std::max<std::size_t>(1, cols));
+  const std::size_t fit = std::min(budget / (sizeof(double) * std::max<std::size_t>(1, cols)),
+                                   2 * budget / (sizeof(double) * std::max<std::size_t>(1, d)));
   job.block_rows = std::clamp<std::size_t>(fit / kMr * kMr, std::max<std::size_t>(8, 4 * threads), 256);
   job.block_rows = std::min(job.block_rows, std::max<std::size_t>(rows, 1));
 }
@@ -302,6 +318,8 @@ void run_matrix_tiles(const MatrixJob& job, const TileForm& form, MatrixSink& si
   std::vector<double> buf(std::min(R, n1) * n2);
   const int threads = std::max(1, job.threads);
   std::vector<TileSpace> spaces(static_cast<std::size_t>(threads));
+  std::vector<double> ap;
+  const std::size_t d = static_cast<std::size_t>(job.f->g.dim);
   std::vector<ExpressionRows::Workspace> ws;
   if (!tiles)
     for (int t = 0; t < threads; ++t) ws.push_back(rows.workspace());
@@ -313,10 +331,11 @@ void run_matrix_tiles(const MatrixJob& job, const TileForm& form, MatrixSink& si
     const std::size_t c0 = job.symmetric ? r0 : 0;
     const std::size_t ntiles = (n2 - c0 + C - 1) / C;
     if (tiles) {
+      pack_rows(rows, form, d, r0, r1, ap, threads);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
       for (std::size_t t = 0; t < ntiles; ++t) {
         const std::size_t j0 = c0 + t * C, j1 = std::min(n2, j0 + C);
-        tile_of_form(job, form, rows, *fin, micro, r0, r1, j0, j1, buf.data(), n2,
+        tile_of_form(job, form, rows, *fin, micro, ap.data(), r0, r1, j0, j1, buf.data(), n2,
                      spaces[static_cast<std::size_t>(omp_get_thread_num())]);
       }
     } else {

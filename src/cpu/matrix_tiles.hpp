@@ -47,13 +47,14 @@ struct MatrixJob {
   const std::function<void(double)>* progress = nullptr;
 };
 
-// The slice of the dimension a tile's register accumulators run through before the next tile:
-// its rows of b (16 columns a panel) stay in L1, the tile's in L2.
+// The slice of the dimension a tile's register accumulators run through before the next panel:
+// a panel of b (16 columns) stays in L1, the tile's slice of b in L2; a block's rows of a are
+// packed once for all its tiles.
 constexpr std::size_t kSliceK = 128;
 
-// Block rows and tile columns for rows x cols on `threads` (block_rows > 0: kept), so that a
-// block's buffer stays near 32 MiB and every thread has tiles.
-void matrix_shape(MatrixJob& job, std::size_t rows, std::size_t cols);
+// Block rows and tile columns for rows x cols of dimension d on `threads` (block_rows > 0: kept),
+// so that a block's buffer and packed rows stay near 32 and 64 MiB and every thread has tiles.
+void matrix_shape(MatrixJob& job, std::size_t rows, std::size_t cols, std::size_t d);
 
 // Runs the job into `sink` (its rows and columns are the tables' sizes).
 void run_matrix_tiles(const MatrixJob& job, const TileForm& form, MatrixSink& sink);

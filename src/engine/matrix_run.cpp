@@ -120,7 +120,7 @@ Prepared prepare(const PairExpression& f, const PairTable& a, const PairTable* b
   j.threads = run_threads(run);
   const std::size_t forced = env_size("TWOBODY_MATRIX_BLOCK_ROWS");
   j.block_rows = forced ? forced : opt.block_rows;
-  cpu::matrix_shape(j, p.rows, p.cols);
+  cpu::matrix_shape(j, p.rows, p.cols, static_cast<std::size_t>(c.g.dim));
   j.progress = &run.progress;
   const double pairs = j.symmetric ? 0.5 * static_cast<double>(p.rows) * static_cast<double>(p.rows + 1)
                                    : static_cast<double>(p.rows) * static_cast<double>(p.cols);
