@@ -97,7 +97,9 @@ Prepared prepare(const PairExpression& f, const PairTable& a, const PairTable* b
   p.rows = a.size();
   p.cols = b ? b->size() : a.size();
   p.sink = sink_kind(opt.output);
-  const std::size_t elem = opt.dtype == Element::F32 && p.sink != SinkKind::Host ? 4 : 8;
+  // (float32 is an element type of .npy and HDF5 files; text and .npz get the rounded values.)
+  const bool f32 = opt.dtype == Element::F32;
+  const std::size_t elem = f32 && (p.sink == SinkKind::Npy || p.sink == SinkKind::Hdf5) ? 4 : 8;
   const double bytes = static_cast<double>(p.rows) * static_cast<double>(p.cols) * static_cast<double>(elem);
   if (bytes > static_cast<double>(std::numeric_limits<std::size_t>::max() / 2))
     throw Error(ErrorKind::Resource, fmt::format("a {} x {} matrix is more than this machine can address", p.rows, p.cols));
@@ -159,7 +161,10 @@ Prepared prepare(const PairExpression& f, const PairTable& a, const PairTable* b
   const std::string size = fmt::format("{} x {} {} = {}", p.rows, p.cols, type, bytes_text(bytes));
   switch (p.sink) {
     case SinkKind::Host: t += fmt::format("output: {} in host memory", size); break;
-    case SinkKind::Text: t += fmt::format("output: {} formed in host memory, then written to {}", size, opt.output); break;
+    case SinkKind::Text:
+      t += fmt::format("output: {} formed in host memory, then written to {}{}", size, opt.output,
+                       f32 ? " (each value rounded to float32)" : "");
+      break;
     case SinkKind::Npy:
       t += fmt::format("output: {} to {} (.npy), each block copied into the file mapped MAP_SHARED (sized with "
                        "ftruncate), its pages released once written; a temporary renamed on success",
