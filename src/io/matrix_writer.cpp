@@ -52,6 +52,10 @@ class NpyMatrixSink final : public MatrixSink {
     fd_ = ::open(file.c_str(), O_RDWR | O_CLOEXEC);
     if (fd_ < 0) fail(path, "cannot open the output", errno);
     if (::ftruncate(fd_, static_cast<off_t>(size_)) != 0) close_and_fail("cannot size the output", errno);
+    // The disk space taken now where the file system can (a full disk is then this error, not a
+    // SIGBUS on a page written later); where it cannot, the file stays sparse.
+    if (::fallocate(fd_, 0, 0, static_cast<off_t>(size_)) != 0 && errno != EOPNOTSUPP && errno != ENOSYS)
+      close_and_fail("cannot reserve the output's space", errno);
     void* m = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
     if (m == MAP_FAILED) close_and_fail("cannot map the output", errno);
     base_ = static_cast<unsigned char*>(m);
@@ -83,8 +87,7 @@ class NpyMatrixSink final : public MatrixSink {
   }
 
   void finish() override {
-    // A full disk shows here (or as SIGBUS on a page that could not be allocated: ftruncate made
-    // the file sparse, so the space is taken as the pages are written).
+    // An I/O error of the writeback shows here.
     if (::msync(base_, size_, MS_SYNC) != 0) fail(path_, "write failed", errno);
     ::munmap(base_, size_);
     base_ = nullptr;
