@@ -5,7 +5,11 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <functional>
+#include <map>
+#include <tuple>
 
 #include "twobody/detail/expr/ops.hpp"
 #include "twobody/error.hpp"
@@ -77,6 +81,23 @@ void exec(Op op, int index, Src x, Src y, Src z, double* r, std::size_t n) {
     default:
       for (std::size_t t = 0; t < n; ++t) r[t] = expr::apply_op(op, index, x.at(t), y.at(t), z.at(t));
   }
+}
+
+// Each node's representative among the nodes that compute the same thing with b's columns read
+// as a's: when b is a (auto), a node of b's row that mirrors one of a's shares its column.
+std::vector<int> mirror_classes(const expr::Graph& g) {
+  std::map<std::tuple<int, int, int, int, std::uint64_t, int, bool, bool>, int> seen;
+  std::vector<int> rep(g.nodes.size());
+  for (std::size_t id = 0; id < g.nodes.size(); ++id) {
+    const expr::Node& x = g.nodes[id];
+    const Op op = x.op == Op::ColB ? Op::ColA : x.op == Op::CoordB ? Op::CoordA : x.op == Op::VecB ? Op::VecA : x.op;
+    int arg[3];
+    for (int k = 0; k < 3; ++k) arg[k] = x.arg[k] < 0 ? -1 : rep[static_cast<std::size_t>(x.arg[k])];
+    const auto key = std::make_tuple(static_cast<int>(op), arg[0], arg[1], arg[2], std::bit_cast<std::uint64_t>(x.value),
+                                     x.index, x.vector, x.boolean);
+    rep[id] = seen.emplace(key, static_cast<int>(id)).first->second;
+  }
+  return rep;
 }
 
 }  // namespace
@@ -200,7 +221,21 @@ ExpressionRows::ExpressionRows(const expr::Compiled& c, const PairTable& a, cons
   };
   store_.reserve(2 + c.rows_a.size() + c.rows_b.size());
   prepass(c.rows_a, a, true);
-  prepass(c.rows_b, b, false);
+  if (&a == &b) {
+    // One table (auto): b's row nodes that mirror a's take their columns, computed once.
+    const std::vector<int> rep = mirror_classes(g);
+    std::map<int, const double*> of_rep;
+    for (int id : c.rows_a) of_rep.emplace(rep[static_cast<std::size_t>(id)], column_of_[static_cast<std::size_t>(id)]);
+    std::vector<int> rest;
+    for (int id : c.rows_b) {
+      const auto it = of_rep.find(rep[static_cast<std::size_t>(id)]);
+      if (it != of_rep.end() && it->second) column_of_[static_cast<std::size_t>(id)] = it->second;
+      else rest.push_back(id);
+    }
+    if (!rest.empty()) prepass(rest, b, false);
+  } else {
+    prepass(c.rows_b, b, false);
+  }
 
   // The pair program: registers for the pair nodes; scalars before the loop over k unless they
   // read a reduction (then after it); vectors and the reductions' steps inside it.
