@@ -140,12 +140,6 @@ ExpressionRows::ExpressionRows(const expr::Compiled& c, const PairTable& a, cons
   const auto prepass = [&](const std::vector<int>& wanted, const PairTable& t, bool side_a) {
     const std::size_t n = t.size();
     const Op col = side_a ? Op::ColA : Op::ColB, coord = side_a ? Op::CoordA : Op::CoordB, vec = side_a ? Op::VecA : Op::VecB;
-    std::vector<double>& coords = store_.emplace_back(n * d);
-    std::vector<double> row(d);
-    for (std::size_t i = 0; i < n; ++i) {
-      t.coordinates().row_f64(i, row.data());
-      for (std::size_t k = 0; k < d; ++k) coords[k * n + i] = row[k];
-    }
     // The nodes to evaluate: the wanted ones and the row nodes under them.
     std::vector<char> need(g.nodes.size(), 0);
     std::function<void(int)> mark = [&](int id) {
@@ -159,6 +153,20 @@ ExpressionRows::ExpressionRows(const expr::Compiled& c, const PairTable& a, cons
     std::vector<int> order;
     for (std::size_t id = 0; id < need.size(); ++id)
       if (need[id]) order.push_back(static_cast<int>(id));
+    // The coordinates k-major, where the pair part reads them (a, a[k]) or a prepass reads a[k]:
+    // a function of the centred rows alone (Pearson) needs no copy of the data.
+    const bool coords_read = std::any_of(order.begin(), order.end(), [&](int id) {
+      const Op op = g.nodes[id].op;
+      return op == coord || (op == vec && std::find(wanted.begin(), wanted.end(), id) != wanted.end());
+    });
+    std::vector<double>& coords = store_.emplace_back(coords_read ? n * d : 0);
+    if (coords_read) {
+      std::vector<double> row(d);
+      for (std::size_t i = 0; i < n; ++i) {
+        t.coordinates().row_f64(i, row.data());
+        for (std::size_t k = 0; k < d; ++k) coords[k * n + i] = row[k];
+      }
+    }
     for (int id : wanted) {
       const expr::Node& x = g.nodes[id];
       if (x.op == col) column_of_[id] = t.column(static_cast<std::size_t>(x.index)).data();
