@@ -294,11 +294,13 @@ void matrix_shape(MatrixJob& job, std::size_t rows, std::size_t cols, std::size_
   const std::size_t per = (cols + 2 * threads - 1) / (2 * threads);
   job.tile_cols = std::clamp<std::size_t>((per + kNr - 1) / kNr * kNr, kNr, 256);
   if (job.block_rows > 0) return;
-  // A block's float64 buffer near 32 MiB and its packed rows near 64 MiB: 8 to 256 rows, a
-  // multiple of the register tile's 4.
-  const std::size_t budget = std::size_t{32} << 20;
-  const std::size_t fit = std::min(budget / (sizeof(double) * std::max<std::size_t>(1, cols)),
-                                   2 * budget / (sizeof(double) * std::max<std::size_t>(1, d)));
+  // 256 rows where a block's float64 buffer stays within 256 MiB and its packed rows within 64
+  // MiB, fewer (at least 8, a multiple of the register tile's 4) beyond. Tall blocks matter to
+  // the mirror of a symmetric file: each block writes a strip of every later row, a page fault a
+  // row, so the faults are n^2 / rows.
+  const std::size_t mib = std::size_t{1} << 20;
+  const std::size_t fit = std::min(256 * mib / (sizeof(double) * std::max<std::size_t>(1, cols)),
+                                   64 * mib / (sizeof(double) * std::max<std::size_t>(1, d)));
   job.block_rows = std::clamp<std::size_t>(fit / kMr * kMr, std::max<std::size_t>(8, 4 * threads), 256);
   job.block_rows = std::min(job.block_rows, std::max<std::size_t>(rows, 1));
 }

@@ -53,7 +53,7 @@ struct MatrixJob {
 constexpr std::size_t kSliceK = 128;
 
 // Block rows and tile columns for rows x cols of dimension d on `threads` (block_rows > 0: kept),
-// so that a block's buffer and packed rows stay near 32 and 64 MiB and every thread has tiles.
+// so that a block's buffer and packed rows stay within 256 and 64 MiB and every thread has tiles.
 void matrix_shape(MatrixJob& job, std::size_t rows, std::size_t cols, std::size_t d);
 
 // Runs the job into `sink` (its rows and columns are the tables' sizes).
