@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "twobody/detail/io/array_output.hpp"
 #include "twobody/error.hpp"
@@ -67,15 +68,22 @@ class NpyMatrixSink final : public MatrixSink {
   }
 
   void put(std::size_t r0, std::size_t nr, std::size_t c0, std::size_t nc, const double* v, std::size_t ld) override {
+    // Narrow pieces of many rows (a symmetric matrix's mirrored strips) go through pwrite: through
+    // the mapping each would map its rows' pages (whole large folios of the page cache) into this
+    // process, the whole file at every block.
+    const bool narrow = nc * elem_ < kNarrowBytes;
+    if (narrow) strip_.resize(nc * elem_);
     for (std::size_t i = 0; i < nr; ++i) {
-      unsigned char* at = base_ + offset_ + ((r0 + i) * cols() + c0) * elem_;
+      const std::size_t at = offset_ + ((r0 + i) * cols() + c0) * elem_;
+      unsigned char* out = narrow ? strip_.data() : base_ + at;
       const double* row = v + i * ld;
       if (f32_) {
-        float* out = reinterpret_cast<float*>(at);  // (the header pads the data to 64 bytes: aligned)
-        for (std::size_t j = 0; j < nc; ++j) out[j] = static_cast<float>(row[j]);
+        float* o = reinterpret_cast<float*>(out);  // (the header pads the data to 64 bytes: aligned)
+        for (std::size_t j = 0; j < nc; ++j) o[j] = static_cast<float>(row[j]);
       } else {
-        std::memcpy(at, row, nc * sizeof(double));
+        std::memcpy(out, row, nc * sizeof(double));
       }
+      if (narrow) write_at(at, nc * elem_);
     }
   }
 
@@ -100,6 +108,18 @@ class NpyMatrixSink final : public MatrixSink {
 
 
  private:
+  static constexpr std::size_t kNarrowBytes = 64 * 1024;
+
+  void write_at(std::size_t at, std::size_t bytes) {
+    std::size_t done = 0;
+    while (done < bytes) {
+      const ssize_t w = ::pwrite(fd_, strip_.data() + done, bytes - done, static_cast<off_t>(at + done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) fail(path_, "write failed", w < 0 ? errno : EIO);
+      done += static_cast<std::size_t>(w);
+    }
+  }
+
   [[noreturn]] void close_and_fail(const char* what, int err) {
     ::close(fd_);
     fd_ = -1;
@@ -112,6 +132,7 @@ class NpyMatrixSink final : public MatrixSink {
   std::size_t offset_ = 0, size_ = 0;
   int fd_ = -1;
   unsigned char* base_ = nullptr;
+  std::vector<unsigned char> strip_;
 };
 
 }  // namespace
