@@ -11,6 +11,11 @@ import subprocess
 import numpy as np
 import pytest
 
+try:
+    import h5py
+except ImportError:  # the HDF5 file is then written, not read back
+    h5py = None
+
 import twobody as tb
 
 scipy = pytest.importorskip("scipy")
@@ -150,10 +155,10 @@ def test_streamed_files_equal_memory(rng, tmp_path, monkeypatch):
         f32 = tb.matrix(x, data2=b, kernel="pearson", out=tmp_path / "f.npy", dtype="float32")
         assert f32.dtype == np.float32 and np.array_equal(f32, mem.astype(np.float32))
         assert np.array_equal(tb.matrix(x, data2=b, kernel="pearson", dtype="float32"), mem.astype(np.float32))
-        h5py = pytest.importorskip("h5py")
         tb.matrix(x, data2=b, kernel="pearson", out=tmp_path / "m.h5")
-        with h5py.File(tmp_path / "m.h5") as f:
-            assert np.array_equal(f["matrix"][:], mem)
+        if h5py is not None:
+            with h5py.File(tmp_path / "m.h5") as f:
+                assert np.array_equal(f["matrix"][:], mem)
 
 
 def test_zero_copy_input_and_host_budget(rng, monkeypatch, tmp_path):
