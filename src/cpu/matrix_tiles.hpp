@@ -1,7 +1,7 @@
 #pragma once
 // The CPU's all-pairs matrix agent (seed 001 on a multicore): the output cut into blocks of rows,
 // each block into tiles of columns handed to OpenMP threads, each tile computed in slices of the
-// dimension through a 4 x 16 register tile, then handed to a MatrixSink block by block.
+// dimension through an 8 x 16 register tile, then handed to a MatrixSink block by block.
 //
 // A kernel whose pair part is one reduction over an element-wise function of two per-point rows
 // (a product: dot, cosine, Pearson, Spearman; a squared or absolute difference: l2, sqeuclidean,

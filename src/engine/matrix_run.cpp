@@ -148,7 +148,7 @@ Prepared prepare(const PairExpression& f, const PairTable& a, const PairTable* b
   const std::string block = fmt::format("blocks of {} rows{}", j.block_rows, forced ? " (TWOBODY_MATRIX_BLOCK_ROWS)" : "");
   if (p.form.element != cpu::TileElement::None)
     t += fmt::format("cpu kernel: tiles of {} over {}: {} x {}-column tiles to {} OpenMP threads (dynamic); d = {} in "
-                     "slices of {} through a 4 x 16 register tile of {} ({} over k), each entry's accumulator carried "
+                     "slices of {} through an 8 x 16 register tile of {} ({} over k), each entry's accumulator carried "
                      "k = 0 ... d-1 in stored order from +0, then the expression's scalar operations: the rule's bits "
                      "at any tile size and thread count\n",
                      cpu::to_string(p.form.element), block, j.block_rows, j.tile_cols, j.threads, c.g.dim,
