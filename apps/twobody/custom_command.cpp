@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
 #include "commands.hpp"
 #include "mpi_session.hpp"
@@ -68,10 +69,11 @@ ExpressionParams parse_params(const std::vector<std::string>& specs) {
   return p;
 }
 
-Binning value_range(const CommonOptions& o, const char* emit) {
+// --bins, or --rmin/--rmax [--nbins] [--log]: a value's bins or range; none when neither is given.
+std::optional<Binning> value_range(const CommonOptions& o) {
   if (!o.bins_file.empty()) return Binning::from_file(o.bins_file);
-  if (!o.rmin || !o.rmax)
-    throw_config(fmt::format("--emit {} of a value needs a range (--rmin, --rmax) or bins (--bins), or a Bool --pair", emit));
+  if (!o.rmin && !o.rmax) return std::nullopt;
+  if (!o.rmin || !o.rmax) throw_config("a value's range needs both --rmin and --rmax");
   if (o.log_bins) return Binning::logarithmic(*o.rmin, *o.rmax, o.nbins ? o.nbins : 1);
   return Binning::linear_values(*o.rmin, *o.rmax, o.nbins ? o.nbins : 1);
 }
@@ -82,7 +84,7 @@ void run_expression_matrix(const CustomOptions& s, const Context& c, const PairE
                            const PairTable* b) {
   const CommonOptions& o = s.o;
   if (!s.per_point.empty()) throw_config("--per-point goes with --emit per-point");
-  if (o.rmin || o.rmax || !o.bins_file.empty()) throw_config("--emit matrix holds every value: it takes no range or bins");
+  if (value_range(o)) throw_config("--emit matrix holds every value: it takes no range or bins");
   MatrixOptions m;
   m.codegen = parse_cpu_codegen(s.cpu_codegen);
   if (cli_writes_output() && !is_standard_output(o.output)) m.output = o.output;
@@ -101,68 +103,17 @@ void run_custom_command(const CustomOptions& s, const Context& c) {
   if (cross) b = load_table(o.data2, o.columns2.empty() ? o.columns : o.columns2);
   const PairExpression f = PairExpression::parse(s.pair, a.schema(), cross ? &b.schema() : nullptr, parse_params(s.params), s.where);
   if (s.emit == "matrix") return run_expression_matrix(s, c, f, a, cross ? &b : nullptr);
-  const bool predicate = f.result() == ValueType::Bool;
-  Statistic st;
-  st.traversal = cross ? Traversal::Cross : Traversal::Auto;
-  const std::string& e = s.emit;
-  const Binning none;
-  const auto range = [&] { return predicate ? none : value_range(o, e.c_str()); };
-  std::string per_point = s.per_point.empty() ? (predicate ? "count" : "sum") : s.per_point;
-  if (e == "sum") st.reduction = reduce::Sum{};
-  else if (e == "count") st.reduction = reduce::Count{range()};
-  else if (e == "histogram") st.reduction = reduce::Histogram{predicate ? none : value_range(o, "histogram")};
-  else if (e == "pairs") st.reduction = reduce::PairList{range()};
-  else if (e == "per-point") {
-    if (per_point == "count") st.reduction = reduce::PerPoint{range()};
-    else
-      st.reduction = reduce::PerPointValue{per_point == "min" ? reduce::PerPointValue::Of::Min
-                                           : per_point == "max" ? reduce::PerPointValue::Of::Max
-                                                                : reduce::PerPointValue::Of::Sum};
-  }
-  if (!s.per_point.empty() && e != "per-point") throw_config("--per-point goes with --emit per-point");
+  ExpressionOutput out;
+  out.emit = parse_expression_emit(s.emit);
+  out.per_point = s.per_point;
+  out.range = value_range(o);
+  const Statistic st = expression_statistic(f, cross, out);
   RunOptions run = make_run_options(o, c.bar);
   run.distribution = nullptr;  // (pair expressions run in one process)
   const Result r = run_expression(f, st, a, cross ? &b : nullptr, run, parse_cpu_codegen(s.cpu_codegen));
   c.bar.finish();
   if (!cli_writes_output()) return;
-  Table t;
-  t.meta = run_metadata(r.info);
-  t.meta["pair"] = s.pair;
-  t.meta["canonical"] = f.canonical();
-  if (!s.where.empty()) t.meta["where"] = s.where;
-  t.meta["class"] = to_string(f.function_class());
-  if (e == "sum") {
-    t.columns = {{"sum", std::vector<double>{r.value_sum.at(0)}}, {"pairs", std::vector<std::uint64_t>{r.counts.at(0)}}};
-  } else if (e == "count") {
-    t.columns = {{"count", std::vector<std::uint64_t>{r.counts.at(0)}}};
-  } else if (e == "histogram") {
-    const Binning& bins = st.binning();
-    std::vector<double> lo, hi;
-    for (std::size_t k = 0; k < bins.nbins(); ++k) lo.push_back(bins.lo(k)), hi.push_back(bins.hi(k));
-    t.columns = {{"lo", std::move(lo)}, {"hi", std::move(hi)}, {"count", r.counts}};
-  } else if (e == "pairs") {
-    std::vector<std::uint64_t> i, j;
-    std::vector<double> v;
-    for (const PairRecord& p : r.pairs) i.push_back(p.i), j.push_back(p.j), v.push_back(p.value);
-    t.columns = {{"i", std::move(i)}, {"j", std::move(j)}, {"value", std::move(v)}};
-  } else {
-    std::vector<std::uint64_t> set, index, count;
-    std::vector<double> value;
-    const auto add = [&](const PointReductions& p, std::uint64_t which) {
-      for (std::size_t k = 0; k < p.counts.size(); ++k) {
-        set.push_back(which);
-        index.push_back(k);
-        count.push_back(p.counts[k]);
-        if (!p.values.empty()) value.push_back(p.values[k]);
-      }
-    };
-    add(r.per_point_a, 0);
-    if (cross) add(r.per_point_b, 1);
-    if (cross) t.columns.push_back({"set", std::move(set)});
-    t.columns.push_back({"index", std::move(index)});
-    t.columns.push_back({"count", std::move(count)});
-    if (per_point != "count") t.columns.push_back({per_point, std::move(value)});
-  }
+  const Table t = expression_table(f, st, r, out);
   emit(t, o);
 }
 

@@ -43,7 +43,7 @@ void add_lattice_options(CLI::App& cmd, LatticeCliOptions& o, bool placement) {
   cmd.add_option("-o,--output", o.output,
                  "the map: .npy (+ .npy.json with the lattice and the bound), .h5 (attributes), .dx (OpenDX)");
   cmd.add_option("--png", o.png, "also the middle z-slice as a PNG (signed maps blue–white–red, complex by magnitude)");
-  cmd.add_option("--backend", o.backend, "auto | cpu (the lattice kernels are the CPU's so far)");
+  cmd.add_option("--backend", o.backend, "auto | cpu | cuda (the GPU's gather: the CPU's bits; auto is the CPU for now)");
   cmd.add_option("--threads", o.threads, "CPU threads (default: all)")->check(non_negative_number);
   cmd.add_flag("--explain", o.explain, "print the plan (lattice, function, precision and its bound, bins) to stderr");
 }

@@ -15,10 +15,12 @@
 // twobody::portable. Every evaluator gives those bits.
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "twobody/binning.hpp"
 #include "twobody/engine.hpp"
 #include "twobody/pair_table.hpp"
 #include "twobody/result.hpp"
@@ -59,6 +61,7 @@ class PairExpression {
   // The canonical form, the per-point columns hoisted out of the pair loop, the class and traits.
   std::string explain() const;
   const std::string& text() const;
+  const std::string& where() const;  // the predicate's text, empty without one
   const expr::Compiled& compiled() const { return *c_; }
 
  private:
@@ -83,6 +86,25 @@ CpuCodegen parse_cpu_codegen(std::string_view s);
 // not taken. Runs on the CPU today (RunOptions::backend "cuda" is Error(Backend)).
 Result run_expression(const PairExpression& f, const Statistic& stat, const PairTable& a, const PairTable* b,
                       const RunOptions& opt = {}, CpuCodegen codegen = CpuCodegen::Auto);
+// What a run over an expression gives, as `twobody custom --emit` and twobody.custom name it: the
+// sum of the values, the count of pairs (a predicate's true pairs, or the values in `range`), a
+// histogram of the values over `range`, the pairs themselves, or per-point values. `per_point`:
+// "count" (the partners), "sum", "min" or "max" of the partners' values; empty is "sum" for a
+// value and "count" for a predicate.
+enum class ExpressionEmit { Sum, Count, Histogram, Pairs, PerPoint };
+struct ExpressionOutput {
+  ExpressionEmit emit = ExpressionEmit::Histogram;
+  std::optional<Binning> range;  // a value's bins (histogram) or range (count, pairs, per-point count)
+  std::string per_point;
+};
+// "sum", "count", "histogram", "pairs", "per-point"; Error(Config) otherwise.
+ExpressionEmit parse_expression_emit(std::string_view s);
+const char* to_string(ExpressionEmit e);
+// The statistic that gives `out` for `f` over one table (cross false) or two. Error(Config) for a
+// value's count, histogram, pairs or per-point count without a range, a range given to a
+// predicate's histogram, or `per_point` other than count/sum/min/max or without per-point.
+Statistic expression_statistic(const PairExpression& f, bool cross, const ExpressionOutput& out);
+
 // What run_expression would do: the expression's explain() and the run's plan.
 std::string explain_expression(const PairExpression& f, const Statistic& stat, const PairTable& a,
                                const PairTable* b, const RunOptions& opt = {}, CpuCodegen codegen = CpuCodegen::Auto);

@@ -107,10 +107,10 @@ struct LatticeMap {
   double seconds = 0;
 };
 
-// Validates the request against the sources, plans it and runs it (RunOptions: backend "auto" or
-// "cpu", threads, progress, on_plan). Error(Config) for a bad lattice or function, Error(Input)
-// for sources that are not finite or whose columns do not match, Error(Backend) for "cuda" (the
-// lattice kernels are the CPU's for now).
+// Validates the request against the sources, plans it and runs it (RunOptions: backend "auto",
+// "cpu" or "cuda", threads, progress, on_plan). The CPU and the GPU give the same bits; "auto" is
+// the CPU for now. Error(Config) for a bad lattice or function, Error(Input) for sources that are
+// not finite or whose columns do not match, Error(Backend) for "cuda" without a GPU or "hybrid".
 LatticeMap run(const reduce::OntoLattice& stat, const LatticeSources& sources, const RunOptions& opt = {});
 std::string explain(const reduce::OntoLattice& stat, const LatticeSources& sources, const RunOptions& opt = {});
 

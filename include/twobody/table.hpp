@@ -14,6 +14,9 @@
 
 namespace twobody {
 
+class PairExpression;
+struct ExpressionOutput;
+
 struct TableColumn {
   std::string name;
   std::variant<std::vector<std::uint64_t>, std::vector<double>> values;
@@ -37,6 +40,10 @@ Table pair_list_table(const Result& r, const std::string& value_name);
 // Per-point reductions: columns set (1: the first set, 2: the second), index (0-based, in file
 // order), count, [wsum]; the first set's rows, then (cross) the second's.
 Table per_point_table(const Result& r);
+// A pair expression's run (twobody/expression.hpp) as `custom` writes it: sum, pairs | count |
+// lo, hi, count | i, j, value | [set,] index, count, [sum | min | max]; meta from the run with the
+// expression's text, canonical form and class.
+Table expression_table(const PairExpression& f, const Statistic& st, const Result& r, const ExpressionOutput& out);
 // The run's metadata: version, backend, device, N, wall time, pairs per second.
 nlohmann::json run_metadata(const Result& r);
 nlohmann::json run_metadata(const RunInfo& info);

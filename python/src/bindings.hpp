@@ -15,6 +15,7 @@
 #include "twobody/engine.hpp"
 #include "twobody/points.hpp"
 #include "twobody/table.hpp"
+#include "twobody/vectors.hpp"
 
 namespace twobody::python {
 
@@ -39,6 +40,10 @@ using Column = nb::ndarray<nb::ro, nb::ndim<1>, nb::device::cpu>;
 PointSet to_points(nb::handle sample, const std::string& name);
 std::vector<PointSet> to_point_list(nb::handle samples, const std::string& name);
 std::vector<double> to_doubles(nb::handle column, const std::string& name);
+// An (n, d) float16/32/64 array as a vector set: read in place where its rows are contiguous and
+// aligned (the set then holds a reference to the array), else copied once into row-major rows of
+// the same element type. Error(Input) naming `name` for another shape or dtype, or a non-finite value.
+VectorSet to_vectors(nb::handle h, const std::string& name);
 
 // None, one side (a cube) or one length per coordinate.
 std::optional<Box> to_box(const std::optional<std::vector<double>>& lengths, int dim);
@@ -68,5 +73,6 @@ nb::object to_numpy_int64(std::vector<std::uint64_t>&& v, std::size_t rows, std:
 void bind_statistics(nb::module_& m);
 void bind_files(nb::module_& m);
 void bind_vectors(nb::module_& m);
+void bind_expressions(nb::module_& m);
 
 }  // namespace twobody::python

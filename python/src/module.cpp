@@ -54,4 +54,5 @@ NB_MODULE(_twobody, m) {
   twobody::python::bind_statistics(m);
   twobody::python::bind_files(m);
   twobody::python::bind_vectors(m);
+  twobody::python::bind_expressions(m);
 }

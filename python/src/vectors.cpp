@@ -18,6 +18,7 @@
 #include "twobody/error.hpp"
 #include "twobody/joins.hpp"
 #include "twobody/matrices.hpp"
+#include "twobody/mutual_information.hpp"
 #include "twobody/table.hpp"
 #include "twobody/vectors.hpp"
 
@@ -79,39 +80,6 @@ VectorSet copied(const Rows& r, Element e, std::size_t n, int dim) {
     case Element::F64: return VectorSet::from_rows(copy_rows<double>(r), n, dim);
   }
   throw Error(ErrorKind::Internal, "copied: unknown element type");
-}
-
-// An (n, d) array as a vector set: read in place where its rows are contiguous and aligned (the
-// set then holds a reference to the array), else copied once into row-major rows of the same
-// element type. `name` ("data", "data2") names the array in errors.
-VectorSet to_vectors(nb::handle h, const std::string& name) {
-  Rows r;
-  if (!nb::try_cast(h, r, false))
-    throw_input(fmt::format("{}: expected a 2-D float16, float32 or float64 array on the CPU", name));
-  const std::optional<Element> e = element_of(r.dtype());
-  if (!e) throw_input(fmt::format("{}: vectors must be float16, float32 or float64", name));
-  if (r.shape(1) > static_cast<std::size_t>(INT_MAX))
-    throw_config(fmt::format("{}: {} dimensions, more than a vector may have", name, r.shape(1)));
-  const std::size_t n = r.shape(0);
-  const int dim = static_cast<int>(r.shape(1));
-  VectorSet v;
-  if (const std::size_t stride = borrowable_stride(r, element_bytes(*e))) {
-    const void* rows = r.data();
-    // The array's reference, dropped with the GIL held whenever the last copy of the set goes.
-    auto* kept = new Rows(std::move(r));
-    std::shared_ptr<const void> owner(kept, [](const void* k) {
-      nb::gil_scoped_acquire gil;
-      delete static_cast<const Rows*>(k);
-    });
-    v = VectorSet::borrow(rows, *e, n, dim, stride, std::move(owner));
-    without_gil([&] { v.check_finite(name); });
-  } else {
-    without_gil([&] {
-      v = copied(r, *e, n, dim);
-      v.check_finite(name);
-    });
-  }
-  return v;
 }
 
 struct MaybeVectors {
@@ -222,6 +190,30 @@ nb::dict knn_py(nb::handle a, nb::handle b, int k, const std::string& metric, co
   return out;
 }
 
+// Mutual information of the rows (variables) over their columns (samples), Daub et al.'s B-splines.
+nb::dict mutual_information_py(nb::handle a, nb::handle b, int bins, int order, const std::string& unit,
+                               const nb::dict& run) {
+  const VectorSet va = to_vectors(a, "data");
+  const MaybeVectors vb = maybe_vectors(b, "data2");
+  MutualInformationOptions o;
+  o.bins = bins;
+  o.order = order;
+  if (unit != "bits" && unit != "nats") throw_config(fmt::format("unit must be 'bits' or 'nats', not '{}'", unit));
+  o.unit = unit == "bits" ? InformationUnit::Bits : InformationUnit::Nats;
+  const RunOptions opt = to_run_options(run);
+  MutualInformationMatrix m = without_gil([&] { return mutual_information(va, vb.get(), o, opt); });
+  nb::dict out;
+  out["matrix"] = to_numpy_matrix(std::move(m.values), m.rows, m.cols);
+  out["entropy"] = to_numpy(std::move(m.entropy_a));
+  out["entropy2"] = vb.set ? to_numpy(std::move(m.entropy_b)) : nb::none();
+  nlohmann::json meta = metadata(std::move(m.info));
+  meta["bins"] = bins;
+  meta["order"] = order;
+  meta["unit"] = unit;
+  out["meta"] = dump(meta);
+  return out;
+}
+
 // The join's pairs written to `path` (a table format) as they are found: spooled to a temporary
 // file beside it, never all in memory (the CLI's join does the same).
 nb::dict join_to_file_py(nb::handle a, nb::handle b, double eps, const std::string& metric, const std::string& path,
@@ -278,10 +270,42 @@ nb::dict matrix_vectors_py(nb::handle a, nb::handle b, const std::string& kernel
 
 }  // namespace
 
+VectorSet to_vectors(nb::handle h, const std::string& name) {
+  Rows r;
+  if (!nb::try_cast(h, r, false))
+    throw_input(fmt::format("{}: expected a 2-D float16, float32 or float64 array on the CPU", name));
+  const std::optional<Element> e = element_of(r.dtype());
+  if (!e) throw_input(fmt::format("{}: vectors must be float16, float32 or float64", name));
+  if (r.shape(1) > static_cast<std::size_t>(INT_MAX))
+    throw_config(fmt::format("{}: {} dimensions, more than a vector may have", name, r.shape(1)));
+  const std::size_t n = r.shape(0);
+  const int dim = static_cast<int>(r.shape(1));
+  VectorSet v;
+  if (const std::size_t stride = borrowable_stride(r, element_bytes(*e))) {
+    const void* rows = r.data();
+    // The array's reference, dropped with the GIL held whenever the last copy of the set goes.
+    auto* kept = new Rows(std::move(r));
+    std::shared_ptr<const void> owner(kept, [](const void* k) {
+      nb::gil_scoped_acquire gil;
+      delete static_cast<const Rows*>(k);
+    });
+    v = VectorSet::borrow(rows, *e, n, dim, stride, std::move(owner));
+    without_gil([&] { v.check_finite(name); });
+  } else {
+    without_gil([&] {
+      v = copied(r, *e, n, dim);
+      v.check_finite(name);
+    });
+  }
+  return v;
+}
+
 void bind_vectors(nb::module_& m) {
   using namespace nb::literals;
   m.def("join", &join_py, "data"_a, "data2"_a.none(), "eps"_a, "metric"_a, "emit"_a, "run"_a);
   m.def("join_to_file", &join_to_file_py, "data"_a, "data2"_a.none(), "eps"_a, "metric"_a, "path"_a, "format"_a,
+        "run"_a);
+  m.def("mutual_information", &mutual_information_py, "data"_a, "data2"_a.none(), "bins"_a, "order"_a, "unit"_a,
         "run"_a);
   m.def("knn", &knn_py, "queries"_a, "data2"_a.none(), "k"_a, "metric"_a, "run"_a);
   m.def("matrix_vectors", &matrix_vectors_py, "data"_a, "data2"_a.none(), "kernel"_a, "p"_a, "out"_a, "dtype"_a, "run"_a);

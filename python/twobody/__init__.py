@@ -1,6 +1,6 @@
 """twobody: exact 2-body statistics (pair counts, SDH, g(r), xi(r), w(theta), w_p, xi(r_p, pi),
 xi(s, mu), KK/NK, neighbours, matrices, kernel sums, similarity joins and k nearest neighbours of
-vectors) over NumPy arrays, on CPU and GPU.
+vectors, pair functions written as expressions) over NumPy arrays, on CPU and GPU.
 
 Every function is the command line's command of the same name (``twobody paircount`` is
 ``twobody.paircount``), returning a :class:`Result` whose attributes are the CLI table's columns.
@@ -10,6 +10,8 @@ See docs/python.md.
 from . import _twobody
 from ._api import (Catalogue, angular, available_backends, join, kde, kk, knn, linear_bins, log_bins, matrix,
                    neighbours, nk, paircount, rdf, rppi, sdh, smu, visible_devices, wp, wtheta, xi, xi_rppi, xi_smu)
+from ._expressions import custom
+from ._information import MutualInformation, mutual_information
 from ._errors import (BackendError, ConfigError, InputError, InternalError, OutputError, ResourceError,
                       TwobodyError, BY_KIND as _BY_KIND)
 from ._files import generate, randoms_like, read
@@ -25,5 +27,5 @@ __version__ = _twobody.version
 __all__ = ["Catalogue", "Jackknife", "Result", "TwobodyError", "InputError", "ConfigError", "ResourceError",
            "BackendError", "OutputError", "InternalError", "available_backends", "visible_devices", "read", "generate", "randoms_like", "linear_bins", "log_bins", "sdh",
            "paircount", "rdf", "angular", "xi", "wtheta", "rppi", "smu", "xi_rppi", "wp", "xi_smu", "kk", "nk",
-           "neighbours", "matrix", "kde", "join", "knn", "JoinPairs", "JoinCsr", "JoinCounts", "JoinTotal", "JoinFile",
+           "neighbours", "matrix", "kde", "join", "knn", "custom", "mutual_information", "MutualInformation", "JoinPairs", "JoinCsr", "JoinCounts", "JoinTotal", "JoinFile",
            "KnnResult"]

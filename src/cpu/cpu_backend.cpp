@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "twobody/detail/engine/backend.hpp"
+#include "twobody/detail/engine/lattice_plan.hpp"
 #include "twobody/detail/cpu/binned2d.hpp"
 #include "twobody/detail/cpu/run_plan.hpp"
 #include "twobody/detail/cpu/run_vectors.hpp"
@@ -57,6 +58,12 @@ class CpuBackend final : public Backend {
             : std::string());
   }
   std::string refuses_vectors(const Statistic&) const override { return {}; }
+  bool runs_lattice() const override { return true; }
+  void run_lattice(const LatticePlan& plan, LatticeMap& out) override { cpu::run_lattice(plan, out); }
+  std::string describe_lattice(const LatticePlan& plan) const override {
+    return fmt::format("tiles of 8 nodes per axis gathered by {} threads, each tile's sums in its thread's integers",
+                       plan.threads);
+  }
   Result run_vectors(const VectorPlan& plan) override {
     ran_vector_plan_ = &plan;
     return cpu::run_vectors(plan, ran_vector_path_);

@@ -11,8 +11,10 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <exception>
 #include <vector>
 
+#include "twobody/detail/engine/lattice_bins.hpp"
 #include "twobody/detail/engine/lattice_plan.hpp"
 #include "twobody/extend/lattice_function.hpp"
 
@@ -20,128 +22,10 @@ namespace twobody::cpu {
 
 namespace {
 
+using lattice::Binned;
+using lattice::Source;
+
 constexpr int kTile = 8;
-
-// One source in bin order, with what both precisions read.
-struct Source {
-  double x[3];         // float64 position
-  std::int64_t b[3];   // its floor node: floor((x − o) / h)
-  float f[3];          // fl32((x − node(b)) / h): its offset from that node, in spacings (Single)
-  double re, im, aux;  // strength, imaginary part, Blinn's R²
-};
-
-// Axis k's bins: boxes of `nodes` lattice cells; bin 0 starts at node `first` (negative on an open
-// axis, whose bins reach `reach` nodes beyond the lattice so that sources just outside it count).
-struct AxisBins {
-  std::int64_t n = 1, first = 0, reach = 0, nb = 1, nodes = 1;
-  bool periodic = false;
-  // The bin of a source at t = (x − o)/h, or −1 when it is too far from the lattice to matter.
-  std::int64_t bin_of(double t) const {
-    if (periodic) {
-      double tw = t - std::floor(t / static_cast<double>(n)) * static_cast<double>(n);
-      const auto b = static_cast<std::int64_t>(std::floor(tw / static_cast<double>(nodes)));
-      return std::clamp<std::int64_t>(b, 0, nb - 1);
-    }
-    if (!(t > static_cast<double>(-reach)) || !(t < static_cast<double>(n - 1 + reach))) return -1;
-    const auto b = static_cast<std::int64_t>(std::floor((t - static_cast<double>(first)) / static_cast<double>(nodes)));
-    return std::clamp<std::int64_t>(b, 0, nb - 1);
-  }
-  // The bins holding sources that may lie within `reach` nodes of nodes [lo, hi], as sorted
-  // disjoint runs [first, last] (a periodic axis may wrap: two runs, or all bins once).
-  void runs_near(std::int64_t lo, std::int64_t hi, std::vector<std::pair<std::int64_t, std::int64_t>>& out) const {
-    out.clear();
-    const std::int64_t plo = lo - reach, phi = hi + reach;  // node positions, a bin's slack included
-    if (!periodic) {
-      const std::int64_t b0 = std::max<std::int64_t>(0, (plo - first) / nodes - 1);
-      const std::int64_t b1 = std::min<std::int64_t>(nb - 1, (phi - first) / nodes + 1);
-      if (b0 <= b1) out.emplace_back(b0, b1);
-      return;
-    }
-    if (phi - plo + 1 >= n) {
-      out.emplace_back(0, nb - 1);
-      return;
-    }
-    std::vector<char> mark(static_cast<std::size_t>(nb), 0);
-    for (std::int64_t p = plo; p <= phi; ++p) {
-      const std::int64_t w = ((p % n) + n) % n;
-      mark[static_cast<std::size_t>(w / nodes)] = 1;
-    }
-    for (std::int64_t b = 0; b < nb;) {
-      if (!mark[static_cast<std::size_t>(b)]) {
-        ++b;
-        continue;
-      }
-      std::int64_t e = b;
-      while (e + 1 < nb && mark[static_cast<std::size_t>(e + 1)]) ++e;
-      out.emplace_back(b, e);
-      b = e + 1;
-    }
-  }
-};
-
-struct Binned {
-  std::vector<Source> sources;          // in bin order
-  std::vector<std::uint64_t> start;     // bins + 1 offsets
-  AxisBins axis[3];
-  std::uint64_t bin_id(std::int64_t bx, std::int64_t by, std::int64_t bz) const {
-    return static_cast<std::uint64_t>(bx + axis[0].nb * (by + axis[1].nb * bz));
-  }
-};
-
-Binned bin_sources(const LatticePlan& plan) {
-  const Lattice& L = plan.stat->lattice;
-  const LatticeFunction& fn = plan.stat->function;
-  const LatticeSources& src = *plan.sources;
-  const PointSet& p = *src.points;
-  Binned out;
-  for (int k = 0; k < 3; ++k) {
-    AxisBins& a = out.axis[k];
-    a.n = L.shape[k];
-    a.periodic = k < L.dim && L.periodic[k];
-    a.nodes = k < L.dim ? plan.bin_nodes : 1;
-    a.reach = k < L.dim ? static_cast<std::int64_t>(std::ceil(fn.cutoff / L.spacing[k])) + 1 : 0;
-    a.first = a.periodic ? 0 : -a.reach;
-    a.nb = a.periodic ? (a.n + a.nodes - 1) / a.nodes : (a.n + 2 * a.reach + a.nodes - 1) / a.nodes;
-  }
-  const std::size_t n = p.size();
-  std::vector<std::int64_t> bin(n);
-  const std::uint64_t bins = static_cast<std::uint64_t>(out.axis[0].nb * out.axis[1].nb * out.axis[2].nb);
-#pragma omp parallel for schedule(static) num_threads(plan.threads)
-  for (std::size_t i = 0; i < n; ++i) {
-    std::int64_t b[3] = {0, 0, 0};
-    bool keep = true;
-    for (int k = 0; k < L.dim; ++k) {
-      b[k] = out.axis[k].bin_of((p.coord(k)[i] - L.origin[k]) / L.spacing[k]);
-      keep = keep && b[k] >= 0;
-    }
-    bin[i] = keep ? static_cast<std::int64_t>(out.bin_id(b[0], b[1], b[2])) : -1;
-  }
-  out.start.assign(bins + 1, 0);
-  for (std::size_t i = 0; i < n; ++i)
-    if (bin[i] >= 0) ++out.start[static_cast<std::size_t>(bin[i]) + 1];
-  for (std::uint64_t b = 0; b < bins; ++b) out.start[b + 1] += out.start[b];
-  out.sources.resize(out.start[bins]);
-  std::vector<std::uint64_t> slot(out.start.begin(), out.start.end() - 1);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (bin[i] < 0) continue;
-    Source& s = out.sources[slot[static_cast<std::size_t>(bin[i])]++];
-    for (int k = 0; k < 3; ++k) {
-      s.x[k] = 0;
-      s.b[k] = 0;
-      s.f[k] = 0;
-    }
-    for (int k = 0; k < L.dim; ++k) {
-      const double x = p.coord(k)[i];
-      s.x[k] = x;
-      s.b[k] = static_cast<std::int64_t>(std::floor((x - L.origin[k]) / L.spacing[k]));
-      s.f[k] = static_cast<float>((x - L.node(k, s.b[k])) / L.spacing[k]);
-    }
-    s.re = src.strength.empty() ? 1.0 : src.strength[i];
-    s.im = src.strength_im.empty() ? 0.0 : src.strength_im[i];
-    s.aux = src.radius.empty() ? 0.0 : src.radius[i] * src.radius[i];
-  }
-  return out;
-}
 
 // The sums of one tile's nodes, the tile's own.
 template <class Acc>
@@ -149,6 +33,26 @@ struct TileSums {
   std::vector<Acc> acc;
   std::vector<std::uint8_t> excluded;
 };
+
+// A tile's nodes into the map: each integer rounded once (to float32 too in Single).
+template <class Acc>
+void write_tile(const Lattice& L, const TileSums<Acc>& sums, const std::int64_t (&a)[3], const std::int64_t (&len)[3],
+                int comps, bool coulomb, bool single, const SumGrid& grid, LatticeMap& out) {
+  for (std::int64_t jz = 0; jz < len[2]; ++jz)
+    for (std::int64_t jy = 0; jy < len[1]; ++jy)
+      for (std::int64_t jx = 0; jx < len[0]; ++jx) {
+        const std::size_t node = static_cast<std::size_t>(jx + len[0] * (jy + len[1] * jz));
+        const std::uint64_t at = static_cast<std::uint64_t>(
+            (a[0] + jx) + L.shape[0] * ((a[1] + jy) + L.shape[1] * (a[2] + jz)));
+        const bool ex = coulomb && sums.excluded[node];
+        if (coulomb) out.excluded[at] = ex ? 1 : 0;
+        for (int c = 0; c < comps; ++c) {
+          double v = ex ? 0.0 : grid.value(static_cast<FixedSum>(sums.acc[node * static_cast<std::size_t>(comps) + static_cast<std::size_t>(c)]));
+          if (single) v = static_cast<double>(static_cast<float>(v));
+          out.values[at * static_cast<std::uint64_t>(comps) + static_cast<std::uint64_t>(c)] = v;
+        }
+      }
+}
 
 template <class F, class Acc>
 void run_tiles(const LatticePlan& plan, const F& f, const Binned& bins, LatticeMap& out) {
@@ -171,6 +75,10 @@ void run_tiles(const LatticePlan& plan, const F& f, const Binned& bins, LatticeM
   }
   std::atomic<std::int64_t> done{0};
   std::uint64_t terms = 0;
+  // A progress callback that throws (Python's Ctrl-C) stops the run: no exception may leave the
+  // parallel region, so the threads skip their remaining tiles and it is thrown after the region.
+  std::atomic<bool> stop{false};
+  std::exception_ptr cancelled;
 
 #pragma omp parallel num_threads(plan.threads) reduction(+ : terms)
   {
@@ -182,6 +90,7 @@ void run_tiles(const LatticePlan& plan, const F& f, const Binned& bins, LatticeM
     std::int64_t m[3][kTile];
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t t = 0; t < tiles; ++t) {
+      if (stop.load(std::memory_order_relaxed)) continue;
       std::int64_t a[3], len[3];
       std::int64_t rest = t;
       for (int k = 0; k < 3; ++k) {
@@ -277,25 +186,19 @@ void run_tiles(const LatticePlan& plan, const F& f, const Binned& bins, LatticeM
                   }
                 }
               }
-      // The tile's nodes: each integer rounded once.
-      for (std::int64_t jz = 0; jz < len[2]; ++jz)
-        for (std::int64_t jy = 0; jy < len[1]; ++jy)
-          for (std::int64_t jx = 0; jx < len[0]; ++jx) {
-            const std::size_t node = static_cast<std::size_t>(jx + len[0] * (jy + len[1] * jz));
-            const std::uint64_t at = static_cast<std::uint64_t>(
-                (a[0] + jx) + L.shape[0] * ((a[1] + jy) + L.shape[1] * (a[2] + jz)));
-            const bool ex = coulomb && sums.excluded[node];
-            if (coulomb) out.excluded[at] = ex ? 1 : 0;
-            for (int c = 0; c < comps; ++c) {
-              double v = ex ? 0.0 : grid.value(static_cast<FixedSum>(sums.acc[node * static_cast<std::size_t>(comps) + static_cast<std::size_t>(c)]));
-              if (single) v = static_cast<double>(static_cast<float>(v));
-              out.values[at * static_cast<std::uint64_t>(comps) + static_cast<std::uint64_t>(c)] = v;
-            }
-          }
+      write_tile(L, sums, a, len, comps, coulomb, single, grid, out);
       const std::int64_t now = ++done;
-      if (plan.progress && omp_get_thread_num() == 0) plan.progress(static_cast<double>(now) / static_cast<double>(tiles));
+      if (plan.progress && omp_get_thread_num() == 0 && !stop.load(std::memory_order_relaxed)) {
+        try {
+          plan.progress(static_cast<double>(now) / static_cast<double>(tiles));
+        } catch (...) {
+          cancelled = std::current_exception();
+          stop.store(true, std::memory_order_relaxed);
+        }
+      }
     }
   }
+  if (cancelled) std::rethrow_exception(cancelled);
   out.terms = terms;
 }
 
@@ -303,7 +206,7 @@ void run_tiles(const LatticePlan& plan, const F& f, const Binned& bins, LatticeM
 
 void run_lattice(const LatticePlan& plan, LatticeMap& out) {
   const Lattice& L = plan.stat->lattice;
-  const Binned bins = bin_sources(plan);
+  const Binned bins = lattice::bin_sources(plan);
   out.values.assign(L.nodes() * static_cast<std::uint64_t>(plan.components), 0.0);
   if (plan.stat->function.kind == LatticeKernel::CoulombSwitched) out.excluded.assign(L.nodes(), 0);
   lattice::visit_lattice_function(plan.stat->function, [&](const auto& f) {

@@ -20,6 +20,7 @@
 #include "twobody/detail/cuda/vector_join.hpp"
 #include "twobody/detail/engine/backend.hpp"
 #include "twobody/detail/engine/chunked_run.hpp"
+#include "twobody/detail/engine/lattice_plan.hpp"
 #include "twobody/detail/engine/exact_sums.hpp"
 #include "twobody/engine.hpp"
 #include "twobody/detail/exact/fast_path.hpp"
@@ -237,6 +238,12 @@ class CudaBackend final : public Backend {
   std::string refuses_bands(const Statistic& s) const override { return refuses_bands_on_device(s); }
   Result run_vectors(const VectorPlan& plan) override { return run_vectors_on_device(plan); }
   std::string describe_vectors(const VectorPlan& plan) const override { return describe_vectors_on_device(plan); }
+  bool runs_lattice() const override { return true; }
+  void run_lattice(const LatticePlan& plan, LatticeMap& out) override { run_lattice_on_device(plan, out); }
+  std::string describe_lattice(const LatticePlan&) const override {
+    return "blocks of 8 x 8 x 8 threads, a node a thread with its sums in registers; each nearby row of bins staged "
+           "through shared memory (range access); sources binned on the host";
+  }
   Result run(const Plan& plan) override {
     const auto t0 = std::chrono::steady_clock::now();
     auto run_piece = [](const Plan& p) {

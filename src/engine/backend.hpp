@@ -12,6 +12,8 @@
 namespace twobody {
 
 class WorkShare;
+struct LatticePlan;
+struct LatticeMap;
 
 struct Plan {
   const Statistic* stat = nullptr;
@@ -101,6 +103,12 @@ class Backend {
   // Why this backend does not run bands of `s` (VectorPlan::band; "" when it does, as the CPU):
   // the hybrid backend then leaves it out of the run.
   virtual std::string refuses_bands(const Statistic&) const { return {}; }
+  // Lattice maps (twobody/lattice.hpp), planned by the engine (engine/lattice_plan.hpp): whether
+  // this backend runs them, and the run into `out`'s values, mask and term count.
+  virtual bool runs_lattice() const { return false; }
+  virtual void run_lattice(const LatticePlan&, LatticeMap&) { throw Error(ErrorKind::Internal, name() + ": no lattice kernels"); }
+  // How it traverses the lattice, for the plan.
+  virtual std::string describe_lattice(const LatticePlan&) const { return {}; }
 };
 
 std::unique_ptr<Backend> make_cpu_backend();

@@ -7,10 +7,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <memory>
 #include <numbers>
 
 #include <fmt/format.h>
 
+#include "twobody/detail/engine/backend.hpp"
+#include "twobody/detail/engine/devices.hpp"
 #include "twobody/detail/engine/lattice_plan.hpp"
 #include "twobody/detail/exact/lattice_bounds.hpp"
 #include "twobody/error.hpp"
@@ -208,35 +211,44 @@ LatticePlan make_plan(const reduce::OntoLattice& stat, const LatticeSources& src
   std::string shape = fmt::format("{} x {}", L.shape[0], L.shape[1]);
   if (L.dim == 3) shape += fmt::format(" x {}", L.shape[2]);
   plan.explanation = fmt::format(
-      "backend: cpu (the lattice traversal is the CPU's so far)\n"
       "lattice map: {} sources onto {} nodes ({}), origin ({:.9g}, {:.9g}, {:.9g}), spacing ({:.9g}, {:.9g}, {:.9g}){}\n"
       "function: {}, cutoff {:.9g}; {} values\n"
       "precision: {} (displacements and r² in {}, terms in float64), each term onto a sum grid of step 2^{} "
       "(terms ≤ {:.6g}) added as {}-bit integers: the same bits for any threads, tiles and bins\n"
       "error bound: a node of n terms within n·({:.3g} + {:.3g}) of its exact sum, then one rounding to {}\n"
-      "traversal: compact bins of {} nodes per axis (a counting sort, x fastest), tiles of 8 nodes per axis "
-      "gathered by {} threads\n",
+      "bins: compact bins of {} nodes per axis (a counting sort, x fastest)\n",
       p.size(), L.nodes(), shape, L.origin[0], L.origin[1], L.origin[2], L.spacing[0], L.spacing[1], L.spacing[2],
       (L.periodic[0] || L.periodic[1] || L.periodic[2]) ? ", periodic" : "", fn_text, stat.function.cutoff,
       plan.components == 2 ? "complex" : "real", single ? "single" : "double", single ? "float32" : "float64",
       plan.grid.exponent, tb.grid_bound, single ? 64 : 128, plan.bound.term, plan.bound.step / 2,
-      single ? "float32" : "float64", plan.bin_nodes, plan.threads);
+      single ? "float32" : "float64", plan.bin_nodes);
   return plan;
 }
 
-void check_backend(const RunOptions& opt) {
-  if (opt.backend == "auto" || opt.backend == "cpu") return;
-  if (opt.backend == "cuda" || opt.backend == "hybrid")
-    throw Error(ErrorKind::Backend, "lattice maps run on the CPU backend so far: use --backend cpu or auto");
-  throw_config(fmt::format("unknown backend '{}'", opt.backend));
+// "cpu", or "cuda" (the GPU's gather, the CPU's bits); "auto" is the CPU until the GPU's gather has
+// been measured against it (issue 24's benchmarks), which the plan says.
+std::unique_ptr<Backend> lattice_backend(const RunOptions& opt, std::string& why) {
+  if (opt.backend == "hybrid")
+    throw Error(ErrorKind::Backend, "lattice maps run on one backend: --backend cpu, cuda or auto");
+  if (opt.backend == "auto") {
+    why = " (auto: the CPU until the GPU's gather is measured; --backend cuda runs it, the same bits)";
+    return make_cpu_backend();
+  }
+  return select_backend(opt.backend);
+}
+
+std::string backend_line(const Backend& b, const LatticePlan& plan, const std::string& why) {
+  return fmt::format("backend: {} on {}{}\ntraversal: {}\n", b.name(), b.device(), why, b.describe_lattice(plan));
 }
 
 }  // namespace
 
 LatticeMap run(const reduce::OntoLattice& stat, const LatticeSources& sources, const RunOptions& opt) {
-  check_backend(opt);
+  std::string why;
+  const std::unique_ptr<Backend> backend = lattice_backend(opt, why);
   const auto t0 = std::chrono::steady_clock::now();
-  const LatticePlan plan = make_plan(stat, sources, opt);
+  LatticePlan plan = make_plan(stat, sources, opt);
+  plan.explanation = backend_line(*backend, plan, why) + plan.explanation;
   if (opt.on_plan) opt.on_plan(plan.explanation);
   LatticeMap map;
   map.lattice = stat.lattice;
@@ -244,14 +256,16 @@ LatticeMap run(const reduce::OntoLattice& stat, const LatticeSources& sources, c
   map.precision = stat.precision;
   map.bound = plan.bound;
   map.plan = plan.explanation;
-  cpu::run_lattice(plan, map);
+  backend->run_lattice(plan, map);
   map.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return map;
 }
 
 std::string explain(const reduce::OntoLattice& stat, const LatticeSources& sources, const RunOptions& opt) {
-  check_backend(opt);
-  return make_plan(stat, sources, opt).explanation;
+  std::string why;
+  const std::unique_ptr<Backend> backend = lattice_backend(opt, why);
+  const LatticePlan plan = make_plan(stat, sources, opt);
+  return backend_line(*backend, plan, why) + plan.explanation;
 }
 
 }  // namespace twobody

@@ -27,4 +27,9 @@ namespace cpu {
 void run_lattice(const LatticePlan& plan, LatticeMap& out);
 }  // namespace cpu
 
+namespace cuda {
+// The CUDA backend's (src/cuda/lattice_gather.cu): the same values, mask and count, bit for bit.
+void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out);
+}  // namespace cuda
+
 }  // namespace twobody

@@ -39,6 +39,7 @@ ValueType PairExpression::result() const { return c_->result; }
 FunctionClass PairExpression::function_class() const { return c_->function_class; }
 std::string PairExpression::canonical() const { return c_->canonical; }
 const std::string& PairExpression::text() const { return c_->text.text; }
+const std::string& PairExpression::where() const { return c_->where.text; }
 
 std::string PairExpression::explain() const {
   const expr::Compiled& c = *c_;

@@ -370,7 +370,7 @@ explains 1 -- "$tb" potential --data "$work/atoms.txt" --charge-column 4 --spaci
 expect 4 'the exclusion radius must be > 0 and at most the cutoff' -- "$tb" potential --data "$work/atoms.txt" --charge-column 4 --cutoff 2 --exclusion 3
 expect 4 '--charge-column is needed' -- "$tb" potential --data "$work/atoms.txt" --cutoff 2
 expect 4 'exceeds half the period' -- "$tb" potential --data "$work/atoms.txt" --charge-column 4 --cutoff 2 --periodic --origin 0,0,0 --shape 4,4,4
-expect 6 'CPU backend so far' -- "$tb" potential --data "$work/atoms.txt" --charge-column 4 --cutoff 2 --backend cuda
+expect 6 'one backend' -- "$tb" potential --data "$work/atoms.txt" --charge-column 4 --cutoff 2 --backend hybrid
 expect 3 'radius -0.25 is not finite and > 0' -- "$tb" density --data "$work/atoms.txt" --radius-column 4 --cutoff 1
 printf '0 0 0 1 0\n1.5 -2 0.5 0 1\n' > "$work/kspace.txt"
 check "gridding writes a complex64 map" \

@@ -1,0 +1,356 @@
+// The GPU's lattice traversal (seed 002's gather with compact binning): a block takes a work item,
+// a tile of 8×8×8 nodes (8×8 for 2-D lattices) with a range of the sources near it, a thread a node
+// holding its sums in registers; the tile's nearby bins are visited row by row, each row's sources
+// (one contiguous range: the seed's range access) staged through shared memory a block's width at
+// a time. A tile whose nearby sources exceed one item's share (MRI samples crowd k-space's centre)
+// is split into several items whose sums meet in global memory by integer atomics: the seed
+// capped a bin's depth and summed the overflow on the CPU; splitting keeps the GPU's speed on the
+// crowded tiles and, the sums being integers, the bits. Tiles with no source near them take no item. Every (source, node) pair is decided and
+// its term computed by the CPU traversal's float64 rule with the same operations
+// (cpu/lattice_traversal.cpp; --fmad=false, IEEE division and square root), and added as an integer
+// of steps on the plan's sum grid, so the map is the CPU's bit for bit. The sources are binned on
+// the host (engine/lattice_bins.hpp) and the integers turned into values there, by the CPU's code.
+// Later milestones (issue 24's plan): binning on the device, the depth cap with the CPU taking the
+// overflow, the scatter agent, slabs for maps beyond device memory.
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "twobody/detail/cuda/cuda_check.hpp"
+#include "twobody/detail/cuda/device_buffer.hpp"
+#include "twobody/detail/cuda/output/exact_sum_atomics.cuh"
+#include "twobody/detail/engine/lattice_bins.hpp"
+#include "twobody/detail/engine/lattice_plan.hpp"
+#include "twobody/error.hpp"
+#include "twobody/extend/lattice_function.hpp"
+
+namespace twobody::cuda {
+
+namespace {
+
+constexpr int kTile = 8;      // nodes a tile along each axis, as the CPU's
+constexpr int kMaxRuns = 2;   // runs of bins near a tile along one axis (a periodic axis wraps once)
+constexpr int kMaxThreads = kTile * kTile * kTile;
+
+// A tile and a range [first, end) of the sources near it, numbered in the order its rows are visited.
+struct WorkItem {
+  unsigned long long tile, first, end;
+};
+
+struct GatherArgs {
+  const lattice::Source* sources;
+  const std::uint64_t* start;      // bins + 1
+  const long long* runs[3];        // per axis and tile: kMaxRuns × (first, last) bins; first −1: none
+  long long tiles_per[3], nb[3], shape[3];
+  double origin[3], spacing[3], period[3];
+  bool periodic[3];
+  float h32[3];
+  int dim, comps;
+  double cutoff, cutoff2, exclusion2;
+  bool coulomb, ball;
+  DeviceSumGrid grid;
+  const WorkItem* items;
+  void* sums;        // per node and component: long long (Single) or DeviceFixedSum (Double)
+  unsigned char* excluded;
+  unsigned long long* terms;
+};
+
+// A 128-bit sum of steps in one thread (Double): two words, the carry by hand.
+struct WideSum {
+  unsigned long long lo = 0, hi = 0;
+  __device__ void add(long long v) {
+    const unsigned long long u = static_cast<unsigned long long>(v), old = lo;
+    lo += u;
+    hi += (v < 0 ? ~0ull : 0ull) + (lo < old ? 1ull : 0ull);
+  }
+};
+
+struct NarrowSum {
+  long long v = 0;
+  __device__ void add(long long s) { v += s; }
+};
+
+template <class F, bool Single>
+__global__ void __launch_bounds__(kMaxThreads) lattice_gather_kernel(const __grid_constant__ GatherArgs args, const F f) {
+  __shared__ lattice::Source s_src[kMaxThreads];
+  using Sum = std::conditional_t<Single, NarrowSum, WideSum>;
+  const int tid = threadIdx.x + kTile * (threadIdx.y + kTile * threadIdx.z);
+  const int threads = blockDim.x * blockDim.y * blockDim.z;
+  const WorkItem item = args.items[blockIdx.x];
+  const long long tile = static_cast<long long>(item.tile);
+  const long long t[3] = {tile % args.tiles_per[0], tile / args.tiles_per[0] % args.tiles_per[1],
+                          tile / (args.tiles_per[0] * args.tiles_per[1])};
+  const long long i[3] = {t[0] * kTile + threadIdx.x, t[1] * kTile + threadIdx.y, t[2] * kTile + threadIdx.z};
+  const bool mine = i[0] < args.shape[0] && i[1] < args.shape[1] && i[2] < args.shape[2];
+  double node[3] = {0, 0, 0};
+  for (int k = 0; k < args.dim; ++k) node[k] = args.origin[k] + static_cast<double>(i[k]) * args.spacing[k];
+  Sum sum[2];
+  bool excluded = false;
+  unsigned long long terms = 0;
+
+  const auto term = [&](const lattice::Source& s) {
+    double d[3];
+    long long m[3];
+    bool near = true;
+    for (int k = 0; k < 3; ++k) {
+      if (k >= args.dim) {
+        d[k] = 0;
+        m[k] = 0;
+        continue;
+      }
+      double dk = s.x[k] - node[k];
+      long long w = 0;
+      if (args.periodic[k]) {
+        const double wd = nearbyint(dk / args.period[k]);
+        if (wd != 0) {
+          dk = dk - wd * args.period[k];
+          w = static_cast<long long>(wd);
+        }
+      }
+      d[k] = dk;
+      m[k] = i[k] + w * args.shape[k] - s.b[k];
+      near = near && fabs(dk) < args.cutoff;
+    }
+    if (!near) return;
+    double r2 = d[0] * d[0] + d[1] * d[1];
+    if (args.dim == 3) r2 = r2 + d[2] * d[2];
+    if (args.ball && !(r2 < args.cutoff2)) return;
+    if (args.coulomb && r2 < args.exclusion2) {
+      excluded = true;
+      return;
+    }
+    double g;
+    if constexpr (Single) {
+      float sq[3] = {0, 0, 0};
+      for (int k = 0; k < args.dim; ++k) {
+        const float D = s.f[k] - static_cast<float>(m[k]);
+        const float dk = D * args.h32[k];
+        sq[k] = dk * dk;
+      }
+      if constexpr (F::kSeparable) {
+        g = f.axis(sq[0]) * f.axis(sq[1]);
+        if (args.dim == 3) g = g * f.axis(sq[2]);
+      } else {
+        float r2f = sq[0] + sq[1];
+        if (args.dim == 3) r2f = r2f + sq[2];
+        g = f.g(r2f, s.aux);
+      }
+    } else if constexpr (F::kSeparable) {
+      g = f.axis(d[0] * d[0]) * f.axis(d[1] * d[1]);
+      if (args.dim == 3) g = g * f.axis(d[2] * d[2]);
+    } else {
+      g = f.g(r2, s.aux);
+    }
+    sum[0].add(grid_steps(args.grid, s.re * g));
+    if (args.comps == 2) sum[1].add(grid_steps(args.grid, s.im * g));
+    ++terms;
+  };
+
+  // The bins near this tile, row by row along x, as far as the item's range of them goes: every
+  // bound here is the block's, so every thread reaches every barrier.
+  const long long* rz = args.runs[2] + t[2] * kMaxRuns * 2;
+  const long long* ry = args.runs[1] + t[1] * kMaxRuns * 2;
+  const long long* rx = args.runs[0] + t[0] * kMaxRuns * 2;
+  std::uint64_t pos = 0;  // sources of the tile's rows before this one
+  for (int a = 0; a < kMaxRuns && rz[2 * a] >= 0; ++a)
+    for (long long bz = rz[2 * a]; bz <= rz[2 * a + 1]; ++bz)
+      for (int b = 0; b < kMaxRuns && ry[2 * b] >= 0; ++b)
+        for (long long by = ry[2 * b]; by <= ry[2 * b + 1]; ++by)
+          for (int c = 0; c < kMaxRuns && rx[2 * c] >= 0; ++c) {
+            const long long row = args.nb[0] * (by + args.nb[1] * bz);
+            const std::uint64_t r0 = args.start[row + rx[2 * c]], r1 = args.start[row + rx[2 * c + 1] + 1];
+            // This row's part of [first, end) in the tile's numbering, as source indices.
+            const std::uint64_t from = item.first, to = item.end, row_end = pos + (r1 - r0);
+            const std::uint64_t lo = pos > from ? pos : from, hi = row_end < to ? row_end : to;
+            const std::uint64_t s0 = r0 + (lo - pos), s1 = lo < hi ? r0 + (hi - pos) : s0;
+            pos = row_end;
+            for (std::uint64_t first = s0; first < s1; first += static_cast<std::uint64_t>(threads)) {
+              __syncthreads();
+              if (first + tid < s1) s_src[tid] = args.sources[first + tid];
+              __syncthreads();
+              const int n = static_cast<int>(min(static_cast<std::uint64_t>(threads), s1 - first));
+              if (mine)
+                for (int q = 0; q < n; ++q) term(s_src[q]);
+            }
+          }
+
+  if (terms) atomicAdd(args.terms, terms);
+  if (!mine) return;
+  // Added, not stored: a split tile's items meet here (integers, so in any order the same bits).
+  const std::uint64_t at = static_cast<std::uint64_t>(i[0] + args.shape[0] * (i[1] + args.shape[1] * i[2]));
+  for (int c = 0; c < args.comps; ++c) {
+    const std::uint64_t slot = at * static_cast<std::uint64_t>(args.comps) + static_cast<std::uint64_t>(c);
+    if constexpr (Single) {
+      if (sum[c].v) atomicAdd(static_cast<unsigned long long*>(args.sums) + slot, static_cast<unsigned long long>(sum[c].v));
+    } else if ((sum[c].lo | sum[c].hi) != 0) {
+      add_sum(static_cast<DeviceFixedSum*>(args.sums) + slot, sum[c].lo, sum[c].hi);
+    }
+  }
+  if (args.coulomb && excluded) args.excluded[at] = 1;
+}
+
+// Per axis and tile index, the runs of bins near the tile (AxisBins::runs_near), padded to kMaxRuns.
+std::vector<long long> tile_runs(const lattice::AxisBins& axis, long long shape, long long tiles) {
+  std::vector<long long> out(static_cast<std::size_t>(tiles * kMaxRuns * 2), -1);
+  std::vector<std::pair<std::int64_t, std::int64_t>> runs;
+  for (long long t = 0; t < tiles; ++t) {
+    const long long lo = t * kTile, hi = std::min(shape, lo + kTile) - 1;
+    axis.runs_near(lo, hi, runs);
+    if (runs.size() > static_cast<std::size_t>(kMaxRuns))
+      throw Error(ErrorKind::Internal, "lattice gather: more runs of bins near a tile than one wrap gives");
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      out[static_cast<std::size_t>(t * kMaxRuns * 2) + 2 * r] = runs[r].first;
+      out[static_cast<std::size_t>(t * kMaxRuns * 2) + 2 * r + 1] = runs[r].second;
+    }
+  }
+  return out;
+}
+
+// The work items: every tile with sources near it, cut into ranges of at most `share` of them.
+std::vector<WorkItem> work_items(const lattice::Binned& bins, const std::vector<long long> (&runs)[3],
+                                   const long long (&tiles_per)[3], std::uint64_t share) {
+  std::vector<WorkItem> items;
+  const long long tiles = tiles_per[0] * tiles_per[1] * tiles_per[2];
+  for (long long tile = 0; tile < tiles; ++tile) {
+    const long long t[3] = {tile % tiles_per[0], tile / tiles_per[0] % tiles_per[1], tile / (tiles_per[0] * tiles_per[1])};
+    const long long* rz = runs[2].data() + t[2] * kMaxRuns * 2;
+    const long long* ry = runs[1].data() + t[1] * kMaxRuns * 2;
+    const long long* rx = runs[0].data() + t[0] * kMaxRuns * 2;
+    std::uint64_t n = 0;
+    for (int a = 0; a < kMaxRuns && rz[2 * a] >= 0; ++a)
+      for (long long bz = rz[2 * a]; bz <= rz[2 * a + 1]; ++bz)
+        for (int b = 0; b < kMaxRuns && ry[2 * b] >= 0; ++b)
+          for (long long by = ry[2 * b]; by <= ry[2 * b + 1]; ++by)
+            for (int c = 0; c < kMaxRuns && rx[2 * c] >= 0; ++c) {
+              const long long row = bins.axis[0].nb * (by + bins.axis[1].nb * bz);
+              n += bins.start[static_cast<std::size_t>(row + rx[2 * c + 1] + 1)] - bins.start[static_cast<std::size_t>(row + rx[2 * c])];
+            }
+    for (std::uint64_t first = 0; first < n; first += share)
+      items.push_back(WorkItem{static_cast<unsigned long long>(tile), first, std::min(n, first + share)});
+  }
+  return items;
+}
+
+template <bool Single, class F>
+void gather(const LatticePlan& plan, const F& f, const GatherArgs& args, std::size_t items, dim3 block) {
+  // In batches, so that progress is reported (and a cancel taken) along the way.
+  constexpr std::size_t kBatches = 32;
+  const std::size_t batch = std::max<std::size_t>(1, (items + kBatches - 1) / kBatches);
+  for (std::size_t first = 0; first < items; first += batch) {
+    GatherArgs a = args;
+    a.items = args.items + first;
+    const unsigned blocks = static_cast<unsigned>(std::min(batch, items - first));
+    lattice_gather_kernel<F, Single><<<blocks, block>>>(a, f);
+    TWOBODY_CUDA_CHECK(cudaGetLastError());
+    if (plan.progress) {
+      TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
+      plan.progress(static_cast<double>(first + blocks) / static_cast<double>(items));  // may throw: a cancel
+    }
+  }
+  TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+}  // namespace
+
+void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
+  const Lattice& L = plan.stat->lattice;
+  const LatticeFunction& fn = plan.stat->function;
+  const bool single = plan.stat->precision == Precision::Single;
+  const int comps = plan.components;
+  const lattice::Binned bins = lattice::bin_sources(plan);
+  const std::uint64_t nodes = L.nodes();
+  const std::size_t sum_bytes = single ? sizeof(long long) : sizeof(DeviceFixedSum);
+  std::size_t free_bytes = 0, total_bytes = 0;
+  TWOBODY_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const double need = static_cast<double>(nodes) * (comps * sum_bytes + 1) + static_cast<double>(bins.sources.size()) *
+                      sizeof(lattice::Source) + static_cast<double>(bins.start.size()) * sizeof(std::uint64_t);
+  if (need > 0.8 * static_cast<double>(free_bytes)) {
+    char text[256];  // (no fmt here: nvcc's host pass rejects its headers)
+    std::snprintf(text, sizeof text, "a lattice map of %llu nodes needs %.3g GB on the device, which has %.3g GB free: "
+                  "use the CPU backend, a coarser lattice or single precision",
+                  static_cast<unsigned long long>(nodes), need / 1e9, static_cast<double>(free_bytes) / 1e9);
+    throw Error(ErrorKind::Resource, text);
+  }
+  GatherArgs args{};
+  std::vector<long long> runs[3];
+  for (int k = 0; k < 3; ++k) {
+    args.tiles_per[k] = (L.shape[k] + kTile - 1) / kTile;
+    args.nb[k] = bins.axis[k].nb;
+    args.shape[k] = L.shape[k];
+    args.origin[k] = L.origin[k];
+    args.spacing[k] = L.spacing[k];
+    args.period[k] = L.period(k);
+    args.periodic[k] = L.periodic[k];
+    args.h32[k] = static_cast<float>(L.spacing[k]);
+    runs[k] = tile_runs(bins.axis[k], L.shape[k], args.tiles_per[k]);
+  }
+  args.dim = L.dim;
+  args.comps = comps;
+  args.cutoff = fn.cutoff;
+  args.cutoff2 = fn.cutoff * fn.cutoff;
+  args.exclusion2 = fn.exclusion * fn.exclusion;
+  args.coulomb = fn.kind == LatticeKernel::CoulombSwitched;
+  args.ball = fn.support == Support::Ball;
+  args.grid = DeviceSumGrid(plan.grid);
+  // A share of 16 stagings a block: crowded tiles spread over many blocks, a light one is one item.
+  const std::vector<WorkItem> item_list = work_items(bins, runs, args.tiles_per, 16 * kMaxThreads);
+  const DeviceBuffer<lattice::Source> sources(bins.sources);
+  const DeviceBuffer<std::uint64_t> start(bins.start);
+  const DeviceBuffer<long long> runs_x(runs[0]), runs_y(runs[1]), runs_z(runs[2]);
+  const DeviceBuffer<WorkItem> items(item_list);
+  DeviceBuffer<unsigned char> sums(nodes * static_cast<std::uint64_t>(comps) * sum_bytes);
+  DeviceBuffer<unsigned char> excluded(args.coulomb ? nodes : 0);
+  DeviceBuffer<unsigned long long> terms(1);
+  sums.zero();
+  excluded.zero();
+  terms.zero();
+  args.sources = sources.get();
+  args.start = start.get();
+  args.runs[0] = runs_x.get();
+  args.runs[1] = runs_y.get();
+  args.runs[2] = runs_z.get();
+  args.items = items.get();
+  args.sums = sums.get();
+  args.excluded = excluded.get();
+  args.terms = terms.get();
+  const dim3 block(kTile, kTile, L.dim == 3 ? kTile : 1);
+  lattice::visit_lattice_function(fn, [&](const auto& f) {
+    if (single) gather<true>(plan, f, args, item_list.size(), block);
+    else gather<false>(plan, f, args, item_list.size(), block);
+  });
+
+  // The integers back, each rounded once by the CPU's code (exact_sums.hpp), as the CPU does.
+  std::vector<unsigned char> host(sums.size());
+  sums.download(host.data(), host.size());
+  std::vector<unsigned char> mask(excluded.size());
+  excluded.download(mask.data(), mask.size());
+  out.values.assign(nodes * static_cast<std::uint64_t>(comps), 0.0);
+  out.excluded.assign(args.coulomb ? nodes : 0, 0);
+  for (std::uint64_t at = 0; at < nodes; ++at) {
+    const bool ex = args.coulomb && mask[at];
+    if (args.coulomb) out.excluded[at] = ex ? 1 : 0;
+    for (int c = 0; c < comps; ++c) {
+      const std::uint64_t slot = at * static_cast<std::uint64_t>(comps) + static_cast<std::uint64_t>(c);
+      FixedSum s;
+      if (single) {
+        long long v;
+        std::memcpy(&v, host.data() + slot * sum_bytes, sizeof v);
+        s = static_cast<FixedSum>(v);
+      } else {
+        std::memcpy(&s, host.data() + slot * sum_bytes, sizeof s);
+      }
+      double v = ex ? 0.0 : plan.grid.value(s);
+      if (single) v = static_cast<double>(static_cast<float>(v));
+      out.values[slot] = v;
+    }
+  }
+  out.terms = terms.download().at(0);
+  out.excluded_count = 0;
+  for (const std::uint8_t e : out.excluded) out.excluded_count += e;
+  if (args.coulomb && out.excluded_count == 0) out.excluded.clear();
+}
+
+}  // namespace twobody::cuda
