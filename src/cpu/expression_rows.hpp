@@ -63,6 +63,9 @@ class ExpressionRows {
   };
 
   Operand operand(int id) const;
+  // Element k of a constant or parameter node (a scalar's value whatever k).
+  double constant_at(int id, std::size_t k) const;
+  void prepass(const std::vector<int>& wanted, const PairTable& t, bool side_a, int threads);
   void run_steps(const std::vector<Step>& steps, std::size_t i, std::size_t j0, std::size_t n, std::size_t k,
                  double* regs) const;
 

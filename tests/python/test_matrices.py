@@ -212,3 +212,20 @@ def test_cli(cli, rng, tmp_path):
     assert r.returncode == 4 and "p >= 1" in r.stderr and not (tmp_path / "bad.npy").exists()
     r = run("matrix", "--data", tmp_path / "x.npy", "--kernel", "l2", "--backend", "cuda", "-o", tmp_path / "bad.npy")
     assert r.returncode == 6 and not (tmp_path / "bad.npy").exists()
+
+
+def test_custom_emit_matrix(rng, tmp_path):
+    x = rng.standard_normal((17, 12))
+    y = rng.standard_normal((6, 12))
+    table = {"x": x[:, 0], "y": x[:, 1], "w": np.abs(x[:, 2])}
+    m = tb.custom(table, "a.w * b.w * sqrt((a.x - b.x)^2 + (a.y - b.y)^2)", emit="matrix", coordinates=["x", "y"])
+    d = cdist(x[:, :2], x[:, :2])
+    np.testing.assert_allclose(m, np.outer(table["w"], table["w"]) * d, rtol=1e-12, atol=0)
+    m = tb.custom(x, "sum(abs(a - b)^q)^(1/q)", params={"q": 3}, data2=y, emit="matrix", out=tmp_path / "c.npy")
+    assert isinstance(m, np.memmap)
+    np.testing.assert_allclose(m, cdist(x, y, "minkowski", p=3), rtol=1e-12, atol=0)
+    assert "register tile" in tb.custom(x, "dot(a, b)", emit="matrix", explain=True)
+    with pytest.raises(tb.ConfigError, match="no bins"):
+        tb.custom(x, "dot(a, b)", emit="matrix", bins=[0, 1])
+    with pytest.raises(tb.ConfigError, match="emit='matrix'"):
+        tb.custom(x, "dot(a, b)", emit="sum", out=tmp_path / "x.npy")
