@@ -372,6 +372,22 @@ TEST_F(Cuda, StatisticsRunOnCudaByDefault) {
   EXPECT_EQ(r.raw.counts, rdf(p, nullptr, Binning::linear(0.5, 25, 10), Box::cube(3, 50.0), on("cpu")).raw.counts);
 }
 
+// --explain's phases: the engine's (planning, the whole CUDA run, with the host's peak memory after
+// each) after the CUDA run's own in its "ran:" line.
+TEST_F(Cuda, PlanReportsThePhasesAndTheHostPeak) {
+  std::mt19937_64 rng(fresh_seed());
+  const auto p = to_pointset(uniform_points(20000, 3, 0, 50, rng));
+  const auto r = rdf(p, nullptr, Binning::linear(0.5, 5, 10), Box::cube(3, 50.0), on("cuda"));
+  const std::string& plan = r.raw.info.plan;
+  EXPECT_NE(plan.find("\nran: "), std::string::npos) << plan;
+  EXPECT_NE(plan.find("phases: "), std::string::npos) << plan;
+  const std::size_t at = plan.find("\nphases (wall time, the process's peak resident memory after each): plan ");
+  ASSERT_NE(at, std::string::npos) << plan;
+  EXPECT_NE(plan.find("cuda run ", at), std::string::npos) << plan;
+  EXPECT_NE(plan.find(" MB)", at), std::string::npos) << plan;
+  EXPECT_EQ(r.raw.counts, rdf(p, nullptr, Binning::linear(0.5, 5, 10), Box::cube(3, 50.0), on("cpu")).raw.counts);
+}
+
 // Small enough for compute-sanitizer's memcheck and racecheck: every output mode once.
 TEST_F(Cuda, SmallMixedOutputs) {
   std::mt19937_64 rng(fresh_seed());

@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <stdexcept>
 #include <vector>
 
+#include "lattice_cases.hpp"
 #include "twobody/detail/engine/backend.hpp"
 #include "twobody/error.hpp"
 #include "twobody/lattice.hpp"
@@ -17,91 +19,7 @@
 namespace {
 
 using namespace twobody;
-
-struct Case {
-  PointSet points;
-  std::vector<double> re, im, radius;
-  reduce::OntoLattice stat;
-};
-
-Case make_case(std::uint64_t seed, LatticeKernel kind, Support support, int dim, std::size_t n, bool periodic,
-               double offset = 0) {
-  std::mt19937_64 rng(seed);
-  Case c;
-  Lattice& L = c.stat.lattice;
-  L.dim = dim;
-  L.origin = {offset - 1.25, offset + 0.5, offset + 3.0};
-  L.spacing = {0.5, 0.375, 0.625};
-  L.shape = {37, 29, dim == 3 ? 21 : 1};  // partial tiles on every axis
-  for (int k = 0; k < dim; ++k) L.periodic[k] = periodic;
-  LatticeFunction& f = c.stat.function;
-  f.kind = kind;
-  f.support = support;
-  f.cutoff = 1.875;  // a multiple of the x spacing
-  f.exclusion = 0.3;
-  f.blobbiness = 2.5;
-  f.beta = 6.5;
-  std::vector<std::vector<double>> x(static_cast<std::size_t>(dim));
-  for (int k = 0; k < dim; ++k) {
-    const double lo = L.origin[k] - 2.5, hi = L.origin[k] + static_cast<double>(L.shape[k]) * L.spacing[k] + 2.5;
-    std::uniform_real_distribution<double> u(lo, hi);
-    for (std::size_t i = 0; i < n; ++i) x[static_cast<std::size_t>(k)].push_back(u(rng));
-  }
-  // Sources on nodes, on a node plus exactly the cutoff, and a dense clump (bin rows of more than
-  // 512 sources).
-  for (std::size_t i = 0; i < n / 8; ++i)
-    for (int k = 0; k < dim; ++k) {
-      auto& col = x[static_cast<std::size_t>(k)];
-      const std::int64_t node = static_cast<std::int64_t>(i % static_cast<std::size_t>(L.shape[k]));
-      col[i] = L.node(k, node) + (k == 0 && i % 2 ? f.cutoff : 0.0);
-    }
-  std::normal_distribution<double> clump(0, 0.2);
-  for (std::size_t i = n / 8; i < n / 3; ++i)
-    for (int k = 0; k < dim; ++k) x[static_cast<std::size_t>(k)][i] = L.node(k, L.shape[k] / 2) + clump(rng);
-  c.points = PointSet::from_columns(x);
-  std::uniform_real_distribution<double> q(-0.8, 0.8), r(0.6, 1.4);
-  for (std::size_t i = 0; i < n; ++i) {
-    c.re.push_back(q(rng));
-    if (kind == LatticeKernel::BlinnBlob) c.radius.push_back(r(rng));
-    if (kind == LatticeKernel::KaiserBessel) c.im.push_back(q(rng));
-  }
-  return c;
-}
-
-LatticeMap run_on(const Case& c, Precision p, const std::string& backend) {
-  reduce::OntoLattice s = c.stat;
-  s.precision = p;
-  LatticeSources src;
-  src.points = &c.points;
-  src.strength = c.re;
-  src.strength_im = c.im;
-  src.radius = c.radius;
-  RunOptions o;
-  o.backend = backend;
-  return run(s, src, o);
-}
-
-void expect_same_bits(const Case& c, Precision p, const char* what) {
-  const LatticeMap cpu = run_on(c, p, "cpu");
-  const LatticeMap gpu = run_on(c, p, "cuda");
-  ASSERT_EQ(gpu.values.size(), cpu.values.size()) << what;
-  std::size_t differ = 0, first = 0;
-  for (std::size_t i = 0; i < cpu.values.size(); ++i)
-    if (std::memcmp(&cpu.values[i], &gpu.values[i], sizeof(double)) != 0 && differ++ == 0) first = i;
-  EXPECT_EQ(differ, 0u) << what << ": first at " << first << ": cpu " << cpu.values[first] << ", gpu " << gpu.values[first];
-  EXPECT_EQ(gpu.excluded, cpu.excluded) << what;
-  EXPECT_EQ(gpu.excluded_count, cpu.excluded_count) << what;
-  EXPECT_EQ(gpu.terms, cpu.terms) << what;
-  EXPECT_GT(cpu.terms, 0u) << what;
-  EXPECT_NE(gpu.plan.find("backend: cuda"), std::string::npos) << gpu.plan;
-}
-
-class CudaLattice : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!make_cuda_backend()) GTEST_SKIP() << "no CUDA backend or device";
-  }
-};
+using namespace lattice_cases;
 
 TEST_F(CudaLattice, EveryFunctionAndPrecisionIsTheCpuBitForBit) {
   const std::pair<LatticeKernel, Support> functions[] = {{LatticeKernel::CoulombSwitched, Support::Ball},
@@ -125,6 +43,64 @@ TEST_F(CudaLattice, PeriodicAxesOffsetsAndDenseBins) {
   }
 }
 
+TEST_F(CudaLattice, RegularBinsPaddedOrCappedWithASpillGiveTheSameMap) {
+  // Seed 002's baseline: every bin padded to the deepest one's depth, or capped at 3 with the
+  // excess in a second, compact pass (the clump's bins spill).
+  for (Precision p : {Precision::Single, Precision::Double}) {
+    const Case c = make_case(41, LatticeKernel::CoulombSwitched, Support::Ball, 3, 5000, false);
+    expect_same_bits(c, p, "regular", LatticeBinning::Regular);
+    expect_same_bits(c, p, "regular capped", LatticeBinning::Regular, 3);
+    EXPECT_GT(run_on(c, p, "cuda", LatticeBinning::Regular, 3).spilled, 0u);
+    EXPECT_EQ(run_on(c, p, "cuda", LatticeBinning::Regular).spilled, 0u);
+    const Case g = make_case(42, LatticeKernel::KaiserBessel, Support::Box, 3, 8000, true);
+    expect_same_bits(g, p, "regular periodic separable, capped", LatticeBinning::Regular, 2);
+  }
+}
+
+TEST_F(CudaLattice, BinsOfSeveralNodesSplitTilesAndRegularBinsIn2D) {
+  // Multi-node bins (partial last bins, runs of bins wrapping a periodic axis), as the CPU's tests
+  // force them.
+  const Case periodic = make_case(51, LatticeKernel::CoulombSwitched, Support::Ball, 3, 4000, true);
+  for (const char* bin : {"2", "3", "8"}) {
+    setenv("TWOBODY_LATTICE_BIN", bin, 1);
+    expect_same_bits(periodic, Precision::Single, bin);
+    expect_same_bits(periodic, Precision::Double, bin, LatticeBinning::Regular, 2);
+  }
+  unsetenv("TWOBODY_LATTICE_BIN");
+  // 60 000 sources, most in the clump: tiles of far more than one item's 8 192 sources, items
+  // ending mid-row and mid-staging, one item setting a node's exclusion and another adding to it.
+  const Case crowded = make_case(52, LatticeKernel::CoulombSwitched, Support::Ball, 3, 60000, false);
+  for (Precision p : {Precision::Single, Precision::Double}) {
+    expect_same_bits(crowded, p, "split tiles");
+    expect_same_bits(crowded, p, "split tiles, regular capped", LatticeBinning::Regular, 5);
+  }
+  const Case flat = make_case(53, LatticeKernel::KaiserBessel, Support::Box, 2, 6000, true);
+  expect_same_bits(flat, Precision::Single, "regular 2-D", LatticeBinning::Regular);
+  expect_same_bits(flat, Precision::Double, "regular 2-D capped", LatticeBinning::Regular, 1);
+}
+
+TEST_F(CudaLattice, FarImagesAndNoSourceNearTheLattice) {
+  // Sources several periods away from a periodic lattice whose origin is offset.
+  Case c = make_case(61, LatticeKernel::BlinnBlob, Support::Ball, 3, 3000, true, 1000.0);
+  std::vector<std::vector<double>> x(3);
+  for (int k = 0; k < 3; ++k) {
+    x[static_cast<std::size_t>(k)].assign(c.points.coord(k).begin(), c.points.coord(k).end());
+    for (std::size_t i = 0; i < x[static_cast<std::size_t>(k)].size(); ++i)
+      x[static_cast<std::size_t>(k)][i] += static_cast<double>(static_cast<int>(i % 7) - 3) * c.stat.lattice.period(k);
+  }
+  c.points = PointSet::from_columns(x);
+  expect_same_bits(c, Precision::Single, "far images");
+  expect_same_bits(c, Precision::Double, "far images");
+  // Every source beyond the cutoff of an open lattice: no work item, a map of zeros.
+  Case none = make_case(62, LatticeKernel::CoulombSwitched, Support::Ball, 3, 500, false);
+  for (int k = 0; k < 3; ++k) x[static_cast<std::size_t>(k)].assign(500, none.stat.lattice.origin[k] - 50.0 - k);
+  none.points = PointSet::from_columns(x);
+  const LatticeMap gpu = run_on(none, Precision::Single, "cuda");
+  EXPECT_EQ(gpu.terms, 0u);
+  EXPECT_EQ(gpu.values, run_on(none, Precision::Single, "cpu").values);
+  for (double v : gpu.values) ASSERT_EQ(v, 0.0);
+}
+
 TEST_F(CudaLattice, ACancelFromTheProgressCallbackStopsTheRun) {
   const Case c = make_case(31, LatticeKernel::CoulombSwitched, Support::Ball, 3, 3000, false);
   LatticeSources src;
@@ -141,6 +117,17 @@ TEST_F(CudaLattice, ACancelFromTheProgressCallbackStopsTheRun) {
   EXPECT_GE(calls, 1);
   o.progress = nullptr;
   EXPECT_EQ(run(c.stat, src, o).values, run_on(c, c.stat.precision, "cpu").values);  // the device is still usable
+  // Over two passes (regular bins and their spill) the progress still ends at exactly 1.
+  reduce::OntoLattice regular = c.stat;
+  regular.binning = LatticeBinning::Regular;
+  regular.bin_depth = 1;
+  double last = 0;
+  o.progress = [&](double f) {
+    EXPECT_GE(f, last);
+    last = f;
+  };
+  EXPECT_GT(run(regular, src, o).spilled, 0u);
+  EXPECT_EQ(last, 1.0);
 }
 
 }  // namespace

@@ -405,6 +405,10 @@ TEST(Lattice, BadRequestsAreClearErrors) {
   EXPECT_EQ(kind_of(c, [](Request& r) { r.stat.function.kind = LatticeKernel::BlinnBlob; }), ErrorKind::Input);
   EXPECT_EQ(kind_of(c, [](Request& r) { r.stat.function.kind = LatticeKernel::KaiserBessel; r.stat.function.oversampling = 0.4; }),
             ErrorKind::Config);
+  EXPECT_EQ(kind_of(c, [](Request& r) { r.stat.binning = LatticeBinning::Regular; }), ErrorKind::Config);  // the GPU's
+  EXPECT_EQ(kind_of(c, [](Request& r) { r.stat.bin_depth = 4; }), ErrorKind::Config);  // caps regular bins only
+  EXPECT_EQ(kind_of(c, [](Request& r) { r.stat.binning = LatticeBinning::Regular; r.stat.bin_depth = -1; }),
+            ErrorKind::Config);
   // One backend a map (cuda runs where there is a GPU: tests/cuda_lattice_test.cpp).
   RunOptions hybrid;
   hybrid.backend = "hybrid";

@@ -17,6 +17,7 @@
 #include <omp.h>
 
 #include "builtin_catalogs.hpp"
+#include "process_phases.hpp"
 #include "mpi_session.hpp"
 #include "twobody/error.hpp"
 
@@ -158,15 +159,21 @@ int default_dim(const char* columns_default) {
 
 PointSet load_points(const std::string& spec, const std::string& columns, int weight_column,
                      const char* columns_default, int region_column) {
-  if (spec.rfind("builtin:", 0) == 0) {
-    if (region_column > 0)
-      throw_config(fmt::format("{} has no region column; use --jackknife N to assign regions", spec));
-    return builtin_catalog(spec.substr(8));
-  }
-  ReadOptions r;
-  r.weight_column = weight_column;
-  r.region_column = region_column;
-  return read_cli_catalogue(spec, r, columns, default_dim(columns_default)).points;
+  const auto read = [&] {
+    if (spec.rfind("builtin:", 0) == 0) {
+      if (region_column > 0)
+        throw_config(fmt::format("{} has no region column; use --jackknife N to assign regions", spec));
+      return builtin_catalog(spec.substr(8));
+    }
+    ReadOptions r;
+    r.weight_column = weight_column;
+    r.region_column = region_column;
+    return read_cli_catalogue(spec, r, columns, default_dim(columns_default)).points;
+  };
+  PointSet p = read();
+  ProcessPhases::get().lap((spec.rfind("builtin:", 0) == 0 ? "generate " : "read ") + spec);
+  ProcessPhases::get().catalogue(p);
+  return p;
 }
 
 PointSets load_sets(const CommonOptions& o, const Features& f) {
@@ -263,7 +270,9 @@ RunOptions make_run_options(const CommonOptions& o, ProgressBar& bar) {
   // A statistic may make several runs (a correlation function's DD, DR, RR, ...), each with its plan.
   if (o.explain)
     r.on_plan = [&bar, runs = std::make_shared<std::atomic<int>>(0)](const std::string& plan) {
-      bar.print(fmt::format("twobody: plan of run {}:\n{}\n", ++*runs, plan));
+      const int run = ++*runs;
+      ProcessPhases::get().lap(fmt::format("run {}", run));
+      bar.print(fmt::format("twobody: plan of run {}:\n{}\n", run, plan));
     };
   return r;
 }
@@ -310,6 +319,7 @@ void emit(const Table& t, const CommonOptions& o) {
   if (!cli_writes_output()) return;
   note_nan_columns(t);
   write_table_file(o.output, t, output_format(o));
+  ProcessPhases::get().lap("write output");
 }
 
 }  // namespace twobody::cli

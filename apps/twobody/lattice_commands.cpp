@@ -22,6 +22,8 @@ struct LatticeCliOptions {
   std::vector<std::int64_t> shape;
   bool periodic = false;
   std::string precision = "single";
+  std::string binning = "compact";
+  int bin_depth = 0;
   std::string backend = "auto";
   int threads = 0;
   bool explain = false;
@@ -43,6 +45,12 @@ void add_lattice_options(CLI::App& cmd, LatticeCliOptions& o, bool placement) {
   cmd.add_option("-o,--output", o.output,
                  "the map: .npy (+ .npy.json with the lattice and the bound), .h5 (attributes), .dx (OpenDX)");
   cmd.add_option("--png", o.png, "also the middle z-slice as a PNG (signed maps blue–white–red, complex by magnitude)");
+  cmd.add_option("--binning", o.binning, "compact (seed 002's) or regular (its baseline, padded bins read one by one: "
+                                         "--backend cuda, for comparison); the same map")
+      ->check(CLI::IsMember({"compact", "regular"}));
+  cmd.add_option("--bin-depth", o.bin_depth, "regular bins: pad every bin to this depth, the excess spilled into a "
+                                             "second pass (default: the deepest bin's)")
+      ->check(non_negative_number);
   cmd.add_option("--backend", o.backend, "auto | cpu | cuda (the GPU's gather: the CPU's bits; auto is the CPU for now)");
   cmd.add_option("--threads", o.threads, "CPU threads (default: all)")->check(non_negative_number);
   cmd.add_flag("--explain", o.explain, "print the plan (lattice, function, precision and its bound, bins) to stderr");
@@ -91,6 +99,9 @@ RunOptions run_options_of(const LatticeCliOptions& o) {
 }
 
 Precision precision_of(const LatticeCliOptions& o) { return o.precision == "double" ? Precision::Double : Precision::Single; }
+LatticeBinning binning_of(const LatticeCliOptions& o) {
+  return o.binning == "regular" ? LatticeBinning::Regular : LatticeBinning::Compact;
+}
 
 void finish(const LatticeCliOptions& o, const LatticeMap& m, const Context& c, const std::string& meta) {
   c.bar.finish();
@@ -148,6 +159,8 @@ const Command<PotentialCli> potential_command{
           p.cutoff = s.o.cutoff;
           p.exclusion = s.exclusion;
           p.precision = precision_of(s.o);
+          p.binning = binning_of(s.o);
+          p.bin_depth = s.o.bin_depth;
           const RunOptions r = run_options_of(s.o);
           const LatticeMap m = potential_map(cat.points, cat.values[0], p, r);
           finish(s.o, m, c, fmt::format(R"({{"map": "potential", "cutoff": {}, "exclusion": {}}})", p.cutoff, p.exclusion));
@@ -184,6 +197,8 @@ const Command<DensityCli> density_command{
           d.cutoff = s.o.cutoff;
           d.blobbiness = s.blobbiness;
           d.precision = precision_of(s.o);
+          d.binning = binning_of(s.o);
+          d.bin_depth = s.o.bin_depth;
           const LatticeMap m = density_map(cat.points, cat.values[0], cat.points.weights(), d, run_options_of(s.o));
           finish(s.o, m, c, fmt::format(R"({{"map": "density", "cutoff": {}, "blobbiness": {}}})", d.cutoff, d.blobbiness));
         },
@@ -258,6 +273,8 @@ const Command<GriddingCli> gridding_command{
           g.separable = s.kernel_shape == "separable";
           g.wrap = !s.no_wrap;
           g.precision = precision_of(s.o);
+          g.binning = binning_of(s.o);
+          g.bin_depth = s.o.bin_depth;
           const std::span<const double> sdc = s.sdc_column > 0 ? std::span<const double>(cat.values[2]) : std::span<const double>();
           const LatticeMap m = grid_samples(cat.points, cat.values[0], cat.values[1], sdc, g, run_options_of(s.o));
           finish(s.o, m, c,

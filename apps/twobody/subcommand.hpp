@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "common_options.hpp"
+#include "process_phases.hpp"
 #include "progress_bar.hpp"
 
 namespace twobody::cli {
@@ -59,7 +60,11 @@ class Subcommand {
           if (c.examples) cmd->footer(std::string("Examples:\n") + c.examples);
           cmd->callback([c, state, &bar, cmd] {
             refuse_outputs_over_inputs(*cmd);
+            bool explain = false;
+            if constexpr (TakesCommonOptions<State>) explain = state->o.explain;
+            if (explain) ProcessPhases::get().enable();
             c.run(*state, Context{c.features, bar});
+            if (explain) bar.print(ProcessPhases::get().text());
           });
         }) {}
 

@@ -70,6 +70,12 @@ struct LatticeFunction {
   double kaiser_bessel_beta() const;
 };
 
+// How the sources are binned for the GPU's gather: compact (seed 002's: every bin as deep as its
+// sources, a row of bins read as one range) or regular (the seed's baseline, kept for its Table 5:
+// every bin padded to one depth and read bin by bin with its count; a capped depth spills the
+// deeper bins' excess into a second, compact pass). The map is the same bits either way.
+enum class LatticeBinning { Compact, Regular };
+
 namespace reduce {
 // Sources × lattice nodes within the function's support, each pair's term summed per node, as an
 // exact sum (twobody/exact_sums.hpp): the map has the same bits for any thread count, tiling and
@@ -78,6 +84,8 @@ struct OntoLattice {
   Lattice lattice;
   LatticeFunction function;
   Precision precision = Precision::Single;
+  LatticeBinning binning = LatticeBinning::Compact;  // Regular: the GPU only (--backend cuda)
+  int bin_depth = 0;  // Regular: the padded depth; 0: the deepest bin's (nothing spills)
 };
 }  // namespace reduce
 
@@ -103,6 +111,7 @@ struct LatticeMap {
   std::uint64_t excluded_count = 0;
   LatticeErrorBound bound;
   std::uint64_t terms = 0;  // (source, node) pairs that added a term
+  std::uint64_t spilled = 0;  // regular bins of a capped depth: the sources the second pass took
   std::string plan;         // what --explain prints
   double seconds = 0;
 };

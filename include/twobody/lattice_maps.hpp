@@ -25,6 +25,8 @@ struct PotentialOptions {
   double cutoff = 12;      // C (cutcp: 12 Å)
   double exclusion = 1.0;  // nodes within this of an atom are excluded (value 0, in the mask)
   Precision precision = Precision::Single;
+  LatticeBinning binning = LatticeBinning::Compact;  // regular: seed 002's baseline (the GPU only)
+  int bin_depth = 0;                                 // regular: the padded depth (0: the deepest bin's)
 };
 // V(p) = Σ_i q_i/r · (1 − r²/C²)² over the atoms within C of node p (no Coulomb constant: units of
 // charge per length).
@@ -36,6 +38,8 @@ struct DensityOptions {
   double cutoff = 0;      // C: the blobs are truncated here
   double blobbiness = 1;  // B
   Precision precision = Precision::Single;
+  LatticeBinning binning = LatticeBinning::Compact;  // regular: seed 002's baseline (the GPU only)
+  int bin_depth = 0;                                 // regular: the padded depth (0: the deepest bin's)
 };
 // D(p) = Σ_i w_i·exp(B·(1 − r²/R_i²)) over the points within C of p (w empty: 1).
 LatticeMap density_map(const PointSet& points, std::span<const double> radii, std::span<const double> weights,
@@ -49,6 +53,8 @@ struct GriddingOptions {
   bool separable = true;   // the product of 1-D windows (NUFFT); false: radial (Parboil's)
   bool wrap = true;        // periodic grid (the FFT's); false: samples near the edges are clipped
   Precision precision = Precision::Single;
+  LatticeBinning binning = LatticeBinning::Compact;  // regular: seed 002's baseline (the GPU only)
+  int bin_depth = 0;                                 // regular: the padded depth (0: the deepest bin's)
 };
 // G(p) = Σ_i sdc_i·v_i·KB(p − k_i): complex samples v = re + i·im at k-space positions k (grid
 // units, the grid's centre node at 0) gridded with the Kaiser–Bessel window; sdc empty: 1.

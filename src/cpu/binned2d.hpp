@@ -87,12 +87,12 @@ Result run_binned2d(const BinFunction& f, const Plan& plan) {
     using Sink = decltype(make_sink());
     const auto make_rows = [&](Sink& sink) { return BinRows<BinFunction, Sink, Means>(f, A, B, max_row, sink); };
     if (!use_grid) return traverse(A.n, B.n, shape, make_sink, make_rows);
-    const auto& items = grid.plan.items;
+    const std::size_t units = grid.plan.unit_count();
     if (grid.plan.windowed) {
       const GridWindows<3> windows(grid.geometry, grid.plan, grid.b ? *grid.b : *grid.a, A, grid.cutoff);
-      return traverse_blocks(items.size(), windows, shape, make_sink, make_rows, windows);
+      return traverse_blocks(units, windows, shape, make_sink, make_rows, windows);
     }
-    return traverse_blocks(items.size(), [&](std::size_t k) { return items[k]; }, shape, make_sink, make_rows);
+    return traverse_blocks(units, GridPlan::Units{grid.plan}, shape, make_sink, make_rows);
   };
 
   Result r;

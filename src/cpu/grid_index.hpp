@@ -171,121 +171,188 @@ struct BlockCells {
   std::array<std::int8_t, kMaxDim> offset{};
 };
 
-struct GridPlan {
-  std::vector<BlockPair> items;
-  std::vector<BlockCells> cells;  // one per item when `windowed`
-  bool windowed = false;          // every neighbour cell appears once (no axis wraps onto itself)
-  std::uint64_t evaluations = 0;
-  std::size_t largest_cell = 0;
-  std::size_t longest_row = 0;  // partners in the longest block (sizes the key buffer)
+// A unit of the traversal's work: an anchor cell's blocks, or (a cell heavy enough to hold up the
+// end of the run) one of them.
+struct GridUnit {
+  std::uint32_t cell = 0;
+  std::int32_t block = -1;  // -1: every block of the cell
 };
 
-inline GridPlan plan_grid(const GridGeometry& g, const GridIndex& A, const GridIndex& B, bool is_auto,
-                          bool windows = true) {
-  GridPlan plan;
-  std::vector<std::vector<std::vector<std::int64_t>>> nb(g.dim);
-  for (int d = 0; d < g.dim; ++d) nb[d] = axis_neighbours(g, d);
-  // Windows need each partner cell's periodic image to be unique: at least 2·refine + 1 cells on
-  // every periodic axis (fewer, and one cell is a neighbour through two images).
-  plan.windowed = windows && g.total <= (std::int64_t(1) << 32) && g.refine <= 127;
-  if (g.periodic)
-    for (int d = 0; d < g.dim; ++d) plan.windowed = plan.windowed && g.cells[d] >= 2 * g.refine + 1;
+// The traversal's blocks are made as it goes, a cell's when a thread takes the cell (for_each_block),
+// never held all at once: at about six blocks a cell a list of them held 52 bytes a block, more than
+// the points themselves (uniform 10^7: 1.6 GB of cell pairs for a 240 MB catalogue).
+struct GridPlan {
+  GridGeometry geometry;
+  const GridIndex* anchors = nullptr;
+  const GridIndex* partners = nullptr;
+  bool is_auto = true;
+  std::vector<std::vector<std::vector<std::int64_t>>> neighbours;  // per axis, per cell coordinate
+  // The units in traversal order; empty: every cell, whole, in cell order.
+  std::vector<GridUnit> units;
+  bool windowed = false;  // every neighbour cell appears once (no axis wraps onto itself)
+  std::uint64_t evaluations = 0;
+  std::uint64_t blocks = 0;
+  std::size_t largest_cell = 0;
+  std::size_t longest_row = 0;  // partners in the longest block (sizes the key buffer)
+
+  std::size_t unit_count() const { return units.empty() ? static_cast<std::size_t>(geometry.total) : units.size(); }
+
+  // fn(block, cells) for each block of anchor cell c (cells: when windowed).
+  template <class Fn>
+  void for_each_block(std::int64_t c, Fn&& fn) const;
+
+  // fn(block, cells) for each block of unit w.
+  template <class Fn>
+  void for_each_unit(std::size_t w, Fn&& fn) const {
+    if (units.empty()) return for_each_block(static_cast<std::int64_t>(w), fn);
+    const GridUnit u = units[w];
+    std::int32_t k = 0;
+    for_each_block(u.cell, [&](const BlockPair& bp, const BlockCells& bc) {
+      if (u.block < 0 || k++ == u.block) fn(bp, bc);
+    });
+  }
+
+  // The traversal's view of the units without windows (tiled_traversal.hpp's for_each items).
+  struct Units {
+    const GridPlan& plan;
+    template <class Fn>
+    void for_each(std::size_t w, Fn&& fn) const {
+      plan.for_each_unit(w, [&](const BlockPair& bp, const BlockCells&) { fn(bp); });
+    }
+  };
+};
+
+template <class Fn>
+void GridPlan::for_each_block(std::int64_t c, Fn&& fn) const {
+  const GridGeometry& g = geometry;
+  const std::uint32_t na = anchors->count(c);
+  if (na == 0) return;
   const auto offset_of = [&](int d, std::int64_t from, std::int64_t to) {
     std::int64_t o = to - from;
     if (o > g.refine) o -= g.cells[d];
     if (o < -g.refine) o += g.cells[d];
     return static_cast<std::int8_t>(o);
   };
-  const auto push = [&](const BlockPair& bp, std::int64_t c, const std::array<std::int64_t, kMaxDim>& coord,
-                        const std::array<std::int64_t, kMaxDim>& partner) {
-    plan.items.push_back(bp);
-    if (!plan.windowed) return;
+  std::array<std::int64_t, kMaxDim> coord{}, partner{};
+  std::int64_t rest = c;
+  for (int d = g.dim - 1; d >= 0; --d) {
+    coord[d] = rest % g.cells[d];
+    rest /= g.cells[d];
+  }
+  const auto emit = [&](const BlockPair& bp, const std::array<std::int64_t, kMaxDim>& to) {
     BlockCells bc;
-    bc.anchor = static_cast<std::uint32_t>(c);
-    for (int d = 0; d < g.dim; ++d) bc.offset[d] = offset_of(d, coord[d], partner[d]);
-    plan.cells.push_back(bc);
-  };
-  std::array<std::int64_t, kMaxDim> partner{};
-  std::array<std::int64_t, kMaxDim> coord{};
-  for (std::int64_t c = 0; c < g.total; ++c) {
-    std::int64_t rest = c;
-    for (int d = g.dim - 1; d >= 0; --d) {
-      coord[d] = rest % g.cells[d];
-      rest /= g.cells[d];
+    if (windowed) {
+      bc.anchor = static_cast<std::uint32_t>(c);
+      for (int d = 0; d < g.dim; ++d) bc.offset[d] = offset_of(d, coord[d], to[d]);
     }
+    fn(bp, bc);
+  };
+  const GridIndex& A = *anchors;
+  const GridIndex& B = *partners;
+  // Odometer over the neighbour lists of every axis but the last; along the last axis the
+  // neighbour cells are consecutive ids, so their points are one contiguous range of the sorted
+  // set: merge each run of consecutive cells into one block (longer rows, fewer blocks).
+  const int last = g.dim - 1;
+  const std::vector<std::int64_t>& lastn = neighbours[last][coord[last]];  // sorted by plan_grid
+  const std::size_t nlast = lastn.size();
+  std::array<std::size_t, kMaxDim> k{};
+  for (;;) {
+    std::int64_t base = 0;
+    for (int d = 0; d < last; ++d) {
+      partner[d] = neighbours[d][coord[d]][k[d]];
+      base = base * g.cells[d] + partner[d];
+    }
+    base *= g.cells[last];
+    for (std::size_t r0 = 0; r0 < nlast;) {
+      std::size_t r1 = r0;
+      // A windowed run keeps one periodic image: with exactly 2·refine + 1 cells along the last
+      // axis, ids consecutive across the wrap (0 .. refine and cells - refine .. cells - 1 seen from
+      // cell 0) are neighbours through different images, and one shift cannot serve them both.
+      while (r1 + 1 < nlast && lastn[r1 + 1] == lastn[r1] + 1 &&
+             (!windowed || offset_of(last, coord[last], lastn[r1 + 1]) == offset_of(last, coord[last], lastn[r1]) + 1))
+        ++r1;
+      std::int64_t lo = base + lastn[r0], hi = base + lastn[r1];
+      partner[last] = lastn[r0];
+      r0 = r1 + 1;
+      if (is_auto) {
+        if (hi < c) continue;
+        lo = std::max(lo, c);
+        if (lo == c) {  // the cell with itself: a triangle
+          if (na > 1) emit({A.start[c], A.start[c + 1], A.start[c], A.start[c + 1], true}, coord);
+          ++lo;
+          if (lo > hi) continue;
+        }
+      }
+      if (B.start[hi + 1] == B.start[lo]) continue;
+      emit({A.start[c], A.start[c + 1], B.start[lo], B.start[hi + 1], false}, partner);
+    }
+    int d = last - 1;
+    while (d >= 0 && ++k[d] == neighbours[d][coord[d]].size()) k[d--] = 0;
+    if (d < 0) break;
+  }
+}
+
+inline GridPlan plan_grid(const GridGeometry& g, const GridIndex& A, const GridIndex& B, bool is_auto,
+                          bool windows = true) {
+  GridPlan plan;
+  plan.geometry = g;
+  plan.anchors = &A;
+  plan.partners = &B;
+  plan.is_auto = is_auto;
+  plan.neighbours.resize(g.dim);
+  for (int d = 0; d < g.dim; ++d) plan.neighbours[d] = axis_neighbours(g, d);
+  for (auto& along : plan.neighbours[g.dim - 1]) std::sort(along.begin(), along.end());
+  // Windows need each partner cell's periodic image to be unique: at least 2·refine + 1 cells on
+  // every periodic axis (fewer, and one cell is a neighbour through two images).
+  plan.windowed = windows && g.total <= (std::int64_t(1) << 32) && g.refine <= 127;
+  if (g.periodic)
+    for (int d = 0; d < g.dim; ++d) plan.windowed = plan.windowed && g.cells[d] >= 2 * g.refine + 1;
+  if (g.total > (std::int64_t(1) << 32))
+    throw Error(ErrorKind::Internal, "a CPU grid of more than 2^32 cells (the CPU caps its grids far below)");
+  const auto work = [](const BlockPair& x) { return std::uint64_t(x.a1 - x.a0) * (x.b1 - x.b0); };
+  // Each cell's work, to find the cells that would hold up the end of the run.
+  std::vector<std::uint64_t> cell_work(static_cast<std::size_t>(g.total), 0);
+  std::uint64_t heaviest = 0;
+  for (std::int64_t c = 0; c < g.total; ++c) {
     const std::uint32_t na = A.count(c);
     plan.largest_cell = std::max<std::size_t>(plan.largest_cell, std::max(na, B.count(c)));
     plan.longest_row = std::max<std::size_t>(plan.longest_row, na);
-    if (na == 0) continue;
-    // Odometer over the neighbour lists of every axis but the last; along the last axis the
-    // neighbour cells are consecutive ids, so their points are one contiguous range of the sorted
-    // set: merge each run of consecutive cells into one block (longer rows, fewer blocks).
-    const int last = g.dim - 1;
-    std::vector<std::int64_t> lastn = nb[last][coord[last]];
-    std::sort(lastn.begin(), lastn.end());
-    std::array<std::size_t, kMaxDim> k{};
-    for (;;) {
-      std::int64_t base = 0;
-      for (int d = 0; d < last; ++d) {
-        partner[d] = nb[d][coord[d]][k[d]];
-        base = base * g.cells[d] + partner[d];
-      }
-      base *= g.cells[last];
-      for (std::size_t r0 = 0; r0 < lastn.size();) {
-        std::size_t r1 = r0;
-        // A windowed run keeps one periodic image: with exactly 2·refine + 1 cells along the last
-        // axis, ids consecutive across the wrap (0 .. refine and cells - refine .. cells - 1 seen from
-        // cell 0) are neighbours through different images, and one shift cannot serve them both.
-        while (r1 + 1 < lastn.size() && lastn[r1 + 1] == lastn[r1] + 1 &&
-               (!plan.windowed || offset_of(last, coord[last], lastn[r1 + 1]) ==
-                                      offset_of(last, coord[last], lastn[r1]) + 1))
-          ++r1;
-        std::int64_t lo = base + lastn[r0], hi = base + lastn[r1];
-        partner[last] = lastn[r0];
-        r0 = r1 + 1;
-        if (is_auto) {
-          if (hi < c) continue;
-          lo = std::max(lo, c);
-          if (lo == c) {  // the cell with itself: a triangle
-            if (na > 1) {
-              push({A.start[c], A.start[c + 1], A.start[c], A.start[c + 1], true}, c, coord, coord);
-              plan.evaluations += std::uint64_t(na) * (na - 1) / 2;
-            }
-            ++lo;
-            if (lo > hi) continue;
-          }
-        }
-        const std::uint64_t nbn = B.start[hi + 1] - B.start[lo];
-        if (nbn == 0) continue;
-        push({A.start[c], A.start[c + 1], B.start[lo], B.start[hi + 1], false}, c, coord, partner);
-        plan.evaluations += std::uint64_t(na) * nbn;
-        plan.longest_row = std::max<std::size_t>(plan.longest_row, nbn);
-      }
-      int d = last - 1;
-      while (d >= 0 && ++k[d] == nb[d][coord[d]].size()) k[d--] = 0;
-      if (d < 0) break;
-    }
+    plan.for_each_block(c, [&](const BlockPair& bp, const BlockCells&) {
+      const std::uint64_t w = bp.triangle ? std::uint64_t(bp.a1 - bp.a0) * (bp.a1 - bp.a0 - 1) / 2 : work(bp);
+      plan.evaluations += w;
+      cell_work[c] += work(bp);
+      ++plan.blocks;
+      plan.longest_row = std::max<std::size_t>(plan.longest_row, bp.b1 - bp.b0);
+    });
+    heaviest = std::max(heaviest, cell_work[c]);
   }
-  // Largest blocks first, so the dynamic schedule ends with small ones, when one block is large
-  // enough to hold up the end (clustered data). Otherwise the blocks stay in cell order: a cell's
-  // blocks share its anchors and neighbouring cells share partners (uniform 10^6 points: the sort
-  // cost 0.033 s of a 0.39 s run and the lost locality 0.02 s more, bench/RESULTS.md).
-  const auto work = [](const BlockPair& x) { return std::uint64_t(x.a1 - x.a0) * (x.b1 - x.b0); };
-  std::uint64_t largest = 0;
-  for (const BlockPair& b : plan.items) largest = std::max(largest, work(b));
-  if (largest * 1024 > plan.evaluations) {
-    std::vector<std::size_t> by_work(plan.items.size());
-    std::iota(by_work.begin(), by_work.end(), std::size_t(0));
-    std::stable_sort(by_work.begin(), by_work.end(),
-                     [&](std::size_t x, std::size_t y) { return work(plan.items[x]) > work(plan.items[y]); });
-    std::vector<BlockPair> items(by_work.size());
-    for (std::size_t k = 0; k < by_work.size(); ++k) items[k] = plan.items[by_work[k]];
-    plan.items = std::move(items);
-    if (plan.windowed) {
-      std::vector<BlockCells> cells(by_work.size());
-      for (std::size_t k = 0; k < by_work.size(); ++k) cells[k] = plan.cells[by_work[k]];
-      plan.cells = std::move(cells);
+  // A cell with more than 1/1024 of the work (clustered data) would hold up the end of the run:
+  // its blocks become units of their own, and the units go largest first, so that the dynamic
+  // schedule ends with small ones. Otherwise the cells stay in cell order: a cell's blocks share
+  // its anchors and neighbouring cells share partners (uniform 10^6 points: the sort cost 0.033 s
+  // of a 0.39 s run and the lost locality 0.02 s more, bench/RESULTS.md).
+  if (heaviest * 1024 > plan.evaluations) {
+    std::vector<std::uint64_t> unit_work;
+    for (std::int64_t c = 0; c < g.total; ++c) {
+      if (cell_work[c] == 0) continue;
+      const auto cell = static_cast<std::uint32_t>(c);
+      if (cell_work[c] * 1024 <= plan.evaluations) {
+        plan.units.push_back({cell, -1});
+        unit_work.push_back(cell_work[c]);
+        continue;
+      }
+      std::int32_t k = 0;
+      plan.for_each_block(c, [&](const BlockPair& bp, const BlockCells&) {
+        plan.units.push_back({cell, k++});
+        unit_work.push_back(work(bp));
+      });
     }
+    std::vector<std::size_t> by_work(plan.units.size());
+    std::iota(by_work.begin(), by_work.end(), std::size_t(0));
+    std::stable_sort(by_work.begin(), by_work.end(), [&](std::size_t x, std::size_t y) { return unit_work[x] > unit_work[y]; });
+    std::vector<GridUnit> units(by_work.size());
+    for (std::size_t k = 0; k < by_work.size(); ++k) units[k] = plan.units[by_work[k]];
+    plan.units = std::move(units);
   }
   return plan;
 }
@@ -326,10 +393,15 @@ class GridWindows {
     last_cell_ = static_cast<double>(g.cells[D - 1] - 1);
   }
 
-  GridBlock<D> operator()(std::size_t k) const {
+  // fn(block) for each block of unit w (tiled_traversal.hpp's for_each items).
+  template <class Fn>
+  void for_each(std::size_t w, Fn&& fn) const {
+    plan_.for_each_unit(w, [&](const BlockPair& bp, const BlockCells& bc) { fn(block(bp, bc)); });
+  }
+
+  GridBlock<D> block(const BlockPair& bp, const BlockCells& bc) const {
     GridBlock<D> b;
-    static_cast<BlockPair&>(b) = plan_.items[k];
-    const BlockCells& bc = plan_.cells[k];
+    static_cast<BlockPair&>(b) = bp;
     std::int64_t rest = bc.anchor;
     std::int64_t coord[D];
     for (int d = D - 1; d >= 0; --d) {

@@ -53,6 +53,13 @@ inline double pair_occupancy(const PointSet& p, const GridGeometry& g) {
   return 1.0 + same / static_cast<double>(k) * (static_cast<double>(n) - 1) / static_cast<double>(k - 1);
 }
 
+// Cells hold at least about this many points each (of the two sets together, an auto set counted
+// twice) however small the cutoff: a cell pair costs some 50 pair evaluations (its item, a row
+// setup per anchor, the windows), and with r_max far below the points' spacing, cells of r_max
+// held under one point each (uniform 10^7, r < 0.05 in a box of 215: 251^3 cells, 3.1·10^7 cell
+// pairs for 8.5·10^7 evaluations, most of the run's time and 1.6 GB of cell pairs).
+inline constexpr std::int64_t kPointsPerCell = 8;
+
 // A grid needs a cutoff metric (open or periodic Euclidean, or angles below 180°) and an output
 // that ignores pairs beyond the last edge. It is chosen by the shared cost model (engine/traversal_cost.hpp) with the
 // CPU's constants; the counts of the cells make its evaluations exact.
@@ -93,15 +100,15 @@ inline GridChoice choose_grid(const Plan& plan) {
   // sample of the partner set on the cells of refine 1): on clustered data most pairs sit in a
   // few dense cells, which the mean (N / cells) hides.
   const std::int64_t n_points = static_cast<std::int64_t>(plan.a->size() + plan.b->size());
-  const std::int64_t max_cells = std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(1) << 26, n_points));
+  const std::int64_t max_cells = std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(1) << 26, n_points / kPointsPerCell));
   const Box* box = s.metric == Metric::Periodic ? &s.box : nullptr;
-  const GridGeometry coarse = make_grid_geometry(*plan.a, *plan.b, g.cutoff, box, 1, max_cells);
+  const GridGeometry coarse = make_grid_geometry(*plan.a, *plan.b, g.cutoff, box, 1, max_cells, true);
   const double seen = pair_occupancy(*plan.b, coarse);
   int refine = 1;
   double occupancy = seen;
   g.geometry = coarse;
   for (int r = 2; r <= 3 && dim <= 3; ++r) {
-    const GridGeometry fine = make_grid_geometry(*plan.a, *plan.b, g.cutoff, box, r, max_cells);
+    const GridGeometry fine = make_grid_geometry(*plan.a, *plan.b, g.cutoff, box, r, max_cells, true);
     if (fine.total == g.geometry.total) break;  // capped by max_cells: the same cells, a wider neighbourhood
     double volume = 1;
     for (int d = 0; d < dim; ++d) volume *= fine.width[d] / coarse.width[d];
@@ -118,9 +125,12 @@ inline GridChoice choose_grid(const Plan& plan) {
   const bool windows = occupancy * (2 * refine + 1) >= 128 && !g.geometry.sheared;
   // Slices along the last axis (GridWindows): about two points each, at most 64 a cell.
   const int threads = std::max(1, plan.threads);
+  plan.lap("grid shape");
   g.a = std::make_unique<GridIndex>(*plan.a, g.geometry, 64, threads);
   if (!plan.is_auto()) g.b = std::make_unique<GridIndex>(*plan.b, g.geometry, 64, threads);
+  plan.lap("cell index");
   g.plan = plan_grid(g.geometry, *g.a, g.b ? *g.b : *g.a, plan.is_auto(), windows);
+  plan.lap("cell pairs");
   g.chosen = plan.path == "grid" || (plan.path == "auto" && grid_pays(g.plan.evaluations, g.brute_evaluations, kCpuTraversalCost));
   std::string& w = g.why;
   w = g.chosen ? "grid" : "brute force";
@@ -138,9 +148,15 @@ inline GridChoice choose_grid(const Plan& plan) {
   w += " points) would evaluate ";
   w += std::to_string(g.plan.evaluations);
   w += " pairs in ";
-  w += std::to_string(g.plan.items.size());
+  w += std::to_string(g.plan.blocks);
   w += " cell pairs; brute force ";
   w += std::to_string(g.brute_evaluations);
+  if (!g.chosen) {
+    // Brute force needs none of it: the sorted copies and the cell pairs would sit beside its run.
+    g.a.reset();
+    g.b.reset();
+    g.plan = {};
+  }
   return g;
 }
 
@@ -192,23 +208,29 @@ Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid 
     if (s.output() != OutputKind::Matrix && fast_rows_fit(plan.edges)) {
       fast = std::make_unique<FastRowsSetup<PairFunction>>(f, plan.edges, pa, pb, &pa == &pb, shape.threads);
       if (!fast->usable()) fast.reset();
+      plan.lap("float32 proxies");
     }
   }
   const auto run_with = [&](auto make_sink) {
     using Sink = decltype(make_sink());
     const auto go = [&](auto make_rows) {
       if (!use_grid) return traverse(A.n, B.n, shape, make_sink, make_rows);
-      const auto& items = grid->plan.items;
+      const std::size_t units = grid->plan.unit_count();
       if (grid->plan.windowed) {
         const GridWindows<D> windows(grid->geometry, grid->plan, grid->b ? *grid->b : *grid->a, A, grid->cutoff);
-        return traverse_blocks(items.size(), windows, shape, make_sink, make_rows, windows);
+        return traverse_blocks(units, windows, shape, make_sink, make_rows, windows);
       }
-      return traverse_blocks(items.size(), [&](std::size_t k) { return items[k]; }, shape, make_sink, make_rows);
+      return traverse_blocks(units, GridPlan::Units{grid->plan}, shape, make_sink, make_rows);
+    };
+    const auto traversed = [&](auto sinks) {
+      plan.lap("traversal");
+      return sinks;
     };
     if constexpr (has_fast_path<PairFunction>) {
-      if (fast) return go([&](Sink& sink) { return FastRows<PairFunction, Sink>(*fast, A, B, max_row, sink); });
+      if (fast)
+        return traversed(go([&](Sink& sink) { return FastRows<PairFunction, Sink>(*fast, A, B, max_row, sink); }));
     }
-    return go([&](Sink& sink) { return KeyRows<D, PairFunction, Sink>(f, A, B, max_row, sink); });
+    return traversed(go([&](Sink& sink) { return KeyRows<D, PairFunction, Sink>(f, A, B, max_row, sink); }));
   };
 
   // The reduction's sink: one per reduction type (a 2-D histogram arrives here as the 1-D
@@ -282,6 +304,7 @@ Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid 
             double* m = r.matrix.data();
             traverse(A.n, B.n, shape, [&] { return MatrixSink(m, r.cols, shape.is_auto); },
                      [&](MatrixSink& sink) { return KeyRows<D, PairFunction, MatrixSink>(f, A, B, shape.tile, sink); });
+            plan.lap("traversal");
           },
           [](const reduce::Histogram2D&) {
             throw Error(ErrorKind::Internal, "a 2-D histogram reached the 1-D traversal (cpu/binned2d.hpp runs it)");
@@ -293,6 +316,7 @@ Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid 
             throw Error(ErrorKind::Internal, "a sum of values reached a built-in metric's traversal");
           }},
       s.reduction);
+  plan.lap("merge");
   r.info.threads = shape.threads;
   r.info.pairs_evaluated = use_grid ? grid->plan.evaluations : pair_total(A.n, B.n, shape.is_auto);
   if (fast) r.info.pairs_settled_fp64 = fast->settled_total();

@@ -93,7 +93,8 @@ class KeyRows {
   Sink& sink_;
 };
 
-// Runs the blocks item_of(0 .. n_items-1) over OpenMP threads (dynamic schedule), one sink per
+// Runs the blocks item_of(0 .. n_items-1) (or those each item makes, item_of.for_each(w, fn)) over
+// OpenMP threads (dynamic schedule), one sink per
 // thread, made by make_sink(), and one row evaluator per thread, make_rows(sink), called as
 // rows(i, j0, j1) for each anchor's partners (partners_of(block, i)), or rows.block(item) once per
 // item when the evaluator takes whole items; returns the sinks so the caller merges them in
@@ -116,10 +117,7 @@ auto traverse_blocks(std::size_t n_items, ItemOf item_of, const TraversalShape& 
   {
     Sink& sink = sinks[omp_get_thread_num()];
     auto rows = make_rows(sink);
-#pragma omp for schedule(dynamic, 1)
-    for (std::size_t w = 0; w < n_items; ++w) {
-      if (stop.load(std::memory_order_relaxed)) continue;
-      const auto bp = item_of(w);
+    const auto run_block = [&](const auto& bp) {
       if constexpr (requires { rows.block(bp); }) {
         // An evaluator of whole items (the EGO join's leaf pairs) chooses its anchors itself.
         rows.block(bp);
@@ -132,6 +130,13 @@ auto traverse_blocks(std::size_t n_items, ItemOf item_of, const TraversalShape& 
           else rows(i, js, je);
         }
       }
+    };
+#pragma omp for schedule(dynamic, 1)
+    for (std::size_t w = 0; w < n_items; ++w) {
+      if (stop.load(std::memory_order_relaxed)) continue;
+      // An item is a block, or (item_of.for_each) the blocks it makes as it goes: a grid's cell.
+      if constexpr (requires { item_of.for_each(w, run_block); }) item_of.for_each(w, run_block);
+      else run_block(item_of(w));
       if constexpr (requires { sink.overflow(); }) {
         if (sink.overflow()) stop.store(true, std::memory_order_relaxed);
       }

@@ -83,8 +83,7 @@ constexpr int kChunksInFlight = 2;
 // TuningPolicy::chunk_points (TWOBODY_CUDA_CHUNK_POINTS) lowers it (the tests run chunked launches on small sets).
 std::size_t chunk_points(const Plan& plan, int in_flight) {
   std::size_t chunk = std::size_t(1) << 31;
-  std::size_t free_b = 0, total_b = 0;
-  TWOBODY_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  const std::size_t free_b = available_device_bytes();
   const std::size_t per_point = 2 * (20 * static_cast<std::size_t>(plan.a->dim()) + 40);
   const double room = 0.6 * static_cast<double>(free_b);
   const std::size_t points = plan.a->size() + (plan.is_auto() ? 0 : plan.b->size());

@@ -25,6 +25,23 @@ inline void retain_pool_memory() {
   if (dev < 64) done[dev] = true;
 }
 
+// Device memory a run can still take: what the driver reports free, plus what this device's pool
+// keeps reserved but unused. retain_pool_memory makes the pool keep what runs free, and
+// cudaMemGetInfo counts that as used: without it a second run in one process (Python, the
+// correlation functions' counts) would see its own predecessor's buffers as taken.
+inline std::size_t available_device_bytes() {
+  std::size_t free_b = 0, total_b = 0;
+  TWOBODY_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  int dev = 0;
+  TWOBODY_CUDA_CHECK(cudaGetDevice(&dev));
+  cudaMemPool_t pool;
+  TWOBODY_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, dev));
+  unsigned long long reserved = 0, used = 0;
+  TWOBODY_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved));
+  TWOBODY_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used));
+  return free_b + static_cast<std::size_t>(reserved > used ? reserved - used : 0);
+}
+
 template <class T>
 class DeviceBuffer {
  public:

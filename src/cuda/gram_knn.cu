@@ -286,8 +286,7 @@ __global__ void __launch_bounds__(kThreads) knn_rerank(RerankArgs p) {
 // Query tiles a launch: as many as device memory holds (at most 4 GiB and half of what is free),
 // at most 8 waves of blocks and in whole waves when more than one, or the forced slab.
 std::size_t launch_tiles(const GramKnnInput& in, std::size_t query_tiles, std::size_t concurrent) {
-  std::size_t free_b = 0, total_b = 0;
-  TWOBODY_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  const std::size_t free_b = available_device_bytes();
   const std::size_t k = static_cast<std::size_t>(in.k), cap = in.capacity;
   const std::size_t per_query = cap * (2 * sizeof(float) + sizeof(std::uint32_t) + sizeof(double) + sizeof(std::uint32_t)) +
                                 k * (sizeof(double) + sizeof(std::uint32_t)) + sizeof(QueryEnd) + 1;

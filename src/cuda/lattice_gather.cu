@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
@@ -41,8 +42,12 @@ struct WorkItem {
 };
 
 struct GatherArgs {
+  // Compact bins: a bin's sources are [start[b], start[b + 1]), a row of bins one range. Regular
+  // bins (seed 002's baseline): bin b's are [b·depth, b·depth + count[b]), padded to the depth.
   const lattice::Source* sources;
-  const std::uint64_t* start;      // bins + 1
+  const std::uint64_t* start;      // compact: bins + 1
+  const std::uint32_t* count;      // regular: per bin
+  unsigned long long depth;        // regular
   const long long* runs[3];        // per axis and tile: kMaxRuns × (first, last) bins; first −1: none
   long long tiles_per[3], nb[3], shape[3];
   double origin[3], spacing[3], period[3];
@@ -73,7 +78,7 @@ struct NarrowSum {
   __device__ void add(long long s) { v += s; }
 };
 
-template <class F, bool Single>
+template <class F, bool Single, bool Regular>
 __global__ void __launch_bounds__(kMaxThreads) lattice_gather_kernel(const __grid_constant__ GatherArgs args, const F f) {
   __shared__ lattice::Source s_src[kMaxThreads];
   using Sum = std::conditional_t<Single, NarrowSum, WideSum>;
@@ -149,31 +154,41 @@ __global__ void __launch_bounds__(kMaxThreads) lattice_gather_kernel(const __gri
     ++terms;
   };
 
-  // The bins near this tile, row by row along x, as far as the item's range of them goes: every
-  // bound here is the block's, so every thread reaches every barrier.
+  // The bins near this tile, row by row along x (compact: a row's run of bins one range; regular:
+  // a range a bin), as far as the item's part of them goes: every bound here is the block's, so
+  // every thread reaches every barrier.
   const long long* rz = args.runs[2] + t[2] * kMaxRuns * 2;
   const long long* ry = args.runs[1] + t[1] * kMaxRuns * 2;
   const long long* rx = args.runs[0] + t[0] * kMaxRuns * 2;
-  std::uint64_t pos = 0;  // sources of the tile's rows before this one
+  std::uint64_t pos = 0;  // sources of the tile's earlier ranges
+  // One range of sources [r0, r1): its part of the item's [first, end), staged and gathered.
+  const auto range = [&](std::uint64_t r0, std::uint64_t r1) {
+    const std::uint64_t from = item.first, to = item.end, range_end = pos + (r1 - r0);
+    const std::uint64_t lo = pos > from ? pos : from, hi = range_end < to ? range_end : to;
+    const std::uint64_t s0 = r0 + (lo - pos), s1 = lo < hi ? r0 + (hi - pos) : s0;
+    pos = range_end;
+    for (std::uint64_t first = s0; first < s1; first += static_cast<std::uint64_t>(threads)) {
+      __syncthreads();
+      if (first + tid < s1) s_src[tid] = args.sources[first + tid];
+      __syncthreads();
+      const int n = static_cast<int>(min(static_cast<std::uint64_t>(threads), s1 - first));
+      if (mine)
+        for (int q = 0; q < n; ++q) term(s_src[q]);
+    }
+  };
   for (int a = 0; a < kMaxRuns && rz[2 * a] >= 0; ++a)
     for (long long bz = rz[2 * a]; bz <= rz[2 * a + 1]; ++bz)
       for (int b = 0; b < kMaxRuns && ry[2 * b] >= 0; ++b)
         for (long long by = ry[2 * b]; by <= ry[2 * b + 1]; ++by)
           for (int c = 0; c < kMaxRuns && rx[2 * c] >= 0; ++c) {
             const long long row = args.nb[0] * (by + args.nb[1] * bz);
-            const std::uint64_t r0 = args.start[row + rx[2 * c]], r1 = args.start[row + rx[2 * c + 1] + 1];
-            // This row's part of [first, end) in the tile's numbering, as source indices.
-            const std::uint64_t from = item.first, to = item.end, row_end = pos + (r1 - r0);
-            const std::uint64_t lo = pos > from ? pos : from, hi = row_end < to ? row_end : to;
-            const std::uint64_t s0 = r0 + (lo - pos), s1 = lo < hi ? r0 + (hi - pos) : s0;
-            pos = row_end;
-            for (std::uint64_t first = s0; first < s1; first += static_cast<std::uint64_t>(threads)) {
-              __syncthreads();
-              if (first + tid < s1) s_src[tid] = args.sources[first + tid];
-              __syncthreads();
-              const int n = static_cast<int>(min(static_cast<std::uint64_t>(threads), s1 - first));
-              if (mine)
-                for (int q = 0; q < n; ++q) term(s_src[q]);
+            if constexpr (Regular) {
+              for (long long bx = rx[2 * c]; bx <= rx[2 * c + 1]; ++bx) {
+                const std::uint64_t first = static_cast<std::uint64_t>(row + bx) * args.depth;
+                range(first, first + args.count[row + bx]);
+              }
+            } else {
+              range(args.start[row + rx[2 * c]], args.start[row + rx[2 * c + 1] + 1]);  // the seed's range access
             }
           }
 
@@ -209,9 +224,11 @@ std::vector<long long> tile_runs(const lattice::AxisBins& axis, long long shape,
   return out;
 }
 
-// The work items: every tile with sources near it, cut into ranges of at most `share` of them.
-std::vector<WorkItem> work_items(const lattice::Binned& bins, const std::vector<long long> (&runs)[3],
-                                   const long long (&tiles_per)[3], std::uint64_t share) {
+// The work items: every tile with sources near it, cut into ranges of at most `share` of them;
+// row_sources(row, x0, x1) counts the sources of bins x0..x1 of a row, as the kernel reads them.
+template <class RowSources>
+std::vector<WorkItem> work_items(const std::vector<long long> (&runs)[3], const long long (&tiles_per)[3],
+                                 const long long (&nb)[3], std::uint64_t share, RowSources row_sources) {
   std::vector<WorkItem> items;
   const long long tiles = tiles_per[0] * tiles_per[1] * tiles_per[2];
   for (long long tile = 0; tile < tiles; ++tile) {
@@ -224,18 +241,20 @@ std::vector<WorkItem> work_items(const lattice::Binned& bins, const std::vector<
       for (long long bz = rz[2 * a]; bz <= rz[2 * a + 1]; ++bz)
         for (int b = 0; b < kMaxRuns && ry[2 * b] >= 0; ++b)
           for (long long by = ry[2 * b]; by <= ry[2 * b + 1]; ++by)
-            for (int c = 0; c < kMaxRuns && rx[2 * c] >= 0; ++c) {
-              const long long row = bins.axis[0].nb * (by + bins.axis[1].nb * bz);
-              n += bins.start[static_cast<std::size_t>(row + rx[2 * c + 1] + 1)] - bins.start[static_cast<std::size_t>(row + rx[2 * c])];
-            }
+            for (int c = 0; c < kMaxRuns && rx[2 * c] >= 0; ++c) n += row_sources(nb[0] * (by + nb[1] * bz), rx[2 * c], rx[2 * c + 1]);
     for (std::uint64_t first = 0; first < n; first += share)
       items.push_back(WorkItem{static_cast<unsigned long long>(tile), first, std::min(n, first + share)});
   }
   return items;
 }
 
-template <bool Single, class F>
-void gather(const LatticePlan& plan, const F& f, const GatherArgs& args, std::size_t items, dim3 block) {
+// Progress over the passes of a run: items done of all of them.
+struct Progress {
+  std::size_t done = 0, total = 0;
+};
+
+template <bool Single, bool Regular, class F>
+void gather(const LatticePlan& plan, const F& f, const GatherArgs& args, std::size_t items, dim3 block, Progress& progress) {
   // In batches, so that progress is reported (and a cancel taken) along the way.
   constexpr std::size_t kBatches = 32;
   const std::size_t batch = std::max<std::size_t>(1, (items + kBatches - 1) / kBatches);
@@ -243,39 +262,72 @@ void gather(const LatticePlan& plan, const F& f, const GatherArgs& args, std::si
     GatherArgs a = args;
     a.items = args.items + first;
     const unsigned blocks = static_cast<unsigned>(std::min(batch, items - first));
-    lattice_gather_kernel<F, Single><<<blocks, block>>>(a, f);
+    lattice_gather_kernel<F, Single, Regular><<<blocks, block>>>(a, f);
     TWOBODY_CUDA_CHECK(cudaGetLastError());
+    progress.done += blocks;
     if (plan.progress) {
       TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
-      plan.progress(static_cast<double>(first + blocks) / static_cast<double>(items));  // may throw: a cancel
+      plan.progress(static_cast<double>(progress.done) / static_cast<double>(progress.total));  // may throw: a cancel
     }
   }
   TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-}  // namespace
+// Seed 002's regular bins: every bin padded to `depth` slots (the deepest bin's when the plan gives
+// none), and the sources beyond a capped depth spilled, bin by bin in bin order, into compact bins
+// for a second pass (on the GPU: its sums add to the first's as integers, so the map keeps its bits).
+struct RegularBins {
+  std::vector<lattice::Source> slots;
+  std::vector<std::uint32_t> count;
+  unsigned long long depth = 0;
+  std::vector<lattice::Source> spill;
+  std::vector<std::uint64_t> spill_start;
+};
 
-void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
-  const Lattice& L = plan.stat->lattice;
-  const LatticeFunction& fn = plan.stat->function;
-  const bool single = plan.stat->precision == Precision::Single;
-  const int comps = plan.components;
-  const lattice::Binned bins = lattice::bin_sources(plan);
-  const std::uint64_t nodes = L.nodes();
-  const std::size_t sum_bytes = single ? sizeof(long long) : sizeof(DeviceFixedSum);
-  std::size_t free_bytes = 0, total_bytes = 0;
-  TWOBODY_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  const double need = static_cast<double>(nodes) * (comps * sum_bytes + 1) + static_cast<double>(bins.sources.size()) *
-                      sizeof(lattice::Source) + static_cast<double>(bins.start.size()) * sizeof(std::uint64_t);
-  if (need > 0.8 * static_cast<double>(free_bytes)) {
-    char text[256];  // (no fmt here: nvcc's host pass rejects its headers)
-    std::snprintf(text, sizeof text, "a lattice map of %llu nodes needs %.3g GB on the device, which has %.3g GB free: "
-                  "use the CPU backend, a coarser lattice or single precision",
-                  static_cast<unsigned long long>(nodes), need / 1e9, static_cast<double>(free_bytes) / 1e9);
+// `room`: the device bytes the slots and the spill may take (the map's sums are counted apart).
+RegularBins regular_bins(const lattice::Binned& bins, long long cap, double room, std::size_t free_bytes) {
+  RegularBins r;
+  const std::size_t nbins = bins.start.size() - 1;
+  std::uint64_t deepest = 0;
+  for (std::size_t b = 0; b < nbins; ++b) deepest = std::max<std::uint64_t>(deepest, bins.start[b + 1] - bins.start[b]);
+  r.depth = cap > 0 ? static_cast<unsigned long long>(cap) : std::max<std::uint64_t>(deepest, 1);
+  std::uint64_t kept = 0;
+  for (std::size_t b = 0; b < nbins; ++b) kept += std::min<std::uint64_t>(bins.start[b + 1] - bins.start[b], r.depth);
+  const double spill = static_cast<double>(bins.sources.size() - kept);
+  const double bytes = (static_cast<double>(nbins) * static_cast<double>(r.depth) + spill) * sizeof(lattice::Source) +
+                       static_cast<double>(nbins) * (sizeof(std::uint32_t) + sizeof(std::uint64_t));
+  if (bytes > room) {
+    char text[320];
+    std::snprintf(text, sizeof text, "regular bins of depth %llu (the deepest bin holds %llu sources) need %.3g GB for %zu "
+                  "bins beside the map, and the device has %.3g GB free: cap the depth (--bin-depth) or use compact bins",
+                  r.depth, static_cast<unsigned long long>(deepest), bytes / 1e9, nbins, static_cast<double>(free_bytes) / 1e9);
     throw Error(ErrorKind::Resource, text);
   }
+  lattice::Source pad{};
+  for (int k = 0; k < 3; ++k) pad.x[k] = INFINITY;  // never within any cutoff: |inf − node| < C is false (and a wrap's NaN too)
+  r.slots.assign(nbins * r.depth, pad);
+  r.count.resize(nbins);
+  r.spill_start.assign(nbins + 1, 0);
+  for (std::size_t b = 0; b < nbins; ++b) {
+    const std::uint64_t n = bins.start[b + 1] - bins.start[b], keep = std::min<std::uint64_t>(n, r.depth);
+    std::copy_n(bins.sources.begin() + static_cast<std::ptrdiff_t>(bins.start[b]), keep, r.slots.begin() + static_cast<std::ptrdiff_t>(b * r.depth));
+    r.count[b] = static_cast<std::uint32_t>(keep);
+    r.spill.insert(r.spill.end(), bins.sources.begin() + static_cast<std::ptrdiff_t>(bins.start[b] + keep),
+                   bins.sources.begin() + static_cast<std::ptrdiff_t>(bins.start[b + 1]));
+    r.spill_start[b + 1] = r.spill.size();
+  }
+  return r;
+}
+
+}  // namespace
+
+namespace {
+
+// What every pass reads: the lattice, the function's constants, the sum grid, the runs of bins.
+GatherArgs geometry_args(const LatticePlan& plan, const lattice::Binned& bins, std::vector<long long> (&runs)[3]) {
+  const Lattice& L = plan.stat->lattice;
+  const LatticeFunction& fn = plan.stat->function;
   GatherArgs args{};
-  std::vector<long long> runs[3];
   for (int k = 0; k < 3; ++k) {
     args.tiles_per[k] = (L.shape[k] + kTile - 1) / kTile;
     args.nb[k] = bins.axis[k].nb;
@@ -288,39 +340,125 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
     runs[k] = tile_runs(bins.axis[k], L.shape[k], args.tiles_per[k]);
   }
   args.dim = L.dim;
-  args.comps = comps;
+  args.comps = plan.components;
   args.cutoff = fn.cutoff;
   args.cutoff2 = fn.cutoff * fn.cutoff;
   args.exclusion2 = fn.exclusion * fn.exclusion;
   args.coulomb = fn.kind == LatticeKernel::CoulombSwitched;
   args.ball = fn.support == Support::Ball;
   args.grid = DeviceSumGrid(plan.grid);
-  // A share of 16 stagings a block: crowded tiles spread over many blocks, a light one is one item.
-  const std::vector<WorkItem> item_list = work_items(bins, runs, args.tiles_per, 16 * kMaxThreads);
-  const DeviceBuffer<lattice::Source> sources(bins.sources);
-  const DeviceBuffer<std::uint64_t> start(bins.start);
+  return args;
+}
+
+// One pass's sources on the device with its work items (a share of 16 stagings a block: crowded
+// tiles spread over many blocks, a light one is one item).
+struct Pass {
+  DeviceBuffer<lattice::Source> sources;
+  DeviceBuffer<std::uint64_t> start;
+  DeviceBuffer<std::uint32_t> count;
+  DeviceBuffer<WorkItem> items;
+  std::size_t n_items = 0;
+  unsigned long long depth = 0;
+  bool regular = false;
+};
+
+std::unique_ptr<Pass> compact_pass(const std::vector<lattice::Source>& sources, const std::vector<std::uint64_t>& start,
+                                   const std::vector<long long> (&runs)[3], const GatherArgs& args) {
+  auto p = std::make_unique<Pass>();
+  const std::vector<WorkItem> items = work_items(runs, args.tiles_per, args.nb, 16 * kMaxThreads,
+                                                 [&](long long row, long long x0, long long x1) {
+                                                   return start[static_cast<std::size_t>(row + x1 + 1)] -
+                                                          start[static_cast<std::size_t>(row + x0)];
+                                                 });
+  p->sources = DeviceBuffer<lattice::Source>(sources);
+  p->start = DeviceBuffer<std::uint64_t>(start);
+  p->items = DeviceBuffer<WorkItem>(items);
+  p->n_items = items.size();
+  return p;
+}
+
+std::unique_ptr<Pass> regular_pass(const RegularBins& r, const std::vector<long long> (&runs)[3], const GatherArgs& args) {
+  auto p = std::make_unique<Pass>();
+  const std::vector<WorkItem> items = work_items(runs, args.tiles_per, args.nb, 16 * kMaxThreads,
+                                                 [&](long long row, long long x0, long long x1) {
+                                                   std::uint64_t n = 0;
+                                                   for (long long b = row + x0; b <= row + x1; ++b) n += r.count[static_cast<std::size_t>(b)];
+                                                   return n;
+                                                 });
+  p->sources = DeviceBuffer<lattice::Source>(r.slots);
+  p->count = DeviceBuffer<std::uint32_t>(r.count);
+  p->items = DeviceBuffer<WorkItem>(items);
+  p->n_items = items.size();
+  p->depth = r.depth;
+  p->regular = true;
+  return p;
+}
+
+}  // namespace
+
+void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
+  const Lattice& L = plan.stat->lattice;
+  const bool single = plan.stat->precision == Precision::Single;
+  const int comps = plan.components;
+  const lattice::Binned bins = lattice::bin_sources(plan);
+  const std::uint64_t nodes = L.nodes();
+  const std::size_t sum_bytes = single ? sizeof(long long) : sizeof(DeviceFixedSum);
+  const std::size_t free_bytes = available_device_bytes();
+  (void)cudaGetLastError();  // an earlier run's handled failure, still in the slot a launch's check reads
+  // The map's sums and mask, and the compact sources (regular bins check their own beside the map).
+  const double map_bytes = static_cast<double>(nodes) * static_cast<double>(comps * sum_bytes + 1);
+  const bool regular = plan.stat->binning == LatticeBinning::Regular;
+  const double need = map_bytes + (regular ? 0.0 : static_cast<double>(bins.sources.size()) * sizeof(lattice::Source) +
+                                                    static_cast<double>(bins.start.size()) * sizeof(std::uint64_t));
+  if (need > 0.8 * static_cast<double>(free_bytes)) {
+    char text[256];  // (no fmt here: nvcc's host pass rejects its headers)
+    std::snprintf(text, sizeof text, "a lattice map of %llu nodes needs %.3g GB on the device, which has %.3g GB free: "
+                  "use the CPU backend, a coarser lattice or single precision",
+                  static_cast<unsigned long long>(nodes), need / 1e9, static_cast<double>(free_bytes) / 1e9);
+    throw Error(ErrorKind::Resource, text);
+  }
+  std::vector<long long> runs[3];
+  GatherArgs args = geometry_args(plan, bins, runs);
+  // The passes: compact bins; or regular bins and, past a capped depth, the spill's compact bins.
+  std::vector<std::unique_ptr<Pass>> passes;
+  if (!regular) {
+    passes.push_back(compact_pass(bins.sources, bins.start, runs, args));
+  } else {
+    const RegularBins r = regular_bins(bins, plan.stat->bin_depth, 0.8 * static_cast<double>(free_bytes) - map_bytes, free_bytes);
+    passes.push_back(regular_pass(r, runs, args));
+    if (!r.spill.empty()) passes.push_back(compact_pass(r.spill, r.spill_start, runs, args));
+    out.spilled = r.spill.size();
+  }
   const DeviceBuffer<long long> runs_x(runs[0]), runs_y(runs[1]), runs_z(runs[2]);
-  const DeviceBuffer<WorkItem> items(item_list);
   DeviceBuffer<unsigned char> sums(nodes * static_cast<std::uint64_t>(comps) * sum_bytes);
   DeviceBuffer<unsigned char> excluded(args.coulomb ? nodes : 0);
   DeviceBuffer<unsigned long long> terms(1);
   sums.zero();
   excluded.zero();
   terms.zero();
-  args.sources = sources.get();
-  args.start = start.get();
   args.runs[0] = runs_x.get();
   args.runs[1] = runs_y.get();
   args.runs[2] = runs_z.get();
-  args.items = items.get();
   args.sums = sums.get();
   args.excluded = excluded.get();
   args.terms = terms.get();
   const dim3 block(kTile, kTile, L.dim == 3 ? kTile : 1);
-  lattice::visit_lattice_function(fn, [&](const auto& f) {
-    if (single) gather<true>(plan, f, args, item_list.size(), block);
-    else gather<false>(plan, f, args, item_list.size(), block);
-  });
+  Progress progress;
+  for (const auto& p : passes) progress.total += p->n_items;
+  for (const auto& p : passes) {
+    GatherArgs a = args;
+    a.sources = p->sources.get();
+    a.start = p->start.get();
+    a.count = p->count.get();
+    a.depth = p->depth;
+    a.items = p->items.get();
+    lattice::visit_lattice_function(plan.stat->function, [&](const auto& f) {
+      if (single) p->regular ? gather<true, true>(plan, f, a, p->n_items, block, progress)
+                             : gather<true, false>(plan, f, a, p->n_items, block, progress);
+      else p->regular ? gather<false, true>(plan, f, a, p->n_items, block, progress)
+                      : gather<false, false>(plan, f, a, p->n_items, block, progress);
+    });
+  }
 
   // The integers back, each rounded once by the CPU's code (exact_sums.hpp), as the CPU does.
   std::vector<unsigned char> host(sums.size());

@@ -313,8 +313,7 @@ class PairRun {
     int dev = 0, threads_per_sm = 0;
     TWOBODY_CUDA_CHECK(cudaGetDevice(&dev));
     TWOBODY_CUDA_CHECK(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
-    std::size_t free_b = 0, total_b = 0;
-    TWOBODY_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    const std::size_t free_b = available_device_bytes();
     const bool grid = choice_.grid();
     const std::uint64_t candidates = grid ? grid_.queue->evaluations : problem_.all_pairs();
     const std::uint64_t bound = plan_.max_pairs < candidates ? plan_.max_pairs + 1 : candidates;

@@ -255,8 +255,7 @@ VectorKnnResult run_vector_knn(const VectorKnnInput& in) {
   DeviceBuffer<std::uint32_t> own(in.own_index ? in.na : 0);
   if (in.own_index) own.upload(in.own_index, in.na);
   // A slab's lists in at most half the free memory and 2 GiB: 55 000 queries at k = 1024.
-  std::size_t free_b = 0, total_b = 0;
-  TWOBODY_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  const std::size_t free_b = available_device_bytes();
   const std::size_t per_query = (3 * k + kBuffer) * (sizeof(double) + sizeof(unsigned)) + sizeof(QueryState);
   const std::size_t budget = std::min<std::size_t>(free_b / 2, std::size_t(2) << 30);
   const std::size_t query_tiles = (in.na + kTile - 1) / kTile;

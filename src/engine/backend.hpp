@@ -3,8 +3,10 @@
 // backend owns everything about how pairs are visited and reduced on its hardware.
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "twobody/detail/engine/key_edges.hpp"
+#include "twobody/detail/engine/phase_clock.hpp"
 #include "twobody/engine.hpp"
 #include "twobody/error.hpp"
 #include "twobody/vectors.hpp"
@@ -35,7 +37,13 @@ struct Plan {
   // run's kernels take only the ranges they claim. Null: every item. Only for a backend whose
   // takes_shares(plan) is true.
   WorkShare* share = nullptr;
+  // The run's phases (--explain): a backend laps its own (index, traversal, merge) into it. Null:
+  // nobody asked.
+  PhaseClock* clock = nullptr;
   bool is_auto() const { return stat->traversal == Traversal::Auto; }
+  void lap(std::string_view phase) const {
+    if (clock) clock->lap(phase);
+  }
 };
 
 // Rows [begin, end) of a run's first set: the anchors of a band (engine/vector_bands.hpp).

@@ -38,16 +38,19 @@ void hand_pairs_to_sink(const Statistic& stat, const RunOptions& opt, Result& r)
 }
 
 // What every run adds to the backend's result: its time since t0, the backend, the plan (with
-// what the backend decided while running, if anything), the sets' sizes; then the pair sink and
-// the plan callback.
+// what the backend decided while running, if anything, and the run's phases), the sets' sizes;
+// then the pair sink and the plan callback.
 void finish_run(Result& r, const Backend& backend, const std::string& plan, std::chrono::steady_clock::time_point t0,
-                std::size_t n_a, std::size_t n_b, const Statistic& stat, const RunOptions& opt) {
+                std::size_t n_a, std::size_t n_b, const Statistic& stat, const RunOptions& opt,
+                const PhaseClock* phases = nullptr) {
   r.info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.info.backend = backend.name();
   r.info.device = backend.device();
   const std::string ran = r.info.plan;
   r.info.plan = plan;
   if (!ran.empty()) r.info.plan += "\nran: " + ran;
+  if (phases && !phases->empty())
+    r.info.plan += "\nphases (wall time, the process's peak resident memory after each): " + phases->text();
   r.info.n_a = n_a;
   r.info.n_b = n_b;
   hand_pairs_to_sink(stat, opt, r);
@@ -86,15 +89,20 @@ Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const Ru
     }
     not_split = fmt::format("devices: not split over {} devices: {}\n", opt.devices.size(), not_split);
   }
+  PhaseClock clock;
   Plan plan = make_plan(stat, a, b, opt);
+  clock.lap("plan");
+  plan.clock = &clock;
   std::string fallback;
   auto backend = backend_for(stat, opt, fallback);
   const auto t0 = std::chrono::steady_clock::now();
   Result r = backend->run(plan);
+  // A backend that laps no phases of its own (CUDA's are in its "ran:" line) is one phase.
+  if (clock.laps() == 1) clock.lap(backend->name() + " run");
   r.exact.grids = plan.grids;
   round_exact_sums(r);
   finish_run(r, *backend, not_split + plan_text(*backend, fallback, plan.explanation, backend->describe(plan)), t0,
-             a.size(), b ? b->size() : 0, stat, opt);
+             a.size(), b ? b->size() : 0, stat, opt, &clock);
   return r;
 }
 

@@ -216,18 +216,26 @@ LatticePlan make_plan(const reduce::OntoLattice& stat, const LatticeSources& src
       "precision: {} (displacements and r² in {}, terms in float64), each term onto a sum grid of step 2^{} "
       "(terms ≤ {:.6g}) added as {}-bit integers: the same bits for any threads, tiles and bins\n"
       "error bound: a node of n terms within n·({:.3g} + {:.3g}) of its exact sum, then one rounding to {}\n"
-      "bins: compact bins of {} nodes per axis (a counting sort, x fastest)\n",
+      "bins: {} bins of {} nodes per axis (a counting sort, x fastest){}\n",
       p.size(), L.nodes(), shape, L.origin[0], L.origin[1], L.origin[2], L.spacing[0], L.spacing[1], L.spacing[2],
       (L.periodic[0] || L.periodic[1] || L.periodic[2]) ? ", periodic" : "", fn_text, stat.function.cutoff,
       plan.components == 2 ? "complex" : "real", single ? "single" : "double", single ? "float32" : "float64",
       plan.grid.exponent, tb.grid_bound, single ? 64 : 128, plan.bound.term, plan.bound.step / 2,
-      single ? "float32" : "float64", plan.bin_nodes);
+      single ? "float32" : "float64", stat.binning == LatticeBinning::Regular ? "regular" : "compact", plan.bin_nodes,
+      stat.binning == LatticeBinning::Compact ? std::string()
+      : stat.bin_depth > 0 ? fmt::format(", padded to a depth of {}, the excess spilled into a second, compact pass", stat.bin_depth)
+                           : std::string(", padded to the deepest bin's depth"));
   return plan;
 }
 
 // "cpu", or "cuda" (the GPU's gather, the CPU's bits); "auto" is the CPU until the GPU's gather has
 // been measured against it (issue 24's benchmarks), which the plan says.
-std::unique_ptr<Backend> lattice_backend(const RunOptions& opt, std::string& why) {
+std::unique_ptr<Backend> lattice_backend(const reduce::OntoLattice& stat, const RunOptions& opt, std::string& why) {
+  if (stat.bin_depth < 0) throw_config(fmt::format("a bin depth is a number of sources, not {}", stat.bin_depth));
+  if (stat.binning == LatticeBinning::Compact && stat.bin_depth > 0)
+    throw_config("a bin depth caps regular bins (--binning regular): compact bins are as deep as their sources");
+  if (stat.binning == LatticeBinning::Regular && opt.backend != "cuda")
+    throw_config("regular bins are seed 002's GPU baseline, for comparing with compact bins: --backend cuda");
   if (opt.backend == "hybrid")
     throw Error(ErrorKind::Backend, "lattice maps run on one backend: --backend cpu, cuda or auto");
   if (opt.backend == "auto") {
@@ -245,7 +253,7 @@ std::string backend_line(const Backend& b, const LatticePlan& plan, const std::s
 
 LatticeMap run(const reduce::OntoLattice& stat, const LatticeSources& sources, const RunOptions& opt) {
   std::string why;
-  const std::unique_ptr<Backend> backend = lattice_backend(opt, why);
+  const std::unique_ptr<Backend> backend = lattice_backend(stat, opt, why);
   const auto t0 = std::chrono::steady_clock::now();
   LatticePlan plan = make_plan(stat, sources, opt);
   plan.explanation = backend_line(*backend, plan, why) + plan.explanation;
@@ -263,7 +271,7 @@ LatticeMap run(const reduce::OntoLattice& stat, const LatticeSources& sources, c
 
 std::string explain(const reduce::OntoLattice& stat, const LatticeSources& sources, const RunOptions& opt) {
   std::string why;
-  const std::unique_ptr<Backend> backend = lattice_backend(opt, why);
+  const std::unique_ptr<Backend> backend = lattice_backend(stat, opt, why);
   const LatticePlan plan = make_plan(stat, sources, opt);
   return backend_line(*backend, plan, why) + plan.explanation;
 }

@@ -1,6 +1,9 @@
 // bin_sources (lattice_bins.hpp): the counting sort of a lattice map's sources into its bins.
 #include "twobody/detail/engine/lattice_bins.hpp"
 
+#include <fmt/format.h>
+
+#include "twobody/error.hpp"
 #include "twobody/points.hpp"
 
 namespace twobody::lattice {
@@ -20,6 +23,12 @@ Binned bin_sources(const LatticePlan& plan) {
     a.first = a.periodic ? 0 : -a.reach;
     a.nb = a.periodic ? (a.n + a.nodes - 1) / a.nodes : (a.n + 2 * a.reach + a.nodes - 1) / a.nodes;
   }
+  // A cutoff of very many spacings makes the bins reach far beyond the lattice: refuse before the
+  // offsets' array (8 bytes a bin) is asked for.
+  const double many = static_cast<double>(out.axis[0].nb) * static_cast<double>(out.axis[1].nb) * static_cast<double>(out.axis[2].nb);
+  if (many > 0x1p32)
+    throw Error(ErrorKind::Resource, fmt::format("the cutoff reaches {:.3g} bins of {} nodes around the lattice: use a coarser "
+                                                 "spacing or a smaller cutoff", many, plan.bin_nodes));
   const std::size_t n = p.size();
   std::vector<std::int64_t> bin(n);
   const std::uint64_t bins = static_cast<std::uint64_t>(out.axis[0].nb * out.axis[1].nb * out.axis[2].nb);

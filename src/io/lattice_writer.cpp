@@ -56,6 +56,7 @@ nlohmann::json metadata(const LatticeMap& m, const std::string& extra) {
                       {"rule", "a node with n terms: |value − exact| ≤ n·(per_term + step/2), then one rounding"}};
   j["excluded_nodes"] = m.excluded_count;
   j["terms"] = m.terms;
+  if (m.spilled) j["spilled"] = m.spilled;
   j["seconds"] = m.seconds;
   j["plan"] = m.plan;
   const nlohmann::json more = nlohmann::json::parse(extra);

@@ -3,6 +3,7 @@
 // the mapping once, in parallel, with no copy of the file in memory.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -36,6 +37,16 @@ class MappedFile {
   MappedFile& operator=(const MappedFile&) = delete;
   ~MappedFile() { ::munmap(const_cast<char*>(data_), size_); }
   std::string_view view() const { return {data_, size_}; }
+  // Drops the pages wholly inside [offset, offset + length) from the process's memory once read:
+  // the mapped file's pages count in its resident size, and a reader that converts the file
+  // into columns would otherwise peak at the file plus the columns. A read after it reads the
+  // file again.
+  void release(std::size_t offset, std::size_t length) const {
+    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGE_SIZE));
+    const std::size_t end = std::min(size_, offset + length) / page * page;
+    const std::size_t begin = (offset + page - 1) / page * page;
+    if (end > begin) ::madvise(const_cast<char*>(data_) + begin, end - begin, MADV_DONTNEED);
+  }
 
  private:
   const char* data_ = nullptr;

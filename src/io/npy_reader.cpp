@@ -1,6 +1,7 @@
 // NumPy .npy catalogues: the array's columns as float64.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -27,17 +28,30 @@ RawTable read_npy(const std::string& path) {
 #pragma omp parallel for schedule(dynamic, 1) if (rows > 100000)
   for (std::ptrdiff_t c = 0; c < static_cast<std::ptrdiff_t>(ncols); ++c) t.cols[static_cast<std::size_t>(c)].resize(rows);
   const char* p = a.data;
+  const std::size_t header = static_cast<std::size_t>(p - file.view().data());
+  // In slices of about 64 MB of the file, each released once converted (MappedFile::release): the
+  // read peaks at the columns plus one slice, not the columns plus the file.
   const auto convert = [&](auto tag) {
     using T = decltype(tag);
-    const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(rows);
-#pragma omp parallel for schedule(static) if (rows > 100000)
-    for (std::ptrdiff_t r = 0; r < n; ++r)
-      for (std::size_t c = 0; c < ncols; ++c) {
-        const std::size_t idx = fortran ? c * rows + static_cast<std::size_t>(r) : static_cast<std::size_t>(r) * ncols + c;
-        T v;
-        std::memcpy(&v, p + sizeof(T) * idx, sizeof(T));
-        t.cols[c][static_cast<std::size_t>(r)] = static_cast<double>(v);
+    const std::size_t slice = std::max<std::size_t>(1, (std::size_t(64) << 20) / (sizeof(T) * std::max<std::size_t>(ncols, 1)));
+    for (std::size_t r0 = 0; r0 < rows; r0 += slice) {
+      const std::size_t r1 = std::min(rows, r0 + slice);
+      const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(r1 - r0);
+#pragma omp parallel for schedule(static) if (n > 100000)
+      for (std::ptrdiff_t k = 0; k < n; ++k)
+        for (std::size_t c = 0; c < ncols; ++c) {
+          const std::size_t r = r0 + static_cast<std::size_t>(k);
+          const std::size_t idx = fortran ? c * rows + r : r * ncols + c;
+          T v;
+          std::memcpy(&v, p + sizeof(T) * idx, sizeof(T));
+          t.cols[c][r] = static_cast<double>(v);
+        }
+      if (fortran) {
+        for (std::size_t c = 0; c < ncols; ++c) file.release(header + sizeof(T) * (c * rows + r0), sizeof(T) * (r1 - r0));
+      } else {
+        file.release(header + sizeof(T) * r0 * ncols, sizeof(T) * (r1 - r0) * ncols);
       }
+    }
   };
   if (a.kind == 'f' && a.width == 8) convert(double{});
   else if (a.kind == 'f') convert(float{});

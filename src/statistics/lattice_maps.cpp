@@ -25,6 +25,8 @@ LatticeMap potential_map(const PointSet& atoms, std::span<const double> charges,
   stat.function.cutoff = o.cutoff;
   stat.function.exclusion = o.exclusion;
   stat.precision = o.precision;
+  stat.binning = o.binning;
+  stat.bin_depth = o.bin_depth;
   LatticeSources s{&atoms, charges, {}, {}};
   return run(stat, s, run_options);
 }
@@ -37,6 +39,8 @@ LatticeMap density_map(const PointSet& points, std::span<const double> radii, st
   stat.function.cutoff = o.cutoff;
   stat.function.blobbiness = o.blobbiness;
   stat.precision = o.precision;
+  stat.binning = o.binning;
+  stat.bin_depth = o.bin_depth;
   LatticeSources s{&points, weights, {}, radii};
   return run(stat, s, run_options);
 }
@@ -55,6 +59,8 @@ LatticeMap grid_samples(const PointSet& k, std::span<const double> re, std::span
   stat.function.oversampling = o.oversampling;
   stat.function.support = o.separable ? Support::Box : Support::Ball;
   stat.precision = o.precision;
+  stat.binning = o.binning;
+  stat.bin_depth = o.bin_depth;
   // Density compensation multiplied in once, in float64.
   std::vector<double> wre(re.begin(), re.end()), wim(im.begin(), im.end());
   if (!sdc.empty()) {

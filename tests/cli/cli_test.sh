@@ -75,6 +75,12 @@ check "builtin clustered sky table" "\"$tb\" angular --data builtin:clustered-sk
 check "no progress bar off a terminal" "[ -z \"\$(\"$tb\" sdh --data \"$work/box.txt\" --nbins 8 2>&1 >/dev/null)\" ]"
 check "grid and brute force agree" "cmp <(\"$tb\" paircount --data \"$work/box.txt\" --box 50 --rmin 0.5 --rmax 6 --nbins 7 --log --path grid) <(\"$tb\" paircount --data \"$work/box.txt\" --box 50 --rmin 0.5 --rmax 6 --nbins 7 --log --path brute)"
 check "explain names the traversal" "\"$tb\" paircount --data \"$work/box.txt\" --box 50 --rmax 6 --nbins 7 --path grid --backend cpu --explain 2>&1 >/dev/null | grep -q 'path: grid'"
+# --explain's phases: each run's (index, traversal, ...) in its plan, the process's (read, each run,
+# write) after the output, and the peak memory against the catalogue.
+"$tb" paircount --data "$work/box.txt" --box 50 --rmax 6 --nbins 7 --path grid --backend cpu --explain 2>"$work/phases.err" >/dev/null
+check "explain names each run's phases" "grep -q '^phases (wall time, the process.s peak resident memory after each): plan .*cell index .*traversal .*merge ' \"$work/phases.err\""
+check "explain names the process's phases" "grep -q '^twobody: process phases (wall time, peak resident memory after each): read .*box.txt .*run 1 .*write output ' \"$work/phases.err\""
+check "explain gives the peak against the catalogue" "grep -Eq '^twobody: peak resident memory [0-9.]+ [MG]B = [0-9.]+x the catalogues' \"$work/phases.err\""
 expect 2 "path" -- "$tb" paircount --data "$work/box.txt" --rmax 6 --nbins 7 --path sideways
 check "concentrated catalogue" "\"$tb\" generate concentrated -n 1000 --box 100 --seed 3 -o \"$work/conc.txt\" && [ \$(grep -vc '^#' \"$work/conc.txt\") -eq 1000 ]"
 expect 4 'not on the sky' -- "$tb" generate concentrated --sky -n 10 -o "$work/conc-sky.txt"
