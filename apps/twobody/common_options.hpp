@@ -81,6 +81,9 @@ class BackendWarmUp {
 // Points from a file or a built-in catalogue ("builtin:clustered-sky", see builtin_catalogs.hpp).
 PointSet load_points(const std::string& spec, const std::string& columns, int weight_column,
                      const char* columns_default, int region_column = 0);
+// A file's vectors as stored (every column, or --columns; .npy, .fvecs/.bvecs, HDF5, text), or a
+// built-in catalogue's points as vectors: what join, knn and matrix --kernel read.
+VectorSet load_vectors(const std::string& spec, const std::string& columns);
 // --data and, when given, --data2 (their columns: Features::columns_default unless given).
 struct PointSets {
   PointSet a, b;

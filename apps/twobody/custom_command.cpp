@@ -1,6 +1,6 @@
 // The pair-expression command, custom: a pair function written on the command line
 // (twobody/expression.hpp, docs/expressions.md) reduced into a sum, a count, a histogram, the
-// pairs or per-point values (--emit).
+// pairs, per-point values or the matrix of every pair's value (--emit).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include "mpi_session.hpp"
 #include "twobody/error.hpp"
 #include "twobody/expression.hpp"
+#include "twobody/matrices.hpp"
 #include "twobody/table.hpp"
 
 namespace twobody::cli {
@@ -77,6 +78,23 @@ std::optional<Binning> value_range(const CommonOptions& o) {
   return Binning::linear_values(*o.rmin, *o.rmax, o.nbins ? o.nbins : 1);
 }
 
+// --emit matrix: every pair's value, streamed to .npy or HDF5 a block of rows at a time
+// (twobody/matrices.hpp), or text from memory.
+void run_expression_matrix(const CustomOptions& s, const Context& c, const PairExpression& f, const PairTable& a,
+                           const PairTable* b) {
+  const CommonOptions& o = s.o;
+  if (!s.per_point.empty()) throw_config("--per-point goes with --emit per-point");
+  if (value_range(o)) throw_config("--emit matrix holds every value: it takes no range or bins");
+  MatrixOptions m;
+  m.codegen = parse_cpu_codegen(s.cpu_codegen);
+  if (cli_writes_output() && !is_standard_output(o.output)) m.output = o.output;
+  RunOptions run = make_run_options(o, c.bar);
+  run.distribution = nullptr;
+  const MatrixResult r = expression_matrix(f, a, b, m, run);
+  c.bar.finish();
+  if (cli_writes_output() && m.output.empty()) write_matrix(o.output, r.rows, r.cols, r.values);
+}
+
 void run_custom_command(const CustomOptions& s, const Context& c) {
   const CommonOptions& o = s.o;
   const PairTable a = load_table(o.data, o.columns);
@@ -84,6 +102,7 @@ void run_custom_command(const CustomOptions& s, const Context& c) {
   PairTable b;
   if (cross) b = load_table(o.data2, o.columns2.empty() ? o.columns : o.columns2);
   const PairExpression f = PairExpression::parse(s.pair, a.schema(), cross ? &b.schema() : nullptr, parse_params(s.params), s.where);
+  if (s.emit == "matrix") return run_expression_matrix(s, c, f, a, cross ? &b : nullptr);
   ExpressionOutput out;
   out.emit = parse_expression_emit(s.emit);
   out.per_point = s.per_point;
@@ -100,7 +119,8 @@ void run_custom_command(const CustomOptions& s, const Context& c) {
 
 const Command<CustomOptions> custom_command{
     .name = "custom",
-    .help = "a pair function written as an expression (--pair), reduced to a sum, count, histogram, pairs or per-point values",
+    .help = "a pair function written as an expression (--pair), reduced to a sum, count, histogram, pairs, per-point values "
+            "or a matrix",
     .features = {.second_set = true, .weights = false, .box = false, .variable = "value"},
     .add_options =
         [](CLI::App& cmd, CustomOptions& s) {
@@ -111,8 +131,10 @@ const Command<CustomOptions> custom_command{
               ->required();
           cmd.add_option("--param", s.params, "NAME=VALUE, or NAME=@FILE for a vector of d values (.npy or text); repeatable");
           cmd.add_option("--where", s.where, "a predicate: pairs where it is false produce nothing");
-          cmd.add_option("--emit", s.emit, "sum | count | histogram | pairs | per-point (a value's count, pairs and per-point counts take --rmin/--rmax)")
-              ->check(CLI::IsMember({"sum", "count", "histogram", "pairs", "per-point"}));
+          cmd.add_option("--emit", s.emit, "sum | count | histogram | pairs | per-point | matrix (a value's count, pairs and "
+                                           "per-point counts take --rmin/--rmax; matrix: every pair's value, -o .npy or "
+                                           ".h5 streamed)")
+              ->check(CLI::IsMember({"sum", "count", "histogram", "pairs", "per-point", "matrix"}));
           cmd.add_option("--per-point", s.per_point, "with --emit per-point: count | sum | min | max of the partners' values "
                                                      "(default: sum for a value, count for a predicate)")
               ->check(CLI::IsMember({"count", "sum", "min", "max"}));
@@ -128,7 +150,8 @@ const Command<CustomOptions> custom_command{
         "--rmin 0 --rmax 1 --nbins 10\n"
         "  twobody custom --data builtin:uniform-box:300 --pair 'max(abs(a-b)) < 100' --emit per-point\n"
         "  twobody custom --data builtin:uniform-box:300 --pair 'a[0] - b[0]' --where 'a[1] < b[1]' --emit per-point "
-        "--per-point max\n",
+        "--per-point max\n"
+        "  twobody custom --data builtin:uniform-box:300 --pair 'sum(abs(a-b)^p)^(1/p)' --param p=3 --emit matrix -o m.npy\n",
 };
 
 }  // namespace

@@ -14,6 +14,13 @@
 
 namespace twobody::cli {
 
+VectorSet load_vectors(const std::string& spec, const std::string& columns) {
+  if (spec.rfind("builtin:", 0) == 0) return VectorSet::from_points(load_points(spec, columns, 0, ""));
+  ReadOptions r;
+  if (!columns.empty()) r.columns = parse_column_list(columns);
+  return read_vectors(spec, r);
+}
+
 namespace {
 
 // Options of the point statistics that mean nothing here: bins, ranges, boxes, weights.
@@ -23,14 +30,6 @@ void remove_binning_options(CLI::App& cmd) {
 }
 
 Metric parse_metric(const std::string& m) { return m == "cosine" ? Metric::Cosine : Metric::Euclidean; }
-
-// A file's vectors (every column, or --columns), or a built-in catalogue's points as vectors.
-VectorSet load_vectors(const std::string& spec, const std::string& columns) {
-  if (spec.rfind("builtin:", 0) == 0) return VectorSet::from_points(load_points(spec, columns, 0, ""));
-  ReadOptions r;
-  if (!columns.empty()) r.columns = parse_column_list(columns);
-  return read_vectors(spec, r);
-}
 
 // --data and, when given, --data2 (its columns: --columns2, else --columns).
 struct VectorSets {

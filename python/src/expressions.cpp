@@ -1,6 +1,6 @@
 // Pair expressions over NumPy arrays (twobody/expression.hpp): a table of the call's coordinates
 // and named columns, the expression parsed against it, the run with the GIL released, and the
-// table `twobody custom` writes for the same run.
+// table `twobody custom` writes for the same run (or, emit "matrix", every pair's value).
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -12,6 +12,7 @@
 #include "bindings.hpp"
 #include "twobody/error.hpp"
 #include "twobody/expression.hpp"
+#include "twobody/matrices.hpp"
 #include "twobody/pair_table.hpp"
 
 namespace twobody::python {
@@ -54,7 +55,8 @@ struct Call {
   Statistic st;
 };
 
-Call to_call(const nb::dict& c) {
+// The tables and the parsed expression (emit "matrix" needs no statistic).
+Call to_expression(const nb::dict& c) {
   Call call;
   call.cross = !c["data2"].is_none();
   call.a = to_table(c["data"], nb::cast<nb::dict>(c["named"]), "data");
@@ -62,6 +64,11 @@ Call to_call(const nb::dict& c) {
   const ExpressionParams params = to_params(nb::cast<nb::dict>(c["scalars"]), nb::cast<nb::dict>(c["vectors"]));
   call.f = PairExpression::parse(nb::cast<std::string>(c["pair"]), call.a.schema(), call.cross ? &call.b.schema() : nullptr,
                                  params, nb::cast<std::string>(c["where"]));
+  return call;
+}
+
+Call to_call(const nb::dict& c) {
+  Call call = to_expression(c);
   call.out.emit = parse_expression_emit(nb::cast<std::string>(c["emit"]));
   call.out.per_point = nb::cast<std::string>(c["per_point"]);
   if (!c["edges"].is_none()) call.out.range = Binning::of_values(nb::cast<std::vector<double>>(c["edges"]));
@@ -84,11 +91,39 @@ std::string explain_custom_py(const nb::dict& c, const std::string& codegen, con
                             parse_cpu_codegen(codegen));
 }
 
+// emit "matrix": every pair's value (twobody/matrices.hpp), in memory or streamed to `out`.
+nb::dict custom_matrix_py(const nb::dict& c, const std::string& codegen, const std::string& out, const std::string& dtype,
+                          const nb::dict& run) {
+  const Call call = to_expression(c);
+  MatrixOptions m;
+  m.codegen = parse_cpu_codegen(codegen);
+  m.output = out;
+  m.dtype = parse_matrix_dtype(dtype);
+  const RunOptions opt = to_run_options(run);
+  MatrixResult r = without_gil([&] { return expression_matrix(call.f, call.a, call.cross ? &call.b : nullptr, m, opt); });
+  nb::dict d;
+  d["plan"] = r.info.plan;
+  d["matrix"] = out.empty() ? to_numpy_matrix(std::move(r.values), r.rows, r.cols) : nb::none();
+  return d;
+}
+
+std::string explain_custom_matrix_py(const nb::dict& c, const std::string& codegen, const std::string& out,
+                                     const std::string& dtype, const nb::dict& run) {
+  const Call call = to_expression(c);
+  MatrixOptions m;
+  m.codegen = parse_cpu_codegen(codegen);
+  m.output = out;
+  m.dtype = parse_matrix_dtype(dtype);
+  return explain_expression_matrix(call.f, call.a, call.cross ? &call.b : nullptr, m, to_run_options(run));
+}
+
 }  // namespace
 
 void bind_expressions(nb::module_& m) {
   using namespace nb::literals;
   m.def("custom", &custom_py, "call"_a, "codegen"_a, "run"_a);
+  m.def("custom_matrix", &custom_matrix_py, "call"_a, "codegen"_a, "out"_a, "dtype"_a, "run"_a);
+  m.def("explain_custom_matrix", &explain_custom_matrix_py, "call"_a, "codegen"_a, "out"_a, "dtype"_a, "run"_a);
   m.def("explain_custom", &explain_custom_py, "call"_a, "codegen"_a, "run"_a);
 }
 

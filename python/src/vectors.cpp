@@ -1,5 +1,5 @@
-// Vectors of any dimension from NumPy arrays, and the similarity joins and k nearest neighbours over
-// them (twobody/joins.hpp). The arrays are read with the GIL held (checked and, where the engine
+// Vectors of any dimension from NumPy arrays, and the similarity joins, k nearest neighbours and
+// all-pairs matrices over them (twobody/joins.hpp, twobody/matrices.hpp). The arrays are read with the GIL held (checked and, where the engine
 // cannot read them in place, copied with it released), the engine runs with it released.
 #include <nanobind/stl/string.h>
 
@@ -17,6 +17,7 @@
 #include "bindings.hpp"
 #include "twobody/error.hpp"
 #include "twobody/joins.hpp"
+#include "twobody/matrices.hpp"
 #include "twobody/mutual_information.hpp"
 #include "twobody/table.hpp"
 #include "twobody/vectors.hpp"
@@ -244,6 +245,29 @@ nb::dict join_to_file_py(nb::handle a, nb::handle b, double eps, const std::stri
   return out;
 }
 
+// The all-pairs matrix of vectors (twobody/matrices.hpp): in memory (an (n1, n2) float64 array
+// over the engine's buffer, no copy) or streamed to `out` (.npy, .h5) a block of rows at a time.
+nb::dict matrix_vectors_py(nb::handle a, nb::handle b, const std::string& kernel, double p, const std::string& out,
+                           const std::string& dtype, const nb::dict& run) {
+  const VectorSet va = to_vectors(a, "data");
+  const MaybeVectors vb = maybe_vectors(b, "data2");
+  MatrixOptions m;
+  m.kernel = kernel;
+  m.p = p;
+  m.output = out;
+  m.dtype = parse_matrix_dtype(dtype);
+  const RunOptions opt = to_run_options(run);
+  MatrixResult r = without_gil([&] { return vector_matrix(va, vb.get(), m, opt); });
+  nb::dict d;
+  nlohmann::json meta = metadata(std::move(r.info));
+  meta["kernel"] = r.kernel;
+  meta["rows"] = r.rows;
+  meta["cols"] = r.cols;
+  d["meta"] = dump(meta);
+  d["matrix"] = out.empty() ? to_numpy_matrix(std::move(r.values), r.rows, r.cols) : nb::none();
+  return d;
+}
+
 }  // namespace
 
 VectorSet to_vectors(nb::handle h, const std::string& name) {
@@ -284,6 +308,7 @@ void bind_vectors(nb::module_& m) {
   m.def("mutual_information", &mutual_information_py, "data"_a, "data2"_a.none(), "bins"_a, "order"_a, "unit"_a,
         "run"_a);
   m.def("knn", &knn_py, "queries"_a, "data2"_a.none(), "k"_a, "metric"_a, "run"_a);
+  m.def("matrix_vectors", &matrix_vectors_py, "data"_a, "data2"_a.none(), "kernel"_a, "p"_a, "out"_a, "dtype"_a, "run"_a);
 }
 
 }  // namespace twobody::python

@@ -425,13 +425,41 @@ def neighbours(data: ArrayLike, rmax: float, *, rmin: float = 0.0, data2: Option
                  _is_weighted(data, weights), plot={"kind": "hist", "y": "count", "ylabel": "neighbours"})
 
 
-def matrix(data: ArrayLike, *, data2: Optional[ArrayLike] = None, sky: bool = False, box: BoxLike = None,
-           backend: str = "auto", devices=None, threads: int = 0, progress=None) -> Result:
-    """The dense matrix of every pair's distance (open or periodic) or, with ``sky``, angle in
-    degrees from (RA, Dec): ``r.matrix``, float64, rows = data, columns = data2 (or data)."""
+def matrix(data: ArrayLike, *, data2: Optional[ArrayLike] = None, kernel: Optional[str] = None, p: float = 2.0,
+           out=None, dtype: str = "float64", sky: bool = False, box: BoxLike = None, backend: str = "auto",
+           devices=None, threads: int = 0, progress=None):
+    """The dense matrix of every pair's value, rows = data, columns = data2 (or data).
+
+    Without ``kernel``: points of 1 to 8 dimensions, every pair's distance (open or periodic) or,
+    with ``sky``, angle in degrees from (RA, Dec); returns a :class:`Result` with ``r.matrix``.
+
+    With ``kernel``: vectors of any dimension, ``data`` an (n, d) array (float16/32/64 read in
+    place, without a copy, where its rows are contiguous), and ``kernel`` a name ('l2',
+    'sqeuclidean', 'lp' with ``p`` >= 1, 'l1'/'cityblock', 'chebyshev', 'cosine', 'dot',
+    'pearson', 'spearman') or a pair expression over a and b (docs/expressions.md; ``p`` is its
+    parameter p). Each entry is the kernel's expression evaluated by the float64 rule
+    (docs/matrices.md): SciPy's ``cdist`` to ~1e-15 relative. Returns the (n1, n2) ndarray
+    (``dtype='float32'``: each value rounded once), or with ``out='m.npy'`` (or '.h5') writes the
+    file a block of rows at a time, never holding the matrix, and returns
+    ``np.load(out, mmap_mode="r")`` (other files: the path). A matrix beyond
+    TWOBODY_MATRIX_HOST_BYTES (default half the memory) without ``out`` raises
+    :class:`ResourceError`. Runs on the CPU (``backend='cuda'`` raises :class:`BackendError`)."""
     run = _run("matrix", backend, threads, "auto", _DEFAULT_MAX_PAIRS, progress, devices=devices)
-    return _call("matrix", _twobody.matrix, run, _sample(data, "data"), _maybe_sample(data2, "data2"), bool(sky),
-                 _box(box))
+    if kernel is None:
+        if out is not None or dtype != "float64":
+            raise ConfigError("out= and dtype= go with kernel= (vectors of any dimension)")
+        return _call("matrix", _twobody.matrix, run, _sample(data, "data"), _maybe_sample(data2, "data2"), bool(sky),
+                     _box(box))
+    if sky or box is not None:
+        raise ConfigError("kernel= pairs vectors: it takes no sky or box")
+    a = _vectors(data, "data")
+    b = None if data2 is None else _vectors(data2, "data2")
+    path = "" if out is None else os.fspath(out)
+    raw = _raw(_twobody.matrix_vectors, run, a, b, str(kernel), float(p), path, str(dtype))
+    if path:
+        return np.load(path, mmap_mode="r") if path.endswith(".npy") else path
+    m = raw["matrix"]
+    return m.astype(np.float32) if dtype == "float32" else m
 
 
 def kde(data: ArrayLike, bandwidth: float, *, kernel: str = "gaussian", cutoff: Optional[float] = None,

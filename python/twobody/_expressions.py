@@ -1,5 +1,6 @@
 """Pair functions written at run time: :func:`custom`, the command line's ``twobody custom``."""
 
+import os
 from collections.abc import Mapping
 from typing import Optional, Sequence
 
@@ -10,7 +11,7 @@ from ._api import _DEFAULT_MAX_PAIRS, ArrayLike, Bins, _edges, _raw, _run, _vect
 from ._errors import ConfigError, InputError
 from ._results import Result
 
-_EMITS = ("sum", "count", "histogram", "pairs", "per-point")
+_EMITS = ("sum", "count", "histogram", "pairs", "per-point", "matrix")
 
 
 def _named_columns(data, what):
@@ -78,7 +79,8 @@ def custom(data: ArrayLike, pair: str, *, emit: str = "histogram", bins: Optiona
            columns: Optional[Mapping] = None, data2: Optional[ArrayLike] = None,
            coordinates2: Optional[Sequence[str]] = None, columns2: Optional[Mapping] = None,
            per_point: Optional[str] = None, cpu_codegen: str = "auto", backend: str = "auto", threads: int = 0,
-           max_pairs: int = _DEFAULT_MAX_PAIRS, progress=None, explain: bool = False):
+           max_pairs: int = _DEFAULT_MAX_PAIRS, progress=None, explain: bool = False, out=None,
+           dtype: str = "float64"):
     """A pair function written as an expression (docs/expressions.md), over every pair of ``data``
     (each unordered pair once) or of ``data`` x ``data2``, reduced as ``twobody custom --emit``
     does: 'sum' (columns ``sum``, ``pairs``), 'count' (``count``), 'histogram' (``lo``, ``hi``,
@@ -93,7 +95,12 @@ def custom(data: ArrayLike, pair: str, *, emit: str = "histogram", bins: Optiona
     give nothing. ``bins``: a value's bin edges (histogram) or range (its first and last edge:
     count, pairs and per-point counts of a value; a predicate takes none). The values are the
     expression's float64 evaluation, literally; sums are exact. ``explain=True`` returns the plan
-    (a string) instead of running."""
+    (a string) instead of running.
+
+    ``emit='matrix'``: every pair's value, both orientations (i, j) and (j, i), as the (n1, n2)
+    float64 ndarray (``dtype='float32'``: rounded once), or with ``out='m.npy'`` (or '.h5')
+    streamed to the file a block of rows at a time and ``np.load(out, mmap_mode='r')`` returned
+    (the path for other files): docs/matrices.md."""
     if emit not in _EMITS:
         raise ConfigError(f"emit must be one of {', '.join(_EMITS)}, not {emit!r}")
     if not isinstance(pair, str) or (where is not None and not isinstance(where, str)):
@@ -107,7 +114,23 @@ def custom(data: ArrayLike, pair: str, *, emit: str = "histogram", bins: Optiona
         raise ConfigError("coordinates2= and columns2= describe data2, which is not given")
     call["scalars"], call["vectors"] = _params(params)
     run = _run("custom", backend, threads, "auto", max_pairs, None if explain else progress)
+    if emit == "matrix":
+        return _matrix(call, run, cpu_codegen, explain, bins, per_point, out, dtype)
+    if out is not None or dtype != "float64":
+        raise ConfigError("out= and dtype= go with emit='matrix'")
     if explain:
         return _raw(_twobody.explain_custom, run, call, cpu_codegen)
     raw = _raw(_twobody.custom, run, call, cpu_codegen)
     return Result("custom", raw)
+
+
+def _matrix(call, run, cpu_codegen, explain, bins, per_point, out, dtype):
+    if bins is not None or per_point is not None:
+        raise ConfigError("emit='matrix' holds every value: it takes no bins or per_point")
+    path = "" if out is None else os.fspath(out)
+    if explain:
+        return _raw(_twobody.explain_custom_matrix, run, call, cpu_codegen, path, str(dtype))
+    raw = _raw(_twobody.custom_matrix, run, call, cpu_codegen, path, str(dtype))
+    if path:
+        return np.load(path, mmap_mode="r") if path.endswith(".npy") else path
+    return raw["matrix"].astype(np.float32) if dtype == "float32" else raw["matrix"]

@@ -5,7 +5,11 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <functional>
+#include <map>
+#include <tuple>
 
 #include "twobody/detail/expr/ops.hpp"
 #include "twobody/error.hpp"
@@ -79,6 +83,23 @@ void exec(Op op, int index, Src x, Src y, Src z, double* r, std::size_t n) {
   }
 }
 
+// Each node's representative among the nodes that compute the same thing with b's columns read
+// as a's: when b is a (auto), a node of b's row that mirrors one of a's shares its column.
+std::vector<int> mirror_classes(const expr::Graph& g) {
+  std::map<std::tuple<int, int, int, int, std::uint64_t, int, bool, bool>, int> seen;
+  std::vector<int> rep(g.nodes.size());
+  for (std::size_t id = 0; id < g.nodes.size(); ++id) {
+    const expr::Node& x = g.nodes[id];
+    const Op op = x.op == Op::ColB ? Op::ColA : x.op == Op::CoordB ? Op::CoordA : x.op == Op::VecB ? Op::VecA : x.op;
+    int arg[3];
+    for (int k = 0; k < 3; ++k) arg[k] = x.arg[k] < 0 ? -1 : rep[static_cast<std::size_t>(x.arg[k])];
+    const auto key = std::make_tuple(static_cast<int>(op), arg[0], arg[1], arg[2], std::bit_cast<std::uint64_t>(x.value),
+                                     x.index, x.vector, x.boolean);
+    rep[id] = seen.emplace(key, static_cast<int>(id)).first->second;
+  }
+  return rep;
+}
+
 }  // namespace
 
 ExpressionRows::ExpressionRows(const expr::Compiled& c, const PairTable& a, const PairTable& b, int threads)
@@ -94,8 +115,8 @@ ExpressionRows::ExpressionRows(const expr::Compiled& c, const PairTable& a, cons
   const std::size_t d = static_cast<std::size_t>(dim_);
 
   // Constants and parameters, once.
-  const auto cval = [&](int id) { return g.nodes[id].op == Op::Const ? g.nodes[id].value : constant_[id]; };
-  const auto cvec = [&](int id, std::size_t k) { return g.nodes[id].vector ? constant_vec_[id][k] : cval(id); };
+  const auto cval = [&](int id) { return constant_at(id, 0); };
+  const auto cvec = [&](int id, std::size_t k) { return constant_at(id, k); };
   for (int id : c.constants) {
     const expr::Node& n = g.nodes[id];
     if (n.op == Op::Param) constant_[id] = g.scalars[n.index];
@@ -115,81 +136,23 @@ ExpressionRows::ExpressionRows(const expr::Compiled& c, const PairTable& a, cons
     }
   }
 
-  // The prepass of one side: the coordinates k-major, then every hoisted node a point at a time.
-  const auto prepass = [&](const std::vector<int>& wanted, const PairTable& t, bool side_a) {
-    const std::size_t n = t.size();
-    const Op col = side_a ? Op::ColA : Op::ColB, coord = side_a ? Op::CoordA : Op::CoordB, vec = side_a ? Op::VecA : Op::VecB;
-    std::vector<double>& coords = store_.emplace_back(n * d);
-    std::vector<double> row(d);
-    for (std::size_t i = 0; i < n; ++i) {
-      t.coordinates().row_f64(i, row.data());
-      for (std::size_t k = 0; k < d; ++k) coords[k * n + i] = row[k];
-    }
-    // The nodes to evaluate: the wanted ones and the row nodes under them.
-    std::vector<char> need(g.nodes.size(), 0);
-    std::function<void(int)> mark = [&](int id) {
-      const expr::Node& x = g.nodes[id];
-      if (need[id] || (x.side & expr::kSidePair) == 0) return;
-      need[id] = 1;
-      for (int a : x.arg)
-        if (a >= 0) mark(a);
-    };
-    for (int id : wanted) mark(id);
-    std::vector<int> order;
-    for (std::size_t id = 0; id < need.size(); ++id)
-      if (need[id]) order.push_back(static_cast<int>(id));
-    for (int id : wanted) {
-      const expr::Node& x = g.nodes[id];
-      if (x.op == col) column_of_[id] = t.column(static_cast<std::size_t>(x.index)).data();
-      else if (x.op == coord) column_of_[id] = coords.data() + static_cast<std::size_t>(x.index) * n;
-      else if (x.op == vec) column_of_[id] = coords.data();
-      else column_of_[id] = store_.emplace_back(x.vector ? n * d : n).data();
-    }
-    const std::ptrdiff_t points = static_cast<std::ptrdiff_t>(n);
-#pragma omp parallel num_threads(std::max(1, threads))
-    {
-      std::vector<double> s(g.nodes.size()), v(order.empty() ? 0 : g.nodes.size() * d);
-#pragma omp for schedule(static)
-      for (std::ptrdiff_t ip = 0; ip < points; ++ip) {
-        const std::size_t i = static_cast<std::size_t>(ip);
-        // The value of argument `a` (element k of a vector) at point i.
-        const auto val = [&](int a, std::size_t k) -> double {
-          if (a < 0) return 0.0;
-          const expr::Node& x = g.nodes[a];
-          if ((x.side & expr::kSidePair) == 0) return cvec(a, k);
-          return x.vector ? v[static_cast<std::size_t>(a) * d + k] : s[a];
-        };
-        for (int id : order) {
-          const expr::Node& x = g.nodes[id];
-          if (x.op == col) s[id] = t.column(static_cast<std::size_t>(x.index))[i];
-          else if (x.op == coord) s[id] = coords[static_cast<std::size_t>(x.index) * n + i];
-          else if (x.op == vec)
-            for (std::size_t k = 0; k < d; ++k) v[static_cast<std::size_t>(id) * d + k] = coords[k * n + i];
-          else if (expr::is_reduction(x.op)) {
-            double acc = 0;
-            for (std::size_t k = 0; k < d; ++k) acc = expr::reduce_step(x.op, acc, val(x.arg[0], k), k == 0);
-            s[id] = acc;
-          } else if (x.vector) {
-            for (std::size_t k = 0; k < d; ++k)
-              v[static_cast<std::size_t>(id) * d + k] = expr::apply_op(x.op, x.index, val(x.arg[0], k), val(x.arg[1], k), val(x.arg[2], k));
-          } else {
-            s[id] = expr::apply_op(x.op, x.index, val(x.arg[0], 0), val(x.arg[1], 0), val(x.arg[2], 0));
-          }
-        }
-        for (int id : wanted) {
-          const expr::Node& x = g.nodes[id];
-          if (x.op == col || x.op == coord || x.op == vec) continue;
-          double* out = const_cast<double*>(column_of_[id]);
-          if (x.vector)
-            for (std::size_t k = 0; k < d; ++k) out[k * n + i] = v[static_cast<std::size_t>(id) * d + k];
-          else out[i] = s[id];
-        }
-      }
-    }
-  };
   store_.reserve(2 + c.rows_a.size() + c.rows_b.size());
-  prepass(c.rows_a, a, true);
-  prepass(c.rows_b, b, false);
+  prepass(c.rows_a, a, true, threads);
+  if (&a == &b) {
+    // One table (auto): b's row nodes that mirror a's take their columns, computed once.
+    const std::vector<int> rep = mirror_classes(g);
+    std::map<int, const double*> of_rep;
+    for (int id : c.rows_a) of_rep.emplace(rep[static_cast<std::size_t>(id)], column_of_[static_cast<std::size_t>(id)]);
+    std::vector<int> rest;
+    for (int id : c.rows_b) {
+      const auto it = of_rep.find(rep[static_cast<std::size_t>(id)]);
+      if (it != of_rep.end() && it->second) column_of_[static_cast<std::size_t>(id)] = it->second;
+      else rest.push_back(id);
+    }
+    if (!rest.empty()) prepass(rest, b, false, threads);
+  } else {
+    prepass(c.rows_b, b, false, threads);
+  }
 
   // The pair program: registers for the pair nodes; scalars before the loop over k unless they
   // read a reduction (then after it); vectors and the reductions' steps inside it.
@@ -219,6 +182,108 @@ ExpressionRows::ExpressionRows(const expr::Compiled& c, const PairTable& a, cons
     if (!constant_vec_[id].empty()) slot_column_[id] = constant_vec_[id].data();
     if (g.nodes[id].op == Op::Const) slot_value_[id] = g.nodes[id].value;
   }
+}
+
+// The prepass of one side: every hoisted node a point at a time (and the coordinates k-major
+// where something reads them there).
+void ExpressionRows::prepass(const std::vector<int>& wanted, const PairTable& t, bool side_a, int threads) {
+  const expr::Graph& g = c_.g;
+  const std::size_t d = static_cast<std::size_t>(dim_);
+  const auto cvec = [&](int id, std::size_t k) { return constant_at(id, k); };
+  const std::size_t n = t.size();
+  const Op col = side_a ? Op::ColA : Op::ColB, coord = side_a ? Op::CoordA : Op::CoordB, vec = side_a ? Op::VecA : Op::VecB;
+  // The nodes to evaluate: the wanted ones and the row nodes under them.
+  std::vector<char> need(g.nodes.size(), 0);
+  std::function<void(int)> mark = [&](int id) {
+    const expr::Node& x = g.nodes[id];
+    if (need[id] || (x.side & expr::kSidePair) == 0) return;
+    need[id] = 1;
+    for (int a : x.arg)
+      if (a >= 0) mark(a);
+  };
+  for (int id : wanted) mark(id);
+  std::vector<int> order;
+  for (std::size_t id = 0; id < need.size(); ++id)
+    if (need[id]) order.push_back(static_cast<int>(id));
+  // The coordinates k-major, where the pair part reads them (a, a[k]) or a prepass reads a[k]:
+  // a function of the centred rows alone (Pearson) needs no copy of the data.
+  const bool coords_read = std::any_of(order.begin(), order.end(), [&](int id) {
+    const Op op = g.nodes[id].op;
+    return op == coord || (op == vec && std::find(wanted.begin(), wanted.end(), id) != wanted.end());
+  });
+  std::vector<double>& coords = store_.emplace_back(coords_read ? n * d : 0);
+  if (coords_read) {
+    std::vector<double> row(d);
+    for (std::size_t i = 0; i < n; ++i) {
+      t.coordinates().row_f64(i, row.data());
+      for (std::size_t k = 0; k < d; ++k) coords[k * n + i] = row[k];
+    }
+  }
+  for (int id : wanted) {
+    const expr::Node& x = g.nodes[id];
+    if (x.op == col) column_of_[id] = t.column(static_cast<std::size_t>(x.index)).data();
+    else if (x.op == coord) column_of_[id] = coords.data() + static_cast<std::size_t>(x.index) * n;
+    else if (x.op == vec) column_of_[id] = coords.data();
+    else column_of_[id] = store_.emplace_back(x.vector ? n * d : n).data();
+  }
+  const std::ptrdiff_t points = static_cast<std::ptrdiff_t>(n);
+#pragma omp parallel num_threads(std::max(1, threads))
+  {
+    std::vector<double> s(g.nodes.size()), v(order.empty() ? 0 : g.nodes.size() * d);
+#pragma omp for schedule(static)
+    for (std::ptrdiff_t ip = 0; ip < points; ++ip) {
+      const std::size_t i = static_cast<std::size_t>(ip);
+      // The value of argument `a` (element k of a vector) at point i.
+      const auto val = [&](int a, std::size_t k) -> double {
+        if (a < 0) return 0.0;
+        const expr::Node& x = g.nodes[a];
+        if ((x.side & expr::kSidePair) == 0) return cvec(a, k);
+        return x.vector ? v[static_cast<std::size_t>(a) * d + k] : s[a];
+      };
+      // A vector argument's d values at once (a point's row nodes, a parameter vector), or a
+      // scalar's one value broadcast: the lane loops of the pair part, run over k.
+      const auto lanes = [&](int a) -> Src {
+        static const double zero = 0.0;
+        if (a < 0) return {&zero, true};
+        const expr::Node& y = g.nodes[a];
+        if ((y.side & expr::kSidePair) == 0) {
+          if (y.vector) return {constant_vec_[a].data(), false};
+          return {y.op == Op::Const ? &y.value : &constant_[a], true};
+        }
+        return y.vector ? Src{v.data() + static_cast<std::size_t>(a) * d, false} : Src{&s[a], true};
+      };
+      for (int id : order) {
+        const expr::Node& x = g.nodes[id];
+        if (x.op == col) s[id] = t.column(static_cast<std::size_t>(x.index))[i];
+        else if (x.op == coord) s[id] = coords[static_cast<std::size_t>(x.index) * n + i];
+        else if (x.op == vec)
+          t.coordinates().row_f64(i, v.data() + static_cast<std::size_t>(id) * d);  // (coords' values, read along the row)
+        else if (expr::is_reduction(x.op)) {
+          double acc = 0;
+          for (std::size_t k = 0; k < d; ++k) acc = expr::reduce_step(x.op, acc, val(x.arg[0], k), k == 0);
+          s[id] = acc;
+        } else if (x.vector) {
+          exec(x.op, x.index, lanes(x.arg[0]), lanes(x.arg[1]), lanes(x.arg[2]), v.data() + static_cast<std::size_t>(id) * d, d);
+        } else {
+          s[id] = expr::apply_op(x.op, x.index, val(x.arg[0], 0), val(x.arg[1], 0), val(x.arg[2], 0));
+        }
+      }
+      for (int id : wanted) {
+        const expr::Node& x = g.nodes[id];
+        if (x.op == col || x.op == coord || x.op == vec) continue;
+        double* out = const_cast<double*>(column_of_[id]);
+        if (x.vector)
+          for (std::size_t k = 0; k < d; ++k) out[k * n + i] = v[static_cast<std::size_t>(id) * d + k];
+        else out[i] = s[id];
+      }
+    }
+  }
+}
+
+double ExpressionRows::constant_at(int id, std::size_t k) const {
+  const expr::Node& n = c_.g.nodes[static_cast<std::size_t>(id)];
+  if (n.vector) return constant_vec_[static_cast<std::size_t>(id)][k];
+  return n.op == Op::Const ? n.value : constant_[static_cast<std::size_t>(id)];
 }
 
 ExpressionRows::Operand ExpressionRows::operand(int id) const {

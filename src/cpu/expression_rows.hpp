@@ -34,6 +34,12 @@ class ExpressionRows {
   // (false); NaN also where a --where predicate is false.
   void row(std::size_t i, std::size_t j0, std::size_t n, double* out, Workspace& w) const;
 
+  // What the matrix tiles (matrix_tiles.hpp) read of the prepass: a row node's column (n values,
+  // or n x d k-major for a vector: element k of point i at k * n + i), and the value of a
+  // constant or scalar parameter node.
+  const double* column(int id) const { return column_of_[static_cast<std::size_t>(id)]; }
+  double value(int id) const { return slot_value_[static_cast<std::size_t>(id)]; }
+
   std::size_t size_a() const { return na_; }
   std::size_t size_b() const { return nb_; }
 
@@ -57,6 +63,9 @@ class ExpressionRows {
   };
 
   Operand operand(int id) const;
+  // Element k of a constant or parameter node (a scalar's value whatever k).
+  double constant_at(int id, std::size_t k) const;
+  void prepass(const std::vector<int>& wanted, const PairTable& t, bool side_a, int threads);
   void run_steps(const std::vector<Step>& steps, std::size_t i, std::size_t j0, std::size_t n, std::size_t k,
                  double* regs) const;
 

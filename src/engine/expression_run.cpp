@@ -97,8 +97,8 @@ Prepared prepare(const PairExpression& f, const Statistic& s, const PairTable& a
                                                                           : "per point, the largest of its partners' values";
                         },
                         [](const reduce::Matrix&) {
-                          throw_config("a matrix of a pair expression is not available yet; reduce it (sum, histogram, "
-                                       "per-point values) or list the pairs");
+                          throw_config("a matrix of a pair expression is expression_matrix's (twobody/matrices.hpp; "
+                                       "twobody custom --emit matrix), not run_expression's");
                         },
                         [](const auto&) { throw_config("a pair expression reduces into counts, bins, pair lists, sums or per-point values"); }},
              s.reduction);

@@ -1,0 +1,318 @@
+// vector_matrix and expression_matrix (twobody/matrices.hpp): the kernel resolved to its
+// expression, the checks, the output's sink, the plan's text, and the CPU agent's run.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <memory>
+#include <numeric>
+#include <optional>
+
+#include "twobody/detail/cpu/compiled_rows.hpp"
+#include "twobody/detail/cpu/matrix_tiles.hpp"
+#include "twobody/detail/engine/planner.hpp"
+#include "twobody/detail/expr/compiled.hpp"
+#include "twobody/detail/expr/named_kernels.hpp"
+#include "twobody/detail/io/array_output.hpp"
+#include "twobody/detail/io/matrix_writer.hpp"
+#include "twobody/error.hpp"
+#include "twobody/io.hpp"
+#include "twobody/matrices.hpp"
+
+namespace twobody {
+
+namespace {
+
+enum class SinkKind { Host, Npy, Hdf5, Text };
+
+bool ends_with(const std::string& s, const char* tail) {
+  const std::string t = tail;
+  return s.size() >= t.size() && s.compare(s.size() - t.size(), t.size(), t) == 0;
+}
+
+SinkKind sink_kind(const std::string& path) {
+  if (path.empty()) return SinkKind::Host;
+  if (ends_with(path, ".npy")) return SinkKind::Npy;
+  if (ends_with(path, ".h5") || ends_with(path, ".hdf5")) return SinkKind::Hdf5;
+  return SinkKind::Text;
+}
+
+// A positive whole number from the environment, or 0 when unset.
+std::size_t env_size(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return 0;
+  char* end = nullptr;
+  const unsigned long long x = std::strtoull(v, &end, 10);
+  if (*end != '\0' || x == 0) throw_config(fmt::format("{}={}: a positive whole number", name, v));
+  return static_cast<std::size_t>(x);
+}
+
+// What a matrix may take of host memory: TWOBODY_MATRIX_HOST_BYTES, else half the physical memory.
+std::size_t host_budget() {
+  if (const std::size_t b = env_size("TWOBODY_MATRIX_HOST_BYTES")) return b;
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<std::size_t>(pages) / 2 * static_cast<std::size_t>(page)
+                               : std::size_t{4} << 30;
+}
+
+std::string bytes_text(double b) {
+  const char* units[] = {"bytes", "KB", "MB", "GB", "TB", "PB"};
+  int u = 0;
+  while (b >= 1000 && u < 5) b /= 1000, ++u;
+  return u == 0 ? fmt::format("{:.0f} bytes", b) : fmt::format("{:.3g} {}", b, units[u]);
+}
+
+struct Prepared {
+  cpu::MatrixJob job;
+  cpu::TileForm form;
+  SinkKind sink = SinkKind::Host;
+  std::size_t rows = 0, cols = 0;
+  std::string text;
+};
+
+Prepared prepare(const PairExpression& f, const PairTable& a, const PairTable* b, bool symmetric,
+                 const MatrixOptions& opt, const RunOptions& run, const std::string& kernel_line, bool dry) {
+  const expr::Compiled& c = f.compiled();
+  if (run.backend != "auto" && run.backend != "cpu") {
+    if (run.backend == "cuda" || run.backend == "hybrid")
+      throw Error(ErrorKind::Backend, "matrices of vectors and of pair expressions run on the CPU for now (their GPU "
+                                      "route is to come): use --backend cpu or auto");
+    throw_config(fmt::format("unknown backend '{}' (auto, cpu, cuda)", run.backend));
+  }
+  if (opt.dtype == Element::F16) throw_config("--dtype: float64 or float32");
+  if (c.result == ValueType::Bool)
+    throw_config("a matrix holds values: the pair function is a predicate (write if(PRED, 1, 0) for ones and zeros)");
+  const auto check_schema = [&](const PairTable& t, const std::vector<std::string>& names, const char* which) {
+    if (t.dim() != c.g.dim || t.schema().names != names)
+      throw_config(fmt::format("{} is not the table the expression was parsed for (its dimension or columns differ)", which));
+  };
+  check_schema(a, c.g.columns_a, "the first table");
+  check_schema(b ? *b : a, c.g.columns_b, b ? "the second table" : "the table");
+  if (a.size() == 0 || (b && b->size() == 0)) throw_input("a matrix needs at least one row in every set");
+  Prepared p;
+  p.rows = a.size();
+  p.cols = b ? b->size() : a.size();
+  p.sink = sink_kind(opt.output);
+  // (float32 is an element type of .npy and HDF5 files; text and .npz get the rounded values.)
+  const bool f32 = opt.dtype == Element::F32;
+  const std::size_t elem = f32 && (p.sink == SinkKind::Npy || p.sink == SinkKind::Hdf5) ? 4 : 8;
+  const double bytes = static_cast<double>(p.rows) * static_cast<double>(p.cols) * static_cast<double>(elem);
+  if (bytes > static_cast<double>(std::numeric_limits<std::size_t>::max() / 2))
+    throw Error(ErrorKind::Resource, fmt::format("a {} x {} matrix is more than this machine can address", p.rows, p.cols));
+  if (p.sink == SinkKind::Host || p.sink == SinkKind::Text) {
+    const std::size_t budget = host_budget();
+    const double held = static_cast<double>(p.rows) * static_cast<double>(p.cols) * 8;
+    if (held > static_cast<double>(budget))
+      throw Error(ErrorKind::Resource,
+                  fmt::format("a {} x {} float64 matrix is {}, more than the {} a matrix may hold in memory "
+                              "(TWOBODY_MATRIX_HOST_BYTES, default half the physical memory): give -o FILE.npy "
+                              "(or .h5) to stream it to disk a block of rows at a time",
+                              p.rows, p.cols, bytes_text(held), bytes_text(static_cast<double>(budget))));
+  }
+  p.form = cpu::tile_form(c);
+  cpu::MatrixJob& j = p.job;
+  j.f = &c;
+  j.a = &a;
+  j.b = b ? b : &a;
+  j.symmetric = symmetric && !b;
+  j.threads = run_threads(run);
+  const std::size_t forced = env_size("TWOBODY_MATRIX_BLOCK_ROWS");
+  j.block_rows = forced ? forced : opt.block_rows;
+  cpu::matrix_shape(j, p.rows, p.cols, static_cast<std::size_t>(c.g.dim));
+  j.progress = &run.progress;
+  const double pairs = j.symmetric ? 0.5 * static_cast<double>(p.rows) * static_cast<double>(p.rows + 1)
+                                   : static_cast<double>(p.rows) * static_cast<double>(p.cols);
+  std::string evaluator;
+  if (p.form.element == cpu::TileElement::None) {
+    const cpu::RowsChoice rows = cpu::choose_rows(c, opt.codegen, pairs, j.threads, dry);
+    j.compiled = rows.fn;
+    evaluator = rows.how;
+  }
+  // The plan, in the engine's layout: backend, kernel, the expression, traversal, kernel, output.
+  std::string& t = p.text;
+  t = fmt::format("backend: cpu (host, {} threads){}\n", j.threads,
+                  run.backend == "cpu" ? "" : "; matrices run on the cpu (their GPU route is to come)");
+  t += kernel_line;
+  t += f.explain();
+  t += fmt::format("traversal {}\n", b ? fmt::format("cross: {} x {}, every entry", p.rows, p.cols)
+                                     : j.symmetric ? fmt::format("auto: {} x {}, the half on and above the diagonal "
+                                                                 "computed (tiles J >= I), the other mirrored by the writer",
+                                                                 p.rows, p.rows)
+                                                   : fmt::format("auto: {} x {}, every entry (an expression is not taken "
+                                                                 "to be symmetric)",
+                                                                 p.rows, p.rows));
+  const std::string block = fmt::format("blocks of {} rows{}", j.block_rows, forced ? " (TWOBODY_MATRIX_BLOCK_ROWS)" : "");
+  if (p.form.element != cpu::TileElement::None)
+    t += fmt::format("cpu kernel: tiles of {} over {}: {} x {}-column tiles to {} OpenMP threads (dynamic); d = {} in "
+                     "slices of {} through an 8 x 16 register tile of {} ({} over k), each entry's accumulator carried "
+                     "k = 0 ... d-1 in stored order from +0, then the expression's scalar operations: the rule's bits "
+                     "at any tile size and thread count\n",
+                     cpu::to_string(p.form.element), block, j.block_rows, j.tile_cols, j.threads, c.g.dim,
+                     cpu::kSliceK, cpu::to_string(p.form.element), p.form.reduce == expr::Op::Sum ? "sum" : "max");
+  else
+    t += fmt::format("cpu kernel: {}, each row's partners 256 at a time by the evaluator, rows to {} OpenMP threads "
+                     "(dynamic)\nevaluator: {}\n",
+                     block, j.threads, evaluator);
+  const char* type = elem == 4 ? "float32" : "float64";
+  const std::string size = fmt::format("{} x {} {} = {}", p.rows, p.cols, type, bytes_text(bytes));
+  switch (p.sink) {
+    case SinkKind::Host: t += fmt::format("output: {} in host memory", size); break;
+    case SinkKind::Text:
+      t += fmt::format("output: {} formed in host memory, then written to {}{}", size, opt.output,
+                       f32 ? " (each value rounded to float32)" : "");
+      break;
+    case SinkKind::Npy:
+      t += fmt::format("output: {} to {} (.npy), each block copied into the file mapped MAP_SHARED (sized with "
+                       "ftruncate), its pages released once written; a temporary renamed on success",
+                       size, opt.output);
+      break;
+    case SinkKind::Hdf5:
+      t += fmt::format("output: {} to {} (HDF5 dataset /matrix, chunks of 64 x 1024), one hyperslab a tile; a "
+                       "temporary renamed on success",
+                       size, opt.output);
+      break;
+  }
+  return p;
+}
+
+MatrixResult execute(const Prepared& p, const MatrixOptions& opt, const RunOptions& run) {
+  MatrixResult r;
+  r.rows = p.rows;
+  r.cols = p.cols;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto to_file = [&](auto open) {
+    write_output_file(opt.output, [&](const std::string& file) {
+      std::unique_ptr<MatrixSink> sink = open(file, opt.output, p.rows, p.cols, opt.dtype);
+      cpu::run_matrix_tiles(p.job, p.form, *sink);
+      sink->finish();
+    });
+  };
+  switch (p.sink) {
+    case SinkKind::Npy: to_file(open_npy_matrix); break;
+    case SinkKind::Hdf5: to_file(open_hdf5_matrix); break;
+    case SinkKind::Host:
+    case SinkKind::Text: {
+      HostMatrixSink sink(p.rows, p.cols);
+      cpu::run_matrix_tiles(p.job, p.form, sink);
+      r.values = sink.take();
+      break;
+    }
+  }
+  if (p.sink == SinkKind::Text) {
+    // (.npz and text: written from memory by the writer of every matrix; float32 rounded once first.)
+    if (opt.dtype == Element::F32)
+      for (double& v : r.values) v = static_cast<double>(static_cast<float>(v));
+    write_matrix(opt.output, p.rows, p.cols, r.values);
+    r.values = MatrixValues();
+  }
+  r.info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.info.backend = "cpu";
+  r.info.device = "host";
+  r.info.threads = p.job.threads;
+  r.info.n_a = p.rows;
+  r.info.n_b = p.job.b == p.job.a ? 0 : p.cols;
+  r.info.pairs_evaluated = p.job.symmetric ? static_cast<std::uint64_t>(p.rows) * (p.rows + 1) / 2
+                                           : static_cast<std::uint64_t>(p.rows) * p.cols;
+  r.info.plan = p.text;
+  if (run.on_plan) run.on_plan(r.info.plan);
+  return r;
+}
+
+// Each row replaced by its ranks 1 … d, ties given their average (scipy.stats.rankdata's
+// "average"): half-integers, exact in float64.
+VectorSet ranked_rows(const VectorSet& v, int threads) {
+  const std::size_t n = v.size(), d = static_cast<std::size_t>(v.dim());
+  std::vector<double> out(n * d);
+  const std::ptrdiff_t rows = static_cast<std::ptrdiff_t>(n);
+#pragma omp parallel num_threads(std::max(1, threads))
+  {
+    std::vector<double> x(d);
+    std::vector<std::size_t> order(d);
+#pragma omp for schedule(static)
+    for (std::ptrdiff_t ip = 0; ip < rows; ++ip) {
+      const std::size_t i = static_cast<std::size_t>(ip);
+      v.row_f64(i, x.data());
+      std::iota(order.begin(), order.end(), std::size_t{0});
+      std::sort(order.begin(), order.end(), [&](std::size_t p, std::size_t q) { return x[p] < x[q] || (x[p] == x[q] && p < q); });
+      for (std::size_t s = 0; s < d;) {
+        std::size_t e = s + 1;
+        while (e < d && x[order[e]] == x[order[s]]) ++e;
+        const double rank = static_cast<double>(s + 1 + e) / 2;  // the mean of ranks s+1 … e
+        for (std::size_t t = s; t < e; ++t) out[i * d + order[t]] = rank;
+        s = e;
+      }
+    }
+  }
+  return VectorSet::from_rows(std::move(out), n, v.dim());
+}
+
+// A vector matrix's kernel, tables and expression, kept together for its run.
+struct VectorKernel {
+  expr::KernelChoice choice;
+  PairTable a, b;
+  bool cross = false;
+  std::optional<PairExpression> f;
+  std::string line;
+};
+
+VectorKernel vector_kernel(const VectorSet& a, const VectorSet* b, const MatrixOptions& opt, const RunOptions& run) {
+  VectorKernel k;
+  k.choice = expr::resolve_kernel(opt.kernel);
+  if (b && b->dim() != a.dim())
+    throw_input(fmt::format("the two sets have {} and {} dimensions: a matrix pairs rows of equal length", a.dim(), b->dim()));
+  a.check_finite("the first set");
+  if (b) b->check_finite("the second set");
+  if (k.choice.named && std::string(k.choice.named->name) == "lp" && !(std::isfinite(opt.p) && opt.p >= 1))
+    throw_config(fmt::format("--p {}: lp needs a finite p >= 1 (chebyshev is p = inf)", opt.p));
+  const bool ranks = k.choice.named && k.choice.named->ranks;
+  const int threads = run_threads(run);
+  k.a = PairTable(ranks ? ranked_rows(a, threads) : a, {}, {});
+  k.cross = b != nullptr;
+  if (b) k.b = PairTable(ranks ? ranked_rows(*b, threads) : *b, {}, {});
+  ExpressionParams params;  // (a parameter the expression does not name is not taken)
+  params.scalars["p"] = opt.p;
+  k.f = PairExpression::parse(k.choice.text, k.a.schema(), b ? &k.b.schema() : nullptr, params);
+  k.line = k.choice.named ? fmt::format("kernel: {} = {}{}\n", k.choice.named->name, k.choice.named->expression,
+                                        ranks ? " over each row's ranks (ties averaged, as scipy.stats.rankdata)" : "")
+                          : "kernel: an expression\n";
+  return k;
+}
+
+}  // namespace
+
+Element parse_matrix_dtype(const std::string& s) {
+  if (s == "float64") return Element::F64;
+  if (s == "float32") return Element::F32;
+  throw_config(fmt::format("--dtype {}: float64 or float32", s));
+}
+
+MatrixResult vector_matrix(const VectorSet& a, const VectorSet* b, const MatrixOptions& opt, const RunOptions& run) {
+  const VectorKernel k = vector_kernel(a, b, opt, run);
+  const Prepared p = prepare(*k.f, k.a, k.cross ? &k.b : nullptr, k.choice.named != nullptr, opt, run, k.line, false);
+  MatrixResult r = execute(p, opt, run);
+  r.kernel = k.choice.named ? k.choice.named->name : "expression";
+  return r;
+}
+
+std::string explain_vector_matrix(const VectorSet& a, const VectorSet* b, const MatrixOptions& opt, const RunOptions& run) {
+  const VectorKernel k = vector_kernel(a, b, opt, run);
+  return prepare(*k.f, k.a, k.cross ? &k.b : nullptr, k.choice.named != nullptr, opt, run, k.line, true).text;
+}
+
+MatrixResult expression_matrix(const PairExpression& f, const PairTable& a, const PairTable* b, const MatrixOptions& opt,
+                               const RunOptions& run) {
+  MatrixResult r = execute(prepare(f, a, b, false, opt, run, "kernel: the pair expression\n", false), opt, run);
+  r.kernel = "expression";
+  return r;
+}
+
+std::string explain_expression_matrix(const PairExpression& f, const PairTable& a, const PairTable* b,
+                                      const MatrixOptions& opt, const RunOptions& run) {
+  return prepare(f, a, b, false, opt, run, "kernel: the pair expression\n", true).text;
+}
+
+}  // namespace twobody

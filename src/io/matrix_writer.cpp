@@ -1,0 +1,145 @@
+// The matrix sinks of host memory and .npy files (matrix_writer.hpp); HDF5's is in
+// hdf5_matrix_writer.cpp.
+#include "twobody/detail/io/matrix_writer.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "twobody/detail/io/array_output.hpp"
+#include "twobody/error.hpp"
+
+namespace twobody {
+
+void MatrixSink::put_mirror(std::size_t r0, std::size_t nr, std::size_t c0, std::size_t nc, const double* v,
+                            std::size_t ld) {
+  // In strips of columns, so the transposed copy stays small whatever the width.
+  constexpr std::size_t kStrip = 1024;
+  scratch_.resize(std::min(nc, kStrip) * nr);
+  for (std::size_t s = 0; s < nc; s += kStrip) {
+    const std::size_t w = std::min(kStrip, nc - s);
+    for (std::size_t j = 0; j < w; ++j)
+      for (std::size_t i = 0; i < nr; ++i) scratch_[j * nr + i] = v[i * ld + s + j];
+    put(c0 + s, w, r0, nr, scratch_.data(), nr);
+  }
+}
+
+HostMatrixSink::HostMatrixSink(std::size_t rows, std::size_t cols) : MatrixSink(rows, cols) { values_.resize(rows * cols); }
+
+void HostMatrixSink::put(std::size_t r0, std::size_t nr, std::size_t c0, std::size_t nc, const double* v, std::size_t ld) {
+  for (std::size_t i = 0; i < nr; ++i) std::memcpy(&values_[(r0 + i) * cols() + c0], v + i * ld, nc * sizeof(double));
+}
+
+
+namespace {
+
+[[noreturn]] void fail(const std::string& path, const char* what, int err) {
+  throw_output(fmt::format("{}: {}: {}", path, what, std::strerror(err)));
+}
+
+class NpyMatrixSink final : public MatrixSink {
+ public:
+  NpyMatrixSink(const std::string& file, const std::string& path, std::size_t rows, std::size_t cols, Element dtype)
+      : MatrixSink(rows, cols), path_(path), f32_(dtype == Element::F32), elem_(f32_ ? 4 : 8) {
+    const std::string header = npy_header(f32_ ? "<f4" : "<f8", rows, cols);
+    offset_ = header.size();
+    size_ = offset_ + rows * cols * elem_;
+    fd_ = ::open(file.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd_ < 0) fail(path, "cannot open the output", errno);
+    if (::ftruncate(fd_, static_cast<off_t>(size_)) != 0) close_and_fail("cannot size the output", errno);
+    // The disk space taken now where the file system can (a full disk is then this error, not a
+    // SIGBUS on a page written later); where it cannot, the file stays sparse.
+    if (::fallocate(fd_, 0, 0, static_cast<off_t>(size_)) != 0 && errno != EOPNOTSUPP && errno != ENOSYS)
+      close_and_fail("cannot reserve the output's space", errno);
+    void* m = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+    if (m == MAP_FAILED) close_and_fail("cannot map the output", errno);
+    base_ = static_cast<unsigned char*>(m);
+    std::memcpy(base_, header.data(), header.size());
+  }
+  ~NpyMatrixSink() override {
+    if (base_) ::munmap(base_, size_);
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  void put(std::size_t r0, std::size_t nr, std::size_t c0, std::size_t nc, const double* v, std::size_t ld) override {
+    // Narrow pieces of many rows (a symmetric matrix's mirrored strips) go through pwrite: through
+    // the mapping each would map its rows' pages (whole large folios of the page cache) into this
+    // process, the whole file at every block.
+    const bool narrow = nc * elem_ < kNarrowBytes;
+    if (narrow) strip_.resize(nc * elem_);
+    for (std::size_t i = 0; i < nr; ++i) {
+      const std::size_t at = offset_ + ((r0 + i) * cols() + c0) * elem_;
+      unsigned char* out = narrow ? strip_.data() : base_ + at;
+      const double* row = v + i * ld;
+      if (f32_) {
+        float* o = reinterpret_cast<float*>(out);  // (the header pads the data to 64 bytes: aligned)
+        for (std::size_t j = 0; j < nc; ++j) o[j] = static_cast<float>(row[j]);
+      } else {
+        std::memcpy(out, row, nc * sizeof(double));
+      }
+      if (narrow) write_at(at, nc * elem_);
+    }
+  }
+
+  // The written pages go to the page cache's writeback and leave this process: the resident set
+  // stays a block or two, however large the file.
+  void block_done() override {
+    ::msync(base_, size_, MS_ASYNC);
+    ::madvise(base_, size_, MADV_DONTNEED);
+  }
+
+  void finish() override {
+    // An I/O error of the writeback shows here.
+    if (::msync(base_, size_, MS_SYNC) != 0) fail(path_, "write failed", errno);
+    ::munmap(base_, size_);
+    base_ = nullptr;
+    if (::close(fd_) != 0) {
+      fd_ = -1;
+      fail(path_, "write failed", errno);
+    }
+    fd_ = -1;
+  }
+
+
+ private:
+  static constexpr std::size_t kNarrowBytes = 64 * 1024;
+
+  void write_at(std::size_t at, std::size_t bytes) {
+    std::size_t done = 0;
+    while (done < bytes) {
+      const ssize_t w = ::pwrite(fd_, strip_.data() + done, bytes - done, static_cast<off_t>(at + done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) fail(path_, "write failed", w < 0 ? errno : EIO);
+      done += static_cast<std::size_t>(w);
+    }
+  }
+
+  [[noreturn]] void close_and_fail(const char* what, int err) {
+    ::close(fd_);
+    fd_ = -1;
+    fail(path_, what, err);
+  }
+
+  std::string path_;
+  bool f32_;
+  std::size_t elem_;
+  std::size_t offset_ = 0, size_ = 0;
+  int fd_ = -1;
+  unsigned char* base_ = nullptr;
+  std::vector<unsigned char> strip_;
+};
+
+}  // namespace
+
+std::unique_ptr<MatrixSink> open_npy_matrix(const std::string& file, const std::string& path, std::size_t rows,
+                                            std::size_t cols, Element dtype) {
+  return std::make_unique<NpyMatrixSink>(file, path, rows, cols, dtype);
+}
+
+}  // namespace twobody
