@@ -4,11 +4,13 @@
 // bits whatever the threads and the tiles, cross entries equal to the auto ones; errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
 
 #include "twobody/error.hpp"
+#include "twobody/matrices.hpp"
 #include "twobody/mutual_information.hpp"
 
 namespace {
@@ -238,6 +240,31 @@ TEST(MutualInformation, RefusesWhatItCannotEstimate) {
   auto bad = rows(4, 10, 1);
   bad[2][7] = std::nan("");
   EXPECT_EQ(kind([&] { twobody::mutual_information(as_set(bad), nullptr, {}); }), twobody::ErrorKind::Input);
+}
+
+}  // namespace
+
+namespace {
+
+// The matrix command's kernel "mi": the same values as mutual_information, in memory and in a .npy file.
+TEST(MutualInformation, IsTheMatrixKernelMi) {
+  const auto r = rows(9, 120, 77);
+  const twobody::VectorSet a = as_set(r);
+  twobody::MatrixOptions m;
+  m.kernel = "mi";
+  m.mi_bins = 7;
+  m.mi_order = 2;
+  MutualInformationOptions o;
+  o.bins = 7;
+  o.order = 2;
+  const auto want = twobody::mutual_information(a, nullptr, o);
+  const twobody::MatrixResult got = twobody::vector_matrix(a, nullptr, m);
+  EXPECT_EQ(got.kernel, "mi");
+  ASSERT_EQ(got.values.size(), want.values.size());
+  EXPECT_TRUE(std::equal(got.values.begin(), got.values.end(), want.values.begin()));
+  twobody::RunOptions cuda;
+  cuda.backend = "cuda";
+  EXPECT_THROW(twobody::vector_matrix(a, nullptr, m, cuda), twobody::Error);
 }
 
 }  // namespace

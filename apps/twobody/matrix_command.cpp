@@ -19,6 +19,7 @@ struct MatrixOptions {
   bool sky = false;  // RA, Dec in, angles out
   std::string kernel, dtype = "float64", cpu_codegen = "auto";
   std::optional<double> p;
+  int mi_bins = 10, mi_order = 3;
 };
 
 // --kernel: vectors of any dimension, every kernel an expression.
@@ -35,6 +36,8 @@ void run_vector_matrix(const MatrixOptions& s, const Context& c) {
   if (s.p) m.p = *s.p;
   m.dtype = parse_matrix_dtype(s.dtype);
   m.codegen = parse_cpu_codegen(s.cpu_codegen);
+  m.mi_bins = s.mi_bins;
+  m.mi_order = s.mi_order;
   // Files stream block by block; without -o the text goes to standard output from memory.
   if (cli_writes_output() && !is_standard_output(o.output)) m.output = o.output;
   RunOptions run = make_run_options(o, c.bar);
@@ -52,6 +55,7 @@ std::string kernel_help() {
   std::string h = "a kernel over vectors of any dimension, by name or as an expression over a and b (docs/matrices.md):";
   for (const NamedKernel& k : matrix_kernels())
     h += fmt::format("\n  {}{}: {}", k.name, *k.aliases ? fmt::format(" ({})", k.aliases) : "", k.about);
+  h += "\n  mi (mutual-information): mutual information in bits, Daub et al.'s B-spline estimator (--mi-bins, --mi-order)";
   return h;
 }
 
@@ -73,6 +77,8 @@ const Command<MatrixOptions> matrix_command{
           cmd.add_flag("--sky", s.sky,
                        "points are RA, Dec in degrees (columns 1,2 by default): angular separations in degrees");
           cmd.add_option("--kernel", s.kernel, kernel_help());
+          cmd.add_option("--mi-bins", s.mi_bins, "--kernel mi: bins of the B-spline estimator (default 10)");
+          cmd.add_option("--mi-order", s.mi_order, "--kernel mi: order of the B-splines, 1 (histogram) to 8 (default 3)");
           cmd.add_option("--p", s.p, "lp's order p >= 1 (default 2); also the parameter p of a --kernel expression");
           cmd.add_option("--dtype", s.dtype, "with --kernel: the output's element type, float64 or float32 (one rounding)")
               ->check(CLI::IsMember({"float64", "float32"}));

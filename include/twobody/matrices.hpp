@@ -36,7 +36,8 @@ struct NamedKernel {
 std::span<const NamedKernel> matrix_kernels();
 
 struct MatrixOptions {
-  // A name of matrix_kernels() (or an alias), or a pair expression over a and b.
+  // A name of matrix_kernels() (or an alias), "mi" (mutual information, not an expression), or a
+  // pair expression over a and b.
   std::string kernel = "l2";
   // The parameter p of the expression: lp's order (p >= 1, finite); an expression may use it too.
   double p = 2;
@@ -52,6 +53,9 @@ struct MatrixOptions {
   std::size_t block_rows = 0;
   // How an expression that the tiles do not take is evaluated (twobody/expression.hpp).
   CpuCodegen codegen = CpuCodegen::Auto;
+  // kernel "mi" (mutual information, twobody/mutual_information.hpp, in bits): its bins and the
+  // B-splines' order.
+  int mi_bins = 10, mi_order = 3;
 };
 
 struct MatrixResult {

@@ -22,6 +22,7 @@
 #include "twobody/error.hpp"
 #include "twobody/io.hpp"
 #include "twobody/matrices.hpp"
+#include "twobody/mutual_information.hpp"
 
 namespace twobody {
 
@@ -282,6 +283,48 @@ VectorKernel vector_kernel(const VectorSet& a, const VectorSet* b, const MatrixO
   return k;
 }
 
+// Mutual information is no pair expression (each entry reads both rows' spline weights, joint
+// table and entropies): twobody::mutual_information computes it, and its matrix goes out through
+// the same sinks, in one piece.
+bool is_mutual_information(const std::string& kernel) { return kernel == "mi" || kernel == "mutual-information"; }
+
+MutualInformationOptions mi_options(const MatrixOptions& opt) {
+  MutualInformationOptions o;
+  o.bins = opt.mi_bins;
+  o.order = opt.mi_order;
+  return o;
+}
+
+MatrixResult mi_matrix(const VectorSet& a, const VectorSet* b, const MatrixOptions& opt, const RunOptions& run) {
+  if (run.backend == "cuda" || run.backend == "hybrid")
+    throw Error(ErrorKind::Backend, "mutual information runs on the CPU for now: use --backend cpu or auto");
+  MutualInformationMatrix m = mutual_information(a, b, mi_options(opt), run);
+  MatrixResult r;
+  r.rows = m.rows;
+  r.cols = m.cols;
+  r.kernel = "mi";
+  r.info = std::move(m.info);
+  r.info.plan += fmt::format("\noutput: {} x {} float64{}", r.rows, r.cols, opt.output.empty() ? " in host memory" : ", then written to " + opt.output);
+  const SinkKind kind = sink_kind(opt.output);
+  if (kind == SinkKind::Host) {
+    r.values = std::move(m.values);
+  } else if (kind == SinkKind::Text) {
+    if (opt.dtype == Element::F32)
+      for (double& v : m.values) v = static_cast<double>(static_cast<float>(v));
+    write_matrix(opt.output, r.rows, r.cols, m.values);
+  } else {
+    write_output_file(opt.output, [&](const std::string& file) {
+      std::unique_ptr<MatrixSink> sink = kind == SinkKind::Npy ? open_npy_matrix(file, opt.output, r.rows, r.cols, opt.dtype)
+                                                               : open_hdf5_matrix(file, opt.output, r.rows, r.cols, opt.dtype);
+      sink->put(0, r.rows, 0, r.cols, m.values.data(), r.cols);
+      sink->block_done();
+      sink->finish();
+    });
+  }
+  if (run.on_plan) run.on_plan(r.info.plan);
+  return r;
+}
+
 }  // namespace
 
 Element parse_matrix_dtype(const std::string& s) {
@@ -291,6 +334,7 @@ Element parse_matrix_dtype(const std::string& s) {
 }
 
 MatrixResult vector_matrix(const VectorSet& a, const VectorSet* b, const MatrixOptions& opt, const RunOptions& run) {
+  if (is_mutual_information(opt.kernel)) return mi_matrix(a, b, opt, run);
   const VectorKernel k = vector_kernel(a, b, opt, run);
   const Prepared p = prepare(*k.f, k.a, k.cross ? &k.b : nullptr, k.choice.named != nullptr, opt, run, k.line, false);
   MatrixResult r = execute(p, opt, run);
@@ -299,6 +343,10 @@ MatrixResult vector_matrix(const VectorSet& a, const VectorSet* b, const MatrixO
 }
 
 std::string explain_vector_matrix(const VectorSet& a, const VectorSet* b, const MatrixOptions& opt, const RunOptions& run) {
+  if (is_mutual_information(opt.kernel))
+    return fmt::format("backend: cpu\nkernel: mi, mutual information by Daub et al.'s B-splines of order {} on {} bins "
+                       "(twobody::mutual_information, docs/exactness.md#mutual-information), in bits\n",
+                       opt.mi_order, opt.mi_bins);
   const VectorKernel k = vector_kernel(a, b, opt, run);
   return prepare(*k.f, k.a, k.cross ? &k.b : nullptr, k.choice.named != nullptr, opt, run, k.line, true).text;
 }
