@@ -1,9 +1,9 @@
 #pragma once
 // Runs a validated plan with a concrete pair function on the CPU: picks the sink for the output
 // kind, traverses, merges. Shared by the built-in metrics and by user pair functions.
-#include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <optional>
 #include <span>
@@ -90,7 +90,10 @@ inline GridChoice choose_grid(const Plan& plan) {
       return g;
     }
     g.cutoff = reach.chord;
-    angles = fmt::format(" on the unit vectors' chord {:.6g} (theta < {:g} deg)", reach.chord, s.binning().hi());
+    // (No fmt in this header: nvcc compiles it too, through extend/run_custom.hpp, and rejects fmt's.)
+    char text[96];
+    std::snprintf(text, sizeof text, " on the unit vectors' chord %.6g (theta < %g deg)", reach.chord, s.binning().hi());
+    angles = text;
   }
   const int dim = plan.a->dim();
   // Cells about as many as points at most. Finer cells (refine r: cells of rmax/r, a (2r+1)^D

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <exception>
 #include <functional>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -93,6 +94,32 @@ class KeyRows {
   Sink& sink_;
 };
 
+// Whether a row evaluator takes whole blocks (rows.block(bp)), or the block with each anchor's
+// range (rows(i, j0, j1, bp)).
+template <class Rows, class Block>
+concept TakesWholeBlocks = requires(Rows& rows, const Block& bp) { rows.block(bp); };
+template <class Rows, class Block>
+concept TakesTheBlock = requires(Rows& rows, const Block& bp, std::size_t i) { rows(i, i, i, bp); };
+
+// One block by the evaluator: whole, or anchor by anchor over its partners. A function template,
+// not a generic lambda: nvcc's front end (this header reaches it through extend/run_custom.hpp)
+// compiles a discarded `if constexpr` branch inside a generic lambda.
+template <class Rows, class Block, class PartnersOf>
+void run_one_block(Rows& rows, const Block& bp, const PartnersOf& partners_of) {
+  if constexpr (TakesWholeBlocks<Rows, Block>) {
+    // An evaluator of whole items (the EGO join's leaf pairs) chooses its anchors itself.
+    rows.block(bp);
+  } else {
+    for (std::size_t i = bp.a0; i < bp.a1; ++i) {
+      const auto [js, je] = partners_of(bp, i);
+      if (js >= je) continue;
+      // Rows that use the block (its periodic image) take it; the others see the range only.
+      if constexpr (TakesTheBlock<Rows, Block>) rows(i, js, je, bp);
+      else rows(i, js, je);
+    }
+  }
+}
+
 // Runs the blocks item_of(0 .. n_items-1) (or those each item makes, item_of.for_each(w, fn)) over
 // OpenMP threads (dynamic schedule), one sink per
 // thread, made by make_sink(), and one row evaluator per thread, make_rows(sink), called as
@@ -117,20 +144,7 @@ auto traverse_blocks(std::size_t n_items, ItemOf item_of, const TraversalShape& 
   {
     Sink& sink = sinks[omp_get_thread_num()];
     auto rows = make_rows(sink);
-    const auto run_block = [&](const auto& bp) {
-      if constexpr (requires { rows.block(bp); }) {
-        // An evaluator of whole items (the EGO join's leaf pairs) chooses its anchors itself.
-        rows.block(bp);
-      } else {
-        for (std::size_t i = bp.a0; i < bp.a1; ++i) {
-          const auto [js, je] = partners_of(bp, i);
-          if (js >= je) continue;
-          // Rows that use the block (its periodic image) take it; the others see the range only.
-          if constexpr (requires { rows(i, js, je, bp); }) rows(i, js, je, bp);
-          else rows(i, js, je);
-        }
-      }
-    };
+    const auto run_block = [&](const auto& bp) { run_one_block(rows, bp, partners_of); };
 #pragma omp for schedule(dynamic, 1)
     for (std::size_t w = 0; w < n_items; ++w) {
       if (stop.load(std::memory_order_relaxed)) continue;
