@@ -208,16 +208,12 @@ template <int D>
 Result run_point_sums(const Plan& plan, const GridChoice* grid) {
   const Statistic& s = *plan.stat;
   const auto& p = std::get<reduce::PointSums>(s.reduction);
-  const bool use_grid = grid && grid->chosen;
-  const PointSet& pa = use_grid ? grid->a->sorted : *plan.a;
-  const PointSet& pb = use_grid ? (grid->b ? grid->b->sorted : grid->a->sorted) : *plan.b;
-  const SoaView<D> A(pa), B(pb);
-  TraversalShape shape;
-  shape.is_auto = plan.is_auto();
-  shape.threads = std::max(1, plan.threads);
-  shape.tile = choose_tile(std::max(A.n, B.n), shape.threads);
-  shape.progress = &plan.progress;
-  const std::size_t max_row = use_grid ? std::max<std::size_t>(grid->plan.longest_row, 1) : shape.tile;
+  const PlanSets<D> sets(plan, grid);
+  const bool use_grid = sets.use_grid;
+  const PointSet &pa = sets.pa, &pb = sets.pb;
+  const SoaView<D>&A = sets.A, &B = sets.B;
+  const TraversalShape& shape = sets.shape;
+  const std::size_t max_row = sets.max_row;
   const double* length = s.metric == Metric::Periodic ? s.box.length.data() : nullptr;
 
   Result r;

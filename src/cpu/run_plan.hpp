@@ -205,21 +205,42 @@ auto traverse_plan(const GridChoice* grid, const SoaView<D>& A, const SoaView<D>
   return traverse_blocks(units, GridPlan::Units{grid->plan}, shape, make_sink, make_rows);
 }
 
+// What a run over a plan traverses: the grid's sorted copies when the grid was chosen (else the
+// plan's sets), their views, the traversal's shape and the longest partner row a row evaluator
+// holds. Pair functions (run_plan) and per-point force sums (point_sums.hpp) start from it.
+template <int D>
+struct PlanSets {
+  bool use_grid;
+  const PointSet& pa;
+  const PointSet& pb;
+  SoaView<D> A, B;
+  TraversalShape shape;
+  std::size_t max_row;
+  PlanSets(const Plan& plan, const GridChoice* grid)
+      : use_grid(grid && grid->chosen),
+        pa(use_grid ? grid->a->sorted : *plan.a),
+        pb(use_grid ? (grid->b ? grid->b->sorted : grid->a->sorted) : *plan.b),
+        A(pa),
+        B(pb) {
+    shape.is_auto = plan.is_auto();
+    shape.threads = std::max(1, plan.threads);
+    shape.tile = choose_tile(std::max(A.n, B.n), shape.threads);
+    shape.progress = &plan.progress;
+    max_row = use_grid ? std::max<std::size_t>(grid->plan.longest_row, 1) : shape.tile;
+  }
+};
+
 template <int D, class PairFunction>
 Result run_plan(const PairFunction& f, const Plan& plan, const GridChoice* grid = nullptr) {
   const Statistic& s = *plan.stat;
-  const bool use_grid = grid && grid->chosen;
-  const PointSet& pa = use_grid ? grid->a->sorted : *plan.a;
-  const PointSet& pb = use_grid ? (grid->b ? grid->b->sorted : grid->a->sorted) : *plan.b;
-  const SoaView<D> A(pa), B(pb);
-  TraversalShape shape;
-  shape.is_auto = plan.is_auto();
-  shape.threads = std::max(1, plan.threads);
-  shape.tile = choose_tile(std::max(A.n, B.n), shape.threads);
-  shape.progress = &plan.progress;
+  const PlanSets<D> sets(plan, grid);
+  const bool use_grid = sets.use_grid;
+  const PointSet &pa = sets.pa, &pb = sets.pb;
+  const SoaView<D>&A = sets.A, &B = sets.B;
+  const TraversalShape& shape = sets.shape;
   const PairWeights w = s.weighted ? PairWeights{pa.weights().data(), pb.weights().data(), plan.grids}
                                    : PairWeights{nullptr, nullptr, plan.grids};
-  const std::size_t max_row = use_grid ? std::max<std::size_t>(grid->plan.longest_row, 1) : shape.tile;
+  const std::size_t max_row = sets.max_row;
   // The float32 fast path for the pair functions that have one (every output but the matrix).
   std::unique_ptr<FastRowsSetup<PairFunction>> fast;
   if constexpr (has_fast_path<PairFunction>) {
