@@ -3,6 +3,10 @@
 // cases (RDF's key, the NLJ predicate, L_p at d = 5,419, a Gaussian sum at d = 16), each the best
 // of three runs, and the compile's wall time (a cold cache). Prints one line a case.
 // Usage: twobody_expression_bench [THREADS] [SCALE]; SCALE multiplies the points (default 1).
+// twobody_expression_bench gpu [SCALE]: the generated GPU kernels (--backend cuda) on each case
+// with the points multiplied by SCALE (default 30), the link's time (a cold cache), Gpairs/s, and
+// the result checked against the compiled CPU object on the unscaled case (whose first GPU run,
+// on a cold cache, gives the link's time: NVRTC, nvJitLink, the module's load).
 #include <fmt/format.h>
 
 #include <chrono>
@@ -41,8 +45,9 @@ double seconds_of(const auto& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int threads = argc > 1 ? std::atoi(argv[1]) : 1;
-  const double scale = argc > 2 ? std::atof(argv[2]) : 1.0;
+  const bool gpu = argc > 1 && std::string(argv[1]) == "gpu";
+  const int threads = gpu ? 0 : argc > 1 ? std::atoi(argv[1]) : 1;
+  const double scale = argc > 2 ? std::atof(argv[2]) : gpu ? 30.0 : 1.0;
   const auto cache = std::filesystem::temp_directory_path() / "twobody-expression-bench-cache";
   std::filesystem::remove_all(cache);
   ::setenv("TWOBODY_CACHE_DIR", cache.c_str(), 1);
@@ -60,6 +65,41 @@ int main(int argc, char** argv) {
       {"L_3 (integer power), d=5419", "sum(abs(a - b)^3)^(1/3)", 5419, 160, false, nullptr},
       {"gaussian sum, d=16", "exp(-dot(a-b, a-b)/(2*h^2))", 16, 4000, false, "h"},
   };
+  if (gpu) {
+    fmt::print("# the generated GPU kernels; points x {}; best of 3; link = the first run of the unscaled case\n", scale);
+    fmt::print("{:<28} {:>10} {:>10} {:>10} {:>8}\n", "case", "pairs", "seconds", "Gpairs/s", "link s");
+    for (const Case& c : cases) {
+      twobody::ExpressionParams p;
+      if (c.param) p.scalars[c.param] = std::string(c.param) == "p" ? 2.5 : 20.0;
+      twobody::Statistic s;
+      s.reduction = c.predicate ? twobody::Reduction(twobody::reduce::Count{}) : twobody::Reduction(twobody::reduce::Sum{});
+      twobody::RunOptions cuda, cpu;
+      double link = 0;  // the first (unscaled) GPU run: the link, the module's load and a small run
+      cuda.backend = "cuda";
+      cpu.backend = "cpu";
+      {  // the same bits as the CPU's on the unscaled case
+        const twobody::PairTable t = random_table(c.n, c.d, 7);
+        const auto f = twobody::PairExpression::parse(c.text, t.schema(), nullptr, p);
+        const auto x = twobody::run_expression(f, s, t, nullptr, cpu, twobody::CpuCodegen::On);
+        std::filesystem::remove_all(cache);
+        const auto t0 = std::chrono::steady_clock::now();
+        const auto y = twobody::run_expression(f, s, t, nullptr, cuda);
+        link = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (x.value_sum != y.value_sum || x.counts != y.counts) {
+          fmt::print(stderr, "{}: the GPU and the CPU disagree\n", c.name);
+          return 1;
+        }
+      }
+      const std::size_t n = static_cast<std::size_t>(static_cast<double>(c.n) * scale);
+      const twobody::PairTable t = random_table(n, c.d, 42);
+      const auto f = twobody::PairExpression::parse(c.text, t.schema(), nullptr, p);
+      const double tg = seconds_of([&] { twobody::run_expression(f, s, t, nullptr, cuda); });
+      const double pairs = static_cast<double>(n) * static_cast<double>(n - 1) / 2;
+      fmt::print("{:<28} {:>10.3g} {:>10.3f} {:>10.1f} {:>8.2f}\n", c.name, pairs, tg, pairs / tg / 1e9, link);
+    }
+    std::filesystem::remove_all(cache);
+    return 0;
+  }
   fmt::print("# threads {}; best of 3; seconds and Mpairs/s; compile = first compiled run minus a cached one\n", threads);
   fmt::print("{:<28} {:>10} {:>12} {:>12} {:>9} {:>9} {:>8}\n", "case", "pairs", "interpreted", "compiled", "Mp/s int", "ratio",
              "compile");

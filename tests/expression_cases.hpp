@@ -77,6 +77,18 @@ inline std::vector<Case> cases() {
          const double u = a.c("x") - b.c("x"), v = a.c("y") * b.c("z");
          return a.c("t") == b.c("t") ? (u * u) * u : -(v * v);
        }},
+      // Cutoffs on the points' distance (src/expr/cutoff.hpp): the CPU may take a cell grid, which
+      // must give what every pair gives. In a --where of the coordinates written out:
+      {"a.t * b.t - b.x", "sqrt((a[0]-b[0])^2 + (a[1]-b[1])^2 + (a[2]-b[2])^2) < 1.5",
+       [](const Pt& a, const Pt& b) { return std::sqrt(dist2(a, b)) < 1.5 ? a.c("t") * b.c("t") - b.c("x") : kNone; }},
+      // in an asymmetric predicate, squared, against a parameter's expression:
+      {"dot(a-b, a-b) <= h*2 and a.t < b.t", "",
+       [](const Pt& a, const Pt& b) { return (dist2(a, b) <= kH * 2 && a.c("t") < b.c("t")) ? 1.0 : kNone; }, true},
+      // as b - a, with a value whose sums and extremes it bounds:
+      {"exp(-sum((a-b)^2)/h) * (a.t + 1)", "norm(b - a) < 2*h",
+       [](const Pt& a, const Pt& b) {
+         return std::sqrt(dist2(a, b)) < 2 * kH ? portable::exp(-dist2(a, b) / kH) * (a.c("t") + 1) : kNone;
+       }},
   };
 }
 

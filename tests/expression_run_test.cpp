@@ -19,7 +19,7 @@ namespace {
 
 using namespace expression_cases;
 
-void check_case(const Case& c, const oracle::Rows& ra, const oracle::Rows* rb, int threads) {
+void check_case(const Case& c, const oracle::Rows& ra, const oracle::Rows* rb, int threads, const char* path = "auto") {
   const twobody::PairTable ta = table_of(ra);
   const twobody::PairTable tb = rb ? table_of(*rb) : twobody::PairTable();
   const twobody::PairTable* b = rb ? &tb : nullptr;
@@ -29,6 +29,7 @@ void check_case(const Case& c, const oracle::Rows& ra, const oracle::Rows* rb, i
   const auto all = oracle::all_pairs(c.f, ra, rb);
   twobody::RunOptions opt;
   opt.threads = threads;
+  opt.path = path;
   twobody::Statistic s;
   s.traversal = b ? twobody::Traversal::Cross : twobody::Traversal::Auto;
   // The range and bins: from the values' own spread, with edges on lattice values.
@@ -140,8 +141,52 @@ TEST(ExpressionRun, EveryOutputEqualsTheOracle) {
       SCOPED_TRACE(std::string(c.text) + " where " + c.where + ", data kind " + std::to_string(kind));
       check_case(c, a, nullptr, 2);
       check_case(c, a, &b, 1 + static_cast<int>(rng() % 3));
+      // The cell grid wherever the expression gives a cutoff (src/expr/cutoff.hpp): the same results.
+      check_case(c, a, nullptr, 1 + static_cast<int>(rng() % 3), "grid");
+      check_case(c, a, &b, 2, "grid");
     }
   }
+}
+
+// Which expressions give a cutoff, and the plan says the grid was taken and why.
+TEST(ExpressionRun, CutoffsAndTheGridInThePlan) {
+  std::mt19937_64 rng(testing_support::fresh_seed());
+  const oracle::Rows r = make_rows(0, 3000, rng);
+  const twobody::PairTable t = table_of(r);
+  twobody::ExpressionParams p;
+  p.scalars = {{"h", 0.25}};
+  twobody::Statistic s;
+  s.reduction = twobody::reduce::Sum{};
+  const auto plan = [&](const char* text, const char* where, const twobody::Statistic& st) {
+    return twobody::explain_expression(twobody::PairExpression::parse(text, t.schema(), nullptr, p, where), st, t, nullptr);
+  };
+  // A --where on the distance: the grid pays at 3000 points in a box of 4 with a cutoff of 0.25.
+  EXPECT_NE(plan("a.t * b.t", "norm(a - b) < h", s).find("cpu kernel: a cell grid: the cutoff 0.25 "), std::string::npos)
+      << plan("a.t * b.t", "norm(a - b) < h", s);
+  EXPECT_NE(plan("a.t * b.t", "a.t > 0 and h >= sqrt(sum((a - b)*(a - b)))", s).find("a cell grid"), std::string::npos);
+  EXPECT_NE(plan("a.t", "sum((b-a)^2) < h^2", s).find("the cutoff 0.25 "), std::string::npos);
+  // None: an or, a part of the coordinates, a bound of the wrong side, a row-dependent bound.
+  for (const char* where : {"norm(a - b) < h or a.t > 1", "sqrt((a[0]-b[0])^2 + (a[1]-b[1])^2) < h", "norm(a - b) > h",
+                            "norm(a - b) < a.t", "norm(a - b) < -1"})
+    EXPECT_NE(plan("a.t * b.t", where, s).find("no cutoff"), std::string::npos) << where;
+  // A value that is the distance, binned below hi: its pairs are within hi.
+  s.reduction = twobody::reduce::Histogram{twobody::Binning::linear_values(0, 0.3, 6)};
+  EXPECT_NE(plan("sqrt(sum((a-b)^2))", "", s).find("the cutoff 0.3"), std::string::npos);
+  s.reduction = twobody::reduce::Count{twobody::Binning::linear_values(0, 0.09, 1)};
+  EXPECT_NE(plan("dot(a - b, a - b)", "", s).find("the cutoff 0.3"), std::string::npos);
+  // Brute force when asked, and the same counts.
+  twobody::RunOptions brute, grid;
+  brute.path = "brute";
+  grid.path = "grid";
+  const auto f = twobody::PairExpression::parse("dot(a - b, a - b)", t.schema(), nullptr, p);
+  const auto x = twobody::run_expression(f, s, t, nullptr, brute), y = twobody::run_expression(f, s, t, nullptr, grid);
+  EXPECT_EQ(x.counts, y.counts);
+  EXPECT_NE(x.info.plan.find("brute-force tiles (requested)"), std::string::npos) << x.info.plan;
+  EXPECT_NE(y.info.plan.find("a cell grid"), std::string::npos) << y.info.plan;
+  EXPECT_LT(y.info.pairs_evaluated, x.info.pairs_evaluated / 4);
+  twobody::RunOptions bad;
+  bad.path = "tree";
+  EXPECT_THROW(twobody::run_expression(f, s, t, nullptr, bad), twobody::Error);
 }
 
 // A generated sum((a-b)^2) is the built-in Euclidean key, bit for bit.

@@ -83,7 +83,11 @@ CpuCodegen parse_cpu_codegen(std::string_view s);
 // Runs the expression as the statistic's pair function over `a` (auto) or `a` × `b` (cross);
 // stat.traversal must agree. Reductions: Count, PairList, PerPoint (a predicate, or a value's
 // range), Histogram (a value's bins), Sum and PerPointValue; weights and jackknife regions are
-// not taken. Runs on the CPU today (RunOptions::backend "cuda" is Error(Backend)).
+// not taken. RunOptions::backend "cpu" or "auto": the CPU (the interpreter or the compiled object,
+// CpuCodegen); "cuda": the current CUDA device, the expression generated as CUDA, compiled by
+// NVRTC and linked into the reduction's kernel by nvJitLink at run time (cached on disk like the
+// CPU's objects), every pair evaluated in float64 as the CPU does, so the results are the CPU's
+// bits; Error(Backend) with the reason where there is no device, NVRTC or nvJitLink.
 Result run_expression(const PairExpression& f, const Statistic& stat, const PairTable& a, const PairTable* b,
                       const RunOptions& opt = {}, CpuCodegen codegen = CpuCodegen::Auto);
 // What a run over an expression gives, as `twobody custom --emit` and twobody.custom name it: the

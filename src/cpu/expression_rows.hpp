@@ -40,6 +40,11 @@ class ExpressionRows {
   const double* column(int id) const { return column_of_[static_cast<std::size_t>(id)]; }
   double value(int id) const { return slot_value_[static_cast<std::size_t>(id)]; }
 
+  // The arguments of a generated evaluator (TbRowArgs, TbPairArgs): node → its column or a
+  // parameter vector's d values (null for other nodes), and node → its constant or parameter value.
+  const std::vector<const double*>& argument_columns() const { return slot_column_; }
+  const std::vector<double>& argument_values() const { return slot_value_; }
+
   std::size_t size_a() const { return na_; }
   std::size_t size_b() const { return nb_; }
 

@@ -19,6 +19,7 @@
 #include "twobody/box.hpp"
 #include "twobody/detail/engine/grid_geometry.hpp"
 #include "twobody/detail/cpu/tiled_traversal.hpp"
+#include "twobody/error.hpp"
 #include "twobody/points.hpp"
 
 namespace twobody::cpu {

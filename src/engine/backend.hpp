@@ -13,6 +13,15 @@
 
 namespace twobody {
 
+namespace expr {
+struct Compiled;
+}
+namespace cpu {
+struct ExpressionPlan;
+struct MatrixJob;
+}
+class MatrixSink;
+
 class WorkShare;
 struct LatticePlan;
 struct LatticeMap;
@@ -134,5 +143,20 @@ std::string cuda_unavailable_reason();
 // to a worker thread (counts side by side) runs on its caller's device, not on device 0.
 int current_cuda_device();
 void set_current_cuda_device(int device);
+
+
+// Pair expressions on the GPU (cuda/expr/expression_runs.cpp): the expression's function compiled
+// by NVRTC and linked by nvJitLink into the expression kernels at run time, cached on disk.
+// Why this process cannot run them on its current CUDA device ("" when it can: a device, NVRTC and
+// nvJitLink), what a run would do for its kernel (`dry`: nothing compiled), and the run itself,
+// with the CPU's results bit for bit.
+std::string expression_gpu_unavailable();
+std::string expression_gpu_kernel(const expr::Compiled& c);
+Result run_expression_gpu(const cpu::ExpressionPlan& plan);
+// A matrix of a pair expression (matrix_run.cpp's job) on the GPU: blocks of rows computed by the
+// generated kernel, two in flight, each handed to the sink (and mirrored, for A x A of a symmetric
+// kernel) while the next one runs (returns the device's name); and the rows of a block when the job fixes none.
+std::string run_matrix_gpu(const cpu::MatrixJob& job, MatrixSink& sink);
+std::size_t matrix_gpu_block_rows(std::size_t rows, std::size_t cols);
 
 }  // namespace twobody

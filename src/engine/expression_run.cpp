@@ -6,9 +6,11 @@
 
 #include "twobody/detail/cpu/compiled_rows.hpp"
 #include "twobody/detail/cpu/run_expression.hpp"
+#include "twobody/detail/engine/backend.hpp"
 #include "twobody/detail/engine/overloaded.hpp"
 #include "twobody/detail/engine/planner.hpp"
 #include "twobody/detail/expr/compiled.hpp"
+#include "twobody/detail/expr/cutoff.hpp"
 #include "twobody/error.hpp"
 
 namespace twobody {
@@ -22,7 +24,9 @@ struct ValueKey {
 
 struct Prepared {
   cpu::ExpressionPlan plan;
-  std::string text;
+  std::string text;  // the plan up to the kernel's line (the CPU's: its traversal is the run's), then
+  std::string tail;  // what follows it
+  bool gpu = false;  // --backend cuda: the generated kernels
 };
 
 // `dry` (explain): the evaluator is named, not compiled.
@@ -32,12 +36,8 @@ Prepared prepare(const PairExpression& f, const Statistic& s, const PairTable& a
   if ((s.traversal == Traversal::Cross) != (b != nullptr))
     throw_config(b ? "two tables need a cross traversal" : "a cross traversal needs a second table");
   if (s.weighted) throw_config("a pair expression takes no weights: write them into it (a.w * b.w) and sum the values");
-  if (opt.backend != "auto" && opt.backend != "cpu") {
-    if (opt.backend == "cuda")
-      throw Error(ErrorKind::Backend, "pair expressions run on the CPU for now (their CUDA kernels are to come): use "
-                                      "--backend cpu or auto");
+  if (opt.backend != "auto" && opt.backend != "cpu" && opt.backend != "cuda")
     throw_config(fmt::format("unknown backend '{}' (auto, cpu, cuda)", opt.backend));
-  }
   const auto check_schema = [&](const PairTable& t, const std::vector<std::string>& names, const char* which) {
     if (t.dim() != c.g.dim || t.schema().names != names)
       throw_config(fmt::format("{} is not the table the expression was parsed for (its dimension or columns differ)", which));
@@ -64,21 +64,29 @@ Prepared prepare(const PairExpression& f, const Statistic& s, const PairTable& a
   p.plan.is_auto = b == nullptr;
   p.plan.threads = run_threads(opt);
   p.plan.max_pairs = opt.max_pairs;
+  if (opt.path != "auto" && opt.path != "brute" && opt.path != "grid")
+    throw_config(fmt::format("unknown path '{}' (auto, brute or grid)", opt.path));
+  p.plan.path = opt.path;
   p.plan.progress = &opt.progress;
   std::string what;
+  bool ranged = false;  // the output takes values in [lo, hi): a value's distance form bounds its pairs
   std::visit(Overloaded{[&](const reduce::Count& r) {
+                          ranged = true;
                           p.plan.edges = range_of(r.range, "a count");
                           what = "the count of pairs";
                         },
                         [&](const reduce::PairList& r) {
+                          ranged = true;
                           p.plan.edges = range_of(r.range, "a pair list");
                           what = "the list of pairs";
                         },
                         [&](const reduce::PerPoint& r) {
+                          ranged = true;
                           p.plan.edges = range_of(r.range, "a per-point count");
                           what = "per point, the count of its partners";
                         },
                         [&](const reduce::Histogram& h) {
+                          ranged = true;
                           if (predicate) throw_config("a histogram bins a value: the pair function is a predicate (count it)");
                           if (h.regions > 0 || h.mean_separation)
                             throw_config("jackknife regions and mean separations take the built-in statistics");
@@ -102,18 +110,46 @@ Prepared prepare(const PairExpression& f, const Statistic& s, const PairTable& a
                         },
                         [](const auto&) { throw_config("a pair expression reduces into counts, bins, pair lists, sums or per-point values"); }},
              s.reduction);
+  // A cutoff on the points' distance that the expression implies (expr/cutoff.hpp): the CPU's
+  // traversal may take a cell grid for it.
+  if (const auto cut = expr::predicate_cutoff(c)) {
+    p.plan.cutoff = *cut;
+    p.plan.cutoff_source = "a predicate's term on the distance";
+  } else if (ranged && !predicate) {
+    if (const auto v = expr::value_cutoff(c, p.plan.edges.hi())) {
+      p.plan.cutoff = *v;
+      p.plan.cutoff_source = "the value is the distance, or its square, below the range's upper edge";
+    }
+  }
   const std::size_t pairs = pair_total(a.size(), b ? b->size() : a.size(), b == nullptr);
+  const std::string traversal =
+      fmt::format("traversal {}: {}, {} pairs\noutput: {}\n", b ? "cross (every pair of the two sets)" : "auto (each unordered pair once)",
+                  b ? fmt::format("{} x {} points", a.size(), b->size()) : fmt::format("{} points", a.size()), pairs, what);
+  // The plan in the engine's layout (backend, traversal, output, kernel), the expression's first.
+  if (opt.backend == "cuda") {
+    if (const std::string why = expression_gpu_unavailable(); !why.empty())
+      throw Error(ErrorKind::Backend, "the cuda backend was requested for a pair expression, but " + why);
+    p.gpu = true;
+    p.text = fmt::format("backend: cuda, {}\n", expression_gpu_kernel(c));
+    p.text += f.explain();
+    p.text += traversal;
+    p.text += fmt::format("cuda kernel: brute-force tiles, 128 anchors (a thread each) x 512 partners a block{}; the "
+                          "expression's function generated as CUDA, compiled by NVRTC and linked into the reduction's "
+                          "kernel by nvJitLink\n",
+                          p.plan.cutoff > 0 ? " (every pair: the GPU does not take the cutoff's grid yet)" : "");
+    p.tail = "evaluator: float64 for every pair, the CPU's operations in its order with no FMA (no float32 bound is derived "
+             "for expressions), so the results are the CPU's bits";
+    return p;
+  }
   const cpu::RowsChoice rows = cpu::choose_rows(c, codegen, static_cast<double>(pairs), p.plan.threads, dry);
   p.plan.compiled = rows.fn;
-  // The plan in the engine's layout (backend, traversal, output, kernel), the expression's first.
   p.text = fmt::format("backend: cpu (host, {} threads){}\n", p.plan.threads,
-                       opt.backend == "cpu" ? "" : "; pair expressions run on the cpu (their CUDA kernels are to come)");
+                       opt.backend == "cpu" ? "" : "; auto runs pair expressions on the cpu (--backend cuda runs their generated GPU kernels)");
   p.text += f.explain();
-  p.text += fmt::format("traversal {}: {}, {} pairs\noutput: {}\ncpu kernel: brute-force tiles, 256 partners a row at a time\n"
-                        "evaluator: {}",
-                        b ? "cross (every pair of the two sets)" : "auto (each unordered pair once)",
-                        b ? fmt::format("{} x {} points", a.size(), b->size()) : fmt::format("{} points", a.size()), pairs,
-                        what, rows.how);
+  p.text += traversal;
+  p.text += "cpu kernel: ";
+  if (dry) p.text += cpu::describe_expression_traversal(p.plan);
+  p.tail = fmt::format("\nevaluator: {}", rows.how);
   return p;
 }
 
@@ -123,20 +159,21 @@ Result run_expression(const PairExpression& f, const Statistic& stat, const Pair
                       const RunOptions& opt, CpuCodegen codegen) {
   const Prepared p = prepare(f, stat, a, b, opt, codegen, false);
   const auto t0 = std::chrono::steady_clock::now();
-  Result r = cpu::run_expression_cpu(p.plan);
+  Result r = p.gpu ? run_expression_gpu(p.plan) : cpu::run_expression_cpu(p.plan);
   r.info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  r.info.backend = "cpu";
-  r.info.device = "host";
+  r.info.backend = p.gpu ? "cuda" : "cpu";
+  if (!p.gpu) r.info.device = "host";
   r.info.n_a = a.size();
   r.info.n_b = b ? b->size() : 0;
-  r.info.plan = p.text;
+  r.info.plan = p.text + (p.gpu ? "" : r.info.plan) + p.tail;
   if (opt.on_plan) opt.on_plan(r.info.plan);
   return r;
 }
 
 std::string explain_expression(const PairExpression& f, const Statistic& stat, const PairTable& a, const PairTable* b,
                                const RunOptions& opt, CpuCodegen codegen) {
-  return prepare(f, stat, a, b, opt, codegen, true).text;
+  const Prepared p = prepare(f, stat, a, b, opt, codegen, true);
+  return p.text + p.tail;
 }
 
 }  // namespace twobody

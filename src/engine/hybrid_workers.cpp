@@ -103,7 +103,8 @@ std::vector<WorkerShare> drive_queue(const std::vector<HybridWorker>& workers, H
   const auto work = [&](std::size_t w) {
     try {
       const HybridWorker& me = workers[w];
-      if (me.device >= 0) set_current_cuda_device(me.device);
+      // (a simulated device is the CPU backend: it names no CUDA device to make current)
+      if (me.device >= 0 && me.backend == "cuda") set_current_cuda_device(me.device);
       const std::unique_ptr<Backend> backend = me.make_backend();
       double my_done = 0, busy = 0, last_work = 0, last_seconds = 0;
       const double cap = workers.size() > 1 ? 0.5 : 1.0;

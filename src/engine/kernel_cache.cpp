@@ -125,6 +125,17 @@ std::optional<fs::path> KernelCache::find(const std::string& key) const {
   return p;
 }
 
+std::optional<std::string> KernelCache::load(const std::string& key) const {
+  const std::optional<fs::path> p = find(key);
+  std::string bytes;
+  if (!p || !read_file(*p, bytes)) return std::nullopt;
+  Parsed e;
+  if (!parse_entry(bytes, e) || e.key != key) return std::nullopt;  // replaced between the two reads
+  const std::uint64_t object_len = get_u64(bytes.data() + bytes.size() - kTrailerBytes + 16);
+  bytes.resize(object_len);
+  return bytes;
+}
+
 fs::path KernelCache::store(const std::string& key, const std::string& summary, const std::string& object) const {
   std::error_code ec;
   fs::create_directories(dir_, ec);

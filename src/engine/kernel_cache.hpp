@@ -27,6 +27,8 @@ class KernelCache {
 
   // The file of `key`'s entry (touched) when present and whole; a damaged one is deleted.
   std::optional<std::filesystem::path> find(const std::string& key) const;
+  // The object of `key`'s entry (touched) when present and whole; a damaged one is deleted.
+  std::optional<std::string> load(const std::string& key) const;
   // Stores the object as `key`'s entry and returns its file; Error(Resource) when the folder
   // cannot be created or written.
   std::filesystem::path store(const std::string& key, const std::string& summary, const std::string& object) const;

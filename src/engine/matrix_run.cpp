@@ -14,6 +14,7 @@
 
 #include "twobody/detail/cpu/compiled_rows.hpp"
 #include "twobody/detail/cpu/matrix_tiles.hpp"
+#include "twobody/detail/engine/backend.hpp"
 #include "twobody/detail/engine/planner.hpp"
 #include "twobody/detail/expr/compiled.hpp"
 #include "twobody/detail/expr/named_kernels.hpp"
@@ -70,6 +71,7 @@ std::string bytes_text(double b) {
 struct Prepared {
   cpu::MatrixJob job;
   cpu::TileForm form;
+  bool gpu = false;  // --backend cuda: the generated kernel
   SinkKind sink = SinkKind::Host;
   std::size_t rows = 0, cols = 0;
   std::string text;
@@ -78,10 +80,9 @@ struct Prepared {
 Prepared prepare(const PairExpression& f, const PairTable& a, const PairTable* b, bool symmetric,
                  const MatrixOptions& opt, const RunOptions& run, const std::string& kernel_line, bool dry) {
   const expr::Compiled& c = f.compiled();
-  if (run.backend != "auto" && run.backend != "cpu") {
-    if (run.backend == "cuda" || run.backend == "hybrid")
-      throw Error(ErrorKind::Backend, "matrices of vectors and of pair expressions run on the CPU for now (their GPU "
-                                      "route is to come): use --backend cpu or auto");
+  if (run.backend != "auto" && run.backend != "cpu" && run.backend != "cuda") {
+    if (run.backend == "hybrid")
+      throw Error(ErrorKind::Backend, "matrices run on the CPU or on one GPU: use --backend cpu, auto or cuda");
     throw_config(fmt::format("unknown backend '{}' (auto, cpu, cuda)", run.backend));
   }
   if (opt.dtype == Element::F16) throw_config("--dtype: float64 or float32");
@@ -123,31 +124,46 @@ Prepared prepare(const PairExpression& f, const PairTable& a, const PairTable* b
   j.threads = run_threads(run);
   const std::size_t forced = env_size("TWOBODY_MATRIX_BLOCK_ROWS");
   j.block_rows = forced ? forced : opt.block_rows;
-  cpu::matrix_shape(j, p.rows, p.cols, static_cast<std::size_t>(c.g.dim));
+  p.gpu = run.backend == "cuda";
+  if (p.gpu) {
+    if (const std::string why = expression_gpu_unavailable(); !why.empty())
+      throw Error(ErrorKind::Backend, "the cuda backend was requested for a matrix, but " + why);
+    if (!j.block_rows) j.block_rows = dry ? 0 : matrix_gpu_block_rows(p.rows, p.cols);
+  } else {
+    cpu::matrix_shape(j, p.rows, p.cols, static_cast<std::size_t>(c.g.dim));
+  }
   j.progress = &run.progress;
   const double pairs = j.symmetric ? 0.5 * static_cast<double>(p.rows) * static_cast<double>(p.rows + 1)
                                    : static_cast<double>(p.rows) * static_cast<double>(p.cols);
   std::string evaluator;
-  if (p.form.element == cpu::TileElement::None) {
+  if (!p.gpu && p.form.element == cpu::TileElement::None) {
     const cpu::RowsChoice rows = cpu::choose_rows(c, opt.codegen, pairs, j.threads, dry);
     j.compiled = rows.fn;
     evaluator = rows.how;
   }
   // The plan, in the engine's layout: backend, kernel, the expression, traversal, kernel, output.
   std::string& t = p.text;
-  t = fmt::format("backend: cpu (host, {} threads){}\n", j.threads,
-                  run.backend == "cpu" ? "" : "; matrices run on the cpu (their GPU route is to come)");
+  t = p.gpu ? fmt::format("backend: cuda, {}\n", expression_gpu_kernel(c))
+            : fmt::format("backend: cpu (host, {} threads){}\n", j.threads,
+                          run.backend == "cpu" ? "" : "; auto runs matrices on the cpu (--backend cuda runs a generated GPU kernel)");
   t += kernel_line;
   t += f.explain();
   t += fmt::format("traversal {}\n", b ? fmt::format("cross: {} x {}, every entry", p.rows, p.cols)
                                      : j.symmetric ? fmt::format("auto: {} x {}, the half on and above the diagonal "
-                                                                 "computed (tiles J >= I), the other mirrored by the writer",
-                                                                 p.rows, p.rows)
+                                                                 "computed ({}), the other mirrored by the writer",
+                                                                 p.rows, p.rows, p.gpu ? "each block's columns from its first row" : "tiles J >= I")
                                                    : fmt::format("auto: {} x {}, every entry (an expression is not taken "
                                                                  "to be symmetric)",
                                                                  p.rows, p.rows));
-  const std::string block = fmt::format("blocks of {} rows{}", j.block_rows, forced ? " (TWOBODY_MATRIX_BLOCK_ROWS)" : "");
-  if (p.form.element != cpu::TileElement::None)
+  const std::string block = j.block_rows ? fmt::format("blocks of {} rows{}", j.block_rows, forced ? " (TWOBODY_MATRIX_BLOCK_ROWS)" : "")
+                                         : std::string("blocks of rows of at most 256 MiB");
+  if (p.gpu)
+    t += fmt::format("cuda kernel: {}, a thread a column and 32 rows a block of 128 threads, the expression's function "
+                     "generated as CUDA, compiled by NVRTC and linked into the matrix kernel by nvJitLink; two blocks in "
+                     "flight (the device computes one while the host writes the other)\nevaluator: float64 for every "
+                     "entry, the CPU's operations in its order with no FMA, so the entries are the CPU's bits\n",
+                     block);
+  else if (p.form.element != cpu::TileElement::None)
     t += fmt::format("cpu kernel: tiles of {} over {}: {} x {}-column tiles to {} OpenMP threads (dynamic); d = {} in "
                      "slices of {} through an 8 x 16 register tile of {} ({} over k), each entry's accumulator carried "
                      "k = 0 ... d-1 in stored order from +0, then the expression's scalar operations: the rule's bits "
@@ -185,10 +201,15 @@ MatrixResult execute(const Prepared& p, const MatrixOptions& opt, const RunOptio
   r.rows = p.rows;
   r.cols = p.cols;
   const auto t0 = std::chrono::steady_clock::now();
+  std::string device = p.gpu ? "" : "host";
+  const auto run_tiles = [&](MatrixSink& sink) {
+    if (p.gpu) device = run_matrix_gpu(p.job, sink);
+    else cpu::run_matrix_tiles(p.job, p.form, sink);
+  };
   const auto to_file = [&](auto open) {
     write_output_file(opt.output, [&](const std::string& file) {
       std::unique_ptr<MatrixSink> sink = open(file, opt.output, p.rows, p.cols, opt.dtype);
-      cpu::run_matrix_tiles(p.job, p.form, *sink);
+      run_tiles(*sink);
       sink->finish();
     });
   };
@@ -198,7 +219,7 @@ MatrixResult execute(const Prepared& p, const MatrixOptions& opt, const RunOptio
     case SinkKind::Host:
     case SinkKind::Text: {
       HostMatrixSink sink(p.rows, p.cols);
-      cpu::run_matrix_tiles(p.job, p.form, sink);
+      run_tiles(sink);
       r.values = sink.take();
       break;
     }
@@ -211,8 +232,8 @@ MatrixResult execute(const Prepared& p, const MatrixOptions& opt, const RunOptio
     r.values = MatrixValues();
   }
   r.info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  r.info.backend = "cpu";
-  r.info.device = "host";
+  r.info.backend = p.gpu ? "cuda" : "cpu";
+  r.info.device = device;
   r.info.threads = p.job.threads;
   r.info.n_a = p.rows;
   r.info.n_b = p.job.b == p.job.a ? 0 : p.cols;

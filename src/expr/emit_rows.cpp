@@ -6,10 +6,9 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
-#include <cstring>
 #include <set>
 
+#include "twobody/detail/expr/emit_common.hpp"
 #include "twobody/detail/expr/rows_abi.hpp"
 #include "twobody/error.hpp"
 
@@ -38,44 +37,6 @@ inline double from_bits(unsigned long long u) { return twobody::portable::detail
 )";
 
 constexpr std::size_t kLanes = 256;  // as ExpressionRows::kLanes: partners a block
-
-std::string literal(double v) {
-  if (std::isfinite(v)) return fmt::format("({:a})", v);
-  std::uint64_t u;
-  std::memcpy(&u, &v, sizeof u);
-  return fmt::format("tb::from_bits({:#x}ull)", u);
-}
-
-// The expression of one element-wise operation on argument texts x, y, z (ops.hpp's apply_op).
-std::string apply_text(Op op, int index, const std::string& x, const std::string& y, const std::string& z) {
-  switch (op) {
-    case Op::Neg: return fmt::format("(-{})", x);
-    case Op::Add: return fmt::format("({} + {})", x, y);
-    case Op::Sub: return fmt::format("({} - {})", x, y);
-    case Op::Mul: return fmt::format("({} * {})", x, y);
-    case Op::Div: return fmt::format("({} / {})", x, y);
-    case Op::PowInt: return fmt::format("tb::op_pow_int({}, {})", x, index);
-    case Op::Pow: return fmt::format("twobody::portable::pow({}, {})", x, y);
-    case Op::Abs: return fmt::format("std::fabs({})", x);
-    case Op::Sqrt: return fmt::format("std::sqrt({})", x);
-    case Op::Exp: return fmt::format("twobody::portable::exp({})", x);
-    case Op::Log: return fmt::format("twobody::portable::log_any({})", x);
-    case Op::Min2: return fmt::format("tb::op_min({}, {})", x, y);
-    case Op::Max2: return fmt::format("tb::op_max({}, {})", x, y);
-    case Op::Less: return fmt::format("tb::truth({} < {})", x, y);
-    case Op::LessEq: return fmt::format("tb::truth({} <= {})", x, y);
-    case Op::Greater: return fmt::format("tb::truth({} > {})", x, y);
-    case Op::GreaterEq: return fmt::format("tb::truth({} >= {})", x, y);
-    case Op::Equal: return fmt::format("tb::truth({} == {})", x, y);
-    case Op::NotEqual: return fmt::format("tb::truth({} != {})", x, y);
-    case Op::And: return fmt::format("tb::truth({} != 0 && {} != 0)", x, y);
-    case Op::Or: return fmt::format("tb::truth({} != 0 || {} != 0)", x, y);
-    case Op::Not: return fmt::format("tb::truth({} == 0)", x);
-    case Op::If: return fmt::format("({} != 0 ? {} : {})", x, y, z);
-    case Op::Filter: return fmt::format("({} != 0 ? {} : tb::nan_value())", x, y);
-    default: throw Error(ErrorKind::Internal, "an operation the CPU code generator does not know");
-  }
-}
 
 enum class Phase { Before, PerK, After };
 
@@ -157,7 +118,7 @@ class RowsEmitter {
     const Node& x = g_.nodes[id];
     std::string a[3];
     for (int k = 0; k < x.arity(); ++k) a[k] = ref(x.arg[k], phase);
-    return apply_text(x.op, x.index, a[0], a[1], a[2]);
+    return apply_text(x.op, x.index, a[0], a[1], a[2], kHostDialect);
   }
 
   // The text that reads node `id` from a statement of `phase`, declaring what it needs.
@@ -182,7 +143,7 @@ class RowsEmitter {
       if (declared_.insert(id).second) inner_ += fmt::format("    const double* const B{0} = args->column[{0}] + j;\n", id);
       return x.vector ? fmt::format("B{}[k * nb + t]", id) : fmt::format("B{}[t]", id);
     }
-    if (x.op == Op::Const) return literal(x.value);
+    if (x.op == Op::Const) return literal(x.value, kHostDialect);
     if (declared_.insert(id).second) {
       if (x.vector) outer_ += fmt::format("  const double* const q{0} = args->column[{0}];\n", id);
       else outer_ += fmt::format("  const double c{0} = args->value[{0}];\n", id);

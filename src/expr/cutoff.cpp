@@ -1,0 +1,137 @@
+#include "twobody/detail/expr/cutoff.hpp"
+
+#include <cmath>
+#include <vector>
+
+#include "twobody/detail/expr/ops.hpp"
+
+namespace twobody::expr {
+
+namespace {
+
+// Whether node `id` is a − b or b − a of whole rows; of coordinate k when `k` is given.
+bool row_difference(const Graph& g, int id) {
+  const Node& n = g.nodes[id];
+  if (n.op != Op::Sub) return false;
+  const Op x = g.nodes[n.arg[0]].op, y = g.nodes[n.arg[1]].op;
+  return (x == Op::VecA && y == Op::VecB) || (x == Op::VecB && y == Op::VecA);
+}
+int coordinate_difference(const Graph& g, int id) {
+  const Node& n = g.nodes[id];
+  if (n.op != Op::Sub) return -1;
+  const Node &x = g.nodes[n.arg[0]], &y = g.nodes[n.arg[1]];
+  if (x.index != y.index) return -1;
+  if ((x.op == Op::CoordA && y.op == Op::CoordB) || (x.op == Op::CoordB && y.op == Op::CoordA)) return x.index;
+  return -1;
+}
+
+// t = x^2 or x * x: x, else −1.
+int square_of(const Graph& g, int id) {
+  const Node& t = g.nodes[id];
+  if (t.op == Op::PowInt && t.index == 2) return t.arg[0];
+  if (t.op == Op::Mul && t.arg[0] == t.arg[1]) return t.arg[0];
+  return -1;
+}
+
+// The coordinates whose squared differences an Add tree sums (each once), into `seen`; false when a
+// term is anything else.
+bool squared_terms(const Graph& g, int id, std::vector<int>& seen) {
+  const Node& n = g.nodes[id];
+  if (n.op == Op::Add) return squared_terms(g, n.arg[0], seen) && squared_terms(g, n.arg[1], seen);
+  const int x = square_of(g, id);
+  if (x < 0) return false;
+  const int k = coordinate_difference(g, x);
+  if (k < 0 || k >= static_cast<int>(seen.size()) || seen[k]) return false;
+  seen[k] = 1;
+  return true;
+}
+
+bool is_squared_distance_at(const Graph& g, int id) {
+  const Node& n = g.nodes[id];
+  if (n.op == Op::Sum) {
+    const int x = square_of(g, n.arg[0]);
+    return x >= 0 && row_difference(g, x);
+  }
+  if (g.dim < 1) return false;
+  std::vector<int> seen(static_cast<std::size_t>(g.dim), 0);
+  if (!squared_terms(g, id, seen)) return false;
+  for (int s : seen)
+    if (!s) return false;
+  return true;
+}
+
+// The value of a node of literals and scalar parameters (NaN for anything else), by ops.hpp's own
+// operations.
+double constant_value(const Graph& g, int id) {
+  const Node& n = g.nodes[id];
+  if (n.vector) return nan_value();
+  if (n.op == Op::Const) return n.value;
+  if (n.op == Op::Param) return g.scalars[static_cast<std::size_t>(n.index)];
+  if ((n.side & kSidePair) != 0 || is_reduction(n.op) || n.op == Op::ParamVec) return nan_value();
+  double x[3] = {0, 0, 0};
+  for (int k = 0; k < n.arity(); ++k) x[k] = constant_value(g, n.arg[k]);
+  return apply_op(n.op, n.index, x[0], x[1], x[2]);
+}
+
+// The cutoff one term of a conjunction gives, or NaN.
+double term_cutoff(const Graph& g, int id) {
+  const Node& n = g.nodes[id];
+  int d = -1, k = -1;
+  if (n.op == Op::Less || n.op == Op::LessEq) d = n.arg[0], k = n.arg[1];
+  else if (n.op == Op::Greater || n.op == Op::GreaterEq) d = n.arg[1], k = n.arg[0];
+  else return nan_value();
+  const DistanceForm form = distance_form(g, d);
+  if (form == DistanceForm::None) return nan_value();
+  const double K = constant_value(g, k);
+  if (!(K > 0) || !std::isfinite(K)) return nan_value();
+  return form == DistanceForm::Distance ? K : std::sqrt(K);
+}
+
+// The least cutoff of the terms of an And tree, or NaN.
+double conjunction_cutoff(const Graph& g, int id) {
+  const Node& n = g.nodes[id];
+  if (n.op == Op::And) {
+    const double x = conjunction_cutoff(g, n.arg[0]), y = conjunction_cutoff(g, n.arg[1]);
+    if (x != x) return y;
+    if (y != y) return x;
+    return std::fmin(x, y);
+  }
+  return term_cutoff(g, id);
+}
+
+std::optional<double> finite(double x) {
+  if (x == x && std::isfinite(x) && x > 0) return x;
+  return std::nullopt;
+}
+
+}  // namespace
+
+DistanceForm distance_form(const Graph& g, int id) {
+  const Node& n = g.nodes[id];
+  if (n.op == Op::Sqrt && is_squared_distance_at(g, n.arg[0])) return DistanceForm::Distance;
+  if (is_squared_distance_at(g, id)) return DistanceForm::Squared;
+  return DistanceForm::None;
+}
+
+std::optional<double> predicate_cutoff(const Compiled& c) {
+  const Graph& g = c.g;
+  const Node& root = g.nodes[g.root];
+  double cut = nan_value();
+  if (root.op == Op::Filter) cut = conjunction_cutoff(g, root.arg[0]);
+  if (cut != cut && c.result == ValueType::Bool) {
+    // (a predicate under a --where: the Filter's value is the predicate)
+    cut = conjunction_cutoff(g, root.op == Op::Filter ? root.arg[1] : g.root);
+  }
+  return finite(cut);
+}
+
+std::optional<double> value_cutoff(const Compiled& c, double hi) {
+  const Graph& g = c.g;
+  const Node& root = g.nodes[g.root];
+  const int value = root.op == Op::Filter ? root.arg[1] : g.root;
+  const DistanceForm form = distance_form(g, value);
+  if (form == DistanceForm::None || !(hi > 0)) return std::nullopt;
+  return finite(form == DistanceForm::Distance ? hi : std::sqrt(hi));
+}
+
+}  // namespace twobody::expr

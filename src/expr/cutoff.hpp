@@ -1,0 +1,28 @@
+#pragma once
+// Where a pair expression confines its pairs to a distance: the traversal may then skip pairs of
+// points farther apart than that on a cell grid (the engine's own, cpu/grid_index.hpp), with the
+// same results as visiting every pair, since a skipped pair would have produced nothing.
+#include <optional>
+
+#include "twobody/detail/expr/compiled.hpp"
+
+namespace twobody::expr {
+
+// How the Euclidean distance D of the two points' coordinates appears at a node: not at all, as D
+// (sqrt(sum((a-b)^2)), norm(a-b), sqrt of the coordinates' squared differences summed), or as D²
+// (the same without the sqrt). Every coordinate must take part, each once; b - a serves as a - b.
+enum class DistanceForm { None, Distance, Squared };
+DistanceForm distance_form(const Graph& g, int id);
+
+// The distance beyond which no pair gives anything, from the predicate: the --where predicate, or
+// the pair function itself when it is a predicate (a Bool is a count's, pair list's or per-point
+// count's pairs where true), is a conjunction (and) one of whose terms is D < K, D <= K, K > D or
+// K >= D (D² with K² for the squared form), K of literals and scalar parameters only. nullopt
+// when there is none, or K is not finite and positive.
+std::optional<double> predicate_cutoff(const Compiled& c);
+
+// The distance beyond which no pair's value is below `hi`, when the value (under its --where, if
+// any) is D or D²: for outputs that take values in a range [lo, hi) (or [lo, hi]). nullopt otherwise.
+std::optional<double> value_cutoff(const Compiled& c, double hi);
+
+}  // namespace twobody::expr
