@@ -2,8 +2,9 @@
 // CPU's results bit for bit: every case of tests/expression_cases.hpp on every data kind (random,
 // a lattice on the edges, large offsets, duplicates), auto and cross, every reduction (counts,
 // pair lists, per-point counts, histograms, exact sums, per-point sums, minima and maxima), with
-// sets that end inside a block of anchors and a tile of partners; the plan names the generated
-// kernel, and a second run reuses the one linked before.
+// sets that end inside a block of anchors and a tile of partners, on the tiles and, for the
+// expressions with a cutoff, on the cell grid; the plan names the generated kernel, and a second
+// run reuses the one linked before.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -58,6 +59,8 @@ TEST_F(CudaExpression, EveryCaseEveryReductionEqualsTheCpu) {
   twobody::RunOptions cpu, gpu;
   cpu.backend = "cpu";
   gpu.backend = "cuda";
+  twobody::RunOptions gpu_grid = gpu;
+  gpu_grid.path = "grid";
   for (int kind = 0; kind < 4; ++kind) {
     // 300 anchors: two full blocks and part of a third; 1100 partners: two tiles and part of a third.
     const oracle::Rows ra = make_rows(kind, 300, rng), rb = make_rows(kind, 1100, rng);
@@ -97,6 +100,8 @@ TEST_F(CudaExpression, EveryCaseEveryReductionEqualsTheCpu) {
           }
           got = twobody::run_expression(f, s, ta, b, gpu);
           expect_same(want, got, what + ", reduction " + std::to_string(r));
+          // The cell grid wherever the expression gives a cutoff (the tiles elsewhere): the same.
+          expect_same(want, twobody::run_expression(f, s, ta, b, gpu_grid), what + ", grid, reduction " + std::to_string(r));
         }
       }
     }
@@ -120,6 +125,30 @@ TEST_F(CudaExpression, SmallSetsThePlanAndTheKernelCache) {
     EXPECT_NE(got.info.plan.find("nvJitLink"), std::string::npos) << got.info.plan;
     EXPECT_NE(twobody::explain_expression(f, s, t, nullptr, gpu).find("linked earlier in this process"), std::string::npos);
   }
+}
+
+}  // namespace
+
+namespace {
+
+// 2·10^5 points with a --where on the distance: auto takes the grid, with the CPU's sum and
+// per-point counts and far fewer evaluations.
+TEST_F(CudaExpression, TheGridPaysAndAgrees) {
+  std::mt19937_64 rng(testing_support::fresh_seed());
+  const oracle::Rows r = make_rows(0, 200000, rng);
+  const twobody::PairTable t = table_of(r);
+  const auto f = twobody::PairExpression::parse("a.t * b.t / (1 + sum((a-b)^2))", t.schema(), nullptr, {}, "norm(a - b) < 0.1");
+  twobody::RunOptions cpu, gpu;
+  cpu.backend = "cpu";
+  gpu.backend = "cuda";
+  twobody::Statistic s;
+  s.reduction = twobody::reduce::Sum{};
+  const auto want = twobody::run_expression(f, s, t, nullptr, cpu), got = twobody::run_expression(f, s, t, nullptr, gpu);
+  expect_same(want, got, "sum");
+  EXPECT_NE(got.info.plan.find("traversal: a cell grid"), std::string::npos) << got.info.plan;
+  EXPECT_LT(got.info.pairs_evaluated, 200000ull * 199999 / 2 / 100);
+  s.reduction = twobody::reduce::PerPointValue{twobody::reduce::PerPointValue::Of::Max};
+  expect_same(twobody::run_expression(f, s, t, nullptr, cpu), twobody::run_expression(f, s, t, nullptr, gpu), "per-point max");
 }
 
 }  // namespace

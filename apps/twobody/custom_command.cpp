@@ -124,7 +124,7 @@ const Command<CustomOptions> custom_command{
     .features = {.second_set = true, .weights = false, .box = false, .variable = "value"},
     .add_options =
         [](CLI::App& cmd, CustomOptions& s) {
-          for (const char* name : {"--path", "--ravg", "--devices"})
+          for (const char* name : {"--ravg", "--devices"})
             if (CLI::Option* opt = cmd.get_option_no_throw(name)) cmd.remove_option(opt);
           cmd.get_option("--columns")->description("the coordinates a[0], a[1], ...: column numbers or names (default: every column); every named column is a.NAME too");
           cmd.add_option("--pair", s.pair, "the pair function: an expression over a, b, a.NAME, a[k], d and --param names (docs/expressions.md)")

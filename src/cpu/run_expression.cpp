@@ -55,18 +55,6 @@ class ValueRows {
 // every pair the expression could keep (the expression itself then decides each, exactly).
 constexpr double kCutoffMargin = 1 + 1.0 / (1 << 20);
 
-// A run's cell grid for its cutoff: the tables' points sorted by cell and the units of the full
-// shell (both orientations of each pair of cells: an auto run keeps the brute force's orientation
-// of each pair, ValueRows), with the tables' rows in cell order.
-struct ExpressionGrid {
-  GridGeometry geometry;
-  std::unique_ptr<GridIndex> a, b;  // b null for auto
-  GridPlan plan;
-  PairTable ta, tb;
-  bool chosen = false;
-  std::string why;
-};
-
 PointSet points_of(const PairTable& t) {
   PointSet p(t.dim(), t.size());
   std::vector<double> row(static_cast<std::size_t>(t.dim()));
@@ -91,10 +79,20 @@ PairTable sorted_table(const PairTable& t, const GridIndex& g) {
   return PairTable(VectorSet::from_rows(std::move(rows), n, t.dim()), t.schema().names, std::move(columns));
 }
 
+// Per-point values of sorted points put back at their original indices (out[order[k]] = in[k]).
+template <class T>
+std::vector<T> unsorted(const std::vector<T>& in, const std::vector<std::uint32_t>& order) {
+  std::vector<T> out(in.size());
+  for (std::size_t k = 0; k < in.size(); ++k) out[order[k]] = in[k];
+  return out;
+}
+
+}  // namespace
+
 // The grid when the plan has a cutoff and the grid's evaluations cost less than all pairs (the
 // shared cost model, engine/traversal_cost.hpp); `tables`: the sorted tables too (a run's, not an
 // explanation's).
-std::unique_ptr<ExpressionGrid> choose_expression_grid(const ExpressionPlan& plan, bool tables) {
+std::unique_ptr<ExpressionGrid> choose_expression_grid(const ExpressionPlan& plan, bool tables, const TraversalCost& cost) {
   auto g = std::make_unique<ExpressionGrid>();
   const PairTable& A = *plan.a;
   const PairTable& B = *plan.b;
@@ -131,30 +129,21 @@ std::unique_ptr<ExpressionGrid> choose_expression_grid(const ExpressionPlan& pla
   g->a = std::make_unique<GridIndex>(pa, g->geometry, 1, threads);
   if (!plan.is_auto) g->b = std::make_unique<GridIndex>(pb, g->geometry, 1, threads);
   g->plan = plan_grid(g->geometry, *g->a, g->b ? *g->b : *g->a, false, false);
-  g->chosen = plan.path == "grid" || grid_pays(g->plan.evaluations, brute, kCpuTraversalCost);
+  g->chosen = plan.path == "grid" || (brute >= cost.min_pairs_for_grid && grid_pays(g->plan.evaluations, brute, cost));
   std::string cells;
   for (int d = 0; d < g->geometry.dim; ++d) cells += fmt::format("{}{}", d ? " x " : "", g->geometry.cells[d]);
-  g->why = fmt::format("{}: {}; a cell grid of {} cells, {} evaluations ({}) against {} pairs{}",
+  g->why = fmt::format("{}: {}; a cell grid of {} cells, {} evaluations ({}) against {} pairs{}{}",
                        g->chosen ? "a cell grid" : "brute-force tiles", source, cells, g->plan.evaluations,
                        plan.is_auto ? "both orientations of each pair of cells, each pair kept in the brute force's"
                                     : "the full shell",
-                       brute, g->chosen ? (plan.path == "grid" ? " (requested)" : "") : ": brute force costs less");
+                       brute, g->chosen ? (plan.path == "grid" ? " (requested)" : "") : ": brute force costs less",
+                       g->chosen ? "" : fmt::format(" ({})", cost.why));
   if (g->chosen && tables) {
     g->ta = sorted_table(A, *g->a);
     if (!plan.is_auto) g->tb = sorted_table(B, *g->b);
   }
   return g;
 }
-
-// Per-point values of sorted points put back at their original indices (out[order[k]] = in[k]).
-template <class T>
-std::vector<T> unsorted(const std::vector<T>& in, const std::vector<std::uint32_t>& order) {
-  std::vector<T> out(in.size());
-  for (std::size_t k = 0; k < in.size(); ++k) out[order[k]] = in[k];
-  return out;
-}
-
-}  // namespace
 
 SumGrid expression_value_grid(double largest_abs_value) {
   if (!std::isfinite(largest_abs_value))
@@ -163,10 +152,12 @@ SumGrid expression_value_grid(double largest_abs_value) {
   return SumGrid::for_bound(largest_abs_value);
 }
 
-std::string describe_expression_traversal(const ExpressionPlan& plan) { return choose_expression_grid(plan, false)->why; }
+std::string describe_expression_traversal(const ExpressionPlan& plan, const TraversalCost& cost) {
+  return choose_expression_grid(plan, false, cost)->why;
+}
 
 Result run_expression_cpu(const ExpressionPlan& plan) {
-  const std::unique_ptr<ExpressionGrid> grid = choose_expression_grid(plan, true);
+  const std::unique_ptr<ExpressionGrid> grid = choose_expression_grid(plan, true, kCpuTraversalCost);
   const bool on_grid = grid->chosen;
   const PairTable& ta = on_grid ? grid->ta : *plan.a;
   const PairTable& tb = on_grid ? (plan.is_auto ? grid->ta : grid->tb) : *plan.b;

@@ -2,9 +2,12 @@
 // A pair expression's run on the CPU: the brute-force tiles of the engine's traversal
 // (tiled_traversal.hpp), the interpreter's rows (expression_rows.hpp) and the reduction's sink.
 #include <functional>
+#include <memory>
 #include <string>
 
+#include "twobody/detail/cpu/grid_index.hpp"
 #include "twobody/detail/engine/key_edges.hpp"
+#include "twobody/detail/engine/traversal_cost.hpp"
 #include "twobody/detail/expr/rows_abi.hpp"
 #include "twobody/exact_sums.hpp"
 #include "twobody/expression.hpp"
@@ -29,8 +32,26 @@ struct ExpressionPlan {
   std::string path = "auto";  // RunOptions::path: "auto" (the cost model), "brute" or "grid"
 };
 
-// The traversal a CPU run takes: brute-force tiles, or a grid for the cutoff; `how` for the plan.
-std::string describe_expression_traversal(const ExpressionPlan& plan);
+// A run's cell grid for its cutoff: the tables' points sorted by cell and the units of the full
+// shell (both orientations of each pair of cells: an auto run keeps each pair in the brute force's
+// orientation, the anchor of lower original index), with the tables' rows in cell order. `why`
+// says which traversal and why, for the plan.
+struct ExpressionGrid {
+  GridGeometry geometry;
+  std::unique_ptr<GridIndex> a, b;  // b null for auto
+  GridPlan plan;
+  PairTable ta, tb;  // (tables: the sorted rows)
+  bool chosen = false;
+  std::string why;
+};
+
+// The grid when the plan has a cutoff and `cost` (engine/traversal_cost.hpp, a backend's
+// constants) says its evaluations cost less than every pair, or plan.path asks for it; `tables`:
+// the sorted tables too (a run's, not an explanation's). Shared by the CPU and the GPU.
+std::unique_ptr<ExpressionGrid> choose_expression_grid(const ExpressionPlan& plan, bool tables, const TraversalCost& cost);
+
+// The traversal a run takes with `cost`: brute-force tiles, or a grid for the cutoff (for the plan).
+std::string describe_expression_traversal(const ExpressionPlan& plan, const TraversalCost& cost);
 
 Result run_expression_cpu(const ExpressionPlan& plan);
 

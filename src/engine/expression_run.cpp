@@ -133,11 +133,11 @@ Prepared prepare(const PairExpression& f, const Statistic& s, const PairTable& a
     p.text = fmt::format("backend: cuda, {}\n", expression_gpu_kernel(c));
     p.text += f.explain();
     p.text += traversal;
-    p.text += fmt::format("cuda kernel: brute-force tiles, 128 anchors (a thread each) x 512 partners a block{}; the "
-                          "expression's function generated as CUDA, compiled by NVRTC and linked into the reduction's "
-                          "kernel by nvJitLink\n",
-                          p.plan.cutoff > 0 ? " (every pair: the GPU does not take the cutoff's grid yet)" : "");
-    p.tail = "evaluator: float64 for every pair, the CPU's operations in its order with no FMA (no float32 bound is derived "
+    p.text += "cuda kernel: the expression's function generated as CUDA, compiled by NVRTC and linked into the "
+              "reduction's kernel by nvJitLink; 128 anchors a block (a thread each), against 512 partners (tiles) or a "
+              "grid block's partner cells; traversal: ";
+    if (dry) p.text += cpu::describe_expression_traversal(p.plan, kCudaExpressionTraversalCost);
+    p.tail = "\nevaluator: float64 for every pair, the CPU's operations in its order with no FMA (no float32 bound is derived "
              "for expressions), so the results are the CPU's bits";
     return p;
   }
@@ -148,7 +148,7 @@ Prepared prepare(const PairExpression& f, const Statistic& s, const PairTable& a
   p.text += f.explain();
   p.text += traversal;
   p.text += "cpu kernel: ";
-  if (dry) p.text += cpu::describe_expression_traversal(p.plan);
+  if (dry) p.text += cpu::describe_expression_traversal(p.plan, kCpuTraversalCost);
   p.tail = fmt::format("\nevaluator: {}", rows.how);
   return p;
 }
@@ -165,7 +165,7 @@ Result run_expression(const PairExpression& f, const Statistic& stat, const Pair
   if (!p.gpu) r.info.device = "host";
   r.info.n_a = a.size();
   r.info.n_b = b ? b->size() : 0;
-  r.info.plan = p.text + (p.gpu ? "" : r.info.plan) + p.tail;
+  r.info.plan = p.text + r.info.plan + p.tail;
   if (opt.on_plan) opt.on_plan(r.info.plan);
   return r;
 }

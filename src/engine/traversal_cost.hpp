@@ -23,6 +23,12 @@ inline constexpr TraversalCost kCpuTraversalCost{2, 0, "the cpu's grid costs abo
 inline constexpr TraversalCost kCudaTraversalCost{4, std::uint64_t(1) << 24,
                                                   "the gpu's grid agent costs about four brute-force pairs a candidate"};
 
+// Pair expressions on the GPU (cuda/expr): a grid block's candidate costs about two pairs of the
+// brute-force tiles (shorter partner runs, the orientation's index loads); below 2^24 pairs the
+// host's cell sort is not repaid.
+inline constexpr TraversalCost kCudaExpressionTraversalCost{
+    2, std::uint64_t(1) << 24, "the gpu's grid blocks cost about two brute-force pairs a candidate"};
+
 // Whether the grid's `evaluations` cost less than brute force's `all_pairs`: c·e < n, exact in
 // integers without overflow (c·e < n ⟺ e ≤ (n − 1) / c).
 inline bool grid_pays(std::uint64_t evaluations, std::uint64_t all_pairs, const TraversalCost& c) {

@@ -28,10 +28,22 @@ constexpr unsigned kFull = 0xffffffffu;
 __device__ __forceinline__ double no_value() { return __longlong_as_double(0x7ff8000000000000ll); }
 
 // Visits the block's pairs: visit(i, j, ok, value) for every partner j of the block's run, on every
-// lane (ok false where lane i has no pair with j: no anchor, or auto's j <= i), so warps stay whole.
-// Returns false, visiting nothing, when the whole block is below auto's diagonal.
+// lane (ok false where lane i has no pair with j: no anchor, auto's j <= i, or on the grid the
+// orientation the run does not keep), so warps stay whole. Returns false, visiting nothing, when
+// the whole block is below auto's diagonal.
 template <class Visit>
 __device__ __forceinline__ bool visit_block(const ExprLaunch& L, Visit&& visit) {
+  if (L.items) {
+    const ExprBlock b = L.items[blockIdx.x];
+    const unsigned long long i = b.a0 + threadIdx.x;
+    const bool anchor = i < b.a1;
+    const unsigned oi = anchor && L.order ? L.order[i] : 0u;
+    for (unsigned long long j = b.b0; j < b.b1; ++j) {
+      const bool ok = anchor && (!L.order || L.order[j] > oi);
+      visit(i, j, ok, ok ? tb_pair(&L.f, i, j) : no_value());
+    }
+    return true;
+  }
   const unsigned long long first = L.i0 + static_cast<unsigned long long>(blockIdx.y) * kExprAnchors;
   const unsigned long long i = first + threadIdx.x;
   const bool anchor = i < L.i1;
@@ -171,7 +183,7 @@ extern "C" __global__ void __launch_bounds__(kExprAnchors) tb_expr_histogram(con
 }
 
 // reduce::PerPoint: per point, its partners whose value is in range; anchors_only: the anchors'
-// counts alone (the pair list's first pass).
+// counts alone, or with item_counts each grid block's (the pair list's first pass).
 extern "C" __global__ void __launch_bounds__(kExprAnchors) tb_expr_per_point_count(const __grid_constant__ ExprLaunch L) {
   unsigned long long mine = 0;
   unsigned long long i_last = 0;
@@ -184,6 +196,10 @@ extern "C" __global__ void __launch_bounds__(kExprAnchors) tb_expr_per_point_cou
         if (threadIdx.x % 32 == 0 && n) atomicAdd(&L.count_b[j], static_cast<unsigned long long>(n));
       }))
     return;
+  if (L.item_counts) {
+    block_add(0, mine, nullptr, &L.item_counts[blockIdx.x]);
+    return;
+  }
   if (mine) atomicAdd(&L.count_a[i_last], mine);
 }
 

@@ -17,8 +17,20 @@ struct ExprPair {
   double value;
 };
 
+// A block of the grid's traversal: anchors [a0, a1) (at most kExprAnchors) against partners
+// [b0, b1), in the points' cell order.
+struct ExprBlock {
+  unsigned long long a0, a1, b0, b1;
+};
+
 struct ExprLaunch {
   expr::TbPairArgs f;
+  // The grid's blocks, one a CUDA block (null: the brute-force tiles below); an auto run on the
+  // grid visits both orientations of each pair of cells and keeps the pair where the anchor's
+  // original index (`order`) is the lower, as the tiles' a.
+  const ExprBlock* items = nullptr;
+  const unsigned* order = nullptr;
+  unsigned long long* item_counts = nullptr;  // the pair list's first pass on the grid: pairs a block
   unsigned long long i0 = 0, i1 = 0;   // anchors [i0, i1)
   unsigned long long j_first = 0;      // the partner of the grid's first tile (auto: i0)
   unsigned long long nb = 0;           // partners below nb

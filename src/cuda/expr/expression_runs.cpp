@@ -165,7 +165,44 @@ std::vector<Slab> slabs_of(std::uint64_t na, std::uint64_t nb, bool is_auto) {
   return out;
 }
 
+// The grid's blocks, anchors cut into runs of kExprAnchors, and slabs of them of about kSlabPairs
+// candidates (a slab's i0, i1: its first and last block).
+std::vector<ExprBlock> grid_blocks(const cpu::GridPlan& plan) {
+  std::vector<ExprBlock> out;
+  for (std::size_t w = 0; w < plan.unit_count(); ++w)
+    plan.for_each_unit(w, [&](const cpu::BlockPair& bp, const cpu::BlockCells&) {
+      for (std::size_t a = bp.a0; a < bp.a1; a += kExprAnchors)
+        out.push_back({a, std::min<std::size_t>(a + kExprAnchors, bp.a1), bp.b0, bp.b1});
+    });
+  return out;
+}
+constexpr std::uint64_t kMaxSlabBlocks = (1ull << 31) - 1;
+std::vector<Slab> slabs_of(const std::vector<ExprBlock>& blocks) {
+  std::vector<Slab> out;
+  Slab s{0, 0, 0};
+  for (std::size_t k = 0; k < blocks.size(); ++k) {
+    s.pairs += static_cast<double>(blocks[k].a1 - blocks[k].a0) * static_cast<double>(blocks[k].b1 - blocks[k].b0);
+    s.i1 = k + 1;
+    if (s.pairs >= kSlabPairs || s.i1 - s.i0 >= kMaxSlabBlocks) {
+      out.push_back(s);
+      s = Slab{k + 1, k + 1, 0};
+    }
+  }
+  if (s.i1 > s.i0) out.push_back(s);
+  return out;
+}
+
+// One launch over a slab: anchors [i0, i1) of the tiles, or the grid's blocks [i0, i1).
 void launch(cudaKernel_t k, ExprLaunch L, std::uint64_t i0, std::uint64_t i1, std::size_t smem = 0) {
+  if (L.items) {
+    if (i1 <= i0) return;
+    L.items += i0;
+    if (L.item_counts) L.item_counts += i0;
+    void* args[] = {&L};
+    TWOBODY_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(k), dim3(static_cast<unsigned>(i1 - i0)),
+                                        dim3(kExprAnchors), args, smem, cudaStreamLegacy));
+    return;
+  }
   L.i0 = i0;
   L.i1 = i1;
   L.j_first = L.is_auto ? i0 : 0;
@@ -237,7 +274,14 @@ Result run_expression_gpu(const cpu::ExpressionPlan& plan) {
   using namespace cuda;
   const expr::Compiled& c = *plan.f;
   const Loaded kernels = obtain(c);
-  const cpu::ExpressionRows rows(c, *plan.a, *plan.b, plan.threads);
+  // A cell grid for the expression's cutoff when it pays (the CPU's: cpu/run_expression.hpp): the
+  // tables in cell order, the runs a cross of the sorted sets (auto: of the set with itself, each
+  // pair kept in the brute force's orientation by `order`); outputs go back to the input's order.
+  const std::unique_ptr<cpu::ExpressionGrid> grid = cpu::choose_expression_grid(plan, true, kCudaExpressionTraversalCost);
+  const bool on_grid = grid->chosen;
+  const PairTable& ta = on_grid ? grid->ta : *plan.a;
+  const PairTable& tb = on_grid ? (plan.is_auto ? grid->ta : grid->tb) : *plan.b;
+  const cpu::ExpressionRows rows(c, ta, tb, plan.threads);
   const std::uint64_t na = rows.size_a(), nb = rows.size_b();
   const bool is_auto = plan.is_auto;
 
@@ -247,11 +291,26 @@ Result run_expression_gpu(const cpu::ExpressionPlan& plan) {
   ExprLaunch L;
   L.f = args.f;
   L.nb = nb;
-  L.is_auto = is_auto ? 1 : 0;
+  L.is_auto = is_auto && !on_grid ? 1 : 0;
   L.edges = edges.get();
   L.nbins = plan.edges.nbins;
   L.steps = plan.edges.steps;
-  const std::vector<Slab> slabs = slabs_of(na, nb, is_auto);
+  std::vector<ExprBlock> blocks;
+  DeviceBuffer<ExprBlock> device_blocks;
+  DeviceBuffer<unsigned> device_order;
+  if (on_grid) {
+    blocks = grid_blocks(grid->plan);
+    device_blocks = DeviceBuffer<ExprBlock>(blocks);
+    L.items = device_blocks.get();
+    if (is_auto) {
+      device_order = DeviceBuffer<unsigned>(grid->a->order);
+      L.order = device_order.get();
+    }
+  }
+  const std::vector<Slab> slabs = on_grid ? slabs_of(blocks) : slabs_of(na, nb, is_auto);
+  static const std::vector<std::uint32_t> kNoOrder;
+  const std::vector<std::uint32_t>& order_a = on_grid ? grid->a->order : kNoOrder;
+  const std::vector<std::uint32_t>& order_b = on_grid ? (grid->b ? grid->b->order : grid->a->order) : kNoOrder;
 
   // The exact sums' grid: the largest |value| first.
   const auto value_grid = [&](double to) {
@@ -356,15 +415,18 @@ Result run_expression_gpu(const cpu::ExpressionPlan& plan) {
           },
           [&](const reduce::PairList&) {
             if (plan.max_pairs == 0) throw Error(ErrorKind::Internal, "a pair list without a limit");
-            // First pass: each anchor's pairs, so the buffer is sized and no pair is lost.
-            DeviceBuffer<unsigned long long> per_anchor(na);
-            per_anchor.zero();
+            // First pass: each unit's pairs (an anchor's on the tiles, a block's on the grid), so the
+            // buffer is sized and no pair is lost.
+            const std::uint64_t units = on_grid ? blocks.size() : na;
+            DeviceBuffer<unsigned long long> per_unit(units);
+            per_unit.zero();
             ExprLaunch first = L;
-            first.count_a = per_anchor.get();
-            first.count_b = per_anchor.get();
+            first.count_a = per_unit.get();
+            first.count_b = per_unit.get();
             first.anchors_only = 1;
+            if (on_grid) first.item_counts = per_unit.get();
             run_slabs(kernel(kernels, kExprPerPointCountKernel), first, slabs, plan, 0, 0.5);
-            const std::vector<unsigned long long> counts = per_anchor.download();
+            const std::vector<unsigned long long> counts = per_unit.download();
             std::uint64_t total = 0, widest = 0;
             for (const auto x : counts) {
               total += x;
@@ -380,10 +442,11 @@ Result run_expression_gpu(const cpu::ExpressionPlan& plan) {
             L.capacity = capacity;
             r.pairs.reserve(total);
             const cudaKernel_t k = kernel(kernels, kExprPairsKernel);
+            const std::uint64_t per_launch = on_grid ? kMaxSlabBlocks : kMaxSlabAnchors;
             std::uint64_t i0 = 0;
-            while (i0 < na) {
+            while (i0 < units) {
               std::uint64_t i1 = i0, in = 0;
-              while (i1 < na && i1 - i0 < kMaxSlabAnchors && in + counts[i1] <= capacity) in += counts[i1++];
+              while (i1 < units && i1 - i0 < per_launch && in + counts[i1] <= capacity) in += counts[i1++];
               cursor.zero();
               launch(k, L, i0, i1);
               std::uint64_t got = cursor.download()[0];
@@ -393,13 +456,32 @@ Result run_expression_gpu(const cpu::ExpressionPlan& plan) {
               if (got)
                 TWOBODY_CUDA_CHECK(cudaMemcpy(r.pairs.data() + at, pairs.get(), got * sizeof(ExprPair), cudaMemcpyDeviceToHost));
               i0 = i1;
-              if (plan.progress && *plan.progress) (*plan.progress)(0.5 + 0.5 * static_cast<double>(i1) / static_cast<double>(na));
+              if (plan.progress && *plan.progress) (*plan.progress)(0.5 + 0.5 * static_cast<double>(i1) / static_cast<double>(units));
             }
+            if (on_grid)
+              for (PairRecord& x : r.pairs) x.i = order_a[x.i], x.j = order_b[x.j];
             std::sort(r.pairs.begin(), r.pairs.end(), pair_order);
           },
           [](const auto&) { throw Error(ErrorKind::Internal, "a reduction run_expression refuses reached the gpu"); }},
       plan.stat->reduction);
-  r.info.pairs_evaluated = pair_total(na, nb, is_auto);
+  if (on_grid) {
+    // Per-point outputs back in the input's order (out[order[k]] = in[k]).
+    const auto put_back = [](PointReductions& x, std::vector<FixedSum>& exact, const std::vector<std::uint32_t>& order) {
+      const auto unsort = [&](auto& v) {
+        if (v.empty()) return;
+        auto out = v;
+        for (std::size_t k = 0; k < v.size(); ++k) out[order[k]] = v[k];
+        v = std::move(out);
+      };
+      unsort(x.counts);
+      unsort(x.values);
+      unsort(exact);
+    };
+    put_back(r.per_point_a, r.exact.point_value_a, order_a);
+    put_back(r.per_point_b, r.exact.point_value_b, order_b);
+  }
+  r.info.pairs_evaluated = on_grid ? grid->plan.evaluations : pair_total(na, nb, is_auto);
+  r.info.plan = grid->why;  // (the traversal's line of the plan: the engine puts it in its place)
   r.info.device = device_info().name;
   round_exact_sums(r);
   return r;
