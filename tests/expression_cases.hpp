@@ -84,6 +84,11 @@ inline std::vector<Case> cases() {
       // in an asymmetric predicate, squared, against a parameter's expression:
       {"dot(a-b, a-b) <= h*2 and a.t < b.t", "",
        [](const Pt& a, const Pt& b) { return (dist2(a, b) <= kH * 2 && a.c("t") < b.c("t")) ? 1.0 : kNone; }, true},
+      // with a value symmetric bit for bit (the grid's half shell on auto runs):
+      {"a.t * b.t / (1 + sum((a-b)^2))", "norm(a - b) < 1.2",
+       [](const Pt& a, const Pt& b) {
+         return std::sqrt(dist2(a, b)) < 1.2 ? a.c("t") * b.c("t") / (1 + dist2(a, b)) : kNone;
+       }},
       // as b - a, with a value whose sums and extremes it bounds:
       {"exp(-sum((a-b)^2)/h) * (a.t + 1)", "norm(b - a) < 2*h",
        [](const Pt& a, const Pt& b) {

@@ -12,6 +12,7 @@
 #include "oracle/expression_oracle.hpp"
 #include "test_support.hpp"
 #include "twobody/error.hpp"
+#include "twobody/detail/expr/cutoff.hpp"
 #include "twobody/expression.hpp"
 #include "twobody/extend/pair_function.hpp"
 
@@ -148,6 +149,30 @@ TEST(ExpressionRun, EveryOutputEqualsTheOracle) {
   }
 }
 
+// Which expressions are symmetric bit for bit (src/expr/cutoff.hpp's is_symmetric).
+TEST(ExpressionRun, SymmetricExpressions) {
+  twobody::Schema s;
+  s.dim = 3;
+  s.names = {"t", "q"};
+  s.exact_in_float32 = {false, false};
+  twobody::ExpressionParams p;
+  p.scalars = {{"h", 0.5}, {"p", 3}};
+  const auto symmetric = [&](const char* text, const char* where = "") {
+    return twobody::expr::is_symmetric(twobody::PairExpression::parse(text, s, nullptr, p, where).compiled());
+  };
+  for (const char* text : {"sqrt(sum((a-b)^2))", "a.t * b.t / norm(a - b)", "exp(-dot(a-b, a-b)/h)",
+                           "abs(a[0] - b[0]) + abs(b[1] - a[1])", "a.t + b.t", "(a.t - b.t)^2", "a.t == b.t",
+                           "sum(abs(a - b)^p)^(1/p)", "(b.q - a.q) * (b.q - a.q) + (a.t * b.q + b.t * a.q)",
+                           "a.t > b.t or b.t > a.t"})
+    EXPECT_TRUE(symmetric(text)) << text;
+  EXPECT_TRUE(symmetric("a.q * b.q", "norm(b - a) < h and a.t == b.t"));
+  for (const char* text : {"a.t - b.t", "a.t < b.t", "min(a.t, b.t)", "a[0] * b[1]", "(a.t - b.t)^3", "dot(a, b - a)",
+                           "abs(a.t) - abs(b.t)", "a.t / norm(a - b)",
+                           "a.t * b.t + a.t * b.q + b.t * a.q"})  // ((s + x) + y) swaps to ((s + y) + x): not the same bits
+    EXPECT_FALSE(symmetric(text)) << text;
+  EXPECT_FALSE(symmetric("a.q * b.q", "a.t < b.t"));
+}
+
 // Which expressions give a cutoff, and the plan says the grid was taken and why.
 TEST(ExpressionRun, CutoffsAndTheGridInThePlan) {
   std::mt19937_64 rng(testing_support::fresh_seed());
@@ -174,7 +199,12 @@ TEST(ExpressionRun, CutoffsAndTheGridInThePlan) {
   EXPECT_NE(plan("sqrt(sum((a-b)^2))", "", s).find("the cutoff 0.3"), std::string::npos);
   s.reduction = twobody::reduce::Count{twobody::Binning::linear_values(0, 0.09, 1)};
   EXPECT_NE(plan("dot(a - b, a - b)", "", s).find("the cutoff 0.3"), std::string::npos);
+  // A symmetric expression's auto run takes the half shell; an asymmetric one both orientations.
+  s.reduction = twobody::reduce::Sum{};
+  EXPECT_NE(plan("a.t * b.t / norm(a - b)", "norm(a - b) < h", s).find("the half shell"), std::string::npos);
+  EXPECT_NE(plan("a.t / norm(a - b)", "norm(a - b) < h", s).find("both orientations"), std::string::npos);
   // Brute force when asked, and the same counts.
+  s.reduction = twobody::reduce::Count{twobody::Binning::linear_values(0, 0.09, 1)};
   twobody::RunOptions brute, grid;
   brute.path = "brute";
   grid.path = "grid";

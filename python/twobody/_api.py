@@ -443,7 +443,8 @@ def matrix(data: ArrayLike, *, data2: Optional[ArrayLike] = None, kernel: Option
     file a block of rows at a time, never holding the matrix, and returns
     ``np.load(out, mmap_mode="r")`` (other files: the path). A matrix beyond
     TWOBODY_MATRIX_HOST_BYTES (default half the memory) without ``out`` raises
-    :class:`ResourceError`. Runs on the CPU (``backend='cuda'`` raises :class:`BackendError`)."""
+    :class:`ResourceError`. ``backend='cuda'``: a kernel generated for the expression on the GPU
+    (NVRTC and nvJitLink), the CPU's entries bit for bit; 'mi' runs on the CPU only."""
     run = _run("matrix", backend, threads, "auto", _DEFAULT_MAX_PAIRS, progress, devices=devices)
     if kernel is None:
         if out is not None or dtype != "float64":

@@ -80,7 +80,7 @@ def custom(data: ArrayLike, pair: str, *, emit: str = "histogram", bins: Optiona
            coordinates2: Optional[Sequence[str]] = None, columns2: Optional[Mapping] = None,
            per_point: Optional[str] = None, cpu_codegen: str = "auto", backend: str = "auto", threads: int = 0,
            max_pairs: int = _DEFAULT_MAX_PAIRS, progress=None, explain: bool = False, out=None,
-           dtype: str = "float64"):
+           dtype: str = "float64", path: str = "auto"):
     """A pair function written as an expression (docs/expressions.md), over every pair of ``data``
     (each unordered pair once) or of ``data`` x ``data2``, reduced as ``twobody custom --emit``
     does: 'sum' (columns ``sum``, ``pairs``), 'count' (``count``), 'histogram' (``lo``, ``hi``,
@@ -95,7 +95,10 @@ def custom(data: ArrayLike, pair: str, *, emit: str = "histogram", bins: Optiona
     give nothing. ``bins``: a value's bin edges (histogram) or range (its first and last edge:
     count, pairs and per-point counts of a value; a predicate takes none). The values are the
     expression's float64 evaluation, literally; sums are exact. ``explain=True`` returns the plan
-    (a string) instead of running.
+    (a string) instead of running. ``backend='cuda'``: a kernel generated for the expression on the
+    GPU (NVRTC and nvJitLink), the same results. ``path``: 'auto', or 'grid' / 'brute' to force or
+    refuse the cell grid an expression with a cutoff on the points' distance may take (a ``where``
+    such as ``norm(a - b) < 5``).
 
     ``emit='matrix'``: every pair's value, both orientations (i, j) and (j, i), as the (n1, n2)
     float64 ndarray (``dtype='float32'``: rounded once), or with ``out='m.npy'`` (or '.h5')
@@ -113,7 +116,9 @@ def custom(data: ArrayLike, pair: str, *, emit: str = "histogram", bins: Optiona
     elif coordinates2 is not None or columns2 is not None:
         raise ConfigError("coordinates2= and columns2= describe data2, which is not given")
     call["scalars"], call["vectors"] = _params(params)
-    run = _run("custom", backend, threads, "auto", max_pairs, None if explain else progress)
+    if path not in ("auto", "grid", "brute"):
+        raise ConfigError(f"path must be 'auto', 'grid' or 'brute', not {path!r}")
+    run = _run("custom", backend, threads, path, max_pairs, None if explain else progress)
     if emit == "matrix":
         return _matrix(call, run, cpu_codegen, explain, bins, per_point, out, dtype)
     if out is not None or dtype != "float64":

@@ -128,14 +128,16 @@ std::unique_ptr<ExpressionGrid> choose_expression_grid(const ExpressionPlan& pla
   const int threads = std::max(1, plan.threads);
   g->a = std::make_unique<GridIndex>(pa, g->geometry, 1, threads);
   if (!plan.is_auto) g->b = std::make_unique<GridIndex>(pb, g->geometry, 1, threads);
-  g->plan = plan_grid(g->geometry, *g->a, g->b ? *g->b : *g->a, false, false);
+  g->half = plan.is_auto && plan.symmetric;
+  g->plan = plan_grid(g->geometry, *g->a, g->b ? *g->b : *g->a, g->half, false);
   g->chosen = plan.path == "grid" || (brute >= cost.min_pairs_for_grid && grid_pays(g->plan.evaluations, brute, cost));
   std::string cells;
   for (int d = 0; d < g->geometry.dim; ++d) cells += fmt::format("{}{}", d ? " x " : "", g->geometry.cells[d]);
   g->why = fmt::format("{}: {}; a cell grid of {} cells, {} evaluations ({}) against {} pairs{}{}",
                        g->chosen ? "a cell grid" : "brute-force tiles", source, cells, g->plan.evaluations,
-                       plan.is_auto ? "both orientations of each pair of cells, each pair kept in the brute force's"
-                                    : "the full shell",
+                       g->half     ? "the half shell: the expression is symmetric, each pair once"
+                       : plan.is_auto ? "both orientations of each pair of cells, each pair kept in the brute force's"
+                                      : "the full shell",
                        brute, g->chosen ? (plan.path == "grid" ? " (requested)" : "") : ": brute force costs less",
                        g->chosen ? "" : fmt::format(" ({})", cost.why));
   if (g->chosen && tables) {
@@ -166,11 +168,11 @@ Result run_expression_cpu(const ExpressionPlan& plan) {
   const std::size_t na = rows.size_a(), nb = rows.size_b();
   // On the grid every run is a cross of the sorted sets (an auto run: of the set with itself, its
   // orientation kept by ValueRows), so the sinks keep both points' arrays.
-  const bool sinks_auto = plan.is_auto && !on_grid;
+  const bool sinks_auto = plan.is_auto && (!on_grid || grid->half);
   static const std::vector<std::uint32_t> kNoOrder;
   const std::vector<std::uint32_t>& order_a = on_grid ? grid->a->order : kNoOrder;
   const std::vector<std::uint32_t>& order_b = on_grid ? (grid->b ? grid->b->order : grid->a->order) : order_a;
-  const std::uint32_t* orientation = on_grid && plan.is_auto ? order_a.data() : nullptr;
+  const std::uint32_t* orientation = on_grid && plan.is_auto && !grid->half ? order_a.data() : nullptr;
   TraversalShape shape;
   shape.is_auto = plan.is_auto;
   shape.threads = plan.threads;
@@ -211,7 +213,7 @@ Result run_expression_cpu(const ExpressionPlan& plan) {
             if (!plan.is_auto) {
               merge_per_point(sinks, true, on_grid ? order_b.data() : nullptr, r.per_point_b, r.exact.point_weighted_b,
                               shape.threads);
-            } else if (on_grid) {
+            } else if (on_grid && !grid->half) {
               // (an auto run's partners are the same points: their counts join the anchors')
               PointReductions second;
               std::vector<FixedSum> none_exact;
@@ -224,7 +226,10 @@ Result run_expression_cpu(const ExpressionPlan& plan) {
             auto sinks = run_with([&] { return PairListSink(plan.edges, plan.max_pairs, nullptr); });
             gather_pairs(sinks, plan.max_pairs, r, nullptr);
             if (on_grid)
-              for (PairRecord& x : r.pairs) x.i = order_a[x.i], x.j = order_b[x.j];
+              for (PairRecord& x : r.pairs) {
+                x.i = order_a[x.i], x.j = order_b[x.j];
+                if (plan.is_auto && x.i > x.j) std::swap(x.i, x.j);  // (the half shell: a symmetric value)
+              }
             std::sort(r.pairs.begin(), r.pairs.end(), pair_order);
           },
           [&](const reduce::Sum&) {
@@ -249,6 +254,7 @@ Result run_expression_cpu(const ExpressionPlan& plan) {
               if (!exact.empty()) exact = unsorted(exact, order);
             };
             put_back(r.per_point_a, r.exact.point_value_a, order_a);
+            if (sinks_auto) return;  // (the half shell: the auto sinks hold both points of a pair)
             put_back(r.per_point_b, r.exact.point_value_b, order_b);
             if (!plan.is_auto) return;
             // An auto run's partners are the same points: join their counts, sums and extremes.

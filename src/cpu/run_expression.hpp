@@ -30,11 +30,13 @@ struct ExpressionPlan {
   double cutoff = 0;
   std::string cutoff_source;  // what set it, for the plan
   std::string path = "auto";  // RunOptions::path: "auto" (the cost model), "brute" or "grid"
+  bool symmetric = false;     // f(a, b) and f(b, a) have the same bits (expr::is_symmetric)
 };
 
 // A run's cell grid for its cutoff: the tables' points sorted by cell and the units of the full
 // shell (both orientations of each pair of cells: an auto run keeps each pair in the brute force's
-// orientation, the anchor of lower original index), with the tables' rows in cell order. `why`
+// orientation, the anchor of lower original index) or, for a symmetric expression, the half
+// shell; with the tables' rows in cell order. `why`
 // says which traversal and why, for the plan.
 struct ExpressionGrid {
   GridGeometry geometry;
@@ -42,6 +44,9 @@ struct ExpressionGrid {
   GridPlan plan;
   PairTable ta, tb;  // (tables: the sorted rows)
   bool chosen = false;
+  // An auto run of a symmetric expression: the half shell (each pair of cells once, a cell with
+  // itself as a triangle), each pair visited once in some orientation, which the value ignores.
+  bool half = false;
   std::string why;
 };
 

@@ -67,6 +67,7 @@ Prepared prepare(const PairExpression& f, const Statistic& s, const PairTable& a
   if (opt.path != "auto" && opt.path != "brute" && opt.path != "grid")
     throw_config(fmt::format("unknown path '{}' (auto, brute or grid)", opt.path));
   p.plan.path = opt.path;
+  p.plan.symmetric = b == nullptr && expr::is_symmetric(c);
   p.plan.progress = &opt.progress;
   std::string what;
   bool ranged = false;  // the output takes values in [lo, hi): a value's distance form bounds its pairs

@@ -1,6 +1,13 @@
 #include "twobody/detail/expr/cutoff.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "twobody/detail/expr/ops.hpp"
@@ -132,6 +139,83 @@ std::optional<double> value_cutoff(const Compiled& c, double hi) {
   const DistanceForm form = distance_form(g, value);
   if (form == DistanceForm::None || !(hi > 0)) return std::nullopt;
   return finite(form == DistanceForm::Distance ? hi : std::sqrt(hi));
+}
+
+namespace {
+
+// The text of a node with a and b swapped or not, operands of commutative operations sorted.
+class SymmetricText {
+ public:
+  SymmetricText(const Graph& g, bool swap) : g_(g), swap_(swap) {}
+
+  // `even`: the node is the direct operand of an even function, so a − b may be written either way.
+  std::string text(int id, bool even) {
+    const auto key = std::make_pair(id, even);
+    if (const auto it = memo_.find(key); it != memo_.end()) return it->second;
+    std::string t = make(id, even);
+    memo_.emplace(key, t);
+    return t;
+  }
+
+ private:
+  // (fmt rather than operator+: GCC 12 at -O3 warns falsely of overlapping copies in "(" + s.)
+  const char* side(Op op, Op a) const { return (op == a) != swap_ ? "A" : "B"; }
+  static std::string sorted(const char* op, std::string x, std::string y) {
+    if (y < x) std::swap(x, y);
+    return fmt::format("({} {} {})", x, op, y);
+  }
+  std::string make(int id, bool even) {
+    const Node& n = g_.nodes[static_cast<std::size_t>(id)];
+    const auto arg = [&](int k, bool e = false) { return text(n.arg[k], e); };
+    switch (n.op) {
+      case Op::Const: {
+        std::uint64_t u;
+        std::memcpy(&u, &n.value, sizeof u);
+        return fmt::format("{}{}", u, n.boolean ? 'b' : 'c');
+      }
+      case Op::Param: return fmt::format("${}", n.index);
+      case Op::ParamVec: return fmt::format("$v{}", n.index);
+      case Op::ColA:
+      case Op::ColB: return fmt::format("{}.c{}", side(n.op, Op::ColA), n.index);
+      case Op::CoordA:
+      case Op::CoordB: return fmt::format("{}[{}]", side(n.op, Op::CoordA), n.index);
+      case Op::VecA:
+      case Op::VecB: return side(n.op, Op::VecA);
+      case Op::Sub: {
+        std::string x = arg(0), y = arg(1);
+        if (even && y < x) std::swap(x, y);
+        return fmt::format("({} - {})", x, y);
+      }
+      case Op::Abs: return fmt::format("abs({})", arg(0, true));
+      case Op::PowInt: return fmt::format("({} ^ {})", arg(0, n.index % 2 == 0), n.index);
+      case Op::Mul:
+        if (n.arg[0] == n.arg[1]) return fmt::format("({} * same)", arg(0, true));
+        return sorted("*", arg(0), arg(1));
+      case Op::Add: return sorted("+", arg(0), arg(1));
+      case Op::And: return sorted("and", arg(0), arg(1));
+      case Op::Or: return sorted("or", arg(0), arg(1));
+      case Op::Equal: return sorted("==", arg(0), arg(1));
+      case Op::NotEqual: return sorted("!=", arg(0), arg(1));
+      case Op::Greater: return fmt::format("({} < {})", arg(1), arg(0));
+      case Op::GreaterEq: return fmt::format("({} <= {})", arg(1), arg(0));
+      default: break;
+    }
+    std::string s = fmt::format("op{}.{}(", static_cast<int>(n.op), n.index);
+    for (int k = 0; k < n.arity(); ++k) s += fmt::format("{}{}", k ? ", " : "", arg(k));
+    s += ')';
+    return s;
+  }
+
+  const Graph& g_;
+  bool swap_;
+  std::map<std::pair<int, bool>, std::string> memo_;
+};
+
+}  // namespace
+
+bool is_symmetric(const Compiled& c) {
+  if (c.g.columns_a != c.g.columns_b) return false;
+  return SymmetricText(c.g, false).text(c.g.root, false) == SymmetricText(c.g, true).text(c.g.root, false);
 }
 
 }  // namespace twobody::expr

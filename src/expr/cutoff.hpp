@@ -25,4 +25,13 @@ std::optional<double> predicate_cutoff(const Compiled& c);
 // any) is D or D²: for outputs that take values in a range [lo, hi) (or [lo, hi]). nullopt otherwise.
 std::optional<double> value_cutoff(const Compiled& c, double hi);
 
+// Whether the pair function (and its --where) gives f(a, b) and f(b, a) the same bits for every
+// pair of one table, proven from the text: the expression with a and b swapped is the same after
+// sorting the operands of +, ×, and, or, ==, != (exact IEEE operations, commutative bit for bit),
+// writing x > y as y < x, and sorting the operands of a − b directly under an even function (abs,
+// an even integer power, x·x), which maps ±(a − b) to one value (a − b and b − a are negatives
+// exactly, zero included as +0). An auto run on a grid may then visit each pair of cells once.
+// False where it cannot tell (min and max keep their operands' order: min(0, −0) is not min(−0, 0)).
+bool is_symmetric(const Compiled& c);
+
 }  // namespace twobody::expr

@@ -82,3 +82,20 @@ def test_ctrl_c_stops_a_gpu_run_within_a_second(rng):
     small = a[:2000]
     cpu, gpu = both(tb.paircount, small, [0, 0.1, 0.5], weights=w[:2000])
     same(cpu, gpu, "after the interrupt")
+
+
+def test_pair_expressions_and_matrices_on_the_gpu(rng):
+    # The expression's kernel generated for the GPU (NVRTC, nvJitLink): the CPU's bits, on the
+    # tiles and on the cell grid of a --where on the distance; matrices too.
+    a = rng.random((1200, 3)) * 10
+    t = rng.integers(0, 4, 1200).astype(float)
+    for emit, extra in [("sum", {}), ("histogram", {"bins": np.linspace(0, 18, 30)}), ("count", {"bins": [0, 4]}),
+                        ("pairs", {"bins": [0, 2]}), ("per-point", {"per_point": "min"})]:
+        for where, path in [("", "auto"), ("norm(a - b) < 2", "grid")]:
+            kw = dict(columns={"t": t}, emit=emit, where=where or None, path=path, **extra)
+            cpu, gpu = both(tb.custom, a, "sqrt(sum((a-b)^2)) * (1 + a.t) - b.t", **kw)
+            same(cpu, gpu, f"custom {emit} where {where!r}")
+    v = rng.standard_normal((300, 700))
+    for kernel in ("pearson", "l2", "cosine", "sum(abs(a - b))"):
+        cpu, gpu = both(tb.matrix, v, kernel=kernel)
+        np.testing.assert_array_equal(gpu, cpu, err_msg=kernel)

@@ -184,7 +184,9 @@ def test_errors_leave_no_file(rng, tmp_path):
     with pytest.raises(tb.ConfigError, match="unknown kernel"):
         tb.matrix(x, kernel="pearsn", out=out)
     with pytest.raises(tb.BackendError):
-        tb.matrix(x, kernel="l2", backend="cuda", out=out)
+        tb.matrix(x, kernel="mi", backend="cuda", out=out)  # (mutual information runs on the CPU only)
+    with pytest.raises(tb.BackendError):
+        tb.matrix(x, kernel="l2", backend="hybrid", out=out)
     with pytest.raises(tb.OutputError):
         tb.matrix(x, kernel="l2", out=tmp_path / "no" / "m.npy")
     assert list(tmp_path.iterdir()) == []

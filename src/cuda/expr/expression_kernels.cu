@@ -39,7 +39,7 @@ __device__ __forceinline__ bool visit_block(const ExprLaunch& L, Visit&& visit) 
     const bool anchor = i < b.a1;
     const unsigned oi = anchor && L.order ? L.order[i] : 0u;
     for (unsigned long long j = b.b0; j < b.b1; ++j) {
-      const bool ok = anchor && (!L.order || L.order[j] > oi);
+      const bool ok = anchor && (!b.triangle || j > i) && (!L.order || L.order[j] > oi);
       visit(i, j, ok, ok ? tb_pair(&L.f, i, j) : no_value());
     }
     return true;

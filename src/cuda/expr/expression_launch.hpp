@@ -18,9 +18,11 @@ struct ExprPair {
 };
 
 // A block of the grid's traversal: anchors [a0, a1) (at most kExprAnchors) against partners
-// [b0, b1), in the points' cell order.
+// [b0, b1), in the points' cell order (the half shell of a symmetric expression's auto run, or the
+// full shell).
 struct ExprBlock {
   unsigned long long a0, a1, b0, b1;
+  unsigned long long triangle;  // 1: a cell with itself in the half shell, partners j > i only
 };
 
 struct ExprLaunch {

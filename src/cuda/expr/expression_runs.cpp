@@ -172,7 +172,7 @@ std::vector<ExprBlock> grid_blocks(const cpu::GridPlan& plan) {
   for (std::size_t w = 0; w < plan.unit_count(); ++w)
     plan.for_each_unit(w, [&](const cpu::BlockPair& bp, const cpu::BlockCells&) {
       for (std::size_t a = bp.a0; a < bp.a1; a += kExprAnchors)
-        out.push_back({a, std::min<std::size_t>(a + kExprAnchors, bp.a1), bp.b0, bp.b1});
+        out.push_back({a, std::min<std::size_t>(a + kExprAnchors, bp.a1), bp.b0, bp.b1, bp.triangle ? 1ull : 0ull});
     });
   return out;
 }
@@ -302,7 +302,7 @@ Result run_expression_gpu(const cpu::ExpressionPlan& plan) {
     blocks = grid_blocks(grid->plan);
     device_blocks = DeviceBuffer<ExprBlock>(blocks);
     L.items = device_blocks.get();
-    if (is_auto) {
+    if (is_auto && !grid->half) {
       device_order = DeviceBuffer<unsigned>(grid->a->order);
       L.order = device_order.get();
     }
@@ -459,7 +459,10 @@ Result run_expression_gpu(const cpu::ExpressionPlan& plan) {
               if (plan.progress && *plan.progress) (*plan.progress)(0.5 + 0.5 * static_cast<double>(i1) / static_cast<double>(units));
             }
             if (on_grid)
-              for (PairRecord& x : r.pairs) x.i = order_a[x.i], x.j = order_b[x.j];
+              for (PairRecord& x : r.pairs) {
+                x.i = order_a[x.i], x.j = order_b[x.j];
+                if (is_auto && x.i > x.j) std::swap(x.i, x.j);  // (the half shell: a symmetric value)
+              }
             std::sort(r.pairs.begin(), r.pairs.end(), pair_order);
           },
           [](const auto&) { throw Error(ErrorKind::Internal, "a reduction run_expression refuses reached the gpu"); }},
