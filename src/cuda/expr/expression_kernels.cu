@@ -35,6 +35,8 @@ template <class Visit>
 __device__ __forceinline__ bool visit_block(const ExprLaunch& L, Visit&& visit) {
   if (L.items) {
     const ExprBlock b = L.items[blockIdx.x];
+    // A warp without anchors (a cell of few points) has no pair: it skips the partners.
+    if (b.a0 + (threadIdx.x & ~31u) >= b.a1) return true;
     const unsigned long long i = b.a0 + threadIdx.x;
     const bool anchor = i < b.a1;
     const unsigned oi = anchor && L.order ? L.order[i] : 0u;
@@ -50,6 +52,7 @@ __device__ __forceinline__ bool visit_block(const ExprLaunch& L, Visit&& visit) 
   const unsigned long long j0 = L.j_first + static_cast<unsigned long long>(blockIdx.x) * kExprPartners;
   const unsigned long long j1 = j0 + kExprPartners < L.nb ? j0 + kExprPartners : L.nb;
   if (L.is_auto && j1 <= first + 1) return false;
+  if (first + (threadIdx.x & ~31u) >= L.i1) return true;  // a warp past the last anchor
   for (unsigned long long j = j0; j < j1; ++j) {
     const bool ok = anchor && (!L.is_auto || j > i);
     visit(i, j, ok, ok ? tb_pair(&L.f, i, j) : no_value());
@@ -262,5 +265,8 @@ extern "C" __global__ void __launch_bounds__(kExprMatrixColumns) tb_expr_matrix(
   if (j >= L.nb) return;
   const unsigned long long r0 = L.i0 + static_cast<unsigned long long>(blockIdx.y) * kExprMatrixRows;
   const unsigned long long r1 = r0 + kExprMatrixRows < L.i1 ? r0 + kExprMatrixRows : L.i1;
-  for (unsigned long long i = r0; i < r1; ++i) L.matrix[(i - L.i0) * L.ld + (j - L.c0)] = tb_pair(&L.f, i, j);
+  for (unsigned long long i = r0; i < r1; ++i) {
+    const double v = tb_pair(&L.f, i, j);
+    L.matrix[(i - L.i0) * L.ld + (j - L.c0)] = v == v ? v : no_value();  // one NaN, as the CPU writes
+  }
 }

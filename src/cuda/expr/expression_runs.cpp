@@ -75,18 +75,26 @@ cudaLibrary_t load_image(const std::string& image) {
 // The expression's kernels: this process's, the cache's, or linked now (and stored).
 Loaded obtain(const expr::Compiled& c) {
   const int arch = device_arch();
-  const std::string key = cache_key(expr::emit_pair_cuda_source(c), arch);
+  const std::string source = expr::emit_pair_cuda_source(c);
+  const std::string key = cache_key(source, arch);
   std::lock_guard<std::mutex> lock(g_mutex);
   auto& m = loaded();
   if (auto it = m.find(key); it != m.end()) return it->second;
   const KernelCache cache(KernelCache::default_dir());
   Loaded l;
   if (const std::optional<std::string> cached = cache.load(key)) {
-    l.library = load_image(*cached);
-    l.how = fmt::format("a linked kernel from the kernel cache ({})", cache.dir().string());
-  } else {
+    // (an entry the driver refuses, whole by its checksum but not a loadable image, is linked again)
+    cudaLibrary_t lib = nullptr;
+    if (cudaLibraryLoadData(&lib, cached->data(), nullptr, nullptr, 0, nullptr, nullptr, 0) == cudaSuccess) {
+      l.library = lib;
+      l.how = fmt::format("a linked kernel from the kernel cache ({})", cache.dir().string());
+    } else {
+      cudaGetLastError();
+    }
+  }
+  if (!l.library) {
     const auto t0 = std::chrono::steady_clock::now();
-    const std::string image = jit_link_expression(expr::emit_pair_cuda_source(c), arch);
+    const std::string image = jit_link_expression(source, arch);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     l.library = load_image(image);
     std::string kept = "stored in the kernel cache";
@@ -252,7 +260,8 @@ std::vector<FixedSum> fixed_sums(const DeviceBuffer<DeviceFixedSum>& d) {
 
 std::string expression_gpu_unavailable() {
   if (cuda_device_count() == 0) return cuda_unavailable_reason();
-  return cuda::jit_toolchain().error;
+  if (!cuda::jit_toolchain().error.empty()) return cuda::jit_toolchain().error;
+  return cuda::expression_kernels_unavailable_for(cuda::device_arch());
 }
 
 std::string expression_gpu_kernel(const expr::Compiled& c) {
@@ -336,7 +345,11 @@ Result run_expression_gpu(const cpu::ExpressionPlan& plan) {
             const std::size_t edge_bytes = plan.edges.padded.size() * sizeof(double);
             L.shared_edges = edge_bytes <= 16384;
             const std::size_t count_bytes = static_cast<std::size_t>(L.nbins) * sizeof(unsigned);
-            L.shared_counts = (L.shared_edges ? edge_bytes : 0) + count_bytes <= 40960;
+            // (32-bit counters a block: a grid block's partner run may be long enough to wrap them)
+            std::uint64_t longest = kExprPartners;
+            for (const ExprBlock& b : blocks) longest = std::max<std::uint64_t>(longest, b.b1 - b.b0);
+            L.shared_counts = (L.shared_edges ? edge_bytes : 0) + count_bytes <= 40960 &&
+                              static_cast<double>(longest) * kExprAnchors < 4e9;
             const std::size_t smem = (L.shared_edges ? edge_bytes : 0) + (L.shared_counts ? count_bytes : 0);
             run_slabs(kernel(kernels, kExprHistogramKernel), L, slabs, plan, 0, 1, smem);
             r.counts = counts_of(counts);
@@ -443,10 +456,19 @@ Result run_expression_gpu(const cpu::ExpressionPlan& plan) {
             r.pairs.reserve(total);
             const cudaKernel_t k = kernel(kernels, kExprPairsKernel);
             const std::uint64_t per_launch = on_grid ? kMaxSlabBlocks : kMaxSlabAnchors;
-            std::uint64_t i0 = 0;
+            // A unit's candidates: a launch also stops at about kSlabPairs of them (progress, Ctrl-C).
+            const auto candidates = [&](std::uint64_t u) {
+              if (on_grid) return static_cast<double>(blocks[u].a1 - blocks[u].a0) * static_cast<double>(blocks[u].b1 - blocks[u].b0);
+              return static_cast<double>(is_auto ? nb - 1 - u : nb);
+            };
+            std::uint64_t i0 = total == 0 ? units : 0;  // (no pair: nothing to write)
             while (i0 < units) {
               std::uint64_t i1 = i0, in = 0;
-              while (i1 < units && i1 - i0 < per_launch && in + counts[i1] <= capacity) in += counts[i1++];
+              double work = 0;
+              while (i1 < units && i1 - i0 < per_launch && in + counts[i1] <= capacity && (i1 == i0 || work < kSlabPairs)) {
+                work += candidates(i1);
+                in += counts[i1++];
+              }
               cursor.zero();
               launch(k, L, i0, i1);
               std::uint64_t got = cursor.download()[0];
@@ -507,9 +529,13 @@ struct PinnedValues {
 
 }  // namespace
 
+// A launch's rows: gridDim.y blocks of kExprMatrixRows.
+constexpr std::size_t kMaxMatrixBlockRows = std::size_t{65535} * cuda::kExprMatrixRows;
+
 std::size_t matrix_gpu_block_rows(std::size_t rows, std::size_t cols) {
   const std::size_t budget = std::min<std::size_t>(std::size_t{256} << 20, cuda::available_device_bytes() / 6);
-  return std::max<std::size_t>(1, std::min(rows, budget / (std::max<std::size_t>(cols, 1) * sizeof(double))));
+  const std::size_t fit = budget / (std::max<std::size_t>(cols, 1) * sizeof(double));
+  return std::max<std::size_t>(1, std::min({rows, fit, kMaxMatrixBlockRows}));
 }
 
 std::string run_matrix_gpu(const cpu::MatrixJob& job, MatrixSink& sink) {
@@ -520,14 +546,16 @@ std::string run_matrix_gpu(const cpu::MatrixJob& job, MatrixSink& sink) {
   const cpu::ExpressionRows rows(c, *job.a, *job.b, job.threads);
   const DeviceArguments args(c, rows);
   const std::size_t n_rows = rows.size_a(), n_cols = rows.size_b();
-  const std::size_t block = job.block_rows ? std::min(job.block_rows, n_rows) : matrix_gpu_block_rows(n_rows, n_cols);
+  const std::size_t block =
+      std::min(job.block_rows ? std::min(job.block_rows, n_rows) : matrix_gpu_block_rows(n_rows, n_cols), kMaxMatrixBlockRows);
   // Two blocks in flight: the device computes one while the host hands the other to the sink.
   DeviceBuffer<double> device[2] = {DeviceBuffer<double>(block * n_cols), DeviceBuffer<double>(block * n_cols)};
   PinnedValues host0(block * n_cols), host1(block * n_cols);
   double* host[2] = {host0.p, host1.p};
   cudaStream_t stream = nullptr;
   cudaEvent_t done[2] = {nullptr, nullptr};
-  TWOBODY_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  // A blocking stream: ordered after the legacy stream's uploads and allocations (DeviceBuffer).
+  TWOBODY_CUDA_CHECK(cudaStreamCreate(&stream));
   struct Release {
     cudaStream_t& s;
     cudaEvent_t* e;

@@ -6,6 +6,7 @@
 #include <nvrtc.h>
 
 #include <cstdint>
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <vector>
@@ -18,6 +19,12 @@ extern "C" const unsigned long long twobody_expression_kernels_size;
 
 #ifndef TWOBODY_CUDA_LIBRARY_DIR
 #define TWOBODY_CUDA_LIBRARY_DIR ""
+#endif
+#ifndef TWOBODY_CUDA_MAJOR
+#define TWOBODY_CUDA_MAJOR 13
+#endif
+#ifndef TWOBODY_EXPR_LTO_ARCHES
+#define TWOBODY_EXPR_LTO_ARCHES "90"
 #endif
 
 namespace twobody::cuda {
@@ -61,10 +68,13 @@ void* open_first(const char* env, const std::vector<std::string>& names, std::st
   return nullptr;
 }
 
+// The build's own toolkit first, its major version before any other (LTO-IR links within one
+// major version), then the loader's path.
 std::vector<std::string> candidates(const std::string& stem) {
   std::vector<std::string> v;
   const std::string dir = TWOBODY_CUDA_LIBRARY_DIR;
-  for (const char* suffix : {".so.13", ".so.12", ".so"}) {
+  const std::string major = fmt::format(".so.{}", TWOBODY_CUDA_MAJOR);
+  for (const std::string& suffix : {major, std::string(".so")}) {
     if (!dir.empty()) v.push_back(dir + "/" + stem + suffix);
     v.push_back(stem + suffix);
   }
@@ -134,6 +144,17 @@ const Loaded& loaded() {
 }  // namespace
 
 const JitToolchain& jit_toolchain() { return loaded().info; }
+
+std::string expression_kernels_unavailable_for(int arch) {
+  const std::string built = TWOBODY_EXPR_LTO_ARCHES;
+  for (std::size_t at = 0; at < built.size();) {
+    const std::size_t comma = std::min(built.find(',', at), built.size());
+    if (built.substr(at, comma - at) == std::to_string(arch)) return {};
+    at = comma + 1;
+  }
+  return fmt::format("the expression kernels were built for sm_{} (CMAKE_CUDA_ARCHITECTURES), and this device is sm_{}",
+                     built, arch);
+}
 
 std::string_view expression_kernels_image() {
   return {reinterpret_cast<const char*>(twobody_expression_kernels), static_cast<std::size_t>(twobody_expression_kernels_size)};

@@ -26,6 +26,10 @@ const JitToolchain& jit_toolchain();
 // with the compiler's log when the toolchain is missing or a step fails.
 std::string jit_link_expression(const std::string& source, int arch, bool ptx = false);
 
+// Why the embedded kernels do not serve compute capability `arch` (e.g. 90): "" when they were
+// built for it.
+std::string expression_kernels_unavailable_for(int arch);
+
 // The embedded kernels' LTO-IR (a fatbin) and a hash of it (part of every cache key).
 std::string_view expression_kernels_image();
 std::string expression_kernels_hash();
