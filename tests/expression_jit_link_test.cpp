@@ -36,10 +36,10 @@ TEST(JitLink, EveryKernelLinksWithTheExpressionAndNoFma) {
   p.vectors = {{"w", {1.0, 2.0, 0.5}}};
   const char* texts[] = {
       "sqrt(sum((a - b)^2))",
-      "exp(-dot(a-b, a-b)/(2*h^2)) * a.t - log(1 + b.m^2) + pow(abs(a.x - b.y), q)",
+      "exp(-dot(a-b, a-b)/(2*h^2)) * a.t - log(1 + b.m^2) + pow(abs(a[0] - b[1]), q)",
       "sum(w * abs(a - b)^3)^(1/3)",
-      "a.t < b.t and abs(a.x - b.x) < 5",
-      "min(max(a.x, b.y), a.z) + if(a.t > 0, sum(a * b), -max(a - b))",
+      "a.t < b.t and abs(a[0] - b[0]) < 5",
+      "min(max(a[0], b[1]), a[2]) + if(a.t > 0, sum(a * b), -max(a - b))",
   };
   for (const char* text : texts) {
     SCOPED_TRACE(text);
