@@ -217,6 +217,9 @@ TEST(ExpressionRun, CutoffsAndTheGridInThePlan) {
   twobody::RunOptions bad;
   bad.path = "tree";
   EXPECT_THROW(twobody::run_expression(f, s, t, nullptr, bad), twobody::Error);
+  twobody::RunOptions hybrid;
+  hybrid.backend = "hybrid";
+  testing_support::expect_error(twobody::ErrorKind::Backend, "on one GPU", [&] { twobody::run_expression(f, s, t, nullptr, hybrid); });
 }
 
 // A generated sum((a-b)^2) is the built-in Euclidean key, bit for bit.

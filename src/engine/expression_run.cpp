@@ -36,6 +36,8 @@ Prepared prepare(const PairExpression& f, const Statistic& s, const PairTable& a
   if ((s.traversal == Traversal::Cross) != (b != nullptr))
     throw_config(b ? "two tables need a cross traversal" : "a cross traversal needs a second table");
   if (s.weighted) throw_config("a pair expression takes no weights: write them into it (a.w * b.w) and sum the values");
+  if (opt.backend == "hybrid")
+    throw Error(ErrorKind::Backend, "pair expressions run on the CPU or on one GPU: use --backend cpu, auto or cuda");
   if (opt.backend != "auto" && opt.backend != "cpu" && opt.backend != "cuda")
     throw_config(fmt::format("unknown backend '{}' (auto, cpu, cuda)", opt.backend));
   const auto check_schema = [&](const PairTable& t, const std::vector<std::string>& names, const char* which) {
