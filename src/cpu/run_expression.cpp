@@ -154,6 +154,12 @@ SumGrid expression_value_grid(double largest_abs_value) {
   return SumGrid::for_bound(largest_abs_value);
 }
 
+void put_back_in_order(PointReductions& x, std::vector<FixedSum>& exact, const std::vector<std::uint32_t>& order) {
+  x.counts = unsorted(x.counts, order);
+  x.values = unsorted(x.values, order);
+  exact = unsorted(exact, order);
+}
+
 std::string describe_expression_traversal(const ExpressionPlan& plan, const TraversalCost& cost) {
   return choose_expression_grid(plan, false, cost)->why;
 }
@@ -248,14 +254,9 @@ Result run_expression_cpu(const ExpressionPlan& plan) {
             merge_point_values(sinks, false, of, r.per_point_a, r.exact.point_value_a);
             if (!sinks_auto) merge_point_values(sinks, true, of, r.per_point_b, r.exact.point_value_b);
             if (!on_grid) return;
-            const auto put_back = [&](PointReductions& x, std::vector<FixedSum>& exact, const std::vector<std::uint32_t>& order) {
-              x.counts = unsorted(x.counts, order);
-              x.values = unsorted(x.values, order);
-              if (!exact.empty()) exact = unsorted(exact, order);
-            };
-            put_back(r.per_point_a, r.exact.point_value_a, order_a);
+            put_back_in_order(r.per_point_a, r.exact.point_value_a, order_a);
             if (sinks_auto) return;  // (the half shell: the auto sinks hold both points of a pair)
-            put_back(r.per_point_b, r.exact.point_value_b, order_b);
+            put_back_in_order(r.per_point_b, r.exact.point_value_b, order_b);
             if (!plan.is_auto) return;
             // An auto run's partners are the same points: join their counts, sums and extremes.
             PointReductions& a = r.per_point_a;

@@ -55,6 +55,10 @@ struct ExpressionGrid {
 // the sorted tables too (a run's, not an explanation's). Shared by the CPU and the GPU.
 std::unique_ptr<ExpressionGrid> choose_expression_grid(const ExpressionPlan& plan, bool tables, const TraversalCost& cost);
 
+// Per-point outputs of a grid's sorted points put back at the points' original indices (counts,
+// values and exact sums: out[order[k]] = in[k]).
+void put_back_in_order(PointReductions& x, std::vector<FixedSum>& exact, const std::vector<std::uint32_t>& order);
+
 // The traversal a run takes with `cost`: brute-force tiles, or a grid for the cutoff (for the plan).
 std::string describe_expression_traversal(const ExpressionPlan& plan, const TraversalCost& cost);
 

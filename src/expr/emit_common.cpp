@@ -16,6 +16,21 @@ const Dialect kHostDialect{"tb::", "std::fabs", "std::sqrt", "twobody::portable:
 // kernel library's wrappers of twobody::portable (expression_kernels.cu), linked in by nvJitLink.
 const Dialect kDeviceDialect{"tb_", "fabs", "sqrt", "tb_exp", "tb_log", "tb_pow"};
 
+PairSchedule pair_schedule(const Compiled& c) {
+  PairSchedule s;
+  s.late.assign(c.g.nodes.size(), 0);
+  for (int id : c.pair_nodes) {
+    const Node& x = c.g.nodes[static_cast<std::size_t>(id)];
+    bool late = is_reduction(x.op);
+    for (int a : x.arg)
+      if (a >= 0 && c.is_pair(a) && s.late[static_cast<std::size_t>(a)]) late = true;
+    s.late[static_cast<std::size_t>(id)] = late;
+    if (x.vector || is_reduction(x.op)) s.per_k.push_back(id);
+    else (late ? s.after : s.before).push_back(id);
+  }
+  return s;
+}
+
 std::string literal(double v, const Dialect& d) {
   if (std::isfinite(v)) return fmt::format("({:a})", v);
   std::uint64_t u;

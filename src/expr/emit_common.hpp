@@ -4,7 +4,9 @@
 // two dialects differ only in the names of the functions they call, so both generated evaluators
 // compute what ops.hpp computes, operation for operation.
 #include <string>
+#include <vector>
 
+#include "twobody/detail/expr/compiled.hpp"
 #include "twobody/detail/expr/ir.hpp"
 
 namespace twobody::expr {
@@ -21,6 +23,16 @@ struct Dialect {
   const char* pow;
 };
 extern const Dialect kHostDialect, kDeviceDialect;
+
+// The order of a pair's program, which both generators (and the interpreter, expression_rows.cpp)
+// follow: the pair scalars that read no reduction over the dimension (`before`), the Vector nodes
+// and the reductions' steps inside the loop over k (`per_k`), then the scalars that read a
+// reduction (`after`); `late[id]`: node id is a reduction or reads one. Topological order in each.
+struct PairSchedule {
+  std::vector<char> late;
+  std::vector<int> before, per_k, after;
+};
+PairSchedule pair_schedule(const Compiled& c);
 
 // A float64 literal with its exact bits: a hexadecimal float, or from_bits for inf and NaN.
 std::string literal(double v, const Dialect& d);

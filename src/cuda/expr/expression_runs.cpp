@@ -158,23 +158,25 @@ struct Slab {
   double pairs;
 };
 
-std::vector<Slab> slabs_of(std::uint64_t na, std::uint64_t nb, bool is_auto) {
+// Consecutive units (anchors, or grid blocks) in slabs of about kSlabPairs candidates and at most
+// `most` units; pairs_of(u): unit u's candidates.
+template <class PairsOf>
+std::vector<Slab> slabs_of(std::uint64_t units, std::uint64_t most, const PairsOf& pairs_of) {
   std::vector<Slab> out;
   Slab s{0, 0, 0};
-  for (std::uint64_t i = 0; i < na; ++i) {
-    s.pairs += static_cast<double>(is_auto ? nb - 1 - i : nb);
-    s.i1 = i + 1;
-    if (s.pairs >= kSlabPairs || s.i1 - s.i0 >= kMaxSlabAnchors) {
+  for (std::uint64_t u = 0; u < units; ++u) {
+    s.pairs += pairs_of(u);
+    s.i1 = u + 1;
+    if (s.pairs >= kSlabPairs || s.i1 - s.i0 >= most) {
       out.push_back(s);
-      s = Slab{i + 1, i + 1, 0};
+      s = Slab{u + 1, u + 1, 0};
     }
   }
   if (s.i1 > s.i0) out.push_back(s);
   return out;
 }
 
-// The grid's blocks, anchors cut into runs of kExprAnchors, and slabs of them of about kSlabPairs
-// candidates (a slab's i0, i1: its first and last block).
+// The grid's blocks, anchors cut into runs of kExprAnchors.
 std::vector<ExprBlock> grid_blocks(const cpu::GridPlan& plan) {
   std::vector<ExprBlock> out;
   for (std::size_t w = 0; w < plan.unit_count(); ++w)
@@ -185,20 +187,7 @@ std::vector<ExprBlock> grid_blocks(const cpu::GridPlan& plan) {
   return out;
 }
 constexpr std::uint64_t kMaxSlabBlocks = (1ull << 31) - 1;
-std::vector<Slab> slabs_of(const std::vector<ExprBlock>& blocks) {
-  std::vector<Slab> out;
-  Slab s{0, 0, 0};
-  for (std::size_t k = 0; k < blocks.size(); ++k) {
-    s.pairs += static_cast<double>(blocks[k].a1 - blocks[k].a0) * static_cast<double>(blocks[k].b1 - blocks[k].b0);
-    s.i1 = k + 1;
-    if (s.pairs >= kSlabPairs || s.i1 - s.i0 >= kMaxSlabBlocks) {
-      out.push_back(s);
-      s = Slab{k + 1, k + 1, 0};
-    }
-  }
-  if (s.i1 > s.i0) out.push_back(s);
-  return out;
-}
+double candidates_of(const ExprBlock& b) { return static_cast<double>(b.a1 - b.a0) * static_cast<double>(b.b1 - b.b0); }
 
 // One launch over a slab: anchors [i0, i1) of the tiles, or the grid's blocks [i0, i1).
 void launch(cudaKernel_t k, ExprLaunch L, std::uint64_t i0, std::uint64_t i1, std::size_t smem = 0) {
@@ -316,7 +305,12 @@ Result run_expression_gpu(const cpu::ExpressionPlan& plan) {
       L.order = device_order.get();
     }
   }
-  const std::vector<Slab> slabs = on_grid ? slabs_of(blocks) : slabs_of(na, nb, is_auto);
+  // A unit's candidates: an anchor's partners on the tiles, a block's pairs on the grid.
+  const auto candidates = [&](std::uint64_t u) {
+    return on_grid ? candidates_of(blocks[u]) : static_cast<double>(is_auto ? nb - 1 - u : nb);
+  };
+  const std::vector<Slab> slabs = on_grid ? slabs_of(blocks.size(), kMaxSlabBlocks, candidates)
+                                          : slabs_of(na, kMaxSlabAnchors, candidates);
   static const std::vector<std::uint32_t> kNoOrder;
   const std::vector<std::uint32_t>& order_a = on_grid ? grid->a->order : kNoOrder;
   const std::vector<std::uint32_t>& order_b = on_grid ? (grid->b ? grid->b->order : grid->a->order) : kNoOrder;
@@ -456,11 +450,7 @@ Result run_expression_gpu(const cpu::ExpressionPlan& plan) {
             r.pairs.reserve(total);
             const cudaKernel_t k = kernel(kernels, kExprPairsKernel);
             const std::uint64_t per_launch = on_grid ? kMaxSlabBlocks : kMaxSlabAnchors;
-            // A unit's candidates: a launch also stops at about kSlabPairs of them (progress, Ctrl-C).
-            const auto candidates = [&](std::uint64_t u) {
-              if (on_grid) return static_cast<double>(blocks[u].a1 - blocks[u].a0) * static_cast<double>(blocks[u].b1 - blocks[u].b0);
-              return static_cast<double>(is_auto ? nb - 1 - u : nb);
-            };
+            // (a launch also stops at about kSlabPairs candidates: progress, Ctrl-C)
             std::uint64_t i0 = total == 0 ? units : 0;  // (no pair: nothing to write)
             while (i0 < units) {
               std::uint64_t i1 = i0, in = 0;
@@ -490,20 +480,8 @@ Result run_expression_gpu(const cpu::ExpressionPlan& plan) {
           [](const auto&) { throw Error(ErrorKind::Internal, "a reduction run_expression refuses reached the gpu"); }},
       plan.stat->reduction);
   if (on_grid) {
-    // Per-point outputs back in the input's order (out[order[k]] = in[k]).
-    const auto put_back = [](PointReductions& x, std::vector<FixedSum>& exact, const std::vector<std::uint32_t>& order) {
-      const auto unsort = [&](auto& v) {
-        if (v.empty()) return;
-        auto out = v;
-        for (std::size_t k = 0; k < v.size(); ++k) out[order[k]] = v[k];
-        v = std::move(out);
-      };
-      unsort(x.counts);
-      unsort(x.values);
-      unsort(exact);
-    };
-    put_back(r.per_point_a, r.exact.point_value_a, order_a);
-    put_back(r.per_point_b, r.exact.point_value_b, order_b);
+    cpu::put_back_in_order(r.per_point_a, r.exact.point_value_a, order_a);
+    cpu::put_back_in_order(r.per_point_b, r.exact.point_value_b, order_b);
   }
   r.info.pairs_evaluated = on_grid ? grid->plan.evaluations : pair_total(na, nb, is_auto);
   r.info.plan = grid->why;  // (the traversal's line of the plan: the engine puts it in its place)
