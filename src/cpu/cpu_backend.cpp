@@ -5,8 +5,7 @@
 
 #include "twobody/detail/engine/backend.hpp"
 #include "twobody/detail/engine/lattice_plan.hpp"
-#include "twobody/detail/cpu/binned2d.hpp"
-#include "twobody/detail/cpu/point_sums.hpp"
+#include "twobody/detail/cpu/pair_function_runs.hpp"
 #include "twobody/detail/cpu/run_plan.hpp"
 #include "twobody/detail/cpu/run_vectors.hpp"
 #include "twobody/detail/engine/metric_dispatch.hpp"
@@ -89,13 +88,8 @@ class CpuBackend final : public Backend {
     ran_plan_ = &plan;
     ran_why_ = grid.why;
     ran_grid_ = grid.chosen;
-    return visit_pair_function(*plan.stat, plan.a->dim(), [&](const auto& f) {
-      constexpr int D = std::decay_t<decltype(f)>::dim;
-      if constexpr (D >= 1 && D <= 3) {
-        if (std::holds_alternative<reduce::PointSums>(plan.stat->reduction)) return cpu::run_point_sums<D>(plan, &grid);
-      }
-      return cpu::run_plan<D>(f, plan, &grid);
-    });
+    return visit_pair_function(*plan.stat, plan.a->dim(),
+                               [&](const auto& f) { return cpu::run_pair_function(f, plan, &grid); });
   }
 
  private:
