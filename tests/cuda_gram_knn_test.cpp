@@ -232,9 +232,13 @@ TEST_F(CudaGramKnn, PrecisionPolicyChoosesThePathAndSaysWhy) {
     ScopedEnv fp16("TWOBODY_VECTOR_PRECISION", "fp16");
     for (int k : {1, 10, 65}) expect_same_knn(low, nullptr, k, "d = 3 on the tiles");
   }
-  // Cosine stays on the float64 kernel; the explanation names the Gram path and the list size.
-  const Result c = run(knn_statistic(false, 10, Metric::Cosine), a, nullptr, on("cuda"));
-  EXPECT_NE(c.info.plan.find("float64 knn kernel (cosine"), std::string::npos) << c.info.plan;
+  // Cosine takes the tiles too, on unit rows (CudaGramCosine tests them in depth), and equals the
+  // CPU; the explanation names the Gram path and the list size.
+  const Statistic cosine = knn_statistic(false, 10, Metric::Cosine);
+  const Result c = run(cosine, a, nullptr, on("cuda")), c_cpu = run(cosine, a, nullptr, on("cpu"));
+  EXPECT_NE(c.info.plan.find("FP16 Gram tiles k-NN on the tensor cores (cosine"), std::string::npos) << c.info.plan;
+  EXPECT_EQ(c.nearest.index, c_cpu.nearest.index);
+  EXPECT_EQ(c.nearest.key, c_cpu.nearest.key);
   const std::string e = explain(knn_statistic(false, 10, Metric::Euclidean), a, nullptr, on("cuda"));
   EXPECT_NE(e.find("FP16 Gram tiles"), std::string::npos) << e;
   EXPECT_NE(e.find("keeps the 64 entries"), std::string::npos) << e;

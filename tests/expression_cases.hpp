@@ -94,6 +94,14 @@ inline std::vector<Case> cases() {
        [](const Pt& a, const Pt& b) {
          return std::sqrt(dist2(a, b)) < 2 * kH ? portable::exp(-dist2(a, b) / kH) * (a.c("t") + 1) : kNone;
        }},
+      // More scalars of each side than the GPU's slots (18 > 16) and more nodes than its
+      // parameter bank's columns (pair_abi.hpp): the rest read from the columns.
+      {"(a.x + 1)*(b.y - 1) + (a.x + 2)*(b.y - 2) + (a.x + 3)*(b.y - 3) + (a.x + 4)*(b.y - 4) + (a.x + 5)*(b.y - 5) + (a.x + 6)*(b.y - 6) + (a.x + 7)*(b.y - 7) + (a.x + 8)*(b.y - 8) + (a.x + 9)*(b.y - 9) + (a.x + 10)*(b.y - 10) + (a.x + 11)*(b.y - 11) + (a.x + 12)*(b.y - 12) + (a.x + 13)*(b.y - 13) + (a.x + 14)*(b.y - 14) + (a.x + 15)*(b.y - 15) + (a.x + 16)*(b.y - 16) + (a.x + 17)*(b.y - 17) + (a.x + 18)*(b.y - 18)", "",
+       [](const Pt& a, const Pt& b) {
+         double s = (a.c("x") + 1) * (b.c("y") - 1);
+         for (int k = 2; k <= 18; ++k) s = s + (a.c("x") + k) * (b.c("y") - k);
+         return s;
+       }},
   };
 }
 

@@ -52,6 +52,7 @@ TEST(JitLink, EveryKernelLinksWithTheExpressionAndNoFma) {
       EXPECT_NE(ptx.find(std::string(".entry ") + k), std::string::npos) << k;
     EXPECT_EQ(ptx.find("fma."), std::string::npos) << "a contraction into FMA changes the float64 rule's roundings";
     EXPECT_EQ(ptx.find("tb_pair"), std::string::npos) << "the link inlines the expression into the kernels";
+    EXPECT_EQ(ptx.find("tb_load_"), std::string::npos) << "and the loads of a side's slots";
     EXPECT_NE(ptx.find("mul.rn.f64"), std::string::npos);
     const std::string cubin = twobody::cuda::jit_link_expression(twobody::expr::emit_pair_cuda_source(f.compiled()), 90);
     ASSERT_GT(cubin.size(), 4u);

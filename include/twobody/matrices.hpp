@@ -67,8 +67,9 @@ struct MatrixResult {
 
 // The matrix of `a` against itself (b null: n x n, symmetric kernels computed once a pair and
 // mirrored) or against `b`. Rows of any element type are promoted to float64; NaN or infinite
-// values are Error(Input). RunOptions::backend "cuda" is Error(Backend): matrices of vectors run
-// on the CPU for now ("auto" takes it). An output kept in memory beyond TWOBODY_MATRIX_HOST_BYTES
+// values are Error(Input). RunOptions::backend "cuda" runs the kernel generated for the
+// expression on the GPU (every kernel but "mi", which is Error(Backend) there), with the CPU's bits;
+// "auto" runs on the CPU. An output kept in memory beyond TWOBODY_MATRIX_HOST_BYTES
 // (default: half the physical memory) is Error(Resource): give a .npy or HDF5 file.
 MatrixResult vector_matrix(const VectorSet& a, const VectorSet* b, const MatrixOptions& opt, const RunOptions& run = {});
 std::string explain_vector_matrix(const VectorSet& a, const VectorSet* b, const MatrixOptions& opt,

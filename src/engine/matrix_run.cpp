@@ -17,6 +17,7 @@
 #include "twobody/detail/engine/backend.hpp"
 #include "twobody/detail/engine/planner.hpp"
 #include "twobody/detail/expr/compiled.hpp"
+#include "twobody/detail/expr/emit_pair_cuda.hpp"
 #include "twobody/detail/expr/named_kernels.hpp"
 #include "twobody/detail/io/array_output.hpp"
 #include "twobody/detail/io/matrix_writer.hpp"
@@ -158,11 +159,17 @@ Prepared prepare(const PairExpression& f, const PairTable& a, const PairTable* b
   const std::string block = j.block_rows ? fmt::format("blocks of {} rows{}", j.block_rows, forced ? " (TWOBODY_MATRIX_BLOCK_ROWS)" : "")
                                          : std::string("blocks of rows of at most 256 MiB");
   if (p.gpu)
-    t += fmt::format("cuda kernel: {}, a thread a column and 32 rows a block of 128 threads, the expression's function "
-                     "generated as CUDA, compiled by NVRTC and linked into the matrix kernel by nvJitLink; two blocks in "
-                     "flight (the device computes one while the host writes the other)\nevaluator: float64 for every "
-                     "entry, the CPU's operations in its order with no FMA, so the entries are the CPU's bits\n",
-                     block);
+    t += fmt::format("cuda kernel: {}, 32 rows x 128 columns a block of 128 threads, a thread 8 rows x 4 columns {}; "
+                     "the expression's functions generated as CUDA, compiled by NVRTC and linked into the matrix kernel "
+                     "by nvJitLink; two blocks in flight (the device computes one while the host writes the other)\n"
+                     "evaluator: float64 for every entry, the CPU's operations in its order with no FMA, so the entries "
+                     "are the CPU's bits\n",
+                     block,
+                     expr::pair_tile_shares_the_loop(c)
+                         ? "in registers, one loop over d for its 32 entries (each row's element read once for its "
+                           "columns, each column's once for its rows)"
+                         : "evaluated one entry after another (the expression's accumulators would not fit in registers, "
+                           "or it has no loop over d)");
   else if (p.form.element != cpu::TileElement::None)
     t += fmt::format("cpu kernel: tiles of {} over {}: {} x {}-column tiles to {} OpenMP threads (dynamic); d = {} in "
                      "slices of {} through an 8 x 16 register tile of {} ({} over k), each entry's accumulator carried "

@@ -1,6 +1,6 @@
 // The kernels of pair expressions, one a reduction, built at the library's build time into LTO-IR
 // (not into the library's own cubin: src/CMakeLists.txt embeds the fatbin) and linked at run time
-// by nvJitLink with the expression's tb_pair (expr/emit_pair_cuda.cpp, compiled by NVRTC): the
+// by nvJitLink with the expression's functions (expr/emit_pair_cuda.cpp, compiled by NVRTC): the
 // link inlines the expression into each kernel. Traversal: brute-force tiles, a block of 128
 // anchors (a thread each) against a run of 512 partners, every lane of a warp on the same partner
 // at once, so a partner's row is one broadcast load and a partner's own outputs (per point, auto's
@@ -17,8 +17,14 @@ extern "C" __device__ double tb_exp(double x) { return twobody::portable::exp(x)
 extern "C" __device__ double tb_log(double x) { return twobody::portable::log_any(x); }
 extern "C" __device__ double tb_pow(double x, double y) { return twobody::portable::pow(x, y); }
 
-// The expression, linked in at run time.
-extern "C" __device__ double tb_pair(const twobody::expr::TbPairArgs* args, unsigned long long i, unsigned long long j);
+// The expression, linked in at run time (expr/pair_abi.hpp): a side's scalars loaded into slots
+// once a point, then the pair's value.
+extern "C" __device__ void tb_load_a(const twobody::expr::TbPairArgs* args, unsigned long long i, double* slots);
+extern "C" __device__ void tb_load_b(const twobody::expr::TbPairArgs* args, unsigned long long j, double* slots);
+extern "C" __device__ double tb_pair_loaded(const twobody::expr::TbPairArgs* args, unsigned long long i,
+                                            unsigned long long j, const double* a_slots, const double* b_slots);
+extern "C" __device__ void tb_pair_tile(const twobody::expr::TbPairArgs* args, unsigned long long i0,
+                                        unsigned long long j0, double* out);
 
 namespace twobody::cuda {
 namespace {
@@ -40,9 +46,12 @@ __device__ __forceinline__ bool visit_block(const ExprLaunch& L, Visit&& visit) 
     const unsigned long long i = b.a0 + threadIdx.x;
     const bool anchor = i < b.a1;
     const unsigned oi = anchor && L.order ? L.order[i] : 0u;
+    double sa[twobody::expr::kTbSideSlots], sb[twobody::expr::kTbSideSlots];
+    if (anchor) tb_load_a(&L.f, i, sa);
     for (unsigned long long j = b.b0; j < b.b1; ++j) {
       const bool ok = anchor && (!b.triangle || j > i) && (!L.order || L.order[j] > oi);
-      visit(i, j, ok, ok ? tb_pair(&L.f, i, j) : no_value());
+      tb_load_b(&L.f, j, sb);
+      visit(i, j, ok, ok ? tb_pair_loaded(&L.f, i, j, sa, sb) : no_value());
     }
     return true;
   }
@@ -53,9 +62,12 @@ __device__ __forceinline__ bool visit_block(const ExprLaunch& L, Visit&& visit) 
   const unsigned long long j1 = j0 + kExprPartners < L.nb ? j0 + kExprPartners : L.nb;
   if (L.is_auto && j1 <= first + 1) return false;
   if (first + (threadIdx.x & ~31u) >= L.i1) return true;  // a warp past the last anchor
+  double sa[twobody::expr::kTbSideSlots], sb[twobody::expr::kTbSideSlots];
+  if (anchor) tb_load_a(&L.f, i, sa);
   for (unsigned long long j = j0; j < j1; ++j) {
     const bool ok = anchor && (!L.is_auto || j > i);
-    visit(i, j, ok, ok ? tb_pair(&L.f, i, j) : no_value());
+    tb_load_b(&L.f, j, sb);  // the same j on every lane: one broadcast read a scalar
+    visit(i, j, ok, ok ? tb_pair_loaded(&L.f, i, j, sa, sb) : no_value());
   }
   return true;
 }
@@ -258,15 +270,23 @@ extern "C" __global__ void __launch_bounds__(kExprAnchors) tb_expr_pairs(const _
   });
 }
 
-// Matrix (the dense n1 x n2 of every entry's value, expression_matrix): a thread a column j, the
-// block's rows one after another.
+// Matrix (the dense n1 x n2 of every entry's value, expression_matrix): a warp a tile of
+// kTbTileRows rows x kExprMatrixColumns columns, a lane the rows against its kTbTileCols columns
+// lane, lane + 32, ... (tb_pair_tile); consecutive lanes write consecutive addresses of a row.
 extern "C" __global__ void __launch_bounds__(kExprMatrixColumns) tb_expr_matrix(const __grid_constant__ ExprLaunch L) {
-  const unsigned long long j = L.c0 + static_cast<unsigned long long>(blockIdx.x) * kExprMatrixColumns + threadIdx.x;
-  if (j >= L.nb) return;
-  const unsigned long long r0 = L.i0 + static_cast<unsigned long long>(blockIdx.y) * kExprMatrixRows;
-  const unsigned long long r1 = r0 + kExprMatrixRows < L.i1 ? r0 + kExprMatrixRows : L.i1;
-  for (unsigned long long i = r0; i < r1; ++i) {
-    const double v = tb_pair(&L.f, i, j);
-    L.matrix[(i - L.i0) * L.ld + (j - L.c0)] = v == v ? v : no_value();  // one NaN, as the CPU writes
-  }
+  using twobody::expr::kTbTileCols;
+  using twobody::expr::kTbTileRows;
+  using twobody::expr::kTbTileStride;
+  const unsigned lane = threadIdx.x % kTbTileStride, warp = threadIdx.x / kTbTileStride;
+  const unsigned long long first = L.c0 + static_cast<unsigned long long>(blockIdx.x) * kExprMatrixColumns;
+  const unsigned long long i0 = L.i0 + static_cast<unsigned long long>(blockIdx.y) * kExprMatrixRows + warp * kTbTileRows;
+  if (first >= L.nb || i0 >= L.i1) return;
+  double out[kTbTileRows * kTbTileCols];
+  tb_pair_tile(&L.f, i0, first + lane, out);
+  for (int r = 0; r < kTbTileRows && i0 + r < L.i1; ++r)
+    for (int c = 0; c < kTbTileCols; ++c) {
+      const unsigned long long j = first + lane + static_cast<unsigned long long>(c) * kTbTileStride;
+      const double v = out[r * kTbTileCols + c];
+      if (j < L.nb) L.matrix[(i0 + r - L.i0) * L.ld + (j - L.c0)] = v == v ? v : no_value();  // one NaN, as the CPU writes
+    }
 }

@@ -61,11 +61,15 @@ struct ExprLaunch {
   unsigned long long c0 = 0, ld = 0;
 };
 
-// Matrix: threads a block, one column each, and the rows a block walks (a row is one broadcast
-// load of a's columns; consecutive columns are consecutive addresses of b's columns and of the
-// output, so both are coalesced).
+// Matrix: a block's columns and rows; its threads, kExprMatrixColumns, each a tile of
+// expr::kTbTileRows rows x kTbTileCols columns a warp-width apart (a row's element is one broadcast
+// load; consecutive lanes read consecutive addresses of b's columns and write consecutive
+// addresses of the output, so both are coalesced).
 inline constexpr int kExprMatrixColumns = 128;
 inline constexpr int kExprMatrixRows = 32;
+// A lane's tile (expr::tb_pair_tile) spans the block's columns; the block's warps, its rows.
+static_assert(kExprMatrixColumns == expr::kTbTileCols * expr::kTbTileStride && expr::kTbTileStride == 32);
+static_assert(kExprMatrixRows == kExprMatrixColumns / 32 * expr::kTbTileRows);
 
 // The kernels' names in the linked library (cudaLibraryGetKernel).
 inline constexpr const char* kExprMaxAbsKernel = "tb_expr_max_abs";

@@ -139,7 +139,7 @@ class DeviceArguments {
     }
     columns_ = DeviceBuffer<const double*>(device_columns);
     values_ = DeviceBuffer<double>(rows.argument_values());
-    f = expr::TbPairArgs{columns_.get(), values_.get(), na, nb, d};
+    f = expr::make_pair_args(columns_.get(), device_columns.data(), nodes, values_.get(), na, nb, d);
   }
   expr::TbPairArgs f;
 
