@@ -216,6 +216,7 @@ MatrixResult execute(const Prepared& p, const MatrixOptions& opt, const RunOptio
   const auto to_file = [&](auto open) {
     write_output_file(opt.output, [&](const std::string& file) {
       std::unique_ptr<MatrixSink> sink = open(file, opt.output, p.rows, p.cols, opt.dtype);
+      sink->set_threads(p.job.threads);
       run_tiles(*sink);
       sink->finish();
     });
@@ -226,6 +227,7 @@ MatrixResult execute(const Prepared& p, const MatrixOptions& opt, const RunOptio
     case SinkKind::Host:
     case SinkKind::Text: {
       HostMatrixSink sink(p.rows, p.cols);
+      sink.set_threads(p.job.threads);
       run_tiles(sink);
       r.values = sink.take();
       break;

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -19,23 +20,39 @@ namespace twobody {
 
 void MatrixSink::put_mirror(std::size_t r0, std::size_t nr, std::size_t c0, std::size_t nc, const double* v,
                             std::size_t ld) {
-  // In strips of columns, so the transposed copy stays small whatever the width.
-  constexpr std::size_t kStrip = 1024;
+  // In strips of columns, so the transposed copy stays small whatever the width; each strip
+  // transposed in squares of 32 x 32 (a square's rows read whole, its columns written whole: the
+  // plain loop read one value a cache line, a column at a time) shared by the threads.
+  constexpr std::size_t kStrip = 1024, kSquare = 32;
   scratch_.resize(std::min(nc, kStrip) * nr);
+  double* const out = scratch_.data();
   for (std::size_t s = 0; s < nc; s += kStrip) {
     const std::size_t w = std::min(kStrip, nc - s);
-    for (std::size_t j = 0; j < w; ++j)
-      for (std::size_t i = 0; i < nr; ++i) scratch_[j * nr + i] = v[i * ld + s + j];
-    put(c0 + s, w, r0, nr, scratch_.data(), nr);
+    const auto squares_i = static_cast<std::int64_t>((nr + kSquare - 1) / kSquare);
+    const auto squares_j = static_cast<std::int64_t>((w + kSquare - 1) / kSquare);
+#pragma omp parallel for collapse(2) schedule(static) num_threads(nr * w >= (std::size_t{1} << 16) ? threads_ : 1)
+    for (std::int64_t bi = 0; bi < squares_i; ++bi)
+      for (std::int64_t bj = 0; bj < squares_j; ++bj) {
+        const std::size_t i0 = static_cast<std::size_t>(bi) * kSquare, j0 = static_cast<std::size_t>(bj) * kSquare;
+        const std::size_t i1 = std::min(nr, i0 + kSquare), j1 = std::min(w, j0 + kSquare);
+        for (std::size_t j = j0; j < j1; ++j)
+          for (std::size_t i = i0; i < i1; ++i) out[j * nr + i] = v[i * ld + s + j];
+      }
+    put(c0 + s, w, r0, nr, out, nr);
   }
 }
 
 HostMatrixSink::HostMatrixSink(std::size_t rows, std::size_t cols) : MatrixSink(rows, cols) { values_.resize(rows * cols); }
 
+// Rows copied by the run's threads when there are many: a GPU's block is hundreds of MB, and its
+// pages are first touched here.
 void HostMatrixSink::put(std::size_t r0, std::size_t nr, std::size_t c0, std::size_t nc, const double* v, std::size_t ld) {
-  for (std::size_t i = 0; i < nr; ++i) std::memcpy(&values_[(r0 + i) * cols() + c0], v + i * ld, nc * sizeof(double));
+  const auto n = static_cast<std::int64_t>(nr);
+#pragma omp parallel for schedule(static) num_threads(nr * nc >= (std::size_t{1} << 16) ? threads() : 1)
+  for (std::int64_t i = 0; i < n; ++i)
+    std::memcpy(&values_[(r0 + static_cast<std::size_t>(i)) * cols() + c0], v + static_cast<std::size_t>(i) * ld,
+                nc * sizeof(double));
 }
-
 
 namespace {
 

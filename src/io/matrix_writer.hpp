@@ -27,6 +27,9 @@ class MatrixSink {
   virtual void put(std::size_t r0, std::size_t nr, std::size_t c0, std::size_t nc, const double* v, std::size_t ld) = 0;
   // The transpose of that tile at (c0, r0): the mirrored half of a symmetric matrix.
   void put_mirror(std::size_t r0, std::size_t nr, std::size_t c0, std::size_t nc, const double* v, std::size_t ld);
+  // Threads the mirror's transposition (and a sink's own copies) may use: the run's.
+  void set_threads(int threads) { threads_ = threads < 1 ? 1 : threads; }
+  int threads() const { return threads_; }
   // After every block of rows: what was written may leave memory.
   virtual void block_done() {}
   // After the last block: the data are complete (the file is flushed; the caller renames it).
@@ -34,6 +37,7 @@ class MatrixSink {
 
  private:
   std::size_t rows_, cols_;
+  int threads_ = 1;
   std::vector<double> scratch_;
 };
 
