@@ -3,7 +3,7 @@
 // cases (RDF's key, the NLJ predicate, L_p at d = 5,419, a Gaussian sum at d = 16), each the best
 // of three runs, and the compile's wall time (a cold cache). Prints one line a case.
 // Usage: twobody_expression_bench [THREADS] [SCALE]; SCALE multiplies the points (default 1).
-// twobody_expression_bench gpu [SCALE]: the generated GPU kernels (--backend cuda) on each case
+// twobody_expression_bench gpu [SCALE] (gpu-matrices: the matrices alone): the generated GPU kernels (--backend cuda) on each case
 // with the points multiplied by SCALE (default 30), the link's time (a cold cache), Gpairs/s, and
 // the result checked against the compiled CPU object on the unscaled case (whose first GPU run,
 // on a cold cache, gives the link's time: NVRTC, nvJitLink, the module's load). Then matrices of
@@ -49,7 +49,8 @@ double seconds_of(const auto& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool gpu = argc > 1 && std::string(argv[1]) == "gpu";
+  const bool matrices_only = argc > 1 && std::string(argv[1]) == "gpu-matrices";
+  const bool gpu = matrices_only || (argc > 1 && std::string(argv[1]) == "gpu");
   const int threads = gpu ? 0 : argc > 1 ? std::atoi(argv[1]) : 1;
   const double scale = argc > 2 ? std::atof(argv[2]) : gpu ? 30.0 : 1.0;
   const auto cache = std::filesystem::temp_directory_path() / "twobody-expression-bench-cache";
@@ -70,9 +71,12 @@ int main(int argc, char** argv) {
       {"gaussian sum, d=16", "exp(-dot(a-b, a-b)/(2*h^2))", 16, 4000, false, "h"},
   };
   if (gpu) {
-    fmt::print("# the generated GPU kernels; points x {}; best of 3; link = the first run of the unscaled case\n", scale);
-    fmt::print("{:<28} {:>10} {:>10} {:>10} {:>8}\n", "case", "pairs", "seconds", "Gpairs/s", "link s");
+    if (!matrices_only) {
+      fmt::print("# the generated GPU kernels; points x {}; best of 3; link = the first run of the unscaled case\n", scale);
+      fmt::print("{:<28} {:>10} {:>10} {:>10} {:>8}\n", "case", "pairs", "seconds", "Gpairs/s", "link s");
+    }
     for (const Case& c : cases) {
+      if (matrices_only) break;
       twobody::ExpressionParams p;
       if (c.param) p.scalars[c.param] = std::string(c.param) == "p" ? 2.5 : 20.0;
       twobody::Statistic s;

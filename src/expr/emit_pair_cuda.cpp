@@ -149,20 +149,46 @@ class PairEmitter {
 // element of a vector operand read once at k for the tile's rows or columns.
 class TileEmitter {
  public:
-  explicit TileEmitter(const Compiled& c) : c_(c), g_(c.g), s_(pair_schedule(c)) {}
+  explicit TileEmitter(const Compiled& c) : c_(c), g_(c.g), s_(pair_schedule(c)) {
+    // The pair scalars the loop reads are computed before it; the others after it (pure values of
+    // the two points: the same bits at either place), so they hold no registers across it.
+    std::vector<char> needed(g_.nodes.size(), 0);
+    for (int id : s_.per_k)
+      for (int a : g_.nodes[id].arg)
+        if (a >= 0) needed[a] = 1;
+    for (auto it = s_.before.rbegin(); it != s_.before.rend(); ++it)
+      if (needed[*it])
+        for (int a : g_.nodes[*it].arg)
+          if (a >= 0) needed[a] = 1;
+    for (int id : s_.before) (needed[id] ? early_ : late_).push_back(id);
+    // The sides' nodes the pair's program reads: a row's or a column's scalars (and a vector's
+    // element at k and k + 1) held across the loop.
+    std::vector<char> read(g_.nodes.size(), 0);
+    for (int id : c_.pair_nodes)
+      for (int a : g_.nodes[id].arg)
+        if (a >= 0) read[a] = 1;
+    read[g_.root] = 1;
+    for (std::size_t id = 0; id < g_.nodes.size(); ++id) {
+      if (!read[id]) continue;
+      const int side = g_.nodes[id].side & kSidePair;
+      const int held = g_.nodes[id].vector ? 2 : 1;
+      if (side == kSideA) side_a_ += held;
+      if (side == kSideB) side_b_ += held;
+    }
+  }
 
   bool shares_the_loop() const { return !s_.per_k.empty() && fits_registers(); }
 
-  // Doubles a thread keeps live across the loop: the accumulators and the pair scalars computed
-  // before it, for every pair of the tile, and each row's and column's scalars.
+  // Doubles a thread keeps live across the loop: the accumulators (a minimum's or maximum's
+  // counted twice: its NaN test and first-step select held 255 registers and spilled at two) and
+  // the pair scalars the loop reads, for every pair of the tile; each row's and column's scalars,
+  // and each vector operand's element at k and at k + 1 for the tile's rows or columns.
   bool fits_registers() const {
-    int reductions = 0, side_a = 0, side_b = 0;
+    int accumulators = 0;
     for (int id : s_.per_k)
-      if (is_reduction(g_.nodes[id].op)) ++reductions;
-    for (int id : c_.rows_a) side_a += g_.nodes[id].vector ? 0 : 1;
-    for (int id : c_.rows_b) side_b += g_.nodes[id].vector ? 0 : 1;
-    const int live = kTbTileRows * kTbTileCols * (reductions + static_cast<int>(s_.before.size())) +
-                     kTbTileRows * side_a + kTbTileCols * side_b;
+      if (is_reduction(g_.nodes[id].op)) accumulators += g_.nodes[id].op == Op::Sum ? 1 : 2;
+    const int live = kTbTileRows * kTbTileCols * (accumulators + static_cast<int>(early_.size())) +
+                     kTbTileRows * side_a_ + kTbTileCols * side_b_;
     return live <= 72;
   }
 
@@ -184,14 +210,15 @@ class TileEmitter {
               kTbSideSlots, r, c, r * kTbTileCols + c);
       return s + "}\n";
     }
-    std::string before, first_k, next_k, after, accumulators, result;
-    for (int id : s_.before)
+    std::string before, steps, after, accumulators, result;
+    for (int id : early_)
       each([&](int r, int c) { before += fmt::format("  const double p{}{} = {};\n", id, sfx(r, c), value_of(id, r, c)); });
+    for (int id : late_)
+      each([&](int r, int c) { after += fmt::format("  const double p{}{} = {};\n", id, sfx(r, c), value_of(id, r, c)); });
     for (int id : s_.per_k) {
       each([&](int r, int c) {
-        first_k += step(id, true, r, c);
-        next_k += step(id, false, r, c);
-        if (is_reduction(g_.nodes[id].op)) accumulators += fmt::format("  double R{}{};\n", id, sfx(r, c));
+        steps += step(id, r, c);
+        if (is_reduction(g_.nodes[id].op)) accumulators += fmt::format("  double R{}{} = 0.0;\n", id, sfx(r, c));
       });
     }
     for (int id : s_.after)
@@ -202,13 +229,26 @@ class TileEmitter {
                     ? fmt::format("  out[{}] = {} == 1.0 ? 1.0 : tb_nan_value();\n", r * kTbTileCols + c, root)
                     : fmt::format("  out[{}] = {};\n", r * kTbTileCols + c, root);
     });
-    s += declarations_ + before + accumulators;
-    s += "  {\n    const unsigned long long k = 0;\n" + elements_ + first_k + "  }\n";
-    s += "  for (unsigned long long k = 1; k < d; ++k) {\n" + elements_ + next_k + "  }\n";
+    // The elements of step k + 1 are loaded before step k's arithmetic (software pipelining): a
+    // step's loads alone, used at once, left the warps waiting on L1 (ncu: 87% of the stalls).
+    std::string current, next, advance;
+    for (const Element& e : elements_) {
+      current += fmt::format("  double {} = {}[0];\n", e.name, e.base);
+      next += fmt::format("    const double n{} = {}[kn * {}];\n", e.name, e.base, e.stride);
+      advance += fmt::format("    {0} = n{0};\n", e.name);
+    }
+    s += declarations_ + before + accumulators + current;
+    s += "  for (unsigned long long k = 0; k < d; ++k) {\n    const unsigned long long kn = k + 1 < d ? k + 1 : k;\n";
+    s += next + steps + advance + "  }\n";
     return s + after + result + "}\n";
   }
 
  private:
+  // A vector operand's element k: its register, its column's address, the column's stride in k.
+  struct Element {
+    std::string name, base, stride;
+  };
+
   template <class F>
   static void each(F&& f) {
     for (int r = 0; r < kTbTileRows; ++r)
@@ -216,15 +256,16 @@ class TileEmitter {
   }
   static std::string sfx(int r, int c) { return fmt::format("_{}_{}", r, c); }
 
-  std::string step(int id, bool first, int r, int c) {
+  // One step of the shared loop for pair (r, c): the accumulators start at 0.0, so a sum's first
+  // step is the pair program's 0.0 + v; a minimum or maximum takes v at k = 0.
+  std::string step(int id, int r, int c) {
     const Node& x = g_.nodes[id];
     const std::string at = sfx(r, c);
     if (!is_reduction(x.op)) return fmt::format("    const double v{}{} = {};\n", id, at, value_of(id, r, c));
     const std::string v = ref(x.arg[0], r, c);
-    if (x.op == Op::Sum)
-      return fmt::format("    R{0}{1} = {2} + {3};\n", id, at, first ? "0.0" : fmt::format("R{}{}", id, at), v);
-    if (first) return fmt::format("    R{}{} = {};\n", id, at, v);
-    return fmt::format("    R{0}{1} = tb_{2}(R{0}{1}, {3});\n", id, at, x.op == Op::ReduceMin ? "op_min" : "op_max", v);
+    if (x.op == Op::Sum) return fmt::format("    R{0}{1} = R{0}{1} + {2};\n", id, at, v);
+    return fmt::format("    R{0}{1} = k == 0 ? {3} : tb_{2}(R{0}{1}, {3});\n", id, at,
+                       x.op == Op::ReduceMin ? "op_min" : "op_max", v);
   }
 
   std::string value_of(int id, int r, int c) {
@@ -256,7 +297,7 @@ class TileEmitter {
           const std::string index = fmt::format("{}_{}", row ? 'i' : 'j', t);
           if (x.vector) {
             declarations_ += fmt::format("  const double* const {}{}_{} = {} + {};\n", name, id, t, column(id), index);
-            elements_ += fmt::format("    const double e{0}{1}_{2} = {0}{1}_{2}[k * {3}];\n", name, id, t, row ? "na" : "nb");
+            elements_.push_back({fmt::format("e{}{}_{}", name, id, t), fmt::format("{}{}_{}", name, id, t), row ? "na" : "nb"});
           } else {
             declarations_ += fmt::format("  const double {}{}_{} = {}[{}];\n", name, id, t, column(id), index);
           }
@@ -268,7 +309,7 @@ class TileEmitter {
     if (declared_.insert(id).second) {
       if (x.vector) {
         declarations_ += fmt::format("  const double* const q{} = {};\n", id, column(id));
-        elements_ += fmt::format("    const double eq{0} = q{0}[k];\n", id);
+        elements_.push_back({fmt::format("eq{}", id), fmt::format("q{}", id), "1"});
       } else {
         declarations_ += fmt::format("  const double c{0} = args->value[{0}];\n", id);
       }
@@ -281,7 +322,9 @@ class TileEmitter {
   const PairSchedule s_;
   std::set<int> declared_;
   std::string declarations_;  // the tile's rows' and columns' scalars and vectors' addresses
-  std::string elements_;      // the vector operands' elements k, at the top of each step
+  std::vector<Element> elements_;  // the vector operands' elements read at each step
+  std::vector<int> early_, late_;  // the schedule's `before`: what the loop reads, and the rest
+  int side_a_ = 0, side_b_ = 0;    // registers a row's, a column's operands hold
 };
 
 }  // namespace
