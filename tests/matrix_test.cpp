@@ -142,12 +142,14 @@ TEST(VectorMatrix, ExpressionKernels) {
   const VectorSet a = gaussian(29, 33, rng), b = gaussian(18, 33, rng);
   const auto ra = rows_of(a), rb = rows_of(b);
   // A dot-like expression (the tiles), a decomposable one the tiles do not take (the interpreter),
-  // an asymmetric one (auto computes every entry).
+  // both symmetric bit for bit by their text (auto computes the half and mirrors it), an
+  // asymmetric one (auto computes every entry).
   const struct {
     const char* text;
     double (*rule)(const oracle::Row&, const oracle::Row&);
+    bool symmetric;
   } cases[] = {
-      {"dot(a, b) / d", [](const oracle::Row& x, const oracle::Row& y) { return oracle::dot_of(x, y) / 33; }},
+      {"dot(a, b) / d", [](const oracle::Row& x, const oracle::Row& y) { return oracle::dot_of(x, y) / 33; }, true},
       {"sum(abs(a - b)^3)",
        [](const oracle::Row& x, const oracle::Row& y) {
          double s = 0;
@@ -156,19 +158,25 @@ TEST(VectorMatrix, ExpressionKernels) {
            s += t * t * t;
          }
          return s;
-       }},
+       },
+       true},
       {"sum(a - b) + a[0]",
        [](const oracle::Row& x, const oracle::Row& y) {
          double s = 0;
          for (std::size_t k = 0; k < x.size(); ++k) s += x[k] - y[k];
          return s + x[0];
-       }},
+       },
+       false},
   };
   for (const auto& c : cases)
     for (const VectorSet* other : {static_cast<const VectorSet*>(nullptr), &b}) {
       MatrixOptions m;
       m.kernel = c.text;
       const auto r = twobody::vector_matrix(a, other, m);
+      if (!other) {
+        EXPECT_EQ(r.info.pairs_evaluated, c.symmetric ? 29u * 30u / 2 : 29u * 29u) << c.text;
+        EXPECT_EQ(r.info.plan.find("the other mirrored") != std::string::npos, c.symmetric) << c.text << "\n" << r.info.plan;
+      }
       const auto& rows = other ? rb : ra;
       for (std::size_t i = 0; i < r.rows; ++i)
         for (std::size_t j = 0; j < r.cols; ++j) ASSERT_TRUE(same(r.values[i * r.cols + j], c.rule(ra[i], rows[j]))) << c.text;

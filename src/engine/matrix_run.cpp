@@ -17,6 +17,7 @@
 #include "twobody/detail/engine/backend.hpp"
 #include "twobody/detail/engine/planner.hpp"
 #include "twobody/detail/expr/compiled.hpp"
+#include "twobody/detail/expr/cutoff.hpp"
 #include "twobody/detail/expr/emit_pair_cuda.hpp"
 #include "twobody/detail/expr/named_kernels.hpp"
 #include "twobody/detail/io/array_output.hpp"
@@ -121,7 +122,9 @@ Prepared prepare(const PairExpression& f, const PairTable& a, const PairTable* b
   j.f = &c;
   j.a = &a;
   j.b = b ? b : &a;
-  j.symmetric = symmetric && !b;
+  // A × A computes the half and mirrors it for the named kernels (all symmetric) and for an
+  // expression that gives f(a, b) and f(b, a) the same bits, as its text proves (expr::is_symmetric).
+  j.symmetric = (symmetric || expr::is_symmetric(c)) && !b;
   j.threads = run_threads(run);
   const std::size_t forced = env_size("TWOBODY_MATRIX_BLOCK_ROWS");
   j.block_rows = forced ? forced : opt.block_rows;
@@ -153,8 +156,8 @@ Prepared prepare(const PairExpression& f, const PairTable& a, const PairTable* b
                                      : j.symmetric ? fmt::format("auto: {} x {}, the half on and above the diagonal "
                                                                  "computed ({}), the other mirrored by the writer",
                                                                  p.rows, p.rows, p.gpu ? "each block's columns from its first row" : "tiles J >= I")
-                                                   : fmt::format("auto: {} x {}, every entry (an expression is not taken "
-                                                                 "to be symmetric)",
+                                                   : fmt::format("auto: {} x {}, every entry (the expression is not "
+                                                                 "symmetric bit for bit by its text)",
                                                                  p.rows, p.rows));
   const std::string block = j.block_rows ? fmt::format("blocks of {} rows{}", j.block_rows, forced ? " (TWOBODY_MATRIX_BLOCK_ROWS)" : "")
                                          : std::string("blocks of rows of at most 256 MiB");
