@@ -51,6 +51,7 @@ class HostBuild {
 #define __device__
 #define __forceinline__ inline
 static inline double __longlong_as_double(long long x) { double d; std::memcpy(&d, &x, sizeof d); return d; }
+static inline double __ldg(const double* p) { return *p; }
 using std::fabs;
 using std::sqrt;
 extern "C" double tb_exp(double x) { return twobody::portable::exp(x); }

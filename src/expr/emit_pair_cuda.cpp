@@ -31,6 +31,7 @@ static __device__ __forceinline__ double tb_op_pow_int(double x, int n) {
   return n < 0 ? 1.0 / p : p;
 }
 static __device__ __forceinline__ double tb_truth(bool b) { return b ? 1.0 : 0.0; }
+static __device__ __forceinline__ double tb_ldg(const double* p) { return __ldg(p); }
 )";
 
 class PairEmitter {
@@ -231,10 +232,13 @@ class TileEmitter {
     });
     // The elements of step k + 1 are loaded before step k's arithmetic (software pipelining): a
     // step's loads alone, used at once, left the warps waiting on L1 (ncu: 87% of the stalls).
+    // Through __ldg (the columns are read-only for the kernel's life): plain loads into the
+    // loop's phi were folded back into loads at their use (InstCombine's phi-of-loads), undoing
+    // the pipelining for l2, while Pearson kept it.
     std::string current, next, advance;
     for (const Element& e : elements_) {
       current += fmt::format("  double {} = {}[0];\n", e.name, e.base);
-      next += fmt::format("    const double n{} = {}[kn * {}];\n", e.name, e.base, e.stride);
+      next += fmt::format("    const double n{} = tb_ldg(&{}[kn * {}]);\n", e.name, e.base, e.stride);
       advance += fmt::format("    {0} = n{0};\n", e.name);
     }
     s += declarations_ + before + accumulators + current;
