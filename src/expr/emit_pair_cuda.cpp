@@ -172,7 +172,7 @@ class TileEmitter {
     for (std::size_t id = 0; id < g_.nodes.size(); ++id) {
       if (!read[id]) continue;
       const int side = g_.nodes[id].side & kSidePair;
-      const int held = g_.nodes[id].vector ? 2 : 1;
+      const int held = g_.nodes[id].vector ? 3 : 1;  // a vector: its elements at k and k + 1, its address
       if (side == kSideA) side_a_ += held;
       if (side == kSideB) side_b_ += held;
     }
@@ -181,16 +181,18 @@ class TileEmitter {
   bool shares_the_loop() const { return !s_.per_k.empty() && fits_registers(); }
 
   // Doubles a thread keeps live across the loop: the accumulators (a minimum's or maximum's
-  // counted twice: its NaN test and first-step select held 255 registers and spilled at two) and
-  // the pair scalars the loop reads, for every pair of the tile; each row's and column's scalars,
-  // and each vector operand's element at k and at k + 1 for the tile's rows or columns.
+  // counted twice: its NaN test and first-step select) and the pair scalars the loop reads, for
+  // every pair of the tile; each row's and column's scalars, and each vector operand's element at
+  // k and at k + 1 and its address for the tile's rows or columns.
   bool fits_registers() const {
     int accumulators = 0;
     for (int id : s_.per_k)
       if (is_reduction(g_.nodes[id].op)) accumulators += g_.nodes[id].op == Op::Sum ? 1 : 2;
     const int live = kTbTileRows * kTbTileCols * (accumulators + static_cast<int>(early_.size())) +
                      kTbTileRows * side_a_ + kTbTileCols * side_b_;
-    return live <= 72;
+    // 96 doubles: Pearson's tile (80 by this count) took 162 registers with no spill; two
+    // minima (128) took 255 and spilled.
+    return live <= 96;
   }
 
   std::string source() {
@@ -202,13 +204,17 @@ class TileEmitter {
     for (int c = 0; c < kTbTileCols; ++c)
       s += fmt::format("  const unsigned long long j_{0} = j0 + {1} < nb ? j0 + {1} : nb - 1;\n", c, c * kTbTileStride);
     if (!shares_the_loop()) {
-      // One pair after another, as the tiles of the other outputs evaluate them.
-      for (int r = 0; r < kTbTileRows; ++r)
-        for (int c = 0; c < kTbTileCols; ++c)
-          s += fmt::format(
-              "  {{\n    double sa[{0}], sb[{0}];\n    tb_load_a(args, i_{1}, sa);\n    tb_load_b(args, j_{2}, sb);\n"
-              "    out[{3}] = tb_pair_loaded(args, i_{1}, j_{2}, sa, sb);\n  }}\n",
-              kTbSideSlots, r, c, r * kTbTileCols + c);
+      // One pair after another, as the tiles of the other outputs evaluate them: a loop, not 32
+      // copies of the pair's program (NVRTC's and nvJitLink's time, the instruction cache).
+      s += "  const unsigned long long rows[] = {";
+      for (int r = 0; r < kTbTileRows; ++r) s += fmt::format("{}i_{}", r ? ", " : "", r);
+      s += "}, cols[] = {";
+      for (int c = 0; c < kTbTileCols; ++c) s += fmt::format("{}j_{}", c ? ", " : "", c);
+      s += fmt::format(
+          "}};\n#pragma unroll 1\n  for (int r = 0; r < {0}; ++r) {{\n    double sa[{2}];\n    tb_load_a(args, rows[r], sa);\n"
+          "#pragma unroll 1\n    for (int c = 0; c < {1}; ++c) {{\n      double sb[{2}];\n      tb_load_b(args, cols[c], sb);\n"
+          "      out[r * {1} + c] = tb_pair_loaded(args, rows[r], cols[c], sa, sb);\n    }}\n  }}\n",
+          kTbTileRows, kTbTileCols, kTbSideSlots);
       return s + "}\n";
     }
     std::string before, steps, after, accumulators, result;

@@ -54,9 +54,10 @@ inline constexpr int kTbTileRows = TWOBODY_PAIR_TILE_ROWS;
 inline constexpr int kTbTileCols = TWOBODY_PAIR_TILE_COLS;
 inline constexpr int kTbTileStride = TWOBODY_PAIR_TILE_STRIDE;
 
-// The arguments of `nodes` nodes whose columns are `table` (the device's copy of it in `column`,
-// the same pointers read from `host_table` into `hot`).
-inline TbPairArgs make_pair_args(const double* const* column, const double* const* host_table, std::size_t nodes,
+// The arguments of `nodes` nodes: `column`, the table of their columns' addresses (on the device
+// for a kernel), and `table_here`, the same addresses in this process's memory, whose first
+// kTbHotNodes go into `hot`.
+inline TbPairArgs make_pair_args(const double* const* column, const double* const* table_here, std::size_t nodes,
                                  const double* value, unsigned long long na, unsigned long long nb,
                                  unsigned long long d) {
   TbPairArgs f{};
@@ -65,7 +66,7 @@ inline TbPairArgs make_pair_args(const double* const* column, const double* cons
   f.na = na;
   f.nb = nb;
   f.d = d;
-  std::copy_n(host_table, std::min<std::size_t>(nodes, kTbHotNodes), f.hot);
+  std::copy_n(table_here, std::min<std::size_t>(nodes, kTbHotNodes), f.hot);
   return f;
 }
 
