@@ -34,6 +34,11 @@ static __device__ __forceinline__ double tb_truth(bool b) { return b ? 1.0 : 0.0
 static __device__ __forceinline__ double tb_ldg(const double* p) { return __ldg(p); }
 )";
 
+// The address of node `id`'s column: from the parameter bank for the first nodes (both emitters).
+std::string column(int id) {
+  return id < kTbHotNodes ? fmt::format("args->hot[{}]", id) : fmt::format("args->column[{}]", id);
+}
+
 class PairEmitter {
  public:
   explicit PairEmitter(const Compiled& c) : c_(c), g_(c.g), s_(pair_schedule(c)) {}
@@ -94,11 +99,6 @@ class PairEmitter {
     std::string a[3];
     for (int k = 0; k < x.arity(); ++k) a[k] = ref(x.arg[k]);
     return apply_text(x.op, x.index, a[0], a[1], a[2], kDeviceDialect);
-  }
-
-  // The address of node `id`'s column: from the parameter bank for the first nodes.
-  static std::string column(int id) {
-    return id < kTbHotNodes ? fmt::format("args->hot[{}]", id) : fmt::format("args->column[{}]", id);
   }
 
   // The text that reads node `id`, declaring what it needs: a side's scalar from its slot (filled
@@ -283,10 +283,6 @@ class TileEmitter {
     std::string a[3];
     for (int k = 0; k < x.arity(); ++k) a[k] = ref(x.arg[k], r, c);
     return apply_text(x.op, x.index, a[0], a[1], a[2], kDeviceDialect);
-  }
-
-  static std::string column(int id) {
-    return id < kTbHotNodes ? fmt::format("args->hot[{}]", id) : fmt::format("args->column[{}]", id);
   }
 
   // As PairEmitter::ref, for pair (r, c) of the tile; a vector operand's element k is read into
