@@ -2,9 +2,13 @@
 // kernel, src/cuda/expr): every named kernel and an expression give the CPU's entries bit for bit
 // (matrix_test.cpp tests the CPU's against the float64 rule), A x B and A x A (a symmetric kernel's
 // half computed and mirrored), with blocks of rows that end inside the matrix, in memory and into
-// .npy; "auto" stays on the CPU and says so; mutual information is refused on the GPU. Label: gpu.
+// .npy; "auto" stays on the CPU and says so; mutual information is refused on the GPU. The GEMM
+// route of the dot-like kernels (cuBLAS): every entry within its bound of the CPU's
+// (exact/gemm_bounds.hpp), settled entries (the diagonal, duplicates) the CPU's bits, A x A
+// symmetric bit for bit, auto's choice by d. Label: gpu.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -12,6 +16,7 @@
 
 #include "test_support.hpp"
 #include "twobody/detail/engine/backend.hpp"
+#include "twobody/detail/exact/gemm_bounds.hpp"
 #include "twobody/io.hpp"
 #include "twobody/matrices.hpp"
 
@@ -46,6 +51,7 @@ TEST(CudaVectorMatrix, EveryKernelEqualsTheCpu) {
         m.kernel = k;
         m.p = 3;
         m.block_rows = block;
+        m.summation = twobody::MatrixSummation::Ordered;
         const auto cpu = twobody::vector_matrix(a, cross ? &b : nullptr, m, testing_support::on("cpu"));
         const auto gpu = twobody::vector_matrix(a, cross ? &b : nullptr, m, testing_support::on("cuda"));
         EXPECT_EQ(gpu.info.backend, "cuda");
@@ -63,6 +69,7 @@ TEST(CudaVectorMatrix, NpyFilesAutoAndMutualInformation) {
   twobody::MatrixOptions m;
   m.kernel = "cosine";
   m.block_rows = 70;
+  m.summation = twobody::MatrixSummation::Ordered;
   const auto host = twobody::vector_matrix(a, nullptr, m, testing_support::on("cuda"));
   const std::filesystem::path file = std::filesystem::temp_directory_path() / ("twobody-cuda-matrix-" + std::to_string(::getpid()) + ".npy");
   m.output = file.string();
@@ -83,6 +90,99 @@ TEST(CudaVectorMatrix, NpyFilesAutoAndMutualInformation) {
   m.kernel = "mi";
   testing_support::expect_error(twobody::ErrorKind::Backend, "CPU",
                                 [&] { twobody::vector_matrix(a, nullptr, m, testing_support::on("cuda")); });
+}
+
+// The largest |gpu − cpu| each kernel's bound allows at (i, j): the route's bound plus the rule's
+// own (both are within their bound of the exact value).
+double allowed(const std::string& k, const VectorSet& a, const VectorSet& b, std::size_t i, std::size_t j, double cpu) {
+  const int d = a.dim();
+  namespace ex = twobody::exact;
+  if (k == "dot") {
+    std::vector<double> x(d), y(d);
+    a.row_f64(i, x.data());
+    b.row_f64(j, y.data());
+    double s = 0;
+    for (int t = 0; t < d; ++t) s += std::fabs(x[t] * y[t]);
+    return 2.05 * ex::gemm_dot_bound(d) * s;
+  }
+  if (k == "l2") return 1.01 * (ex::gemm_distance_tolerance(d) + ex::rule_distance_error(d)) * std::fabs(cpu);
+  if (k == "sqeuclidean") return 1.01 * (ex::gemm_squared_tolerance(d) + ex::rule_squared_error(d)) * std::fabs(cpu);
+  return 2.05 * ex::gemm_unit_bound(d);  // cosine and the correlations, absolute
+}
+
+TEST(CudaVectorMatrix, GemmRouteWithinItsBoundsSettledEntriesExact) {
+  if (!twobody::make_cuda_backend()) GTEST_SKIP() << "no CUDA backend or device";
+  const auto seed = testing_support::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const int d = 517;
+  VectorSet a = gaussian(203, d, rng, 3), b = gaussian(389, d, rng, 1e3);
+  {  // a duplicate row in a, and a row of b that is one of a's: settled, exact zeros
+    std::vector<double> x(203 * static_cast<std::size_t>(d)), y(389 * static_cast<std::size_t>(d));
+    for (std::size_t i = 0; i < 203; ++i) a.row_f64(i, x.data() + i * d);
+    for (std::size_t i = 0; i < 389; ++i) b.row_f64(i, y.data() + i * d);
+    std::copy(x.begin() + 5 * d, x.begin() + 6 * d, x.begin() + 100 * d);
+    std::copy(x.begin() + 7 * d, x.begin() + 8 * d, y.begin() + 11 * d);
+    a = VectorSet::from_rows(std::move(x), 203, d);
+    b = VectorSet::from_rows(std::move(y), 389, d);
+  }
+  for (const std::string k : {"dot", "cosine", "pearson", "spearman", "l2", "sqeuclidean"}) {
+    for (const bool cross : {false, true}) {
+      for (const std::size_t block : {std::size_t{0}, std::size_t{37}}) {
+        SCOPED_TRACE(k + (cross ? " cross" : " self") + " block " + std::to_string(block));
+        twobody::MatrixOptions m;
+        m.kernel = k;
+        m.block_rows = block;
+        const auto cpu = twobody::vector_matrix(a, cross ? &b : nullptr, m, testing_support::on("cpu"));
+        m.summation = twobody::MatrixSummation::Gemm;
+        const auto gpu = twobody::vector_matrix(a, cross ? &b : nullptr, m, testing_support::on("cuda"));
+        ASSERT_NE(gpu.info.plan.find("GEMM route"), std::string::npos) << gpu.info.plan;
+        const VectorSet& bb = cross ? b : a;
+        const std::size_t n = gpu.cols;
+        // (Spearman's bound is over the ranks: the same form, absolute)
+        for (std::size_t i = 0; i < gpu.rows; ++i)
+          for (std::size_t j = 0; j < n; ++j) {
+            const double c = cpu.values[i * n + j], g = gpu.values[i * n + j];
+            ASSERT_LE(std::fabs(g - c), allowed(k, a, bb, i, j, c)) << i << ", " << j << ": " << g << " vs " << c;
+            if (!cross) {
+              const double t = gpu.values[j * n + i];
+              ASSERT_EQ(std::memcmp(&g, &t, sizeof g), 0) << "not symmetric at " << i << ", " << j;
+            }
+          }
+        if (k == "l2" || k == "sqeuclidean") {
+          if (!cross) {
+            for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(gpu.values[i * n + i], 0.0) << i;
+            EXPECT_EQ(gpu.values[5 * n + 100], 0.0);
+            EXPECT_GE(gpu.info.pairs_settled_fp64, 203u);
+          } else {
+            EXPECT_EQ(gpu.values[7 * n + 11], 0.0);
+            EXPECT_GE(gpu.info.pairs_settled_fp64, 1u);
+          }
+          EXPECT_NE(gpu.info.plan.find("settled: "), std::string::npos);
+        }
+      }
+    }
+  }
+}
+
+TEST(CudaVectorMatrix, SummationAutoTakesTheGemmFromD64AndSaysWhy) {
+  if (!twobody::make_cuda_backend()) GTEST_SKIP() << "no CUDA backend or device";
+  std::mt19937_64 rng(testing_support::fresh_seed());
+  twobody::MatrixOptions m;
+  m.kernel = "pearson";
+  const VectorSet wide = gaussian(150, 64, rng), narrow = gaussian(150, 63, rng);
+  EXPECT_NE(twobody::explain_vector_matrix(wide, nullptr, m, testing_support::on("cuda")).find("auto: a dot-like kernel, d = 64"),
+            std::string::npos);
+  EXPECT_EQ(twobody::explain_vector_matrix(narrow, nullptr, m, testing_support::on("cuda")).find("GEMM"), std::string::npos);
+  m.summation = twobody::MatrixSummation::Ordered;
+  const auto ordered = twobody::vector_matrix(wide, nullptr, m, testing_support::on("cuda"));
+  EXPECT_EQ(ordered.info.plan.find("GEMM"), std::string::npos);
+  m.summation = twobody::MatrixSummation::Gemm;
+  testing_support::expect_error(twobody::ErrorKind::Backend, "--backend cuda",
+                                [&] { twobody::vector_matrix(wide, nullptr, m, testing_support::on("cpu")); });
+  m.kernel = "l1";
+  testing_support::expect_error(twobody::ErrorKind::Config, "dot-like",
+                                [&] { twobody::vector_matrix(wide, nullptr, m, testing_support::on("cuda")); });
 }
 
 }  // namespace

@@ -17,7 +17,7 @@ namespace {
 struct MatrixOptions {
   CommonOptions o;
   bool sky = false;  // RA, Dec in, angles out
-  std::string kernel, dtype = "float64", cpu_codegen = "auto";
+  std::string kernel, dtype = "float64", cpu_codegen = "auto", summation = "auto";
   std::optional<double> p;
   int mi_bins = 10, mi_order = 3;
 };
@@ -36,6 +36,7 @@ void run_vector_matrix(const MatrixOptions& s, const Context& c) {
   if (s.p) m.p = *s.p;
   m.dtype = parse_matrix_dtype(s.dtype);
   m.codegen = parse_cpu_codegen(s.cpu_codegen);
+  m.summation = parse_matrix_summation(s.summation);
   m.mi_bins = s.mi_bins;
   m.mi_order = s.mi_order;
   // Files stream block by block; without -o the text goes to standard output from memory.
@@ -82,6 +83,11 @@ const Command<MatrixOptions> matrix_command{
           cmd.add_option("--p", s.p, "lp's order p >= 1 (default 2); also the parameter p of a --kernel expression");
           cmd.add_option("--dtype", s.dtype, "with --kernel: the output's element type, float64 or float32 (one rounding)")
               ->check(CLI::IsMember({"float64", "float32"}));
+          cmd.add_option("--summation", s.summation,
+                         "with a dot-like --kernel (dot, cosine, pearson, spearman, l2, sqeuclidean) on --backend cuda: "
+                         "auto (a float64 GEMM when d >= 64), ordered (the float64 rule's order, the CPU's bits) or gemm "
+                         "(cuBLAS, FP64 tensor cores; each entry within the bound --explain states)")
+              ->check(CLI::IsMember({"auto", "ordered", "gemm"}));
           cmd.add_option("--cpu-codegen", s.cpu_codegen,
                          "with a --kernel expression the tiles do not take: auto | on | off (docs/expressions.md)")
               ->check(CLI::IsMember({"auto", "on", "off"}));
@@ -89,8 +95,8 @@ const Command<MatrixOptions> matrix_command{
     .run =
         [](const MatrixOptions& s, const Context& c) {
           if (!s.kernel.empty()) return run_vector_matrix(s, c);
-          if (s.p || s.dtype != "float64" || s.cpu_codegen != "auto")
-            throw_config("--p, --dtype and --cpu-codegen go with --kernel");
+          if (s.p || s.dtype != "float64" || s.cpu_codegen != "auto" || s.summation != "auto")
+            throw_config("--p, --dtype, --cpu-codegen and --summation go with --kernel");
           const CommonOptions& o = s.o;
           const bool sky = s.sky;
           const BackendWarmUp warm(o);

@@ -35,6 +35,14 @@ struct NamedKernel {
 // Every named kernel, in the order --help lists them.
 std::span<const NamedKernel> matrix_kernels();
 
+// How a dot-like kernel's sums are taken (docs/exactness.md#matrices-on-the-gemm-route):
+// Ordered, the float64 rule's order k = 0 … d−1, the CPU's bits on every backend; Gemm, a float64
+// GEMM on the GPU (cuBLAS, FP64 tensor cores) for dot, cosine, pearson, spearman, l2 and
+// sqeuclidean, each entry within a stated bound (distances: the entries the bound does not cover
+// recomputed by the rule); Auto, Gemm for those kernels on the cuda backend when d >= 64 and the
+// rows fit on the device, Ordered otherwise.
+enum class MatrixSummation { Auto, Ordered, Gemm };
+
 struct MatrixOptions {
   // A name of matrix_kernels() (or an alias), "mi" (mutual information, not an expression), or a
   // pair expression over a and b.
@@ -51,6 +59,7 @@ struct MatrixOptions {
   // Rows of a block (0: chosen from the width and the threads; TWOBODY_MATRIX_BLOCK_ROWS overrides
   // it): how much is computed before it is handed to the output. Results do not depend on it.
   std::size_t block_rows = 0;
+  MatrixSummation summation = MatrixSummation::Auto;
   // How an expression that the tiles do not take is evaluated (twobody/expression.hpp).
   CpuCodegen codegen = CpuCodegen::Auto;
   // kernel "mi" (mutual information, twobody/mutual_information.hpp, in bits): its bins and the
@@ -67,9 +76,10 @@ struct MatrixResult {
 
 // The matrix of `a` against itself (b null: n x n, symmetric kernels computed once a pair and
 // mirrored) or against `b`. Rows of any element type are promoted to float64; NaN or infinite
-// values are Error(Input). RunOptions::backend "cuda" runs the kernel generated for the
-// expression on the GPU (every kernel but "mi", which is Error(Backend) there), with the CPU's bits;
-// "auto" runs on the CPU. An output kept in memory beyond TWOBODY_MATRIX_HOST_BYTES
+// values are Error(Input). RunOptions::backend "cuda" runs on the GPU (every kernel but "mi",
+// which is Error(Backend) there): the kernel generated for the expression, with the CPU's bits, or
+// for a dot-like kernel the GEMM route (MatrixOptions::summation; RunInfo::pairs_settled_fp64
+// counts its settled entries); "auto" runs on the CPU. An output kept in memory beyond TWOBODY_MATRIX_HOST_BYTES
 // (default: half the physical memory) is Error(Resource): give a .npy or HDF5 file.
 MatrixResult vector_matrix(const VectorSet& a, const VectorSet* b, const MatrixOptions& opt, const RunOptions& run = {});
 std::string explain_vector_matrix(const VectorSet& a, const VectorSet* b, const MatrixOptions& opt,
@@ -85,5 +95,7 @@ std::string explain_expression_matrix(const PairExpression& f, const PairTable& 
 
 // "float64" or "float32" as an element type; Error(Config) otherwise.
 Element parse_matrix_dtype(const std::string& s);
+// "auto", "ordered" or "gemm"; Error(Config) otherwise.
+MatrixSummation parse_matrix_summation(const std::string& s);
 
 }  // namespace twobody

@@ -248,7 +248,7 @@ nb::dict join_to_file_py(nb::handle a, nb::handle b, double eps, const std::stri
 // The all-pairs matrix of vectors (twobody/matrices.hpp): in memory (an (n1, n2) float64 array
 // over the engine's buffer, no copy) or streamed to `out` (.npy, .h5) a block of rows at a time.
 nb::dict matrix_vectors_py(nb::handle a, nb::handle b, const std::string& kernel, double p, const std::string& out,
-                           const std::string& dtype, const nb::dict& run) {
+                           const std::string& dtype, const std::string& summation, const nb::dict& run) {
   const VectorSet va = to_vectors(a, "data");
   const MaybeVectors vb = maybe_vectors(b, "data2");
   MatrixOptions m;
@@ -256,6 +256,7 @@ nb::dict matrix_vectors_py(nb::handle a, nb::handle b, const std::string& kernel
   m.p = p;
   m.output = out;
   m.dtype = parse_matrix_dtype(dtype);
+  m.summation = parse_matrix_summation(summation);
   const RunOptions opt = to_run_options(run);
   MatrixResult r = without_gil([&] { return vector_matrix(va, vb.get(), m, opt); });
   nb::dict d;
@@ -308,7 +309,8 @@ void bind_vectors(nb::module_& m) {
   m.def("mutual_information", &mutual_information_py, "data"_a, "data2"_a.none(), "bins"_a, "order"_a, "unit"_a,
         "run"_a);
   m.def("knn", &knn_py, "queries"_a, "data2"_a.none(), "k"_a, "metric"_a, "run"_a);
-  m.def("matrix_vectors", &matrix_vectors_py, "data"_a, "data2"_a.none(), "kernel"_a, "p"_a, "out"_a, "dtype"_a, "run"_a);
+  m.def("matrix_vectors", &matrix_vectors_py, "data"_a, "data2"_a.none(), "kernel"_a, "p"_a, "out"_a, "dtype"_a,
+        "summation"_a, "run"_a);
 }
 
 }  // namespace twobody::python

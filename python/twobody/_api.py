@@ -427,7 +427,7 @@ def neighbours(data: ArrayLike, rmax: float, *, rmin: float = 0.0, data2: Option
 
 def matrix(data: ArrayLike, *, data2: Optional[ArrayLike] = None, kernel: Optional[str] = None, p: float = 2.0,
            out=None, dtype: str = "float64", sky: bool = False, box: BoxLike = None, backend: str = "auto",
-           devices=None, threads: int = 0, progress=None):
+           summation: str = "auto", devices=None, threads: int = 0, progress=None):
     """The dense matrix of every pair's value, rows = data, columns = data2 (or data).
 
     Without ``kernel``: points of 1 to 8 dimensions, every pair's distance (open or periodic) or,
@@ -444,11 +444,14 @@ def matrix(data: ArrayLike, *, data2: Optional[ArrayLike] = None, kernel: Option
     ``np.load(out, mmap_mode="r")`` (other files: the path). A matrix beyond
     TWOBODY_MATRIX_HOST_BYTES (default half the memory) without ``out`` raises
     :class:`ResourceError`. ``backend='cuda'``: a kernel generated for the expression on the GPU
-    (NVRTC and nvJitLink), the CPU's entries bit for bit; 'mi' runs on the CPU only."""
+    (NVRTC and nvJitLink), the CPU's entries bit for bit; 'mi' runs on the CPU only. There the
+    dot-like kernels ('dot', 'cosine', 'pearson', 'spearman', 'l2', 'sqeuclidean') with d >= 64
+    take a float64 GEMM (cuBLAS, FP64 tensor cores) instead, each entry within a stated bound
+    (docs/exactness.md): ``summation='ordered'`` keeps the rule's bits, ``'gemm'`` forces the GEMM."""
     run = _run("matrix", backend, threads, "auto", _DEFAULT_MAX_PAIRS, progress, devices=devices)
     if kernel is None:
-        if out is not None or dtype != "float64":
-            raise ConfigError("out= and dtype= go with kernel= (vectors of any dimension)")
+        if out is not None or dtype != "float64" or summation != "auto":
+            raise ConfigError("out=, dtype= and summation= go with kernel= (vectors of any dimension)")
         return _call("matrix", _twobody.matrix, run, _sample(data, "data"), _maybe_sample(data2, "data2"), bool(sky),
                      _box(box))
     if sky or box is not None:
@@ -456,7 +459,7 @@ def matrix(data: ArrayLike, *, data2: Optional[ArrayLike] = None, kernel: Option
     a = _vectors(data, "data")
     b = None if data2 is None else _vectors(data2, "data2")
     path = "" if out is None else os.fspath(out)
-    raw = _raw(_twobody.matrix_vectors, run, a, b, str(kernel), float(p), path, str(dtype))
+    raw = _raw(_twobody.matrix_vectors, run, a, b, str(kernel), float(p), path, str(dtype), str(summation))
     if path:
         return np.load(path, mmap_mode="r") if path.endswith(".npy") else path
     m = raw["matrix"]

@@ -15,6 +15,9 @@
 #include "twobody/detail/cpu/compiled_rows.hpp"
 #include "twobody/detail/cpu/matrix_tiles.hpp"
 #include "twobody/detail/engine/backend.hpp"
+#include "twobody/detail/engine/gemm_matrix_run.hpp"
+#include "twobody/detail/engine/gemm_rows.hpp"
+#include "twobody/detail/exact/gemm_bounds.hpp"
 #include "twobody/detail/engine/planner.hpp"
 #include "twobody/detail/expr/compiled.hpp"
 #include "twobody/detail/expr/cutoff.hpp"
@@ -70,17 +73,70 @@ std::string bytes_text(double b) {
   return u == 0 ? fmt::format("{:.0f} bytes", b) : fmt::format("{:.3g} {}", b, units[u]);
 }
 
+// The GEMM route of a dot-like kernel (engine/gemm_rows.hpp), when the run takes it.
+struct GemmChoice {
+  GemmForm form = GemmForm::Dot;
+  const VectorSet* a = nullptr;  // the rows (Spearman: their ranks)
+  const VectorSet* b = nullptr;  // null: A x A
+  std::string why;               // auto's reason, for the plan
+};
+
 struct Prepared {
   cpu::MatrixJob job;
   cpu::TileForm form;
-  bool gpu = false;  // --backend cuda: the generated kernel
+  std::optional<GemmChoice> gemm;
+  bool gpu = false;  // --backend cuda: the generated kernel (or the GEMM route)
   SinkKind sink = SinkKind::Host;
   std::size_t rows = 0, cols = 0;
   std::string text;
 };
 
+// The plan's lines of the GEMM route: the kernel and what its entries promise.
+std::string gemm_text(const GemmChoice& g, int d, const std::string& block) {
+  const char* value = "";
+  switch (g.form) {
+    case GemmForm::Dot: value = "the dot products themselves"; break;
+    case GemmForm::Cosine: value = "1 - g / (norm(a) * norm(b)), the norms the rule's bits (host)"; break;
+    case GemmForm::Correlation:
+      value = "g / (norm(a - mean(a)) * norm(b - mean(b))), the rows less their means and the norms the rule's bits (host)";
+      break;
+    case GemmForm::Distance:
+    case GemmForm::SquaredDistance:
+      value = "q_a + q_b - 2g of the rows shifted to their common mean (q: the shifted rows' squared norms, host)";
+      break;
+  }
+  std::string t = fmt::format(
+      "cuda kernel: GEMM route ({}{}): the rows uploaded once; {}, each one cuBLAS DGEMM (float64, the FP64 tensor "
+      "cores) of the block's rows against the columns, then one pass forming {}; two blocks in flight (the device "
+      "computes one while the host writes the other)\n",
+      g.why, g.why.empty() ? "--summation gemm" : "", block, value);
+  switch (g.form) {
+    case GemmForm::Dot:
+      t += fmt::format("evaluator: float64 products, summed in cuBLAS's order (not the rule's k = 0 ... d-1): each entry "
+                       "within {:.3g} x sum|a_k b_k| of the rule's value (gamma_d; --summation ordered gives its bits)\n",
+                       exact::gemm_dot_bound(d));
+      break;
+    case GemmForm::Cosine:
+    case GemmForm::Correlation:
+      t += fmt::format("evaluator: float64 products, summed in cuBLAS's order (not the rule's k = 0 ... d-1): each entry "
+                       "within {:.3g} (absolute) of the rule's value (gamma_d; --summation ordered gives its bits)\n",
+                       exact::gemm_unit_bound(d));
+      break;
+    case GemmForm::Distance:
+    case GemmForm::SquaredDistance:
+      t += fmt::format("evaluator: float64, summed in cuBLAS's order: each entry within relative {:.3g} of the true "
+                       "value ({} x the rule's own worst case); an entry whose bound (the cancellation of near rows) "
+                       "is wider is settled: recomputed by the rule on the device, its bits (counted: settled)\n",
+                       g.form == GemmForm::Distance ? exact::gemm_distance_tolerance(d) : exact::gemm_squared_tolerance(d),
+                       exact::kSettleFactor);
+      break;
+  }
+  return t;
+}
+
 Prepared prepare(const PairExpression& f, const PairTable& a, const PairTable* b, bool symmetric,
-                 const MatrixOptions& opt, const RunOptions& run, const std::string& kernel_line, bool dry) {
+                 const MatrixOptions& opt, const RunOptions& run, const std::string& kernel_line, bool dry,
+                 std::optional<GemmChoice> gemm = std::nullopt) {
   const expr::Compiled& c = f.compiled();
   if (run.backend != "auto" && run.backend != "cpu" && run.backend != "cuda") {
     if (run.backend == "hybrid")
@@ -161,7 +217,10 @@ Prepared prepare(const PairExpression& f, const PairTable& a, const PairTable* b
                                                                  p.rows, p.rows));
   const std::string block = j.block_rows ? fmt::format("blocks of {} rows{}", j.block_rows, forced ? " (TWOBODY_MATRIX_BLOCK_ROWS)" : "")
                                          : std::string("blocks of rows of at most 256 MiB");
-  if (p.gpu)
+  p.gemm = std::move(gemm);
+  if (p.gemm)
+    t += gemm_text(*p.gemm, c.g.dim, block);
+  else if (p.gpu)
     t += fmt::format("cuda kernel: {}, 32 rows x 128 columns a block of 128 threads, a thread 8 rows x 4 columns {}; "
                      "the expression's functions generated as CUDA, compiled by NVRTC and linked into the matrix kernel "
                      "by nvJitLink; two blocks in flight (the device computes one while the host writes the other)\n"
@@ -212,9 +271,29 @@ MatrixResult execute(const Prepared& p, const MatrixOptions& opt, const RunOptio
   r.cols = p.cols;
   const auto t0 = std::chrono::steady_clock::now();
   std::string device = p.gpu ? "" : "host";
+  std::uint64_t settled = 0;
   const auto run_tiles = [&](MatrixSink& sink) {
-    if (p.gpu) device = run_matrix_gpu(p.job, sink);
-    else cpu::run_matrix_tiles(p.job, p.form, sink);
+    if (p.gemm) {
+      const GemmChoice& g = *p.gemm;
+      const std::vector<double> centre = is_distance(g.form) ? gemm_centre(*g.a, g.b, p.job.threads) : std::vector<double>();
+      const GemmRows ra = make_gemm_rows(*g.a, g.form, centre, p.job.threads);
+      std::optional<GemmRows> rb;
+      if (g.b) rb = make_gemm_rows(*g.b, g.form, centre, p.job.threads);
+      GemmMatrixJob job;
+      job.form = g.form;
+      job.a = &ra;
+      job.b = rb ? &*rb : nullptr;
+      job.symmetric = p.job.symmetric;
+      job.block_rows = p.job.block_rows;
+      job.progress = p.job.progress;
+      const GemmMatrixRun out = run_matrix_gemm(job, sink);
+      device = out.device;
+      settled = out.settled;
+    } else if (p.gpu) {
+      device = run_matrix_gpu(p.job, sink);
+    } else {
+      cpu::run_matrix_tiles(p.job, p.form, sink);
+    }
   };
   const auto to_file = [&](auto open) {
     write_output_file(opt.output, [&](const std::string& file) {
@@ -251,7 +330,9 @@ MatrixResult execute(const Prepared& p, const MatrixOptions& opt, const RunOptio
   r.info.n_b = p.job.b == p.job.a ? 0 : p.cols;
   r.info.pairs_evaluated = p.job.symmetric ? static_cast<std::uint64_t>(p.rows) * (p.rows + 1) / 2
                                            : static_cast<std::uint64_t>(p.rows) * p.cols;
+  r.info.pairs_settled_fp64 = settled;
   r.info.plan = p.text;
+  if (p.gemm && is_distance(p.gemm->form)) r.info.plan += fmt::format("\nsettled: {} entries by the rule", settled);
   if (run.on_plan) run.on_plan(r.info.plan);
   return r;
 }
@@ -316,6 +397,43 @@ VectorKernel vector_kernel(const VectorSet& a, const VectorSet* b, const MatrixO
   return k;
 }
 
+// Below this dimension auto keeps the ordered tiles: the output's bandwidth, not the arithmetic,
+// bounds both routes there, and the tiles keep the rule's bits.
+constexpr int kGemmMinDim = 64;
+
+// The GEMM route for this run (MatrixSummation), or none; --summation gemm where it cannot run is an error.
+std::optional<GemmChoice> choose_gemm(const VectorKernel& k, const MatrixOptions& opt, const RunOptions& run) {
+  if (opt.summation == MatrixSummation::Ordered) return std::nullopt;
+  const bool forced = opt.summation == MatrixSummation::Gemm;
+  const std::optional<GemmForm> form = k.choice.named ? gemm_form(k.choice.named->name) : std::nullopt;
+  if (!form) {
+    if (forced)
+      throw_config("--summation gemm takes the dot-like kernels: dot, cosine, pearson, spearman, l2, sqeuclidean");
+    return std::nullopt;
+  }
+  if (run.backend != "cuda") {
+    if (forced) throw Error(ErrorKind::Backend, "--summation gemm runs on the GPU: give --backend cuda");
+    return std::nullopt;
+  }
+  GemmChoice g;
+  g.form = *form;
+  g.a = &k.a.coordinates();
+  g.b = k.cross ? &k.b.coordinates() : nullptr;
+  const int d = g.a->dim();
+  if (!forced) {
+    if (d < kGemmMinDim) return std::nullopt;
+    if (!expression_gpu_unavailable().empty()) return std::nullopt;  // (prepare says why)
+    // The prepared rows (twice for distances) and two blocks of rows must fit the device.
+    const double per_row = static_cast<double>(d) * 8 * (is_distance(*form) ? 2 : 1);
+    const double rows = static_cast<double>(g.a->size() + (g.b ? g.b->size() : 0));
+    const double cols = static_cast<double>(g.b ? g.b->size() : g.a->size());
+    const double need = per_row * rows + 2.0 * (256 << 20) + cols * 16;
+    if (need > 0.9 * static_cast<double>(cuda_free_device_bytes())) return std::nullopt;
+    g.why = fmt::format("auto: a dot-like kernel, d = {} >= {}", d, kGemmMinDim);
+  }
+  return g;
+}
+
 // Mutual information is no pair expression (each entry reads both rows' spline weights, joint
 // table and entropies): twobody::mutual_information computes it, and its matrix goes out through
 // the same sinks, in one piece.
@@ -360,6 +478,13 @@ MatrixResult mi_matrix(const VectorSet& a, const VectorSet* b, const MatrixOptio
 
 }  // namespace
 
+MatrixSummation parse_matrix_summation(const std::string& s) {
+  if (s == "auto") return MatrixSummation::Auto;
+  if (s == "ordered") return MatrixSummation::Ordered;
+  if (s == "gemm") return MatrixSummation::Gemm;
+  throw_config(fmt::format("--summation {}: auto, ordered or gemm", s));
+}
+
 Element parse_matrix_dtype(const std::string& s) {
   if (s == "float64") return Element::F64;
   if (s == "float32") return Element::F32;
@@ -369,7 +494,8 @@ Element parse_matrix_dtype(const std::string& s) {
 MatrixResult vector_matrix(const VectorSet& a, const VectorSet* b, const MatrixOptions& opt, const RunOptions& run) {
   if (is_mutual_information(opt.kernel)) return mi_matrix(a, b, opt, run);
   const VectorKernel k = vector_kernel(a, b, opt, run);
-  const Prepared p = prepare(*k.f, k.a, k.cross ? &k.b : nullptr, k.choice.named != nullptr, opt, run, k.line, false);
+  const Prepared p = prepare(*k.f, k.a, k.cross ? &k.b : nullptr, k.choice.named != nullptr, opt, run, k.line, false,
+                             choose_gemm(k, opt, run));
   MatrixResult r = execute(p, opt, run);
   r.kernel = k.choice.named ? k.choice.named->name : "expression";
   return r;
@@ -381,7 +507,9 @@ std::string explain_vector_matrix(const VectorSet& a, const VectorSet* b, const 
                        "(twobody::mutual_information, docs/exactness.md#mutual-information), in bits\n",
                        opt.mi_order, opt.mi_bins);
   const VectorKernel k = vector_kernel(a, b, opt, run);
-  return prepare(*k.f, k.a, k.cross ? &k.b : nullptr, k.choice.named != nullptr, opt, run, k.line, true).text;
+  return prepare(*k.f, k.a, k.cross ? &k.b : nullptr, k.choice.named != nullptr, opt, run, k.line, true,
+                 choose_gemm(k, opt, run))
+      .text;
 }
 
 MatrixResult expression_matrix(const PairExpression& f, const PairTable& a, const PairTable* b, const MatrixOptions& opt,

@@ -22,6 +22,7 @@
 #include "twobody/detail/cuda/device_info.hpp"
 #include "twobody/detail/cuda/expr/expression_launch.hpp"
 #include "twobody/detail/cuda/expr/jit_link.hpp"
+#include "twobody/detail/cuda/matrix_blocks.hpp"
 #include "twobody/detail/engine/backend.hpp"
 #include "twobody/detail/engine/exact_sums.hpp"
 #include "twobody/detail/engine/kernel_cache.hpp"
@@ -490,23 +491,6 @@ Result run_expression_gpu(const cpu::ExpressionPlan& plan) {
   return r;
 }
 
-namespace {
-
-// Pinned host memory for a block's values (freed with cudaFreeHost).
-struct PinnedValues {
-  double* p = nullptr;
-  explicit PinnedValues(std::size_t n) {
-    if (n) TWOBODY_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&p), n * sizeof(double)));
-  }
-  ~PinnedValues() {
-    if (p) cudaFreeHost(p);
-  }
-  PinnedValues(const PinnedValues&) = delete;
-  PinnedValues& operator=(const PinnedValues&) = delete;
-};
-
-}  // namespace
-
 // A launch's rows: gridDim.y blocks of kExprMatrixRows.
 constexpr std::size_t kMaxMatrixBlockRows = std::size_t{65535} * cuda::kExprMatrixRows;
 
@@ -526,63 +510,22 @@ std::string run_matrix_gpu(const cpu::MatrixJob& job, MatrixSink& sink) {
   const std::size_t n_rows = rows.size_a(), n_cols = rows.size_b();
   const std::size_t block =
       std::min(job.block_rows ? std::min(job.block_rows, n_rows) : matrix_gpu_block_rows(n_rows, n_cols), kMaxMatrixBlockRows);
-  // Two blocks in flight: the device computes one while the host hands the other to the sink.
-  DeviceBuffer<double> device[2] = {DeviceBuffer<double>(block * n_cols), DeviceBuffer<double>(block * n_cols)};
-  PinnedValues host0(block * n_cols), host1(block * n_cols);
-  double* host[2] = {host0.p, host1.p};
-  cudaStream_t stream = nullptr;
-  cudaEvent_t done[2] = {nullptr, nullptr};
-  // A blocking stream: ordered after the legacy stream's uploads and allocations (DeviceBuffer).
-  TWOBODY_CUDA_CHECK(cudaStreamCreate(&stream));
-  struct Release {
-    cudaStream_t& s;
-    cudaEvent_t* e;
-    ~Release() {
-      if (s) cudaStreamSynchronize(s), cudaStreamDestroy(s);
-      for (int k = 0; k < 2; ++k)
-        if (e[k]) cudaEventDestroy(e[k]);
-    }
-  } release{stream, done};
-  for (cudaEvent_t& e : done) TWOBODY_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-  struct Block {
-    std::size_t r0, nr, c0;
-  };
-  std::vector<Block> blocks;
-  for (std::size_t r0 = 0; r0 < n_rows; r0 += block)
-    blocks.push_back({r0, std::min(block, n_rows - r0), job.symmetric ? r0 : 0});
-  double total = 0, finished = 0;
-  for (const Block& b : blocks) total += static_cast<double>(b.nr) * static_cast<double>(n_cols - b.c0);
-  const auto deliver = [&](std::size_t at) {
-    const Block& b = blocks[at];
-    TWOBODY_CUDA_CHECK(cudaEventSynchronize(done[at % 2]));
-    const std::size_t ld = n_cols - b.c0;
-    const double* v = host[at % 2];
-    sink.put(b.r0, b.nr, b.c0, ld, v, ld);
-    // A × A of a symmetric kernel: the entries right of the block's own square, mirrored below it.
-    if (job.symmetric && b.c0 + b.nr < n_cols) sink.put_mirror(b.r0, b.nr, b.c0 + b.nr, ld - b.nr, v + b.nr, ld);
-    sink.block_done();
-    finished += static_cast<double>(b.nr) * static_cast<double>(ld);
-    if (job.progress && *job.progress && total > 0) (*job.progress)(finished / total);
-  };
-  for (std::size_t at = 0; at < blocks.size(); ++at) {
-    const Block& b = blocks[at];
-    ExprLaunch L;
-    L.f = args.f;
-    L.i0 = b.r0;
-    L.i1 = b.r0 + b.nr;
-    L.nb = n_cols;
-    L.c0 = b.c0;
-    L.ld = n_cols - b.c0;
-    L.matrix = device[at % 2].get();
-    void* launch_args[] = {&L};
-    const dim3 grid(static_cast<unsigned>((L.ld + kExprMatrixColumns - 1) / kExprMatrixColumns),
-                    static_cast<unsigned>((b.nr + kExprMatrixRows - 1) / kExprMatrixRows));
-    TWOBODY_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(k), grid, dim3(kExprMatrixColumns), launch_args, 0, stream));
-    TWOBODY_CUDA_CHECK(cudaMemcpyAsync(host[at % 2], L.matrix, b.nr * L.ld * sizeof(double), cudaMemcpyDeviceToHost, stream));
-    TWOBODY_CUDA_CHECK(cudaEventRecord(done[at % 2], stream));
-    if (at > 0) deliver(at - 1);
-  }
-  deliver(blocks.size() - 1);
+  run_matrix_blocks(n_rows, n_cols, job.symmetric, block, sink, job.progress,
+                    [&](const MatrixBlock& b, double* out, cudaStream_t stream) {
+                      ExprLaunch L;
+                      L.f = args.f;
+                      L.i0 = b.r0;
+                      L.i1 = b.r0 + b.nr;
+                      L.nb = n_cols;
+                      L.c0 = b.c0;
+                      L.ld = b.ld;
+                      L.matrix = out;
+                      void* launch_args[] = {&L};
+                      const dim3 grid(static_cast<unsigned>((L.ld + kExprMatrixColumns - 1) / kExprMatrixColumns),
+                                      static_cast<unsigned>((b.nr + kExprMatrixRows - 1) / kExprMatrixRows));
+                      TWOBODY_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(k), grid, dim3(kExprMatrixColumns),
+                                                          launch_args, 0, stream));
+                    });
   return device_info().name;
 }
 

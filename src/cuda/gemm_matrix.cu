@@ -1,0 +1,189 @@
+// The dot-like named kernels on the device's float64 GEMM (issue 23, seed 001's dot-like case):
+// each block of rows is one cuBLAS DGEMM of the prepared rows (engine/gemm_rows.hpp; on Hopper
+// the FP64 tensor cores, IEEE products and float64 sums in the library's order), then one pass
+// that turns each dot product into the kernel's value. Distances settle, in the same pass, every
+// entry whose bound (exact/gemm_bounds.hpp) the GEMM's cancellation could break: those are
+// recomputed by the float64 rule itself, its bits. docs/exactness.md#matrices-on-the-gemm-route.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <optional>
+#include <string>
+
+#include "twobody/detail/cuda/cuda_check.hpp"
+#include "twobody/detail/cuda/device_buffer.hpp"
+#include "twobody/detail/cuda/device_info.hpp"
+#include "twobody/detail/cuda/matrix_blocks.hpp"
+#include "twobody/detail/engine/backend.hpp"
+#include "twobody/detail/engine/gemm_matrix_run.hpp"
+#include "twobody/detail/exact/gemm_bounds.hpp"
+#include "twobody/error.hpp"
+
+namespace twobody {
+
+namespace cuda {
+namespace {
+
+void check_cublas(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw Error(s == CUBLAS_STATUS_ALLOC_FAILED ? ErrorKind::Resource : ErrorKind::Backend,
+                std::string("cuBLAS ") + what + ": " + cublasGetStatusString(s));
+}
+
+struct Handle {
+  cublasHandle_t h = nullptr;
+  Handle() {
+    check_cublas(cublasCreate(&h), "cublasCreate");
+    // (float64 on the FP64 tensor cores; never the fixed-point emulation, whose bound differs)
+    check_cublas(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  }
+  ~Handle() {
+    if (h) cublasDestroy(h);
+  }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+};
+
+struct FinishArgs {
+  double* out;      // nr × ld, row-major: the GEMM's dot products in, the values out
+  std::size_t r0, c0, nr, ld;
+  const double* sa;  // per-row scales (GemmRows::scale), or null for dot
+  const double* sb;
+  const double* raw_a;  // distances: the rows as given, for the settled entries
+  const double* raw_b;
+  int d;
+  int form;  // GemmForm
+  unsigned long long* settled;
+};
+
+// Σ fl(fl(x_k − y_k)²) in stored order from +0, then (distance) the square root: the rule's
+// operations, none contracted, so the CPU's bits.
+__device__ double rule_squared_distance(const double* x, const double* y, int d) {
+  double s = 0;
+  for (int k = 0; k < d; ++k) {
+    const double t = __dsub_rn(x[k], y[k]);
+    s = __dadd_rn(s, __dmul_rn(t, t));
+  }
+  return s;
+}
+
+__global__ void finish_block(FinishArgs a) {
+  const std::size_t total = a.nr * a.ld;
+  unsigned long long settled = 0;
+  for (std::size_t e = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; e < total;
+       e += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const std::size_t i = a.r0 + e / a.ld, j = a.c0 + e % a.ld;
+    const double g = a.out[e];
+    double v = g;
+    switch (static_cast<GemmForm>(a.form)) {
+      case GemmForm::Dot: break;
+      case GemmForm::Cosine: v = __dsub_rn(1.0, __ddiv_rn(g, __dmul_rn(a.sa[i], a.sb[j]))); break;
+      case GemmForm::Correlation: v = __ddiv_rn(g, __dmul_rn(a.sa[i], a.sb[j])); break;
+      case GemmForm::Distance:
+      case GemmForm::SquaredDistance: {
+        const bool squared = static_cast<GemmForm>(a.form) == GemmForm::SquaredDistance;
+        const exact::GemmDistance r = exact::gemm_distance(a.sa[i], a.sb[j], g, a.d, squared);
+        v = r.value;
+        if (r.settle) {
+          ++settled;
+          const double s = rule_squared_distance(a.raw_a + i * a.d, a.raw_b + j * a.d, a.d);
+          v = squared ? s : __dsqrt_rn(s);
+        }
+        break;
+      }
+    }
+    a.out[e] = v;
+  }
+  if (settled) atomicAdd(a.settled, settled);
+}
+
+// A × A: the block's own square (nr × nr, from column c0 = r0) has its upper half, j >= i, from
+// DSYRK; each entry below is its mirror's dot product, so the matrix is symmetric bit for bit
+// (the pass after forms (i, j) and (j, i) by the same commutative operations).
+__global__ void mirror_square(double* out, std::size_t nr, std::size_t ld) {
+  const std::size_t total = nr * nr;
+  for (std::size_t e = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; e < total;
+       e += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const std::size_t i = e / nr, j = e % nr;
+    if (j < i) out[i * ld + j] = out[j * ld + i];
+  }
+}
+
+unsigned grid_for(std::size_t total) {
+  return static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>((total + 255) / 256, 65535u * 8)));
+}
+
+struct DeviceRows {
+  DeviceBuffer<double> rows, scale, raw;
+  explicit DeviceRows(const GemmRows& g) : rows(g.rows), scale(g.scale), raw(g.raw) {}
+};
+
+}  // namespace
+}  // namespace cuda
+
+std::size_t gemm_matrix_device_bytes(const GemmRows& a, const GemmRows* b, std::size_t block_rows, std::size_t cols) {
+  const auto held = [](const GemmRows& g) { return (g.rows.size() + g.scale.size() + g.raw.size()) * sizeof(double); };
+  return held(a) + (b ? held(*b) : 0) + 2 * block_rows * cols * sizeof(double);
+}
+
+std::size_t cuda_free_device_bytes() { return cuda::available_device_bytes(); }
+
+GemmMatrixRun run_matrix_gemm(const GemmMatrixJob& job, MatrixSink& sink) {
+  using namespace cuda;
+  const GemmRows& ga = *job.a;
+  const GemmRows& gb = job.b ? *job.b : ga;
+  const std::size_t n_rows = ga.n, n_cols = gb.n;
+  // (cublasDgemm's sizes are ints)
+  if (n_rows > INT_MAX || n_cols > INT_MAX)
+    throw Error(ErrorKind::Resource, "the GEMM route takes fewer than 2^31 rows a set: use --summation ordered");
+  const std::size_t block = std::max<std::size_t>(1, std::min(job.block_rows ? job.block_rows : n_rows, n_rows));
+  const std::size_t need = gemm_matrix_device_bytes(ga, job.b, block, n_cols);
+  if (need > available_device_bytes())
+    throw Error(ErrorKind::Resource, "the GEMM route needs " + std::to_string(need >> 20) +
+                                         " MiB of device memory (the prepared rows and two blocks), more than is free: "
+                                         "use --summation ordered");
+  const DeviceRows da(ga);
+  std::optional<DeviceRows> db_own;
+  if (job.b) db_own.emplace(gb);
+  const DeviceRows& db = job.b ? *db_own : da;
+  DeviceBuffer<unsigned long long> settled(1);
+  settled.zero();
+  Handle handle;
+  const double one = 1.0, zero = 0.0;
+  const int d = ga.d;
+  GemmMatrixRun run;
+  run_matrix_blocks(n_rows, n_cols, job.symmetric, block, sink, job.progress,
+                    [&](const MatrixBlock& b, double* out, cudaStream_t stream) {
+                      check_cublas(cublasSetStream(handle.h, stream), "cublasSetStream");
+                      // Row-major out (nr × ld) = A[r0 …] · B[c0 …]ᵀ is, column-major, outᵀ (ld × nr):
+                      // B's rows are the columns of a d × ld matrix, op T.
+                      const auto gemm = [&](std::size_t col, double* at) {
+                        check_cublas(cublasDgemm(handle.h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(b.ld - (col - b.c0)),
+                                                 static_cast<int>(b.nr), d, &one, db.rows.get() + col * d, d,
+                                                 da.rows.get() + b.r0 * d, d, &zero, at, static_cast<int>(b.ld)),
+                                     "cublasDgemm");
+                      };
+                      if (job.symmetric) {
+                        // (column-major, the square's lower half is the row-major upper one)
+                        check_cublas(cublasDsyrk(handle.h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, static_cast<int>(b.nr), d,
+                                                 &one, da.rows.get() + b.r0 * d, d, &zero, out, static_cast<int>(b.ld)),
+                                     "cublasDsyrk");
+                        if (b.ld > b.nr) gemm(b.c0 + b.nr, out + b.nr);
+                        mirror_square<<<grid_for(b.nr * b.nr), 256, 0, stream>>>(out, b.nr, b.ld);
+                        TWOBODY_CUDA_CHECK(cudaGetLastError());
+                      } else {
+                        gemm(b.c0, out);
+                      }
+                      FinishArgs f{out, b.r0, b.c0, b.nr, b.ld, da.scale.get(), db.scale.get(), da.raw.get(),
+                                   db.raw.get(), d, static_cast<int>(job.form), settled.get()};
+                      finish_block<<<grid_for(b.nr * b.ld), 256, 0, stream>>>(f);
+                      TWOBODY_CUDA_CHECK(cudaGetLastError());
+                    });
+  run.settled = settled.download()[0];
+  run.device = device_info().name;
+  return run;
+}
+
+}  // namespace twobody

@@ -1,0 +1,30 @@
+#pragma once
+// The GPU matrices' pipeline, shared by the generated kernels (cuda/expr/expression_runs.cpp) and
+// the GEMM route (cuda/gemm_matrix.cu): the matrix in blocks of rows, two in flight: the device
+// computes one into a device buffer and copies it to pinned host memory while the host hands the
+// other to the sink (and mirrors it, for A × A of a symmetric kernel).
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <functional>
+
+namespace twobody {
+class MatrixSink;
+}
+
+namespace twobody::cuda {
+
+// Rows [r0, r0 + nr) against columns [c0, c0 + ld): c0 = r0 for A × A of a symmetric kernel (the
+// block's columns from its first row), else 0.
+struct MatrixBlock {
+  std::size_t r0, nr, c0, ld;
+};
+
+// `compute` enqueues on `stream` the block's nr × ld row-major values into `out` (a device
+// buffer of block_rows × cols doubles).
+using ComputeBlock = std::function<void(const MatrixBlock& b, double* out, cudaStream_t stream)>;
+
+void run_matrix_blocks(std::size_t rows, std::size_t cols, bool symmetric, std::size_t block_rows, MatrixSink& sink,
+                       const std::function<void(double)>* progress, const ComputeBlock& compute);
+
+}  // namespace twobody::cuda

@@ -1,0 +1,91 @@
+// The rows of the dot-like kernels' GEMM route (engine/gemm_rows.hpp), by the float64 rule's
+// operations: sums from +0 in stored order, no contraction (the library builds with
+// -ffp-contract=off), so a row's mean, its centred elements and its norms are the rule's bits.
+#include "twobody/detail/engine/gemm_rows.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+
+namespace twobody {
+
+std::optional<GemmForm> gemm_form(std::string_view kernel) {
+  if (kernel == "dot") return GemmForm::Dot;
+  if (kernel == "cosine") return GemmForm::Cosine;
+  if (kernel == "pearson" || kernel == "spearman") return GemmForm::Correlation;
+  if (kernel == "l2") return GemmForm::Distance;
+  if (kernel == "sqeuclidean") return GemmForm::SquaredDistance;
+  return std::nullopt;
+}
+
+const char* to_string(GemmForm f) {
+  switch (f) {
+    case GemmForm::Dot: return "dot";
+    case GemmForm::Cosine: return "cosine";
+    case GemmForm::Correlation: return "correlation";
+    case GemmForm::Distance: return "distance";
+    case GemmForm::SquaredDistance: return "squared distance";
+  }
+  return "?";
+}
+
+bool is_distance(GemmForm f) { return f == GemmForm::Distance || f == GemmForm::SquaredDistance; }
+
+std::vector<double> gemm_centre(const VectorSet& a, const VectorSet* b, int threads) {
+  const std::size_t d = static_cast<std::size_t>(a.dim());
+  std::vector<double> c(d, 0.0);
+  const VectorSet* sets[2] = {&a, b};
+  std::size_t rows = 0;
+  for (const VectorSet* s : sets) {
+    if (!s) continue;
+    rows += s->size();
+    const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(s->size());
+#pragma omp parallel num_threads(std::max(1, threads))
+    {
+      std::vector<double> part(d, 0.0), x(d);
+#pragma omp for schedule(static)
+      for (std::ptrdiff_t i = 0; i < n; ++i) {
+        s->row_f64(static_cast<std::size_t>(i), x.data());
+        for (std::size_t k = 0; k < d; ++k) part[k] += x[k];
+      }
+#pragma omp critical
+      for (std::size_t k = 0; k < d; ++k) c[k] += part[k];
+    }
+  }
+  // (any centre keeps the bound; the mean makes the shifted rows short, the cancellation small)
+  for (double& v : c) v /= static_cast<double>(rows);
+  return c;
+}
+
+GemmRows make_gemm_rows(const VectorSet& v, GemmForm f, const std::vector<double>& centre, int threads) {
+  GemmRows g;
+  g.n = v.size();
+  g.d = v.dim();
+  const std::size_t d = static_cast<std::size_t>(g.d);
+  g.rows.resize(g.n * d);
+  if (f != GemmForm::Dot) g.scale.resize(g.n);
+  if (is_distance(f)) g.raw.resize(g.n * d);
+  const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(g.n);
+#pragma omp parallel for schedule(static) num_threads(std::max(1, threads))
+  for (std::ptrdiff_t ip = 0; ip < n; ++ip) {
+    const std::size_t i = static_cast<std::size_t>(ip);
+    double* x = g.rows.data() + i * d;
+    v.row_f64(i, x);
+    if (f == GemmForm::Correlation) {
+      double s = 0;
+      for (std::size_t k = 0; k < d; ++k) s += x[k];
+      const double mean = s / static_cast<double>(d);
+      for (std::size_t k = 0; k < d; ++k) x[k] -= mean;
+    } else if (is_distance(f)) {
+      std::copy(x, x + d, g.raw.data() + i * d);
+      for (std::size_t k = 0; k < d; ++k) x[k] -= centre[k];
+    }
+    if (f == GemmForm::Dot) continue;
+    double q = 0;
+    for (std::size_t k = 0; k < d; ++k) q += x[k] * x[k];
+    g.scale[i] = is_distance(f) ? q : std::sqrt(q);
+  }
+  return g;
+}
+
+}  // namespace twobody

@@ -1,0 +1,157 @@
+// The GEMM route of the dot-like matrix kernels, on the host (the GPU suite runs it on cuBLAS):
+// - the prepared rows (engine/gemm_rows.hpp) with a dot product summed in the rule's order give
+//   every named kernel's entries bit for bit, so the route differs from the rule only in the
+//   GEMM's summation order;
+// - the distances' bound (exact/gemm_bounds.hpp) holds against the true distance (long double)
+//   when the dot product is off by as much as any summation order may put it (γ_d Σ|x y|, both
+//   signs, and other orders), on Gaussian rows, near duplicates, huge offsets and lattices, and
+//   the entries it cannot cover are flagged for settling.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <random>
+#include <vector>
+
+#include "test_support.hpp"
+#include "twobody/detail/engine/gemm_rows.hpp"
+#include "twobody/detail/exact/gemm_bounds.hpp"
+#include "twobody/matrices.hpp"
+
+namespace {
+
+using twobody::GemmForm;
+using twobody::VectorSet;
+
+VectorSet rows_of(const std::vector<std::vector<double>>& r) {
+  std::vector<double> flat;
+  for (const auto& x : r) flat.insert(flat.end(), x.begin(), x.end());
+  return VectorSet::from_rows(std::move(flat), r.size(), static_cast<int>(r[0].size()));
+}
+
+double ordered_dot(const double* x, const double* y, int d) {
+  double s = 0;
+  for (int k = 0; k < d; ++k) s += x[k] * y[k];
+  return s;
+}
+
+TEST(GemmRows, WithTheRulesOrderEveryNamedKernelIsTheRulesBits) {
+  const auto seed = testing_support::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> g(0, 1);
+  const int d = 97;
+  std::vector<std::vector<double>> r(41, std::vector<double>(d));
+  for (std::size_t i = 0; i < r.size(); ++i)
+    for (double& v : r[i]) v = (i % 3 == 0 ? 1e6 : 1) + g(rng) * (i % 5 == 0 ? 1e-3 : 1);
+  r[7] = r[3];  // a duplicate
+  const VectorSet v = rows_of(r);
+  for (const char* kernel : {"dot", "cosine", "pearson"}) {
+    SCOPED_TRACE(kernel);
+    twobody::MatrixOptions m;
+    m.kernel = kernel;
+    const auto rule = twobody::vector_matrix(v, nullptr, m, testing_support::on("cpu"));
+    const GemmForm f = *twobody::gemm_form(kernel);
+    const twobody::GemmRows p = twobody::make_gemm_rows(v, f, {}, 2);
+    for (std::size_t i = 0; i < v.size(); ++i)
+      for (std::size_t j = 0; j < v.size(); ++j) {
+        const double dot = ordered_dot(&p.rows[i * d], &p.rows[j * d], d);
+        const double value = f == GemmForm::Dot      ? dot
+                             : f == GemmForm::Cosine ? 1 - dot / (p.scale[i] * p.scale[j])
+                                                     : dot / (p.scale[i] * p.scale[j]);
+        ASSERT_EQ(std::memcmp(&value, &rule.values[i * v.size() + j], sizeof(double)), 0)
+            << i << ", " << j << ": " << value << " vs " << rule.values[i * v.size() + j];
+      }
+  }
+}
+
+// The true distance of two rows, in long double (64-bit mantissa: 2^-64 against bounds near 2^-40).
+long double true_distance(const std::vector<double>& x, const std::vector<double>& y) {
+  long double s = 0;
+  for (std::size_t k = 0; k < x.size(); ++k) {
+    const long double t = static_cast<long double>(x[k]) - y[k];
+    s += t * t;
+  }
+  return std::sqrt(s);
+}
+
+struct Case {
+  const char* name;
+  std::vector<std::vector<double>> rows;
+};
+
+std::vector<Case> cases(std::mt19937_64& rng) {
+  std::normal_distribution<double> g(0, 1);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<Case> out;
+  const auto make = [&](const char* name, int n, int d, auto gen) {
+    Case c{name, std::vector<std::vector<double>>(n, std::vector<double>(d))};
+    for (int i = 0; i < n; ++i)
+      for (int k = 0; k < d; ++k) c.rows[i][k] = gen(i, k);
+    out.push_back(std::move(c));
+  };
+  make("gaussian d=300", 40, 300, [&](int, int) { return g(rng); });
+  make("positive, mean 10 d=1000", 30, 1000, [&](int, int) { return 10 + g(rng); });
+  make("near duplicates", 30, 200, [&](int i, int k) { return std::sin(k * 0.37) + (i % 2) * 1e-9 * g(rng); });
+  make("huge offset", 30, 64, [&](int, int) { return 1e8 + u(rng); });
+  make("lattice", 27, 3 * 25, [&](int i, int k) { return static_cast<double>((i / (k % 3 == 0 ? 1 : k % 3 == 1 ? 3 : 9)) % 3); });
+  make("clusters", 40, 128, [&](int i, int) { return (i % 4) * 100.0 + 1e-4 * g(rng); });
+  return out;
+}
+
+TEST(GemmBounds, DistancesWithinTheBoundOrFlaggedWhateverTheSummationOrder) {
+  const auto seed = testing_support::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (const Case& c : cases(rng)) {
+    SCOPED_TRACE(c.name);
+    const VectorSet v = rows_of(c.rows);
+    const int d = v.dim();
+    const std::vector<double> centre = twobody::gemm_centre(v, nullptr, 2);
+    for (const GemmForm f : {GemmForm::Distance, GemmForm::SquaredDistance}) {
+      const twobody::GemmRows p = twobody::make_gemm_rows(v, f, centre, 2);
+      const bool squared = f == GemmForm::SquaredDistance;
+      std::size_t covered = 0, flagged = 0;
+      for (std::size_t i = 0; i < v.size(); ++i)
+        for (std::size_t j = 0; j < v.size(); ++j) {
+          const double* x = &p.rows[i * d];
+          const double* y = &p.rows[j * d];
+          long double exact = 0, abs_sum = 0;
+          double reversed = 0;
+          for (int k = 0; k < d; ++k) {
+            exact += static_cast<long double>(x[k]) * y[k];
+            abs_sum += std::fabs(static_cast<long double>(x[k]) * y[k]);
+          }
+          for (int k = d - 1; k >= 0; --k) reversed += x[k] * y[k];
+          const double worst = static_cast<double>(twobody::exact::gemm_gamma(d) * abs_sum);
+          const long double truth = true_distance(c.rows[i], c.rows[j]);
+          for (const double dot : {ordered_dot(x, y, d), reversed, static_cast<double>(exact + worst),
+                                   static_cast<double>(exact - worst)}) {
+            const auto r = twobody::exact::gemm_distance(p.scale[i], p.scale[j], dot, d, squared);
+            if (r.settle) {
+              ++flagged;
+              continue;
+            }
+            ++covered;
+            const long double want = squared ? truth * truth : truth;
+            const double tol = squared ? twobody::exact::gemm_squared_tolerance(d) : twobody::exact::gemm_distance_tolerance(d);
+            ASSERT_GT(want, 0) << i << ", " << j << ": a zero distance was not flagged";
+            ASSERT_LE(std::fabs(static_cast<long double>(r.value) - want) / want, tol)
+                << i << ", " << j << " dot " << dot << " value " << r.value;
+          }
+          if (i == j) {
+            const auto r = twobody::exact::gemm_distance(p.scale[i], p.scale[j], ordered_dot(x, y, d), d, squared);
+            EXPECT_TRUE(r.settle) << "the diagonal is a cancellation: settled";
+          }
+        }
+      // (every case but the ones built to cancel leaves most entries to the GEMM)
+      if (std::string(c.name).find("gaussian") != std::string::npos) {
+        EXPECT_GT(covered, 5 * flagged) << covered << " covered, " << flagged << " flagged";
+      }
+      if (std::string(c.name) == "near duplicates") EXPECT_GT(flagged, 0u);
+    }
+  }
+}
+
+}  // namespace
