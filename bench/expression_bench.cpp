@@ -128,7 +128,9 @@ int main(int argc, char** argv) {
       cuda.backend = "cuda";
       cpu.backend = "cpu";
       // (ordered: the CPU's bits, checked; gemm: the largest difference from them, printed)
-      const auto want = twobody::vector_matrix(small, nullptr, opt, cpu).values;
+      twobody::MatrixOptions rule = opt;
+      rule.summation = MatrixSummation::Ordered;
+      const auto want = twobody::vector_matrix(small, nullptr, rule, cpu).values;
       const auto got = twobody::vector_matrix(small, nullptr, opt, cuda).values;
       double diff = 0;
       for (std::size_t e = 0; e < want.size(); ++e) diff = std::max(diff, std::fabs(want[e] - got[e]));
