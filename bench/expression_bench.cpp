@@ -143,6 +143,11 @@ int main(int argc, char** argv) {
       fmt::print("{:<28} {:>9} {:>10} {:>10.3f} {:>12.1f} {:>10.2e}\n", kernel,
                  summation == MatrixSummation::Gemm ? "gemm" : "ordered", fmt::format("{}x{}", n, d), tg, elements / tg / 1e9,
                  diff);
+      if (summation == MatrixSummation::Gemm) {
+        const std::string plan = twobody::vector_matrix(a, nullptr, opt, cuda).info.plan;
+        if (const std::size_t at = plan.find("phases: "); at != std::string::npos)
+          fmt::print("  {}\n", plan.substr(at, plan.find('\n', at) - at));
+      }
     }
     std::filesystem::remove_all(cache);
     return 0;

@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <optional>
 #include <string>
@@ -144,6 +145,7 @@ GemmMatrixRun run_matrix_gemm(const GemmMatrixJob& job, MatrixSink& sink) {
     throw Error(ErrorKind::Resource, "the GEMM route needs " + std::to_string(need >> 20) +
                                          " MiB of device memory (the prepared rows and two blocks), more than is free: "
                                          "use --summation ordered");
+  const auto t0 = std::chrono::steady_clock::now();
   const DeviceRows da(ga);
   std::optional<DeviceRows> db_own;
   if (job.b) db_own.emplace(gb);
@@ -154,7 +156,9 @@ GemmMatrixRun run_matrix_gemm(const GemmMatrixJob& job, MatrixSink& sink) {
   const double one = 1.0, zero = 0.0;
   const int d = ga.d;
   GemmMatrixRun run;
-  run_matrix_blocks(n_rows, n_cols, job.symmetric, block, sink, job.progress,
+  TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
+  run.upload = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const MatrixBlocksTimes times = run_matrix_blocks(n_rows, n_cols, job.symmetric, block, sink, job.progress,
                     [&](const MatrixBlock& b, double* out, cudaStream_t stream) {
                       check_cublas(cublasSetStream(handle.h, stream), "cublasSetStream");
                       // Row-major out (nr × ld) = A[r0 …] · B[c0 …]ᵀ is, column-major, outᵀ (ld × nr):
@@ -181,6 +185,9 @@ GemmMatrixRun run_matrix_gemm(const GemmMatrixJob& job, MatrixSink& sink) {
                       finish_block<<<grid_for(b.nr * b.ld), 256, 0, stream>>>(f);
                       TWOBODY_CUDA_CHECK(cudaGetLastError());
                     });
+  run.setup = times.setup;
+  run.device_wait = times.device_wait;
+  run.sink = times.sink;
   run.settled = settled.download()[0];
   run.device = device_info().name;
   return run;

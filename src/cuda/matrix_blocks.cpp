@@ -1,6 +1,10 @@
 // The GPU matrices' block pipeline (cuda/matrix_blocks.hpp).
 #include "twobody/detail/cuda/matrix_blocks.hpp"
 
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <utility>
 #include <vector>
 
 #include "twobody/detail/cuda/cuda_check.hpp"
@@ -11,23 +15,73 @@ namespace twobody::cuda {
 
 namespace {
 
-// Pinned host memory for a block's values (freed with cudaFreeHost).
+// Pinned host buffers kept between runs (matrix_blocks.hpp): taken whole, given back whole.
+class PinnedCache {
+ public:
+  static PinnedCache& get() {
+    static PinnedCache* c = new PinnedCache;  // (never destroyed: the CUDA context may be gone by exit)
+    return *c;
+  }
+  double* take(std::size_t n) {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      for (std::size_t k = 0; k < free_.size(); ++k)
+        if (free_[k].first >= n) {
+          double* p = free_[k].second;
+          held_ -= free_[k].first;
+          free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(k));
+          return p;
+        }
+    }
+    double* p = nullptr;
+    TWOBODY_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&p), n * sizeof(double)));
+    sizes_[p] = n;
+    return p;
+  }
+  void give(double* p) {
+    std::lock_guard<std::mutex> lock(m_);
+    const std::size_t n = sizes_[p];
+    free_.push_back({n, p});
+    held_ += n;
+    // (beyond 1 GiB kept, the oldest are freed)
+    while (held_ * sizeof(double) > (std::size_t{1} << 30) && !free_.empty()) {
+      held_ -= free_.front().first;
+      sizes_.erase(free_.front().second);
+      cudaFreeHost(free_.front().second);
+      free_.erase(free_.begin());
+    }
+  }
+
+ private:
+  std::mutex m_;
+  std::vector<std::pair<std::size_t, double*>> free_;
+  std::map<double*, std::size_t> sizes_;
+  std::size_t held_ = 0;
+};
+
 struct PinnedValues {
   double* p = nullptr;
   explicit PinnedValues(std::size_t n) {
-    if (n) TWOBODY_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&p), n * sizeof(double)));
+    if (n) p = PinnedCache::get().take(n);
   }
   ~PinnedValues() {
-    if (p) cudaFreeHost(p);
+    if (p) PinnedCache::get().give(p);
   }
   PinnedValues(const PinnedValues&) = delete;
   PinnedValues& operator=(const PinnedValues&) = delete;
 };
 
+double since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
 }  // namespace
 
-void run_matrix_blocks(std::size_t n_rows, std::size_t n_cols, bool symmetric, std::size_t block, MatrixSink& sink,
-                       const std::function<void(double)>* progress, const ComputeBlock& compute) {
+MatrixBlocksTimes run_matrix_blocks(std::size_t n_rows, std::size_t n_cols, bool symmetric, std::size_t block,
+                                    MatrixSink& sink, const std::function<void(double)>* progress,
+                                    const ComputeBlock& compute) {
+  MatrixBlocksTimes times;
+  auto t = std::chrono::steady_clock::now();
   DeviceBuffer<double> device[2] = {DeviceBuffer<double>(block * n_cols), DeviceBuffer<double>(block * n_cols)};
   PinnedValues host0(block * n_cols), host1(block * n_cols);
   double* host[2] = {host0.p, host1.p};
@@ -45,6 +99,7 @@ void run_matrix_blocks(std::size_t n_rows, std::size_t n_cols, bool symmetric, s
     }
   } release{stream, done};
   for (cudaEvent_t& e : done) TWOBODY_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  times.setup = since(t);
   std::vector<MatrixBlock> blocks;
   for (std::size_t r0 = 0; r0 < n_rows; r0 += block) {
     const std::size_t c0 = symmetric ? r0 : 0;
@@ -54,12 +109,16 @@ void run_matrix_blocks(std::size_t n_rows, std::size_t n_cols, bool symmetric, s
   for (const MatrixBlock& b : blocks) total += static_cast<double>(b.nr) * static_cast<double>(b.ld);
   const auto deliver = [&](std::size_t at) {
     const MatrixBlock& b = blocks[at];
+    t = std::chrono::steady_clock::now();
     TWOBODY_CUDA_CHECK(cudaEventSynchronize(done[at % 2]));
+    times.device_wait += since(t);
+    t = std::chrono::steady_clock::now();
     const double* v = host[at % 2];
     sink.put(b.r0, b.nr, b.c0, b.ld, v, b.ld);
     // A × A of a symmetric kernel: the entries right of the block's own square, mirrored below it.
     if (symmetric && b.c0 + b.nr < n_cols) sink.put_mirror(b.r0, b.nr, b.c0 + b.nr, b.ld - b.nr, v + b.nr, b.ld);
     sink.block_done();
+    times.sink += since(t);
     finished += static_cast<double>(b.nr) * static_cast<double>(b.ld);
     if (progress && *progress && total > 0) (*progress)(finished / total);
   };
@@ -72,6 +131,7 @@ void run_matrix_blocks(std::size_t n_rows, std::size_t n_cols, bool symmetric, s
     if (at > 0) deliver(at - 1);
   }
   deliver(blocks.size() - 1);
+  return times;
 }
 
 }  // namespace twobody::cuda

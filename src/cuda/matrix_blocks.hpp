@@ -24,7 +24,17 @@ struct MatrixBlock {
 // buffer of block_rows × cols doubles).
 using ComputeBlock = std::function<void(const MatrixBlock& b, double* out, cudaStream_t stream)>;
 
-void run_matrix_blocks(std::size_t rows, std::size_t cols, bool symmetric, std::size_t block_rows, MatrixSink& sink,
-                       const std::function<void(double)>* progress, const ComputeBlock& compute);
+// Where a run's wall time went (seconds): the buffers and the stream, the host's waits for the
+// device, the sink's puts (copies, mirrors, file writes).
+struct MatrixBlocksTimes {
+  double setup = 0, device_wait = 0, sink = 0;
+};
+
+// The two pinned host buffers of block_rows × cols doubles are kept for the process's next matrix
+// (pinning hundreds of megabytes costs tenths of a second: a Python session asking for matrix after
+// matrix pays it once), at most 1 GiB of them.
+MatrixBlocksTimes run_matrix_blocks(std::size_t rows, std::size_t cols, bool symmetric, std::size_t block_rows,
+                                    MatrixSink& sink, const std::function<void(double)>* progress,
+                                    const ComputeBlock& compute);
 
 }  // namespace twobody::cuda

@@ -28,6 +28,9 @@ struct GemmMatrixJob {
 struct GemmMatrixRun {
   std::string device;
   std::uint64_t settled = 0;
+  // Seconds: the rows' upload (and the cuBLAS handle), the block buffers, the host's waits for the
+  // device, the sink's puts.
+  double upload = 0, setup = 0, device_wait = 0, sink = 0;
 };
 std::size_t gemm_matrix_device_bytes(const GemmRows& a, const GemmRows* b, std::size_t block_rows, std::size_t cols);
 GemmMatrixRun run_matrix_gemm(const GemmMatrixJob& job, MatrixSink& sink);

@@ -272,9 +272,11 @@ MatrixResult execute(const Prepared& p, const MatrixOptions& opt, const RunOptio
   const auto t0 = std::chrono::steady_clock::now();
   std::string device = p.gpu ? "" : "host";
   std::uint64_t settled = 0;
+  std::string phases;
   const auto run_tiles = [&](MatrixSink& sink) {
     if (p.gemm) {
       const GemmChoice& g = *p.gemm;
+      const auto t_rows = std::chrono::steady_clock::now();
       const std::vector<double> centre = is_distance(g.form) ? gemm_centre(*g.a, g.b, p.job.threads) : std::vector<double>();
       const GemmRows ra = make_gemm_rows(*g.a, g.form, centre, p.job.threads);
       std::optional<GemmRows> rb;
@@ -286,9 +288,13 @@ MatrixResult execute(const Prepared& p, const MatrixOptions& opt, const RunOptio
       job.symmetric = p.job.symmetric;
       job.block_rows = p.job.block_rows;
       job.progress = p.job.progress;
+      const double rows_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_rows).count();
       const GemmMatrixRun out = run_matrix_gemm(job, sink);
       device = out.device;
       settled = out.settled;
+      phases = fmt::format("\nphases: rows prepared {:.3f} s, uploaded {:.3f} s, block buffers {:.3f} s, waits for the "
+                           "device {:.3f} s, output {:.3f} s",
+                           rows_s, out.upload, out.setup, out.device_wait, out.sink);
     } else if (p.gpu) {
       device = run_matrix_gpu(p.job, sink);
     } else {
@@ -333,6 +339,7 @@ MatrixResult execute(const Prepared& p, const MatrixOptions& opt, const RunOptio
   r.info.pairs_settled_fp64 = settled;
   r.info.plan = p.text;
   if (p.gemm && is_distance(p.gemm->form)) r.info.plan += fmt::format("\nsettled: {} entries by the rule", settled);
+  r.info.plan += phases;
   if (run.on_plan) run.on_plan(r.info.plan);
   return r;
 }
