@@ -118,7 +118,10 @@ unsigned grid_for(std::size_t total) {
 
 struct DeviceRows {
   DeviceBuffer<double> rows, scale, raw;
-  explicit DeviceRows(const GemmRows& g) : rows(g.rows), scale(g.scale), raw(g.raw) {}
+  explicit DeviceRows(const GemmRows& g) : rows(g.rows.size()), scale(g.scale), raw(g.raw.size()) {
+    rows.upload(g.rows.data(), g.rows.size());
+    raw.upload(g.raw.data(), g.raw.size());
+  }
 };
 
 }  // namespace
