@@ -2,6 +2,7 @@
 #include "twobody/detail/cuda/matrix_blocks.hpp"
 
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -19,8 +20,21 @@ namespace {
 class PinnedCache {
  public:
   static PinnedCache& get() {
-    static PinnedCache* c = new PinnedCache;  // (never destroyed: the CUDA context may be gone by exit)
+    // Freed at exit by a handler registered after the CUDA runtime's own (first made by a run, after
+    // its first CUDA call), so it runs before the runtime's teardown: nothing kept looks leaked.
+    static PinnedCache* c = [] {
+      auto* made = new PinnedCache;
+      std::atexit([] { get().release(); });
+      return made;
+    }();
     return *c;
+  }
+  void release() {
+    std::lock_guard<std::mutex> lock(m_);
+    for (const auto& f : free_) cudaFreeHost(f.second);
+    free_.clear();
+    sizes_.clear();
+    held_ = 0;
   }
   double* take(std::size_t n) {
     {
