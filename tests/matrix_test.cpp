@@ -6,6 +6,7 @@
 
 #include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -74,6 +75,27 @@ void expect_rule(const VectorSet& a, const VectorSet* b, const std::string& kern
         ADD_FAILURE() << kernel << " d=" << a.dim() << " (" << i << ", " << j << "): " << got << " != rule " << want;
     }
   EXPECT_EQ(wrong, 0u) << kernel << " d=" << a.dim();
+}
+
+// Results of 32 MiB and more live in their own huge-page mappings (engine/value_memory.cpp):
+// sizes across the threshold hold their values through growth, copies and moves.
+TEST(ResultMemory, LargeBlocksHoldTheirValuesThroughGrowthCopiesAndMoves) {
+  for (const std::size_t n : {std::size_t{1000}, (std::size_t{32} << 20) / 8 - 1, (std::size_t{32} << 20) / 8,
+                              (std::size_t{33} << 20) / 8 + 3}) {
+    SCOPED_TRACE(n);
+    twobody::MatrixValues v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<double>(i) * 0.5;
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(v.data()) % alignof(double), 0u);
+    v.resize(n + (std::size_t{5} << 20));  // (a reallocation: the old block freed by its own size)
+    v.back() = -1;
+    const twobody::MatrixValues copy = v;
+    twobody::MatrixValues moved = std::move(v);
+    for (std::size_t i = 0; i < n; i += 4099) {
+      ASSERT_EQ(copy[i], static_cast<double>(i) * 0.5);
+      ASSERT_EQ(moved[i], copy[i]);
+    }
+    EXPECT_EQ(moved.back(), -1);
+  }
 }
 
 TEST(VectorMatrix, EveryKernelIsTheRuleBitForBit) {

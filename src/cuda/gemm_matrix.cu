@@ -124,13 +124,14 @@ struct DeviceRows {
   }
 };
 
-}  // namespace
-}  // namespace cuda
-
-std::size_t gemm_matrix_device_bytes(const GemmRows& a, const GemmRows* b, std::size_t block_rows, std::size_t cols) {
+// The device memory a run takes: the prepared rows and two blocks.
+std::size_t device_bytes(const GemmRows& a, const GemmRows* b, std::size_t block_rows, std::size_t cols) {
   const auto held = [](const GemmRows& g) { return (g.rows.size() + g.scale.size() + g.raw.size()) * sizeof(double); };
   return held(a) + (b ? held(*b) : 0) + 2 * block_rows * cols * sizeof(double);
 }
+
+}  // namespace
+}  // namespace cuda
 
 std::size_t cuda_free_device_bytes() { return cuda::available_device_bytes(); }
 
@@ -143,7 +144,7 @@ GemmMatrixRun run_matrix_gemm(const GemmMatrixJob& job, MatrixSink& sink) {
   if (n_rows > INT_MAX || n_cols > INT_MAX)
     throw Error(ErrorKind::Resource, "the GEMM route takes fewer than 2^31 rows a set: use --summation ordered");
   const std::size_t block = std::max<std::size_t>(1, std::min(job.block_rows ? job.block_rows : n_rows, n_rows));
-  const std::size_t need = gemm_matrix_device_bytes(ga, job.b, block, n_cols);
+  const std::size_t need = device_bytes(ga, job.b, block, n_cols);
   if (need > available_device_bytes())
     throw Error(ErrorKind::Resource, "the GEMM route needs " + std::to_string(need >> 20) +
                                          " MiB of device memory (the prepared rows and two blocks), more than is free: "
@@ -161,33 +162,33 @@ GemmMatrixRun run_matrix_gemm(const GemmMatrixJob& job, MatrixSink& sink) {
   GemmMatrixRun run;
   TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
   run.upload = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const MatrixBlocksTimes times = run_matrix_blocks(n_rows, n_cols, job.symmetric, block, sink, job.progress,
-                    [&](const MatrixBlock& b, double* out, cudaStream_t stream) {
-                      check_cublas(cublasSetStream(handle.h, stream), "cublasSetStream");
-                      // Row-major out (nr × ld) = A[r0 …] · B[c0 …]ᵀ is, column-major, outᵀ (ld × nr):
-                      // B's rows are the columns of a d × ld matrix, op T.
-                      const auto gemm = [&](std::size_t col, double* at) {
-                        check_cublas(cublasDgemm(handle.h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(b.ld - (col - b.c0)),
-                                                 static_cast<int>(b.nr), d, &one, db.rows.get() + col * d, d,
-                                                 da.rows.get() + b.r0 * d, d, &zero, at, static_cast<int>(b.ld)),
-                                     "cublasDgemm");
-                      };
-                      if (job.symmetric) {
-                        // (column-major, the square's lower half is the row-major upper one)
-                        check_cublas(cublasDsyrk(handle.h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, static_cast<int>(b.nr), d,
-                                                 &one, da.rows.get() + b.r0 * d, d, &zero, out, static_cast<int>(b.ld)),
-                                     "cublasDsyrk");
-                        if (b.ld > b.nr) gemm(b.c0 + b.nr, out + b.nr);
-                        mirror_square<<<grid_for(b.nr * b.nr), 256, 0, stream>>>(out, b.nr, b.ld);
-                        TWOBODY_CUDA_CHECK(cudaGetLastError());
-                      } else {
-                        gemm(b.c0, out);
-                      }
-                      FinishArgs f{out, b.r0, b.c0, b.nr, b.ld, da.scale.get(), db.scale.get(), da.raw.get(),
-                                   db.raw.get(), d, static_cast<int>(job.form), settled.get()};
-                      finish_block<<<grid_for(b.nr * b.ld), 256, 0, stream>>>(f);
-                      TWOBODY_CUDA_CHECK(cudaGetLastError());
-                    });
+  const ComputeBlock compute = [&](const MatrixBlock& b, double* out, cudaStream_t stream) {
+    check_cublas(cublasSetStream(handle.h, stream), "cublasSetStream");
+    // Row-major out (nr × ld) = A[r0 …] · B[c0 …]ᵀ is, column-major, outᵀ (ld × nr):
+    // B's rows are the columns of a d × ld matrix, op T.
+    const auto gemm = [&](std::size_t col, double* at) {
+      check_cublas(cublasDgemm(handle.h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(b.ld - (col - b.c0)),
+                               static_cast<int>(b.nr), d, &one, db.rows.get() + col * d, d,
+                               da.rows.get() + b.r0 * d, d, &zero, at, static_cast<int>(b.ld)),
+                   "cublasDgemm");
+    };
+    if (job.symmetric) {
+      // (column-major, the square's lower half is the row-major upper one)
+      check_cublas(cublasDsyrk(handle.h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, static_cast<int>(b.nr), d,
+                               &one, da.rows.get() + b.r0 * d, d, &zero, out, static_cast<int>(b.ld)),
+                   "cublasDsyrk");
+      if (b.ld > b.nr) gemm(b.c0 + b.nr, out + b.nr);
+      mirror_square<<<grid_for(b.nr * b.nr), 256, 0, stream>>>(out, b.nr, b.ld);
+      TWOBODY_CUDA_CHECK(cudaGetLastError());
+    } else {
+      gemm(b.c0, out);
+    }
+    FinishArgs f{out, b.r0, b.c0, b.nr, b.ld, da.scale.get(), db.scale.get(), da.raw.get(),
+                 db.raw.get(), d, static_cast<int>(job.form), settled.get()};
+    finish_block<<<grid_for(b.nr * b.ld), 256, 0, stream>>>(f);
+    TWOBODY_CUDA_CHECK(cudaGetLastError());
+  };
+  const MatrixBlocksTimes times = run_matrix_blocks(n_rows, n_cols, job.symmetric, block, sink, job.progress, compute);
   run.setup = times.setup;
   run.device_wait = times.device_wait;
   run.sink = times.sink;

@@ -15,7 +15,6 @@ std::string expression_gpu_kernel(const expr::Compiled&) { return {}; }
 Result run_expression_gpu(const cpu::ExpressionPlan&) { throw Error(ErrorKind::Backend, cuda_unavailable_reason()); }
 std::string run_matrix_gpu(const cpu::MatrixJob&, MatrixSink&) { throw Error(ErrorKind::Backend, cuda_unavailable_reason()); }
 std::size_t matrix_gpu_block_rows(std::size_t rows, std::size_t) { return rows; }
-std::size_t gemm_matrix_device_bytes(const GemmRows&, const GemmRows*, std::size_t, std::size_t) { return 0; }
 GemmMatrixRun run_matrix_gemm(const GemmMatrixJob&, MatrixSink&) { throw Error(ErrorKind::Backend, cuda_unavailable_reason()); }
 std::size_t cuda_free_device_bytes() { return 0; }
 }  // namespace twobody

@@ -15,8 +15,8 @@ class MatrixSink;
 // The dot-like named kernels (engine/gemm_rows.hpp) on the device's float64 GEMM (cuBLAS;
 // cuda/gemm_matrix.cu): the prepared rows uploaded once, each block of rows one DGEMM and one pass
 // that forms the kernel's values and settles, for distances, the entries whose bound the GEMM could
-// break (exact/gemm_bounds.hpp). The device memory it takes (the rows, two blocks), and the run:
-// the device's name and how many entries were settled by the float64 rule.
+// break (exact/gemm_bounds.hpp). The run gives the device's name, how many entries the float64
+// rule settled (of those computed: the half, for A x A) and where the time went.
 struct GemmMatrixJob {
   GemmForm form = GemmForm::Dot;
   const GemmRows* a = nullptr;
@@ -32,7 +32,6 @@ struct GemmMatrixRun {
   // device, the sink's puts.
   double upload = 0, setup = 0, device_wait = 0, sink = 0;
 };
-std::size_t gemm_matrix_device_bytes(const GemmRows& a, const GemmRows* b, std::size_t block_rows, std::size_t cols);
 GemmMatrixRun run_matrix_gemm(const GemmMatrixJob& job, MatrixSink& sink);
 // What the current CUDA device has free for a run (0 without CUDA).
 std::size_t cuda_free_device_bytes();

@@ -189,7 +189,18 @@ def test_errors_leave_no_file(rng, tmp_path):
         tb.matrix(x, kernel="l2", backend="hybrid", out=out)
     with pytest.raises(tb.OutputError):
         tb.matrix(x, kernel="l2", out=tmp_path / "no" / "m.npy")
+    # The GEMM route is the GPU's, for the dot-like kernels only; summation= goes with kernel=.
+    with pytest.raises(tb.BackendError, match="--backend cuda"):
+        tb.matrix(x, kernel="pearson", summation="gemm", backend="cpu", out=out)
+    with pytest.raises(tb.ConfigError, match="dot-like"):
+        tb.matrix(x, kernel="l1", summation="gemm", out=out)
+    with pytest.raises(tb.ConfigError, match="auto, ordered or gemm"):
+        tb.matrix(x, kernel="l2", summation="pairwise", out=out)
+    with pytest.raises(tb.ConfigError, match="summation"):
+        tb.matrix(x[:, :3], summation="gemm")
     assert list(tmp_path.iterdir()) == []
+    # On the CPU, auto and ordered are the rule's bits.
+    np.testing.assert_array_equal(tb.matrix(x, kernel="cosine", summation="ordered"), tb.matrix(x, kernel="cosine"))
 
 
 def test_cli(cli, rng, tmp_path):
@@ -214,6 +225,10 @@ def test_cli(cli, rng, tmp_path):
     assert r.returncode == 4 and "p >= 1" in r.stderr and not (tmp_path / "bad.npy").exists()
     r = run("matrix", "--data", tmp_path / "x.npy", "--kernel", "l2", "--backend", "cuda", "-o", tmp_path / "bad.npy")
     assert r.returncode == 6 and not (tmp_path / "bad.npy").exists()
+    r = run("matrix", "--data", tmp_path / "x.npy", "--kernel", "pearson", "--summation", "gemm", "-o", tmp_path / "bad.npy")
+    assert r.returncode == 6 and "--backend cuda" in r.stderr and not (tmp_path / "bad.npy").exists()
+    r = run("matrix", "--data", tmp_path / "x.npy", "--kernel", "pearson", "--summation", "pairwise")
+    assert r.returncode == 2 and "--summation" in r.stderr
 
 
 def test_custom_emit_matrix(rng, tmp_path):
