@@ -8,6 +8,7 @@
 // symmetric bit for bit, auto's choice by d. Label: gpu.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -159,6 +160,46 @@ TEST(CudaVectorMatrix, GemmRouteWithinItsBoundsSettledEntriesExact) {
             EXPECT_GE(gpu.info.pairs_settled_fp64, 1u);
           }
           EXPECT_NE(gpu.info.plan.find("settled: "), std::string::npos);
+        }
+      }
+    }
+  }
+}
+
+// Zero and constant rows (NaN cosines and correlations, as the rule's 0/0), one row, d = 1 and 2,
+// blocks of one row: the route's NaNs where the CPU's are, its values within their bounds.
+TEST(CudaVectorMatrix, GemmRouteNaNsAndSmallShapes) {
+  if (!twobody::make_cuda_backend()) GTEST_SKIP() << "no CUDA backend or device";
+  const auto seed = testing_support::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (const int d : {1, 2, 65}) {
+    VectorSet a = gaussian(9, d, rng, 1);
+    {
+      std::vector<double> x(9 * static_cast<std::size_t>(d));
+      for (std::size_t i = 0; i < 9; ++i) a.row_f64(i, x.data() + i * d);
+      std::fill(x.begin(), x.begin() + d, 0.0);          // a zero row
+      std::fill(x.begin() + d, x.begin() + 2 * d, 7.25);  // a constant row
+      a = VectorSet::from_rows(std::move(x), 9, d);
+    }
+    const VectorSet one = a.slice(3, 1);
+    for (const std::string k : {"dot", "cosine", "pearson", "spearman", "l2", "sqeuclidean"}) {
+      for (const int shape : {0, 1, 2}) {  // A x A, A x one, one x one
+        SCOPED_TRACE(k + " d " + std::to_string(d) + " shape " + std::to_string(shape));
+        const VectorSet& x = shape == 2 ? one : a;
+        const VectorSet* y = shape == 0 ? nullptr : &one;
+        twobody::MatrixOptions m;
+        m.kernel = k;
+        m.block_rows = 1;
+        const auto cpu = twobody::vector_matrix(x, y, m, testing_support::on("cpu"));
+        m.summation = twobody::MatrixSummation::Gemm;
+        const auto gpu = twobody::vector_matrix(x, y, m, testing_support::on("cuda"));
+        ASSERT_EQ(gpu.values.size(), cpu.values.size());
+        for (std::size_t e = 0; e < cpu.values.size(); ++e) {
+          const double c = cpu.values[e], g = gpu.values[e];
+          ASSERT_EQ(std::isnan(c), std::isnan(g)) << e << ": " << g << " vs " << c;
+          if (!std::isnan(c))
+            ASSERT_LE(std::fabs(g - c), allowed(k, x, y ? *y : x, e / gpu.cols, e % gpu.cols, c)) << e << ": " << g << " vs " << c;
         }
       }
     }
