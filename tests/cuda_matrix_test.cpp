@@ -123,6 +123,8 @@ TEST(CudaVectorMatrix, GemmRouteWithinItsBoundsSettledEntriesExact) {
     for (std::size_t i = 0; i < 203; ++i) a.row_f64(i, x.data() + i * d);
     for (std::size_t i = 0; i < 389; ++i) b.row_f64(i, y.data() + i * d);
     std::copy(x.begin() + 5 * d, x.begin() + 6 * d, x.begin() + 100 * d);
+    std::copy(x.begin() + 6 * d, x.begin() + 7 * d, x.begin() + 101 * d);  // 1e-7 from row 6: settled
+    x[101 * d + 17] += 1e-7;
     std::copy(x.begin() + 7 * d, x.begin() + 8 * d, y.begin() + 11 * d);
     a = VectorSet::from_rows(std::move(x), 203, d);
     b = VectorSet::from_rows(std::move(y), 389, d);
@@ -154,6 +156,9 @@ TEST(CudaVectorMatrix, GemmRouteWithinItsBoundsSettledEntriesExact) {
           if (!cross) {
             for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(gpu.values[i * n + i], 0.0) << i;
             EXPECT_EQ(gpu.values[5 * n + 100], 0.0);
+            EXPECT_EQ(std::memcmp(&gpu.values[6 * n + 101], &cpu.values[6 * n + 101], sizeof(double)), 0)
+                << gpu.values[6 * n + 101] << " vs " << cpu.values[6 * n + 101];
+            EXPECT_GT(cpu.values[6 * n + 101], 0.0);
             EXPECT_GE(gpu.info.pairs_settled_fp64, 203u);
           } else {
             EXPECT_EQ(gpu.values[7 * n + 11], 0.0);

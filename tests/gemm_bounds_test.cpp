@@ -1,7 +1,8 @@
 // The GEMM route of the dot-like matrix kernels, on the host (the GPU suite runs it on cuBLAS):
 // - the prepared rows (engine/gemm_rows.hpp) with a dot product summed in the rule's order give
-//   every named kernel's entries bit for bit, so the route differs from the rule only in the
-//   GEMM's summation order;
+//   dot's, cosine's and pearson's entries bit for bit (spearman is pearson of the ranks; the
+//   distances' settled entries are the rule's own loop), so the route differs from the rule only in
+//   the GEMM's summation order;
 // - the distances' bound (exact/gemm_bounds.hpp) holds against the true distance (long double)
 //   when the dot product is off by as much as any summation order may put it (γ_d Σ|x y|, both
 //   signs, and other orders), on Gaussian rows, near duplicates, huge offsets and lattices, and
@@ -97,6 +98,8 @@ std::vector<Case> cases(std::mt19937_64& rng) {
   make("huge offset", 30, 64, [&](int, int) { return 1e8 + u(rng); });
   make("lattice", 27, 3 * 25, [&](int i, int k) { return static_cast<double>((i / (k % 3 == 0 ? 1 : k % 3 == 1 ? 3 : 9)) % 3); });
   make("clusters", 40, 128, [&](int i, int) { return (i % 4) * 100.0 + 1e-4 * g(rng); });
+  make("d=5", 40, 5, [&](int, int) { return g(rng); });
+  make("tiny rows", 20, 64, [&](int, int) { return 1e-158 * g(rng); });
   return out;
 }
 
@@ -150,6 +153,7 @@ TEST(GemmBounds, DistancesWithinTheBoundOrFlaggedWhateverTheSummationOrder) {
         EXPECT_GT(covered, 5 * flagged) << covered << " covered, " << flagged << " flagged";
       }
       if (std::string(c.name) == "near duplicates") EXPECT_GT(flagged, 0u);
+      if (std::string(c.name) == "tiny rows") EXPECT_EQ(covered, 0u) << "rows that may underflow are settled whole";
     }
   }
 }

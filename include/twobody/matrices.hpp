@@ -57,7 +57,8 @@ struct MatrixOptions {
   // F64, or F32 (one rounding of each float64 value): the files' element type.
   Element dtype = Element::F64;
   // Rows of a block (0: chosen from the width and the threads; TWOBODY_MATRIX_BLOCK_ROWS overrides
-  // it): how much is computed before it is handed to the output. Results do not depend on it.
+  // it): how much is computed before it is handed to the output. The ordered route's results do
+  // not depend on it; the GEMM route's may, within their bound (cuBLAS's kernel per shape).
   std::size_t block_rows = 0;
   MatrixSummation summation = MatrixSummation::Auto;
   // How an expression that the tiles do not take is evaluated (twobody/expression.hpp).

@@ -41,7 +41,10 @@ struct Handle {
     check_cublas(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
   }
   ~Handle() {
-    if (h) cublasDestroy(h);
+    if (h) {
+      cublasSetStream(h, nullptr);  // (the run's stream is destroyed by now)
+      cublasDestroy(h);
+    }
   }
   Handle(const Handle&) = delete;
   Handle& operator=(const Handle&) = delete;
@@ -70,12 +73,15 @@ __device__ double rule_squared_distance(const double* x, const double* y, int d)
   return s;
 }
 
-__global__ void finish_block(FinishArgs a) {
+// symmetric: the block's diagonal square below its diagonal is left to mirror_square (after).
+__global__ void finish_block(FinishArgs a, bool symmetric) {
   const std::size_t total = a.nr * a.ld;
   unsigned long long settled = 0;
   for (std::size_t e = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; e < total;
        e += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    const std::size_t i = a.r0 + e / a.ld, j = a.c0 + e % a.ld;
+    const std::size_t row = e / a.ld, col = e % a.ld;
+    if (symmetric && col < row) continue;
+    const std::size_t i = a.r0 + row, j = a.c0 + col;
     const double g = a.out[e];
     double v = g;
     switch (static_cast<GemmForm>(a.form)) {
@@ -101,8 +107,8 @@ __global__ void finish_block(FinishArgs a) {
 }
 
 // A × A: the block's own square (nr × nr, from column c0 = r0) has its upper half, j >= i, from
-// DSYRK; each entry below is its mirror's dot product, so the matrix is symmetric bit for bit
-// (the pass after forms (i, j) and (j, i) by the same commutative operations).
+// DSYRK, finished by finish_block; each entry below is its mirror's value, so the matrix is
+// symmetric bit for bit and each pair is formed (and settled) once.
 __global__ void mirror_square(double* out, std::size_t nr, std::size_t ld) {
   const std::size_t total = nr * nr;
   for (std::size_t e = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; e < total;
@@ -178,15 +184,17 @@ GemmMatrixRun run_matrix_gemm(const GemmMatrixJob& job, MatrixSink& sink) {
                                &one, da.rows.get() + b.r0 * d, d, &zero, out, static_cast<int>(b.ld)),
                    "cublasDsyrk");
       if (b.ld > b.nr) gemm(b.c0 + b.nr, out + b.nr);
-      mirror_square<<<grid_for(b.nr * b.nr), 256, 0, stream>>>(out, b.nr, b.ld);
-      TWOBODY_CUDA_CHECK(cudaGetLastError());
     } else {
       gemm(b.c0, out);
     }
     FinishArgs f{out, b.r0, b.c0, b.nr, b.ld, da.scale.get(), db.scale.get(), da.raw.get(),
                  db.raw.get(), d, static_cast<int>(job.form), settled.get()};
-    finish_block<<<grid_for(b.nr * b.ld), 256, 0, stream>>>(f);
+    finish_block<<<grid_for(b.nr * b.ld), 256, 0, stream>>>(f, job.symmetric);
     TWOBODY_CUDA_CHECK(cudaGetLastError());
+    if (job.symmetric) {
+      mirror_square<<<grid_for(b.nr * b.nr), 256, 0, stream>>>(out, b.nr, b.ld);
+      TWOBODY_CUDA_CHECK(cudaGetLastError());
+    }
   };
   const MatrixBlocksTimes times = run_matrix_blocks(n_rows, n_cols, job.symmetric, block, sink, job.progress, compute);
   run.setup = times.setup;

@@ -49,12 +49,18 @@ class PinnedCache {
     }
     double* p = nullptr;
     TWOBODY_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&p), n * sizeof(double)));
+    std::lock_guard<std::mutex> lock(m_);
     sizes_[p] = n;
     return p;
   }
-  void give(double* p) {
+  void give(double* p) noexcept {
     std::lock_guard<std::mutex> lock(m_);
-    const std::size_t n = sizes_[p];
+    const auto at = sizes_.find(p);
+    if (at == sizes_.end()) {  // (released at exit meanwhile)
+      cudaFreeHost(p);
+      return;
+    }
+    const std::size_t n = at->second;
     free_.push_back({n, p});
     held_ += n;
     // (beyond 1 GiB kept, the oldest are freed)

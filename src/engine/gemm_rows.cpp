@@ -39,18 +39,27 @@ std::vector<double> gemm_centre(const VectorSet& a, const VectorSet* b, int thre
   for (const VectorSet* s : sets) {
     if (!s) continue;
     rows += s->size();
-    const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(s->size());
+    // Partial sums of fixed chunks of rows, added in chunk order: the centre's bits depend on the
+    // rows alone, not on the threads (every unsettled distance, and which are settled, follow them).
+    const std::size_t n = s->size();
+    const std::size_t chunk = std::max<std::size_t>(256, (n + 63) / 64);
+    const std::size_t chunks = (n + chunk - 1) / chunk;
+    std::vector<double> part(chunks * d, 0.0);
 #pragma omp parallel num_threads(std::max(1, threads))
     {
-      std::vector<double> part(d, 0.0), x(d);
+      std::vector<double> x(d);
 #pragma omp for schedule(static)
-      for (std::ptrdiff_t i = 0; i < n; ++i) {
-        s->row_f64(static_cast<std::size_t>(i), x.data());
-        for (std::size_t k = 0; k < d; ++k) part[k] += x[k];
+      for (std::ptrdiff_t q = 0; q < static_cast<std::ptrdiff_t>(chunks); ++q) {
+        double* p = part.data() + static_cast<std::size_t>(q) * d;
+        const std::size_t end = std::min(n, (static_cast<std::size_t>(q) + 1) * chunk);
+        for (std::size_t i = static_cast<std::size_t>(q) * chunk; i < end; ++i) {
+          s->row_f64(i, x.data());
+          for (std::size_t k = 0; k < d; ++k) p[k] += x[k];
+        }
       }
-#pragma omp critical
-      for (std::size_t k = 0; k < d; ++k) c[k] += part[k];
     }
+    for (std::size_t q = 0; q < chunks; ++q)
+      for (std::size_t k = 0; k < d; ++k) c[k] += part[q * d + k];
   }
   // (any centre keeps the bound; the mean makes the shifted rows short, the cancellation small)
   for (double& v : c) v /= static_cast<double>(rows);

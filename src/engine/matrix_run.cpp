@@ -113,13 +113,15 @@ std::string gemm_text(const GemmChoice& g, int d, const std::string& block) {
   switch (g.form) {
     case GemmForm::Dot:
       t += fmt::format("evaluator: float64 products, summed in cuBLAS's order (not the rule's k = 0 ... d-1): each entry "
-                       "within {:.3g} x sum|a_k b_k| of the rule's value (gamma_d; --summation ordered gives its bits)\n",
+                       "within {:.3g} x sum|a_k b_k| of the exact dot product, as the rule's own value is, so within "
+                       "twice that of the rule's (gamma_d; --summation ordered gives its bits)\n",
                        exact::gemm_dot_bound(d));
       break;
     case GemmForm::Cosine:
     case GemmForm::Correlation:
       t += fmt::format("evaluator: float64 products, summed in cuBLAS's order (not the rule's k = 0 ... d-1): each entry "
-                       "within {:.3g} (absolute) of the rule's value (gamma_d; --summation ordered gives its bits)\n",
+                       "within {:.3g} (absolute) of the rule's formula with the exact dot product, as the rule's own "
+                       "value is, so within twice that of the rule's (gamma_d; --summation ordered gives its bits)\n",
                        exact::gemm_unit_bound(d));
       break;
     case GemmForm::Distance:
@@ -438,7 +440,9 @@ std::optional<GemmChoice> choose_gemm(const VectorKernel& k, const MatrixOptions
     const double per_row = static_cast<double>(d) * 8 * (is_distance(*form) ? 2 : 1);
     const double rows = static_cast<double>(g.a->size() + (g.b ? g.b->size() : 0));
     const double cols = static_cast<double>(g.b ? g.b->size() : g.a->size());
-    const double need = per_row * rows + 2.0 * (256 << 20) + cols * 16;
+    const std::size_t forced_rows = env_size("TWOBODY_MATRIX_BLOCK_ROWS") ? env_size("TWOBODY_MATRIX_BLOCK_ROWS") : opt.block_rows;
+    const double block = forced_rows ? static_cast<double>(forced_rows) * cols * 8 : 256.0 * (1 << 20);
+    const double need = per_row * rows + 2 * block + cols * 16;
     if (need > 0.9 * static_cast<double>(cuda_free_device_bytes())) return std::nullopt;
     g.why = fmt::format("auto: a dot-like kernel, d = {} >= {}", d, kGemmMinDim);
   }

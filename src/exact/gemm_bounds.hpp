@@ -6,8 +6,10 @@
 //
 //   dot       |ĝ − a·b| ≤ γ_d Σ|a_k b_k| ≤ γ_d ‖a‖‖b‖            any summation order (Higham 3.1)
 //   cosine,   the rows' norms (or centred norms) are the rule's own bits, computed on the host;
-//   pearson,  only ĝ differs, so |value − rule| ≤ γ_d (1 + γ_d) + 4u: a normwise bound, on a
-//   spearman  value in [−1, 1] (cosine distance in [0, 2]); no relative bound near 0 is claimed.
+//   pearson,  only ĝ differs, so the value is within γ_d (1 + γ_d) + 4u of the rule's formula
+//   spearman  with the exact dot product: a normwise bound on a value in [−1, 1] (cosine distance in
+//             [0, 2]); no relative bound near 0 is claimed. The rule's own value is within the
+//             same of it, so the two differ by at most twice these bounds.
 //   l2,       ‖x_i − x_j‖² = q_i + q_j − 2 x_i·x_j on rows shifted to a common centre c
 //   sqeuclidean (x' = fl(x − c), q = Σ fl(x'²) in order), then the route *settles* every entry
 //             whose relative error bound exceeds kSettleFactor times the rule's own worst-case
@@ -15,9 +17,12 @@
 //             the device and are its bits. Every other entry is within that relative bound.
 //
 // The bound of an l2 entry, with S = q_i + q_j (computed) and κ̂ = fl(fl(q_i + q_j) − 2ĝ):
-//   |κ̂ − ‖x'_i − x'_j‖²| ≤ E = 1.01 (2γ_d + 2u) S      (norms γ_d S, GEMM 2·γ_d S/2, two roundings)
+//   |κ̂ − ‖x'_i − x'_j‖²| ≤ E = 1.01 (2γ_d + 3u) S      (norms γ_d S, GEMM 2·γ_d S/2, two roundings:
+//                                                         u S and u|κ̂| ≤ 2u S)
 //   |‖x'_i − x'_j‖ − ‖x_i − x_j‖| ≤ e_c = 1.01 u √(2S)   (the centring: each x' within u|x − c|)
-// so the true distance D lies in [L, U] = [√max(0, κ̂ − E) − e_c, √(κ̂ + E) + e_c].
+// so the true distance D lies in [L, U] = [√max(0, κ̂ − E) − e_c, √(κ̂ + E) + e_c]. These relative
+// bounds assume no underflow: rows so small that S < 2^-900 (their products could be subnormal)
+// are settled whole, as are non-finite S (overflow).
 // Plain C++ so that the device code and the CPU test (tests/gemm_bounds_test.cpp) share it.
 #include <cmath>
 
@@ -57,12 +62,12 @@ struct GemmDistance {
 TWOBODY_GEMM_HD inline GemmDistance gemm_distance(double qi, double qj, double g, int d, bool squared) {
   const double s = qi + qj;
   const double kappa = s - 2 * g;
-  const double e = 1.01 * (2 * gemm_gamma(d) + 2 * kGemmUnit) * s;
+  const double e = 1.01 * (2 * gemm_gamma(d) + 3 * kGemmUnit) * s;
   const double ec = 1.01 * kGemmUnit * std::sqrt(2 * s);
   const double lo = std::sqrt(kappa - e > 0 ? kappa - e : 0.0) - ec;
   const double hi = std::sqrt(kappa + e > 0 ? kappa + e : 0.0) + ec;
   const double clamped = kappa > 0 ? kappa : 0.0;
-  if (!(lo > 0)) return {squared ? clamped : std::sqrt(clamped), true};
+  if (!(lo > 0) || !(s >= 0x1p-900)) return {squared ? clamped : std::sqrt(clamped), true};
   if (squared) {
     // (the rounding of κ̂ itself is inside e; relative to the least square L²)
     const double err = (hi * hi - lo * lo) / (lo * lo);
