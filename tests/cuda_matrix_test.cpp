@@ -203,6 +203,7 @@ TEST(CudaVectorMatrix, GemmRouteNaNsAndSmallShapes) {
         for (std::size_t e = 0; e < cpu.values.size(); ++e) {
           const double c = cpu.values[e], g = gpu.values[e];
           ASSERT_EQ(std::isnan(c), std::isnan(g)) << e << ": " << g << " vs " << c;
+          if (std::isnan(c)) ASSERT_EQ(std::memcmp(&c, &g, sizeof c), 0) << "the CPU's NaN, bit for bit";
           if (!std::isnan(c))
             ASSERT_LE(std::fabs(g - c), allowed(k, x, y ? *y : x, e / gpu.cols, e % gpu.cols, c)) << e << ": " << g << " vs " << c;
         }

@@ -3,13 +3,18 @@
 // log in long double; closed forms of the histogram estimator (order 1); constant rows; the same
 // bits whatever the threads and the tiles, cross entries equal to the auto ones; errors.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <string>
 #include <random>
 #include <vector>
 
 #include "twobody/error.hpp"
+#include "twobody/io.hpp"
 #include "twobody/matrices.hpp"
 #include "twobody/mutual_information.hpp"
 
@@ -265,6 +270,46 @@ TEST(MutualInformation, IsTheMatrixKernelMi) {
   twobody::RunOptions cuda;
   cuda.backend = "cuda";
   EXPECT_THROW(twobody::vector_matrix(a, nullptr, m, cuda), twobody::Error);
+}
+
+// Streamed to .npy and HDF5 a block of rows at a time (1, 4 and the default), A x A and A x B: the
+// in-memory entries bit for bit; a matrix over the in-memory budget goes to a file, not to memory.
+TEST(MutualInformation, StreamedFilesEqualMemoryWhateverTheBlock) {
+  const twobody::VectorSet a = as_set(rows(23, 90, 5)), b = as_set(rows(11, 90, 6));
+  const auto dir = std::filesystem::temp_directory_path() / ("twobody-mi-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  for (const twobody::VectorSet* other : {static_cast<const twobody::VectorSet*>(nullptr), &b}) {
+    twobody::MatrixOptions m;
+    m.kernel = "mi";
+    const auto host = twobody::vector_matrix(a, other, m);
+    for (const char* ext : {".npy", ".h5"}) {
+      for (const std::size_t block : {std::size_t{1}, std::size_t{4}, std::size_t{0}}) {
+        SCOPED_TRACE(std::string(ext) + " block " + std::to_string(block) + (other ? " cross" : " self"));
+        m.block_rows = block;
+        m.output = (dir / (std::string("m") + std::to_string(block) + ext)).string();
+        const auto r = twobody::vector_matrix(a, other, m);
+        EXPECT_TRUE(r.values.empty());
+        EXPECT_NE(r.info.plan.find("a block of rows at a time"), std::string::npos) << r.info.plan;
+        const VectorSet back = twobody::read_vectors(std::string(ext) == ".h5" ? m.output + ":/matrix" : m.output);
+        ASSERT_EQ(back.size(), host.rows);
+        for (std::size_t i = 0; i < host.rows; ++i) {
+          std::vector<double> row(host.cols);
+          back.row_f64(i, row.data());
+          ASSERT_EQ(0, std::memcmp(row.data(), &host.values[i * host.cols], host.cols * sizeof(double))) << "row " << i;
+        }
+      }
+    }
+  }
+  ::setenv("TWOBODY_MATRIX_HOST_BYTES", "1000", 1);
+  twobody::MatrixOptions m;
+  m.kernel = "mi";
+  EXPECT_THROW(twobody::vector_matrix(a, nullptr, m), twobody::Error);
+  m.output = (dir / "budget.npy").string();
+  EXPECT_NO_THROW(twobody::vector_matrix(a, nullptr, m));
+  ::unsetenv("TWOBODY_MATRIX_HOST_BYTES");
+  m.summation = twobody::MatrixSummation::Gemm;
+  EXPECT_THROW(twobody::vector_matrix(a, nullptr, m), twobody::Error);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -101,7 +101,8 @@ __global__ void finish_block(FinishArgs a, bool symmetric) {
         break;
       }
     }
-    a.out[e] = v;
+    // (one NaN, the quiet 0x7ff8…, where the rule gives 0/0: the CPU's bits, not the device's own NaN)
+    a.out[e] = v != v ? __longlong_as_double(0x7ff8000000000000LL) : v;
   }
   if (settled) atomicAdd(a.settled, settled);
 }

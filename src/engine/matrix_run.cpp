@@ -25,6 +25,7 @@
 #include "twobody/detail/expr/named_kernels.hpp"
 #include "twobody/detail/io/array_output.hpp"
 #include "twobody/detail/io/matrix_writer.hpp"
+#include "twobody/detail/statistics/mutual_information_into.hpp"
 #include "twobody/error.hpp"
 #include "twobody/io.hpp"
 #include "twobody/matrices.hpp"
@@ -450,8 +451,8 @@ std::optional<GemmChoice> choose_gemm(const VectorKernel& k, const MatrixOptions
 }
 
 // Mutual information is no pair expression (each entry reads both rows' spline weights, joint
-// table and entropies): twobody::mutual_information computes it, and its matrix goes out through
-// the same sinks, in one piece.
+// table and entropies): statistics/mutual_information.cpp computes it, streamed to a file's sink
+// a block of rows at a time, or whole in memory.
 bool is_mutual_information(const std::string& kernel) { return kernel == "mi" || kernel == "mutual-information"; }
 
 MutualInformationOptions mi_options(const MatrixOptions& opt) {
@@ -464,28 +465,47 @@ MutualInformationOptions mi_options(const MatrixOptions& opt) {
 MatrixResult mi_matrix(const VectorSet& a, const VectorSet* b, const MatrixOptions& opt, const RunOptions& run) {
   if (run.backend == "cuda" || run.backend == "hybrid")
     throw Error(ErrorKind::Backend, "mutual information runs on the CPU for now: use --backend cpu or auto");
-  MutualInformationMatrix m = mutual_information(a, b, mi_options(opt), run);
+  if (opt.summation == MatrixSummation::Gemm)
+    throw_config("--summation gemm takes the dot-like kernels: dot, cosine, pearson, spearman, l2, sqeuclidean");
   MatrixResult r;
-  r.rows = m.rows;
-  r.cols = m.cols;
+  r.rows = a.size();
+  r.cols = b ? b->size() : a.size();
   r.kernel = "mi";
-  r.info = std::move(m.info);
-  r.info.plan += fmt::format("\noutput: {} x {} float64{}", r.rows, r.cols, opt.output.empty() ? " in host memory" : ", then written to " + opt.output);
   const SinkKind kind = sink_kind(opt.output);
-  if (kind == SinkKind::Host) {
-    r.values = std::move(m.values);
-  } else if (kind == SinkKind::Text) {
-    if (opt.dtype == Element::F32)
-      for (double& v : m.values) v = static_cast<double>(static_cast<float>(v));
-    write_matrix(opt.output, r.rows, r.cols, m.values);
-  } else {
+  if (kind == SinkKind::Npy || kind == SinkKind::Hdf5) {
+    // Streamed a block of rows at a time (memory: one block), as the other kernels' files.
+    const std::size_t forced = env_size("TWOBODY_MATRIX_BLOCK_ROWS");
+    const std::size_t block = forced ? forced
+                              : opt.block_rows ? opt.block_rows
+                                               : std::max<std::size_t>(1, (std::size_t{256} << 20) / (8 * std::max<std::size_t>(r.cols, 1)));
     write_output_file(opt.output, [&](const std::string& file) {
       std::unique_ptr<MatrixSink> sink = kind == SinkKind::Npy ? open_npy_matrix(file, opt.output, r.rows, r.cols, opt.dtype)
                                                                : open_hdf5_matrix(file, opt.output, r.rows, r.cols, opt.dtype);
-      sink->put(0, r.rows, 0, r.cols, m.values.data(), r.cols);
-      sink->block_done();
+      sink->set_threads(copy_threads(run_threads(run)));
+      r.info = mutual_information_into(a, b, mi_options(opt), block, *sink, run);
       sink->finish();
     });
+    r.info.plan += fmt::format("\noutput: {} x {} {} to {}, a block of rows at a time", r.rows, r.cols,
+                               opt.dtype == Element::F32 ? "float32" : "float64", opt.output);
+    if (run.on_plan) run.on_plan(r.info.plan);
+    return r;
+  }
+  const double held = static_cast<double>(r.rows) * static_cast<double>(r.cols) * 8;
+  if (held > static_cast<double>(host_budget()))
+    throw Error(ErrorKind::Resource,
+                fmt::format("a {} x {} float64 matrix is {}, more than the {} a matrix may hold in memory "
+                            "(TWOBODY_MATRIX_HOST_BYTES, default half the physical memory): give -o FILE.npy "
+                            "(or .h5) to stream it to disk a block of rows at a time",
+                            r.rows, r.cols, bytes_text(held), bytes_text(static_cast<double>(host_budget()))));
+  MutualInformationMatrix m = mutual_information(a, b, mi_options(opt), run);
+  r.info = std::move(m.info);
+  r.info.plan += fmt::format("\noutput: {} x {} float64{}", r.rows, r.cols, opt.output.empty() ? " in host memory" : ", then written to " + opt.output);
+  if (kind == SinkKind::Host) {
+    r.values = std::move(m.values);
+  } else {
+    if (opt.dtype == Element::F32)
+      for (double& v : m.values) v = static_cast<double>(static_cast<float>(v));
+    write_matrix(opt.output, r.rows, r.cols, m.values);
   }
   if (run.on_plan) run.on_plan(r.info.plan);
   return r;

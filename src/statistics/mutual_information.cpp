@@ -12,10 +12,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <new>
 
 #include "spline_weights.hpp"
 #include "twobody/detail/cpu/tiled_traversal.hpp"
+#include "twobody/detail/io/matrix_writer.hpp"
+#include "twobody/detail/statistics/mutual_information_into.hpp"
 #include "twobody/error.hpp"
 #include "twobody/extend/portable_math.hpp"
 
@@ -128,8 +131,8 @@ class MutualInformationTiles {
     const std::vector<double> *ha, *hb;
     Shape shape;
     double scale;  // 1 / ln(base)
-    double* out;
-    std::size_t cols;
+    double* out;   // entry (i, j) at out[(i − r0) · ld + (j − c0)]: a block of rows
+    std::size_t r0, c0, ld;
   };
   explicit MutualInformationTiles(const Inputs& in)
       : in_(in), wa_(in.shape), wb_(in.shape), joint_(static_cast<std::size_t>(in.shape.bins) * in.shape.bins) {}
@@ -140,7 +143,7 @@ class MutualInformationTiles {
     wb_.fill(*in_.b, *in_.rb, bp.b0, bp.b1);
     for (std::size_t i = bp.a0; i < bp.a1; ++i)
       for (std::size_t j = bp.triangle ? std::max(i, bp.b0) : bp.b0; j < bp.b1; ++j)
-        in_.out[i * in_.cols + j] = pair(i, j);
+        in_.out[(i - in_.r0) * in_.ld + (j - in_.c0)] = pair(i, j);
   }
 
  private:
@@ -195,54 +198,122 @@ void check(const VectorSet& a, const VectorSet* b, const MutualInformationOption
   if (b) b->check_finite("data2");
 }
 
+// What a run needs before its blocks: the rows' ranges and entropies, the scale of the unit.
+struct Prepared {
+  Shape shape;
+  int threads = 1;
+  std::vector<RowRange> ra, rb;
+  std::vector<double> ha, hb;  // nats
+  double scale = 1;
+};
+
+Prepared prepare(const VectorSet& a, const VectorSet* b, const MutualInformationOptions& o, const RunOptions& run) {
+  check(a, b, o);
+  Prepared p;
+  p.threads = run.threads > 0 ? run.threads : omp_get_max_threads();
+  p.shape = Shape{o.bins, o.order, static_cast<std::size_t>(a.dim())};
+  p.ra = ranges_of(a, p.threads);
+  if (b) p.rb = ranges_of(*b, p.threads);
+  // The tiles read the entropies in nats; the caller sees them in the unit asked for.
+  p.ha = row_entropies(a, p.ra, p.shape, p.threads);
+  if (b) p.hb = row_entropies(*b, p.rb, p.shape, p.threads);
+  p.scale = o.unit == InformationUnit::Bits ? 1.0 / portable::log(2.0) : 1.0;
+  return p;
+}
+
+// Rows [r0, r1) of the matrix into out (row-major at stride ld, from column c0 = r0 for A × A,
+// else 0): tiles of kTile rows over the threads; A × A computes i ≤ j and mirrors the block's own
+// square below its diagonal.
+// `progress`: the run's, when the block is the whole matrix.
+void run_block(const VectorSet& a, const VectorSet* b, const Prepared& p, std::size_t r0, std::size_t r1, double* out,
+               std::size_t ld, const std::function<void(double)>* progress) {
+  const VectorSet& B = b ? *b : a;
+  const std::size_t cols = B.size();
+  const std::size_t c0 = b ? 0 : r0;
+  std::vector<cpu::BlockPair> items;
+  for (std::size_t a0 = r0; a0 < r1; a0 += kTile) {
+    const std::size_t a1 = std::min(r1, a0 + kTile);
+    if (!b) items.push_back({a0, a1, a0, a1, true});
+    for (std::size_t b0 = b ? 0 : a1; b0 < cols; b0 += kTile) items.push_back({a0, a1, b0, std::min(cols, b0 + kTile), false});
+  }
+  const MutualInformationTiles::Inputs in{&a, &B, &p.ra, b ? &p.rb : &p.ra, &p.ha, b ? &p.hb : &p.ha, p.shape, p.scale,
+                                          out, r0, c0, ld};
+  cpu::TraversalShape ts;
+  ts.is_auto = b == nullptr;
+  ts.threads = p.threads;
+  ts.tile = kTile;
+  ts.progress = progress && *progress ? progress : nullptr;
+  cpu::traverse_blocks(
+      items.size(), [&](std::size_t k) { return items[k]; }, ts, [] { return NoSink{}; },
+      [&](NoSink&) { return MutualInformationTiles(in); });
+  if (!b)  // MI is symmetric, and the rule computes i ≤ j
+    for (std::size_t i = r0 + 1; i < r1; ++i)
+      for (std::size_t j = r0; j < i; ++j) out[(i - r0) * ld + (j - c0)] = out[(j - r0) * ld + (i - c0)];
+}
+
+RunInfo info_of(const VectorSet& a, const VectorSet* b, const MutualInformationOptions& o, const Prepared& p,
+                std::chrono::steady_clock::time_point t0, const std::string& blocks) {
+  RunInfo info;
+  info.backend = "cpu";
+  info.device = "host";
+  info.threads = p.threads;
+  info.n_a = a.size();
+  info.n_b = b ? b->size() : 0;
+  info.pairs_evaluated = b ? a.size() * b->size() : a.size() * (a.size() + 1) / 2;
+  info.plan = fmt::format("mutual information, B-splines of order {} on {} bins, {} samples a row; sparse direct form "
+                          "on the CPU, tiles of {} rows, {} threads{}; {}",
+                          o.order, o.bins, a.dim(), kTile, p.threads, blocks,
+                          o.unit == InformationUnit::Bits ? "bits" : "nats");
+  info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return info;
+}
+
 }  // namespace
 
 MutualInformationMatrix mutual_information(const VectorSet& a, const VectorSet* b, const MutualInformationOptions& o,
                                            const RunOptions& run) {
   const auto t0 = std::chrono::steady_clock::now();
-  check(a, b, o);
-  const VectorSet& B = b ? *b : a;
-  const int threads = run.threads > 0 ? run.threads : omp_get_max_threads();
-  const Shape shape{o.bins, o.order, static_cast<std::size_t>(a.dim())};
+  const Prepared p = prepare(a, b, o, run);
   MutualInformationMatrix m;
   m.rows = a.size();
-  m.cols = B.size();
+  m.cols = b ? b->size() : a.size();
   try {
     m.values.resize(m.rows * m.cols);
   } catch (const std::bad_alloc&) {
     throw Error(ErrorKind::Resource, fmt::format("mutual information: a {} x {} float64 matrix does not fit in memory",
                                                  m.rows, m.cols));
   }
-  const std::vector<RowRange> ra = ranges_of(a, threads);
-  const std::vector<RowRange> rb = b ? ranges_of(*b, threads) : std::vector<RowRange>{};
-  // The tiles read the entropies in nats; the caller sees them in the unit asked for.
-  const std::vector<double> ha = row_entropies(a, ra, shape, threads);
-  const std::vector<double> hb = b ? row_entropies(*b, rb, shape, threads) : ha;
-  const double scale = o.unit == InformationUnit::Bits ? 1.0 / portable::log(2.0) : 1.0;
-  for (double h : ha) m.entropy_a.push_back(h * scale);
-  if (b)
-    for (double h : hb) m.entropy_b.push_back(h * scale);
-  const MutualInformationTiles::Inputs in{&a, &B, &ra, b ? &rb : &ra, &ha, &hb, shape, scale, m.values.data(), m.cols};
-  cpu::TraversalShape ts;
-  ts.is_auto = b == nullptr;
-  ts.threads = threads;
-  ts.tile = kTile;
-  ts.progress = run.progress ? &run.progress : nullptr;
-  cpu::traverse(m.rows, m.cols, ts, [] { return NoSink{}; }, [&](NoSink&) { return MutualInformationTiles(in); });
-  if (!b)  // the lower triangle mirrors the upper: MI is symmetric, and the rule computes i ≤ j
-    for (std::size_t i = 1; i < m.rows; ++i)
-      for (std::size_t j = 0; j < i; ++j) m.values[i * m.cols + j] = m.values[j * m.cols + i];
-  m.info.backend = "cpu";
-  m.info.device = "host";
-  m.info.threads = threads;
-  m.info.n_a = a.size();
-  m.info.n_b = b ? b->size() : 0;
-  m.info.pairs_evaluated = b ? m.rows * m.cols : m.rows * (m.rows + 1) / 2;
-  m.info.plan = fmt::format("mutual information, B-splines of order {} on {} bins, {} samples a row; sparse direct form "
-                            "on the CPU, tiles of {} rows, {} threads; {}",
-                            o.order, o.bins, a.dim(), kTile, threads, o.unit == InformationUnit::Bits ? "bits" : "nats");
-  m.info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (double h : p.ha) m.entropy_a.push_back(h * p.scale);
+  for (double h : p.hb) m.entropy_b.push_back(h * p.scale);
+  // (one block: the matrix itself)
+  run_block(a, b, p, 0, m.rows, m.values.data(), m.cols, &run.progress);
+  m.info = info_of(a, b, o, p, t0, "");
   return m;
+}
+
+RunInfo mutual_information_into(const VectorSet& a, const VectorSet* b, const MutualInformationOptions& o,
+                                std::size_t block_rows, MatrixSink& sink, const RunOptions& run) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const Prepared p = prepare(a, b, o, run);
+  const std::size_t rows = a.size(), cols = b ? b->size() : a.size();
+  const std::size_t R = std::max<std::size_t>(1, std::min(block_rows, rows));
+  MatrixValues buf(R * cols);
+  const double total = b ? static_cast<double>(rows) * static_cast<double>(cols)
+                         : 0.5 * static_cast<double>(rows) * static_cast<double>(rows + 1);
+  double done = 0;
+  for (std::size_t r0 = 0; r0 < rows; r0 += R) {
+    const std::size_t r1 = std::min(rows, r0 + R), nr = r1 - r0;
+    const std::size_t c0 = b ? 0 : r0, ld = cols - c0;
+    run_block(a, b, p, r0, r1, buf.data(), ld, nullptr);
+    sink.put(r0, nr, c0, ld, buf.data(), ld);
+    // A × A: the entries right of the block's own square, mirrored below it.
+    if (!b && r1 < cols) sink.put_mirror(r0, nr, r1, cols - r1, buf.data() + nr, ld);
+    sink.block_done();
+    done += b ? static_cast<double>(nr) * static_cast<double>(cols)
+              : static_cast<double>(nr) * (static_cast<double>(cols - r0) - 0.5 * static_cast<double>(nr - 1));
+    if (run.progress) run.progress(std::min(1.0, done / total));
+  }
+  return info_of(a, b, o, p, t0, fmt::format(", blocks of {} rows", R));
 }
 
 }  // namespace twobody
