@@ -82,6 +82,18 @@ struct GemmChoice {
   std::string why;               // auto's reason, for the plan
 };
 
+// A matrix held in memory (no file, or a text file formed first) within the host budget.
+void check_host_budget(std::size_t rows, std::size_t cols) {
+  const std::size_t budget = host_budget();
+  const double held = static_cast<double>(rows) * static_cast<double>(cols) * 8;
+  if (held > static_cast<double>(budget))
+    throw Error(ErrorKind::Resource,
+                fmt::format("a {} x {} float64 matrix is {}, more than the {} a matrix may hold in memory "
+                            "(TWOBODY_MATRIX_HOST_BYTES, default half the physical memory): give -o FILE.npy "
+                            "(or .h5) to stream it to disk a block of rows at a time",
+                            rows, cols, bytes_text(held), bytes_text(static_cast<double>(budget))));
+}
+
 struct Prepared {
   cpu::MatrixJob job;
   cpu::TileForm form;
@@ -166,16 +178,7 @@ Prepared prepare(const PairExpression& f, const PairTable& a, const PairTable* b
   const double bytes = static_cast<double>(p.rows) * static_cast<double>(p.cols) * static_cast<double>(elem);
   if (bytes > static_cast<double>(std::numeric_limits<std::size_t>::max() / 2))
     throw Error(ErrorKind::Resource, fmt::format("a {} x {} matrix is more than this machine can address", p.rows, p.cols));
-  if (p.sink == SinkKind::Host || p.sink == SinkKind::Text) {
-    const std::size_t budget = host_budget();
-    const double held = static_cast<double>(p.rows) * static_cast<double>(p.cols) * 8;
-    if (held > static_cast<double>(budget))
-      throw Error(ErrorKind::Resource,
-                  fmt::format("a {} x {} float64 matrix is {}, more than the {} a matrix may hold in memory "
-                              "(TWOBODY_MATRIX_HOST_BYTES, default half the physical memory): give -o FILE.npy "
-                              "(or .h5) to stream it to disk a block of rows at a time",
-                              p.rows, p.cols, bytes_text(held), bytes_text(static_cast<double>(budget))));
-  }
+  if (p.sink == SinkKind::Host || p.sink == SinkKind::Text) check_host_budget(p.rows, p.cols);
   p.form = cpu::tile_form(c);
   cpu::MatrixJob& j = p.job;
   j.f = &c;
@@ -490,13 +493,7 @@ MatrixResult mi_matrix(const VectorSet& a, const VectorSet* b, const MatrixOptio
     if (run.on_plan) run.on_plan(r.info.plan);
     return r;
   }
-  const double held = static_cast<double>(r.rows) * static_cast<double>(r.cols) * 8;
-  if (held > static_cast<double>(host_budget()))
-    throw Error(ErrorKind::Resource,
-                fmt::format("a {} x {} float64 matrix is {}, more than the {} a matrix may hold in memory "
-                            "(TWOBODY_MATRIX_HOST_BYTES, default half the physical memory): give -o FILE.npy "
-                            "(or .h5) to stream it to disk a block of rows at a time",
-                            r.rows, r.cols, bytes_text(held), bytes_text(static_cast<double>(host_budget()))));
+  check_host_budget(r.rows, r.cols);
   MutualInformationMatrix m = mutual_information(a, b, mi_options(opt), run);
   r.info = std::move(m.info);
   r.info.plan += fmt::format("\noutput: {} x {} float64{}", r.rows, r.cols, opt.output.empty() ? " in host memory" : ", then written to " + opt.output);
