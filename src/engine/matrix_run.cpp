@@ -82,6 +82,13 @@ struct GemmChoice {
   std::string why;               // auto's reason, for the plan
 };
 
+// The route of a run: the GEMM's, or the tiles' with auto's reason for them (for the plan; empty
+// where the question does not arise).
+struct GemmDecision {
+  std::optional<GemmChoice> route;
+  std::string tiles_because;
+};
+
 // A matrix held in memory (no file, or a text file formed first) within the host budget.
 void check_host_budget(std::size_t rows, std::size_t cols) {
   const std::size_t budget = host_budget();
@@ -151,7 +158,7 @@ std::string gemm_text(const GemmChoice& g, int d, const std::string& block) {
 
 Prepared prepare(const PairExpression& f, const PairTable& a, const PairTable* b, bool symmetric,
                  const MatrixOptions& opt, const RunOptions& run, const std::string& kernel_line, bool dry,
-                 std::optional<GemmChoice> gemm = std::nullopt) {
+                 GemmDecision gemm = {}) {
   const expr::Compiled& c = f.compiled();
   if (run.backend != "auto" && run.backend != "cpu" && run.backend != "cuda") {
     if (run.backend == "hybrid")
@@ -223,9 +230,12 @@ Prepared prepare(const PairExpression& f, const PairTable& a, const PairTable* b
                                                                  p.rows, p.rows));
   const std::string block = j.block_rows ? fmt::format("blocks of {} rows{}", j.block_rows, forced ? " (TWOBODY_MATRIX_BLOCK_ROWS)" : "")
                                          : std::string("blocks of rows of at most 256 MiB");
-  p.gemm = std::move(gemm);
+  p.gemm = std::move(gemm.route);
   if (p.gemm)
     t += gemm_text(*p.gemm, c.g.dim, block);
+  else if (p.gpu && !gemm.tiles_because.empty())
+    t += fmt::format("summation: ordered, the generated tiles ({}; --summation gemm forces the GEMM route)\n",
+                     gemm.tiles_because);
   else if (p.gpu)
     t += fmt::format("cuda kernel: {}, 32 rows x 128 columns a block of 128 threads, a thread 8 rows x 4 columns {}; "
                      "the expression's functions generated as CUDA, compiled by NVRTC and linked into the matrix kernel "
@@ -419,18 +429,18 @@ VectorKernel vector_kernel(const VectorSet& a, const VectorSet* b, const MatrixO
 constexpr int kGemmMinDim = 64;
 
 // The GEMM route for this run (MatrixSummation), or none; --summation gemm where it cannot run is an error.
-std::optional<GemmChoice> choose_gemm(const VectorKernel& k, const MatrixOptions& opt, const RunOptions& run) {
-  if (opt.summation == MatrixSummation::Ordered) return std::nullopt;
+GemmDecision choose_gemm(const VectorKernel& k, const MatrixOptions& opt, const RunOptions& run) {
+  if (opt.summation == MatrixSummation::Ordered) return {};
   const bool forced = opt.summation == MatrixSummation::Gemm;
   const std::optional<GemmForm> form = k.choice.named ? gemm_form(k.choice.named->name) : std::nullopt;
   if (!form) {
     if (forced)
       throw_config("--summation gemm takes the dot-like kernels: dot, cosine, pearson, spearman, l2, sqeuclidean");
-    return std::nullopt;
+    return {};
   }
   if (run.backend != "cuda") {
     if (forced) throw Error(ErrorKind::Backend, "--summation gemm runs on the GPU: give --backend cuda");
-    return std::nullopt;
+    return {};
   }
   GemmChoice g;
   g.form = *form;
@@ -438,8 +448,9 @@ std::optional<GemmChoice> choose_gemm(const VectorKernel& k, const MatrixOptions
   g.b = k.cross ? &k.b.coordinates() : nullptr;
   const int d = g.a->dim();
   if (!forced) {
-    if (d < kGemmMinDim) return std::nullopt;
-    if (!expression_gpu_unavailable().empty()) return std::nullopt;  // (prepare says why)
+    if (d < kGemmMinDim)
+      return {std::nullopt, fmt::format("auto: d = {} < {}, where the output's bandwidth bounds both routes", d, kGemmMinDim)};
+    if (!expression_gpu_unavailable().empty()) return {};  // (prepare says why)
     // The prepared rows (twice for distances) and two blocks of rows must fit the device.
     const double per_row = static_cast<double>(d) * 8 * (is_distance(*form) ? 2 : 1);
     const double rows = static_cast<double>(g.a->size() + (g.b ? g.b->size() : 0));
@@ -447,10 +458,13 @@ std::optional<GemmChoice> choose_gemm(const VectorKernel& k, const MatrixOptions
     const std::size_t forced_rows = env_size("TWOBODY_MATRIX_BLOCK_ROWS") ? env_size("TWOBODY_MATRIX_BLOCK_ROWS") : opt.block_rows;
     const double block = forced_rows ? static_cast<double>(forced_rows) * cols * 8 : 256.0 * (1 << 20);
     const double need = per_row * rows + 2 * block + cols * 16;
-    if (need > 0.9 * static_cast<double>(cuda_free_device_bytes())) return std::nullopt;
+    const double free = static_cast<double>(cuda_free_device_bytes());
+    if (need > 0.9 * free)
+      return {std::nullopt, fmt::format("auto: the GEMM route's rows and blocks ({}) would not fit the device's free {}",
+                                        bytes_text(need), bytes_text(free))};
     g.why = fmt::format("auto: a dot-like kernel, d = {} >= {}", d, kGemmMinDim);
   }
-  return g;
+  return {std::move(g), ""};
 }
 
 // Mutual information is no pair expression (each entry reads both rows' spline weights, joint
