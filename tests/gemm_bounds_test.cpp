@@ -158,4 +158,47 @@ TEST(GemmBounds, DistancesWithinTheBoundOrFlaggedWhateverTheSummationOrder) {
   }
 }
 
+// A × B: one centre for both sets (the mean of their union), sets far apart and of different
+// spreads; every covered entry within its bound whatever the dot product's order.
+TEST(GemmBounds, CrossSetsShareOneCentre) {
+  const auto seed = testing_support::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> g(0, 1);
+  const int d = 150;
+  std::vector<std::vector<double>> ra(25, std::vector<double>(d)), rb(17, std::vector<double>(d));
+  for (auto& r : ra)
+    for (double& v : r) v = 3 + g(rng);
+  for (auto& r : rb)
+    for (double& v : r) v = 1e3 + 5 * g(rng);
+  rb[4] = ra[2];  // a shared row: distance 0, settled
+  const VectorSet a = rows_of(ra), b = rows_of(rb);
+  const std::vector<double> centre = twobody::gemm_centre(a, &b, 2);
+  const twobody::GemmRows pa = twobody::make_gemm_rows(a, GemmForm::Distance, centre, 2);
+  const twobody::GemmRows pb = twobody::make_gemm_rows(b, GemmForm::Distance, centre, 2);
+  std::size_t covered = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    for (std::size_t j = 0; j < b.size(); ++j) {
+      const double* x = &pa.rows[i * d];
+      const double* y = &pb.rows[j * d];
+      long double exact = 0, abs_sum = 0;
+      for (int k = 0; k < d; ++k) {
+        exact += static_cast<long double>(x[k]) * y[k];
+        abs_sum += std::fabs(static_cast<long double>(x[k]) * y[k]);
+      }
+      const double worst = static_cast<double>(twobody::exact::gemm_gamma(d) * abs_sum);
+      const long double truth = true_distance(ra[i], rb[j]);
+      for (const double dot : {ordered_dot(x, y, d), static_cast<double>(exact + worst), static_cast<double>(exact - worst)}) {
+        const auto r = twobody::exact::gemm_distance(pa.scale[i], pb.scale[j], dot, d, false);
+        if (i == 2 && j == 4) EXPECT_TRUE(r.settle);
+        if (r.settle) continue;
+        ++covered;
+        ASSERT_LE(std::fabs(static_cast<long double>(r.value) - truth) / truth, twobody::exact::gemm_distance_tolerance(d))
+            << i << ", " << j;
+      }
+    }
+  // (b's row 4 sits among a's rows, 17 apart against a centre 400 away: those pairs settle; no other)
+  EXPECT_EQ(covered, 3 * a.size() * (b.size() - 1));
+}
+
 }  // namespace
