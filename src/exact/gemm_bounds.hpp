@@ -53,6 +53,10 @@ TWOBODY_GEMM_HD inline double rule_squared_error(int d) { return gemm_gamma(d + 
 TWOBODY_GEMM_HD inline double gemm_distance_tolerance(int d) { return kSettleFactor * rule_distance_error(d); }
 TWOBODY_GEMM_HD inline double gemm_squared_tolerance(int d) { return kSettleFactor * rule_squared_error(d); }
 
+// err itself is computed in float64 (a few roundings): compared with the tolerance after this
+// margin, so an entry at the tolerance is settled rather than passed by an ulp.
+constexpr double kMarginUp = 1 + 0x1p-20;
+
 struct GemmDistance {
   double value;  // the route's entry: the distance (squared: the squared distance), clamped at 0
   bool settle;   // its bound exceeds the tolerance: recompute it by the rule
@@ -71,11 +75,11 @@ TWOBODY_GEMM_HD inline GemmDistance gemm_distance(double qi, double qj, double g
   if (squared) {
     // (the rounding of κ̂ itself is inside e; relative to the least square L²)
     const double err = (hi * hi - lo * lo) / (lo * lo);
-    return {clamped, !(err <= gemm_squared_tolerance(d))};
+    return {clamped, !(err * kMarginUp <= gemm_squared_tolerance(d))};
   }
   const double v = std::sqrt(clamped);
   const double err = ((hi - v > v - lo ? hi - v : v - lo) + kGemmUnit * v) / lo;
-  return {v, !(err <= gemm_distance_tolerance(d))};
+  return {v, !(err * kMarginUp <= gemm_distance_tolerance(d))};
 }
 
 }  // namespace twobody::exact
