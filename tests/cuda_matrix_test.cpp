@@ -188,11 +188,18 @@ TEST(CudaVectorMatrix, GemmRouteNaNsAndSmallShapes) {
       a = VectorSet::from_rows(std::move(x), 9, d);
     }
     const VectorSet one = a.slice(3, 1);
+    std::vector<float> rows32(9 * static_cast<std::size_t>(d));
+    for (std::size_t i = 0; i < 9; ++i) {
+      std::vector<double> row(static_cast<std::size_t>(d));
+      a.row_f64(i, row.data());
+      std::copy(row.begin(), row.end(), rows32.begin() + static_cast<std::ptrdiff_t>(i * d));
+    }
+    const VectorSet a32 = VectorSet::from_rows(std::move(rows32), 9, d);  // (raw rows copied, not viewed)
     for (const std::string k : {"dot", "cosine", "pearson", "spearman", "l2", "sqeuclidean"}) {
-      for (const int shape : {0, 1, 2}) {  // A x A, A x one, one x one
+      for (const int shape : {0, 1, 2, 3}) {  // A x A, A x one, one x one, float32 A x A
         SCOPED_TRACE(k + " d " + std::to_string(d) + " shape " + std::to_string(shape));
-        const VectorSet& x = shape == 2 ? one : a;
-        const VectorSet* y = shape == 0 ? nullptr : &one;
+        const VectorSet& x = shape == 2 ? one : shape == 3 ? a32 : a;
+        const VectorSet* y = shape == 0 || shape == 3 ? nullptr : &one;
         twobody::MatrixOptions m;
         m.kernel = k;
         m.block_rows = 1;

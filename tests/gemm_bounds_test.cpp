@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <cstring>
 #include <string>
 #include <random>
@@ -65,6 +66,34 @@ TEST(GemmRows, WithTheRulesOrderEveryNamedKernelIsTheRulesBits) {
             << i << ", " << j << ": " << value << " vs " << rule.values[i * v.size() + j];
       }
   }
+}
+
+// The distances' raw rows: the set's own float64 rows where contiguous (no copy), else the rows
+// promoted (float32) or gathered (a strided view), the same values either way.
+TEST(GemmRows, RawRowsAreTheSetsOwnWhereContiguous) {
+  std::vector<double> x(6 * 5);
+  for (std::size_t k = 0; k < x.size(); ++k) x[k] = 0.25 * static_cast<double>(k) - 3;
+  const VectorSet f64 = VectorSet::from_rows(x, 6, 5);
+  const twobody::GemmRows own = twobody::make_gemm_rows(f64, GemmForm::Distance, std::vector<double>(5, 0.5), 2);
+  EXPECT_TRUE(own.raw.empty());
+  EXPECT_EQ(own.raw_rows(), static_cast<const double*>(f64.row(0)));
+  EXPECT_EQ(own.raw_size(), 30u);
+  const std::vector<float> xf(x.begin(), x.end());
+  const VectorSet f32 = VectorSet::from_rows(xf, 6, 5);
+  const auto strided_owner = std::make_shared<std::vector<double>>(x);
+  // rows 0, 2, 4 of the 6 x 5 array, each 10 elements apart
+  const VectorSet strided = VectorSet::borrow(strided_owner->data(), twobody::Element::F64, 3, 5, 10, strided_owner);
+  for (const VectorSet* v : {&f32, &strided}) {
+    const twobody::GemmRows copy = twobody::make_gemm_rows(*v, GemmForm::SquaredDistance, std::vector<double>(5, 0.5), 2);
+    EXPECT_EQ(copy.raw_view, nullptr);
+    ASSERT_EQ(copy.raw_size(), v->size() * 5);
+    for (std::size_t i = 0; i < v->size(); ++i) {
+      std::vector<double> row(5);
+      v->row_f64(i, row.data());
+      for (int k = 0; k < 5; ++k) EXPECT_EQ(copy.raw_rows()[i * 5 + k], row[k]);
+    }
+  }
+  EXPECT_EQ(twobody::make_gemm_rows(f64, GemmForm::Cosine, {}, 2).raw_size(), 0u);
 }
 
 // The true distance of two rows, in long double (64-bit mantissa: 2^-64 against bounds near 2^-40).

@@ -125,15 +125,15 @@ unsigned grid_for(std::size_t total) {
 
 struct DeviceRows {
   DeviceBuffer<double> rows, scale, raw;
-  explicit DeviceRows(const GemmRows& g) : rows(g.rows.size()), scale(g.scale), raw(g.raw.size()) {
+  explicit DeviceRows(const GemmRows& g) : rows(g.rows.size()), scale(g.scale), raw(g.raw_size()) {
     rows.upload(g.rows.data(), g.rows.size());
-    raw.upload(g.raw.data(), g.raw.size());
+    raw.upload(g.raw_rows(), g.raw_size());
   }
 };
 
 // The device memory a run takes: the prepared rows and two blocks.
 std::size_t device_bytes(const GemmRows& a, const GemmRows* b, std::size_t block_rows, std::size_t cols) {
-  const auto held = [](const GemmRows& g) { return (g.rows.size() + g.scale.size() + g.raw.size()) * sizeof(double); };
+  const auto held = [](const GemmRows& g) { return (g.rows.size() + g.scale.size() + g.raw_size()) * sizeof(double); };
   return held(a) + (b ? held(*b) : 0) + 2 * block_rows * cols * sizeof(double);
 }
 

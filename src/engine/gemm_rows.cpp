@@ -73,7 +73,10 @@ GemmRows make_gemm_rows(const VectorSet& v, GemmForm f, const std::vector<double
   const std::size_t d = static_cast<std::size_t>(g.d);
   g.rows.resize(g.n * d);
   if (f != GemmForm::Dot) g.scale.resize(g.n);
-  if (is_distance(f)) g.raw.resize(g.n * d);
+  // (a set's own contiguous float64 rows serve as the raw rows: 3.2 GB less to copy at 10^4 x 40,000)
+  const bool view = is_distance(f) && v.element() == Element::F64 && (v.row_stride() == d || g.n <= 1);
+  if (view) g.raw_view = static_cast<const double*>(v.row(0));
+  else if (is_distance(f)) g.raw.resize(g.n * d);
   const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(g.n);
 #pragma omp parallel for schedule(static) num_threads(std::max(1, threads))
   for (std::ptrdiff_t ip = 0; ip < n; ++ip) {
@@ -86,7 +89,7 @@ GemmRows make_gemm_rows(const VectorSet& v, GemmForm f, const std::vector<double
       const double mean = s / static_cast<double>(d);
       for (std::size_t k = 0; k < d; ++k) x[k] -= mean;
     } else if (is_distance(f)) {
-      std::copy(x, x + d, g.raw.data() + i * d);
+      if (!view) std::copy(x, x + d, g.raw.data() + i * d);
       for (std::size_t k = 0; k < d; ++k) x[k] -= centre[k];
     }
     if (f == GemmForm::Dot) continue;

@@ -38,8 +38,12 @@ struct GemmRows {
   // Per row: the norm (cosine: of the row; correlations: of the centred row), the squared norm q
   // of the shifted row (distances); empty for dot.
   std::vector<double> scale;
-  // Distances: the rows as given, for the entries the route settles by the rule.
+  // Distances: the rows as given, for the entries the route settles by the rule: the set's own
+  // float64 rows where they are contiguous (raw_view, no copy), else their float64 copy (raw).
   MatrixValues raw;
+  const double* raw_view = nullptr;
+  const double* raw_rows() const { return raw_view ? raw_view : raw.data(); }
+  std::size_t raw_size() const { return raw_view || !raw.empty() ? n * static_cast<std::size_t>(d) : 0; }
 };
 
 // The common centre of the distances' rows: the column means of a (and b), in float64.
