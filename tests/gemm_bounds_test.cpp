@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "test_support.hpp"
+#include "twobody/detail/engine/backend.hpp"
+#include "twobody/detail/engine/gemm_matrix_run.hpp"
 #include "twobody/detail/engine/gemm_rows.hpp"
 #include "twobody/detail/exact/gemm_bounds.hpp"
 #include "twobody/matrices.hpp"
@@ -94,6 +96,17 @@ TEST(GemmRows, RawRowsAreTheSetsOwnWhereContiguous) {
     }
   }
   EXPECT_EQ(twobody::make_gemm_rows(f64, GemmForm::Cosine, {}, 2).raw_size(), 0u);
+}
+
+// cuBLAS is opened at run time (the library loads without it): in a CUDA build it is found and
+// every function the route calls is bound, with or without a device.
+TEST(GemmRows, CublasIsFoundAtRunTimeInACudaBuild) {
+  const std::string why = twobody::gemm_route_unavailable();
+  if (twobody::cuda_unavailable_reason().find("no CUDA support") != std::string::npos) {
+    EXPECT_NE(why, "");
+    return;
+  }
+  EXPECT_EQ(why, "");
 }
 
 // The true distance of two rows, in long double (64-bit mantissa: 2^-64 against bounds near 2^-40).

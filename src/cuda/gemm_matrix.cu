@@ -4,7 +4,6 @@
 // that turns each dot product into the kernel's value. Distances settle, in the same pass, every
 // entry whose bound (exact/gemm_bounds.hpp) the GEMM's cancellation could break: those are
 // recomputed by the float64 rule itself, its bits. docs/exactness.md#matrices-on-the-gemm-route.
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "twobody/detail/cuda/cublas_library.hpp"
 #include "twobody/detail/cuda/cuda_check.hpp"
 #include "twobody/detail/cuda/device_buffer.hpp"
 #include "twobody/detail/cuda/device_info.hpp"
@@ -30,20 +30,20 @@ namespace {
 void check_cublas(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS)
     throw Error(s == CUBLAS_STATUS_ALLOC_FAILED ? ErrorKind::Resource : ErrorKind::Backend,
-                std::string("cuBLAS ") + what + ": " + cublasGetStatusString(s));
+                std::string("cuBLAS ") + what + ": " + cublas().status_string(s));
 }
 
 struct Handle {
   cublasHandle_t h = nullptr;
   Handle() {
-    check_cublas(cublasCreate(&h), "cublasCreate");
+    check_cublas(cublas().create(&h), "cublasCreate");
     // (float64 on the FP64 tensor cores; never the fixed-point emulation, whose bound differs)
-    check_cublas(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+    check_cublas(cublas().set_math_mode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
   }
   ~Handle() {
     if (h) {
-      cublasSetStream(h, nullptr);  // (the run's stream is destroyed by now)
-      cublasDestroy(h);
+      cublas().set_stream(h, nullptr);  // (the run's stream is destroyed by now)
+      cublas().destroy(h);
     }
   }
   Handle(const Handle&) = delete;
@@ -142,8 +142,11 @@ std::size_t device_bytes(const GemmRows& a, const GemmRows* b, std::size_t block
 
 std::size_t cuda_free_device_bytes() { return cuda::available_device_bytes(); }
 
+std::string gemm_route_unavailable() { return cuda::cublas().error; }
+
 GemmMatrixRun run_matrix_gemm(const GemmMatrixJob& job, MatrixSink& sink) {
   using namespace cuda;
+  if (!cublas().error.empty()) throw Error(ErrorKind::Backend, cublas().error + ": use --summation ordered");
   const GemmRows& ga = *job.a;
   const GemmRows& gb = job.b ? *job.b : ga;
   const std::size_t n_rows = ga.n, n_cols = gb.n;
@@ -170,18 +173,18 @@ GemmMatrixRun run_matrix_gemm(const GemmMatrixJob& job, MatrixSink& sink) {
   TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
   run.upload = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const ComputeBlock compute = [&](const MatrixBlock& b, double* out, cudaStream_t stream) {
-    check_cublas(cublasSetStream(handle.h, stream), "cublasSetStream");
+    check_cublas(cublas().set_stream(handle.h, stream), "cublasSetStream");
     // Row-major out (nr × ld) = A[r0 …] · B[c0 …]ᵀ is, column-major, outᵀ (ld × nr):
     // B's rows are the columns of a d × ld matrix, op T.
     const auto gemm = [&](std::size_t col, double* at) {
-      check_cublas(cublasDgemm(handle.h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(b.ld - (col - b.c0)),
+      check_cublas(cublas().dgemm(handle.h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(b.ld - (col - b.c0)),
                                static_cast<int>(b.nr), d, &one, db.rows.get() + col * d, d,
                                da.rows.get() + b.r0 * d, d, &zero, at, static_cast<int>(b.ld)),
                    "cublasDgemm");
     };
     if (job.symmetric) {
       // (column-major, the square's lower half is the row-major upper one)
-      check_cublas(cublasDsyrk(handle.h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, static_cast<int>(b.nr), d,
+      check_cublas(cublas().dsyrk(handle.h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, static_cast<int>(b.nr), d,
                                &one, da.rows.get() + b.r0 * d, d, &zero, out, static_cast<int>(b.ld)),
                    "cublasDsyrk");
       if (b.ld > b.nr) gemm(b.c0 + b.nr, out + b.nr);

@@ -17,4 +17,5 @@ std::string run_matrix_gpu(const cpu::MatrixJob&, MatrixSink&) { throw Error(Err
 std::size_t matrix_gpu_block_rows(std::size_t rows, std::size_t) { return rows; }
 GemmMatrixRun run_matrix_gemm(const GemmMatrixJob&, MatrixSink&) { throw Error(ErrorKind::Backend, cuda_unavailable_reason()); }
 std::size_t cuda_free_device_bytes() { return 0; }
+std::string gemm_route_unavailable() { return cuda_unavailable_reason(); }
 }  // namespace twobody

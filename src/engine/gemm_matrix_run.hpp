@@ -33,6 +33,8 @@ struct GemmMatrixRun {
   double upload = 0, setup = 0, device_wait = 0, sink = 0;
 };
 GemmMatrixRun run_matrix_gemm(const GemmMatrixJob& job, MatrixSink& sink);
+// Why this process cannot take the GEMM route ("" when it can: cuBLAS loaded at run time).
+std::string gemm_route_unavailable();
 // What the current CUDA device has free for a run (0 without CUDA).
 std::size_t cuda_free_device_bytes();
 

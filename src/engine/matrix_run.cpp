@@ -451,6 +451,7 @@ GemmDecision choose_gemm(const VectorKernel& k, const MatrixOptions& opt, const 
     if (d < kGemmMinDim)
       return {std::nullopt, fmt::format("auto: d = {} < {}, where the output's bandwidth bounds both routes", d, kGemmMinDim)};
     if (!expression_gpu_unavailable().empty()) return {};  // (prepare says why)
+    if (const std::string why = gemm_route_unavailable(); !why.empty()) return {std::nullopt, "auto: " + why};
     // The prepared rows (twice for distances) and two blocks of rows must fit the device.
     const double per_row = static_cast<double>(d) * 8 * (is_distance(*form) ? 2 : 1);
     const double rows = static_cast<double>(g.a->size() + (g.b ? g.b->size() : 0));
