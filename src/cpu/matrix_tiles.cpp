@@ -348,17 +348,13 @@ void run_matrix_tiles(const MatrixJob& job, const TileForm& form, MatrixSink& si
         rows.row(i, j, n2 - j, buf.data() + (i - r0) * n2 + j, ws[static_cast<std::size_t>(omp_get_thread_num())]);
       }
     }
-    if (job.symmetric)
-      for (std::size_t i = r0; i < r1; ++i)
-        for (std::size_t j = r0; j < i; ++j) buf[(i - r0) * n2 + j] = buf[(j - r0) * n2 + i];
+    if (job.symmetric) mirror_upper_square(buf.data() + r0, nr, n2);
     // One NaN (the quiet NaN, 0x7ff8...) for every entry without a value: an arithmetic NaN's
     // bits are the processor's own (x86 and the GPU differ), and a matrix is the same bits anywhere.
     for (std::size_t i = r0; i < r1; ++i)
       for (std::size_t j = c0; j < n2; ++j)
         if (double& v = buf[(i - r0) * n2 + j]; v != v) v = expr::nan_value();
-    sink.put(r0, nr, c0, n2 - c0, buf.data() + c0, n2);
-    if (job.symmetric && r1 < n2) sink.put_mirror(r0, nr, r1, n2 - r1, buf.data() + r1, n2);
-    sink.block_done();
+    sink.put_block(r0, nr, c0, buf.data() + c0, n2, job.symmetric);
     done += job.symmetric ? static_cast<double>(nr) * (static_cast<double>(n2 - r0) - 0.5 * static_cast<double>(nr - 1))
                           : static_cast<double>(nr) * static_cast<double>(n2);
     if (job.progress && *job.progress) (*job.progress)(std::min(1.0, done / total));

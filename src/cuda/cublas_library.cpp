@@ -1,22 +1,11 @@
 // cuBLAS opened at run time (cuda/cublas_library.hpp).
 #include "twobody/detail/cuda/cublas_library.hpp"
 
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include "twobody/detail/cuda/cuda_library.hpp"
 
 namespace twobody::cuda {
-
-namespace {
-
-template <class F>
-void bind(void* lib, const char* name, F& f, std::string& missing) {
-  f = reinterpret_cast<F>(dlsym(lib, name));
-  if (!f) missing += fmt::format(" {}", name);
-}
-
-}  // namespace
 
 const CublasApi& cublas() {
   static const CublasApi api = [] {
@@ -29,13 +18,13 @@ const CublasApi& cublas() {
       return a;
     }
     std::string missing;
-    bind(lib, "cublasCreate_v2", a.create, missing);
-    bind(lib, "cublasDestroy_v2", a.destroy, missing);
-    bind(lib, "cublasSetMathMode", a.set_math_mode, missing);
-    bind(lib, "cublasSetStream_v2", a.set_stream, missing);
-    bind(lib, "cublasDgemm_v2", a.dgemm, missing);
-    bind(lib, "cublasDsyrk_v2", a.dsyrk, missing);
-    bind(lib, "cublasGetStatusString", a.status_string, missing);
+    bind_symbol(lib, "cublasCreate_v2", a.create, missing);
+    bind_symbol(lib, "cublasDestroy_v2", a.destroy, missing);
+    bind_symbol(lib, "cublasSetMathMode", a.set_math_mode, missing);
+    bind_symbol(lib, "cublasSetStream_v2", a.set_stream, missing);
+    bind_symbol(lib, "cublasDgemm_v2", a.dgemm, missing);
+    bind_symbol(lib, "cublasDsyrk_v2", a.dsyrk, missing);
+    bind_symbol(lib, "cublasGetStatusString", a.status_string, missing);
     if (!missing.empty()) a.error = "cuBLAS lacks" + missing;
     return a;
   }();

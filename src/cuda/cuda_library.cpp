@@ -29,4 +29,10 @@ void* open_first_library(const char* env, const std::vector<std::string>& names,
   return nullptr;
 }
 
+void* library_symbol(void* lib, const char* name, std::string& missing) {
+  void* f = dlsym(lib, name);
+  if (!f) missing += fmt::format(" {}", name);
+  return f;
+}
+
 }  // namespace twobody::cuda

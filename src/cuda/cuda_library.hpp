@@ -15,4 +15,13 @@ std::vector<std::string> library_candidates(const std::string& stem, const std::
 // when none does, with each name's error appended to `tried`.
 void* open_first_library(const char* env, const std::vector<std::string>& names, std::string& tried);
 
+// `name` from `lib` (null when absent, with " name" appended to `missing`).
+void* library_symbol(void* lib, const char* name, std::string& missing);
+
+// f = `name` from `lib`, as F (a function pointer: `decltype(&theFunction)`).
+template <class F>
+void bind_symbol(void* lib, const char* name, F& f, std::string& missing) {
+  f = reinterpret_cast<F>(library_symbol(lib, name, missing));
+}
+
 }  // namespace twobody::cuda

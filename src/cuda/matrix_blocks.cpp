@@ -134,10 +134,7 @@ MatrixBlocksTimes run_matrix_blocks(std::size_t n_rows, std::size_t n_cols, bool
     times.device_wait += since(t);
     t = std::chrono::steady_clock::now();
     const double* v = host[at % 2];
-    sink.put(b.r0, b.nr, b.c0, b.ld, v, b.ld);
-    // A × A of a symmetric kernel: the entries right of the block's own square, mirrored below it.
-    if (symmetric && b.c0 + b.nr < n_cols) sink.put_mirror(b.r0, b.nr, b.c0 + b.nr, b.ld - b.nr, v + b.nr, b.ld);
-    sink.block_done();
+    sink.put_block(b.r0, b.nr, b.c0, v, b.ld, symmetric);
     times.sink += since(t);
     finished += static_cast<double>(b.nr) * static_cast<double>(b.ld);
     if (progress && *progress && total > 0) (*progress)(finished / total);

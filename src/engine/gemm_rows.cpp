@@ -18,17 +18,6 @@ std::optional<GemmForm> gemm_form(std::string_view kernel) {
   return std::nullopt;
 }
 
-const char* to_string(GemmForm f) {
-  switch (f) {
-    case GemmForm::Dot: return "dot";
-    case GemmForm::Cosine: return "cosine";
-    case GemmForm::Correlation: return "correlation";
-    case GemmForm::Distance: return "distance";
-    case GemmForm::SquaredDistance: return "squared distance";
-  }
-  return "?";
-}
-
 bool is_distance(GemmForm f) { return f == GemmForm::Distance || f == GemmForm::SquaredDistance; }
 
 std::vector<double> gemm_centre(const VectorSet& a, const VectorSet* b, int threads) {

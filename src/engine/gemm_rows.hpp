@@ -24,7 +24,6 @@ enum class GemmForm {
 // The form of a named kernel (matrix_kernels(): dot, cosine, pearson, spearman, l2,
 // sqeuclidean), or none.
 std::optional<GemmForm> gemm_form(std::string_view kernel);
-const char* to_string(GemmForm f);
 bool is_distance(GemmForm f);
 
 struct GemmRows {

@@ -89,6 +89,17 @@ struct GemmDecision {
   std::string tiles_because;
 };
 
+// The rows of a block the caller fixed: TWOBODY_MATRIX_BLOCK_ROWS, else MatrixOptions::block_rows
+// (0: none, the run chooses).
+std::size_t fixed_block_rows(const MatrixOptions& opt) {
+  const std::size_t forced = env_size("TWOBODY_MATRIX_BLOCK_ROWS");
+  return forced ? forced : opt.block_rows;
+}
+
+[[noreturn]] void refuse_gemm_for_kernel() {
+  throw_config("--summation gemm takes the dot-like kernels: dot, cosine, pearson, spearman, l2, sqeuclidean");
+}
+
 // A matrix held in memory (no file, or a text file formed first) within the host budget.
 void check_host_budget(std::size_t rows, std::size_t cols) {
   const std::size_t budget = host_budget();
@@ -195,8 +206,8 @@ Prepared prepare(const PairExpression& f, const PairTable& a, const PairTable* b
   // expression that gives f(a, b) and f(b, a) the same bits, as its text proves (expr::is_symmetric).
   j.symmetric = (symmetric || expr::is_symmetric(c)) && !b;
   j.threads = run_threads(run);
-  const std::size_t forced = env_size("TWOBODY_MATRIX_BLOCK_ROWS");
-  j.block_rows = forced ? forced : opt.block_rows;
+  const bool forced = env_size("TWOBODY_MATRIX_BLOCK_ROWS") != 0;
+  j.block_rows = fixed_block_rows(opt);
   p.gpu = run.backend == "cuda";
   if (p.gpu) {
     if (const std::string why = expression_gpu_unavailable(); !why.empty())
@@ -434,8 +445,7 @@ GemmDecision choose_gemm(const VectorKernel& k, const MatrixOptions& opt, const 
   const bool forced = opt.summation == MatrixSummation::Gemm;
   const std::optional<GemmForm> form = k.choice.named ? gemm_form(k.choice.named->name) : std::nullopt;
   if (!form) {
-    if (forced)
-      throw_config("--summation gemm takes the dot-like kernels: dot, cosine, pearson, spearman, l2, sqeuclidean");
+    if (forced) refuse_gemm_for_kernel();
     return {};
   }
   if (run.backend != "cuda") {
@@ -456,7 +466,7 @@ GemmDecision choose_gemm(const VectorKernel& k, const MatrixOptions& opt, const 
     const double per_row = static_cast<double>(d) * 8 * (is_distance(*form) ? 2 : 1);
     const double rows = static_cast<double>(g.a->size() + (g.b ? g.b->size() : 0));
     const double cols = static_cast<double>(g.b ? g.b->size() : g.a->size());
-    const std::size_t forced_rows = env_size("TWOBODY_MATRIX_BLOCK_ROWS") ? env_size("TWOBODY_MATRIX_BLOCK_ROWS") : opt.block_rows;
+    const std::size_t forced_rows = fixed_block_rows(opt);
     const double block = forced_rows ? static_cast<double>(forced_rows) * cols * 8 : 256.0 * (1 << 20);
     const double need = per_row * rows + 2 * block + cols * 16;
     const double free = static_cast<double>(cuda_free_device_bytes());
@@ -483,8 +493,7 @@ MutualInformationOptions mi_options(const MatrixOptions& opt) {
 MatrixResult mi_matrix(const VectorSet& a, const VectorSet* b, const MatrixOptions& opt, const RunOptions& run) {
   if (run.backend == "cuda" || run.backend == "hybrid")
     throw Error(ErrorKind::Backend, "mutual information runs on the CPU for now: use --backend cpu or auto");
-  if (opt.summation == MatrixSummation::Gemm)
-    throw_config("--summation gemm takes the dot-like kernels: dot, cosine, pearson, spearman, l2, sqeuclidean");
+  if (opt.summation == MatrixSummation::Gemm) refuse_gemm_for_kernel();
   MatrixResult r;
   r.rows = a.size();
   r.cols = b ? b->size() : a.size();
@@ -492,10 +501,9 @@ MatrixResult mi_matrix(const VectorSet& a, const VectorSet* b, const MatrixOptio
   const SinkKind kind = sink_kind(opt.output);
   if (kind == SinkKind::Npy || kind == SinkKind::Hdf5) {
     // Streamed a block of rows at a time (memory: one block), as the other kernels' files.
-    const std::size_t forced = env_size("TWOBODY_MATRIX_BLOCK_ROWS");
-    const std::size_t block = forced ? forced
-                              : opt.block_rows ? opt.block_rows
-                                               : std::max<std::size_t>(1, (std::size_t{256} << 20) / (8 * std::max<std::size_t>(r.cols, 1)));
+    const std::size_t fixed = fixed_block_rows(opt);
+    const std::size_t block =
+        fixed ? fixed : std::max<std::size_t>(1, (std::size_t{256} << 20) / (8 * std::max<std::size_t>(r.cols, 1)));
     write_output_file(opt.output, [&](const std::string& file) {
       std::unique_ptr<MatrixSink> sink = kind == SinkKind::Npy ? open_npy_matrix(file, opt.output, r.rows, r.cols, opt.dtype)
                                                                : open_hdf5_matrix(file, opt.output, r.rows, r.cols, opt.dtype);

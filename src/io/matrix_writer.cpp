@@ -42,6 +42,19 @@ void MatrixSink::put_mirror(std::size_t r0, std::size_t nr, std::size_t c0, std:
   }
 }
 
+void MatrixSink::put_block(std::size_t r0, std::size_t nr, std::size_t c0, const double* v, std::size_t ld,
+                           bool symmetric) {
+  const std::size_t nc = cols() - c0;
+  put(r0, nr, c0, nc, v, ld);
+  if (symmetric && nr < nc) put_mirror(r0, nr, c0 + nr, nc - nr, v + nr, ld);
+  block_done();
+}
+
+void mirror_upper_square(double* v, std::size_t n, std::size_t ld) {
+  for (std::size_t i = 1; i < n; ++i)
+    for (std::size_t j = 0; j < i; ++j) v[i * ld + j] = v[j * ld + i];
+}
+
 HostMatrixSink::HostMatrixSink(std::size_t rows, std::size_t cols) : MatrixSink(rows, cols) { values_.resize(rows * cols); }
 
 // Rows copied by the run's threads when there are many: a GPU's block is hundreds of MB, and its

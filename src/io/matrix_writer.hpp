@@ -27,6 +27,10 @@ class MatrixSink {
   virtual void put(std::size_t r0, std::size_t nr, std::size_t c0, std::size_t nc, const double* v, std::size_t ld) = 0;
   // The transpose of that tile at (c0, r0): the mirrored half of a symmetric matrix.
   void put_mirror(std::size_t r0, std::size_t nr, std::size_t c0, std::size_t nc, const double* v, std::size_t ld);
+  // A block of rows [r0, r0 + nr) from column c0 to the last (v[0] the entry (r0, c0), stride ld),
+  // then block_done(). `symmetric` (A × A computed from c0 = r0, the block's own square whole): the
+  // entries right of that square mirrored below it too.
+  void put_block(std::size_t r0, std::size_t nr, std::size_t c0, const double* v, std::size_t ld, bool symmetric);
   // Threads the mirror's transposition (and a sink's own copies) may use: the run's.
   void set_threads(int threads) { threads_ = threads < 1 ? 1 : threads; }
   int threads() const { return threads_; }
@@ -42,6 +46,10 @@ class MatrixSink {
 };
 
 // In memory, row-major float64 (MatrixResult::values).
+// The square of n rows at v (stride ld) made symmetric from its upper half: v[i][j] = v[j][i] for
+// j < i (A × A computes j >= i).
+void mirror_upper_square(double* v, std::size_t n, std::size_t ld);
+
 class HostMatrixSink final : public MatrixSink {
  public:
   HostMatrixSink(std::size_t rows, std::size_t cols);

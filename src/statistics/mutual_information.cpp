@@ -246,9 +246,7 @@ void run_block(const VectorSet& a, const VectorSet* b, const Prepared& p, std::s
   cpu::traverse_blocks(
       items.size(), [&](std::size_t k) { return items[k]; }, ts, [] { return NoSink{}; },
       [&](NoSink&) { return MutualInformationTiles(in); });
-  if (!b)  // MI is symmetric, and the rule computes i ≤ j
-    for (std::size_t i = r0 + 1; i < r1; ++i)
-      for (std::size_t j = r0; j < i; ++j) out[(i - r0) * ld + (j - c0)] = out[(j - r0) * ld + (i - c0)];
+  if (!b) mirror_upper_square(out, r1 - r0, ld);  // (MI is symmetric, and the rule computes i ≤ j)
 }
 
 RunInfo info_of(const VectorSet& a, const VectorSet* b, const MutualInformationOptions& o, const Prepared& p,
@@ -305,10 +303,7 @@ RunInfo mutual_information_into(const VectorSet& a, const VectorSet* b, const Mu
     const std::size_t r1 = std::min(rows, r0 + R), nr = r1 - r0;
     const std::size_t c0 = b ? 0 : r0, ld = cols - c0;
     run_block(a, b, p, r0, r1, buf.data(), ld, nullptr);
-    sink.put(r0, nr, c0, ld, buf.data(), ld);
-    // A × A: the entries right of the block's own square, mirrored below it.
-    if (!b && r1 < cols) sink.put_mirror(r0, nr, r1, cols - r1, buf.data() + nr, ld);
-    sink.block_done();
+    sink.put_block(r0, nr, c0, buf.data(), ld, !b);
     done += b ? static_cast<double>(nr) * static_cast<double>(cols)
               : static_cast<double>(nr) * (static_cast<double>(cols - r0) - 0.5 * static_cast<double>(nr - 1));
     if (run.progress) run.progress(std::min(1.0, done / total));

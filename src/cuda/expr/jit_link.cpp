@@ -1,13 +1,11 @@
 #include "twobody/detail/cuda/expr/jit_link.hpp"
 
-#include <dlfcn.h>
 #include <fmt/format.h>
 #include <nvJitLink.h>
 #include <nvrtc.h>
 
 #include <cstdint>
 #include <algorithm>
-#include <cstdlib>
 #include <mutex>
 #include <vector>
 
@@ -62,13 +60,6 @@ std::vector<std::string> candidates(const std::string& stem) {
   return library_candidates(stem, TWOBODY_CUDA_LIBRARY_DIR, TWOBODY_CUDA_MAJOR);
 }
 
-template <class F>
-bool bind(void* lib, const char* name, F& f, std::string& missing) {
-  f = reinterpret_cast<F>(dlsym(lib, name));
-  if (!f) missing += fmt::format(" {}", name);
-  return f != nullptr;
-}
-
 struct Loaded {
   JitToolchain info;
   Api api;
@@ -86,26 +77,26 @@ const Loaded& loaded() {
     }
     Api& a = x.api;
     std::string missing;
-    bind(rtc, "nvrtcVersion", a.rtc_version, missing);
-    bind(rtc, "nvrtcCreateProgram", a.create, missing);
-    bind(rtc, "nvrtcCompileProgram", a.compile, missing);
-    bind(rtc, "nvrtcGetProgramLogSize", a.log_size, missing);
-    bind(rtc, "nvrtcGetProgramLog", a.log, missing);
-    bind(rtc, "nvrtcGetLTOIRSize", a.ltoir_size, missing);
-    bind(rtc, "nvrtcGetLTOIR", a.ltoir, missing);
-    bind(rtc, "nvrtcDestroyProgram", a.destroy, missing);
-    bind(rtc, "nvrtcGetErrorString", a.rtc_error, missing);
-    bind(link, "nvJitLinkVersion", a.link_version, missing);
-    bind(link, "nvJitLinkCreate", a.link_create, missing);
-    bind(link, "nvJitLinkAddData", a.link_add, missing);
-    bind(link, "nvJitLinkComplete", a.link_complete, missing);
-    bind(link, "nvJitLinkGetLinkedCubinSize", a.cubin_size, missing);
-    bind(link, "nvJitLinkGetLinkedCubin", a.cubin, missing);
-    bind(link, "nvJitLinkGetLinkedPtxSize", a.ptx_size, missing);
-    bind(link, "nvJitLinkGetLinkedPtx", a.ptx, missing);
-    bind(link, "nvJitLinkGetErrorLogSize", a.error_log_size, missing);
-    bind(link, "nvJitLinkGetErrorLog", a.error_log, missing);
-    bind(link, "nvJitLinkDestroy", a.link_destroy, missing);
+    bind_symbol(rtc, "nvrtcVersion", a.rtc_version, missing);
+    bind_symbol(rtc, "nvrtcCreateProgram", a.create, missing);
+    bind_symbol(rtc, "nvrtcCompileProgram", a.compile, missing);
+    bind_symbol(rtc, "nvrtcGetProgramLogSize", a.log_size, missing);
+    bind_symbol(rtc, "nvrtcGetProgramLog", a.log, missing);
+    bind_symbol(rtc, "nvrtcGetLTOIRSize", a.ltoir_size, missing);
+    bind_symbol(rtc, "nvrtcGetLTOIR", a.ltoir, missing);
+    bind_symbol(rtc, "nvrtcDestroyProgram", a.destroy, missing);
+    bind_symbol(rtc, "nvrtcGetErrorString", a.rtc_error, missing);
+    bind_symbol(link, "nvJitLinkVersion", a.link_version, missing);
+    bind_symbol(link, "nvJitLinkCreate", a.link_create, missing);
+    bind_symbol(link, "nvJitLinkAddData", a.link_add, missing);
+    bind_symbol(link, "nvJitLinkComplete", a.link_complete, missing);
+    bind_symbol(link, "nvJitLinkGetLinkedCubinSize", a.cubin_size, missing);
+    bind_symbol(link, "nvJitLinkGetLinkedCubin", a.cubin, missing);
+    bind_symbol(link, "nvJitLinkGetLinkedPtxSize", a.ptx_size, missing);
+    bind_symbol(link, "nvJitLinkGetLinkedPtx", a.ptx, missing);
+    bind_symbol(link, "nvJitLinkGetErrorLogSize", a.error_log_size, missing);
+    bind_symbol(link, "nvJitLinkGetErrorLog", a.error_log, missing);
+    bind_symbol(link, "nvJitLinkDestroy", a.link_destroy, missing);
     if (!missing.empty()) {
       x.info.error = "NVRTC or nvJitLink lacks" + missing + " (a CUDA toolkit older than 12.4?)";
       return x;
