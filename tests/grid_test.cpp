@@ -1,6 +1,9 @@
 // The CPU grid path (compact cell index, half-shell traversal) against the float64 oracle: open and
 // periodic boxes, auto and cross, clustered and lattice data, rmax up to half the box (fewer than
 // 2·refine + 1 cells per side), weights, counts and pair lists.
+#include <algorithm>
+#include <numeric>
+
 #include <gtest/gtest.h>
 
 #include "test_support.hpp"
@@ -272,4 +275,89 @@ TEST(Grid, WindowsKeepEveryPairWithinRmax) {
     expect_windows_for<1>({10}, rmax, rng, seed + 2);
   }
   expect_windows_for<4>({10, 10, 10, 10}, 3.2, rng, seed + 3);
+}
+
+// The cell index itself against an independent one (std::stable_sort of the points by cell, then
+// slice, with the slice rule the windows assume): the same permutation, cell starts, slices and
+// sorted coordinates and weights, whatever the number of threads, for grids of one block of cells
+// and of many (the sort's two passes), uniform, clustered (a cell of thousands), duplicates and
+// points on every cell edge.
+namespace {
+
+void expect_index_equals_reference(const PointSet& p, double rmax, const Box* box, std::int64_t max_cells) {
+  using namespace twobody::cpu;
+  const GridGeometry g = make_grid_geometry(p, p, rmax, box, 1, max_cells, true);
+  SCOPED_TRACE("cells " + std::to_string(g.total) + ", points " + std::to_string(p.size()));
+  const int last = p.dim() - 1;
+  const std::size_t n = p.size();
+  std::vector<std::int64_t> cell(n);
+  std::vector<std::uint32_t> count(static_cast<std::size_t>(g.total), 0);
+  for (std::size_t i = 0; i < n; ++i) ++count[static_cast<std::size_t>(cell[i] = g.cell_of(p, i))];
+  constexpr int kSlices = 64;
+  const auto slices = [&](std::int64_t c) { return std::clamp<std::uint32_t>(count[c] / 2, 1, kSlices); };
+  std::vector<std::uint32_t> slice(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t S = slices(cell[i]);
+    if (S == 1) continue;
+    const double zc = static_cast<double>(cell[i] % g.cells[last]);
+    const double f = ((p.coord(last)[i] - g.origin[last]) / g.width[last] - zc) * S;
+    slice[i] = static_cast<std::uint32_t>(std::clamp(std::floor(f), 0.0, static_cast<double>(S - 1)));
+  }
+  std::vector<std::uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
+    return std::pair{cell[x], slice[x]} < std::pair{cell[y], slice[y]};
+  });
+  for (int threads : {1, 2, 3, 7}) {
+    SCOPED_TRACE("threads " + std::to_string(threads));
+    const GridIndex index(p, g, kSlices, threads);
+    ASSERT_EQ(index.order, order);
+    std::uint32_t at = 0, first_slice = 0;
+    for (std::int64_t c = 0; c < g.total; ++c) {
+      ASSERT_EQ(index.start[c], at);
+      ASSERT_EQ(index.slice_first[c], first_slice);
+      ASSERT_EQ(index.slices(c), slices(c));
+      for (std::uint32_t s = 0; s < slices(c); ++s) {
+        std::uint32_t k = at;  // the first point of slice s (or the next slice's, if it is empty)
+        while (k < at + count[c] && slice[order[k]] < s) ++k;
+        ASSERT_EQ(index.slice_start[first_slice + s], k) << "cell " << c << " slice " << s;
+      }
+      at += count[c];
+      first_slice += slices(c);
+    }
+    ASSERT_EQ(index.start[g.total], n);
+    for (std::size_t k = 0; k < n; ++k) {
+      for (int d = 0; d < p.dim(); ++d) ASSERT_EQ(index.sorted.coord(d)[k], p.coord(d)[order[k]]);
+      if (p.has_weights()) ASSERT_EQ(index.sorted.weights()[k], p.weights()[order[k]]);
+    }
+    EXPECT_EQ(index.sorted.has_weights(), p.has_weights());
+  }
+}
+
+}  // namespace
+
+TEST(Grid, CellIndexEqualsAStableSortByCellAndSlice) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  PointSet uniform = scaled(testing_support::uniform_points(60000, 3, 0, 1, rng), {50, 50, 50});
+  std::vector<double> w(uniform.size());
+  for (auto& x : w) x = std::uniform_real_distribution<double>(0.5, 2.0)(rng);
+  uniform.set_weights(w);
+  ClusterOptions blobs;
+  blobs.kind = ClusterOptions::Kind::GaussianBlobs;
+  blobs.blobs = 2;
+  blobs.sigma = 0.01;
+  PointSet clustered = generate_clustered_box(20000, 3, 50, blobs, seed);
+  const std::vector<double> centre{25.0, 25.0, 25.0};
+  for (int k = 0; k < 500; ++k) clustered.push_back(centre);  // duplicates: one crowded cell
+  const PointSet lattice = lattice_with_edges(3, {10, 10, 10}, 0.5);
+  const Box box = Box::from_lengths(std::vector<double>{50, 50, 50});
+  for (std::int64_t max_cells : {std::int64_t(500), std::int64_t(1) << 20}) {
+    expect_index_equals_reference(uniform, 0.7, nullptr, max_cells);
+    expect_index_equals_reference(uniform, 0.7, &box, max_cells);
+    expect_index_equals_reference(clustered, 0.4, nullptr, max_cells);
+    expect_index_equals_reference(lattice, 0.5, nullptr, max_cells);
+  }
+  expect_index_equals_reference(PointSet(3, 0), 1.0, nullptr, 1 << 20);
 }

@@ -43,107 +43,10 @@ struct GridIndex {
   std::vector<std::uint32_t> slice_first;
   std::vector<std::uint32_t> slice_start;
 
-  GridIndex(const PointSet& p, const GridGeometry& g, int max_slices = 1, int threads = 1)
-      : sorted(p.dim(), p.size()), start(g.total + 1, 0), slice_first(g.total + 1, 0) {
-    // Counting sort by cell (its scatter touches one counter per cell: few enough to stay cached).
-    // Every pass but the scan and the scatter runs on `threads` threads (the index is built
-    // before the traversal, and at 10^6 points, r < 25, it was a fifth of a two-thread run).
-    const auto n_points = static_cast<std::int64_t>(p.size());
-    std::vector<std::uint32_t> cell(p.size());
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (std::int64_t i = 0; i < n_points; ++i) cell[i] = static_cast<std::uint32_t>(g.cell_of(p, i));
-    order.resize(p.size());
-    if (threads > 1 && static_cast<std::int64_t>(threads) * g.total <= std::max<std::int64_t>(n_points, 1 << 22)) {
-      sort_by_cell_threaded(cell, g.total, threads);
-    } else {
-      for (std::size_t i = 0; i < p.size(); ++i) ++start[cell[i] + 1];
-      std::partial_sum(start.begin(), start.end(), start.begin());  // exclusive scan, shifted by one
-      std::vector<std::uint32_t> fill(start.begin(), start.end() - 1);
-      for (std::size_t i = 0; i < p.size(); ++i) order[fill[cell[i]]++] = static_cast<std::uint32_t>(i);
-    }
-    const std::uint32_t top = static_cast<std::uint32_t>(std::clamp(max_slices, 1, 1 << 16));
-    for (std::int64_t c = 0; c < g.total; ++c)
-      slice_first[c + 1] = slice_first[c] + std::clamp<std::uint32_t>(count(c) / 2, 1, top);
-    slice_start.assign(slice_first[g.total] + 1, static_cast<std::uint32_t>(p.size()));
-    // Then by slice within each cell (a counting sort of the cell's few points).
-    const int last = p.dim() - 1;
-    const auto z = p.coord(last);
-    const auto nz = static_cast<std::uint64_t>(g.cells[last]);
-    std::vector<std::uint32_t> slice, tmp, at;
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1024) firstprivate(slice, tmp, at)
-    for (std::int64_t c = 0; c < g.total; ++c) {
-      const std::uint32_t S = slices(c), n = count(c), s0 = start[c];
-      std::uint32_t* const first = slice_start.data() + slice_first[c];
-      if (S == 1) {
-        first[0] = s0;
-        continue;
-      }
-      // The slice within the cell found by cell_of (rounding may put a point a hair outside it:
-      // the windows' margins cover that).
-      const double zc = static_cast<double>(static_cast<std::uint64_t>(c) % nz);
-      slice.resize(n);
-      at.assign(S + 1, 0);
-      for (std::uint32_t k = 0; k < n; ++k) {
-        const double f = ((z[order[s0 + k]] - g.origin[last]) / g.width[last] - zc) * static_cast<double>(S);
-        slice[k] = static_cast<std::uint32_t>(std::clamp(std::floor(f), 0.0, static_cast<double>(S - 1)));
-        ++at[slice[k] + 1];
-      }
-      std::partial_sum(at.begin(), at.end(), at.begin());
-      for (std::uint32_t s = 0; s < S; ++s) first[s] = s0 + at[s];
-      tmp.assign(order.begin() + s0, order.begin() + s0 + n);
-      for (std::uint32_t k = 0; k < n; ++k) order[s0 + at[slice[k]]++] = tmp[k];
-    }
-    for (int d = 0; d < p.dim(); ++d) {
-      const auto src = p.coord(d);
-      auto dst = sorted.coord(d);
-#pragma omp parallel for num_threads(threads) schedule(static)
-      for (std::int64_t k = 0; k < n_points; ++k) dst[k] = src[order[k]];
-    }
-    if (p.has_weights()) {
-      std::vector<double> w(p.size());
-      for (std::size_t k = 0; k < order.size(); ++k) w[k] = p.weights()[order[k]];
-      sorted.set_weights(std::move(w));
-    }
-  }
+  // Built on `threads` threads; the result does not depend on their number (points of a slice in
+  // input order), grid_index.cpp says how.
+  GridIndex(const PointSet& p, const GridGeometry& g, int max_slices = 1, int threads = 1);
   std::uint32_t slices(std::int64_t c) const { return slice_first[c + 1] - slice_first[c]; }
-
-  // The counting sort on `threads` threads, with the serial one's result (points of a cell in
-  // input order): each thread counts the cells of its contiguous share of the points, a cell's
-  // share of thread t starts after the shares of threads before t, and each thread scatters its
-  // points there. T x cells counters: used while that stays within about N (or 4M) of them.
-  // Serially, the count and the scatter were 0.09 s of a 10^7-point index (2 threads).
-  void sort_by_cell_threaded(const std::vector<std::uint32_t>& cell, std::int64_t cells, int threads) {
-    const std::size_t n = cell.size(), C = static_cast<std::size_t>(cells);
-    std::vector<std::uint32_t> share(static_cast<std::size_t>(threads) * C, 0);
-    const auto part = [&](int t) { return std::pair{n * t / threads, n * (t + 1) / threads}; };
-#pragma omp parallel num_threads(threads)
-    {
-      const int t = omp_get_thread_num();
-      std::uint32_t* h = share.data() + static_cast<std::size_t>(t) * C;
-      const auto [lo, hi] = part(t);
-      for (std::size_t i = lo; i < hi; ++i) ++h[cell[i]];
-#pragma omp barrier
-#pragma omp for schedule(static)
-      for (std::int64_t c = 0; c < cells; ++c) {
-        std::uint32_t total = 0;
-        for (int u = 0; u < threads; ++u) total += share[static_cast<std::size_t>(u) * C + c];
-        start[c + 1] = total;
-      }
-#pragma omp single
-      std::partial_sum(start.begin(), start.end(), start.begin());
-#pragma omp for schedule(static)
-      for (std::int64_t c = 0; c < cells; ++c) {
-        std::uint32_t at = start[c];
-        for (int u = 0; u < threads; ++u) {
-          std::uint32_t& s = share[static_cast<std::size_t>(u) * C + c];
-          const std::uint32_t k = s;
-          s = at;
-          at += k;
-        }
-      }
-      for (std::size_t i = lo; i < hi; ++i) order[h[cell[i]]++] = static_cast<std::uint32_t>(i);
-    }
-  }
   std::uint32_t count(std::int64_t c) const { return start[c + 1] - start[c]; }
 };
 
@@ -293,70 +196,10 @@ void GridPlan::for_each_block(std::int64_t c, Fn&& fn) const {
   }
 }
 
-inline GridPlan plan_grid(const GridGeometry& g, const GridIndex& A, const GridIndex& B, bool is_auto,
-                          bool windows = true) {
-  GridPlan plan;
-  plan.geometry = g;
-  plan.anchors = &A;
-  plan.partners = &B;
-  plan.is_auto = is_auto;
-  plan.neighbours.resize(g.dim);
-  for (int d = 0; d < g.dim; ++d) plan.neighbours[d] = axis_neighbours(g, d);
-  for (auto& along : plan.neighbours[g.dim - 1]) std::sort(along.begin(), along.end());
-  // Windows need each partner cell's periodic image to be unique: at least 2·refine + 1 cells on
-  // every periodic axis (fewer, and one cell is a neighbour through two images).
-  plan.windowed = windows && g.total <= (std::int64_t(1) << 32) && g.refine <= 127;
-  if (g.periodic)
-    for (int d = 0; d < g.dim; ++d) plan.windowed = plan.windowed && g.cells[d] >= 2 * g.refine + 1;
-  if (g.total > (std::int64_t(1) << 32))
-    throw Error(ErrorKind::Internal, "a CPU grid of more than 2^32 cells (the CPU caps its grids far below)");
-  const auto work = [](const BlockPair& x) { return std::uint64_t(x.a1 - x.a0) * (x.b1 - x.b0); };
-  // Each cell's work, to find the cells that would hold up the end of the run.
-  std::vector<std::uint64_t> cell_work(static_cast<std::size_t>(g.total), 0);
-  std::uint64_t heaviest = 0;
-  for (std::int64_t c = 0; c < g.total; ++c) {
-    const std::uint32_t na = A.count(c);
-    plan.largest_cell = std::max<std::size_t>(plan.largest_cell, std::max(na, B.count(c)));
-    plan.longest_row = std::max<std::size_t>(plan.longest_row, na);
-    plan.for_each_block(c, [&](const BlockPair& bp, const BlockCells&) {
-      const std::uint64_t w = bp.triangle ? std::uint64_t(bp.a1 - bp.a0) * (bp.a1 - bp.a0 - 1) / 2 : work(bp);
-      plan.evaluations += w;
-      cell_work[c] += work(bp);
-      ++plan.blocks;
-      plan.longest_row = std::max<std::size_t>(plan.longest_row, bp.b1 - bp.b0);
-    });
-    heaviest = std::max(heaviest, cell_work[c]);
-  }
-  // A cell with more than 1/1024 of the work (clustered data) would hold up the end of the run:
-  // its blocks become units of their own, and the units go largest first, so that the dynamic
-  // schedule ends with small ones. Otherwise the cells stay in cell order: a cell's blocks share
-  // its anchors and neighbouring cells share partners (uniform 10^6 points: the sort cost 0.033 s
-  // of a 0.39 s run and the lost locality 0.02 s more, bench/RESULTS.md).
-  if (heaviest * 1024 > plan.evaluations) {
-    std::vector<std::uint64_t> unit_work;
-    for (std::int64_t c = 0; c < g.total; ++c) {
-      if (cell_work[c] == 0) continue;
-      const auto cell = static_cast<std::uint32_t>(c);
-      if (cell_work[c] * 1024 <= plan.evaluations) {
-        plan.units.push_back({cell, -1});
-        unit_work.push_back(cell_work[c]);
-        continue;
-      }
-      std::int32_t k = 0;
-      plan.for_each_block(c, [&](const BlockPair& bp, const BlockCells&) {
-        plan.units.push_back({cell, k++});
-        unit_work.push_back(work(bp));
-      });
-    }
-    std::vector<std::size_t> by_work(plan.units.size());
-    std::iota(by_work.begin(), by_work.end(), std::size_t(0));
-    std::stable_sort(by_work.begin(), by_work.end(), [&](std::size_t x, std::size_t y) { return unit_work[x] > unit_work[y]; });
-    std::vector<GridUnit> units(by_work.size());
-    for (std::size_t k = 0; k < by_work.size(); ++k) units[k] = plan.units[by_work[k]];
-    plan.units = std::move(units);
-  }
-  return plan;
-}
+// The plan of a grid traversal: each cell's blocks counted (on `threads` threads), the cells that
+// would hold up the end of the run split into their blocks.
+GridPlan plan_grid(const GridGeometry& g, const GridIndex& A, const GridIndex& B, bool is_auto, bool windows = true,
+                   int threads = 1);
 
 // A block with the bounds of its partner cells seen from its anchor cell: along every axis but
 // the last, the partner cell's extent in the anchor's periodic frame; along the last, the shift

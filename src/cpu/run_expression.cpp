@@ -129,7 +129,7 @@ std::unique_ptr<ExpressionGrid> choose_expression_grid(const ExpressionPlan& pla
   g->a = std::make_unique<GridIndex>(pa, g->geometry, 1, threads);
   if (!plan.is_auto) g->b = std::make_unique<GridIndex>(pb, g->geometry, 1, threads);
   g->half = plan.is_auto && plan.symmetric;
-  g->plan = plan_grid(g->geometry, *g->a, g->b ? *g->b : *g->a, g->half, false);
+  g->plan = plan_grid(g->geometry, *g->a, g->b ? *g->b : *g->a, g->half, false, threads);
   g->chosen = plan.path == "grid" || (brute >= cost.min_pairs_for_grid && grid_pays(g->plan.evaluations, brute, cost));
   std::string cells;
   for (int d = 0; d < g->geometry.dim; ++d) cells += fmt::format("{}{}", d ? " x " : "", g->geometry.cells[d]);

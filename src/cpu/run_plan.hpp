@@ -132,7 +132,7 @@ inline GridChoice choose_grid(const Plan& plan) {
   g.a = std::make_unique<GridIndex>(*plan.a, g.geometry, 64, threads);
   if (!plan.is_auto()) g.b = std::make_unique<GridIndex>(*plan.b, g.geometry, 64, threads);
   plan.lap("cell index");
-  g.plan = plan_grid(g.geometry, *g.a, g.b ? *g.b : *g.a, plan.is_auto(), windows);
+  g.plan = plan_grid(g.geometry, *g.a, g.b ? *g.b : *g.a, plan.is_auto(), windows, threads);
   plan.lap("cell pairs");
   g.chosen = plan.path == "grid" || (plan.path == "auto" && grid_pays(g.plan.evaluations, g.brute_evaluations, kCpuTraversalCost));
   std::string& w = g.why;
