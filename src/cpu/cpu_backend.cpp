@@ -49,7 +49,7 @@ class CpuBackend final : public Backend {
         "cpu path: {}\ncpu kernel: {}, {}, {} OpenMP threads (dynamic schedule), a vectorised row per anchor, "
         "per-thread private outputs merged once{}",
         grid.why,
-        grid.chosen ? std::string("both sets sorted by cell (counting sort), cell pairs in cell order (largest first when one dominates)")
+        grid.chosen ? std::string("both sets sorted by cell (counting sort in two cache-sized passes), cell pairs in cell order (largest first when one dominates)")
                     : fmt::format("tiles of {} x {} points", tile, tile),
         fast ? "float32 proxies with guard bands, pairs near an edge settled in float64" : "float64", plan.threads,
         plan.stat->regions() > 0
