@@ -44,13 +44,14 @@ void expect_join_equals_oracle(const VectorSet& a, const VectorSet* b, double ep
   testing_support::expect_join_equals_oracle(a, b, eps, m, what, run);
 }
 
-void expect_knn_equals_oracle(const VectorSet& a, const VectorSet* b, int k, Metric m, const std::string& what) {
+void expect_knn_equals_oracle(const VectorSet& a, const VectorSet* b, int k, Metric m, const std::string& what,
+                              RunOptions run = {}, const std::string& path_says = "") {
   const oracle::Rows A = rows_of(a);
   const oracle::Rows B = b ? rows_of(*b) : oracle::Rows{};
   const auto want = oracle::knn(A, b ? &B : nullptr, k, m == Metric::Cosine);
-  RunOptions run;
   run.backend = "cpu";
   const KnnResult got = nearest_neighbours(a, b, k, m, run);
+  if (!path_says.empty()) EXPECT_NE(got.info.plan.find(path_says), std::string::npos) << what << ": " << got.info.plan;
   ASSERT_EQ(got.indices.size(), a.size() * static_cast<std::size_t>(k)) << what;
   for (std::size_t i = 0; i < a.size(); ++i)
     for (int q = 0; q < k; ++q) {
@@ -227,4 +228,44 @@ TEST(Joins, ErrorsSayWhat) {
   // The plan says what runs.
   const std::string plan = explain(join_statistic(false, JoinOptions{.eps = 1.0}), a, nullptr);
   EXPECT_NE(plan.find("float64 rule"), std::string::npos) << plan;
+}
+
+// The EGO trees' k-NN (cpu/ego_knn.cpp) against the rule: forced (--path grid) and as auto takes
+// it, self and cross, on Gaussian clusters, a lattice (equal keys: ties by index), heavy
+// duplicates (keys of 0), rows offset by 10^8, at 1 and 3 threads; every list entry for entry.
+TEST(Knn, EgoTreesEqualTheRuleWithTiesByIndex) {
+  const auto seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  RunOptions grid;
+  grid.path = "grid";
+  RunOptions three = grid;
+  three.threads = 3;
+  for (int d : {1, 2, 8, 17, 40}) {
+    const VectorSet a = gaussian_vectors(1500, d, rng), b = gaussian_vectors(1100, d, rng);
+    const std::string at = " d=" + std::to_string(d);
+    for (int k : {1, 10, 64}) {
+      expect_knn_equals_oracle(a, nullptr, k, Metric::Euclidean, "ego auto" + at, grid, "EGO k-NN");
+      expect_knn_equals_oracle(a, &b, k, Metric::Euclidean, "ego cross" + at, three, "EGO k-NN");
+    }
+    expect_knn_equals_oracle(a, nullptr, 10, Metric::Euclidean, "auto's choice" + at, {},
+                             d <= 64 ? "EGO k-NN" : "");
+  }
+  for (int d : {3, 9}) {
+    const VectorSet l = lattice_vectors(1200, d, rng);
+    expect_knn_equals_oracle(l, nullptr, 15, Metric::Euclidean, "lattice d=" + std::to_string(d), three, "EGO k-NN");
+  }
+  // 600 copies of three rows among 700 others: lists of zeros, ordered by index.
+  std::vector<double> rows;
+  std::normal_distribution<double> normal;
+  for (int r = 0; r < 1300; ++r)
+    for (int c = 0; c < 5; ++c) rows.push_back(r < 600 ? static_cast<double>(r % 3) : normal(rng));
+  const VectorSet dup = VectorSet::from_rows(rows, 1300, 5);
+  expect_knn_equals_oracle(dup, nullptr, 20, Metric::Euclidean, "duplicates", grid, "EGO k-NN");
+  // Offsets far above the spread.
+  std::vector<double> far;
+  for (int r = 0; r < 1000; ++r)
+    for (int c = 0; c < 6; ++c) far.push_back(1e8 + normal(rng) * 1e-3);
+  expect_knn_equals_oracle(VectorSet::from_rows(far, 1000, 6), nullptr, 8, Metric::Euclidean, "offset 1e8", three,
+                           "EGO k-NN");
 }

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "twobody/detail/cpu/ego_join.hpp"
+#include "twobody/detail/cpu/ego_knn.hpp"
 #include "twobody/detail/cpu/output_sinks.hpp"
 #include "twobody/detail/cpu/tiled_traversal.hpp"
 #include "twobody/detail/cpu/vector_rows.hpp"
@@ -277,10 +278,14 @@ Result run_band(const VectorPlan& plan) {
 // the whole sets, not a band's rows against their partners.
 constexpr const char* kBandPath = "brute force (a band of a hybrid run)";
 
-// The outputs the EGO join may serve: the others have no "cpu path" to choose.
-bool has_path(const VectorPlan& plan) {
-  const OutputKind out = plan.stat->output();
-  return out != OutputKind::Nearest && out != OutputKind::Matrix;
+// The outputs the EGO join or k-NN may serve: a matrix has no "cpu path" to choose.
+bool has_path(const VectorPlan& plan) { return plan.stat->output() != OutputKind::Matrix; }
+
+// The k-NN's traversal: the EGO trees, or the brute force and why.
+constexpr const char* kEgoKnn = "EGO k-NN";
+std::string nearest_path(const VectorPlan& plan) {
+  const std::string no = ego_knn_refusal(plan);
+  return no.empty() ? kEgoKnn : "brute force: " + no;
 }
 
 }  // namespace
@@ -289,6 +294,15 @@ Result run_vectors(const VectorPlan& plan, std::string& path) {
   if (plan.banded()) {
     path = kBandPath;
     return run_band(plan);
+  }
+  if (plan.stat->output() == OutputKind::Nearest) {
+    path = nearest_path(plan);
+    if (path == kEgoKnn) {
+      if (std::optional<Result> r = run_ego_nearest(plan, path)) {
+        r->info.threads = plan.threads;
+        return std::move(*r);
+      }
+    }
   }
   const RuleRows A(*plan.a, plan.stat->metric, plan.threads, plan.is_auto() ? "" : "first set: ");
   std::optional<RuleRows> second;
@@ -320,8 +334,10 @@ std::string describe_vectors(const VectorPlan& plan, const std::string* ran) {
   const std::size_t tile = vector_tile(plan.a->dim(), std::max(plan.a->size(), plan.b->size()), plan.threads);
   std::string path;
   if (has_path(plan)) {
-    const std::string why = ran ? *ran : plan.banded() ? kBandPath : choose_ego(plan).why;
+    const bool nearest = plan.stat->output() == OutputKind::Nearest;
+    const std::string why = ran ? *ran : plan.banded() ? kBandPath : nearest ? nearest_path(plan) : choose_ego(plan).why;
     path = "cpu path: " + why + "\n";
+    if (why == kEgoKnn) return path + "cpu kernel: " + describe_ego_knn(plan);
     if (why.rfind("EGO join", 0) == 0)
       return path + "cpu kernel: " + describe_ego(plan) +
              fmt::format(", {} OpenMP threads (dynamic schedule over the leaf pairs); per-thread private outputs merged once",
