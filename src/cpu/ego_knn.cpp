@@ -81,7 +81,7 @@ class LeafSearch {
       if (bound > worst_) break;  // every partner left is strictly beyond every list's k-th
       const EgoNode& nb = B_.nodes()[b];
       if (nb.leaf()) {
-        leaf_pair(na, b);
+        leaf_pair(node, b);
         continue;
       }
       for (std::uint32_t c = static_cast<std::uint32_t>(nb.child); c <= static_cast<std::uint32_t>(nb.child) + 1; ++c) {
@@ -108,14 +108,32 @@ class LeafSearch {
 
   // Anchors of leaf na against the partners of leaf b: those whose own bound is not beyond their
   // k-th key, four at a time through the brute force's kernel.
-  void leaf_pair(const EgoNode& na, std::uint32_t b) {
+  void leaf_pair(std::uint32_t a, std::uint32_t b) {
+    const EgoNode& na = A_.nodes()[a];
     const EgoNode& nb = B_.nodes()[b];
     const int d = A_.dim();
     ++leaves_;
+    // Each anchor's bound on the box, eight at a time from the leaf's panels (rows_near_box's
+    // sums: box_key_bound's, a row its own box), against its own k-th key.
     near_.clear();
-    for (std::uint32_t p = na.begin; p < na.end; ++p) {
-      const double* r = A_.row(p);
-      if (!(box_key_bound(r, r, B_.lo(b), B_.hi(b), d, kth_[p - na.begin]) > kth_[p - na.begin])) near_.push_back(p);
+    constexpr std::size_t kLanes = 8;
+    const double* panels = A_.panels(a);
+    const double *lo = B_.lo(b), *hi = B_.hi(b);
+    for (std::size_t t0 = 0; t0 < na.size(); t0 += kLanes) {
+      double sum[kLanes] = {};
+      const double* panel = panels + t0 * static_cast<std::size_t>(d);
+      for (int c = 0; c < d; ++c) {
+        const double* x = panel + static_cast<std::size_t>(c) * kLanes;
+        const double l = lo[c], h = hi[c];
+#pragma omp simd
+        for (std::size_t u = 0; u < kLanes; ++u) {
+          const double g = std::max(std::max(x[u] - h, l - x[u]), 0.0);
+          const double square = g * g;
+          sum[u] += square;
+        }
+      }
+      for (std::size_t u = 0; u < std::min(kLanes, na.size() - t0); ++u)
+        if (!(sum[u] > kth_[t0 + u])) near_.push_back(na.begin + static_cast<std::uint32_t>(t0 + u));
     }
     for (std::size_t g = 0; g < near_.size(); g += kGroup) {
       const double* rows[kGroup];
