@@ -78,23 +78,30 @@ std::string describe_ego(const VectorPlan& plan);
 // Appends to `out` first + t for the rows t < n held in panels of 8 (panel_keys' layout) whose
 // bound against the box [lo, hi] is below `limit`: a panel at a time, each lane the sum
 // box_key_bound takes (a row is its own box), in the same order.
+// The bounds of one panel's 8 rows (panel_keys' layout) against the box [lo, hi]: each lane the
+// sum box_key_bound takes (a row is its own box), in the same order, whole (no early stop).
+inline void panel_box_bounds(const double* panel, int d, const double* lo, const double* hi, double (&s)[8]) {
+  constexpr std::size_t kLanes = 8;
+  for (std::size_t u = 0; u < kLanes; ++u) s[u] = 0;
+  for (int k = 0; k < d; ++k) {
+    const double* c = panel + static_cast<std::size_t>(k) * kLanes;
+    const double l = lo[k], h = hi[k];
+#pragma omp simd
+    for (std::size_t u = 0; u < kLanes; ++u) {
+      // As box_key_bound's gap: at most one of the two differences is positive.
+      const double g = std::max(std::max(c[u] - h, l - c[u]), 0.0);
+      const double square = g * g;
+      s[u] += square;
+    }
+  }
+}
+
 inline void rows_near_box(const double* panels, std::size_t n, int d, const double* lo, const double* hi, double limit,
                           std::uint32_t first, std::vector<std::uint32_t>& out) {
   constexpr std::size_t kLanes = 8;
   for (std::size_t t0 = 0; t0 < n; t0 += kLanes) {
-    double s[kLanes] = {};
-    const double* panel = panels + t0 * static_cast<std::size_t>(d);
-    for (int k = 0; k < d; ++k) {
-      const double* c = panel + static_cast<std::size_t>(k) * kLanes;
-      const double l = lo[k], h = hi[k];
-#pragma omp simd
-      for (std::size_t u = 0; u < kLanes; ++u) {
-        // As box_key_bound's gap: at most one of the two differences is positive.
-        const double g = std::max(std::max(c[u] - h, l - c[u]), 0.0);
-        const double square = g * g;
-        s[u] += square;
-      }
-    }
+    double s[kLanes];
+    panel_box_bounds(panels + t0 * static_cast<std::size_t>(d), d, lo, hi, s);
     for (std::size_t u = 0; u < std::min(kLanes, n - t0); ++u)
       if (s[u] < limit) out.push_back(first + static_cast<std::uint32_t>(t0 + u));
   }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "twobody/detail/cpu/ego_join.hpp"
+#include "twobody/detail/cpu/nearest_heap.hpp"
 #include "twobody/detail/engine/memory.hpp"
 
 namespace twobody::cpu {
@@ -53,8 +54,6 @@ double sampled_width(const VectorSet& a, const VectorSet& b, std::size_t k) {
   if (share < 1) width *= std::pow(share, 1.0 / static_cast<double>(d));
   return width > 0 && std::isfinite(width) ? width : 1.0;
 }
-
-using Entry = std::pair<double, std::uint64_t>;  // (key, partner): the brute force's order
 
 // One thread's lists for the anchors of one leaf, and its walk of the partners' tree.
 class LeafSearch {
@@ -113,27 +112,14 @@ class LeafSearch {
     const EgoNode& nb = B_.nodes()[b];
     const int d = A_.dim();
     ++leaves_;
-    // Each anchor's bound on the box, eight at a time from the leaf's panels (rows_near_box's
-    // sums: box_key_bound's, a row its own box), against its own k-th key.
+    // Each anchor's bound on the box, eight at a time from the leaf's panels, against its own k-th key.
     near_.clear();
     constexpr std::size_t kLanes = 8;
-    const double* panels = A_.panels(a);
-    const double *lo = B_.lo(b), *hi = B_.hi(b);
     for (std::size_t t0 = 0; t0 < na.size(); t0 += kLanes) {
-      double sum[kLanes] = {};
-      const double* panel = panels + t0 * static_cast<std::size_t>(d);
-      for (int c = 0; c < d; ++c) {
-        const double* x = panel + static_cast<std::size_t>(c) * kLanes;
-        const double l = lo[c], h = hi[c];
-#pragma omp simd
-        for (std::size_t u = 0; u < kLanes; ++u) {
-          const double g = std::max(std::max(x[u] - h, l - x[u]), 0.0);
-          const double square = g * g;
-          sum[u] += square;
-        }
-      }
+      double bound[kLanes];
+      panel_box_bounds(A_.panels(a) + t0 * static_cast<std::size_t>(d), d, B_.lo(b), B_.hi(b), bound);
       for (std::size_t u = 0; u < std::min(kLanes, na.size() - t0); ++u)
-        if (!(sum[u] > kth_[t0 + u])) near_.push_back(na.begin + static_cast<std::uint32_t>(t0 + u));
+        if (!(bound[u] > kth_[t0 + u])) near_.push_back(na.begin + static_cast<std::uint32_t>(t0 + u));
     }
     for (std::size_t g = 0; g < near_.size(); g += kGroup) {
       const double* rows[kGroup];
@@ -147,15 +133,7 @@ class LeafSearch {
         for (std::uint32_t u = 0; u < nb.size(); ++u) {
           const std::uint64_t j = B_.order()[nb.begin + u];
           if (is_auto_ && j == self) continue;
-          const Entry e{kq[u], j};
-          if (heap.size() < k_) {
-            heap.push_back(e);
-            std::push_heap(heap.begin(), heap.end());
-          } else if (e < heap.front()) {
-            std::pop_heap(heap.begin(), heap.end());
-            heap.back() = e;
-            std::push_heap(heap.begin(), heap.end());
-          }
+          keep_nearest(heap, k_, {kq[u], j});
         }
         evaluated_ += nb.size();
         if (heap.size() == k_) kth_[t] = heap.front().first;
@@ -170,7 +148,7 @@ class LeafSearch {
   bool is_auto_;
   std::size_t stride_;
   std::vector<double> keys_;
-  std::vector<std::vector<Entry>> heaps_;
+  std::vector<std::vector<NearEntry>> heaps_;
   std::vector<double> kth_;  // per anchor of the leaf: its k-th key, infinite until its list is full
   double worst_ = kInf;      // the largest of them
   std::vector<std::uint32_t> near_;

@@ -14,6 +14,7 @@
 
 #include "twobody/detail/cpu/ego_join.hpp"
 #include "twobody/detail/cpu/ego_knn.hpp"
+#include "twobody/detail/cpu/nearest_heap.hpp"
 #include "twobody/detail/cpu/output_sinks.hpp"
 #include "twobody/detail/cpu/tiled_traversal.hpp"
 #include "twobody/detail/cpu/vector_rows.hpp"
@@ -187,10 +188,9 @@ Result run_nearest(const VectorPlan& plan, const RuleRows& A, const RuleRows& B,
   std::exception_ptr cancelled;
 #pragma omp parallel num_threads(plan.threads)
   {
-    using Entry = std::pair<double, std::uint64_t>;  // (key, partner): the order of the lists
     PartnerBlock block(A.dim(), tile);
     std::vector<double> anchors(tile * static_cast<std::size_t>(A.dim())), keys(4 * tile);
-    std::vector<std::vector<Entry>> heaps(tile);
+    std::vector<std::vector<NearEntry>> heaps(tile);
 #pragma omp for schedule(dynamic, 1)
     for (std::size_t I = 0; I < blocks_a; ++I) {
       if (stop.load(std::memory_order_relaxed)) continue;
@@ -214,15 +214,7 @@ Result run_nearest(const VectorPlan& plan, const RuleRows& A, const RuleRows& B,
           for (std::size_t t = 0; t < b1 - b0; ++t) {
             const std::uint64_t j = b0 + t;
             if (is_auto && j == i + self) continue;
-            const Entry e{ki[t], j};
-            if (heap.size() < k) {
-              heap.push_back(e);
-              std::push_heap(heap.begin(), heap.end());
-            } else if (e < heap.front()) {
-              std::pop_heap(heap.begin(), heap.end());
-              heap.back() = e;
-              std::push_heap(heap.begin(), heap.end());
-            }
+            keep_nearest(heap, k, {ki[t], j});
           }
           }
         }
