@@ -104,6 +104,7 @@ class LeafSearch {
 
  private:
   static constexpr double kInf = std::numeric_limits<double>::infinity();
+  static constexpr std::uint64_t kNoSkip = std::numeric_limits<std::uint64_t>::max();
 
   // Anchors of leaf na against the partners of leaf b: those whose own bound is not beyond their
   // k-th key, four at a time through the brute force's kernel.
@@ -130,11 +131,9 @@ class LeafSearch {
         const std::uint64_t self = A_.order()[near_[g + q]];
         auto& heap = heaps_[t];
         const double* kq = keys_.data() + q * stride_;
-        for (std::uint32_t u = 0; u < nb.size(); ++u) {
-          const std::uint64_t j = B_.order()[nb.begin + u];
-          if (is_auto_ && j == self) continue;
-          keep_nearest(heap, k_, {kq[u], j});
-        }
+        const std::uint32_t* order = B_.order().data() + nb.begin;
+        keep_nearest_of(heap, k_, kq, nb.size(), [order](std::size_t u) { return std::uint64_t{order[u]}; },
+                        is_auto_ ? self : kNoSkip);
         evaluated_ += nb.size();
         if (heap.size() == k_) kth_[t] = heap.front().first;
       }

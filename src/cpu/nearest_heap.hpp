@@ -4,6 +4,7 @@
 // their lists with it, so both give the same lists.
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -19,6 +20,22 @@ inline void keep_nearest(std::vector<NearEntry>& heap, std::size_t k, const Near
     std::pop_heap(heap.begin(), heap.end());
     heap.back() = e;
     std::push_heap(heap.begin(), heap.end());
+  }
+}
+
+// Partners u < n with keys[u] and index index_of(u) offered to the list in turn, `skip` (a self
+// k-NN's query) left out. Once the list is full a key above its k-th cannot enter (the order puts
+// it after every entry), so it is passed over before its index is looked up: most keys are.
+template <class IndexOf>
+void keep_nearest_of(std::vector<NearEntry>& heap, std::size_t k, const double* keys, std::size_t n, IndexOf index_of,
+                     std::uint64_t skip) {
+  double kth = heap.size() == k ? heap.front().first : std::numeric_limits<double>::infinity();
+  for (std::size_t u = 0; u < n; ++u) {
+    if (keys[u] > kth) continue;
+    const std::uint64_t j = index_of(u);
+    if (j == skip) continue;
+    keep_nearest(heap, k, {keys[u], j});
+    if (heap.size() == k) kth = heap.front().first;
   }
 }
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <limits>
 #include <optional>
 #include <utility>
 
@@ -211,11 +212,8 @@ Result run_nearest(const VectorPlan& plan, const RuleRows& A, const RuleRows& B,
           for (std::size_t i = g; i < std::min(a1, g + 4); ++i) {
           auto& heap = heaps[i - a0];
           const double* ki = keys.data() + (i - g) * tile;
-          for (std::size_t t = 0; t < b1 - b0; ++t) {
-            const std::uint64_t j = b0 + t;
-            if (is_auto && j == i + self) continue;
-            keep_nearest(heap, k, {ki[t], j});
-          }
+          keep_nearest_of(heap, k, ki, b1 - b0, [b0](std::size_t t) { return std::uint64_t{b0 + t}; },
+                          is_auto ? i + self : std::numeric_limits<std::uint64_t>::max());
           }
         }
       }
