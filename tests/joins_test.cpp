@@ -251,6 +251,9 @@ TEST(Knn, EgoTreesEqualTheRuleWithTiesByIndex) {
     expect_knn_equals_oracle(a, nullptr, 10, Metric::Euclidean, "auto's choice" + at, {},
                              d <= 64 ? "EGO k-NN" : "");
   }
+  // Enough rows for auto to search a sample of the leaves first, whose lists the run keeps.
+  const VectorSet many = gaussian_vectors(9000, 8, rng);
+  expect_knn_equals_oracle(many, nullptr, 10, Metric::Euclidean, "auto after a sample of leaves", {}, "EGO k-NN");
   for (int d : {3, 9}) {
     const VectorSet l = lattice_vectors(1200, d, rng);
     expect_knn_equals_oracle(l, nullptr, 15, Metric::Euclidean, "lattice d=" + std::to_string(d), three, "EGO k-NN");

@@ -75,9 +75,6 @@ struct EgoChoice {
 EgoChoice choose_ego(const VectorPlan& plan);
 std::string describe_ego(const VectorPlan& plan);
 
-// Appends to `out` first + t for the rows t < n held in panels of 8 (panel_keys' layout) whose
-// bound against the box [lo, hi] is below `limit`: a panel at a time, each lane the sum
-// box_key_bound takes (a row is its own box), in the same order.
 // The bounds of one panel's 8 rows (panel_keys' layout) against the box [lo, hi]: each lane the
 // sum box_key_bound takes (a row is its own box), in the same order, whole (no early stop).
 inline void panel_box_bounds(const double* panel, int d, const double* lo, const double* hi, double (&s)[8]) {
@@ -96,6 +93,8 @@ inline void panel_box_bounds(const double* panel, int d, const double* lo, const
   }
 }
 
+// Appends to `out` first + t for the rows t < n held in panels of 8 (panel_keys' layout) whose
+// bound against the box [lo, hi] is below `limit`: a panel at a time, each lane panel_box_bounds'.
 inline void rows_near_box(const double* panels, std::size_t n, int d, const double* lo, const double* hi, double limit,
                           std::uint32_t first, std::vector<std::uint32_t>& out) {
   constexpr std::size_t kLanes = 8;

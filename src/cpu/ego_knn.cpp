@@ -88,16 +88,7 @@ class LeafSearch {
         if (!(x > worst_)) todo.push({x, c});
       }
     }
-    for (std::size_t t = 0; t < n; ++t) {
-      auto& heap = heaps_[t];
-      std::sort_heap(heap.begin(), heap.end());
-      const std::size_t i = A_.order()[na.begin + t];
-      for (std::size_t q = 0; q < k_; ++q) {
-        out.nearest.key[i * k_ + q] = heap[q].first;
-        out.nearest.index[i * k_ + q] = heap[q].second;
-        out.nearest.value[i * k_ + q] = natural_of_vector_key(Metric::Euclidean, heap[q].first);
-      }
-    }
+    for (std::size_t t = 0; t < n; ++t) put_nearest(heaps_[t], k_, Metric::Euclidean, A_.order()[na.begin + t], out.nearest);
   }
   std::uint64_t evaluated() const { return evaluated_; }
   std::uint64_t leaves() const { return leaves_; }
@@ -209,11 +200,14 @@ std::optional<Result> run_ego_nearest(const VectorPlan& plan, std::string& why) 
   // Where the boxes prune little (no structure at high d: uniform 20000 x 16, 84% of the keys
   // computed), the trees cost 1.1-1.2x the brute force; where they prune, far less (Gaussian
   // clusters 20000 x 64: 0.35 s against 4.65 s). A sample of the leaves, searched first, decides
-  // (their lists are computed again by whichever runs; bench/RESULTS.md, 2026-11-28).
+  // (bench/RESULTS.md, 2026-11-28); where the brute force takes over, it computes their lists again.
+  // The sampled leaves' lists are the run's own: they are not searched again.
+  std::vector<bool> sampled(leaves.size(), false);
+  std::uint64_t sampled_keys = 0, sampled_pairs = 0;
   if (policy.force != EgoPolicy::Force::Ego && leaves.size() >= 64) {
     const std::size_t samples = std::min<std::size_t>(32, leaves.size() / 16);
-    std::uint64_t keys = 0, anchors = 0;
-#pragma omp parallel num_threads(plan.threads) reduction(+ : keys, anchors)
+    std::uint64_t anchors = 0;
+#pragma omp parallel num_threads(plan.threads) reduction(+ : sampled_keys, sampled_pairs, anchors)
     {
       LeafSearch search(A, B, k, is_auto, policy.leaf);
 #pragma omp for schedule(dynamic, 1)
@@ -222,19 +216,21 @@ std::optional<Result> run_ego_nearest(const VectorPlan& plan, std::string& why) 
         search.run(leaf, r);
         anchors += A.nodes()[leaf].size();
       }
-      keys += search.evaluated();
+      sampled_keys += search.evaluated();
+      sampled_pairs += search.leaves();
     }
-    const double share = static_cast<double>(keys) / (static_cast<double>(anchors) * static_cast<double>(partners));
+    const double share = static_cast<double>(sampled_keys) / (static_cast<double>(anchors) * static_cast<double>(partners));
     if (share > kMaxSampledShare) {
       why = fmt::format("brute force: a sample of the EGO trees' leaves computed {:.3g}% of its keys (the trees pay below "
                         "{:.3g}%)",
                         100.0 * share, 100.0 * kMaxSampledShare);
       return std::nullopt;
     }
+    for (std::size_t x = 0; x < samples; ++x) sampled[x * leaves.size() / samples] = true;
   }
-  std::atomic<std::size_t> done{0};
+  std::atomic<std::size_t> done{static_cast<std::size_t>(std::count(sampled.begin(), sampled.end(), true))};
   std::atomic<bool> stop{false};
-  std::atomic<std::uint64_t> evaluated{0}, leaf_pairs{0};
+  std::atomic<std::uint64_t> evaluated{sampled_keys}, leaf_pairs{sampled_pairs};
   std::exception_ptr cancelled;
   const auto count = static_cast<std::ptrdiff_t>(leaves.size());
 #pragma omp parallel num_threads(plan.threads)
@@ -242,7 +238,7 @@ std::optional<Result> run_ego_nearest(const VectorPlan& plan, std::string& why) 
     LeafSearch search(A, B, k, is_auto, policy.leaf);
 #pragma omp for schedule(dynamic, 1)
     for (std::ptrdiff_t x = 0; x < count; ++x) {
-      if (stop.load(std::memory_order_relaxed)) continue;
+      if (sampled[static_cast<std::size_t>(x)] || stop.load(std::memory_order_relaxed)) continue;
       search.run(leaves[static_cast<std::size_t>(x)], r);
       const std::size_t n = done.fetch_add(1, std::memory_order_relaxed) + 1;
       if (plan.progress && omp_get_thread_num() == 0) {
@@ -261,7 +257,6 @@ std::optional<Result> run_ego_nearest(const VectorPlan& plan, std::string& why) 
   if (cancelled) std::rethrow_exception(cancelled);
   const std::uint64_t brute = static_cast<std::uint64_t>(na) * partners;
   r.info.pairs_evaluated = evaluated.load();
-  why = "EGO k-NN";
   r.info.plan = fmt::format(
       "EGO k-NN: {} keys computed ({:.3g}% of the brute force's {}) in {} leaf pairs; cells of {:.3g} (a sampled k-th "
       "neighbour's distance) over {} of {} dimensions, {} + {} leaves, index {:.3f} s",

@@ -18,7 +18,8 @@ namespace twobody::cpu {
 // (TWOBODY_CPU_JOIN, --path) and its dimension limit for k-NN.
 std::string ego_knn_refusal(const VectorPlan& plan);
 // The k-NN on the EGO trees (a plan ego_knn_refusal accepts), its plan text in info.plan; none
-// when a row is not finite (boxes need finite rows: the brute force takes the run, `why` says so).
+// where the brute force should take the run instead, `why` then saying why (a row not finite, the
+// trees too large, or a sample of leaves that the boxes prune too little).
 std::optional<Result> run_ego_nearest(const VectorPlan& plan, std::string& why);
 std::string describe_ego_knn(const VectorPlan& plan);
 

@@ -8,7 +8,6 @@
 // moving with their points, then by cell within a block (a block's points and counters sit in
 // cache). Slices within a cell are then sorted on the sorted copy.
 #include "twobody/detail/cpu/grid_index.hpp"
-#include "twobody/result.hpp"
 
 #include <omp.h>
 
@@ -22,6 +21,8 @@
 #include <utility>
 #include <vector>
 
+#include "twobody/result.hpp"
+
 namespace twobody::cpu {
 namespace {
 
@@ -30,6 +31,19 @@ namespace {
 // index's 16 s on the 2-core machine (bench/RESULTS.md).
 template <class T>
 using Scratch = std::vector<T, DefaultInitAllocator<T>>;
+
+// Moves the entries [k0, k0 + place.size()) of `order` and of every column so that entry k0 + t
+// goes to k0 + place[t] (place a permutation of 0..size-1), through the scratch `moved`/`spare`.
+void permute_range(std::size_t k0, std::span<const std::uint32_t> place, std::vector<std::uint32_t>& order,
+                   const std::vector<double*>& columns, std::vector<std::uint32_t>& moved, std::vector<double>& spare) {
+  const std::size_t m = place.size();
+  moved.assign(order.begin() + static_cast<std::ptrdiff_t>(k0), order.begin() + static_cast<std::ptrdiff_t>(k0 + m));
+  for (std::size_t t = 0; t < m; ++t) order[k0 + place[t]] = moved[t];
+  for (double* column : columns) {
+    spare.assign(column + k0, column + k0 + m);
+    for (std::size_t t = 0; t < m; ++t) column[k0 + place[t]] = spare[t];
+  }
+}
 
 // The points in cell order, stable (each cell's points in input order): `order` gets the
 // permutation, `start` (cells + 1 entries) each cell's first point, and every column src[c] is
@@ -95,12 +109,7 @@ void sort_by_cell(std::span<const std::uint32_t> cell, std::uint64_t cells, int 
       if (width == 1) continue;  // one cell: already in place
       place.resize(m);
       for (std::size_t k = 0; k < m; ++k) place[k] = fill[grouped[k0 + k] - c0]++;
-      moved.assign(order.begin() + static_cast<std::ptrdiff_t>(k0), order.begin() + static_cast<std::ptrdiff_t>(k1));
-      for (std::size_t k = 0; k < m; ++k) order[k0 + place[k]] = moved[k];
-      for (double* column : dst) {
-        spare.assign(column + k0, column + k1);
-        for (std::size_t k = 0; k < m; ++k) column[k0 + place[k]] = spare[k];
-      }
+      permute_range(k0, place, order, dst, moved, spare);
     }
   }
   start[cells] = static_cast<std::uint32_t>(n);
@@ -139,7 +148,7 @@ GridIndex::GridIndex(const PointSet& p, const GridGeometry& g, int max_slices, i
   std::partial_sum(slice_first.begin(), slice_first.end(), slice_first.begin());
   slice_start.assign(slice_first[g.total] + 1, static_cast<std::uint32_t>(p.size()));
   // Then by slice within each cell: a counting sort of the cell's few points, applied to the
-  // order and to every gathered column.
+  // order and to every sorted column.
   const int last = p.dim() - 1;
   const auto nz = static_cast<std::uint64_t>(g.cells[last]);
   const double* z = dst[last];
@@ -168,12 +177,7 @@ GridIndex::GridIndex(const PointSet& p, const GridGeometry& g, int max_slices, i
       std::partial_sum(at.begin(), at.end(), at.begin());
       for (std::uint32_t s = 0; s < S; ++s) first[s] = s0 + at[s];
       for (std::uint32_t k = 0; k < n; ++k) slice[k] = at[slice[k]]++;  // each point's place in the cell
-      moved.assign(order.begin() + s0, order.begin() + s0 + n);
-      for (std::uint32_t k = 0; k < n; ++k) order[s0 + slice[k]] = moved[k];
-      for (double* column : dst) {
-        spare.assign(column + s0, column + s0 + n);
-        for (std::uint32_t k = 0; k < n; ++k) column[s0 + slice[k]] = spare[k];
-      }
+      permute_range(s0, slice, order, dst, moved, spare);
     }
   }
   std::vector<std::span<const double>> spans;

@@ -8,6 +8,9 @@
 #include <utility>
 #include <vector>
 
+#include "twobody/detail/cpu/vector_rows.hpp"
+#include "twobody/result.hpp"
+
 namespace twobody::cpu {
 
 using NearEntry = std::pair<double, std::uint64_t>;
@@ -36,6 +39,17 @@ void keep_nearest_of(std::vector<NearEntry>& heap, std::size_t k, const double* 
     if (j == skip) continue;
     keep_nearest(heap, k, {keys[u], j});
     if (heap.size() == k) kth = heap.front().first;
+  }
+}
+
+// The list, nearest first, as query i's row of `out` (its keys, partners and natural values); the
+// heap is left sorted.
+inline void put_nearest(std::vector<NearEntry>& heap, std::size_t k, Metric m, std::size_t i, NearestLists& out) {
+  std::sort_heap(heap.begin(), heap.end());
+  for (std::size_t q = 0; q < k; ++q) {
+    out.key[i * k + q] = heap[q].first;
+    out.index[i * k + q] = heap[q].second;
+    out.value[i * k + q] = natural_of_vector_key(m, heap[q].first);
   }
 }
 

@@ -217,15 +217,7 @@ Result run_nearest(const VectorPlan& plan, const RuleRows& A, const RuleRows& B,
           }
         }
       }
-      for (std::size_t i = a0; i < a1; ++i) {
-        auto& heap = heaps[i - a0];
-        std::sort_heap(heap.begin(), heap.end());
-        for (std::size_t q = 0; q < k; ++q) {
-          r.nearest.key[i * k + q] = heap[q].first;
-          r.nearest.index[i * k + q] = heap[q].second;
-          r.nearest.value[i * k + q] = natural_of_vector_key(m, heap[q].first);
-        }
-      }
+      for (std::size_t i = a0; i < a1; ++i) put_nearest(heaps[i - a0], k, m, i, r.nearest);
       const std::size_t d = done.fetch_add(1, std::memory_order_relaxed) + 1;
       if (plan.progress && omp_get_thread_num() == 0) {
         try {
