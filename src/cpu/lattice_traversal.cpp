@@ -207,6 +207,7 @@ void run_tiles(const LatticePlan& plan, const F& f, const Binned& bins, LatticeM
 void run_lattice(const LatticePlan& plan, LatticeMap& out) {
   const Lattice& L = plan.stat->lattice;
   const Binned bins = lattice::bin_sources(plan);
+  plan.lap("binning");
   out.values.assign(L.nodes() * static_cast<std::uint64_t>(plan.components), 0.0);
   if (plan.stat->function.kind == LatticeKernel::CoulombSwitched) out.excluded.assign(L.nodes(), 0);
   lattice::visit_lattice_function(plan.stat->function, [&](const auto& f) {
@@ -215,6 +216,7 @@ void run_lattice(const LatticePlan& plan, LatticeMap& out) {
     else
       run_tiles<std::decay_t<decltype(f)>, FixedSum>(plan, f, bins, out);
   });
+  plan.lap("traversal");
   out.excluded_count = 0;
   for (const std::uint8_t e : out.excluded) out.excluded_count += e;
   if (plan.stat->function.kind == LatticeKernel::CoulombSwitched && out.excluded_count == 0) out.excluded.clear();

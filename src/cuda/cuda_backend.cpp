@@ -21,6 +21,7 @@
 #include "twobody/detail/engine/backend.hpp"
 #include "twobody/detail/engine/chunked_run.hpp"
 #include "twobody/detail/engine/lattice_plan.hpp"
+#include "twobody/detail/engine/lattice_screen.hpp"
 #include "twobody/detail/engine/exact_sums.hpp"
 #include "twobody/engine.hpp"
 #include "twobody/detail/exact/fast_path.hpp"
@@ -241,9 +242,13 @@ class CudaBackend final : public Backend {
   std::string describe_vectors(const VectorPlan& plan) const override { return describe_vectors_on_device(plan); }
   bool runs_lattice() const override { return true; }
   void run_lattice(const LatticePlan& plan, LatticeMap& out) override { run_lattice_on_device(plan, out); }
-  std::string describe_lattice(const LatticePlan&) const override {
-    return "blocks of 8 x 8 x 8 threads, a node a thread with its sums in registers; each nearby row of bins staged "
-           "through shared memory (range access); sources binned on the host";
+  std::string describe_lattice(const LatticePlan& plan) const override {
+    const bool screened = lattice::make_pair_screen(plan, 8).on;
+    return std::string("blocks of 8 x 8 x 8 threads, a node a thread with its sums in registers; the nearby rows of bins "
+                       "(range access) staged through shared memory across rows; ") +
+           (screened ? "pairs screened in float32 with margins against the float64 rule, the undecided ones decided by it; "
+                     : "every pair decided by the float64 rule (no float32 screen: a short period or large coordinates); ") +
+           "sources binned on the host";
   }
   Result run(const Plan& plan) override {
     const auto t0 = std::chrono::steady_clock::now();

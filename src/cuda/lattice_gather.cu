@@ -1,17 +1,22 @@
 // The GPU's lattice traversal (seed 002's gather with compact binning): a block takes a work item,
 // a tile of 8×8×8 nodes (8×8 for 2-D lattices) with a range of the sources near it, a thread a node
-// holding its sums in registers; the tile's nearby bins are visited row by row, each row's sources
-// (one contiguous range: the seed's range access) staged through shared memory a block's width at
-// a time. A tile whose nearby sources exceed one item's share (MRI samples crowd k-space's centre)
-// is split into several items whose sums meet in global memory by integer atomics: the seed
-// capped a bin's depth and summed the overflow on the CPU; splitting keeps the GPU's speed on the
-// crowded tiles and, the sums being integers, the bits. Tiles with no source near them take no item. Every (source, node) pair is decided and
-// its term computed by the CPU traversal's float64 rule with the same operations
-// (cpu/lattice_traversal.cpp; --fmad=false, IEEE division and square root), and added as an integer
-// of steps on the plan's sum grid, so the map is the CPU's bit for bit. The sources are binned on
-// the host (engine/lattice_bins.hpp) and the integers turned into values there, by the CPU's code.
-// Later milestones (issue 24's plan): binning on the device, the depth cap with the CPU taking the
-// overflow, the scatter agent, slabs for maps beyond device memory.
+// holding its sums in registers. The tile's nearby rows of bins (the seed's range access: a row of
+// compact bins is one contiguous range; a regular bin is one range a bin) are listed by the block,
+// a thread a row, their lengths summed by a block scan, and their sources staged through shared
+// memory a block's width at a time across rows, so that a staging is full however few sources a
+// row holds. A tile whose nearby sources exceed one item's share (MRI samples crowd k-space's
+// centre) is split into several items whose sums meet in global memory by integer atomics: the
+// seed capped a bin's depth and summed the overflow on the CPU; splitting keeps the GPU's speed on
+// the crowded tiles and, the sums being integers, the bits. Tiles with no source near them take no
+// item. Every (source, node) pair is first screened in float32 (engine/lattice_screen.hpp: the
+// single-precision term's own displacement, with margins proven against the float64 rule); the
+// pairs the screen cannot decide, and in double precision every pair it keeps, are decided and
+// their terms computed by the CPU traversal's float64 rule with the same operations
+// (cpu/lattice_traversal.cpp; --fmad=false, IEEE division and square root), and every term is
+// added as an integer of steps on the plan's sum grid, so the map is the CPU's bit for bit. The
+// sources are binned on the host (engine/lattice_bins.hpp) and the integers turned into values
+// there, by the CPU's code. Later milestones (issue 24's plan): binning on the device, the depth
+// cap with the CPU taking the overflow, the scatter agent, slabs for maps beyond device memory.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -25,6 +30,7 @@
 #include "twobody/detail/cuda/output/exact_sum_atomics.cuh"
 #include "twobody/detail/engine/lattice_bins.hpp"
 #include "twobody/detail/engine/lattice_plan.hpp"
+#include "twobody/detail/engine/lattice_screen.hpp"
 #include "twobody/error.hpp"
 #include "twobody/extend/lattice_function.hpp"
 
@@ -57,6 +63,7 @@ struct GatherArgs {
   double cutoff, cutoff2, exclusion2;
   bool coulomb, ball;
   DeviceSumGrid grid;
+  lattice::PairScreen screen;
   const WorkItem* items;
   void* sums;        // per node and component: long long (Single) or DeviceFixedSum (Double)
   unsigned char* excluded;
@@ -78,9 +85,61 @@ struct NarrowSum {
   __device__ void add(long long s) { v += s; }
 };
 
+// A source as the block stages it: its tile view (the screen's), its index (for the rule, which
+// reads the whole Source) and what a term reads.
+struct StagedSource {
+  lattice::TileSource t;
+  unsigned long long index;
+  double re, im, aux;
+};
+
+// The block's exclusive prefix sum of v (every thread calls it; `warp_sums` holds 32 values), and
+// the block's total.
+__device__ unsigned long long block_exclusive_sum(unsigned long long v, unsigned long long* warp_sums, int tid, int threads,
+                                                  unsigned long long& total) {
+  const int lane = tid & 31, warp = tid >> 5, warps = threads >> 5;
+  unsigned long long inclusive = v;
+  for (int d = 1; d < 32; d <<= 1) {
+    const unsigned long long up = __shfl_up_sync(0xffffffffu, inclusive, d);
+    if (lane >= d) inclusive += up;
+  }
+  if (lane == 31) warp_sums[warp] = inclusive;
+  __syncthreads();
+  if (warp == 0) {
+    unsigned long long w = lane < warps ? warp_sums[lane] : 0;
+    for (int d = 1; d < 32; d <<= 1) {
+      const unsigned long long up = __shfl_up_sync(0xffffffffu, w, d);
+      if (lane >= d) w += up;
+    }
+    if (lane < warps) warp_sums[lane] = w;
+  }
+  __syncthreads();
+  total = warp_sums[warps - 1];
+  return (warp > 0 ? warp_sums[warp - 1] : 0) + inclusive - v;
+}
+
+// The i-th bin of an axis' runs near a tile (runs as tile_runs pads them).
+__device__ __forceinline__ long long run_bin(const long long* runs, unsigned long long i) {
+  for (int a = 0; a < kMaxRuns && runs[2 * a] >= 0; ++a) {
+    const unsigned long long len = static_cast<unsigned long long>(runs[2 * a + 1] - runs[2 * a] + 1);
+    if (i < len) return runs[2 * a] + static_cast<long long>(i);
+    i -= len;
+  }
+  return -1;
+}
+
+__device__ __forceinline__ unsigned long long run_bins(const long long* runs) {
+  unsigned long long n = 0;
+  for (int a = 0; a < kMaxRuns && runs[2 * a] >= 0; ++a) n += static_cast<unsigned long long>(runs[2 * a + 1] - runs[2 * a] + 1);
+  return n;
+}
+
 template <class F, bool Single, bool Regular>
-__global__ void __launch_bounds__(kMaxThreads) lattice_gather_kernel(const __grid_constant__ GatherArgs args, const F f) {
-  __shared__ lattice::Source s_src[kMaxThreads];
+__global__ void __launch_bounds__(kMaxThreads, 2) lattice_gather_kernel(const __grid_constant__ GatherArgs args, const F f) {
+  __shared__ StagedSource s_src[kMaxThreads];
+  __shared__ unsigned long long s_first[kMaxThreads];  // a unit's first source (index into args.sources)
+  __shared__ unsigned long long s_pos[kMaxThreads];    // its place in the tile's sequence of sources
+  __shared__ unsigned long long s_warp[32];
   using Sum = std::conditional_t<Single, NarrowSum, WideSum>;
   const int tid = threadIdx.x + kTile * (threadIdx.y + kTile * threadIdx.z);
   const int threads = blockDim.x * blockDim.y * blockDim.z;
@@ -88,7 +147,9 @@ __global__ void __launch_bounds__(kMaxThreads) lattice_gather_kernel(const __gri
   const long long tile = static_cast<long long>(item.tile);
   const long long t[3] = {tile % args.tiles_per[0], tile / args.tiles_per[0] % args.tiles_per[1],
                           tile / (args.tiles_per[0] * args.tiles_per[1])};
-  const long long i[3] = {t[0] * kTile + threadIdx.x, t[1] * kTile + threadIdx.y, t[2] * kTile + threadIdx.z};
+  const std::int64_t tile0[3] = {t[0] * kTile, t[1] * kTile, t[2] * kTile};
+  const long long i[3] = {tile0[0] + threadIdx.x, tile0[1] + threadIdx.y, tile0[2] + threadIdx.z};
+  const float j[3] = {static_cast<float>(threadIdx.x), static_cast<float>(threadIdx.y), static_cast<float>(threadIdx.z)};
   const bool mine = i[0] < args.shape[0] && i[1] < args.shape[1] && i[2] < args.shape[2];
   double node[3] = {0, 0, 0};
   for (int k = 0; k < args.dim; ++k) node[k] = args.origin[k] + static_cast<double>(i[k]) * args.spacing[k];
@@ -96,7 +157,23 @@ __global__ void __launch_bounds__(kMaxThreads) lattice_gather_kernel(const __gri
   bool excluded = false;
   unsigned long long terms = 0;
 
-  const auto term = [&](const lattice::Source& s) {
+  const auto add = [&](double re, double im, double g) {
+    sum[0].add(grid_steps(args.grid, re * g));
+    if (args.comps == 2) sum[1].add(grid_steps(args.grid, im * g));
+    ++terms;
+  };
+  // The single-precision term from the float32 squares (the rule's own, below).
+  const auto single_term = [&](const float (&sq)[3], float r2f, double aux) {
+    if constexpr (F::kSeparable) {
+      double g = f.axis(sq[0]) * f.axis(sq[1]);
+      if (args.dim == 3) g = g * f.axis(sq[2]);
+      return g;
+    } else {
+      return f.g(r2f, aux);
+    }
+  };
+  // The rule: the float64 decision, and the term in the plan's precision.
+  const auto rule = [&](const lattice::Source& s) {
     double d[3];
     long long m[3];
     bool near = true;
@@ -135,62 +212,99 @@ __global__ void __launch_bounds__(kMaxThreads) lattice_gather_kernel(const __gri
         const float dk = D * args.h32[k];
         sq[k] = dk * dk;
       }
-      if constexpr (F::kSeparable) {
-        g = f.axis(sq[0]) * f.axis(sq[1]);
-        if (args.dim == 3) g = g * f.axis(sq[2]);
-      } else {
-        float r2f = sq[0] + sq[1];
-        if (args.dim == 3) r2f = r2f + sq[2];
-        g = f.g(r2f, s.aux);
-      }
+      float r2f = sq[0] + sq[1];
+      if (args.dim == 3) r2f = r2f + sq[2];
+      g = single_term(sq, r2f, s.aux);
     } else if constexpr (F::kSeparable) {
       g = f.axis(d[0] * d[0]) * f.axis(d[1] * d[1]);
       if (args.dim == 3) g = g * f.axis(d[2] * d[2]);
     } else {
       g = f.g(r2, s.aux);
     }
-    sum[0].add(grid_steps(args.grid, s.re * g));
-    if (args.comps == 2) sum[1].add(grid_steps(args.grid, s.im * g));
-    ++terms;
+    add(s.re, s.im, g);
+  };
+  const auto visit = [&](const StagedSource& s) {
+    float sq[3], r2f;
+    const lattice::Screened v = lattice::screen_pair(args.screen, s.t, j, sq, r2f);
+    if (v == lattice::Screened::Out) return;
+    if (v == lattice::Screened::Excluded) {
+      excluded = true;
+      return;
+    }
+    if (Single && v == lattice::Screened::In) {
+      add(s.re, s.im, single_term(sq, r2f, s.aux));
+      return;
+    }
+    rule(args.sources[s.index]);
   };
 
-  // The bins near this tile, row by row along x (compact: a row's run of bins one range; regular:
-  // a range a bin), as far as the item's part of them goes: every bound here is the block's, so
-  // every thread reaches every barrier.
+  // The tile's units in the host's order (work_items): rows of bins along z, then y, then (compact)
+  // the runs of a row along x or (regular) its bins one by one.
   const long long* rz = args.runs[2] + t[2] * kMaxRuns * 2;
   const long long* ry = args.runs[1] + t[1] * kMaxRuns * 2;
   const long long* rx = args.runs[0] + t[0] * kMaxRuns * 2;
-  std::uint64_t pos = 0;  // sources of the tile's earlier ranges
-  // One range of sources [r0, r1): its part of the item's [first, end), staged and gathered.
-  const auto range = [&](std::uint64_t r0, std::uint64_t r1) {
-    const std::uint64_t from = item.first, to = item.end, range_end = pos + (r1 - r0);
-    const std::uint64_t lo = pos > from ? pos : from, hi = range_end < to ? range_end : to;
-    const std::uint64_t s0 = r0 + (lo - pos), s1 = lo < hi ? r0 + (hi - pos) : s0;
-    pos = range_end;
-    for (std::uint64_t first = s0; first < s1; first += static_cast<std::uint64_t>(threads)) {
-      __syncthreads();
-      if (first + tid < s1) s_src[tid] = args.sources[first + tid];
-      __syncthreads();
-      const int n = static_cast<int>(min(static_cast<std::uint64_t>(threads), s1 - first));
-      if (mine)
-        for (int q = 0; q < n; ++q) term(s_src[q]);
+  unsigned long long nx = 0;
+  if constexpr (Regular) {
+    nx = run_bins(rx);
+  } else {
+    for (int c = 0; c < kMaxRuns && rx[2 * c] >= 0; ++c) ++nx;
+  }
+  const unsigned long long ny = run_bins(ry), units = run_bins(rz) * ny * nx;
+  const std::int64_t shape[3] = {args.shape[0], args.shape[1], args.shape[2]};
+  // Every bound below is the block's, so every thread reaches every barrier.
+  unsigned long long pos = 0;  // the tile's sources before this chunk of units
+  for (unsigned long long chunk = 0; chunk < units && pos < item.end; chunk += static_cast<unsigned long long>(threads)) {
+    unsigned long long first = 0, len = 0;
+    const unsigned long long u = chunk + static_cast<unsigned long long>(tid);
+    if (u < units) {
+      const unsigned long long xi = u % nx, yz = u / nx;
+      const long long by = run_bin(ry, yz % ny), bz = run_bin(rz, yz / ny);
+      const long long row = args.nb[0] * (by + args.nb[1] * bz);
+      if constexpr (Regular) {
+        const long long bin = row + run_bin(rx, xi);
+        first = static_cast<unsigned long long>(bin) * args.depth;
+        len = args.count[bin];
+      } else {
+        first = args.start[row + rx[2 * xi]];  // the seed's range access: a row's run of bins, one range
+        len = args.start[row + rx[2 * xi + 1] + 1] - first;
+      }
     }
-  };
-  for (int a = 0; a < kMaxRuns && rz[2 * a] >= 0; ++a)
-    for (long long bz = rz[2 * a]; bz <= rz[2 * a + 1]; ++bz)
-      for (int b = 0; b < kMaxRuns && ry[2 * b] >= 0; ++b)
-        for (long long by = ry[2 * b]; by <= ry[2 * b + 1]; ++by)
-          for (int c = 0; c < kMaxRuns && rx[2 * c] >= 0; ++c) {
-            const long long row = args.nb[0] * (by + args.nb[1] * bz);
-            if constexpr (Regular) {
-              for (long long bx = rx[2 * c]; bx <= rx[2 * c + 1]; ++bx) {
-                const std::uint64_t first = static_cast<std::uint64_t>(row + bx) * args.depth;
-                range(first, first + args.count[row + bx]);
-              }
-            } else {
-              range(args.start[row + rx[2 * c]], args.start[row + rx[2 * c + 1] + 1]);  // the seed's range access
-            }
-          }
+    unsigned long long total;
+    const unsigned long long offset = block_exclusive_sum(len, s_warp, tid, threads, total);
+    s_first[tid] = first;
+    s_pos[tid] = pos + offset;
+    __syncthreads();
+    const int n_units = static_cast<int>(min(static_cast<unsigned long long>(threads), units - chunk));
+    const unsigned long long lo = max(pos, static_cast<unsigned long long>(item.first));
+    const unsigned long long hi = min(pos + total, static_cast<unsigned long long>(item.end));
+    for (unsigned long long e = lo; e < hi; e += static_cast<unsigned long long>(threads)) {
+      const unsigned long long q = e + static_cast<unsigned long long>(tid);
+      if (q < hi) {
+        int a = 0, b = n_units;  // the last unit starting at or before q: s_pos[a] ≤ q < s_pos[b]
+        while (b - a > 1) {
+          const int mid = (a + b) / 2;
+          if (s_pos[mid] <= q) a = mid;
+          else b = mid;
+        }
+        const unsigned long long index = s_first[a] + (q - s_pos[a]);
+        const lattice::Source& src = args.sources[index];
+        StagedSource& st = s_src[tid];
+        const float sf[3] = {src.f[0], src.f[1], src.f[2]};
+        const std::int64_t sb[3] = {src.b[0], src.b[1], src.b[2]};
+        st.t = lattice::tile_source(sf, sb, tile0, shape, args.periodic, args.dim, kTile);
+        st.index = index;
+        st.re = src.re;
+        st.im = src.im;
+        st.aux = src.aux;
+      }
+      __syncthreads();
+      const int n = static_cast<int>(min(static_cast<unsigned long long>(threads), hi - e));
+      if (mine)
+        for (int q2 = 0; q2 < n; ++q2) visit(s_src[q2]);
+      __syncthreads();
+    }
+    pos += total;
+  }
 
   if (terms) atomicAdd(args.terms, terms);
   if (!mine) return;
@@ -347,6 +461,7 @@ GatherArgs geometry_args(const LatticePlan& plan, const lattice::Binned& bins, s
   args.coulomb = fn.kind == LatticeKernel::CoulombSwitched;
   args.ball = fn.support == Support::Ball;
   args.grid = DeviceSumGrid(plan.grid);
+  args.screen = lattice::make_pair_screen(plan, kTile);
   return args;
 }
 
@@ -400,7 +515,10 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
   const Lattice& L = plan.stat->lattice;
   const bool single = plan.stat->precision == Precision::Single;
   const int comps = plan.components;
+  TWOBODY_CUDA_CHECK(cudaFree(nullptr));  // the context, if this process has none yet
+  plan.lap("device start-up");
   const lattice::Binned bins = lattice::bin_sources(plan);
+  plan.lap("binning");
   const std::uint64_t nodes = L.nodes();
   const std::size_t sum_bytes = single ? sizeof(long long) : sizeof(DeviceFixedSum);
   const std::size_t free_bytes = available_device_bytes();
@@ -436,6 +554,8 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
   sums.zero();
   excluded.zero();
   terms.zero();
+  TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
+  plan.lap("work items and upload");
   args.runs[0] = runs_x.get();
   args.runs[1] = runs_y.get();
   args.runs[2] = runs_z.get();
@@ -459,36 +579,17 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
                       : gather<false, false>(plan, f, a, p->n_items, block, progress);
     });
   }
+  plan.lap("gather");
 
-  // The integers back, each rounded once by the CPU's code (exact_sums.hpp), as the CPU does.
-  std::vector<unsigned char> host(sums.size());
-  sums.download(host.data(), host.size());
-  std::vector<unsigned char> mask(excluded.size());
+  // The integers back, each rounded once by the CPU's code.
+  const auto host = std::make_unique_for_overwrite<unsigned char[]>(sums.size());  // not zeroed: all of it is written
+  sums.download(host.get(), sums.size());
+  std::vector<std::uint8_t> mask(excluded.size());
   excluded.download(mask.data(), mask.size());
-  out.values.assign(nodes * static_cast<std::uint64_t>(comps), 0.0);
-  out.excluded.assign(args.coulomb ? nodes : 0, 0);
-  for (std::uint64_t at = 0; at < nodes; ++at) {
-    const bool ex = args.coulomb && mask[at];
-    if (args.coulomb) out.excluded[at] = ex ? 1 : 0;
-    for (int c = 0; c < comps; ++c) {
-      const std::uint64_t slot = at * static_cast<std::uint64_t>(comps) + static_cast<std::uint64_t>(c);
-      FixedSum s;
-      if (single) {
-        long long v;
-        std::memcpy(&v, host.data() + slot * sum_bytes, sizeof v);
-        s = static_cast<FixedSum>(v);
-      } else {
-        std::memcpy(&s, host.data() + slot * sum_bytes, sizeof s);
-      }
-      double v = ex ? 0.0 : plan.grid.value(s);
-      if (single) v = static_cast<double>(static_cast<float>(v));
-      out.values[slot] = v;
-    }
-  }
   out.terms = terms.download().at(0);
-  out.excluded_count = 0;
-  for (const std::uint8_t e : out.excluded) out.excluded_count += e;
-  if (args.coulomb && out.excluded_count == 0) out.excluded.clear();
+  plan.lap("download");
+  lattice::write_values(plan, host.get(), mask, out);
+  plan.lap("values");
 }
 
 }  // namespace twobody::cuda

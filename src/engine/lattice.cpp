@@ -15,6 +15,7 @@
 #include "twobody/detail/engine/backend.hpp"
 #include "twobody/detail/engine/devices.hpp"
 #include "twobody/detail/engine/lattice_plan.hpp"
+#include "twobody/detail/engine/phase_clock.hpp"
 #include "twobody/detail/exact/lattice_bounds.hpp"
 #include "twobody/error.hpp"
 
@@ -160,7 +161,9 @@ int bin_nodes_for(const reduce::OntoLattice& stat) {
   return k;
 }
 
-LatticePlan make_plan(const reduce::OntoLattice& stat, const LatticeSources& src, const RunOptions& opt) {
+}  // namespace
+
+LatticePlan make_lattice_plan(const reduce::OntoLattice& stat, const LatticeSources& src, const RunOptions& opt) {
   validate(stat, src);
   const Lattice& L = stat.lattice;
   const PointSet& p = *src.points;
@@ -189,6 +192,7 @@ LatticePlan make_plan(const reduce::OntoLattice& stat, const LatticeSources& src
     far += off;
   }
   in.coordinate_scale = far;
+  plan.coordinate_scale = far;
   in.max_strength = src.strength.empty() ? 1.0 : 0.0;
   for (const double v : src.strength) in.max_strength = std::max(in.max_strength, std::fabs(v));
   for (const double v : src.strength_im) in.max_strength = std::max(in.max_strength, std::fabs(v));
@@ -228,6 +232,8 @@ LatticePlan make_plan(const reduce::OntoLattice& stat, const LatticeSources& src
   return plan;
 }
 
+namespace {
+
 // "cpu", or "cuda" (the GPU's gather, the CPU's bits); "auto" is the CPU until the GPU's gather has
 // been measured against it (issue 24's benchmarks), which the plan says.
 std::unique_ptr<Backend> lattice_backend(const reduce::OntoLattice& stat, const RunOptions& opt, std::string& why) {
@@ -255,24 +261,28 @@ LatticeMap run(const reduce::OntoLattice& stat, const LatticeSources& sources, c
   std::string why;
   const std::unique_ptr<Backend> backend = lattice_backend(stat, opt, why);
   const auto t0 = std::chrono::steady_clock::now();
-  LatticePlan plan = make_plan(stat, sources, opt);
+  PhaseClock clock;
+  LatticePlan plan = make_lattice_plan(stat, sources, opt);
   plan.explanation = backend_line(*backend, plan, why) + plan.explanation;
-  if (opt.on_plan) opt.on_plan(plan.explanation);
+  plan.clock = &clock;
+  plan.lap("plan");
   LatticeMap map;
   map.lattice = stat.lattice;
   map.components = plan.components;
   map.precision = stat.precision;
   map.bound = plan.bound;
-  map.plan = plan.explanation;
   backend->run_lattice(plan, map);
   map.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // The plan with where the time went, as the pair runs give it (after the run).
+  map.plan = plan.explanation + "phases (wall time, the process's peak resident memory after each): " + clock.text() + "\n";
+  if (opt.on_plan) opt.on_plan(map.plan);
   return map;
 }
 
 std::string explain(const reduce::OntoLattice& stat, const LatticeSources& sources, const RunOptions& opt) {
   std::string why;
   const std::unique_ptr<Backend> backend = lattice_backend(stat, opt, why);
-  const LatticePlan plan = make_plan(stat, sources, opt);
+  const LatticePlan plan = make_lattice_plan(stat, sources, opt);
   return backend_line(*backend, plan, why) + plan.explanation;
 }
 

@@ -84,4 +84,10 @@ struct Binned {
 // out), on plan.threads threads for the bin indices.
 Binned bin_sources(const LatticePlan& plan);
 
+// The map's values from a backend's integer sums (a node's components adjacent; 64-bit in
+// Single, the 128-bit FixedSum's bytes in Double), each rounded once, to float32 too in Single, as
+// the CPU's tiles write theirs; nodes `mask` excludes (Coulomb; empty: none) are 0. Fills
+// out.values, out.excluded and out.excluded_count, on plan.threads threads.
+void write_values(const LatticePlan& plan, const unsigned char* sums, const std::vector<std::uint8_t>& mask, LatticeMap& out);
+
 }  // namespace twobody::lattice

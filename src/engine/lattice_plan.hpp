@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 
+#include "twobody/detail/engine/phase_clock.hpp"
 #include "twobody/exact_sums.hpp"
 #include "twobody/lattice.hpp"
 
@@ -18,9 +19,21 @@ struct LatticePlan {
   LatticeErrorBound bound;
   int bin_nodes = 4;          // bins are boxes of bin_nodes³ lattice cells, aligned to the nodes
   int threads = 1;
+  // A bound on every coordinate's magnitude the rule meets (sources, origin, nodes, images): the
+  // float64 rounding of a displacement is a few units of its last place (lattice_screen.hpp).
+  double coordinate_scale = 0;
   std::function<void(double)> progress;
   std::string explanation;
+  // The run's phases (--explain's "phases" line): a backend laps its own into it. Null: nobody asked.
+  PhaseClock* clock = nullptr;
+  void lap(std::string_view phase) const {
+    if (clock) clock->lap(phase);
+  }
 };
+
+// Validates a request and plans it (src/engine/lattice.cpp): what run() does before a backend
+// takes it; tests read the plan's screen and bins through it.
+LatticePlan make_lattice_plan(const reduce::OntoLattice& stat, const LatticeSources& sources, const RunOptions& opt);
 
 namespace cpu {
 // The CPU backend's lattice traversal (src/cpu/lattice_traversal.cpp): values, mask and term count.
