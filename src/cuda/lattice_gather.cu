@@ -321,6 +321,20 @@ __global__ void __launch_bounds__(kMaxThreads, 2) lattice_gather_kernel(const __
   if (args.coulomb && excluded) args.excluded[at] = 1;
 }
 
+// Single's values on the device, in place: each 64-bit integer of steps rounded once to float64
+// (the integer's conversion; the power of two is exact) as SumGrid::value does on the host, then to
+// float32, stored as the double it is; excluded nodes 0. The map then comes back as its values,
+// with no pass over it on the host.
+__global__ void lattice_values_kernel(long long* sums, const unsigned char* excluded, unsigned long long slots, int comps,
+                                      int exponent) {
+  for (unsigned long long s = blockIdx.x * static_cast<unsigned long long>(blockDim.x) + threadIdx.x; s < slots;
+       s += static_cast<unsigned long long>(gridDim.x) * blockDim.x) {
+    const bool ex = excluded && excluded[s / static_cast<unsigned long long>(comps)];
+    const double v = ex ? 0.0 : ldexp(__ll2double_rn(sums[s]), exponent);
+    reinterpret_cast<double*>(sums)[s] = static_cast<double>(__double2float_rn(v));
+  }
+}
+
 // Per axis and tile index, the runs of bins near the tile (AxisBins::runs_near), padded to kMaxRuns.
 std::vector<long long> tile_runs(const lattice::AxisBins& axis, long long shape, long long tiles) {
   std::vector<long long> out(static_cast<std::size_t>(tiles * kMaxRuns * 2), -1);
@@ -581,7 +595,22 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
   }
   plan.lap("gather");
 
-  // The integers back, each rounded once by the CPU's code.
+  if (single) {
+    const unsigned long long slots = nodes * static_cast<unsigned long long>(comps);
+    lattice_values_kernel<<<1024, 256>>>(reinterpret_cast<long long*>(sums.get()), args.coulomb ? excluded.get() : nullptr,
+                                         slots, comps, plan.grid.exponent);
+    TWOBODY_CUDA_CHECK(cudaGetLastError());
+    out.values = std::vector<double>(slots);
+    sums.download(reinterpret_cast<unsigned char*>(out.values.data()), slots * sizeof(double));
+    out.excluded.assign(args.coulomb ? nodes : 0, 0);
+    if (args.coulomb) excluded.download(out.excluded.data(), nodes);
+    out.excluded_count = static_cast<std::uint64_t>(out.excluded.size() - static_cast<std::size_t>(std::count(out.excluded.begin(), out.excluded.end(), 0)));
+    if (args.coulomb && out.excluded_count == 0) out.excluded.clear();
+    out.terms = terms.download().at(0);
+    plan.lap("values and download");
+    return;
+  }
+  // Double: the 128-bit integers back, each rounded once by the CPU's code.
   const auto host = std::make_unique_for_overwrite<unsigned char[]>(sums.size());  // not zeroed: all of it is written
   sums.download(host.get(), sums.size());
   std::vector<std::uint8_t> mask(excluded.size());
