@@ -379,6 +379,32 @@ TEST(Lattice, BesselI0HornerWithinItsBoundOfAnExtendedPrecisionSeries) {
   EXPECT_NEAR(portable::bessel_i0(20.0) / portable::bessel_i0(std::nextafter(20.0, 21.0)), 1.0, 1e-13);
 }
 
+TEST(Lattice, AutoTakesTheGpuForLargeMapsOnlyAndSaysWhy) {
+  // 2 000 sources, cutoff 8 spacings: ~4.3·10^6 terms (the CPU); the same with 100 000 sources and a
+  // cutoff of 16: ~1.7·10^9 (the GPU where one is present, else the CPU saying there is none).
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(0, 40);
+  std::vector<std::vector<double>> x(3);
+  for (auto& c : x)
+    for (int i = 0; i < 100000; ++i) c.push_back(u(rng));
+  const PointSet many = PointSet::from_columns(x);
+  for (auto& c : x) c.resize(2000);
+  const PointSet few = PointSet::from_columns(x);
+  reduce::OntoLattice stat;
+  stat.lattice = Lattice::spanning(few, {1, 1, 1}, 0);
+  stat.function.cutoff = 8;
+  stat.function.exclusion = 1;
+  LatticeSources src;
+  src.points = &few;
+  EXPECT_NE(explain(stat, src).find("below 1e+08: the CPU"), std::string::npos) << explain(stat, src);
+  stat.function.cutoff = 16;
+  src.points = &many;
+  const std::string plan = explain(stat, src);
+  const bool gpu = plan.rfind("backend: cuda", 0) == 0;
+  EXPECT_NE(plan.find(gpu ? "the GPU's gather" : "but no GPU"), std::string::npos) << plan;
+  EXPECT_TRUE(gpu || plan.rfind("backend: cpu", 0) == 0) << plan;
+}
+
 TEST(Lattice, SpanningAndCentredLattices) {
   const PointSet p = PointSet::from_columns({{0.0, 2.2}, {1.0, -1.0}, {5.0, 5.0}});
   const Lattice L = Lattice::spanning(p, {0.5, 0.5, 0.5}, 1.0);

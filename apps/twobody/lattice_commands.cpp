@@ -51,7 +51,7 @@ void add_lattice_options(CLI::App& cmd, LatticeCliOptions& o, bool placement) {
   cmd.add_option("--bin-depth", o.bin_depth, "regular bins: pad every bin to this depth, the excess spilled into a "
                                              "second pass (default: the deepest bin's)")
       ->check(non_negative_number);
-  cmd.add_option("--backend", o.backend, "auto | cpu | cuda (the GPU's gather: the CPU's bits; auto is the CPU for now)");
+  cmd.add_option("--backend", o.backend, "auto | cpu | cuda (the GPU's gather: the CPU's bits; auto: the GPU for maps of ~10^8 terms or more)");
   cmd.add_option("--threads", o.threads, "CPU threads (default: all)")->check(non_negative_number);
   cmd.add_flag("--explain", o.explain, "print the plan (lattice, function, precision and its bound, bins) to stderr");
 }

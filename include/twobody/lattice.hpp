@@ -117,8 +117,9 @@ struct LatticeMap {
 };
 
 // Validates the request against the sources, plans it and runs it (RunOptions: backend "auto",
-// "cpu" or "cuda", threads, progress, on_plan). The CPU and the GPU give the same bits; "auto" is
-// the CPU for now. Error(Config) for a bad lattice or function, Error(Input) for sources that are
+// "cpu" or "cuda", threads, progress, on_plan). The CPU and the GPU give the same bits; "auto" takes
+// the GPU for maps of about 10^8 terms or more when one is present (and the CPU if the map does not
+// fit on it), the CPU otherwise; the plan says which and why. Error(Config) for a bad lattice or function, Error(Input) for sources that are
 // not finite or whose columns do not match, Error(Backend) for "cuda" without a GPU or "hybrid".
 LatticeMap run(const reduce::OntoLattice& stat, const LatticeSources& sources, const RunOptions& opt = {});
 std::string explain(const reduce::OntoLattice& stat, const LatticeSources& sources, const RunOptions& opt = {});

@@ -234,9 +234,27 @@ LatticePlan make_lattice_plan(const reduce::OntoLattice& stat, const LatticeSour
 
 namespace {
 
-// "cpu", or "cuda" (the GPU's gather, the CPU's bits); "auto" is the CPU until the GPU's gather has
-// been measured against it (issue 24's benchmarks), which the plan says.
-std::unique_ptr<Backend> lattice_backend(const reduce::OntoLattice& stat, const RunOptions& opt, std::string& why) {
+// About how many terms a map adds: each source's support, in nodes (a ball of radius C, or the box
+// of half-width C), times the sources. Only the choice of "auto" reads it.
+double expected_terms(const reduce::OntoLattice& stat, const LatticeSources& sources) {
+  const Lattice& L = stat.lattice;
+  const double C = stat.function.cutoff, n = sources.points ? static_cast<double>(sources.points->size()) : 0.0;
+  double per = 1;
+  for (int k = 0; k < L.dim; ++k) per *= 2 * C / L.spacing[k];
+  if (stat.function.support == Support::Ball) per *= L.dim == 3 ? std::numbers::pi / 6 : std::numbers::pi / 4;
+  return n * per;
+}
+
+// Auto takes the GPU's gather for maps of at least this many terms, when a device is present: below
+// it the device's start-up, the upload and the map's way back cost more than the CPU's traversal
+// (bench/RESULTS.md, 2026-11-28, 32 host threads against one H200: Blinn's 3.3·10^7 terms 0.74 s on
+// the CPU and 0.97 s on the GPU; MRI's 1.7·10^8 2.8 s and 1.5 s; CutCP's 3·10^10 25 s and 1.4 s).
+constexpr double kGpuTerms = 1e8;
+
+// "cpu", "cuda" (the GPU's gather, the CPU's bits), or "auto": the GPU for large maps, which the
+// plan says.
+std::unique_ptr<Backend> lattice_backend(const reduce::OntoLattice& stat, const LatticeSources& sources,
+                                         const RunOptions& opt, std::string& why) {
   if (stat.bin_depth < 0) throw_config(fmt::format("a bin depth is a number of sources, not {}", stat.bin_depth));
   if (stat.binning == LatticeBinning::Compact && stat.bin_depth > 0)
     throw_config("a bin depth caps regular bins (--binning regular): compact bins are as deep as their sources");
@@ -245,7 +263,17 @@ std::unique_ptr<Backend> lattice_backend(const reduce::OntoLattice& stat, const 
   if (opt.backend == "hybrid")
     throw Error(ErrorKind::Backend, "lattice maps run on one backend: --backend cpu, cuda or auto");
   if (opt.backend == "auto") {
-    why = " (auto: the CPU until the GPU's gather is measured; --backend cuda runs it, the same bits)";
+    const double terms = expected_terms(stat, sources);
+    if (terms >= kGpuTerms) {
+      if (auto gpu = make_cuda_backend()) {
+        why = fmt::format(" (auto: about {:.2g} terms, at least {:.0e}: the GPU's gather, the CPU's bits)", terms, kGpuTerms);
+        return gpu;
+      }
+      why = fmt::format(" (auto: about {:.2g} terms, but no GPU: {})", terms, cuda_unavailable_reason());
+      return make_cpu_backend();
+    }
+    why = fmt::format(" (auto: about {:.2g} terms, below {:.0e}: the CPU; --backend cuda runs the GPU's gather, the same bits)",
+                      terms, kGpuTerms);
     return make_cpu_backend();
   }
   return select_backend(opt.backend);
@@ -259,7 +287,7 @@ std::string backend_line(const Backend& b, const LatticePlan& plan, const std::s
 
 LatticeMap run(const reduce::OntoLattice& stat, const LatticeSources& sources, const RunOptions& opt) {
   std::string why;
-  const std::unique_ptr<Backend> backend = lattice_backend(stat, opt, why);
+  const std::unique_ptr<Backend> backend = lattice_backend(stat, sources, opt, why);
   const auto t0 = std::chrono::steady_clock::now();
   PhaseClock clock;
   LatticePlan plan = make_lattice_plan(stat, sources, opt);
@@ -271,7 +299,16 @@ LatticeMap run(const reduce::OntoLattice& stat, const LatticeSources& sources, c
   map.components = plan.components;
   map.precision = stat.precision;
   map.bound = plan.bound;
-  backend->run_lattice(plan, map);
+  try {
+    backend->run_lattice(plan, map);
+  } catch (const Error& e) {
+    // Auto's GPU could not hold the map: the CPU's traversal, the same bits.
+    if (opt.backend != "auto" || e.kind() != ErrorKind::Resource || backend->name() == "cpu") throw;
+    plan.explanation += fmt::format("fallback: {}; the CPU's traversal instead\n", e.what());
+    plan.lap("device refusal");
+    map.spilled = 0;
+    make_cpu_backend()->run_lattice(plan, map);
+  }
   map.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // The plan with where the time went, as the pair runs give it (after the run).
   map.plan = plan.explanation + "phases (wall time, the process's peak resident memory after each): " + clock.text() + "\n";
@@ -281,7 +318,7 @@ LatticeMap run(const reduce::OntoLattice& stat, const LatticeSources& sources, c
 
 std::string explain(const reduce::OntoLattice& stat, const LatticeSources& sources, const RunOptions& opt) {
   std::string why;
-  const std::unique_ptr<Backend> backend = lattice_backend(stat, opt, why);
+  const std::unique_ptr<Backend> backend = lattice_backend(stat, sources, opt, why);
   const LatticePlan plan = make_lattice_plan(stat, sources, opt);
   return backend_line(*backend, plan, why) + plan.explanation;
 }
