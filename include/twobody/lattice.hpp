@@ -103,8 +103,9 @@ struct LatticeMap {
   Lattice lattice;
   int components = 1;  // 1 real, 2 complex (Re, Im interleaved, as NumPy's complex)
   Precision precision = Precision::Single;
-  // nodes × components, x fastest; in Single each value is a float32, held as a double.
-  std::vector<double> values;
+  // nodes × components, x fastest; in Single each value is a float32, held as a double. Large maps
+  // are on transparent huge pages and never zero-filled (MatrixValues): every value is written.
+  MatrixValues values;
   // Coulomb: nodes within the exclusion radius of a source (their value 0), 1 a node; empty
   // when the function excludes nothing.
   std::vector<std::uint8_t> excluded;

@@ -173,6 +173,10 @@ nb::object to_numpy(std::vector<double>&& v) {
   const std::size_t shape[1] = {v.size()};
   return vector_to_numpy(std::move(v), 1, shape);
 }
+nb::object to_numpy(MatrixValues&& v) {
+  const std::size_t shape[1] = {v.size()};
+  return vector_to_numpy(std::move(v), 1, shape);
+}
 nb::object to_numpy(std::vector<std::uint64_t>&& v) {
   const std::size_t shape[1] = {v.size()};
   return vector_to_numpy(std::move(v), 1, shape);

@@ -60,6 +60,7 @@ RunOptions to_run_options(const nb::dict& run);
 // the arrays (no copy).
 nb::dict to_python(Table&& t);
 nb::object to_numpy(std::vector<double>&& v);
+nb::object to_numpy(MatrixValues&& v);
 nb::object to_numpy(std::vector<std::uint64_t>&& v);
 nb::object to_numpy(std::vector<std::int32_t>&& v);
 // rows x cols, row-major.

@@ -208,7 +208,7 @@ void run_lattice(const LatticePlan& plan, LatticeMap& out) {
   const Lattice& L = plan.stat->lattice;
   const Binned bins = lattice::bin_sources(plan);
   plan.lap("binning");
-  out.values.assign(L.nodes() * static_cast<std::uint64_t>(plan.components), 0.0);
+  out.values.resize(L.nodes() * static_cast<std::uint64_t>(plan.components));  // every tile writes its nodes
   if (plan.stat->function.kind == LatticeKernel::CoulombSwitched) out.excluded.assign(L.nodes(), 0);
   lattice::visit_lattice_function(plan.stat->function, [&](const auto& f) {
     if (plan.stat->precision == Precision::Single)

@@ -28,6 +28,7 @@
 #include "twobody/detail/cuda/cuda_check.hpp"
 #include "twobody/detail/cuda/device_buffer.hpp"
 #include "twobody/detail/cuda/output/exact_sum_atomics.cuh"
+#include "twobody/detail/cuda/staged_upload.hpp"
 #include "twobody/detail/engine/lattice_bins.hpp"
 #include "twobody/detail/engine/lattice_plan.hpp"
 #include "twobody/detail/engine/lattice_screen.hpp"
@@ -600,8 +601,8 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
     lattice_values_kernel<<<1024, 256>>>(reinterpret_cast<long long*>(sums.get()), args.coulomb ? excluded.get() : nullptr,
                                          slots, comps, plan.grid.exponent);
     TWOBODY_CUDA_CHECK(cudaGetLastError());
-    out.values = std::vector<double>(slots);
-    sums.download(reinterpret_cast<unsigned char*>(out.values.data()), slots * sizeof(double));
+    out.values.resize(slots);  // not zeroed: the copy writes all of it, on the host's threads
+    download_bytes(out.values.data(), sums.get(), slots * sizeof(double));
     out.excluded.assign(args.coulomb ? nodes : 0, 0);
     if (args.coulomb) excluded.download(out.excluded.data(), nodes);
     out.excluded_count = static_cast<std::uint64_t>(out.excluded.size() - static_cast<std::size_t>(std::count(out.excluded.begin(), out.excluded.end(), 0)));

@@ -44,25 +44,76 @@ bool staged_uploads() {
   return on;
 }
 
+// This device's staging, made at its first staged copy; null when the copy should be a cudaMemcpy.
+Staging* staging_for(std::size_t bytes) {
+  int device = 0;
+  TWOBODY_CUDA_CHECK(cudaGetDevice(&device));
+  if (bytes < kStagedFrom || !staged_uploads() || device >= kMaxDevices) return nullptr;
+  return &staging(device);
+}
+
+void make(Staging& s) {
+  if (s.made) return;
+  for (int k = 0; k < 2; ++k) {
+    TWOBODY_CUDA_CHECK(cudaHostAlloc(&s.buffer[k], kChunk, cudaHostAllocPortable));
+    TWOBODY_CUDA_CHECK(cudaEventCreateWithFlags(&s.drained[k], cudaEventDisableTiming));
+  }
+  s.made = true;
+}
+
+// n bytes from `from` to `to` on `threads` host threads.
+void parallel_copy(unsigned char* to, const unsigned char* from, std::size_t n, int threads) {
+  const std::size_t piece = (n + static_cast<std::size_t>(threads) - 1) / static_cast<std::size_t>(threads);
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int t = 0; t < threads; ++t) {
+    const std::size_t first = std::min(n, static_cast<std::size_t>(t) * piece);
+    const std::size_t last = std::min(n, first + piece);
+    if (last > first) std::memcpy(to + first, from + first, last - first);
+  }
+}
+
 }  // namespace
+
+void download_bytes(void* dst, const void* src, std::size_t bytes) {
+  if (bytes == 0) return;
+  Staging* staged = staging_for(bytes);
+  if (!staged) {
+    TWOBODY_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
+    return;
+  }
+  Staging& s = *staged;
+  std::lock_guard<std::mutex> lock(s.m);
+  make(s);
+  const auto* from = static_cast<const unsigned char*>(src);
+  auto* to = static_cast<unsigned char*>(dst);
+  const int threads = std::max(1, std::min(kFillThreads, omp_get_max_threads()));
+  // Chunk c goes through buffer c % 2: its copy is queued once the host has emptied that buffer
+  // of chunk c − 2, so the copy engine fills one buffer while the threads empty the other.
+  const std::size_t chunks = (bytes + kChunk - 1) / kChunk;
+  const auto queue = [&](std::size_t c) {
+    const std::size_t at = c * kChunk, n = std::min(kChunk, bytes - at);
+    TWOBODY_CUDA_CHECK(cudaMemcpyAsync(s.buffer[c % 2], from + at, n, cudaMemcpyDeviceToHost, cudaStreamLegacy));
+    TWOBODY_CUDA_CHECK(cudaEventRecord(s.drained[c % 2], cudaStreamLegacy));
+  };
+  queue(0);
+  for (std::size_t c = 0; c < chunks; ++c) {
+    if (c + 1 < chunks) queue(c + 1);
+    TWOBODY_CUDA_CHECK(cudaEventSynchronize(s.drained[c % 2]));
+    const std::size_t at = c * kChunk;
+    parallel_copy(to + at, static_cast<const unsigned char*>(s.buffer[c % 2]), std::min(kChunk, bytes - at), threads);
+  }
+}
 
 void upload_bytes(void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
-  int device = 0;
-  TWOBODY_CUDA_CHECK(cudaGetDevice(&device));
-  if (bytes < kStagedFrom || !staged_uploads() || device >= kMaxDevices) {
+  Staging* staged = staging_for(bytes);
+  if (!staged) {
     TWOBODY_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
     return;
   }
-  Staging& s = staging(device);
+  Staging& s = *staged;
   std::lock_guard<std::mutex> lock(s.m);
-  if (!s.made) {
-    for (int k = 0; k < 2; ++k) {
-      TWOBODY_CUDA_CHECK(cudaHostAlloc(&s.buffer[k], kChunk, cudaHostAllocPortable));
-      TWOBODY_CUDA_CHECK(cudaEventCreateWithFlags(&s.drained[k], cudaEventDisableTiming));
-    }
-    s.made = true;
-  }
+  make(s);
   const auto* from = static_cast<const unsigned char*>(src);
   auto* to = static_cast<unsigned char*>(dst);
   const int threads = std::max(1, std::min(kFillThreads, omp_get_max_threads()));
@@ -72,13 +123,7 @@ void upload_bytes(void* dst, const void* src, std::size_t bytes) {
     // The copy that last read this buffer is done before it is filled again.
     if (used[k]) TWOBODY_CUDA_CHECK(cudaEventSynchronize(s.drained[k]));
     auto* buffer = static_cast<unsigned char*>(s.buffer[k]);
-    const std::size_t piece = (n + static_cast<std::size_t>(threads) - 1) / static_cast<std::size_t>(threads);
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int t = 0; t < threads; ++t) {
-      const std::size_t first = std::min(n, static_cast<std::size_t>(t) * piece);
-      const std::size_t last = std::min(n, first + piece);
-      if (last > first) std::memcpy(buffer + first, from + at + first, last - first);
-    }
+    parallel_copy(buffer, from + at, n, threads);
     // On the legacy stream: after the allocation (cudaMallocAsync there) and in order with the
     // run's other uploads, as cudaMemcpy would be.
     TWOBODY_CUDA_CHECK(cudaMemcpyAsync(to + at, buffer, n, cudaMemcpyHostToDevice, cudaStreamLegacy));

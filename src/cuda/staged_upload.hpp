@@ -1,5 +1,5 @@
 #pragma once
-// Host-to-device copies of large arrays through pinned staging buffers. The driver's copy from
+// Host-to-device (and device-to-host) copies of large arrays through pinned staging buffers. The driver's copy from
 // pageable memory goes through its own pinned buffer, filled by one CPU thread: 7.7 GB/s measured
 // on the H200 hosts (720 MB in 93 ms, 3·10^7 points), the largest part of a paircount of 3·10^7
 // points, and repeated on every device when several share a run. Here several host threads fill
@@ -12,5 +12,11 @@ namespace twobody::cuda {
 // order with the legacy stream (as cudaMemcpy: the call returns once the copy is done). Small
 // copies, and TWOBODY_STAGED_UPLOAD=0, take cudaMemcpy.
 void upload_bytes(void* dst, const void* src, std::size_t bytes);
+
+// The way back: `bytes` from device `src` to host `dst`, through the same two pinned buffers, the
+// copy engine filling one while several host threads empty the other into `dst` (which they touch
+// first, in parallel: a large result's pages are not faulted in by one thread). Returns once done.
+// Small copies, and TWOBODY_STAGED_UPLOAD=0, take cudaMemcpy.
+void download_bytes(void* dst, const void* src, std::size_t bytes);
 
 }  // namespace twobody::cuda
