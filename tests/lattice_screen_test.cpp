@@ -201,6 +201,55 @@ TEST(LatticeScreen, EveryDecidedPairIsTheRulesAndMostAreDecided) {
   }
 }
 
+TEST(LatticeBins, TheSortIsAStableSortBySourceBin) {
+  // bin_sources against a serial stable counting sort by each source's bin (AxisBins::bin_of), at
+  // 1, 2 and 5 threads: a lattice whose bins need three radix passes (over 2^22 of them), sources
+  // outside it (dropped), duplicates, and bins left empty.
+  reduce::OntoLattice stat = make_stat(LatticeKernel::KaiserBessel, Support::Box, 3, 1.0, 160, 2.0, -80.0, true);
+  PointSet points = sources_for(stat, 3000, 11);
+  std::vector<std::vector<double>> x(3);
+  for (int k = 0; k < 3; ++k) {
+    x[static_cast<std::size_t>(k)].assign(points.coord(k).begin(), points.coord(k).end());
+    x[static_cast<std::size_t>(k)].insert(x[static_cast<std::size_t>(k)].end(), points.coord(k).begin(), points.coord(k).begin() + 500);
+    for (int i = 0; i < 50; ++i) x[static_cast<std::size_t>(k)].push_back(stat.lattice.origin[k] - 500.0 - i);  // far away
+  }
+  points = PointSet::from_columns(x);
+  LatticeSources src;
+  src.points = &points;
+  for (bool periodic : {true, false}) {
+    for (int k = 0; k < 3; ++k) stat.lattice.periodic[k] = periodic;
+    for (int threads : {1, 2, 5}) {
+      RunOptions o;
+      o.threads = threads;
+      const LatticePlan plan = make_lattice_plan(stat, src, o);
+      const lattice::Binned bins = lattice::bin_sources(plan);
+      std::vector<std::vector<std::size_t>> want(bins.start.size() - 1);
+      for (std::size_t i = 0; i < points.size(); ++i) {
+        std::int64_t b[3];
+        bool keep = true;
+        for (int k = 0; k < 3; ++k) {
+          b[k] = bins.axis[k].bin_of((points.coord(k)[i] - stat.lattice.origin[k]) / stat.lattice.spacing[k]);
+          keep = keep && b[k] >= 0;
+        }
+        if (keep) want[bins.bin_id(b[0], b[1], b[2])].push_back(i);
+      }
+      std::size_t at = 0;
+      for (std::size_t b = 0; b < want.size(); ++b) {
+        ASSERT_EQ(bins.start[b], at) << "bin " << b;
+        for (const std::size_t i : want[b]) {
+          ASSERT_LT(at, bins.sources.size());
+          for (int k = 0; k < 3; ++k) ASSERT_EQ(bins.sources[at].x[k], points.coord(k)[i]) << "bin " << b << ", source " << i;
+          ++at;
+        }
+      }
+      EXPECT_EQ(bins.start.back(), at);
+      EXPECT_EQ(bins.sources.size(), at);
+      if (!periodic) EXPECT_LT(at, points.size()) << "some sources lie beyond the reach of an open lattice";
+      if (periodic) EXPECT_EQ(at, points.size());
+    }
+  }
+}
+
 TEST(LatticeScreen, ItStandsAsideWhereItCannotDecide) {
   // A period of less than 2(C + 6h): one image per tile is not enough.
   const reduce::OntoLattice tight = make_stat(LatticeKernel::KaiserBessel, Support::Box, 3, 1.0, 12, 3.0, 0.0, true);

@@ -1,5 +1,8 @@
-// bin_sources (lattice_bins.hpp): the counting sort of a lattice map's sources into its bins.
+// bin_sources (lattice_bins.hpp): a lattice map's sources sorted into its bins (a stable radix
+// sort on the run's threads), and write_values and make_pair_screen beside it.
 #include "twobody/detail/engine/lattice_bins.hpp"
+
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -8,11 +11,60 @@
 #include <fmt/format.h>
 
 #include "twobody/detail/engine/lattice_screen.hpp"
-
 #include "twobody/error.hpp"
 #include "twobody/points.hpp"
 
 namespace twobody::lattice {
+
+namespace {
+
+struct BinnedSource {
+  std::uint64_t source;
+  std::uint32_t bin;
+};
+
+// Sorts by bin, stably: a least-significant-digit radix sort of 11 bits a pass on `threads`
+// threads, each pass one sequential read and 2 048 streams of writes. (A counting sort straight
+// into the bins scattered each source to a random one of up to 2^24 bins' cursors and slots,
+// missing the caches twice a source: most of MRI gridding's binning.) Stable because each thread
+// takes a contiguous range of the input and the ranges' digits are laid out in thread order.
+void sort_by_bin(std::vector<BinnedSource>& v, std::uint64_t bins, int threads) {
+  constexpr int kBits = 11, kDigits = 1 << kBits;
+  int bits = 0;
+  while (bits < 32 && (std::uint64_t{1} << bits) < bins) ++bits;
+  std::vector<BinnedSource> other(v.size());
+  std::vector<std::size_t> offsets(static_cast<std::size_t>(threads) * kDigits);
+  const std::size_t n = v.size();
+  for (int shift = 0; shift < bits; shift += kBits) {
+    const BinnedSource* in = v.data();
+    BinnedSource* out = other.data();
+#pragma omp parallel num_threads(threads)
+    {
+      const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+      const std::size_t lo = n * static_cast<std::size_t>(t) / static_cast<std::size_t>(nt);
+      const std::size_t hi = n * static_cast<std::size_t>(t + 1) / static_cast<std::size_t>(nt);
+      std::size_t* mine = offsets.data() + static_cast<std::size_t>(t) * kDigits;
+      std::fill(mine, mine + kDigits, std::size_t{0});
+      for (std::size_t i = lo; i < hi; ++i) ++mine[(in[i].bin >> shift) & (kDigits - 1)];
+#pragma omp barrier
+#pragma omp single
+      {
+        std::size_t at = 0;
+        for (int d = 0; d < kDigits; ++d)
+          for (int u = 0; u < nt; ++u) {
+            std::size_t& c = offsets[static_cast<std::size_t>(u) * kDigits + static_cast<std::size_t>(d)];
+            const std::size_t count = c;
+            c = at;
+            at += count;
+          }
+      }
+      for (std::size_t i = lo; i < hi; ++i) out[mine[(in[i].bin >> shift) & (kDigits - 1)]++] = in[i];
+    }
+    v.swap(other);
+  }
+}
+
+}  // namespace
 
 Binned bin_sources(const LatticePlan& plan) {
   const Lattice& L = plan.stat->lattice;
@@ -48,17 +100,20 @@ Binned bin_sources(const LatticePlan& plan) {
     }
     bin[i] = keep ? static_cast<std::int64_t>(out.bin_id(b[0], b[1], b[2])) : -1;
   }
-  out.start.assign(bins + 1, 0);
+  // The kept sources in order of bin, each bin's in input order (sort_by_bin), then each placed
+  // and its offsets worked out on the run's threads.
+  std::vector<BinnedSource> order;
+  order.reserve(n);
   for (std::size_t i = 0; i < n; ++i)
-    if (bin[i] >= 0) ++out.start[static_cast<std::size_t>(bin[i]) + 1];
-  for (std::uint64_t b = 0; b < bins; ++b) out.start[b + 1] += out.start[b];
-  out.sources.resize(out.start[bins]);
-  // Each bin's start is its cursor while the sources are placed (no second array of bins + 1
-  // offsets: MRI's 256³ bins are 134 MB); it ends at the next bin's start, so the array is then
-  // shifted up by one.
-  for (std::size_t i = 0; i < n; ++i) {
-    if (bin[i] < 0) continue;
-    Source& s = out.sources[out.start[static_cast<std::size_t>(bin[i])]++];
+    if (bin[i] >= 0) order.push_back({static_cast<std::uint64_t>(i), static_cast<std::uint32_t>(bin[i])});
+  sort_by_bin(order, bins, plan.threads);
+  const std::size_t kept = order.size();
+  out.sources.resize(kept);
+  out.start.resize(bins + 1);
+#pragma omp parallel for schedule(static) num_threads(plan.threads)
+  for (std::size_t j = 0; j < kept; ++j) {
+    const std::size_t i = static_cast<std::size_t>(order[j].source);
+    Source& s = out.sources[j];
     for (int k = 0; k < 3; ++k) {
       s.x[k] = 0;
       s.b[k] = 0;
@@ -73,9 +128,12 @@ Binned bin_sources(const LatticePlan& plan) {
     s.re = src.strength.empty() ? 1.0 : src.strength[i];
     s.im = src.strength_im.empty() ? 0.0 : src.strength_im[i];
     s.aux = src.radius.empty() ? 0.0 : src.radius[i] * src.radius[i];
+    // Bins up to this source's start here: those after the previous source's bin.
+    const std::uint64_t from = j == 0 ? 0 : std::uint64_t{order[j - 1].bin} + 1;
+    for (std::uint64_t b = from; b <= order[j].bin; ++b) out.start[b] = j;
   }
-  std::copy_backward(out.start.begin(), out.start.end() - 1, out.start.end());
-  out.start[0] = 0;
+  const std::uint64_t after = kept == 0 ? 0 : std::uint64_t{order[kept - 1].bin} + 1;
+  std::fill(out.start.begin() + static_cast<std::ptrdiff_t>(after), out.start.end(), kept);
   return out;
 }
 

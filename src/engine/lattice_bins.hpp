@@ -80,8 +80,8 @@ struct Binned {
   }
 };
 
-// The plan's sources counted into its bins (sources too far from the lattice to reach a node left
-// out), on plan.threads threads for the bin indices.
+// The plan's sources sorted into its bins, each bin's in input order (sources too far from the
+// lattice to reach a node left out), on plan.threads threads.
 Binned bin_sources(const LatticePlan& plan);
 
 // The map's values from a backend's integer sums (a node's components adjacent; 64-bit in
