@@ -363,8 +363,8 @@ TEST(Lattice, BesselI0AgainstTheStandardLibrary) {
   }
 }
 
-TEST(Lattice, BesselI0HornerWithinItsBoundOfAnExtendedPrecisionSeries) {
-  // x ≤ 20 is Horner's rule on 37 rounded coefficients: within 75·2^−53 of the series summed in
+TEST(Lattice, BesselI0PolynomialWithinItsBoundOfAnExtendedPrecisionSeries) {
+  // x ≤ 20 is a polynomial of 37 rounded coefficients (Estrin): within 75·2^−53 of the series summed in
   // long double (64-bit significands: its own error ~2^−60), and continuous with the recurrence.
   for (double x = 0; x <= 20; x += 0.00731) {
     const long double q = 0.25L * static_cast<long double>(x) * static_cast<long double>(x);
