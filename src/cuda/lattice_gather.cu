@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -492,7 +493,7 @@ struct Pass {
   bool regular = false;
 };
 
-std::unique_ptr<Pass> compact_pass(const std::vector<lattice::Source>& sources, const std::vector<std::uint64_t>& start,
+std::unique_ptr<Pass> compact_pass(std::span<const lattice::Source> sources, std::span<const std::uint64_t> start,
                                    const std::vector<long long> (&runs)[3], const GatherArgs& args) {
   auto p = std::make_unique<Pass>();
   const std::vector<WorkItem> items = work_items(runs, args.tiles_per, args.nb, 16 * kMaxThreads,
@@ -500,8 +501,10 @@ std::unique_ptr<Pass> compact_pass(const std::vector<lattice::Source>& sources, 
                                                    return start[static_cast<std::size_t>(row + x1 + 1)] -
                                                           start[static_cast<std::size_t>(row + x0)];
                                                  });
-  p->sources = DeviceBuffer<lattice::Source>(sources);
-  p->start = DeviceBuffer<std::uint64_t>(start);
+  p->sources = DeviceBuffer<lattice::Source>(sources.size());
+  p->sources.upload(sources.data(), sources.size());
+  p->start = DeviceBuffer<std::uint64_t>(start.size());
+  p->start.upload(start.data(), start.size());
   p->items = DeviceBuffer<WorkItem>(items);
   p->n_items = items.size();
   return p;

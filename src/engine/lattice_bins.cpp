@@ -108,8 +108,8 @@ Binned bin_sources(const LatticePlan& plan) {
     if (bin[i] >= 0) order.push_back({static_cast<std::uint64_t>(i), static_cast<std::uint32_t>(bin[i])});
   sort_by_bin(order, bins, plan.threads);
   const std::size_t kept = order.size();
-  out.sources.resize(kept);
-  out.start.resize(bins + 1);
+  out.sources.resize(kept);   // not zeroed: every field of every source is written below, and
+  out.start.resize(bins + 1);  // every offset, on the threads (their first touches in parallel)
 #pragma omp parallel for schedule(static) num_threads(plan.threads)
   for (std::size_t j = 0; j < kept; ++j) {
     const std::size_t i = static_cast<std::size_t>(order[j].source);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "twobody/detail/engine/lattice_plan.hpp"
+#include "twobody/result.hpp"
 
 namespace twobody::lattice {
 
@@ -71,9 +72,13 @@ struct AxisBins {
   }
 };
 
+// Large host arrays that are written whole: never zero-filled, on huge pages (twobody/result.hpp).
+template <class T>
+using HostArray = std::vector<T, DefaultInitAllocator<T>>;
+
 struct Binned {
-  std::vector<Source> sources;          // in bin order
-  std::vector<std::uint64_t> start;     // bins + 1 offsets
+  HostArray<Source> sources;        // in bin order
+  HostArray<std::uint64_t> start;   // bins + 1 offsets
   AxisBins axis[3];
   std::uint64_t bin_id(std::int64_t bx, std::int64_t by, std::int64_t bz) const {
     return static_cast<std::uint64_t>(bx + axis[0].nb * (by + axis[1].nb * bz));
