@@ -62,8 +62,9 @@ std::vector<int> parse_devices(const std::string& text);
 // command reads its files.
 class BackendWarmUp {
  public:
-  explicit BackendWarmUp(const CommonOptions& o)
-      : thread_([backend = o.backend, devices = o.devices] {
+  explicit BackendWarmUp(const CommonOptions& o) : BackendWarmUp(o.backend, o.devices) {}
+  BackendWarmUp(std::string backend, std::string devices)
+      : thread_([backend = std::move(backend), devices = std::move(devices)] {
           try {
             warm_up(backend, parse_devices(devices));
           } catch (...) {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "common_options.hpp"
 #include "mpi_session.hpp"
 #include "twobody/error.hpp"
 #include "twobody/io.hpp"
@@ -146,6 +147,7 @@ const Command<PotentialCli> potential_command{
           const bool pqr = s.o.data.size() > 4 && s.o.data.substr(s.o.data.size() - 4) == ".pqr";
           if (pqr && s.charge_column > 0) throw_config("a .pqr file holds its charges: no --charge-column");
           if (!pqr && s.charge_column == 0) throw_config("--charge-column is needed (except for .pqr files)");
+          const BackendWarmUp warm(s.o.backend, "");  // the device's start-up while the file is read
           Catalogue cat;
           if (pqr) {
             Atoms atoms = read_pqr(s.o.data);
@@ -191,6 +193,7 @@ const Command<DensityCli> density_command{
         },
     .run =
         [](const DensityCli& s, const Context& c) {
+          const BackendWarmUp warm(s.o.backend, "");
           Catalogue cat = read_sources(s.o, {s.radius_column}, s.weight_column);
           DensityOptions d;
           d.at = placement_of(s.o, cat.points);
@@ -264,6 +267,7 @@ const Command<GriddingCli> gridding_command{
         [](const GriddingCli& s, const Context& c) {
           std::vector<int> cols{s.re_column, s.im_column};
           if (s.sdc_column > 0) cols.push_back(s.sdc_column);
+          const BackendWarmUp warm(s.o.backend, "");
           Catalogue cat = read_sources(s.o, cols);
           GriddingOptions g;
           g.grid = parse_grid(s.grid, cat.points.dim());
