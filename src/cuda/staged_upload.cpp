@@ -72,21 +72,32 @@ void parallel_copy(unsigned char* to, const unsigned char* from, std::size_t n, 
   }
 }
 
+// A copy of `bytes`: its device's staging, made and locked into `lock`; or null, the copy done by
+// cudaMemcpy, when it is not staged.
+Staging* staged_copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, std::unique_lock<std::mutex>& lock) {
+  Staging* s = staging_for(bytes);
+  if (!s) {
+    TWOBODY_CUDA_CHECK(cudaMemcpy(dst, src, bytes, kind));
+    return nullptr;
+  }
+  lock = std::unique_lock<std::mutex>(s->m);
+  make(*s);
+  return s;
+}
+
+int copy_threads() { return std::max(1, std::min(kFillThreads, omp_get_max_threads())); }
+
 }  // namespace
 
 void download_bytes(void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
-  Staging* staged = staging_for(bytes);
-  if (!staged) {
-    TWOBODY_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
-    return;
-  }
+  std::unique_lock<std::mutex> lock;
+  Staging* staged = staged_copy(dst, src, bytes, cudaMemcpyDeviceToHost, lock);
+  if (!staged) return;
   Staging& s = *staged;
-  std::lock_guard<std::mutex> lock(s.m);
-  make(s);
   const auto* from = static_cast<const unsigned char*>(src);
   auto* to = static_cast<unsigned char*>(dst);
-  const int threads = std::max(1, std::min(kFillThreads, omp_get_max_threads()));
+  const int threads = copy_threads();
   // Chunk c goes through buffer c % 2: its copy is queued once the host has emptied that buffer
   // of chunk c − 2, so the copy engine fills one buffer while the threads empty the other.
   const std::size_t chunks = (bytes + kChunk - 1) / kChunk;
@@ -106,17 +117,13 @@ void download_bytes(void* dst, const void* src, std::size_t bytes) {
 
 void upload_bytes(void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
-  Staging* staged = staging_for(bytes);
-  if (!staged) {
-    TWOBODY_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
-    return;
-  }
+  std::unique_lock<std::mutex> lock;
+  Staging* staged = staged_copy(dst, src, bytes, cudaMemcpyHostToDevice, lock);
+  if (!staged) return;
   Staging& s = *staged;
-  std::lock_guard<std::mutex> lock(s.m);
-  make(s);
   const auto* from = static_cast<const unsigned char*>(src);
   auto* to = static_cast<unsigned char*>(dst);
-  const int threads = std::max(1, std::min(kFillThreads, omp_get_max_threads()));
+  const int threads = copy_threads();
   bool used[2] = {false, false};
   for (std::size_t at = 0, k = 0; at < bytes; at += kChunk, k ^= 1) {
     const std::size_t n = std::min(kChunk, bytes - at);

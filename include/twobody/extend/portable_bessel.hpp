@@ -4,6 +4,13 @@
 // CPU and a GPU lattice map have the same bits.
 #include "twobody/config.hpp"
 
+// Unrolled on the device, so that the short arrays below stay in registers.
+#ifdef __CUDA_ARCH__
+#define TWOBODY_BESSEL_UNROLL _Pragma("unroll")
+#else
+#define TWOBODY_BESSEL_UNROLL
+#endif
+
 namespace twobody::portable {
 
 // I₀(x) = Σ_k (x²/4)^k / (k!)² for 0 ≤ x ≤ 700. The series' terms are all positive, so summing
@@ -36,21 +43,15 @@ TWOBODY_HD double bessel_i0(double x) {
     // deep instead of Horner's 36 dependent steps (the CPU's MRI gridding spent three quarters of
     // its time waiting on them).
     double a[19], b[10], d[5];
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
+    TWOBODY_BESSEL_UNROLL
     for (int i = 0; i < 18; ++i) a[i] = c[2 * i] + c[2 * i + 1] * q;
     a[18] = c[36];
     const double q2 = q * q;
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
+    TWOBODY_BESSEL_UNROLL
     for (int i = 0; i < 9; ++i) b[i] = a[2 * i] + a[2 * i + 1] * q2;
     b[9] = a[18];
     const double q4 = q2 * q2;
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
+    TWOBODY_BESSEL_UNROLL
     for (int i = 0; i < 5; ++i) d[i] = b[2 * i] + b[2 * i + 1] * q4;
     const double q8 = q4 * q4;
     const double e0 = d[0] + d[1] * q8, e1 = d[2] + d[3] * q8;
@@ -68,3 +69,5 @@ TWOBODY_HD double bessel_i0(double x) {
 }
 
 }  // namespace twobody::portable
+
+#undef TWOBODY_BESSEL_UNROLL
