@@ -14,8 +14,9 @@
 // their terms computed by the CPU traversal's float64 rule with the same operations
 // (cpu/lattice_traversal.cpp; --fmad=false, IEEE division and square root), and every term is
 // added as an integer of steps on the plan's sum grid, so the map is the CPU's bit for bit. The
-// sources are binned on the host (engine/lattice_bins.hpp) and the integers turned into values
-// there, by the CPU's code. Later milestones (issue 24's plan): binning on the device, the depth
+// sources are binned on the host (engine/lattice_bins.hpp); the integers are turned into values on
+// the device in single precision (the host's rounding, lattice_values_kernel) and on the host, by
+// the CPU's code, in double. Later milestones (issue 24's plan): binning on the device, the depth
 // cap with the CPU taking the overflow, the scatter agent, slabs for maps beyond device memory.
 #include <algorithm>
 #include <cstdint>
@@ -333,7 +334,7 @@ __global__ void lattice_values_kernel(long long* sums, const unsigned char* excl
        s += static_cast<unsigned long long>(gridDim.x) * blockDim.x) {
     const bool ex = excluded && excluded[s / static_cast<unsigned long long>(comps)];
     const double v = ex ? 0.0 : ldexp(__ll2double_rn(sums[s]), exponent);
-    reinterpret_cast<double*>(sums)[s] = static_cast<double>(__double2float_rn(v));
+    sums[s] = __double_as_longlong(static_cast<double>(__double2float_rn(v)));  // the double's bits
   }
 }
 

@@ -52,11 +52,16 @@ Staging* staging_for(std::size_t bytes) {
   return &staging(device);
 }
 
+// The buffers and events, made once (a failure part way keeps what was made for the next try);
+// then no copy of an earlier, failed call may still be using them.
 void make(Staging& s) {
-  if (s.made) return;
+  if (s.made) {
+    for (int k = 0; k < 2; ++k) TWOBODY_CUDA_CHECK(cudaEventSynchronize(s.drained[k]));
+    return;
+  }
   for (int k = 0; k < 2; ++k) {
-    TWOBODY_CUDA_CHECK(cudaHostAlloc(&s.buffer[k], kChunk, cudaHostAllocPortable));
-    TWOBODY_CUDA_CHECK(cudaEventCreateWithFlags(&s.drained[k], cudaEventDisableTiming));
+    if (!s.buffer[k]) TWOBODY_CUDA_CHECK(cudaHostAlloc(&s.buffer[k], kChunk, cudaHostAllocPortable));
+    if (!s.drained[k]) TWOBODY_CUDA_CHECK(cudaEventCreateWithFlags(&s.drained[k], cudaEventDisableTiming));
   }
   s.made = true;
 }

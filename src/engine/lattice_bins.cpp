@@ -183,10 +183,11 @@ float rounded(double v, bool up) {
 }  // namespace
 
 // The margins (u = 2^-53, C the cutoff, h_k the spacing, S the plan's coordinate scale). The
-// rule's displacement d_k = fl64(x − node) (after the wrap) is within 3uS + 2u|d| of the exact
-// one; the screen's dk = fl32(fl32(f − m)·fl32(h)) is within 2uS + 2^-24·h (f's own rounding) +
-// 3·2^-24·|dk| of it, so near the cutoff |dk − d_k| ≤ 5uS + 2^-22·(C + 2h), below
-// ε = 2^-21·(C + 3h) + 2^-47·S. A pair's squares then differ by ε·(2|d| + ε) an axis, the float32
+// rule's displacement d_k = fl64(x − node), after the wrap (whose period fl(n·h) and product
+// w·fl(n·h) add their roundings), is within about 7uS + 2u|d| of the exact one; the screen's
+// dk = fl32(fl32(f − m)·fl32(h)) is within 2uS + 2^-24·h·|f| (f's own rounding; f is in about
+// [−1/8, 9/8] even where b is a rounding off) + 3·2^-24·|dk| of it, so near the cutoff
+// |dk − d_k| < 10uS + 2^-22·(C + 2h), below ε = 2^-21·(C + 3h) + 2^-47·S (2^-47·S = 64uS). A pair's squares then differ by ε·(2|d| + ε) an axis, the float32
 // squares and sum add 3·2^-24 relative, the float64 ones 3u: beyond T + E, with
 // E = 3ε(2√T + ε) + 2^-20·T, scaled by 1 + 2^-20, r² ≥ T in float64; below T − E, scaled by
 // 1 − 2^-20, r² < T (T = fl64(C²), or the exclusion's fl64(R²)). Along one axis (separable
@@ -207,6 +208,9 @@ PairScreen make_pair_screen(const LatticePlan& plan, int tile) {
     s.h[k] = static_cast<float>(L.spacing[k]);
     if (k >= L.dim) continue;
     eps = std::max(eps, 0x1p-21 * (C + 3 * L.spacing[k]) + 0x1p-47 * S);
+    // The tile-relative floor nodes and node differences must be exact in float32 (validate caps
+    // the cutoff at 2^20 spacings; this keeps the screen right should that cap move).
+    if (!(C / L.spacing[k] + tile + 2 < 0x1p23)) on = false;
     if (L.periodic[k] && !(L.period(k) > 2 * (C + (0.5 * tile + 2) * L.spacing[k]))) on = false;
   }
   const auto band = [&](double T) { return 3 * eps * (2 * std::sqrt(T) + eps) + 0x1p-20 * T; };
