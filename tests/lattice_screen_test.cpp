@@ -22,7 +22,7 @@ namespace {
 using namespace twobody;
 using lattice::Screened;
 
-constexpr int kTile = 8;  // the gather's tile (cuda/lattice_gather.cu)
+constexpr int kTile = lattice::kTileNodes;  // the gather's tile
 
 struct RuleDecision {
   bool keep = false, excluded = false;

@@ -25,7 +25,7 @@ namespace {
 using lattice::Binned;
 using lattice::Source;
 
-constexpr int kTile = 8;
+constexpr int kTile = lattice::kTileNodes;
 
 // The sums of one tile's nodes, the tile's own.
 template <class Acc>
@@ -47,9 +47,9 @@ void write_tile(const Lattice& L, const TileSums<Acc>& sums, const std::int64_t 
         const bool ex = coulomb && sums.excluded[node];
         if (coulomb) out.excluded[at] = ex ? 1 : 0;
         for (int c = 0; c < comps; ++c) {
-          double v = ex ? 0.0 : grid.value(static_cast<FixedSum>(sums.acc[node * static_cast<std::size_t>(comps) + static_cast<std::size_t>(c)]));
-          if (single) v = static_cast<double>(static_cast<float>(v));
-          out.values[at * static_cast<std::uint64_t>(comps) + static_cast<std::uint64_t>(c)] = v;
+          out.values[at * static_cast<std::uint64_t>(comps) + static_cast<std::uint64_t>(c)] = lattice::node_value(
+              grid, static_cast<FixedSum>(sums.acc[node * static_cast<std::size_t>(comps) + static_cast<std::size_t>(c)]), ex,
+              single);
         }
       }
 }
@@ -217,9 +217,7 @@ void run_lattice(const LatticePlan& plan, LatticeMap& out) {
       run_tiles<std::decay_t<decltype(f)>, FixedSum>(plan, f, bins, out);
   });
   plan.lap("traversal");
-  out.excluded_count = 0;
-  for (const std::uint8_t e : out.excluded) out.excluded_count += e;
-  if (plan.stat->function.kind == LatticeKernel::CoulombSwitched && out.excluded_count == 0) out.excluded.clear();
+  lattice::finish_mask(out);
 }
 
 }  // namespace twobody::cpu

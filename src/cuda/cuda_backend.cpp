@@ -20,6 +20,7 @@
 #include "twobody/detail/cuda/vector_join.hpp"
 #include "twobody/detail/engine/backend.hpp"
 #include "twobody/detail/engine/chunked_run.hpp"
+#include "twobody/detail/engine/lattice_bins.hpp"
 #include "twobody/detail/engine/lattice_plan.hpp"
 #include "twobody/detail/engine/lattice_screen.hpp"
 #include "twobody/detail/engine/exact_sums.hpp"
@@ -243,7 +244,7 @@ class CudaBackend final : public Backend {
   bool runs_lattice() const override { return true; }
   void run_lattice(const LatticePlan& plan, LatticeMap& out) override { run_lattice_on_device(plan, out); }
   std::string describe_lattice(const LatticePlan& plan) const override {
-    const bool screened = lattice::make_pair_screen(plan, 8).on;
+    const bool screened = lattice::make_pair_screen(plan, lattice::kTileNodes).on;
     return std::string("blocks of 8 x 8 x 8 threads, a node a thread with its sums in registers; the nearby rows of bins "
                        "(range access) staged through shared memory across rows; ") +
            (screened ? "pairs screened in float32 with margins against the float64 rule, the undecided ones decided by it; "

@@ -18,6 +18,7 @@
 // the device in single precision (the host's rounding, lattice_values_kernel) and on the host, by
 // the CPU's code, in double. Later milestones (issue 24's plan): binning on the device, the depth
 // cap with the CPU taking the overflow, the scatter agent, slabs for maps beyond device memory.
+// The host's side (tiles' runs of bins, work items, regular bins) is in lattice_tiles.hpp.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -29,6 +30,7 @@
 
 #include "twobody/detail/cuda/cuda_check.hpp"
 #include "twobody/detail/cuda/device_buffer.hpp"
+#include "twobody/detail/cuda/lattice_tiles.hpp"
 #include "twobody/detail/cuda/output/exact_sum_atomics.cuh"
 #include "twobody/detail/cuda/staged_upload.hpp"
 #include "twobody/detail/engine/lattice_bins.hpp"
@@ -41,14 +43,7 @@ namespace twobody::cuda {
 
 namespace {
 
-constexpr int kTile = 8;      // nodes a tile along each axis, as the CPU's
-constexpr int kMaxRuns = 2;   // runs of bins near a tile along one axis (a periodic axis wraps once)
 constexpr int kMaxThreads = kTile * kTile * kTile;
-
-// A tile and a range [first, end) of the sources near it, numbered in the order its rows are visited.
-struct WorkItem {
-  unsigned long long tile, first, end;
-};
 
 struct GatherArgs {
   // Compact bins: a bin's sources are [start[b], start[b + 1]), a row of bins one range. Regular
@@ -338,47 +333,6 @@ __global__ void lattice_values_kernel(long long* sums, const unsigned char* excl
   }
 }
 
-// Per axis and tile index, the runs of bins near the tile (AxisBins::runs_near), padded to kMaxRuns.
-std::vector<long long> tile_runs(const lattice::AxisBins& axis, long long shape, long long tiles) {
-  std::vector<long long> out(static_cast<std::size_t>(tiles * kMaxRuns * 2), -1);
-  std::vector<std::pair<std::int64_t, std::int64_t>> runs;
-  for (long long t = 0; t < tiles; ++t) {
-    const long long lo = t * kTile, hi = std::min(shape, lo + kTile) - 1;
-    axis.runs_near(lo, hi, runs);
-    if (runs.size() > static_cast<std::size_t>(kMaxRuns))
-      throw Error(ErrorKind::Internal, "lattice gather: more runs of bins near a tile than one wrap gives");
-    for (std::size_t r = 0; r < runs.size(); ++r) {
-      out[static_cast<std::size_t>(t * kMaxRuns * 2) + 2 * r] = runs[r].first;
-      out[static_cast<std::size_t>(t * kMaxRuns * 2) + 2 * r + 1] = runs[r].second;
-    }
-  }
-  return out;
-}
-
-// The work items: every tile with sources near it, cut into ranges of at most `share` of them;
-// row_sources(row, x0, x1) counts the sources of bins x0..x1 of a row, as the kernel reads them.
-template <class RowSources>
-std::vector<WorkItem> work_items(const std::vector<long long> (&runs)[3], const long long (&tiles_per)[3],
-                                 const long long (&nb)[3], std::uint64_t share, RowSources row_sources) {
-  std::vector<WorkItem> items;
-  const long long tiles = tiles_per[0] * tiles_per[1] * tiles_per[2];
-  for (long long tile = 0; tile < tiles; ++tile) {
-    const long long t[3] = {tile % tiles_per[0], tile / tiles_per[0] % tiles_per[1], tile / (tiles_per[0] * tiles_per[1])};
-    const long long* rz = runs[2].data() + t[2] * kMaxRuns * 2;
-    const long long* ry = runs[1].data() + t[1] * kMaxRuns * 2;
-    const long long* rx = runs[0].data() + t[0] * kMaxRuns * 2;
-    std::uint64_t n = 0;
-    for (int a = 0; a < kMaxRuns && rz[2 * a] >= 0; ++a)
-      for (long long bz = rz[2 * a]; bz <= rz[2 * a + 1]; ++bz)
-        for (int b = 0; b < kMaxRuns && ry[2 * b] >= 0; ++b)
-          for (long long by = ry[2 * b]; by <= ry[2 * b + 1]; ++by)
-            for (int c = 0; c < kMaxRuns && rx[2 * c] >= 0; ++c) n += row_sources(nb[0] * (by + nb[1] * bz), rx[2 * c], rx[2 * c + 1]);
-    for (std::uint64_t first = 0; first < n; first += share)
-      items.push_back(WorkItem{static_cast<unsigned long long>(tile), first, std::min(n, first + share)});
-  }
-  return items;
-}
-
 // Progress over the passes of a run: items done of all of them.
 struct Progress {
   std::size_t done = 0, total = 0;
@@ -403,56 +357,6 @@ void gather(const LatticePlan& plan, const F& f, const GatherArgs& args, std::si
   }
   TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
 }
-
-// Seed 002's regular bins: every bin padded to `depth` slots (the deepest bin's when the plan gives
-// none), and the sources beyond a capped depth spilled, bin by bin in bin order, into compact bins
-// for a second pass (on the GPU: its sums add to the first's as integers, so the map keeps its bits).
-struct RegularBins {
-  std::vector<lattice::Source> slots;
-  std::vector<std::uint32_t> count;
-  unsigned long long depth = 0;
-  std::vector<lattice::Source> spill;
-  std::vector<std::uint64_t> spill_start;
-};
-
-// `room`: the device bytes the slots and the spill may take (the map's sums are counted apart).
-RegularBins regular_bins(const lattice::Binned& bins, long long cap, double room, std::size_t free_bytes) {
-  RegularBins r;
-  const std::size_t nbins = bins.start.size() - 1;
-  std::uint64_t deepest = 0;
-  for (std::size_t b = 0; b < nbins; ++b) deepest = std::max<std::uint64_t>(deepest, bins.start[b + 1] - bins.start[b]);
-  r.depth = cap > 0 ? static_cast<unsigned long long>(cap) : std::max<std::uint64_t>(deepest, 1);
-  std::uint64_t kept = 0;
-  for (std::size_t b = 0; b < nbins; ++b) kept += std::min<std::uint64_t>(bins.start[b + 1] - bins.start[b], r.depth);
-  const double spill = static_cast<double>(bins.sources.size() - kept);
-  const double bytes = (static_cast<double>(nbins) * static_cast<double>(r.depth) + spill) * sizeof(lattice::Source) +
-                       static_cast<double>(nbins) * (sizeof(std::uint32_t) + sizeof(std::uint64_t));
-  if (bytes > room) {
-    char text[320];
-    std::snprintf(text, sizeof text, "regular bins of depth %llu (the deepest bin holds %llu sources) need %.3g GB for %zu "
-                  "bins beside the map, and the device has %.3g GB free: cap the depth (--bin-depth) or use compact bins",
-                  r.depth, static_cast<unsigned long long>(deepest), bytes / 1e9, nbins, static_cast<double>(free_bytes) / 1e9);
-    throw Error(ErrorKind::Resource, text);
-  }
-  lattice::Source pad{};
-  for (int k = 0; k < 3; ++k) pad.x[k] = INFINITY;  // never within any cutoff: |inf − node| < C is false (and a wrap's NaN too)
-  r.slots.assign(nbins * r.depth, pad);
-  r.count.resize(nbins);
-  r.spill_start.assign(nbins + 1, 0);
-  for (std::size_t b = 0; b < nbins; ++b) {
-    const std::uint64_t n = bins.start[b + 1] - bins.start[b], keep = std::min<std::uint64_t>(n, r.depth);
-    std::copy_n(bins.sources.begin() + static_cast<std::ptrdiff_t>(bins.start[b]), keep, r.slots.begin() + static_cast<std::ptrdiff_t>(b * r.depth));
-    r.count[b] = static_cast<std::uint32_t>(keep);
-    r.spill.insert(r.spill.end(), bins.sources.begin() + static_cast<std::ptrdiff_t>(bins.start[b] + keep),
-                   bins.sources.begin() + static_cast<std::ptrdiff_t>(bins.start[b + 1]));
-    r.spill_start[b + 1] = r.spill.size();
-  }
-  return r;
-}
-
-}  // namespace
-
-namespace {
 
 // What every pass reads: the lattice, the function's constants, the sum grid, the runs of bins.
 GatherArgs geometry_args(const LatticePlan& plan, const lattice::Binned& bins, std::vector<long long> (&runs)[3]) {
@@ -609,8 +513,7 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
     download_bytes(out.values.data(), sums.get(), slots * sizeof(double));
     out.excluded.assign(args.coulomb ? nodes : 0, 0);
     if (args.coulomb) excluded.download(out.excluded.data(), nodes);
-    out.excluded_count = static_cast<std::uint64_t>(out.excluded.size() - static_cast<std::size_t>(std::count(out.excluded.begin(), out.excluded.end(), 0)));
-    if (args.coulomb && out.excluded_count == 0) out.excluded.clear();
+    lattice::finish_mask(out);
     out.terms = terms.download().at(0);
     plan.lap("values and download");
     return;
@@ -622,7 +525,7 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
   excluded.download(mask.data(), mask.size());
   out.terms = terms.download().at(0);
   plan.lap("download");
-  lattice::write_values(plan, host.get(), mask, out);
+  lattice::write_wide_values(plan, host.get(), mask, out);
   plan.lap("values");
 }
 

@@ -1,5 +1,5 @@
 // bin_sources (lattice_bins.hpp): a lattice map's sources sorted into its bins (a stable radix
-// sort on the run's threads), and write_values and make_pair_screen beside it.
+// sort on the run's threads), and write_wide_values and make_pair_screen beside it.
 #include "twobody/detail/engine/lattice_bins.hpp"
 
 #include <omp.h>
@@ -137,37 +137,23 @@ Binned bin_sources(const LatticePlan& plan) {
   return out;
 }
 
-void write_values(const LatticePlan& plan, const unsigned char* sums, const std::vector<std::uint8_t>& mask, LatticeMap& out) {
+void write_wide_values(const LatticePlan& plan, const unsigned char* sums, const std::vector<std::uint8_t>& mask,
+                       LatticeMap& out) {
   const std::uint64_t nodes = plan.stat->lattice.nodes();
   const int comps = plan.components;
-  const bool single = plan.stat->precision == Precision::Single;
-  const std::size_t width = single ? sizeof(std::int64_t) : sizeof(FixedSum);
-  const bool masked = !mask.empty();
   out.values.resize(nodes * static_cast<std::uint64_t>(comps));
-  out.excluded.assign(masked ? nodes : 0, 0);
-  std::uint64_t excluded = 0;
-#pragma omp parallel for schedule(static) num_threads(plan.threads) reduction(+ : excluded)
+  out.excluded.assign(mask.begin(), mask.end());
+#pragma omp parallel for schedule(static) num_threads(plan.threads)
   for (std::uint64_t at = 0; at < nodes; ++at) {
-    const bool ex = masked && mask[at];
-    if (masked) out.excluded[at] = ex ? 1 : 0;
-    excluded += ex;
+    const bool ex = !mask.empty() && mask[at];
     for (int c = 0; c < comps; ++c) {
       const std::uint64_t slot = at * static_cast<std::uint64_t>(comps) + static_cast<std::uint64_t>(c);
       FixedSum sum;
-      if (single) {
-        std::int64_t v;
-        std::memcpy(&v, sums + slot * width, sizeof v);
-        sum = static_cast<FixedSum>(v);
-      } else {
-        std::memcpy(&sum, sums + slot * width, sizeof sum);
-      }
-      double v = ex ? 0.0 : plan.grid.value(sum);
-      if (single) v = static_cast<double>(static_cast<float>(v));
-      out.values[slot] = v;
+      std::memcpy(&sum, sums + slot * sizeof(FixedSum), sizeof sum);
+      out.values[slot] = node_value(plan.grid, sum, ex, false);
     }
   }
-  out.excluded_count = excluded;
-  if (excluded == 0) out.excluded.clear();
+  finish_mask(out);
 }
 
 namespace {

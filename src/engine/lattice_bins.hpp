@@ -89,10 +89,27 @@ struct Binned {
 // lattice to reach a node left out), on plan.threads threads.
 Binned bin_sources(const LatticePlan& plan);
 
-// The map's values from a backend's integer sums (a node's components adjacent; 64-bit in
-// Single, the 128-bit FixedSum's bytes in Double), each rounded once, to float32 too in Single, as
-// the CPU's tiles write theirs; nodes `mask` excludes (Coulomb; empty: none) are 0. Fills
+// Both traversals' tiles: boxes of this many nodes per axis (the GPU's blocks of 8×8×8 threads).
+constexpr int kTileNodes = 8;
+
+// A node's value from its exact sum: rounded once to float64, then to float32 in Single; 0 where
+// the node is excluded. (The GPU's lattice_values_kernel does the same in Single, on the device.)
+inline double node_value(const SumGrid& grid, FixedSum sum, bool excluded, bool single) {
+  const double v = excluded ? 0.0 : grid.value(sum);
+  return single ? static_cast<double>(static_cast<float>(v)) : v;
+}
+
+// out.excluded_count from out.excluded, and no mask where it excludes nothing.
+inline void finish_mask(LatticeMap& out) {
+  out.excluded_count = 0;
+  for (const std::uint8_t e : out.excluded) out.excluded_count += e != 0;
+  if (out.excluded_count == 0) out.excluded.clear();
+}
+
+// A double-precision map's values from a backend's 128-bit sums (FixedSum's bytes, a node's
+// components adjacent) by node_value; nodes `mask` excludes (Coulomb; empty: none) are 0. Fills
 // out.values, out.excluded and out.excluded_count, on plan.threads threads.
-void write_values(const LatticePlan& plan, const unsigned char* sums, const std::vector<std::uint8_t>& mask, LatticeMap& out);
+void write_wide_values(const LatticePlan& plan, const unsigned char* sums, const std::vector<std::uint8_t>& mask,
+                       LatticeMap& out);
 
 }  // namespace twobody::lattice
