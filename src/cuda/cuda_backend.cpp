@@ -73,28 +73,41 @@ namespace {
 // Chunk pairs in flight at once (run_in_chunks): one's uploads and index overlap the other's kernel.
 constexpr int kChunksInFlight = 2;
 
+// What a point of a set takes on the device in a run of the whole sets, counted from what the run
+// allocates: its upload (float32 and float64 coordinates, weights, labels: `set`), the order and
+// either the sort's keys and values (double-buffered: 20 bytes, freed before the sorted copy is
+// made) or the sorted copy (the cell index's, or the Morton order's: `set` again), a per-point
+// output's count and sum, and 8 bytes for the work queue and the cell starts. 76 bytes at D = 3:
+// 10^9 points in 76 GB, one piece on a 141 GB H200.
+std::size_t run_bytes_per_point(const Plan& plan) {
+  const Statistic& s = *plan.stat;
+  const std::size_t set = 12 * static_cast<std::size_t>(plan.a->dim()) + (s.weighted ? 8 : 0) + (s.regions() > 0 ? 4 : 0);
+  const std::size_t per_point = s.output() == OutputKind::PerPoint ? 8 + (s.weighted ? sizeof(FixedSum) : 0) : 0;
+  return set + 4 + std::max<std::size_t>(24, set) + per_point + 8;
+}
+
 // Points a set may have in one launch: at most 2^31 (32-bit indices in the kernels, with room for
-// a tile's end past the last point), and as many as the device memory holds by a generous count of
-// what a run keeps ((20·D + 40) bytes a point of a set — the float64 and float32 coordinates, the
-// sorted copies, the order and the sort's keys — doubled: per_point). The whole sets in one run
-// when they fit in 60 % of the free memory by that count (so at most ~30 % in fact); otherwise
-// chunks such that `in_flight` chunk pairs (two chunks each, hence per_point) fit there together.
+// a tile's end past the last point), and as many as the device memory holds. The whole sets in
+// one run when their run_bytes_per_point fit in 75 % of the free memory (the rest for the outputs,
+// CUB's and the driver's own); otherwise chunks such that `in_flight` chunk pairs (two chunks
+// each) fit in 60 % of it by a generous count ((20·D + 40) bytes a point of a chunk, doubled).
 // (Until 2026-11-27 a third of the free memory was split between the chunk pairs whatever the
 // size: a paircount of 3·10^8 points ran in 3 chunks, 6 chunk pairs, on a 141 GB H200, 11.1 s
-// against 0.33 s for 3·10^7.)
+// against 0.33 s for 3·10^7. Until 2026-11-28 the whole sets were held to the chunks' generous
+// count, 200 bytes a point: 10^9 points ran in 5 chunks, 37.4 s on an H200.)
 // TuningPolicy::chunk_points (TWOBODY_CUDA_CHUNK_POINTS) lowers it (the tests run chunked launches on small sets).
 std::size_t chunk_points(const Plan& plan, int in_flight) {
   std::size_t chunk = std::size_t(1) << 31;
-  const std::size_t free_b = available_device_bytes();
-  const std::size_t per_point = 2 * (20 * static_cast<std::size_t>(plan.a->dim()) + 40);
-  const double room = 0.6 * static_cast<double>(free_b);
+  const double free_b = static_cast<double>(available_device_bytes());
   const std::size_t points = plan.a->size() + (plan.is_auto() ? 0 : plan.b->size());
   const std::size_t largest = std::max(plan.a->size(), plan.b->size());
-  if (static_cast<double>(points) * static_cast<double>(per_point) <= room)
+  if (static_cast<double>(points) * static_cast<double>(run_bytes_per_point(plan)) <= 0.75 * free_b) {
     chunk = std::min(chunk, std::max<std::size_t>(largest, 1));
-  else
-    chunk = std::min(chunk, std::max<std::size_t>(1 << 20, static_cast<std::size_t>(room / static_cast<double>(per_point) /
+  } else {
+    const std::size_t per_point = 2 * (20 * static_cast<std::size_t>(plan.a->dim()) + 40);
+    chunk = std::min(chunk, std::max<std::size_t>(1 << 20, static_cast<std::size_t>(0.6 * free_b / static_cast<double>(per_point) /
                                                                                    static_cast<double>(in_flight))));
+  }
   if (const std::size_t forced = TuningPolicy::current().chunk_points) chunk = std::min(chunk, forced);
   return chunk;
 }

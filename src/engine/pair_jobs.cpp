@@ -112,12 +112,6 @@ SlabChunks cut_into_slabs(const PointSet& p, int axis, std::size_t chunks) {
   s.bin_begin[bins] = n;
   lo = {};
   hi = {};
-  s.order.resize(n);
-#pragma omp parallel for schedule(dynamic) if (blocks > 1)
-  for (std::size_t t = 0; t < blocks; ++t) {
-    std::size_t* next = count.data() + t * bins;
-    for (std::size_t i = n * t / blocks; i < n * (t + 1) / blocks; ++i) s.order[next[bin_of(x[i])]++] = i;
-  }
 
   // Slabs: runs of bins cut where the running count first reaches n c / chunks; a cut that would
   // leave a slab empty (one bin holding more than a slab's share) is skipped.
@@ -133,20 +127,42 @@ SlabChunks cut_into_slabs(const PointSet& p, int axis, std::size_t chunks) {
   s.slab_bin.push_back(bins);
   s.begin.push_back(n);
   const std::size_t slabs = s.begin.size() - 1;
-  s.lo.assign(slabs, std::vector<double>(p.dim(), HUGE_VAL));
-  s.hi.assign(slabs, std::vector<double>(p.dim(), -HUGE_VAL));
-#pragma omp parallel for collapse(2) schedule(dynamic) if (n > 100000)
+  std::vector<std::uint32_t> slab_of_bin(bins);
   for (std::size_t c = 0; c < slabs; ++c)
-    for (int d = 0; d < p.dim(); ++d) {
-      const auto v = p.coord(d);
-      double l = HUGE_VAL, h = -HUGE_VAL;
-      for (std::size_t i = s.begin[c]; i < s.begin[c + 1]; ++i) {
-        l = std::min(l, v[s.order[i]]);
-        h = std::max(h, v[s.order[i]]);
+    for (std::size_t k = s.slab_bin[c]; k < s.slab_bin[c + 1]; ++k) slab_of_bin[k] = static_cast<std::uint32_t>(c);
+
+  // The order, and each slab's bounding box from the same pass over the points in their own order
+  // (block t's boxes, joined after). (Until 2026-11-28 the boxes were taken through the order, a
+  // random read a point and coordinate on one thread a slab and axis: ~9 s of a 10^9-point cut.)
+  const int D = p.dim();
+  std::vector<const double*> column(D);
+  for (int d = 0; d < D; ++d) column[d] = p.coord(d).data();
+  std::vector<double> box_lo(blocks * slabs * D, HUGE_VAL), box_hi(blocks * slabs * D, -HUGE_VAL);
+  s.order.resize(n);
+#pragma omp parallel for schedule(dynamic) if (blocks > 1)
+  for (std::size_t t = 0; t < blocks; ++t) {
+    std::size_t* next = count.data() + t * bins;
+    double* l = box_lo.data() + t * slabs * D;
+    double* h = box_hi.data() + t * slabs * D;
+    for (std::size_t i = n * t / blocks; i < n * (t + 1) / blocks; ++i) {
+      const std::size_t k = bin_of(x[i]);
+      s.order[next[k]++] = i;
+      const std::size_t c = slab_of_bin[k];
+      for (int d = 0; d < D; ++d) {
+        const double v = column[d][i];
+        l[c * D + d] = std::min(l[c * D + d], v);
+        h[c * D + d] = std::max(h[c * D + d], v);
       }
-      s.lo[c][d] = l;
-      s.hi[c][d] = h;
     }
+  }
+  s.lo.assign(slabs, std::vector<double>(D, HUGE_VAL));
+  s.hi.assign(slabs, std::vector<double>(D, -HUGE_VAL));
+  for (std::size_t t = 0; t < blocks; ++t)
+    for (std::size_t c = 0; c < slabs; ++c)
+      for (int d = 0; d < D; ++d) {
+        s.lo[c][d] = std::min(s.lo[c][d], box_lo[(t * slabs + c) * D + d]);
+        s.hi[c][d] = std::max(s.hi[c][d], box_hi[(t * slabs + c) * D + d]);
+      }
   return s;
 }
 
