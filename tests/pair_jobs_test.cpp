@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 #include <random>
 #include <string>
 #include <vector>
@@ -170,6 +172,56 @@ TEST(PairJobs, CutIsThePointsAloneAndHalosAreThin) {
       whole += static_cast<double>(D.a.size(j.a) + D.a.size(j.b));
     }
   EXPECT_LT(read, 0.3 * whole) << D.describe_cut("");
+}
+
+// The slabs' boxes (taken in the order pass, from the points in their own order) are each slab's
+// exact bounding box; and a cut that keeps the points (the devices') lends slabs and halos with
+// the coordinates, weights and labels a gather through the order gives, the order itself the same.
+TEST(PairJobs, KeptPointsAndSlabBoxesEqualTheGather) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  PointSet a = generate_uniform_box(300000, 3, 50.0, seed);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> w(0.5, 2.0);
+  std::vector<double> weights(a.size());
+  std::vector<std::int32_t> regions(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    weights[i] = w(rng);
+    regions[i] = static_cast<std::int32_t>(rng() % 7);
+    if (i % 13 == 0) a.coord(1)[i] = 1e12 + static_cast<double>(rng() % 3);  // huge offsets on a few
+  }
+  a.set_weights(weights);
+  a.set_regions(regions);
+  const dist::SlabChunks plain = dist::cut_into_slabs(a, 0, 12);
+  const dist::SlabChunks kept = dist::cut_into_slabs(a, 0, 12, true);
+  ASSERT_EQ(plain.sorted, nullptr);
+  ASSERT_NE(kept.sorted, nullptr);
+  ASSERT_EQ(plain.order, kept.order);
+  ASSERT_EQ(plain.begin, kept.begin);
+  const PointSet& ca = a;
+  for (std::size_t c = 0; c < kept.chunks(); ++c) {
+    for (int d = 0; d < 3; ++d) {
+      double lo = HUGE_VAL, hi = -HUGE_VAL;
+      for (std::size_t k = kept.begin[c]; k < kept.begin[c + 1]; ++k) {
+        lo = std::min(lo, ca.coord(d)[kept.order[k]]);
+        hi = std::max(hi, ca.coord(d)[kept.order[k]]);
+      }
+      ASSERT_EQ(kept.lo[c][d], lo) << c << " " << d;
+      ASSERT_EQ(kept.hi[c][d], hi) << c << " " << d;
+      ASSERT_EQ(plain.lo[c][d], lo);
+    }
+    // The whole slab, and a run inside it (a halo's positions).
+    const std::size_t first = kept.begin[c], last = kept.begin[c + 1], mid = first + (last - first) / 3;
+    for (auto [f, l] : {std::pair{first, last}, std::pair{mid, last}}) {
+      const PointSet x = plain.make(a, f, l), y = kept.make(a, f, l);
+      ASSERT_TRUE(y.borrowed());
+      ASSERT_EQ(x.size(), y.size());
+      for (int d = 0; d < 3; ++d)
+        ASSERT_TRUE(std::equal(x.coord(d).begin(), x.coord(d).end(), std::as_const(y).coord(d).begin()));
+      ASSERT_TRUE(std::equal(x.weights().begin(), x.weights().end(), y.weights().begin()));
+      ASSERT_TRUE(std::equal(x.regions().begin(), x.regions().end(), y.regions().begin()));
+    }
+  }
 }
 
 }  // namespace

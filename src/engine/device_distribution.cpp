@@ -385,7 +385,9 @@ Result run_on_devices(const Statistic& stat, const PointSet& a, const PointSet* 
   const RunOptions local = whole_run_options(stat, a, b, opt, &shares);
   if (shares) return run_shared(stat, a, b, local, t0);
   const int slabs = static_cast<int>(local.devices.size()) * kSlabsPerDevice;
-  const dist::Decomposition D = dist::decompose(stat, a, b, 1, slabs);
+  const auto cut_start = Clock::now();
+  const dist::Decomposition D = dist::decompose(stat, a, b, 1, slabs, /*keep_points=*/true);
+  const double cut_seconds = seconds_since(cut_start);
   Result out = empty_result(stat, a.size(), b ? b->size() : 0);
   out.exact.grids = *local.sum_grids;
   std::vector<std::size_t> all(D.jobs.size());
@@ -402,7 +404,8 @@ Result run_on_devices(const Statistic& stat, const PointSet& a, const PointSet* 
   out.info.n_a = a.size();
   out.info.n_b = b ? b->size() : 0;
   out.info.seconds = seconds_since(t0);
-  out.info.plan = D.describe_cut("devices: ") + "\n" + queue_line(local.devices.size()) + "\n" +
+  out.info.plan = D.describe_cut("devices: ") + fmt::format(" (cut on the host in {:.3f} s)", cut_seconds) + "\n" +
+                  queue_line(local.devices.size()) + "\n" +
                   report.describe("devices") + "\ndevices: the first job's plan:\n" + report.first_plan;
   return out;
 }

@@ -10,10 +10,12 @@
 // longest-first from one queue).
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "twobody/points.hpp"
+#include "twobody/result.hpp"
 #include "twobody/statistic.hpp"
 
 namespace twobody::dist {
@@ -23,11 +25,14 @@ struct SlabChunks {
   // Position -> index in the caller's set. Slab c holds positions [begin[c], begin[c+1]); within a
   // slab, its fine bins in increasing coordinate (bin k: positions [bin_begin[k], bin_begin[k+1]),
   // coordinates in [bin_lo[k], bin_hi[k]]), and within a bin the points in index order.
-  std::vector<std::uint64_t> order;
+  // (Its pages are first touched by the cut's threads, 2 MiB at a time: DefaultInitAllocator.)
+  std::vector<std::uint64_t, DefaultInitAllocator<std::uint64_t>> order;
   std::vector<std::size_t> begin;
   std::vector<std::size_t> bin_begin, slab_bin;  // slab c = bins [slab_bin[c], slab_bin[c+1])
   std::vector<double> bin_lo, bin_hi;            // an empty bin: lo = +inf, hi = -inf
   std::vector<std::vector<double>> lo, hi;       // bounding box of each slab, [c][d]
+  // The points in position order (cut_into_slabs' keep_points), or null: make() then gathers.
+  std::shared_ptr<const PointSet> sorted;
 
   std::size_t chunks() const { return begin.empty() ? 0 : begin.size() - 1; }
   std::size_t size(std::size_t c) const { return begin[c + 1] - begin[c]; }
@@ -36,7 +41,8 @@ struct SlabChunks {
     return first == begin[c] && last == begin[c + 1];
   }
   // The points at positions [first, last) (weights and region labels with them), in position
-  // order, copied on `threads` OpenMP threads (0: the default).
+  // order: borrowed from `sorted` where it was kept (weights and labels copied), else gathered
+  // from `p` through the order on `threads` OpenMP threads (0: the default).
   PointSet make(const PointSet& p, std::size_t first, std::size_t last, int threads = 0) const;
   // The positions of slab c whose `axis` coordinate may lie in one of `intervals` ([lo, hi] each):
   // the smallest run of its bins that holds every such point (empty: first == last).
@@ -48,7 +54,9 @@ struct SlabChunks {
 // the coordinates, and one parallel counting pass places the points, so the cut costs two passes
 // over the set rather than a sort (a sort of 10^8–10^9 keys took longer than the counts it fed).
 // The result depends only on the points, not on the number of threads: every rank gets the same.
-SlabChunks cut_into_slabs(const PointSet& p, int axis, std::size_t chunks);
+// keep_points: also the points in position order (SlabChunks::sorted), written in the same pass, so
+// that slabs and halos are borrowed rather than gathered (a copy of the set: 8 bytes a coordinate).
+SlabChunks cut_into_slabs(const PointSet& p, int axis, std::size_t chunks, bool keep_points = false);
 
 // The largest separation of a pair the statistic can count, in the points' coordinates (chord
 // length for angles); infinity when any pair may count (a matrix, angles up to 180 degrees).
@@ -81,6 +89,9 @@ struct Decomposition {
 };
 
 // Every rank calls this with the same arguments and gets the same decomposition.
-Decomposition decompose(const Statistic& s, const PointSet& a, const PointSet* b, int ranks, int chunks_per_rank);
+// keep_points: as for cut_into_slabs (the devices of one process keep them; MPI ranks, which hold
+// the whole sets already, do not).
+Decomposition decompose(const Statistic& s, const PointSet& a, const PointSet* b, int ranks, int chunks_per_rank,
+                        bool keep_points = false);
 
 }  // namespace twobody::dist
