@@ -12,6 +12,7 @@
 #include <span>
 
 #include "oracle/kernel_sums.hpp"
+#include "twobody/device_memory.hpp"
 #include "test_support.hpp"
 #include "twobody/detail/engine/backend.hpp"
 #include "twobody/correlation.hpp"
@@ -1657,6 +1658,39 @@ TEST_F(Cuda, ChunkedLaunchesEqualCpu) {
   EXPECT_EQ(gj.counts, cj.counts);
   EXPECT_EQ(gj.region_counts, cj.region_counts);
   unsetenv("TWOBODY_CUDA_CHUNK_POINTS");
+}
+
+// A budget of device memory (set_device_memory_limit, the CLI's --device-memory) below what the sets
+// need in one piece runs them in chunks, with the counts of the run without it, byte for byte:
+// histograms with jackknife regions, weighted sums, per-point counts, and a correlation function
+// whose counts (DD, DR_i, RR_i) each stream through the budget.
+TEST_F(Cuda, DeviceMemoryBudgetRunsInChunksWithTheSameCounts) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  PointSet A = to_pointset(uniform_points(300000, 3, 0, 100, rng, true));
+  std::vector<std::int32_t> labels(A.size());
+  for (auto& x : labels) x = static_cast<std::int32_t>(rng() % 9);
+  A.set_regions(labels);
+  std::vector<double> weights(A.size());
+  for (auto& w : weights) w = 0.5 + static_cast<double>(rng() % 1000) / 1000.0;
+  A.set_weights(weights);
+  auto s = stat(Metric::Euclidean, Traversal::Auto, Binning::linear(0.0, 3.0, 12), OutputKind::Histogram, true);
+  s.set_regions(9);
+  auto per_point = stat(Metric::Euclidean, Traversal::Auto, Binning::from_edges({0.0, 1.5}), OutputKind::Reduction);
+  per_point.reduction = reduce::PerPoint{per_point.binning()};
+  const Result whole = run(s, A, nullptr, on("cuda")), whole_pp = run(per_point, A, nullptr, on("cuda"));
+  EXPECT_EQ(whole.info.plan.find("in chunks"), std::string::npos) << whole.info.plan;
+  set_device_memory_limit(16u << 20);
+  const Result budget = run(s, A, nullptr, on("cuda")), budget_pp = run(per_point, A, nullptr, on("cuda"));
+  set_device_memory_limit(0);
+  EXPECT_NE(budget.info.plan.find("in chunks of at most 65536 points"), std::string::npos) << budget.info.plan;
+  EXPECT_EQ(budget.counts, whole.counts);
+  EXPECT_EQ(budget.region_counts, whole.region_counts);
+  ASSERT_EQ(budget.weighted.size(), whole.weighted.size());
+  for (std::size_t b = 0; b < whole.weighted.size(); ++b) EXPECT_EQ(budget.weighted[b], whole.weighted[b]) << b;
+  EXPECT_EQ(budget_pp.per_point_a.counts, whole_pp.per_point_a.counts);
+  EXPECT_EQ(budget.counts, run(s, A, nullptr, on("cpu")).counts);
 }
 
 // ---- 2-D bins on the GPU (Backend::refuses none): (r_p, pi) and (s, mu) about the z axis, periodic and

@@ -19,6 +19,7 @@
 #include "builtin_catalogs.hpp"
 #include "process_phases.hpp"
 #include "mpi_session.hpp"
+#include "twobody/device_memory.hpp"
 #include "twobody/error.hpp"
 
 namespace twobody::cli {
@@ -80,6 +81,7 @@ void add_common_options(CLI::App& app, CommonOptions& o, const Features& f) {
   app.add_option("--devices", o.devices,
                  "CUDA devices to split the pairs over, a host thread each: all, or indices such as 0,2 (default: "
                  "one device)");
+  add_device_memory_option(app, o.device_memory);
   app.add_option("--path", o.path, "traversal: auto (cost model) | brute | grid (cell grid, cutoff statistics)")
       ->check(CLI::IsMember({"auto", "brute", "grid"}));
   app.add_option("--threads", o.threads, "CPU threads (default: all)")->check(non_negative_number);
@@ -89,6 +91,26 @@ void add_common_options(CLI::App& app, CommonOptions& o, const Features& f) {
                  ".txt for a table, .h5, .npz, .csv), csv otherwise")
       ->check(CLI::IsMember({"csv", "json", "table", "hdf5", "npz"}));
   app.add_flag("--explain", o.explain, "print the plan of each run it makes (backend, traversal, tiles) to stderr");
+}
+
+void add_device_memory_option(CLI::App& cmd, std::string& text) {
+  cmd.add_option("--device-memory", text,
+                 "GPU memory a run may plan for on each device, e.g. 2G or 512M (default: what the device has free); "
+                 "larger catalogues stream through it in chunks, with the same results")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            try {
+              parse_memory_size(v, "");  // (CLI11 names the option)
+              return {};
+            } catch (const Error& e) {
+              return e.what();
+            }
+          },
+          "SIZE"));
+}
+
+void apply_device_memory(const std::string& text) {
+  if (!text.empty()) set_device_memory_limit(parse_memory_size(text, "--device-memory"));
 }
 
 void refuse_outputs_over_inputs(const CLI::App& cmd) {
@@ -258,6 +280,7 @@ RunOptions make_run_options(const CommonOptions& o, ProgressBar& bar) {
   RunOptions r;
   r.backend = o.backend;
   r.devices = parse_devices(o.devices);
+  apply_device_memory(o.device_memory);
   r.mean_separation = o.ravg;
   r.path = o.path;
   r.threads = o.threads;  // (the engine caps it at the processors; the note says so)

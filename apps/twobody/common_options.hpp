@@ -28,6 +28,7 @@ struct CommonOptions {
   bool wrap = false;
   std::string backend = "auto";
   std::string devices;  // --devices: "all" or a list "0,2"; empty: one device
+  std::string device_memory;  // --device-memory: a budget of each GPU's memory ("2G"); empty: its free memory
   std::string path = "auto";
   int threads = 0;
   std::string output;
@@ -54,6 +55,11 @@ extern const CLI::Validator non_negative_number;  // >= 0 (and finite)
 void add_common_options(CLI::App& app, CommonOptions& o, const Features& f);
 // --ravg of the 1-D histograms and correlation functions: the mean separation per bin.
 void add_ravg_option(CLI::App& cmd, CommonOptions& o);
+
+// --device-memory SIZE on `cmd` into `text` (checked as parse_memory_size reads it), and its value
+// set for the process (set_device_memory_limit; an empty text leaves the device's free memory).
+void add_device_memory_option(CLI::App& cmd, std::string& text);
+void apply_device_memory(const std::string& text);
 
 // --devices as RunOptions::devices: "all" is every visible device; an empty text, none (one device).
 std::vector<int> parse_devices(const std::string& text);

@@ -26,6 +26,7 @@ struct LatticeCliOptions {
   std::string binning = "compact";
   int bin_depth = 0;
   std::string backend = "auto";
+  std::string device_memory;  // --device-memory (apply_device_memory)
   int threads = 0;
   bool explain = false;
 };
@@ -53,6 +54,7 @@ void add_lattice_options(CLI::App& cmd, LatticeCliOptions& o, bool placement) {
                                              "second pass (default: the deepest bin's)")
       ->check(non_negative_number);
   cmd.add_option("--backend", o.backend, "auto | cpu | cuda (the GPU's gather: the CPU's bits; auto: the GPU for maps of ~10^8 terms or more)");
+  add_device_memory_option(cmd, o.device_memory);
   cmd.add_option("--threads", o.threads, "CPU threads (default: all)")->check(non_negative_number);
   cmd.add_flag("--explain", o.explain, "print the plan (lattice, function, precision and its bound, bins) to stderr");
 }
@@ -95,6 +97,7 @@ RunOptions run_options_of(const LatticeCliOptions& o) {
   RunOptions r;
   r.backend = o.backend;
   r.threads = o.threads;
+  apply_device_memory(o.device_memory);
   if (o.explain) r.on_plan = [](const std::string& plan) { std::cerr << "twobody: plan of run 1:\n" << plan; };
   return r;
 }

@@ -8,6 +8,7 @@
 #include "bindings.hpp"
 #include "twobody/binning.hpp"
 #include "twobody/config.hpp"
+#include "twobody/device_memory.hpp"
 #include "twobody/error.hpp"
 
 namespace nb = nanobind;
@@ -36,6 +37,9 @@ NB_MODULE(_twobody, m) {
   m.def("set_error_classes", &set_error_classes, nb::arg("classes"));
   m.def("available_backends", &twobody::available_backends);
   m.def("visible_devices", &twobody::visible_devices);
+  m.def("set_device_memory_limit", &twobody::set_device_memory_limit, nb::arg("bytes"));
+  m.def("device_memory_limit", &twobody::device_memory_limit);
+  m.def("parse_memory_size", &twobody::parse_memory_size, nb::arg("text"), nb::arg("what"));
   // The CLI's bins of --rmin/--rmax/--nbins [--log]: the same edges, bit for bit.
   m.def("linear_edges", [](double lo, double hi, std::size_t n) { return twobody::Binning::linear(lo, hi, n).edges(); },
         nb::arg("lo"), nb::arg("hi"), nb::arg("nbins"));

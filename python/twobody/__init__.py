@@ -8,8 +8,9 @@ See docs/python.md.
 """
 
 from . import _twobody
-from ._api import (Catalogue, angular, available_backends, join, kde, kk, knn, linear_bins, log_bins, matrix,
-                   neighbours, nk, paircount, rdf, rppi, sdh, smu, visible_devices, wp, wtheta, xi, xi_rppi, xi_smu)
+from ._api import (Catalogue, angular, available_backends, device_memory_limit, join, kde, kk, knn, linear_bins,
+                   log_bins, matrix, neighbours, nk, paircount, rdf, rppi, sdh, set_device_memory_limit, smu,
+                   visible_devices, wp, wtheta, xi, xi_rppi, xi_smu)
 from ._expressions import custom
 from ._information import MutualInformation, mutual_information
 from ._errors import (BackendError, ConfigError, InputError, InternalError, OutputError, ResourceError,
@@ -26,7 +27,8 @@ _twobody.set_error_classes(_BY_KIND)
 __version__ = _twobody.version
 
 __all__ = ["Catalogue", "Jackknife", "Result", "TwobodyError", "InputError", "ConfigError", "ResourceError",
-           "BackendError", "OutputError", "InternalError", "available_backends", "visible_devices", "read", "generate", "randoms_like", "linear_bins", "log_bins", "sdh",
+           "BackendError", "OutputError", "InternalError", "available_backends", "visible_devices",
+           "set_device_memory_limit", "device_memory_limit", "read", "generate", "randoms_like", "linear_bins", "log_bins", "sdh",
            "paircount", "rdf", "angular", "xi", "wtheta", "rppi", "smu", "xi_rppi", "wp", "xi_smu", "kk", "nk",
            "neighbours", "matrix", "kde", "join", "knn", "custom", "mutual_information", "MutualInformation", "JoinPairs", "JoinCsr", "JoinCounts", "JoinTotal", "JoinFile",
            "KnnResult", "potential", "density", "gridding", "forces", "LatticeMap", "BodyForces"]

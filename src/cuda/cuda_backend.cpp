@@ -105,7 +105,8 @@ std::size_t chunk_points(const Plan& plan, int in_flight) {
     chunk = std::min(chunk, std::max<std::size_t>(largest, 1));
   } else {
     const std::size_t per_point = 2 * (20 * static_cast<std::size_t>(plan.a->dim()) + 40);
-    chunk = std::min(chunk, std::max<std::size_t>(1 << 20, static_cast<std::size_t>(0.6 * free_b / static_cast<double>(per_point) /
+    // (At least 2^16 points a chunk: a budget of a few MB still runs, in chunks of ~13 MB.)
+    chunk = std::min(chunk, std::max<std::size_t>(1 << 16, static_cast<std::size_t>(0.6 * free_b / static_cast<double>(per_point) /
                                                                                    static_cast<double>(in_flight))));
   }
   if (const std::size_t forced = TuningPolicy::current().chunk_points) chunk = std::min(chunk, forced);

@@ -9,6 +9,7 @@
 
 #include "twobody/detail/cuda/cuda_check.hpp"
 #include "twobody/detail/cuda/staged_upload.hpp"
+#include "twobody/device_memory.hpp"
 
 namespace twobody::cuda {
 
@@ -28,7 +29,9 @@ inline void retain_pool_memory() {
 // Device memory a run can still take: what the driver reports free, plus what this device's pool
 // keeps reserved but unused. retain_pool_memory makes the pool keep what runs free, and
 // cudaMemGetInfo counts that as used: without it a second run in one process (Python, the
-// correlation functions' counts) would see its own predecessor's buffers as taken.
+// correlation functions' counts) would see its own predecessor's buffers as taken. At most the
+// budget of set_device_memory_limit (--device-memory), when one is set: every piece a run sizes
+// from this (chunks, blocks, batches, tiles) is then planned to fit in it.
 inline std::size_t available_device_bytes() {
   std::size_t free_b = 0, total_b = 0;
   TWOBODY_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
@@ -39,7 +42,9 @@ inline std::size_t available_device_bytes() {
   unsigned long long reserved = 0, used = 0;
   TWOBODY_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved));
   TWOBODY_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used));
-  return free_b + static_cast<std::size_t>(reserved > used ? reserved - used : 0);
+  const std::size_t available = free_b + static_cast<std::size_t>(reserved > used ? reserved - used : 0);
+  const std::size_t budget = device_memory_limit();  // (--device-memory: plan as if the device had no more)
+  return budget > 0 && budget < available ? budget : available;
 }
 
 template <class T>

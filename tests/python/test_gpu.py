@@ -99,3 +99,19 @@ def test_pair_expressions_and_matrices_on_the_gpu(rng):
     for kernel in ("pearson", "l2", "cosine", "sum(abs(a - b))"):
         cpu, gpu = both(tb.matrix, v, kernel=kernel)
         np.testing.assert_array_equal(gpu, cpu, err_msg=kernel)
+
+
+def test_a_device_memory_budget_streams_the_sets_with_the_same_counts(rng):
+    """set_device_memory_limit below what the sets need in one piece: w(theta) with randoms and
+    jackknife regions, every count in chunks, the same columns as without the budget."""
+    data = np.column_stack([rng.random(200000) * 40, rng.random(200000) * 30 - 15])
+    randoms = np.column_stack([rng.random(300000) * 40, rng.random(300000) * 30 - 15])
+    edges = tb.log_bins(0.05, 3, 10)
+    whole = tb.wtheta(data, edges, randoms=randoms, jackknife=8, backend="cuda")
+    try:
+        tb.set_device_memory_limit("16M")
+        assert tb.device_memory_limit() == 16 << 20
+        budget = tb.wtheta(data, edges, randoms=randoms, jackknife=8, backend="cuda")
+    finally:
+        tb.set_device_memory_limit(None)
+    same(whole, budget, "wtheta under a 16 MiB budget")

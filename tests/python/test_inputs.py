@@ -249,3 +249,29 @@ def test_columns_equal_the_clis(cli, tmp_path, rng):
     names, cols = cli_table(cli, ["wtheta", "--data", str(tmp_path / "s.txt"), "--randoms", str(tmp_path / "sr.txt"),
                                   *tbins])
     same_as_cli(tb.wtheta(sky, tb.log_bins(1, 40, 5), randoms=sr), names, cols)
+
+
+def test_device_memory_limit_sizes_and_refusals(rng):
+    """set_device_memory_limit takes bytes, a size text or None, refuses anything else with the
+    package's errors, and leaves a CPU run's results as they were."""
+    a = rng.random((2000, 3)) * 10
+    edges = tb.linear_bins(0.1, 2, 5)
+    before = tb.paircount(a, edges, backend="cpu")
+    try:
+        tb.set_device_memory_limit("2G")
+        assert tb.device_memory_limit() == 2 << 30
+        tb.set_device_memory_limit(3 << 30)
+        assert tb.device_memory_limit() == 3 << 30
+        tb.set_device_memory_limit("1.5GiB")
+        assert tb.device_memory_limit() == 3 << 29
+        np.testing.assert_array_equal(tb.paircount(a, edges, backend="cpu").npairs, before.npairs)
+        for bad in ("2X", "", "100", "-1G", "nan"):
+            with pytest.raises(tb.ConfigError, match="device memory limit"):
+                tb.set_device_memory_limit(bad)
+        for bad in (1.5, True, [1]):
+            with pytest.raises(TypeError):
+                tb.set_device_memory_limit(bad)
+        tb.set_device_memory_limit(None)
+        assert tb.device_memory_limit() == 0
+    finally:
+        tb.set_device_memory_limit(0)
