@@ -124,6 +124,9 @@ refused "--bins FILE or --rmin/--rmax/--nbins/--log" paircount --data good.txt -
 refused "unknown subcommand 'paircounts'" paircounts --data good.txt
 refused "threads" paircount --data good.txt --rmax 2 --nbins 3 --threads -4 -o out/r.csv
 refused "is the input of --data" paircount --data good.txt --rmax 2 --nbins 3 -o good.txt
+refused "device-memory.*not a size" paircount --data good.txt --rmax 2 --nbins 3 --device-memory 2X -o out/r.csv
+refused "device-memory.*below 1 MiB" paircount --data good.txt --rmax 2 --nbins 3 --device-memory 100 -o out/r.csv
+refused "device-memory.*not a size" potential --data good.txt --spacing 1 --cutoff 2 --device-memory -1G -o out/p.npy
 cp sky.txt sky_r.txt
 refused "is the input of --randoms" wtheta --data sky.txt --randoms sky_r.txt --rmax 5 --nbins 3 --covariance sky_r.txt --jackknife 4
 ln -sf good.txt alias.txt
@@ -134,6 +137,11 @@ refused "is the input of --data" paircount --data alias.txt --rmax 2 --nbins 3 -
 rc=$?
 "$tb" paircount --data good.txt --rmax 2 --nbins 3 --threads 1 >t_one.csv 2>/dev/null
 if [[ $rc -eq 0 ]] && grep -q "capped" t_many.err && cmp -s t_many.csv t_one.csv; then ok; else bad "--threads 100000: exit $rc, $(cat t_many.err)"; fi
+
+# A device-memory budget leaves a CPU run's answer as it was.
+"$tb" paircount --data good.txt --rmax 2 --nbins 3 --backend cpu --device-memory 2G >t_budget.csv 2>/dev/null
+rc=$?
+if [[ $rc -eq 0 ]] && cmp -s t_budget.csv t_one.csv; then ok; else bad "--device-memory 2G on the CPU: exit $rc"; fi
 
 # Outputs: a failed write is an error, never a success; a good file is never spoiled.
 if [[ -w /dev/full ]]; then
