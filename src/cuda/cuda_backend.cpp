@@ -77,8 +77,8 @@ constexpr int kChunksInFlight = 2;
 // allocates: its upload (float32 and float64 coordinates, weights, labels: `set`), the order and
 // either the sort's keys and values (double-buffered: 20 bytes, freed before the sorted copy is
 // made) or the sorted copy (the cell index's, or the Morton order's: `set` again), a per-point
-// output's count and sum, and 8 bytes for the work queue and the cell starts. 76 bytes at D = 3:
-// 10^9 points in 76 GB, one piece on a 141 GB H200.
+// output's count and sum, and 8 bytes for the work queue and the cell starts. 84 bytes at D = 3
+// (76 of them the sets and their copies): 10^9 points in 84 GB, one piece on a 141 GB H200.
 std::size_t run_bytes_per_point(const Plan& plan) {
   const Statistic& s = *plan.stat;
   const std::size_t set = 12 * static_cast<std::size_t>(plan.a->dim()) + (s.weighted ? 8 : 0) + (s.regions() > 0 ? 4 : 0);
