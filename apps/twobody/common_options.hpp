@@ -1,4 +1,5 @@
 #pragma once
+#include <chrono>
 #include <thread>
 // The options every statistic shares, and how they become engine inputs.
 #include <CLI/CLI.hpp>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "progress_bar.hpp"
+#include "process_phases.hpp"
 #include "twobody/box.hpp"
 #include "twobody/engine.hpp"
 #include "twobody/io.hpp"
@@ -71,11 +73,15 @@ class BackendWarmUp {
   explicit BackendWarmUp(const CommonOptions& o) : BackendWarmUp(o.backend, o.devices) {}
   BackendWarmUp(std::string backend, std::string devices)
       : thread_([backend = std::move(backend), devices = std::move(devices)] {
+          if (backend == "cpu") return;
+          const auto t0 = std::chrono::steady_clock::now();
           try {
             warm_up(backend, parse_devices(devices));
           } catch (...) {
             // (a bad --devices is reported by the run)
           }
+          const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          if (seconds >= 1e-3) ProcessPhases::get().device_start_up(seconds);  // (none without a device)
         }) {}
   BackendWarmUp(const BackendWarmUp&) = delete;
   BackendWarmUp& operator=(const BackendWarmUp&) = delete;

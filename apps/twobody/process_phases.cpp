@@ -29,6 +29,11 @@ void ProcessPhases::catalogue(const PointSet& p) {
   catalogue_bytes_ += 8.0 * columns * static_cast<double>(p.size());
 }
 
+void ProcessPhases::device_start_up(double seconds) {
+  const std::lock_guard lock(mutex_);
+  start_up_seconds_ = seconds;
+}
+
 std::string ProcessPhases::text() const {
   const std::lock_guard lock(mutex_);
   if (!enabled_ || clock_.empty()) return {};
@@ -39,7 +44,12 @@ std::string ProcessPhases::text() const {
   if (catalogue_bytes_ > 0)
     s += fmt::format(" = {:.2f}x the catalogues ({} as float64 coordinates and weights)", peak / catalogue_bytes_,
                      format_bytes(catalogue_bytes_));
-  return s + "\n";
+  s += "\n";
+  if (start_up_seconds_ >= 0)
+    s += fmt::format("twobody: device start-up {:.3f} s (CUDA's context and memory pool, on a thread of its own beside "
+                     "the reading; the first run waits for what is left of it)\n",
+                     start_up_seconds_);
+  return s;
 }
 
 }  // namespace twobody::cli

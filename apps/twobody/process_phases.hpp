@@ -21,6 +21,10 @@ class ProcessPhases {
   void lap(const std::string& phase);
   // A catalogue just read: its float64 bytes count towards the ratio.
   void catalogue(const PointSet& p);
+  // The device's start-up (BackendWarmUp: CUDA's context and memory pool, made on a thread of its
+  // own while the catalogues are read), said on a line of the report; a run that starts before it
+  // is done waits for the rest.
+  void device_start_up(double seconds);
   // The report, lines ending in '\n' ("" when not enabled).
   std::string text() const;
 
@@ -29,6 +33,7 @@ class ProcessPhases {
   bool enabled_ = false;
   PhaseClock clock_;
   double catalogue_bytes_ = 0;
+  double start_up_seconds_ = -1;  // (< 0: no device started)
 };
 
 }  // namespace twobody::cli
