@@ -8,9 +8,9 @@ See docs/python.md.
 """
 
 from . import _twobody
-from ._api import (Catalogue, angular, available_backends, device_memory_limit, join, kde, kk, knn, linear_bins,
-                   log_bins, matrix, neighbours, nk, paircount, rdf, rppi, sdh, set_device_memory_limit, smu,
-                   visible_devices, wp, wtheta, xi, xi_rppi, xi_smu)
+from ._api import (Catalogue, angular, join, kde, kk, knn, linear_bins, log_bins, matrix, neighbours, nk, paircount,
+                   rdf, rppi, sdh, smu, wp, wtheta, xi, xi_rppi, xi_smu)
+from ._devices import available_backends, device_memory_limit, set_device_memory_limit, visible_devices
 from ._expressions import custom
 from ._information import MutualInformation, mutual_information
 from ._errors import (BackendError, ConfigError, InputError, InternalError, OutputError, ResourceError,

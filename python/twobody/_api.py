@@ -55,39 +55,6 @@ def log_bins(lo: float, hi: float, nbins: int) -> np.ndarray:
     return np.asarray(_twobody.log_edges(lo, hi, nbins))
 
 
-def visible_devices() -> list:
-    """The CUDA devices ``devices=`` may name: [0, 1, ..., n - 1]; [] without CUDA or a GPU."""
-    return list(_twobody.visible_devices())
-
-
-def set_device_memory_limit(size) -> None:
-    """The GPU memory a run may plan for on each device, like the CLI's ``--device-memory``: bytes
-    (an int) or a size such as ``"2G"`` or ``"512M"``; ``None`` or ``0``: what the device has free.
-    Larger catalogues then stream through the device in chunks, with the same results. Process-wide,
-    for every device, until set again."""
-    if size is None:
-        _twobody.set_device_memory_limit(0)
-        return
-    if isinstance(size, bool) or not isinstance(size, (int, str)):
-        raise TypeError(f"set_device_memory_limit: expected bytes (int), a size such as '2G', or None; got {type(size).__name__}")
-    if isinstance(size, int):
-        if size == 0:
-            _twobody.set_device_memory_limit(0)
-            return
-        size = str(size)
-    _twobody.set_device_memory_limit(_twobody.parse_memory_size(size, "device memory limit"))
-
-
-def device_memory_limit() -> int:
-    """The budget set by :func:`set_device_memory_limit` in bytes (0: none, the device's free memory)."""
-    return int(_twobody.device_memory_limit())
-
-
-def available_backends() -> list:
-    """The backends built into this module: 'cpu', and 'cuda' when built with CUDA."""
-    return list(_twobody.available_backends())
-
-
 # ---- inputs -----------------------------------------------------------------------------------
 
 def _real_array(x, what, ndim=None):
