@@ -82,8 +82,8 @@ constexpr int kChunksInFlight = 2;
 std::size_t run_bytes_per_point(const Plan& plan) {
   const Statistic& s = *plan.stat;
   const std::size_t set = 12 * static_cast<std::size_t>(plan.a->dim()) + (s.weighted ? 8 : 0) + (s.regions() > 0 ? 4 : 0);
-  const std::size_t per_point = s.output() == OutputKind::PerPoint ? 8 + (s.weighted ? sizeof(FixedSum) : 0) : 0;
-  return set + 4 + std::max<std::size_t>(24, set) + per_point + 8;
+  const std::size_t point_outputs = s.output() == OutputKind::PerPoint ? 8 + (s.weighted ? sizeof(FixedSum) : 0) : 0;
+  return set + 4 + std::max<std::size_t>(24, set) + point_outputs + 8;
 }
 
 // Points a set may have in one launch: at most 2^31 (32-bit indices in the kernels, with room for
