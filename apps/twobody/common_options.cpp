@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include <omp.h>
 
 #include "builtin_catalogs.hpp"
+#include "device_visibility.hpp"
 #include "process_phases.hpp"
 #include "mpi_session.hpp"
 #include "twobody/device_memory.hpp"
@@ -274,6 +276,34 @@ std::vector<int> parse_devices(const std::string& text) {
     devices.push_back(d);
   }
   return devices;
+}
+
+namespace {
+// Applies default_device_visibility when the command runs on the default device on a backend that
+// may use CUDA and no MPI split picks the device by rank. Called before anything touches CUDA;
+// TWOBODY_ALL_DEVICES_VISIBLE=1 leaves the visibility alone.
+void show_only_the_default_device(const std::string& backend, const std::string& devices) {
+  if (backend == "cpu" || !devices.empty() || cli_distribution()) return;
+  if (const char* keep = std::getenv("TWOBODY_ALL_DEVICES_VISIBLE"); keep && std::string(keep) == "1") return;
+  if (const auto narrowed = default_device_visibility(std::getenv("CUDA_VISIBLE_DEVICES")))
+    setenv("CUDA_VISIBLE_DEVICES", narrowed->c_str(), 1);
+}
+
+}  // namespace
+
+BackendWarmUp::BackendWarmUp(const std::string& backend, const std::string& devices) {
+  if (backend == "cpu") return;
+  show_only_the_default_device(backend, devices);
+  thread_ = std::thread([backend, devices] {
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      warm_up(backend, parse_devices(devices));
+    } catch (...) {
+      // (a bad --devices is reported by the run)
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (seconds >= 1e-3) ProcessPhases::get().device_start_up(seconds);  // (none without a device)
+  });
 }
 
 RunOptions make_run_options(const CommonOptions& o, ProgressBar& bar) {

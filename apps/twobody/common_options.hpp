@@ -1,5 +1,4 @@
 #pragma once
-#include <chrono>
 #include <thread>
 // The options every statistic shares, and how they become engine inputs.
 #include <CLI/CLI.hpp>
@@ -71,21 +70,14 @@ std::vector<int> parse_devices(const std::string& text);
 class BackendWarmUp {
  public:
   explicit BackendWarmUp(const CommonOptions& o) : BackendWarmUp(o.backend, o.devices) {}
-  BackendWarmUp(std::string backend, std::string devices)
-      : thread_([backend = std::move(backend), devices = std::move(devices)] {
-          if (backend == "cpu") return;
-          const auto t0 = std::chrono::steady_clock::now();
-          try {
-            warm_up(backend, parse_devices(devices));
-          } catch (...) {
-            // (a bad --devices is reported by the run)
-          }
-          const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-          if (seconds >= 1e-3) ProcessPhases::get().device_start_up(seconds);  // (none without a device)
-        }) {}
+  // Before the thread starts CUDA, a run on the default device shows the driver that device alone
+  // (device_visibility.hpp: the driver's start-up grows with the devices it sees).
+  BackendWarmUp(const std::string& backend, const std::string& devices);
   BackendWarmUp(const BackendWarmUp&) = delete;
   BackendWarmUp& operator=(const BackendWarmUp&) = delete;
-  ~BackendWarmUp() { thread_.join(); }
+  ~BackendWarmUp() {
+    if (thread_.joinable()) thread_.join();
+  }
 
  private:
   std::thread thread_;

@@ -14,14 +14,18 @@
 // their terms computed by the CPU traversal's float64 rule with the same operations
 // (cpu/lattice_traversal.cpp; --fmad=false, IEEE division and square root), and every term is
 // added as an integer of steps on the plan's sum grid, so the map is the CPU's bit for bit. The
-// sources are binned on the host (engine/lattice_bins.hpp); the integers are turned into values on
-// the device in single precision (the host's rounding, lattice_values_kernel) and on the host, by
-// the CPU's code, in double. Later milestones (issue 24's plan): binning on the device, the depth
-// cap with the CPU taking the overflow, the scatter agent, slabs for maps beyond device memory.
+// sources are binned on the device (lattice_device_bins.hpp: the host's bins, bit for bit), or on
+// the host (engine/lattice_bins.hpp) for regular bins and when the device cannot hold the binning;
+// the integers are turned into values on the device in single precision (the host's rounding,
+// lattice_values_kernel) and on the host, by the CPU's code, in double. Later milestones (issue
+// 24's plan): the depth cap with the CPU taking the overflow, the scatter agent, slabs for maps
+// beyond device memory.
 // The host's side (tiles' runs of bins, work items, regular bins) is in lattice_tiles.hpp.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <span>
@@ -30,6 +34,7 @@
 
 #include "twobody/detail/cuda/cuda_check.hpp"
 #include "twobody/detail/cuda/device_buffer.hpp"
+#include "twobody/detail/cuda/lattice_device_bins.hpp"
 #include "twobody/detail/cuda/lattice_tiles.hpp"
 #include "twobody/detail/cuda/output/exact_sum_atomics.cuh"
 #include "twobody/detail/cuda/staged_upload.hpp"
@@ -359,20 +364,20 @@ void gather(const LatticePlan& plan, const F& f, const GatherArgs& args, std::si
 }
 
 // What every pass reads: the lattice, the function's constants, the sum grid, the runs of bins.
-GatherArgs geometry_args(const LatticePlan& plan, const lattice::Binned& bins, std::vector<long long> (&runs)[3]) {
+GatherArgs geometry_args(const LatticePlan& plan, const std::array<lattice::AxisBins, 3>& axis, std::vector<long long> (&runs)[3]) {
   const Lattice& L = plan.stat->lattice;
   const LatticeFunction& fn = plan.stat->function;
   GatherArgs args{};
   for (int k = 0; k < 3; ++k) {
     args.tiles_per[k] = (L.shape[k] + kTile - 1) / kTile;
-    args.nb[k] = bins.axis[k].nb;
+    args.nb[k] = axis[k].nb;
     args.shape[k] = L.shape[k];
     args.origin[k] = L.origin[k];
     args.spacing[k] = L.spacing[k];
     args.period[k] = L.period(k);
     args.periodic[k] = L.periodic[k];
     args.h32[k] = static_cast<float>(L.spacing[k]);
-    runs[k] = tile_runs(bins.axis[k], L.shape[k], args.tiles_per[k]);
+    runs[k] = tile_runs(axis[k], L.shape[k], args.tiles_per[k]);
   }
   args.dim = L.dim;
   args.comps = plan.components;
@@ -415,6 +420,27 @@ std::unique_ptr<Pass> compact_pass(std::span<const lattice::Source> sources, std
   return p;
 }
 
+// A pass over compact bins made on the device (lattice_device_bins.hpp), its items made there too.
+std::unique_ptr<Pass> device_pass(const LatticePlan& plan, const std::array<lattice::AxisBins, 3>& axis,
+                                  const long long* const (&runs)[3], const GatherArgs& args) {
+  auto p = std::make_unique<Pass>();
+  lattice::AxisBins a[3] = {axis[0], axis[1], axis[2]};
+  DeviceBins bins = bin_sources_on_device(plan, a);
+  p->items = work_items_on_device(bins.start.get(), runs, args.tiles_per, args.nb, 16 * kMaxThreads, p->n_items);
+  p->sources = std::move(bins.sources);
+  p->start = std::move(bins.start);
+  return p;
+}
+
+// Whether this run bins on the device: compact bins that the device can sort, within `room` bytes
+// (TWOBODY_LATTICE_BINNING=host keeps the host's binning, for comparison).
+bool bins_on_device(const LatticePlan& plan, const std::array<lattice::AxisBins, 3>& axis, double room) {
+  if (plan.stat->binning == LatticeBinning::Regular) return false;
+  if (const char* v = std::getenv("TWOBODY_LATTICE_BINNING"); v && std::strcmp(v, "host") == 0) return false;
+  const std::uint64_t bins = static_cast<std::uint64_t>(axis[0].nb * axis[1].nb * axis[2].nb);
+  return device_can_bin(plan, bins) && device_binning_bytes(plan, bins) <= room;
+}
+
 std::unique_ptr<Pass> regular_pass(const RegularBins& r, const std::vector<long long> (&runs)[3], const GatherArgs& args) {
   auto p = std::make_unique<Pass>();
   const std::vector<WorkItem> items = work_items(runs, args.tiles_per, args.nb, 16 * kMaxThreads,
@@ -440,37 +466,46 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
   const int comps = plan.components;
   TWOBODY_CUDA_CHECK(cudaFree(nullptr));  // the context, if this process has none yet
   plan.lap("device start-up");
-  const lattice::Binned bins = lattice::bin_sources(plan);
-  plan.lap("binning");
+  const std::array<lattice::AxisBins, 3> axis = lattice::axis_bins(plan);
   const std::uint64_t nodes = L.nodes();
   const std::size_t sum_bytes = single ? sizeof(long long) : sizeof(DeviceFixedSum);
   const std::size_t free_bytes = available_device_bytes();
   (void)cudaGetLastError();  // an earlier run's handled failure, still in the slot a launch's check reads
-  // The map's sums and mask, and the compact sources (regular bins check their own beside the map).
   const double map_bytes = static_cast<double>(nodes) * static_cast<double>(comps * sum_bytes + 1);
   const bool regular = plan.stat->binning == LatticeBinning::Regular;
-  const double need = map_bytes + (regular ? 0.0 : static_cast<double>(bins.sources.size()) * sizeof(lattice::Source) +
-                                                    static_cast<double>(bins.start.size()) * sizeof(std::uint64_t));
-  if (need > 0.8 * static_cast<double>(free_bytes)) {
-    char text[256];  // (no fmt here: nvcc's host pass rejects its headers)
-    std::snprintf(text, sizeof text, "a lattice map of %llu nodes needs %.3g GB on the device, which has %.3g GB free: "
-                  "use the CPU backend, a coarser lattice or single precision",
-                  static_cast<unsigned long long>(nodes), need / 1e9, static_cast<double>(free_bytes) / 1e9);
-    throw Error(ErrorKind::Resource, text);
-  }
   std::vector<long long> runs[3];
-  GatherArgs args = geometry_args(plan, bins, runs);
-  // The passes: compact bins; or regular bins and, past a capped depth, the spill's compact bins.
-  std::vector<std::unique_ptr<Pass>> passes;
-  if (!regular) {
-    passes.push_back(compact_pass(bins.sources, bins.start, runs, args));
-  } else {
-    const RegularBins r = regular_bins(bins, plan.stat->bin_depth, 0.8 * static_cast<double>(free_bytes) - map_bytes, free_bytes);
-    passes.push_back(regular_pass(r, runs, args));
-    if (!r.spill.empty()) passes.push_back(compact_pass(r.spill, r.spill_start, runs, args));
-    out.spilled = r.spill.size();
-  }
+  GatherArgs args = geometry_args(plan, axis, runs);
   const DeviceBuffer<long long> runs_x(runs[0]), runs_y(runs[1]), runs_z(runs[2]);
+  const long long* const device_runs[3] = {runs_x.get(), runs_y.get(), runs_z.get()};
+  // The passes: compact bins made on the device; or made on the host (when the device cannot hold
+  // the binning beside the map); or regular bins and, past a capped depth, the spill's compact bins.
+  std::vector<std::unique_ptr<Pass>> passes;
+  const bool on_device = bins_on_device(plan, axis, 0.8 * static_cast<double>(free_bytes) - map_bytes);
+  if (on_device) {
+    passes.push_back(device_pass(plan, axis, device_runs, args));
+    plan.lap("binning on the device");
+  } else {
+    const lattice::Binned bins = lattice::bin_sources(plan);
+    plan.lap("binning");
+    // The map's sums and mask, and the compact sources (regular bins check their own beside the map).
+    const double need = map_bytes + (regular ? 0.0 : static_cast<double>(bins.sources.size()) * sizeof(lattice::Source) +
+                                                      static_cast<double>(bins.start.size()) * sizeof(std::uint64_t));
+    if (need > 0.8 * static_cast<double>(free_bytes)) {
+      char text[256];  // (no fmt here: nvcc's host pass rejects its headers)
+      std::snprintf(text, sizeof text, "a lattice map of %llu nodes needs %.3g GB on the device, which has %.3g GB free: "
+                    "use the CPU backend, a coarser lattice or single precision",
+                    static_cast<unsigned long long>(nodes), need / 1e9, static_cast<double>(free_bytes) / 1e9);
+      throw Error(ErrorKind::Resource, text);
+    }
+    if (!regular) {
+      passes.push_back(compact_pass(bins.sources, bins.start, runs, args));
+    } else {
+      const RegularBins r = regular_bins(bins, plan.stat->bin_depth, 0.8 * static_cast<double>(free_bytes) - map_bytes, free_bytes);
+      passes.push_back(regular_pass(r, runs, args));
+      if (!r.spill.empty()) passes.push_back(compact_pass(r.spill, r.spill_start, runs, args));
+      out.spilled = r.spill.size();
+    }
+  }
   DeviceBuffer<unsigned char> sums(nodes * static_cast<std::uint64_t>(comps) * sum_bytes);
   DeviceBuffer<unsigned char> excluded(args.coulomb ? nodes : 0);
   DeviceBuffer<unsigned long long> terms(1);
@@ -478,7 +513,7 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
   excluded.zero();
   terms.zero();
   TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
-  plan.lap("work items and upload");
+  plan.lap(on_device ? "map's sums" : "work items and upload");
   args.runs[0] = runs_x.get();
   args.runs[1] = runs_y.get();
   args.runs[2] = runs_z.get();

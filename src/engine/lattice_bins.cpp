@@ -66,14 +66,12 @@ void sort_by_bin(std::vector<BinnedSource>& v, std::uint64_t bins, int threads) 
 
 }  // namespace
 
-Binned bin_sources(const LatticePlan& plan) {
+std::array<AxisBins, 3> axis_bins(const LatticePlan& plan) {
   const Lattice& L = plan.stat->lattice;
   const LatticeFunction& fn = plan.stat->function;
-  const LatticeSources& src = *plan.sources;
-  const PointSet& p = *src.points;
-  Binned out;
+  std::array<AxisBins, 3> axis;
   for (int k = 0; k < 3; ++k) {
-    AxisBins& a = out.axis[k];
+    AxisBins& a = axis[k];
     a.n = L.shape[k];
     a.periodic = k < L.dim && L.periodic[k];
     a.nodes = k < L.dim ? plan.bin_nodes : 1;
@@ -83,10 +81,20 @@ Binned bin_sources(const LatticePlan& plan) {
   }
   // A cutoff of very many spacings makes the bins reach far beyond the lattice: refuse before the
   // offsets' array (8 bytes a bin) is asked for.
-  const double many = static_cast<double>(out.axis[0].nb) * static_cast<double>(out.axis[1].nb) * static_cast<double>(out.axis[2].nb);
+  const double many = static_cast<double>(axis[0].nb) * static_cast<double>(axis[1].nb) * static_cast<double>(axis[2].nb);
   if (many > 0x1p32)
     throw Error(ErrorKind::Resource, fmt::format("the cutoff reaches {:.3g} bins of {} nodes around the lattice: use a coarser "
                                                  "spacing or a smaller cutoff", many, plan.bin_nodes));
+  return axis;
+}
+
+Binned bin_sources(const LatticePlan& plan) {
+  const Lattice& L = plan.stat->lattice;
+  const LatticeSources& src = *plan.sources;
+  const PointSet& p = *src.points;
+  Binned out;
+  const std::array<AxisBins, 3> axis = axis_bins(plan);
+  std::copy(axis.begin(), axis.end(), out.axis);
   const std::size_t n = p.size();
   std::vector<std::int64_t> bin(n);
   const std::uint64_t bins = static_cast<std::uint64_t>(out.axis[0].nb * out.axis[1].nb * out.axis[2].nb);

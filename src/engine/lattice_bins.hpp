@@ -5,6 +5,7 @@
 // carries what both precisions read, computed once here on the host, so every traversal starts
 // from the same bits.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <utility>
@@ -84,6 +85,9 @@ struct Binned {
     return static_cast<std::uint64_t>(bx + axis[0].nb * (by + axis[1].nb * bz));
   }
 };
+
+// The plan's bins along each axis (Error(Resource) when they would number over 2^32).
+std::array<AxisBins, 3> axis_bins(const LatticePlan& plan);
 
 // The plan's sources sorted into its bins, each bin's in input order (sources too far from the
 // lattice to reach a node left out), on plan.threads threads.
