@@ -9,6 +9,7 @@
 #include <cstring>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "lattice_cases.hpp"
@@ -99,6 +100,30 @@ TEST_F(CudaLattice, FarImagesAndNoSourceNearTheLattice) {
   EXPECT_EQ(gpu.terms, 0u);
   EXPECT_EQ(gpu.values, run_on(none, Precision::Single, "cpu").values);
   for (double v : gpu.values) ASSERT_EQ(v, 0.0);
+}
+
+TEST_F(CudaLattice, ScatterAndGatherGiveTheCpusBits) {
+  // Single precision: a thread a source over its stencil into shared sums, or a thread a node; the
+  // same pairs, the same integers. Crowded tiles split into items, periodic images, 2-D, exclusions,
+  // separable and radial supports, bins of several nodes.
+  const Case cases[] = {make_case(91, LatticeKernel::KaiserBessel, Support::Ball, 3, 20000, false),
+                        make_case(92, LatticeKernel::KaiserBessel, Support::Box, 3, 6000, true),
+                        make_case(93, LatticeKernel::CoulombSwitched, Support::Ball, 3, 60000, false),
+                        make_case(94, LatticeKernel::BlinnBlob, Support::Ball, 2, 20000, true),
+                        make_case(95, LatticeKernel::KaiserBessel, Support::Ball, 3, 4000, false, 0x1p20)};
+  for (const char* traversal : {"scatter", "gather"}) {
+    setenv("TWOBODY_LATTICE_TRAVERSAL", traversal, 1);
+    for (const Case& c : cases) expect_same_bits(c, Precision::Single, traversal);
+    setenv("TWOBODY_LATTICE_BIN", "3", 1);
+    expect_same_bits(cases[1], Precision::Single, traversal);
+    unsetenv("TWOBODY_LATTICE_BIN");
+    const LatticeMap m = run_on(cases[0], Precision::Single, "cuda");
+    EXPECT_NE(m.plan.find(std::string(traversal) + " ("), std::string::npos) << m.plan;
+  }
+  unsetenv("TWOBODY_LATTICE_TRAVERSAL");
+  // Auto takes scatter for these cutoffs of a few spacings, and gather in double precision.
+  EXPECT_NE(run_on(cases[0], Precision::Single, "cuda").plan.find("scatter ("), std::string::npos);
+  EXPECT_NE(run_on(cases[0], Precision::Double, "cuda").plan.find("gather (scatter takes"), std::string::npos);
 }
 
 TEST_F(CudaLattice, ACancelFromTheProgressCallbackStopsTheRun) {

@@ -20,6 +20,7 @@
 #include "twobody/detail/cuda/vector_join.hpp"
 #include "twobody/detail/engine/backend.hpp"
 #include "twobody/detail/engine/chunked_run.hpp"
+#include "twobody/detail/cuda/lattice_tiles.hpp"
 #include "twobody/detail/engine/lattice_bins.hpp"
 #include "twobody/detail/engine/lattice_plan.hpp"
 #include "twobody/detail/engine/lattice_screen.hpp"
@@ -258,12 +259,16 @@ class CudaBackend final : public Backend {
   bool runs_lattice() const override { return true; }
   void run_lattice(const LatticePlan& plan, LatticeMap& out) override { run_lattice_on_device(plan, out); }
   std::string describe_lattice(const LatticePlan& plan) const override {
-    const bool screened = lattice::make_pair_screen(plan, lattice::kTileNodes).on;
-    return std::string("blocks of 8 x 8 x 8 threads, a node a thread with its sums in registers; the nearby rows of bins "
-                       "(range access) staged through shared memory across rows; ") +
-           (screened ? "pairs screened in float32 with margins against the float64 rule, the undecided ones decided by it; "
-                     : "every pair decided by the float64 rule (no float32 screen: a short period or large coordinates); ") +
-           "sources binned on the host";
+    const lattice::PairScreen screen = lattice::make_pair_screen(plan, lattice::kTileNodes);
+    const LatticeTraversal traversal = choose_lattice_traversal(plan, screen);
+    return std::string("blocks of 8 x 8 x 8 threads on a tile of nodes; the nearby rows of bins (range access) staged "
+                       "through shared memory across rows; ") +
+           (traversal.scatter ? "a thread a staged source, adding its stencil's terms to the tile's sums in shared memory "
+                              : "a node a thread with its sums in registers ") +
+           "(" + traversal.why + "); " +
+           (screen.on ? "pairs screened in float32 with margins against the float64 rule, the undecided ones decided by it; "
+                      : "every pair decided by the float64 rule (no float32 screen: a short period or large coordinates); ") +
+           "sources binned on the device (regular bins, and runs whose binning does not fit beside the map: on the host)";
   }
   Result run(const Plan& plan) override {
     const auto t0 = std::chrono::steady_clock::now();

@@ -67,6 +67,7 @@ struct GatherArgs {
   bool coulomb, ball;
   DeviceSumGrid grid;
   lattice::PairScreen screen;
+  float stencil[3];  // scatter: spacings either side of a source beyond which the screen rejects every node
   const WorkItem* items;
   void* sums;        // per node and component: long long (Single) or DeviceFixedSum (Double)
   unsigned char* excluded;
@@ -137,9 +138,13 @@ __device__ __forceinline__ unsigned long long run_bins(const long long* runs) {
   return n;
 }
 
-template <class F, bool Single, bool Regular>
+template <class F, bool Single, bool Regular, bool Scatter>
 __global__ void __launch_bounds__(kMaxThreads, 2) lattice_gather_kernel(const __grid_constant__ GatherArgs args, const F f) {
+  static_assert(!Scatter || (Single && !Regular), "scatter takes single precision's 64-bit sums on compact bins");
   __shared__ StagedSource s_src[kMaxThreads];
+  // Scatter: the tile's sums (a node's components kMaxThreads apart) and exclusions.
+  __shared__ unsigned long long s_sum[Scatter ? 2 * kMaxThreads : 1];
+  __shared__ unsigned char s_ex[Scatter ? kMaxThreads : 1];
   __shared__ unsigned long long s_first[kMaxThreads];  // a unit's first source (index into args.sources)
   __shared__ unsigned long long s_pos[kMaxThreads];    // its place in the tile's sequence of sources
   __shared__ unsigned long long s_warp[32];
@@ -160,11 +165,11 @@ __global__ void __launch_bounds__(kMaxThreads, 2) lattice_gather_kernel(const __
   bool excluded = false;
   unsigned long long terms = 0;
 
-  const auto add = [&](double re, double im, double g) {
-    sum[0].add(grid_steps(args.grid, re * g));
-    if (args.comps == 2) sum[1].add(grid_steps(args.grid, im * g));
-    ++terms;
-  };
+  if constexpr (Scatter) {
+    s_sum[tid] = 0;
+    s_sum[kMaxThreads + tid] = 0;
+    s_ex[tid] = 0;  // (the first staging's barrier orders these before any atomic)
+  }
   // The single-precision term from the float32 squares (the rule's own, below).
   const auto single_term = [&](const float (&sq)[3], float r2f, double aux) {
     if constexpr (F::kSeparable) {
@@ -175,8 +180,9 @@ __global__ void __launch_bounds__(kMaxThreads, 2) lattice_gather_kernel(const __
       return f.g(r2f, aux);
     }
   };
-  // The rule: the float64 decision, and the term in the plan's precision.
-  const auto rule = [&](const lattice::Source& s) {
+  // The rule: the float64 decision for the node `ni` at `nx`, and the term in the plan's precision
+  // handed to put(re, im, g); an excluded node sets `ex`.
+  const auto rule = [&](const lattice::Source& s, const long long (&ni)[3], const double (&nx)[3], bool& ex, auto&& put) {
     double d[3];
     long long m[3];
     bool near = true;
@@ -186,7 +192,7 @@ __global__ void __launch_bounds__(kMaxThreads, 2) lattice_gather_kernel(const __
         m[k] = 0;
         continue;
       }
-      double dk = s.x[k] - node[k];
+      double dk = s.x[k] - nx[k];
       long long w = 0;
       if (args.periodic[k]) {
         const double wd = nearbyint(dk / args.period[k]);
@@ -196,7 +202,7 @@ __global__ void __launch_bounds__(kMaxThreads, 2) lattice_gather_kernel(const __
         }
       }
       d[k] = dk;
-      m[k] = i[k] + w * args.shape[k] - s.b[k];
+      m[k] = ni[k] + w * args.shape[k] - s.b[k];
       near = near && fabs(dk) < args.cutoff;
     }
     if (!near) return;
@@ -204,7 +210,7 @@ __global__ void __launch_bounds__(kMaxThreads, 2) lattice_gather_kernel(const __
     if (args.dim == 3) r2 = r2 + d[2] * d[2];
     if (args.ball && !(r2 < args.cutoff2)) return;
     if (args.coulomb && r2 < args.exclusion2) {
-      excluded = true;
+      ex = true;
       return;
     }
     double g;
@@ -224,21 +230,58 @@ __global__ void __launch_bounds__(kMaxThreads, 2) lattice_gather_kernel(const __
     } else {
       g = f.g(r2, s.aux);
     }
-    add(s.re, s.im, g);
+    put(s.re, s.im, g);
   };
-  const auto visit = [&](const StagedSource& s) {
+  // A staged source and the tile's node nj (ni its lattice index, nx its position): screened, and
+  // decided by the rule where the screen cannot.
+  const auto evaluate = [&](const StagedSource& s, const long long (&ni)[3], const float (&nj)[3], const double (&nx)[3],
+                            bool& ex, auto&& put) {
     float sq[3], r2f;
-    const lattice::Screened v = lattice::screen_pair(args.screen, s.t, j, sq, r2f);
+    const lattice::Screened v = lattice::screen_pair(args.screen, s.t, nj, sq, r2f);
     if (v == lattice::Screened::Out) return;
     if (v == lattice::Screened::Excluded) {
-      excluded = true;
+      ex = true;
       return;
     }
     if (Single && v == lattice::Screened::In) {
-      add(s.re, s.im, single_term(sq, r2f, s.aux));
+      put(s.re, s.im, single_term(sq, r2f, s.aux));
       return;
     }
-    rule(args.sources[s.index]);
+    rule(args.sources[s.index], ni, nx, ex, put);
+  };
+  // Gather: this thread's node, its sums in registers.
+  const auto add = [&](double re, double im, double g) {
+    sum[0].add(grid_steps(args.grid, re * g));
+    if (args.comps == 2) sum[1].add(grid_steps(args.grid, im * g));
+    ++terms;
+  };
+  const auto visit = [&](const StagedSource& s) { evaluate(s, i, j, node, excluded, add); };
+  // Scatter: the source's stencil clipped to the tile (and the lattice), each node's steps added to
+  // the tile's shared sums.
+  const auto scatter = [&](const StagedSource& s) {
+    int lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+    for (int k = 0; k < args.dim; ++k) {
+      const int rel = static_cast<int>(s.t.rel[k]);
+      lo[k] = max(0, static_cast<int>(ceilf(s.t.f[k] - args.stencil[k])) + rel);
+      hi[k] = min(static_cast<int>(min(static_cast<long long>(kTile), args.shape[k] - tile0[k])) - 1,
+                  static_cast<int>(floorf(s.t.f[k] + args.stencil[k])) + rel);
+    }
+    for (int z = lo[2]; z <= hi[2]; ++z)
+      for (int y = lo[1]; y <= hi[1]; ++y)
+        for (int x = lo[0]; x <= hi[0]; ++x) {
+          const int at = x + kTile * (y + kTile * z);
+          const long long ni[3] = {tile0[0] + x, tile0[1] + y, tile0[2] + z};
+          const float nj[3] = {static_cast<float>(x), static_cast<float>(y), static_cast<float>(z)};
+          double nx[3] = {0, 0, 0};
+          for (int k = 0; k < args.dim; ++k) nx[k] = args.origin[k] + static_cast<double>(ni[k]) * args.spacing[k];
+          bool ex = false;
+          evaluate(s, ni, nj, nx, ex, [&](double re, double im, double g) {
+            atomicAdd(&s_sum[at], static_cast<unsigned long long>(grid_steps(args.grid, re * g)));
+            if (args.comps == 2) atomicAdd(&s_sum[kMaxThreads + at], static_cast<unsigned long long>(grid_steps(args.grid, im * g)));
+            ++terms;
+          });
+          if (ex) s_ex[at] = 1;
+        }
   };
 
   // The tile's units in the host's order (work_items): rows of bins along z, then y, then (compact)
@@ -302,13 +345,21 @@ __global__ void __launch_bounds__(kMaxThreads, 2) lattice_gather_kernel(const __
       }
       __syncthreads();
       const int n = static_cast<int>(min(static_cast<unsigned long long>(threads), hi - e));
-      if (mine)
+      if constexpr (Scatter) {
+        for (int q2 = tid; q2 < n; q2 += threads) scatter(s_src[q2]);
+      } else if (mine) {
         for (int q2 = 0; q2 < n; ++q2) visit(s_src[q2]);
+      }
       __syncthreads();
     }
     pos += total;
   }
 
+  if constexpr (Scatter) {  // (the last staging's barrier ordered every atomic before these)
+    sum[0].v = static_cast<long long>(s_sum[tid]);
+    sum[1].v = static_cast<long long>(s_sum[kMaxThreads + tid]);
+    excluded = s_ex[tid] != 0;
+  }
   if (terms) atomicAdd(args.terms, terms);
   if (!mine) return;
   // Added, not stored: a split tile's items meet here (integers, so in any order the same bits).
@@ -343,7 +394,7 @@ struct Progress {
   std::size_t done = 0, total = 0;
 };
 
-template <bool Single, bool Regular, class F>
+template <bool Single, bool Regular, bool Scatter, class F>
 void gather(const LatticePlan& plan, const F& f, const GatherArgs& args, std::size_t items, dim3 block, Progress& progress) {
   // In batches, so that progress is reported (and a cancel taken) along the way.
   constexpr std::size_t kBatches = 32;
@@ -352,7 +403,7 @@ void gather(const LatticePlan& plan, const F& f, const GatherArgs& args, std::si
     GatherArgs a = args;
     a.items = args.items + first;
     const unsigned blocks = static_cast<unsigned>(std::min(batch, items - first));
-    lattice_gather_kernel<F, Single, Regular><<<blocks, block>>>(a, f);
+    lattice_gather_kernel<F, Single, Regular, Scatter><<<blocks, block>>>(a, f);
     TWOBODY_CUDA_CHECK(cudaGetLastError());
     progress.done += blocks;
     if (plan.progress) {
@@ -475,6 +526,8 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
   const bool regular = plan.stat->binning == LatticeBinning::Regular;
   std::vector<long long> runs[3];
   GatherArgs args = geometry_args(plan, axis, runs);
+  const LatticeTraversal traversal = choose_lattice_traversal(plan, args.screen);
+  for (int k = 0; k < 3; ++k) args.stencil[k] = traversal.stencil[k];
   const DeviceBuffer<long long> runs_x(runs[0]), runs_y(runs[1]), runs_z(runs[2]);
   const long long* const device_runs[3] = {runs_x.get(), runs_y.get(), runs_z.get()};
   // The passes: compact bins made on the device; or made on the host (when the device cannot hold
@@ -531,13 +584,14 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
     a.depth = p->depth;
     a.items = p->items.get();
     lattice::visit_lattice_function(plan.stat->function, [&](const auto& f) {
-      if (single) p->regular ? gather<true, true>(plan, f, a, p->n_items, block, progress)
-                             : gather<true, false>(plan, f, a, p->n_items, block, progress);
-      else p->regular ? gather<false, true>(plan, f, a, p->n_items, block, progress)
-                      : gather<false, false>(plan, f, a, p->n_items, block, progress);
+      if (traversal.scatter && single && !p->regular) gather<true, false, true>(plan, f, a, p->n_items, block, progress);
+      else if (single) p->regular ? gather<true, true, false>(plan, f, a, p->n_items, block, progress)
+                                  : gather<true, false, false>(plan, f, a, p->n_items, block, progress);
+      else p->regular ? gather<false, true, false>(plan, f, a, p->n_items, block, progress)
+                      : gather<false, false, false>(plan, f, a, p->n_items, block, progress);
     });
   }
-  plan.lap("gather");
+  plan.lap(traversal.scatter ? "scatter" : "gather");
 
   if (single) {
     const unsigned long long slots = nodes * static_cast<unsigned long long>(comps);

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <utility>
 
 #include "twobody/error.hpp"
@@ -24,6 +26,43 @@ std::vector<long long> tile_runs(const lattice::AxisBins& axis, long long shape,
     }
   }
   return out;
+}
+
+LatticeTraversal choose_lattice_traversal(const LatticePlan& plan, const lattice::PairScreen& screen) {
+  LatticeTraversal t;
+  const Lattice& L = plan.stat->lattice;
+  const char* forced = std::getenv("TWOBODY_LATTICE_TRAVERSAL");  // gather | scatter (tests, benchmarks)
+  const std::string force = forced ? forced : "";
+  if (!force.empty() && force != "gather" && force != "scatter" && force != "auto")
+    throw Error(ErrorKind::Config, "TWOBODY_LATTICE_TRAVERSAL=" + force + ": expected gather, scatter or auto");
+  if (force == "gather") {
+    t.why = "gather (TWOBODY_LATTICE_TRAVERSAL)";
+    return t;
+  }
+  if (plan.stat->precision != Precision::Single || plan.stat->binning == LatticeBinning::Regular || !screen.on) {
+    t.why = std::string("gather (scatter takes ") +
+            (plan.stat->precision != Precision::Single ? "single precision's 64-bit sums"
+             : plan.stat->binning == LatticeBinning::Regular ? "compact bins"
+                                                              : "the float32 screen, off for this lattice") + ")";
+    return t;
+  }
+  // The stencil: beyond sqrt(out_sq) along an axis the screen's square exceeds out_sq, so the pair
+  // is Out whatever the other axes; the slack covers the float32 roundings of f − R and f + R.
+  double ratio = 1;
+  for (int k = 0; k < L.dim; ++k) {
+    const double r = std::sqrt(static_cast<double>(screen.out_sq)) / static_cast<double>(screen.h[k]);
+    t.stencil[k] = static_cast<float>(r * (1 + 0x1p-16) + 0x1p-16);
+    const double w = std::floor(2 * static_cast<double>(t.stencil[k])) + 1;
+    ratio *= w / (kTile + w - 1);
+  }
+  char text[200];
+  std::snprintf(text, sizeof text, "a stencil of %.3g spacings either side: %.0f%% of gather's pairs", static_cast<double>(t.stencil[0]),
+                100 * ratio);
+  // A scattered pair costs a shared atomic beside its evaluation: scatter when it evaluates under a
+  // quarter of gather's pairs (MRI 7%, CutCP 67%).
+  t.scatter = force == "scatter" || ratio < 0.25;
+  t.why = std::string(t.scatter ? "scatter (" : "gather (") + text + (force == "scatter" ? ", TWOBODY_LATTICE_TRAVERSAL)" : ")");
+  return t;
 }
 
 RegularBins regular_bins(const lattice::Binned& bins, long long cap, double room, std::size_t free_bytes) {

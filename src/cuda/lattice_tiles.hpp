@@ -4,9 +4,12 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "twobody/detail/engine/lattice_bins.hpp"
+#include "twobody/detail/engine/lattice_plan.hpp"
+#include "twobody/detail/engine/lattice_screen.hpp"
 
 namespace twobody::cuda {
 
@@ -44,6 +47,21 @@ std::vector<WorkItem> work_items(const std::vector<long long> (&runs)[3], const 
   }
   return items;
 }
+
+// How a block visits its tile's sources (lattice_gather.cu). Gather: a thread a node, each running
+// over every staged source. Scatter (cuFINUFFT's subproblems, with integer atomics): a thread a
+// staged source, each running over the tile's nodes within its stencil (`stencil[k]` spacings
+// either side of its position: beyond it the float32 screen rejects every pair) into the tile's
+// sums in shared memory. The same pairs reach the same rule, and integer sums commute, so both give
+// the same bits; scatter evaluates ~(w·8/(8 + w − 1))^dim pairs a source for a stencil w nodes wide
+// against gather's 8^dim (MRI's radius-2 kernel: 37 against 512). Scatter needs the screen (its
+// stencil is the screen's) and takes single precision's 64-bit sums on compact bins.
+struct LatticeTraversal {
+  bool scatter = false;
+  float stencil[3] = {0, 0, 0};
+  std::string why;
+};
+LatticeTraversal choose_lattice_traversal(const LatticePlan& plan, const lattice::PairScreen& screen);
 
 // Seed 002's regular bins: every bin padded to `depth` slots (the deepest bin's when the plan gives
 // none), and the sources beyond a capped depth spilled, bin by bin in bin order, into compact bins
