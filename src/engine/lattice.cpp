@@ -4,6 +4,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -95,12 +96,33 @@ const char* kind_name(LatticeKernel k) {
   return "?";
 }
 
+// A column's first bad value reported (one parallel pass: 3·10^7 sources are 0.24 GB a column).
 void check_column(std::span<const double> v, std::size_t n, const char* what, bool positive) {
   if (v.empty()) return;
   if (v.size() != n) throw_input(fmt::format("{} {} values for {} sources", v.size(), what, n));
-  for (std::size_t i = 0; i < n; ++i)
-    if (!std::isfinite(v[i]) || (positive && !(v[i] > 0)))
-      throw_input(fmt::format("source {}: {} {} is not {}", i + 1, what, v[i], positive ? "finite and > 0" : "finite"));
+  const std::ptrdiff_t m = static_cast<std::ptrdiff_t>(n);
+  std::ptrdiff_t first = m;
+#pragma omp parallel for reduction(min : first) if (m > 100000)
+  for (std::ptrdiff_t i = 0; i < m; ++i)
+    if ((!std::isfinite(v[i]) || (positive && !(v[i] > 0))) && i < first) first = i;
+  if (first < m)
+    throw_input(fmt::format("source {}: {} {} is not {}", first + 1, what, v[first], positive ? "finite and > 0" : "finite"));
+}
+
+// The largest |v| of a column, and its smallest value (one parallel pass each).
+double max_magnitude(std::span<const double> v) {
+  double most = 0;
+  const std::ptrdiff_t m = static_cast<std::ptrdiff_t>(v.size());
+#pragma omp parallel for reduction(max : most) if (m > 100000)
+  for (std::ptrdiff_t i = 0; i < m; ++i) most = std::max(most, std::fabs(v[i]));
+  return most;
+}
+double smallest(std::span<const double> v) {
+  double least = INFINITY;
+  const std::ptrdiff_t m = static_cast<std::ptrdiff_t>(v.size());
+#pragma omp parallel for reduction(min : least) if (m > 100000)
+  for (std::ptrdiff_t i = 0; i < m; ++i) least = std::min(least, v[i]);
+  return least;
 }
 
 void validate(const reduce::OntoLattice& stat, const LatticeSources& src) {
@@ -193,11 +215,8 @@ LatticePlan make_lattice_plan(const reduce::OntoLattice& stat, const LatticeSour
   }
   in.coordinate_scale = far;
   plan.coordinate_scale = far;
-  in.max_strength = src.strength.empty() ? 1.0 : 0.0;
-  for (const double v : src.strength) in.max_strength = std::max(in.max_strength, std::fabs(v));
-  for (const double v : src.strength_im) in.max_strength = std::max(in.max_strength, std::fabs(v));
-  in.min_radius = INFINITY;
-  for (const double r : src.radius) in.min_radius = std::min(in.min_radius, r);
+  in.max_strength = std::max({src.strength.empty() ? 1.0 : 0.0, max_magnitude(src.strength), max_magnitude(src.strength_im)});
+  in.min_radius = smallest(src.radius);
   const lattice::TermBound tb = lattice::term_bound(stat.function, in);
   const bool single = stat.precision == Precision::Single;
   plan.grid = lattice::sum_grid(tb.grid_bound, single ? 31 : 62);
@@ -245,13 +264,13 @@ double expected_terms(const reduce::OntoLattice& stat, const LatticeSources& sou
   return n * per;
 }
 
-// Auto takes the GPU's gather for maps of at least this many terms, when a device is present: below
+// Auto takes the GPU for maps of at least this many terms, when a device is present: below
 // it the device's start-up, the upload and the map's way back cost more than the CPU's traversal
 // (bench/RESULTS.md, 2026-11-28, 32 host threads against one H200: Blinn's 3.3·10^7 terms 0.74 s on
 // the CPU and 0.97 s on the GPU; MRI's 1.7·10^8 2.8 s and 1.5 s; CutCP's 3·10^10 25 s and 1.4 s).
 constexpr double kGpuTerms = 1e8;
 
-// "cpu", "cuda" (the GPU's gather, the CPU's bits), or "auto": the GPU for large maps, which the
+// "cpu", "cuda" (the GPU, the CPU's bits), or "auto": the GPU for large maps, which the
 // plan says.
 std::unique_ptr<Backend> lattice_backend(const reduce::OntoLattice& stat, const LatticeSources& sources,
                                          const RunOptions& opt, std::string& why) {
@@ -266,13 +285,13 @@ std::unique_ptr<Backend> lattice_backend(const reduce::OntoLattice& stat, const 
     const double terms = expected_terms(stat, sources);
     if (terms >= kGpuTerms) {
       if (auto gpu = make_cuda_backend()) {
-        why = fmt::format(" (auto: about {:.2g} terms, at least {:.0e}: the GPU's gather, the CPU's bits)", terms, kGpuTerms);
+        why = fmt::format(" (auto: about {:.2g} terms, at least {:.0e}: the GPU, the CPU's bits)", terms, kGpuTerms);
         return gpu;
       }
       why = fmt::format(" (auto: about {:.2g} terms, but no GPU: {})", terms, cuda_unavailable_reason());
       return make_cpu_backend();
     }
-    why = fmt::format(" (auto: about {:.2g} terms, below {:.0e}: the CPU; --backend cuda runs the GPU's gather, the same bits)",
+    why = fmt::format(" (auto: about {:.2g} terms, below {:.0e}: the CPU; --backend cuda runs the GPU, the same bits)",
                       terms, kGpuTerms);
     return make_cpu_backend();
   }

@@ -95,15 +95,33 @@ void PointSet::push_back(std::span<const double> x) {
   for (auto& f : float_) f.clear();
 }
 
+namespace {
+// The first index of x[0, n) whose value is not finite, or n: a parallel pass (large sets: the
+// lattice maps' 3·10^7 sources took 0.36 s of planning in sequential passes).
+std::size_t first_non_finite(const double* x, std::size_t n) {
+  std::ptrdiff_t first = static_cast<std::ptrdiff_t>(n);
+  const std::ptrdiff_t m = static_cast<std::ptrdiff_t>(n);
+#pragma omp parallel for reduction(min : first) if (m > 100000)
+  for (std::ptrdiff_t i = 0; i < m; ++i)
+    if (!std::isfinite(x[i]) && i < first) first = i;
+  return static_cast<std::size_t>(first);
+}
+}  // namespace
+
 void PointSet::check_finite(const std::string& source) const {
-  for (std::size_t i = 0; i < n_; ++i)
-    for (int d = 0; d < dim_; ++d)
-      if (!std::isfinite(coord(d)[i]))
-        throw_input(fmt::format("{}: point {} has a non-finite coordinate {} ({})", source, i + 1,
-                                d + 1, coord(d)[i]));
-  for (std::size_t i = 0; i < weights_.size(); ++i)
-    if (!std::isfinite(weights_[i]))
-      throw_input(fmt::format("{}: point {} has a non-finite weight", source, i + 1));
+  // The first point with a bad coordinate, and its first such coordinate, as a scan point by point
+  // would report it.
+  std::size_t point = n_;
+  int dim = 0;
+  for (int d = 0; d < dim_; ++d)
+    if (const std::size_t i = first_non_finite(coord(d).data(), n_); i < point) {
+      point = i;
+      dim = d;
+    }
+  if (point < n_)
+    throw_input(fmt::format("{}: point {} has a non-finite coordinate {} ({})", source, point + 1, dim + 1, coord(dim)[point]));
+  if (const std::size_t i = first_non_finite(weights_.data(), weights_.size()); i < weights_.size())
+    throw_input(fmt::format("{}: point {} has a non-finite weight", source, i + 1));
 }
 
 PointSet PointSet::concat(const PointSet& a, const PointSet& b) {
