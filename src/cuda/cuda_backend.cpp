@@ -78,12 +78,15 @@ constexpr int kChunksInFlight = 2;
 // allocates: its upload (float32 and float64 coordinates, weights, labels: `set`), the order and
 // either the sort's keys and values (double-buffered: 20 bytes, freed before the sorted copy is
 // made) or the sorted copy (the cell index's, or the Morton order's: `set` again), a per-point
-// output's count and sum, and 8 bytes for the work queue and the cell starts. 84 bytes at D = 3
+// output's count and sum (forces: D + 1 sums of 24 bytes), and 8 bytes for the work queue and the cell starts. 84 bytes at D = 3
 // (76 of them the sets and their copies): 10^9 points in 84 GB, one piece on a 141 GB H200.
 std::size_t run_bytes_per_point(const Plan& plan) {
   const Statistic& s = *plan.stat;
   const std::size_t set = 12 * static_cast<std::size_t>(plan.a->dim()) + (s.weighted ? 8 : 0) + (s.regions() > 0 ? 4 : 0);
-  const std::size_t point_outputs = s.output() == OutputKind::PerPoint ? 8 + (s.weighted ? sizeof(FixedSum) : 0) : 0;
+  const bool forces = std::holds_alternative<reduce::PointSums>(s.reduction);
+  const std::size_t point_outputs = forces ? 8 + 24 * (static_cast<std::size_t>(plan.a->dim()) + 1)  // DeviceWideSum a column
+                                    : s.output() == OutputKind::PerPoint ? 8 + (s.weighted ? sizeof(FixedSum) : 0)
+                                                                          : 0;
   return set + 4 + std::max<std::size_t>(24, set) + point_outputs + 8;
 }
 
@@ -231,8 +234,6 @@ class CudaBackend final : public Backend {
   // grid agent's 32 copies a warp beside the region x bin counters (histogram_bins_in_shared);
   // 2-D bins are not limited.
   std::string refuses(const Statistic& s) const override {
-    // Forces' per-point vector sums have no device output yet (PointSumsOutput, issue 24).
-    if (std::holds_alternative<reduce::PointSums>(s.reduction)) return "has no output for forces (per-point vector sums) yet";
     // Jackknife regions are counted by the grid kernels alone, and the device's grid does not
     // serve triclinic cells (run_triclinic.cu: brute force).
     if (s.metric == Metric::Periodic && s.box.triclinic() && s.regions() > 0)

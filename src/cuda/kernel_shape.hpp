@@ -44,8 +44,8 @@ constexpr int kGridWarps = kGridThreads / 32;
 constexpr int kTensorAnchors = 512;  // anchors of a tensor-core item: 8 warps × 64
 
 // What a pair produces (pair_output.cuh): seed 000's types I (Reduce), II (Histogram), III
-// (PairList) and per-point reductions.
-enum class OutputMode { Reduce, Histogram, PairList, PerPoint };
+// (PairList), per-point reductions, and per-point vector sums (forces: reduce::PointSums).
+enum class OutputMode { Reduce, Histogram, PairList, PerPoint, PointSums };
 
 // Shared memory the output needs beyond a traversal's own tiles (laid out first); `copies` counts
 // every sub-histogram of the block (all slots); `regions` the jackknife regions: block-wide

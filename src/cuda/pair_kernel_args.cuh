@@ -9,6 +9,7 @@
 #include "twobody/detail/cuda/output/exact_sum_atomics.cuh"
 #include "twobody/detail/cuda/pair_pool.hpp"
 #include "twobody/detail/exact/fast_path.hpp"
+#include "twobody/pair_force.hpp"
 
 namespace twobody::cuda {
 
@@ -18,6 +19,30 @@ struct DeviceSet {
   const double* w;
   const std::int32_t* region;  // jackknife labels (Statistic::regions), else null
   std::uint32_t n;
+};
+
+// A 192-bit exact sum (WideSum's range: a close contact's force terms exceed 2^63 steps), three
+// 64-bit words of a two's complement integer, low word first.
+struct DeviceWideSum {
+  unsigned long long w[3];
+};
+
+// Forces (reduce::PointSums, output/point_sums_output.cuh): the potential, the box, the grids and
+// the arrays, in the traversal's point order: per point D + 1 sums (the force's components, then
+// the energy); the run's energy and virial; the first pair closer than the closest separation
+// (a flag, its two points and r²'s bits).
+struct PointSumsArgs {
+  bool coulomb = false;
+  LennardJonesTerms lj_terms;
+  CoulombSwitchedTerms coulomb_terms;
+  bool periodic = false;
+  double length[3] = {0, 0, 0}, half[3] = {0, 0, 0};
+  double closest2 = 0;
+  DeviceSumGrid force, energy, virial;
+  DeviceWideSum* sums_a = nullptr;
+  DeviceWideSum* sums_b = nullptr;
+  DeviceWideSum* totals = nullptr;
+  unsigned long long* too_close = nullptr;
 };
 
 template <class Proxy, class Exact>
@@ -68,6 +93,8 @@ struct PairKernelArgs {
   // Binned pair functions: the counts (weighted sums, region counts) added to the global arrays
   // pair by pair, no sub-histograms in shared memory.
   bool hist_global;
+  // Forces: per-point vector sums (their partners' counts in point_counts_a, point_counts_b).
+  PointSumsArgs forces;
 };
 
 // A binned pair function (binned_pair_functions.hpp: RpPiBins, SMuBins and the mock variants) gives a pair's

@@ -9,6 +9,7 @@
 //                                        jackknife regions, mean separations)
 //   reduce::PairList   PairListOutput    type III: the paged pair pool (pair_pool.hpp)
 //   reduce::PerPoint   PerPointOutput    per-point counts and weight sums
+//   reduce::PointSums  PointSumsOutput   per-point force and energy sums (short-range forces)
 //
 // Each has the same face (output/output_common.cuh): classify (the float32 verdict: bin >= 0, -1
 // outside, -2 to settle), quick (the fast verdict, counting what it decides), resolve and settle
@@ -19,6 +20,7 @@
 #include "twobody/detail/cuda/output/histogram_output.cuh"
 #include "twobody/detail/cuda/output/pair_list_output.cuh"
 #include "twobody/detail/cuda/output/per_point_output.cuh"
+#include "twobody/detail/cuda/output/point_sums_output.cuh"
 
 namespace twobody::cuda {
 
@@ -43,6 +45,11 @@ template <int D, bool W, class P, class E, bool R, int S, bool M>
 struct OutputFor<D, OutputMode::PerPoint, W, P, E, R, S, M> {
   static_assert(!R && !M, "jackknife regions and mean separations are histograms'");
   using type = PerPointOutput<D, W, P, E, S>;
+};
+template <int D, bool W, class P, class E, bool R, int S, bool M>
+struct OutputFor<D, OutputMode::PointSums, W, P, E, R, S, M> {
+  static_assert(!R && !M, "jackknife regions and mean separations are histograms'");
+  using type = PointSumsOutput<D, W, P, E, S>;
 };
 }  // namespace output_detail
 

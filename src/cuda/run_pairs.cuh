@@ -51,6 +51,7 @@ class PhaseClock {
 };
 
 inline OutputMode output_mode(const Statistic& s) {
+  if (std::holds_alternative<reduce::PointSums>(s.reduction)) return OutputMode::PointSums;
   return s.output() == OutputKind::Reduction  ? OutputMode::Reduce
          : s.output() == OutputKind::PairList ? OutputMode::PairList
          : s.output() == OutputKind::PerPoint ? OutputMode::PerPoint
@@ -62,6 +63,9 @@ class PairRun {
   static constexpr int D = F::dim;
   static constexpr bool kBinned = binned_pair_function<Exact>;
   static constexpr bool kTiles = std::is_same_v<F, Euclidean<D>> && D <= 3;  // the counting tiles' metric
+  // Forces: Cartesian points of 1 to 3 dimensions, open or in an orthorhombic box (check_point_sums).
+  static constexpr bool kForces =
+      !kBinned && D <= 3 && std::is_same_v<Exact, F> && (std::is_same_v<F, Euclidean<D>> || std::is_same_v<F, PeriodicEuclidean<D>>);
   using Proxy = typename FastPath<F>::Proxy;
   using Args = PairKernelArgs<Proxy, Exact>;
 
@@ -164,6 +168,27 @@ class PairRun {
     args_.hist_stride = layout_.stride;
     args_.chunks_per_row = static_cast<std::uint32_t>((plan_.b->size() + kChunk - 1) / kChunk);
     outputs_->bind(args_, problem_);
+    if (problem_.mode == OutputMode::PointSums) bind_forces();
+  }
+
+  // Forces: the potential's functors as the CPU makes them (visit_pair_force, the range's cutoff),
+  // the box, the closest separation and the grids.
+  void bind_forces() {
+    const Statistic& s = *plan_.stat;
+    const auto& p = std::get<reduce::PointSums>(s.reduction);
+    PointSumsArgs& f = args_.forces;
+    f.coulomb = p.force.potential == PairPotential::CoulombSwitched;
+    if (f.coulomb) f.coulomb_terms = CoulombSwitchedTerms(p.force, p.range.hi());
+    else f.lj_terms = LennardJonesTerms(p.force, p.range.hi());
+    f.periodic = s.metric == Metric::Periodic;
+    for (int k = 0; k < D && f.periodic; ++k) {
+      f.length[k] = s.box.length[k];
+      f.half[k] = 0.5 * s.box.length[k];
+    }
+    f.closest2 = p.closest * p.closest;
+    f.force = DeviceSumGrid(plan_.grids.force);
+    f.energy = DeviceSumGrid(plan_.grids.energy);
+    f.virial = DeviceSumGrid(plan_.grids.virial);
   }
 
   // The agent for this instantiation's output, weights and sums.
@@ -186,6 +211,10 @@ class PairRun {
           w ? run_agent<OutputMode::PerPoint, true, false>() : run_agent<OutputMode::PerPoint, false, false>();
           break;
         case OutputMode::PairList: run_agent<OutputMode::PairList, false, false>(); break;
+        case OutputMode::PointSums:
+          if constexpr (kForces) w ? run_agent<OutputMode::PointSums, true, false>() : run_agent<OutputMode::PointSums, false, false>();
+          else throw Error(ErrorKind::Internal, "forces on the GPU take Cartesian points, open or in an orthorhombic box");
+          break;
       }
     }
   }
