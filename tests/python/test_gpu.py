@@ -115,3 +115,15 @@ def test_a_device_memory_budget_streams_the_sets_with_the_same_counts(rng):
     finally:
         tb.set_device_memory_limit(None)
     same(whole, budget, "wtheta under a 16 MiB budget")
+
+
+def test_forces_equal_the_cpu(rng):
+    # Forces on the GPU (Lennard-Jones in a box, Coulomb with charges, open): the CPU's bits.
+    x = rng.random((4000, 3)) * 16.0
+    q = rng.random(4000) * 2 - 1
+    for kw in ({"cutoff": 2.5, "box": 16.0}, {"cutoff": 3.0, "potential": "coulomb", "charges": q}):
+        cpu, gpu = tb.forces(x, backend="cpu", **kw), tb.forces(x, backend="cuda", **kw)
+        np.testing.assert_array_equal(gpu.forces, cpu.forces)
+        np.testing.assert_array_equal(gpu.energy, cpu.energy)
+        np.testing.assert_array_equal(gpu.partners, cpu.partners)
+        assert (gpu.total_energy, gpu.virial) == (cpu.total_energy, cpu.virial)
