@@ -103,8 +103,8 @@ TEST_F(CudaLattice, FarImagesAndNoSourceNearTheLattice) {
 }
 
 TEST_F(CudaLattice, ScatterAndGatherGiveTheCpusBits) {
-  // Single precision: a thread a source over its stencil into shared sums, or a thread a node; the
-  // same pairs, the same integers. Crowded tiles split into items, periodic images, 2-D, exclusions,
+  // A thread a source over its stencil into shared sums (64-bit single, 128-bit double), or a
+  // thread a node; the same pairs, the same integers. Crowded tiles split into items, periodic images, 2-D, exclusions,
   // separable and radial supports, bins of several nodes.
   const Case cases[] = {make_case(91, LatticeKernel::KaiserBessel, Support::Ball, 3, 20000, false),
                         make_case(92, LatticeKernel::KaiserBessel, Support::Box, 3, 6000, true),
@@ -113,7 +113,8 @@ TEST_F(CudaLattice, ScatterAndGatherGiveTheCpusBits) {
                         make_case(95, LatticeKernel::KaiserBessel, Support::Ball, 3, 4000, false, 0x1p20)};
   for (const char* traversal : {"scatter", "gather"}) {
     setenv("TWOBODY_LATTICE_TRAVERSAL", traversal, 1);
-    for (const Case& c : cases) expect_same_bits(c, Precision::Single, traversal);
+    for (const Case& c : cases)
+      for (Precision p : {Precision::Single, Precision::Double}) expect_same_bits(c, p, traversal);
     setenv("TWOBODY_LATTICE_BIN", "3", 1);
     expect_same_bits(cases[1], Precision::Single, traversal);
     unsetenv("TWOBODY_LATTICE_BIN");
@@ -121,9 +122,12 @@ TEST_F(CudaLattice, ScatterAndGatherGiveTheCpusBits) {
     EXPECT_NE(m.plan.find(std::string(traversal) + " ("), std::string::npos) << m.plan;
   }
   unsetenv("TWOBODY_LATTICE_TRAVERSAL");
-  // Auto takes scatter for these cutoffs of a few spacings, and gather in double precision.
+  // Auto takes scatter for these cutoffs of a few spacings, in both precisions, and gather for
+  // regular bins.
   EXPECT_NE(run_on(cases[0], Precision::Single, "cuda").plan.find("scatter ("), std::string::npos);
-  EXPECT_NE(run_on(cases[0], Precision::Double, "cuda").plan.find("gather (scatter takes"), std::string::npos);
+  EXPECT_NE(run_on(cases[0], Precision::Double, "cuda").plan.find("scatter ("), std::string::npos);
+  EXPECT_NE(run_on(cases[0], Precision::Single, "cuda", LatticeBinning::Regular).plan.find("gather (scatter takes"),
+            std::string::npos);
 }
 
 TEST_F(CudaLattice, ACancelFromTheProgressCallbackStopsTheRun) {

@@ -140,10 +140,13 @@ __device__ __forceinline__ unsigned long long run_bins(const long long* runs) {
 
 template <class F, bool Single, bool Regular, bool Scatter>
 __global__ void __launch_bounds__(kMaxThreads, 2) lattice_gather_kernel(const __grid_constant__ GatherArgs args, const F f) {
-  static_assert(!Scatter || (Single && !Regular), "scatter takes single precision's 64-bit sums on compact bins");
-  __shared__ StagedSource s_src[kMaxThreads];
-  // Scatter: the tile's sums (a node's components kMaxThreads apart) and exclusions.
-  __shared__ unsigned long long s_sum[Scatter ? 2 * kMaxThreads : 1];
+  static_assert(!Scatter || !Regular, "scatter takes compact bins");
+  // Gather: the staged sources every node runs over. Scatter: none (a thread keeps the one it
+  // staged), but the tile's sums (a node's components kMaxThreads apart; Double's two words
+  // adjacent) and exclusions.
+  __shared__ StagedSource s_src[Scatter ? 1 : kMaxThreads];
+  constexpr int kWords = Single ? 1 : 2;
+  __shared__ unsigned long long s_sum[Scatter ? 2 * kWords * kMaxThreads : 1];
   __shared__ unsigned char s_ex[Scatter ? kMaxThreads : 1];
   __shared__ unsigned long long s_first[kMaxThreads];  // a unit's first source (index into args.sources)
   __shared__ unsigned long long s_pos[kMaxThreads];    // its place in the tile's sequence of sources
@@ -166,10 +169,11 @@ __global__ void __launch_bounds__(kMaxThreads, 2) lattice_gather_kernel(const __
   unsigned long long terms = 0;
 
   if constexpr (Scatter) {
-    s_sum[tid] = 0;
-    s_sum[kMaxThreads + tid] = 0;
+    for (int w = 0; w < 2 * kWords; ++w) s_sum[w * kMaxThreads + tid] = 0;
     s_ex[tid] = 0;  // (the first staging's barrier orders these before any atomic)
   }
+  // Scatter: a node's component c in the tile's shared sums.
+  const auto shared_sum = [&](int c, int at) { return &s_sum[kWords * (c * kMaxThreads + at)]; };
   // The single-precision term from the float32 squares (the rule's own, below).
   const auto single_term = [&](const float (&sq)[3], float r2f, double aux) {
     if constexpr (F::kSeparable) {
@@ -276,8 +280,11 @@ __global__ void __launch_bounds__(kMaxThreads, 2) lattice_gather_kernel(const __
           for (int k = 0; k < args.dim; ++k) nx[k] = args.origin[k] + static_cast<double>(ni[k]) * args.spacing[k];
           bool ex = false;
           evaluate(s, ni, nj, nx, ex, [&](double re, double im, double g) {
-            atomicAdd(&s_sum[at], static_cast<unsigned long long>(grid_steps(args.grid, re * g)));
-            if (args.comps == 2) atomicAdd(&s_sum[kMaxThreads + at], static_cast<unsigned long long>(grid_steps(args.grid, im * g)));
+            const long long v[2] = {grid_steps(args.grid, re * g), args.comps == 2 ? grid_steps(args.grid, im * g) : 0};
+            for (int c = 0; c < args.comps; ++c) {
+              if constexpr (Single) atomicAdd(shared_sum(c, at), static_cast<unsigned long long>(v[c]));
+              else add_steps(reinterpret_cast<DeviceFixedSum*>(shared_sum(c, at)), v[c]);
+            }
             ++terms;
           });
           if (ex) s_ex[at] = 1;
@@ -334,7 +341,7 @@ __global__ void __launch_bounds__(kMaxThreads, 2) lattice_gather_kernel(const __
         }
         const unsigned long long index = s_first[a] + (q - s_pos[a]);
         const lattice::Source& src = args.sources[index];
-        StagedSource& st = s_src[tid];
+        StagedSource st;
         const float sf[3] = {src.f[0], src.f[1], src.f[2]};
         const std::int64_t sb[3] = {src.b[0], src.b[1], src.b[2]};
         st.t = lattice::tile_source(sf, sb, tile0, shape, args.periodic, args.dim, kTile);
@@ -342,22 +349,30 @@ __global__ void __launch_bounds__(kMaxThreads, 2) lattice_gather_kernel(const __
         st.re = src.re;
         st.im = src.im;
         st.aux = src.aux;
+        if constexpr (Scatter) scatter(st);  // its own source: no staging, no wait
+        else s_src[tid] = st;
       }
-      __syncthreads();
-      const int n = static_cast<int>(min(static_cast<unsigned long long>(threads), hi - e));
-      if constexpr (Scatter) {
-        for (int q2 = tid; q2 < n; q2 += threads) scatter(s_src[q2]);
-      } else if (mine) {
-        for (int q2 = 0; q2 < n; ++q2) visit(s_src[q2]);
+      if constexpr (!Scatter) {
+        __syncthreads();
+        const int n = static_cast<int>(min(static_cast<unsigned long long>(threads), hi - e));
+        if (mine)
+          for (int q2 = 0; q2 < n; ++q2) visit(s_src[q2]);
+        __syncthreads();
       }
-      __syncthreads();
     }
     pos += total;
   }
 
-  if constexpr (Scatter) {  // (the last staging's barrier ordered every atomic before these)
-    sum[0].v = static_cast<long long>(s_sum[tid]);
-    sum[1].v = static_cast<long long>(s_sum[kMaxThreads + tid]);
+  if constexpr (Scatter) {
+    __syncthreads();  // every thread's atomics before the nodes read their sums
+    for (int c = 0; c < 2; ++c) {
+      if constexpr (Single) {
+        sum[c].v = static_cast<long long>(*shared_sum(c, tid));
+      } else {
+        sum[c].lo = shared_sum(c, tid)[0];
+        sum[c].hi = shared_sum(c, tid)[1];
+      }
+    }
     excluded = s_ex[tid] != 0;
   }
   if (terms) atomicAdd(args.terms, terms);
@@ -584,7 +599,8 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
     a.depth = p->depth;
     a.items = p->items.get();
     lattice::visit_lattice_function(plan.stat->function, [&](const auto& f) {
-      if (traversal.scatter && single && !p->regular) gather<true, false, true>(plan, f, a, p->n_items, block, progress);
+      if (traversal.scatter && !p->regular) single ? gather<true, false, true>(plan, f, a, p->n_items, block, progress)
+                                                   : gather<false, false, true>(plan, f, a, p->n_items, block, progress);
       else if (single) p->regular ? gather<true, true, false>(plan, f, a, p->n_items, block, progress)
                                   : gather<true, false, false>(plan, f, a, p->n_items, block, progress);
       else p->regular ? gather<false, true, false>(plan, f, a, p->n_items, block, progress)

@@ -39,11 +39,9 @@ LatticeTraversal choose_lattice_traversal(const LatticePlan& plan, const lattice
     t.why = "gather (TWOBODY_LATTICE_TRAVERSAL)";
     return t;
   }
-  if (plan.stat->precision != Precision::Single || plan.stat->binning == LatticeBinning::Regular || !screen.on) {
+  if (plan.stat->binning == LatticeBinning::Regular || !screen.on) {
     t.why = std::string("gather (scatter takes ") +
-            (plan.stat->precision != Precision::Single ? "single precision's 64-bit sums"
-             : plan.stat->binning == LatticeBinning::Regular ? "compact bins"
-                                                              : "the float32 screen, off for this lattice") + ")";
+            (plan.stat->binning == LatticeBinning::Regular ? "compact bins" : "the float32 screen, off for this lattice") + ")";
     return t;
   }
   // The stencil: beyond sqrt(out_sq) along an axis the screen's square exceeds out_sq, so the pair

@@ -55,7 +55,8 @@ std::vector<WorkItem> work_items(const std::vector<long long> (&runs)[3], const 
 // sums in shared memory. The same pairs reach the same rule, and integer sums commute, so both give
 // the same bits; scatter evaluates ~(w·8/(8 + w − 1))^dim pairs a source for a stencil w nodes wide
 // against gather's 8^dim (MRI's radius-2 kernel: 37 against 512). Scatter needs the screen (its
-// stencil is the screen's) and takes single precision's 64-bit sums on compact bins.
+// stencil is the screen's) and compact bins; its shared sums are 64-bit (single) or 128-bit
+// (double) integers.
 struct LatticeTraversal {
   bool scatter = false;
   float stencil[3] = {0, 0, 0};
