@@ -21,11 +21,7 @@ using namespace twobody;
 using namespace lattice_cases;
 
 void expect_device_bins_equal_the_hosts(const Case& c, const char* what) {
-  LatticeSources src;
-  src.points = &c.points;
-  src.strength = c.re;
-  src.strength_im = c.im;
-  src.radius = c.radius;
+  const LatticeSources src = sources_of(c);
   RunOptions o;
   o.backend = "cuda";
   const LatticePlan plan = make_lattice_plan(c.stat, src, o);

@@ -67,20 +67,25 @@ inline Case make_case(std::uint64_t seed, LatticeKernel kind, Support support, i
   return c;
 }
 
+// The case's sources (borrowed from it: the case outlives them).
+inline LatticeSources sources_of(const Case& c) {
+  LatticeSources src;
+  src.points = &c.points;
+  src.strength = c.re;
+  src.strength_im = c.im;
+  src.radius = c.radius;
+  return src;
+}
+
 inline LatticeMap run_on(const Case& c, Precision p, const std::string& backend,
                   LatticeBinning binning = LatticeBinning::Compact, int depth = 0) {
   reduce::OntoLattice s = c.stat;
   s.precision = p;
   s.binning = binning;
   s.bin_depth = depth;
-  LatticeSources src;
-  src.points = &c.points;
-  src.strength = c.re;
-  src.strength_im = c.im;
-  src.radius = c.radius;
   RunOptions o;
   o.backend = backend;
-  return run(s, src, o);
+  return run(s, sources_of(c), o);
 }
 
 inline void expect_same_bits(const Case& c, Precision p, const char* what, LatticeBinning binning = LatticeBinning::Compact,
