@@ -285,8 +285,10 @@ namespace {
 void show_only_the_default_device(const std::string& backend, const std::string& devices) {
   if (backend == "cpu" || !devices.empty() || cli_distribution()) return;
   if (const char* keep = std::getenv("TWOBODY_ALL_DEVICES_VISIBLE"); keep && std::string(keep) == "1") return;
-  if (const auto narrowed = default_device_visibility(std::getenv("CUDA_VISIBLE_DEVICES")))
+  if (const auto narrowed = default_device_visibility(std::getenv("CUDA_VISIBLE_DEVICES"))) {
     setenv("CUDA_VISIBLE_DEVICES", narrowed->c_str(), 1);
+    ProcessPhases::get().device_shown(*narrowed);
+  }
 }
 
 }  // namespace

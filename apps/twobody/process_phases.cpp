@@ -34,6 +34,11 @@ void ProcessPhases::device_start_up(double seconds) {
   start_up_seconds_ = seconds;
 }
 
+void ProcessPhases::device_shown(const std::string& visible) {
+  const std::lock_guard lock(mutex_);
+  shown_ = visible;
+}
+
 std::string ProcessPhases::text() const {
   const std::lock_guard lock(mutex_);
   if (!enabled_ || clock_.empty()) return {};
@@ -47,8 +52,12 @@ std::string ProcessPhases::text() const {
   s += "\n";
   if (start_up_seconds_ >= 0)
     s += fmt::format("twobody: device start-up {:.3f} s (CUDA's context and memory pool, on a thread of its own beside "
-                     "the reading; the first run waits for what is left of it)\n",
-                     start_up_seconds_);
+                     "the reading; the first run waits for what is left of it{})\n",
+                     start_up_seconds_,
+                     shown_.empty() ? std::string()
+                                    : fmt::format("; the driver was shown the run's device alone, CUDA_VISIBLE_DEVICES={}, "
+                                                  "which starts faster: TWOBODY_ALL_DEVICES_VISIBLE=1 shows it all",
+                                                  shown_));
   return s;
 }
 

@@ -25,6 +25,8 @@ class ProcessPhases {
   // own while the catalogues are read), said on a line of the report; a run that starts before it
   // is done waits for the rest.
   void device_start_up(double seconds);
+  // The CLI showed the driver this device alone (CUDA_VISIBLE_DEVICES, device_visibility.hpp).
+  void device_shown(const std::string& visible);
   // The report, lines ending in '\n' ("" when not enabled).
   std::string text() const;
 
@@ -34,6 +36,7 @@ class ProcessPhases {
   PhaseClock clock_;
   double catalogue_bytes_ = 0;
   double start_up_seconds_ = -1;  // (< 0: no device started)
+  std::string shown_;             // CUDA_VISIBLE_DEVICES as the CLI set it ("": left alone)
 };
 
 }  // namespace twobody::cli
