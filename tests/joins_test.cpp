@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstdlib>
 #include <random>
 
 #include "join_checks.hpp"
@@ -271,4 +272,51 @@ TEST(Knn, EgoTreesEqualTheRuleWithTiesByIndex) {
     for (int c = 0; c < 6; ++c) far.push_back(1e8 + normal(rng) * 1e-3);
   expect_knn_equals_oracle(VectorSet::from_rows(far, 1000, 6), nullptr, 8, Metric::Euclidean, "offset 1e8", three,
                            "EGO k-NN");
+}
+
+// The brute force by the Gram form (cpu/gram_knn.cpp: bounded keys, the rule's keys near each
+// k-th) against the rule, forced at every dimension and as auto takes it (d ≥ 32): Gaussian sets
+// self and cross, a lattice (equal keys: ties by index), heavy duplicates (keys of 0), rows
+// offset by 10^8 with a spread of 10^-3 (the Gram form's cancellation: wide bounds, many keys
+// settled), k from 1 to n - 1, 1 and 3 threads; every list entry for entry.
+TEST(Knn, GramFormEqualsTheRuleWithTiesByIndex) {
+  const auto seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const char* gram = "Gram form";
+  RunOptions three;
+  three.threads = 3;
+  for (int d : {32, 64, 128, 300}) {
+    const VectorSet a = gaussian_vectors(400, d, rng), b = gaussian_vectors(250, d, rng);
+    const std::string at = " d=" + std::to_string(d);
+    for (int k : {1, 10, 64}) {
+      expect_knn_equals_oracle(a, nullptr, k, Metric::Euclidean, "auto" + at, {}, gram);
+      expect_knn_equals_oracle(a, &b, k, Metric::Euclidean, "cross" + at, three, gram);
+    }
+    expect_knn_equals_oracle(lattice_vectors(300, d, rng), nullptr, 15, Metric::Euclidean, "lattice" + at, three, gram);
+  }
+  // The brute force asked for (the EGO trees would take these), the Gram form forced below 32.
+  RunOptions brute = three;
+  brute.path = "brute";
+  setenv("TWOBODY_CPU_KNN", "gram", 1);
+  for (int d : {1, 3, 8}) {
+    const VectorSet a = gaussian_vectors(500, d, rng);
+    expect_knn_equals_oracle(a, nullptr, 12, Metric::Euclidean, "forced d=" + std::to_string(d), brute, gram);
+    expect_knn_equals_oracle(lattice_vectors(300, d, rng), nullptr, 20, Metric::Euclidean, "forced lattice", brute, gram);
+  }
+  std::vector<double> rows, far;
+  std::normal_distribution<double> normal;
+  for (int r = 0; r < 900; ++r)
+    for (int c = 0; c < 40; ++c) {
+      rows.push_back(r < 500 ? static_cast<double>(r % 4) : normal(rng));
+      far.push_back(1e8 + normal(rng) * 1e-3);
+    }
+  expect_knn_equals_oracle(VectorSet::from_rows(rows, 900, 40), nullptr, 30, Metric::Euclidean, "duplicates", brute, gram);
+  expect_knn_equals_oracle(VectorSet::from_rows(far, 900, 40), nullptr, 9, Metric::Euclidean, "offset 1e8", brute, gram);
+  const VectorSet small = gaussian_vectors(40, 50, rng);
+  expect_knn_equals_oracle(small, nullptr, 39, Metric::Euclidean, "k = n - 1", brute, gram);
+  setenv("TWOBODY_CPU_KNN", "rule", 1);
+  expect_knn_equals_oracle(small, nullptr, 5, Metric::Euclidean, "the rule's keys forced", brute, "brute force");
+  EXPECT_EQ(nearest_neighbours(small, nullptr, 5, Metric::Euclidean, brute).info.plan.find(gram), std::string::npos);
+  unsetenv("TWOBODY_CPU_KNN");
 }

@@ -15,6 +15,7 @@
 
 #include "twobody/detail/cpu/ego_join.hpp"
 #include "twobody/detail/cpu/ego_knn.hpp"
+#include "twobody/detail/cpu/gram_knn.hpp"
 #include "twobody/detail/cpu/nearest_heap.hpp"
 #include "twobody/detail/cpu/output_sinks.hpp"
 #include "twobody/detail/cpu/tiled_traversal.hpp"
@@ -292,7 +293,15 @@ Result run_vectors(const VectorPlan& plan, std::string& path) {
   const RuleRows& B = second ? *second : A;
   const std::size_t tile = vector_tile(plan.a->dim(), std::max(plan.a->size(), plan.b->size()), plan.threads);
   if (plan.stat->output() == OutputKind::Nearest) {
-    Result r = run_nearest(plan, A, B, tile);
+    // The brute force: by the Gram form (its bound, the rule's keys near each k-th) where it
+    // applies, else the rule's keys throughout.
+    const std::string gram = gram_knn_refusal(plan);
+    if (gram.empty()) {
+      const std::string why = path.rfind("brute force: ", 0) == 0 ? path.substr(13) : path;
+      path = "brute force by the Gram form (q_i + q_j - 2 x_i.x_j by fused multiply-adds, each pair's key bounded; the "
+             "rule's keys for the partners whose bounds reach a query's k-th)" + (why.empty() ? "" : ": " + why);
+    }
+    Result r = gram.empty() ? run_gram_nearest(plan, A, B, tile) : run_nearest(plan, A, B, tile);
     r.info.threads = plan.threads;
     return r;
   }
