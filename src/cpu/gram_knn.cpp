@@ -181,15 +181,9 @@ Result run_gram_nearest(const VectorPlan& plan, const RuleRows& A, const RuleRow
   const double c = 1.01 * (2 * exact::gemm_gamma(dim) + 3 * exact::kGemmUnit) + 4.1 * exact::kGemmUnit;
   const double rule = exact::rule_squared_error(dim);
   const double down = (1 - rule) * (1 - 0x1p-50), up = (1 + rule) * (1 + 0x1p-50);
-  const std::size_t per_thread = (na + static_cast<std::size_t>(plan.threads) - 1) / static_cast<std::size_t>(plan.threads);
-  const std::size_t atile = std::clamp<std::size_t>(per_thread, std::min<std::size_t>(16, tile), tile);
+  const std::size_t atile = query_tile(na, plan.threads, tile);
   const std::size_t blocks_a = (na + atile - 1) / atile, blocks_b = (nb + tile - 1) / tile;
-  Result r;
-  r.output = OutputKind::Nearest;
-  r.nearest.k = plan.k;
-  r.nearest.index.resize(na * k);
-  r.nearest.key.resize(na * k);
-  r.nearest.value.resize(na * k);
+  Result r = nearest_result(na, plan.k);
   std::atomic<std::size_t> done{0};
   std::atomic<std::uint64_t> settled{0};
   std::atomic<bool> stop{false};

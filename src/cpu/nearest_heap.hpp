@@ -53,4 +53,23 @@ inline void put_nearest(std::vector<NearEntry>& heap, std::size_t k, Metric m, s
   }
 }
 
+// A brute force's blocks of queries: at most `tile` rows, and at least one block a thread (a band
+// of a hybrid run may hold a few rows only, against every partner).
+inline std::size_t query_tile(std::size_t na, int threads, std::size_t tile) {
+  const std::size_t per_thread = (na + static_cast<std::size_t>(threads) - 1) / static_cast<std::size_t>(threads);
+  return std::clamp<std::size_t>(per_thread, std::min<std::size_t>(16, tile), tile);
+}
+
+// The k-NN result of `na` queries, its lists to be filled (put_nearest).
+inline Result nearest_result(std::size_t na, int k) {
+  Result r;
+  r.output = OutputKind::Nearest;
+  r.nearest.k = k;
+  const std::size_t n = na * static_cast<std::size_t>(k);
+  r.nearest.index.resize(n);
+  r.nearest.key.resize(n);
+  r.nearest.value.resize(n);
+  return r;
+}
+
 }  // namespace twobody::cpu

@@ -174,17 +174,9 @@ Result run_nearest(const VectorPlan& plan, const RuleRows& A, const RuleRows& B,
   const bool is_auto = plan.is_auto();
   const std::size_t self = plan.band.begin;  // anchor i is partner i + self (auto)
   const Metric m = plan.stat->metric;
-  // Anchor blocks of at most `tile` rows, and at least one a thread: a band of a hybrid run may
-  // hold a few rows only, against every partner.
-  const std::size_t per_thread = (na + static_cast<std::size_t>(plan.threads) - 1) / static_cast<std::size_t>(plan.threads);
-  const std::size_t atile = std::clamp<std::size_t>(per_thread, std::min<std::size_t>(16, tile), tile);
+  const std::size_t atile = query_tile(na, plan.threads, tile);
   const std::size_t blocks_a = (na + atile - 1) / atile, blocks_b = (nb + tile - 1) / tile;
-  Result r;
-  r.output = OutputKind::Nearest;
-  r.nearest.k = plan.k;
-  r.nearest.index.resize(na * k);
-  r.nearest.key.resize(na * k);
-  r.nearest.value.resize(na * k);
+  Result r = nearest_result(na, plan.k);
   std::atomic<std::size_t> done{0};
   std::atomic<bool> stop{false};
   std::exception_ptr cancelled;
