@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "twobody/detail/cpu/ego_join.hpp"
+#include "twobody/detail/cpu/block_progress.hpp"
 #include "twobody/detail/cpu/nearest_heap.hpp"
 #include "twobody/detail/engine/memory.hpp"
 
@@ -228,33 +229,22 @@ std::optional<Result> run_ego_nearest(const VectorPlan& plan, std::string& why) 
     }
     for (std::size_t x = 0; x < samples; ++x) sampled[x * leaves.size() / samples] = true;
   }
-  std::atomic<std::size_t> done{static_cast<std::size_t>(std::count(sampled.begin(), sampled.end(), true))};
-  std::atomic<bool> stop{false};
+  BlockProgress progress(plan.progress, leaves.size(), static_cast<std::size_t>(std::count(sampled.begin(), sampled.end(), true)));
   std::atomic<std::uint64_t> evaluated{sampled_keys}, leaf_pairs{sampled_pairs};
-  std::exception_ptr cancelled;
   const auto count = static_cast<std::ptrdiff_t>(leaves.size());
 #pragma omp parallel num_threads(plan.threads)
   {
     LeafSearch search(A, B, k, is_auto, policy.leaf);
 #pragma omp for schedule(dynamic, 1)
     for (std::ptrdiff_t x = 0; x < count; ++x) {
-      if (sampled[static_cast<std::size_t>(x)] || stop.load(std::memory_order_relaxed)) continue;
+      if (sampled[static_cast<std::size_t>(x)] || progress.stopped()) continue;
       search.run(leaves[static_cast<std::size_t>(x)], r);
-      const std::size_t n = done.fetch_add(1, std::memory_order_relaxed) + 1;
-      if (plan.progress && omp_get_thread_num() == 0) {
-        try {
-          plan.progress(static_cast<double>(n) / static_cast<double>(leaves.size()));
-        } catch (...) {
-#pragma omp critical(twobody_ego_knn_cancel)
-          cancelled = std::current_exception();
-          stop.store(true, std::memory_order_relaxed);
-        }
-      }
+      progress.block_done();
     }
     evaluated.fetch_add(search.evaluated(), std::memory_order_relaxed);
     leaf_pairs.fetch_add(search.leaves(), std::memory_order_relaxed);
   }
-  if (cancelled) std::rethrow_exception(cancelled);
+  progress.rethrow();
   const std::uint64_t brute = static_cast<std::uint64_t>(na) * partners;
   r.info.pairs_evaluated = evaluated.load();
   r.info.plan = fmt::format(

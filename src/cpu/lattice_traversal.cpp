@@ -14,6 +14,7 @@
 #include <exception>
 #include <vector>
 
+#include "twobody/detail/cpu/block_progress.hpp"
 #include "twobody/detail/engine/lattice_bins.hpp"
 #include "twobody/detail/engine/lattice_plan.hpp"
 #include "twobody/extend/lattice_function.hpp"
@@ -73,12 +74,8 @@ void run_tiles(const LatticePlan& plan, const F& f, const Binned& bins, LatticeM
     h32[k] = static_cast<float>(L.spacing[k]);
     period[k] = L.period(k);
   }
-  std::atomic<std::int64_t> done{0};
   std::uint64_t terms = 0;
-  // A progress callback that throws (Python's Ctrl-C) stops the run: no exception may leave the
-  // parallel region, so the threads skip their remaining tiles and it is thrown after the region.
-  std::atomic<bool> stop{false};
-  std::exception_ptr cancelled;
+  BlockProgress progress(plan.progress, static_cast<std::size_t>(tiles));  // (a cancel skips the remaining tiles)
 
 #pragma omp parallel num_threads(plan.threads) reduction(+ : terms)
   {
@@ -90,7 +87,7 @@ void run_tiles(const LatticePlan& plan, const F& f, const Binned& bins, LatticeM
     std::int64_t m[3][kTile];
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t t = 0; t < tiles; ++t) {
-      if (stop.load(std::memory_order_relaxed)) continue;
+      if (progress.stopped()) continue;
       std::int64_t a[3], len[3];
       std::int64_t rest = t;
       for (int k = 0; k < 3; ++k) {
@@ -187,18 +184,10 @@ void run_tiles(const LatticePlan& plan, const F& f, const Binned& bins, LatticeM
                 }
               }
       write_tile(L, sums, a, len, comps, coulomb, single, grid, out);
-      const std::int64_t now = ++done;
-      if (plan.progress && omp_get_thread_num() == 0 && !stop.load(std::memory_order_relaxed)) {
-        try {
-          plan.progress(static_cast<double>(now) / static_cast<double>(tiles));
-        } catch (...) {
-          cancelled = std::current_exception();
-          stop.store(true, std::memory_order_relaxed);
-        }
-      }
+      progress.block_done();
     }
   }
-  if (cancelled) std::rethrow_exception(cancelled);
+  progress.rethrow();
   out.terms = terms;
 }
 

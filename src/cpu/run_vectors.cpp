@@ -16,6 +16,7 @@
 #include "twobody/detail/cpu/ego_join.hpp"
 #include "twobody/detail/cpu/ego_knn.hpp"
 #include "twobody/detail/cpu/gram_knn.hpp"
+#include "twobody/detail/cpu/block_progress.hpp"
 #include "twobody/detail/cpu/nearest_heap.hpp"
 #include "twobody/detail/cpu/output_sinks.hpp"
 #include "twobody/detail/cpu/tiled_traversal.hpp"
@@ -177,9 +178,7 @@ Result run_nearest(const VectorPlan& plan, const RuleRows& A, const RuleRows& B,
   const std::size_t atile = query_tile(na, plan.threads, tile);
   const std::size_t blocks_a = (na + atile - 1) / atile, blocks_b = (nb + tile - 1) / tile;
   Result r = nearest_result(na, plan.k);
-  std::atomic<std::size_t> done{0};
-  std::atomic<bool> stop{false};
-  std::exception_ptr cancelled;
+  BlockProgress progress(plan.progress, blocks_a);
 #pragma omp parallel num_threads(plan.threads)
   {
     PartnerBlock block(A.dim(), tile);
@@ -187,7 +186,7 @@ Result run_nearest(const VectorPlan& plan, const RuleRows& A, const RuleRows& B,
     std::vector<std::vector<NearEntry>> heaps(tile);
 #pragma omp for schedule(dynamic, 1)
     for (std::size_t I = 0; I < blocks_a; ++I) {
-      if (stop.load(std::memory_order_relaxed)) continue;
+      if (progress.stopped()) continue;
       const std::size_t a0 = I * atile, a1 = std::min(na, a0 + atile);
       for (std::size_t i = a0; i < a1; ++i) {
         A.load(i, anchors.data() + (i - a0) * static_cast<std::size_t>(A.dim()));
@@ -211,18 +210,10 @@ Result run_nearest(const VectorPlan& plan, const RuleRows& A, const RuleRows& B,
         }
       }
       for (std::size_t i = a0; i < a1; ++i) put_nearest(heaps[i - a0], k, m, i, r.nearest);
-      const std::size_t d = done.fetch_add(1, std::memory_order_relaxed) + 1;
-      if (plan.progress && omp_get_thread_num() == 0) {
-        try {
-          plan.progress(static_cast<double>(d) / static_cast<double>(blocks_a));
-        } catch (...) {
-          cancelled = std::current_exception();
-          stop.store(true, std::memory_order_relaxed);
-        }
-      }
+      progress.block_done();
     }
   }
-  if (cancelled) std::rethrow_exception(cancelled);
+  progress.rethrow();
   r.info.pairs_evaluated = static_cast<std::uint64_t>(na) * (is_auto ? nb - 1 : nb);
   return r;
 }
