@@ -29,6 +29,7 @@
 #include <limits>
 #include <vector>
 
+#include "twobody/detail/cpu/block_progress.hpp"
 #include "twobody/detail/cpu/nearest_heap.hpp"
 #include "twobody/detail/exact/gemm_bounds.hpp"
 
@@ -62,6 +63,17 @@ void gram_dots(int dim, const double* panels, const double* const (&a)[Q], std::
   }
 }
 
+// row − c into out[k·stride] (a panel's lane: stride 8; a row: 1), and its norm q = Σ_k x'_k² in order.
+double centre_row(const double* row, const std::vector<double>& c, double* out, std::size_t stride) {
+  double q = 0;
+  for (std::size_t k = 0; k < c.size(); ++k) {
+    const double x = row[k] - c[k];
+    out[k * stride] = x;
+    q += x * x;
+  }
+  return q;
+}
+
 // Rows [r0, r1) of a set centred on c, in panels of 8, with their centred norms q (in order).
 class CentredPanels {
  public:
@@ -71,14 +83,7 @@ class CentredPanels {
     const std::size_t d = static_cast<std::size_t>(dim_);
     for (std::size_t j = r0; j < r1; ++j) {
       rows.load(j, row_.data());
-      double* p = t_.data() + (j - r0) / kLanes * kLanes * d + (j - r0) % kLanes;
-      double q = 0;
-      for (std::size_t k = 0; k < d; ++k) {
-        const double x = row_[k] - c_[k];
-        p[k * kLanes] = x;
-        q += x * x;
-      }
-      q_[j - r0] = q;
+      q_[j - r0] = centre_row(row_.data(), c_, t_.data() + (j - r0) / kLanes * kLanes * d + (j - r0) % kLanes, kLanes);
     }
   }
   const double* panels() const { return t_.data(); }
@@ -184,30 +189,25 @@ Result run_gram_nearest(const VectorPlan& plan, const RuleRows& A, const RuleRow
   const std::size_t atile = query_tile(na, plan.threads, tile);
   const std::size_t blocks_a = (na + atile - 1) / atile, blocks_b = (nb + tile - 1) / tile;
   Result r = nearest_result(na, plan.k);
-  std::atomic<std::size_t> done{0};
   std::atomic<std::uint64_t> settled{0};
-  std::atomic<bool> stop{false};
-  std::exception_ptr cancelled;
+  BlockProgress progress(plan.progress, blocks_a);
 #pragma omp parallel num_threads(plan.threads)
   {
-    CentredPanels anchors(dim, atile, centre), partners(dim, tile, centre);
-    std::vector<double> raw(atile * static_cast<std::size_t>(dim)), other(static_cast<std::size_t>(dim));
-    std::vector<double> dots(kQ * tile), lower(tile), upper(tile);
-    std::vector<double> centred(atile * static_cast<std::size_t>(dim));
+    CentredPanels partners(dim, tile, centre);
+    // The anchors' rows as the rule reads them, their centred rows and norms.
+    std::vector<double> raw(atile * static_cast<std::size_t>(dim)), centred(raw.size()), qa(atile);
+    std::vector<double> other(static_cast<std::size_t>(dim)), dots(kQ * tile), lower(tile), upper(tile);
     std::vector<QueryBounds> queries(atile);
     std::vector<NearEntry> heap;
     std::uint64_t my_settled = 0;
 #pragma omp for schedule(dynamic, 1)
     for (std::size_t I = 0; I < blocks_a; ++I) {
-      if (stop.load(std::memory_order_relaxed)) continue;
+      if (progress.stopped()) continue;
       const std::size_t a0 = I * atile, a1 = std::min(na, a0 + atile);
-      anchors.load(A, a0, a1);
-      // The anchors' centred rows back out of their panels (row-major), and their raw rows.
       for (std::size_t i = a0; i < a1; ++i) {
-        const std::size_t s = i - a0;
-        A.load(i, raw.data() + s * static_cast<std::size_t>(dim));
-        const double* p = anchors.panels() + s / kLanes * kLanes * static_cast<std::size_t>(dim) + s % kLanes;
-        for (int d = 0; d < dim; ++d) centred[s * static_cast<std::size_t>(dim) + static_cast<std::size_t>(d)] = p[static_cast<std::size_t>(d) * kLanes];
+        const std::size_t s = i - a0, at = s * static_cast<std::size_t>(dim);
+        A.load(i, raw.data() + at);
+        qa[s] = centre_row(raw.data() + at, centre, centred.data() + at, 1);
         queries[s].ends.clear();
         queries[s].kept.clear();
       }
@@ -221,14 +221,14 @@ Result run_gram_nearest(const VectorPlan& plan, const RuleRows& A, const RuleRow
             rows[q] = centred.data() + (std::min(g + static_cast<std::size_t>(q), a1 - 1) - a0) * static_cast<std::size_t>(dim);
           gram_dots<kQ>(dim, partners.panels(), rows, n, dots.data(), tile);
           for (std::size_t i = g; i < std::min(a1, g + kQ); ++i) {
-            const double qa = anchors.norms()[i - a0];
+            const double qi = qa[i - a0];
             const double* gi = dots.data() + (i - g) * tile;
             QueryBounds& query = queries[i - a0];
             // The intervals of the row, vectorised; then only the partners whose interval starts
             // at or below the query's k-th end are offered (after the first blocks, few are).
 #pragma omp simd
             for (std::size_t t = 0; t < n; ++t) {
-              const double S = qa + qb[t];
+              const double S = qi + qb[t];
               const double kappa = S - 2 * gi[t];
               const bool bounded = S >= 0x1p-900 && S <= 0x1p1020 && kappa <= 0x1p1020 && kappa >= -0x1p1020;
               const double e = c * S;
@@ -259,19 +259,11 @@ Result run_gram_nearest(const VectorPlan& plan, const RuleRows& A, const RuleRow
         my_settled += query.kept.size();
         put_nearest(heap, k, plan.stat->metric, i, r.nearest);
       }
-      const std::size_t d = done.fetch_add(1, std::memory_order_relaxed) + 1;
-      if (plan.progress && omp_get_thread_num() == 0) {
-        try {
-          plan.progress(static_cast<double>(d) / static_cast<double>(blocks_a));
-        } catch (...) {
-          cancelled = std::current_exception();
-          stop.store(true, std::memory_order_relaxed);
-        }
-      }
+      progress.block_done();
     }
     settled.fetch_add(my_settled, std::memory_order_relaxed);
   }
-  if (cancelled) std::rethrow_exception(cancelled);
+  progress.rethrow();
   r.info.pairs_evaluated = static_cast<std::uint64_t>(na) * (is_auto ? nb - 1 : nb);
   r.info.pairs_settled_fp64 = settled.load();
   return r;
