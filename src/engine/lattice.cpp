@@ -15,6 +15,7 @@
 
 #include "twobody/detail/engine/backend.hpp"
 #include "twobody/detail/engine/devices.hpp"
+#include "twobody/detail/engine/first_where.hpp"
 #include "twobody/detail/engine/lattice_plan.hpp"
 #include "twobody/detail/engine/phase_clock.hpp"
 #include "twobody/detail/exact/lattice_bounds.hpp"
@@ -100,12 +101,9 @@ const char* kind_name(LatticeKernel k) {
 void check_column(std::span<const double> v, std::size_t n, const char* what, bool positive) {
   if (v.empty()) return;
   if (v.size() != n) throw_input(fmt::format("{} {} values for {} sources", v.size(), what, n));
-  const std::ptrdiff_t m = static_cast<std::ptrdiff_t>(n);
-  std::ptrdiff_t first = m;
-#pragma omp parallel for reduction(min : first) if (m > 100000)
-  for (std::ptrdiff_t i = 0; i < m; ++i)
-    if ((!std::isfinite(v[i]) || (positive && !(v[i] > 0))) && i < first) first = i;
-  if (first < m)
+  const std::size_t first =
+      first_where(v.data(), n, [positive](double x) { return !std::isfinite(x) || (positive && !(x > 0)); });
+  if (first < n)
     throw_input(fmt::format("source {}: {} {} is not {}", first + 1, what, v[first], positive ? "finite and > 0" : "finite"));
 }
 
