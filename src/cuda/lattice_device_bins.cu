@@ -181,7 +181,7 @@ double device_binning_bytes(const LatticePlan& plan, std::uint64_t bins) {
   return n * (8.0 * columns + 16.0 + sizeof(lattice::Source)) + 8.0 * static_cast<double>(bins + 1) + (1 << 20);
 }
 
-DeviceBins bin_sources_on_device(const LatticePlan& plan, const lattice::AxisBins (&axis)[3]) {
+DeviceBins bin_sources_on_device(const LatticePlan& plan, const std::array<lattice::AxisBins, 3>& axis) {
   const Lattice& L = plan.stat->lattice;
   const LatticeSources& src = *plan.sources;
   const PointSet& p = *src.points;

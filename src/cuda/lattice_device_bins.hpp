@@ -6,6 +6,7 @@
 // source), a kernel bins them with the host's float64 operations, CUB's radix sort orders them
 // stably (each bin's sources in input order, as the host's sort), and the offsets, the Sources and
 // the work items are written by kernels: the same bytes as the host's, so the map keeps its bits.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -32,7 +33,7 @@ double device_binning_bytes(const LatticePlan& plan, std::uint64_t bins);
 bool device_can_bin(const LatticePlan& plan, std::uint64_t bins);
 
 // The plan's sources binned on the current device into `axis`'s bins: the bytes bin_sources makes.
-DeviceBins bin_sources_on_device(const LatticePlan& plan, const lattice::AxisBins (&axis)[3]);
+DeviceBins bin_sources_on_device(const LatticePlan& plan, const std::array<lattice::AxisBins, 3>& axis);
 
 // The work items of work_items (lattice_tiles.hpp) for compact bins whose offsets are on the device,
 // the tiles' runs of bins (tile_runs) on the device too: the same items in the same order.

@@ -17,24 +17,24 @@
 // sources are binned on the device (lattice_device_bins.hpp: the host's bins, bit for bit), or on
 // the host (engine/lattice_bins.hpp) for regular bins and when the device cannot hold the binning;
 // the integers are turned into values on the device in single precision (the host's rounding,
-// lattice_values_kernel) and on the host, by the CPU's code, in double. Later milestones (issue
-// 24's plan): the depth cap with the CPU taking the overflow, the scatter agent, slabs for maps
-// beyond device memory.
-// The host's side (tiles' runs of bins, work items, regular bins) is in lattice_tiles.hpp.
+// lattice_values_kernel) and on the host, by the CPU's code, in double. For cutoffs of a few
+// spacings, scatter (lattice_tiles.hpp: choose_lattice_traversal) turns the block around: a thread
+// a source, adding its stencil's terms to the tile's sums in shared memory. Later milestones
+// (issue 24's plan): the depth cap with the CPU taking the overflow, slabs for maps beyond device
+// memory.
+// The host's side: tiles' runs of bins, work items and regular bins in lattice_tiles.hpp, the passes'
+// sources and items on the device in lattice_passes.hpp.
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
-#include <span>
 #include <type_traits>
 #include <vector>
 
 #include "twobody/detail/cuda/cuda_check.hpp"
 #include "twobody/detail/cuda/device_buffer.hpp"
-#include "twobody/detail/cuda/lattice_device_bins.hpp"
+#include "twobody/detail/cuda/lattice_passes.hpp"
 #include "twobody/detail/cuda/lattice_tiles.hpp"
 #include "twobody/detail/cuda/output/exact_sum_atomics.cuh"
 #include "twobody/detail/cuda/staged_upload.hpp"
@@ -457,73 +457,6 @@ GatherArgs geometry_args(const LatticePlan& plan, const std::array<lattice::Axis
   return args;
 }
 
-// One pass's sources on the device with its work items (a share of 16 stagings a block: crowded
-// tiles spread over many blocks, a light one is one item).
-struct Pass {
-  DeviceBuffer<lattice::Source> sources;
-  DeviceBuffer<std::uint64_t> start;
-  DeviceBuffer<std::uint32_t> count;
-  DeviceBuffer<WorkItem> items;
-  std::size_t n_items = 0;
-  unsigned long long depth = 0;
-  bool regular = false;
-};
-
-std::unique_ptr<Pass> compact_pass(std::span<const lattice::Source> sources, std::span<const std::uint64_t> start,
-                                   const std::vector<long long> (&runs)[3], const GatherArgs& args) {
-  auto p = std::make_unique<Pass>();
-  const std::vector<WorkItem> items = work_items(runs, args.tiles_per, args.nb, 16 * kMaxThreads,
-                                                 [&](long long row, long long x0, long long x1) {
-                                                   return start[static_cast<std::size_t>(row + x1 + 1)] -
-                                                          start[static_cast<std::size_t>(row + x0)];
-                                                 });
-  p->sources = DeviceBuffer<lattice::Source>(sources.size());
-  p->sources.upload(sources.data(), sources.size());
-  p->start = DeviceBuffer<std::uint64_t>(start.size());
-  p->start.upload(start.data(), start.size());
-  p->items = DeviceBuffer<WorkItem>(items);
-  p->n_items = items.size();
-  return p;
-}
-
-// A pass over compact bins made on the device (lattice_device_bins.hpp), its items made there too.
-std::unique_ptr<Pass> device_pass(const LatticePlan& plan, const std::array<lattice::AxisBins, 3>& axis,
-                                  const long long* const (&runs)[3], const GatherArgs& args) {
-  auto p = std::make_unique<Pass>();
-  lattice::AxisBins a[3] = {axis[0], axis[1], axis[2]};
-  DeviceBins bins = bin_sources_on_device(plan, a);
-  p->items = work_items_on_device(bins.start.get(), runs, args.tiles_per, args.nb, 16 * kMaxThreads, p->n_items);
-  p->sources = std::move(bins.sources);
-  p->start = std::move(bins.start);
-  return p;
-}
-
-// Whether this run bins on the device: compact bins that the device can sort, within `room` bytes
-// (TWOBODY_LATTICE_BINNING=host keeps the host's binning, for comparison).
-bool bins_on_device(const LatticePlan& plan, const std::array<lattice::AxisBins, 3>& axis, double room) {
-  if (plan.stat->binning == LatticeBinning::Regular) return false;
-  if (const char* v = std::getenv("TWOBODY_LATTICE_BINNING"); v && std::strcmp(v, "host") == 0) return false;
-  const std::uint64_t bins = static_cast<std::uint64_t>(axis[0].nb * axis[1].nb * axis[2].nb);
-  return device_can_bin(plan, bins) && device_binning_bytes(plan, bins) <= room;
-}
-
-std::unique_ptr<Pass> regular_pass(const RegularBins& r, const std::vector<long long> (&runs)[3], const GatherArgs& args) {
-  auto p = std::make_unique<Pass>();
-  const std::vector<WorkItem> items = work_items(runs, args.tiles_per, args.nb, 16 * kMaxThreads,
-                                                 [&](long long row, long long x0, long long x1) {
-                                                   std::uint64_t n = 0;
-                                                   for (long long b = row + x0; b <= row + x1; ++b) n += r.count[static_cast<std::size_t>(b)];
-                                                   return n;
-                                                 });
-  p->sources = DeviceBuffer<lattice::Source>(r.slots);
-  p->count = DeviceBuffer<std::uint32_t>(r.count);
-  p->items = DeviceBuffer<WorkItem>(items);
-  p->n_items = items.size();
-  p->depth = r.depth;
-  p->regular = true;
-  return p;
-}
-
 }  // namespace
 
 void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
@@ -547,10 +480,10 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
   const long long* const device_runs[3] = {runs_x.get(), runs_y.get(), runs_z.get()};
   // The passes: compact bins made on the device; or made on the host (when the device cannot hold
   // the binning beside the map); or regular bins and, past a capped depth, the spill's compact bins.
-  std::vector<std::unique_ptr<Pass>> passes;
+  std::vector<std::unique_ptr<LatticePass>> passes;
   const bool on_device = bins_on_device(plan, axis, 0.8 * static_cast<double>(free_bytes) - map_bytes);
   if (on_device) {
-    passes.push_back(device_pass(plan, axis, device_runs, args));
+    passes.push_back(device_pass(plan, axis, device_runs, args.tiles_per, args.nb));
     plan.lap("binning on the device");
   } else {
     const lattice::Binned bins = lattice::bin_sources(plan);
@@ -566,11 +499,11 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
       throw Error(ErrorKind::Resource, text);
     }
     if (!regular) {
-      passes.push_back(compact_pass(bins.sources, bins.start, runs, args));
+      passes.push_back(compact_pass(bins.sources, bins.start, runs, args.tiles_per, args.nb));
     } else {
       const RegularBins r = regular_bins(bins, plan.stat->bin_depth, 0.8 * static_cast<double>(free_bytes) - map_bytes, free_bytes);
-      passes.push_back(regular_pass(r, runs, args));
-      if (!r.spill.empty()) passes.push_back(compact_pass(r.spill, r.spill_start, runs, args));
+      passes.push_back(regular_pass(r, runs, args.tiles_per, args.nb));
+      if (!r.spill.empty()) passes.push_back(compact_pass(r.spill, r.spill_start, runs, args.tiles_per, args.nb));
       out.spilled = r.spill.size();
     }
   }

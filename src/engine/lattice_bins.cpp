@@ -93,8 +93,7 @@ Binned bin_sources(const LatticePlan& plan) {
   const LatticeSources& src = *plan.sources;
   const PointSet& p = *src.points;
   Binned out;
-  const std::array<AxisBins, 3> axis = axis_bins(plan);
-  std::copy(axis.begin(), axis.end(), out.axis);
+  out.axis = axis_bins(plan);
   const std::size_t n = p.size();
   std::vector<std::int64_t> bin(n);
   const std::uint64_t bins = static_cast<std::uint64_t>(out.axis[0].nb * out.axis[1].nb * out.axis[2].nb);

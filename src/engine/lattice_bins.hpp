@@ -80,7 +80,7 @@ using HostArray = std::vector<T, DefaultInitAllocator<T>>;
 struct Binned {
   HostArray<Source> sources;        // in bin order
   HostArray<std::uint64_t> start;   // bins + 1 offsets
-  AxisBins axis[3];
+  std::array<AxisBins, 3> axis;
   std::uint64_t bin_id(std::int64_t bx, std::int64_t by, std::int64_t bz) const {
     return static_cast<std::uint64_t>(bx + axis[0].nb * (by + axis[1].nb * bz));
   }
