@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "progress_bar.hpp"
-#include "process_phases.hpp"
 #include "twobody/box.hpp"
 #include "twobody/engine.hpp"
 #include "twobody/io.hpp"
