@@ -168,12 +168,14 @@ __global__ void __launch_bounds__(kMaxThreads, 2) lattice_gather_kernel(const __
   bool excluded = false;
   unsigned long long terms = 0;
 
-  if constexpr (Scatter) {
-    for (int w = 0; w < 2 * kWords; ++w) s_sum[w * kMaxThreads + tid] = 0;
-    s_ex[tid] = 0;  // (the first staging's barrier orders these before any atomic)
-  }
   // Scatter: a node's component c in the tile's shared sums.
   const auto shared_sum = [&](int c, int at) { return &s_sum[kWords * (c * kMaxThreads + at)]; };
+  if constexpr (Scatter) {
+    // Each thread zeroes its own node's words (a 1-D or 2-D tile has fewer threads than kMaxThreads).
+    for (int c = 0; c < 2; ++c)
+      for (int w = 0; w < kWords; ++w) shared_sum(c, tid)[w] = 0;
+    s_ex[tid] = 0;  // (the first staging's barrier orders these before any atomic)
+  }
   // The single-precision term from the float32 squares (the rule's own, below).
   const auto single_term = [&](const float (&sq)[3], float r2f, double aux) {
     if constexpr (F::kSeparable) {
