@@ -293,13 +293,16 @@ void show_only_the_default_device(const std::string& backend, const std::string&
 
 }  // namespace
 
-BackendWarmUp::BackendWarmUp(const std::string& backend, const std::string& devices) {
+BackendWarmUp::BackendWarmUp(const std::string& backend, const std::string& devices) : BackendWarmUp(backend, devices, {}) {}
+
+BackendWarmUp::BackendWarmUp(const std::string& backend, const std::string& devices, std::function<void()> body) {
   if (backend == "cpu") return;
   show_only_the_default_device(backend, devices);
-  thread_ = std::thread([backend, devices] {
+  thread_ = std::thread([backend, devices, body = std::move(body)] {
     const auto t0 = std::chrono::steady_clock::now();
     try {
-      warm_up(backend, parse_devices(devices));
+      if (body) body();
+      else warm_up(backend, parse_devices(devices));
     } catch (...) {
       // (a bad --devices is reported by the run)
     }

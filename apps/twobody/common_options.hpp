@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <optional>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,9 @@ class BackendWarmUp {
   // Before the thread starts CUDA, a run on the default device shows the driver that device alone
   // (device_visibility.hpp: the driver's start-up grows with the devices it sees).
   BackendWarmUp(const std::string& backend, const std::string& devices);
+  // The same with a warm-up of the command's own (the lattice maps: a tiny map of the run's
+  // function, whose kernels the grid's warm-up does not load) run on the thread instead.
+  BackendWarmUp(const std::string& backend, const std::string& devices, std::function<void()> body);
   BackendWarmUp(const BackendWarmUp&) = delete;
   BackendWarmUp& operator=(const BackendWarmUp&) = delete;
   ~BackendWarmUp() {

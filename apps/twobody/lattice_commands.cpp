@@ -1,5 +1,10 @@
 // The lattice map commands (seed 002's applications): potential, density, gridding. Each reads its
 // sources with their value columns, declares the map (twobody/lattice_maps.hpp) and writes it.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <span>
+#include <vector>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -8,6 +13,7 @@
 #include "common_options.hpp"
 #include "mpi_session.hpp"
 #include "twobody/error.hpp"
+#include "twobody/generate.hpp"
 #include "twobody/io.hpp"
 #include "twobody/lattice_maps.hpp"
 
@@ -102,6 +108,40 @@ RunOptions run_options_of(const LatticeCliOptions& o) {
   return r;
 }
 
+// The lattice commands' warm-up (BackendWarmUp's body): a tiny map on the device, of the run's
+// function, precision and bins and of its cutoff in spacings, so that the traversal it takes is the
+// run's. A kernel loads at its first launch (milliseconds each in a fresh process), and a map
+// launches a dozen (the binning's, CUB's sort, the traversal, the values): they load here, beside
+// the reading, instead of inside the run. Sources uniform in a cube of `side` spacings on a
+// lattice at the origin; `map` runs one on them.
+std::function<void()> tiny_map_warm_up(double cutoff_in_spacings,
+                                       std::function<void(const PointSet&, std::span<const double>, const RunOptions&)> map) {
+  return [cutoff_in_spacings, map = std::move(map)] {
+    const double side = std::clamp(std::ceil(2.5 * cutoff_in_spacings), 24.0, 96.0);
+    const PointSet points = generate_uniform_box(400, 3, side, 7);
+    std::vector<double> values(points.size());
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = i % 2 ? 0.75 : -0.5;
+    RunOptions r;
+    r.backend = "cuda";
+    r.threads = 1;  // (the reading has the cores)
+    map(points, values, r);
+  };
+}
+
+// The tiny map's lattice: the origin, the run's spacing, `side` nodes an axis (tiny_map_warm_up's).
+LatticePlacement tiny_placement(double spacing, double cutoff_in_spacings) {
+  Lattice L;
+  L.dim = 3;
+  const auto n = static_cast<std::int64_t>(std::clamp(std::ceil(2.5 * cutoff_in_spacings), 24.0, 96.0));
+  for (int k = 0; k < 3; ++k) {
+    L.spacing[k] = spacing;
+    L.shape[k] = n;
+  }
+  LatticePlacement at;
+  at.lattice = L;
+  return at;
+}
+
 Precision precision_of(const LatticeCliOptions& o) { return o.precision == "double" ? Precision::Double : Precision::Single; }
 LatticeBinning binning_of(const LatticeCliOptions& o) {
   return o.binning == "regular" ? LatticeBinning::Regular : LatticeBinning::Compact;
@@ -150,7 +190,17 @@ const Command<PotentialCli> potential_command{
           const bool pqr = s.o.data.size() > 4 && s.o.data.substr(s.o.data.size() - 4) == ".pqr";
           if (pqr && s.charge_column > 0) throw_config("a .pqr file holds its charges: no --charge-column");
           if (!pqr && s.charge_column == 0) throw_config("--charge-column is needed (except for .pqr files)");
-          const BackendWarmUp warm(s.o.backend, "");  // the device's start-up while the file is read
+          PotentialOptions tiny;
+          tiny.cutoff = s.o.cutoff;
+          tiny.exclusion = s.exclusion;
+          tiny.precision = precision_of(s.o);
+          tiny.binning = binning_of(s.o);
+          tiny.bin_depth = s.o.bin_depth;
+          tiny.at = tiny_placement(s.o.spacing, s.o.cutoff / s.o.spacing);
+          // The device's start-up and the map's kernels while the file is read.
+          const BackendWarmUp warm(s.o.backend, "", tiny_map_warm_up(s.o.cutoff / s.o.spacing, [tiny](const PointSet& p, std::span<const double> v, const RunOptions& r) {
+            (void)potential_map(p, v, tiny, r);
+          }));
           Catalogue cat;
           if (pqr) {
             Atoms atoms = read_pqr(s.o.data);
@@ -196,7 +246,17 @@ const Command<DensityCli> density_command{
         },
     .run =
         [](const DensityCli& s, const Context& c) {
-          const BackendWarmUp warm(s.o.backend, "");
+          DensityOptions tiny;
+          tiny.cutoff = s.o.cutoff;
+          tiny.blobbiness = s.blobbiness;
+          tiny.precision = precision_of(s.o);
+          tiny.binning = binning_of(s.o);
+          tiny.bin_depth = s.o.bin_depth;
+          tiny.at = tiny_placement(s.o.spacing, s.o.cutoff / s.o.spacing);
+          const BackendWarmUp warm(s.o.backend, "", tiny_map_warm_up(s.o.cutoff / s.o.spacing, [tiny](const PointSet& p, std::span<const double> v, const RunOptions& r) {
+            std::vector<double> radii(v.size(), tiny.cutoff / 2);
+            (void)density_map(p, radii, {}, tiny, r);
+          }));
           Catalogue cat = read_sources(s.o, {s.radius_column}, s.weight_column);
           DensityOptions d;
           d.at = placement_of(s.o, cat.points);
@@ -270,7 +330,24 @@ const Command<GriddingCli> gridding_command{
         [](const GriddingCli& s, const Context& c) {
           std::vector<int> cols{s.re_column, s.im_column};
           if (s.sdc_column > 0) cols.push_back(s.sdc_column);
-          const BackendWarmUp warm(s.o.backend, "");
+          GriddingOptions tiny;
+          tiny.width = s.width;
+          tiny.beta = s.beta;
+          tiny.oversampling = s.oversampling;
+          tiny.separable = s.kernel_shape == "separable";
+          tiny.wrap = !s.no_wrap;
+          tiny.precision = precision_of(s.o);
+          tiny.binning = binning_of(s.o);
+          tiny.bin_depth = s.o.bin_depth;
+          const double side = std::clamp(std::ceil(1.25 * s.width), 24.0, 96.0);
+          tiny.grid = {static_cast<std::int64_t>(side), static_cast<std::int64_t>(side), static_cast<std::int64_t>(side)};
+          const BackendWarmUp warm(s.o.backend, "", tiny_map_warm_up(s.width / 2, [tiny, side](const PointSet& p, std::span<const double> v, const RunOptions& r) {
+            // (k in grid units about the centre: the cube moved onto the grid)
+            PointSet k(3, p.size());
+            for (int a = 0; a < 3; ++a)
+              for (std::size_t i = 0; i < p.size(); ++i) k.coord(a)[i] = p.coord(a)[i] - side / 2;
+            (void)grid_samples(k, v, v, {}, tiny, r);
+          }));
           Catalogue cat = read_sources(s.o, cols);
           GriddingOptions g;
           g.grid = parse_grid(s.grid, cat.points.dim());

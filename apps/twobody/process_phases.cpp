@@ -51,7 +51,7 @@ std::string ProcessPhases::text() const {
                      format_bytes(catalogue_bytes_));
   s += "\n";
   if (start_up_seconds_ >= 0)
-    s += fmt::format("twobody: device start-up {:.3f} s (CUDA's context and memory pool, on a thread of its own beside "
+    s += fmt::format("twobody: device start-up {:.3f} s (CUDA's context and memory pool, and the run's first kernels loaded, on a thread of its own beside "
                      "the reading; the first run waits for what is left of it{})\n",
                      start_up_seconds_,
                      shown_.empty() ? std::string()

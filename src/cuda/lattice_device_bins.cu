@@ -199,6 +199,7 @@ DeviceBins bin_sources_on_device(const LatticePlan& plan, const std::array<latti
   b.dim = L.dim;
   b.n = n;
   b.dropped = static_cast<std::uint32_t>(bins);
+  plan.lap("binning: coordinates up");  // (the sub-phases say where the binning's fixed cost is)
   DeviceBins out;
   out.start = DeviceBuffer<std::uint64_t>(bins + 1);
   DeviceBuffer<std::uint32_t> index;
@@ -224,6 +225,7 @@ DeviceBins bin_sources_on_device(const LatticePlan& plan, const std::array<latti
   std::uint64_t kept = 0;
   TWOBODY_CUDA_CHECK(cudaMemcpy(&kept, out.start.get() + bins, sizeof kept, cudaMemcpyDeviceToHost));
   out.kept = kept;
+  plan.lap("binning: keys sorted");
   const DeviceBuffer<double> re = column(src.strength), im = column(src.strength_im), radius = column(src.radius);
   SourceArgs s{};
   for (int k = 0; k < 3; ++k) {
@@ -241,6 +243,7 @@ DeviceBins bin_sources_on_device(const LatticePlan& plan, const std::array<latti
     TWOBODY_CUDA_CHECK(cudaGetLastError());
   }
   TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
+  plan.lap("binning: sources built");
   return out;
 }
 
