@@ -320,3 +320,80 @@ TEST(Knn, GramFormEqualsTheRuleWithTiesByIndex) {
   EXPECT_EQ(nearest_neighbours(small, nullptr, 5, Metric::Euclidean, brute).info.plan.find(gram), std::string::npos);
   unsetenv("TWOBODY_CPU_KNN");
 }
+
+// The join's brute force by the Gram form (gram_key_rows.hpp) against the float64 oracle: every
+// output (pairs with their distances, total, per-vector counts, CSR) at d = 32..300, self and
+// cross, with pairs exactly at eps (a lattice of small integers, eps the root of an integer),
+// duplicates at eps = 0, rows offset by 10^8 (wide bounds: most keys from the rule), the Gram form
+// forced below 32 dimensions; and histograms of many bins (edges on the lattice's keys) equal to
+// the rule's, bin for bin.
+TEST(Joins, GramFormEqualsTheRuleOnEdgesAndInRange) {
+  const auto seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  RunOptions three;
+  three.backend = "cpu";
+  three.threads = 3;
+  const auto says_gram = [&](const VectorSet& a, const VectorSet* b, double eps, const std::string& what) {
+    JoinOptions o;
+    o.eps = eps;
+    o.output = JoinOutput::Total;
+    const JoinResult r = similarity_join(a, b, o, three);
+    EXPECT_NE(r.info.plan.find("Gram form"), std::string::npos) << what << ": " << r.info.plan;
+  };
+  for (int d : {32, 64, 128, 300}) {
+    const std::string at = " d=" + std::to_string(d);
+    const VectorSet a = gaussian_vectors(300, d, rng), b = gaussian_vectors(170, d, rng);
+    const double eps = eps_for(a, Metric::Euclidean, 0.04, rng);
+    testing_support::expect_join_equals_oracle(a, nullptr, eps, Metric::Euclidean, "auto" + at, three);
+    testing_support::expect_join_equals_oracle(a, &b, eps, Metric::Euclidean, "cross" + at, three);
+    says_gram(a, &b, eps, "cross" + at);
+    const VectorSet grid = lattice_vectors(250, d, rng);
+    for (int r2 : {d / 4, d / 2, d / 2 + 1})
+      testing_support::expect_join_equals_oracle(grid, nullptr, std::sqrt(static_cast<double>(r2)), Metric::Euclidean,
+                                                 "lattice eps^2=" + std::to_string(r2) + at, three);
+  }
+  std::vector<double> rows, far;
+  std::normal_distribution<double> normal;
+  for (int r = 0; r < 500; ++r)
+    for (int c = 0; c < 40; ++c) {
+      rows.push_back(r < 300 ? static_cast<double>(r % 4) : normal(rng));
+      far.push_back(1e8 + normal(rng) * 1e-3);
+    }
+  const VectorSet dup = VectorSet::from_rows(rows, 500, 40), offset = VectorSet::from_rows(far, 500, 40);
+  testing_support::expect_join_equals_oracle(dup, nullptr, 0.0, Metric::Euclidean, "duplicates at eps 0", three);
+  testing_support::expect_join_equals_oracle(dup, nullptr, 2.0, Metric::Euclidean, "duplicates at eps 2", three);
+  testing_support::expect_join_equals_oracle(offset, nullptr, eps_for(offset, Metric::Euclidean, 0.05, rng),
+                                             Metric::Euclidean, "offset 1e8", three);
+  says_gram(offset, nullptr, 1e-3, "offset 1e8");
+  // Histograms: edges at the lattice's integer keys (every pair's key on an edge) and between.
+  for (int d : {40, 129}) {
+    const VectorSet grid = lattice_vectors(300, d, rng);
+    std::vector<double> edges;
+    for (int e = 0; e <= d; e += 3) edges.push_back(std::sqrt(static_cast<double>(e)) + (e % 2 ? 1e-9 : 0.0));
+    Statistic s;
+    s.traversal = Traversal::Auto;
+    s.metric = Metric::Euclidean;
+    s.reduction = reduce::Histogram{Binning::from_edges(edges)};
+    const Result gram = run(s, grid, nullptr, three);
+    EXPECT_NE(gram.info.plan.find("Gram form"), std::string::npos) << gram.info.plan;
+    setenv("TWOBODY_CPU_JOIN_KEYS", "rule", 1);
+    const Result rule = run(s, grid, nullptr, three);
+    unsetenv("TWOBODY_CPU_JOIN_KEYS");
+    EXPECT_EQ(rule.info.plan.find("Gram form"), std::string::npos) << rule.info.plan;
+    EXPECT_EQ(gram.counts, rule.counts) << "histogram d=" << d;
+    EXPECT_GT(gram.info.pairs_settled_fp64, 0u);
+  }
+  // Forced below 32 dimensions, on the brute force (the EGO join would take these).
+  RunOptions brute = three;
+  brute.path = "brute";
+  setenv("TWOBODY_CPU_JOIN_KEYS", "gram", 1);
+  for (int d : {1, 3, 8}) {
+    const VectorSet a = gaussian_vectors(400, d, rng);
+    testing_support::expect_join_equals_oracle(a, nullptr, eps_for(a, Metric::Euclidean, 0.05, rng), Metric::Euclidean,
+                                               "forced d=" + std::to_string(d), brute);
+    testing_support::expect_join_equals_oracle(lattice_vectors(300, d, rng), nullptr, 1.0, Metric::Euclidean,
+                                               "forced lattice d=" + std::to_string(d), brute);
+  }
+  unsetenv("TWOBODY_CPU_JOIN_KEYS");
+}

@@ -112,15 +112,18 @@ RunOptions run_options_of(const LatticeCliOptions& o) {
 // function, precision and bins and of its cutoff in spacings, so that the traversal it takes is the
 // run's. A kernel loads at its first launch (milliseconds each in a fresh process), and a map
 // launches a dozen (the binning's, CUB's sort, the traversal, the values): they load here, beside
-// the reading, instead of inside the run. Sources uniform in a cube of `side` spacings on a
-// lattice at the origin; `map` runs one on them.
-std::function<void()> tiny_map_warm_up(double cutoff_in_spacings,
-                                       std::function<void(const PointSet&, std::span<const double>, const RunOptions&)> map) {
-  return [cutoff_in_spacings, map = std::move(map)] {
+// the reading, instead of inside the run, as do the pinned buffers of the upload
+// (start_up_device). Sources uniform in a cube of `side` spacings on a
+// lattice at the origin, `spacing` apart; `map` runs one on them.
+using TinyMap = std::function<void(const PointSet& sources, std::span<const double> values, const RunOptions&)>;
+
+std::function<void()> tiny_map_warm_up(double spacing, double cutoff_in_spacings, TinyMap map) {
+  return [spacing, cutoff_in_spacings, map = std::move(map)] {
     const double side = std::clamp(std::ceil(2.5 * cutoff_in_spacings), 24.0, 96.0);
-    const PointSet points = generate_uniform_box(400, 3, side, 7);
+    const PointSet points = generate_uniform_box(400, 3, side * spacing, 7);
     std::vector<double> values(points.size());
     for (std::size_t i = 0; i < values.size(); ++i) values[i] = i % 2 ? 0.75 : -0.5;
+    start_up_device("cuda");  // the context, the pool and the pinned buffers of the sources' upload
     RunOptions r;
     r.backend = "cuda";
     r.threads = 1;  // (the reading has the cores)
@@ -198,7 +201,9 @@ const Command<PotentialCli> potential_command{
           tiny.bin_depth = s.o.bin_depth;
           tiny.at = tiny_placement(s.o.spacing, s.o.cutoff / s.o.spacing);
           // The device's start-up and the map's kernels while the file is read.
-          const BackendWarmUp warm(s.o.backend, "", tiny_map_warm_up(s.o.cutoff / s.o.spacing, [tiny](const PointSet& p, std::span<const double> v, const RunOptions& r) {
+          const BackendWarmUp warm(s.o.backend, "", tiny_map_warm_up(s.o.spacing, s.o.cutoff / s.o.spacing,
+                                                                         [tiny](const PointSet& p, std::span<const double> v,
+                                                                                const RunOptions& r) {
             (void)potential_map(p, v, tiny, r);
           }));
           Catalogue cat;
@@ -253,7 +258,9 @@ const Command<DensityCli> density_command{
           tiny.binning = binning_of(s.o);
           tiny.bin_depth = s.o.bin_depth;
           tiny.at = tiny_placement(s.o.spacing, s.o.cutoff / s.o.spacing);
-          const BackendWarmUp warm(s.o.backend, "", tiny_map_warm_up(s.o.cutoff / s.o.spacing, [tiny](const PointSet& p, std::span<const double> v, const RunOptions& r) {
+          const BackendWarmUp warm(s.o.backend, "", tiny_map_warm_up(s.o.spacing, s.o.cutoff / s.o.spacing,
+                                                                         [tiny](const PointSet& p, std::span<const double> v,
+                                                                                const RunOptions& r) {
             std::vector<double> radii(v.size(), tiny.cutoff / 2);
             (void)density_map(p, radii, {}, tiny, r);
           }));
@@ -341,7 +348,9 @@ const Command<GriddingCli> gridding_command{
           tiny.bin_depth = s.o.bin_depth;
           const double side = std::clamp(std::ceil(1.25 * s.width), 24.0, 96.0);
           tiny.grid = {static_cast<std::int64_t>(side), static_cast<std::int64_t>(side), static_cast<std::int64_t>(side)};
-          const BackendWarmUp warm(s.o.backend, "", tiny_map_warm_up(s.width / 2, [tiny, side](const PointSet& p, std::span<const double> v, const RunOptions& r) {
+          const BackendWarmUp warm(s.o.backend, "", tiny_map_warm_up(1.0, s.width / 2,
+                                                                         [tiny, side](const PointSet& p, std::span<const double> v,
+                                                                                      const RunOptions& r) {
             // (k in grid units about the centre: the cube moved onto the grid)
             PointSet k(3, p.size());
             for (int a = 0; a < 3; ++a)

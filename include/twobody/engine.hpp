@@ -145,6 +145,10 @@ std::string runs_on(const Statistic& stat, const RunOptions& opt = {});
 void warm_up(const std::string& backend);
 // The same on each of `devices` (RunOptions::devices; empty: as warm_up(backend)).
 void warm_up(const std::string& backend, const std::vector<int>& devices);
+// Only the device's start-up of warm_up (the default device's context and memory pool) and the
+// pinned buffers that large copies go through, no kernels loaded: for a caller that then loads
+// its own with a tiny run of what it is about to run (the lattice commands do). Never throws.
+void start_up_device(const std::string& backend);
 
 // Which CUDA device this process's runs use, from now on: index modulo the visible devices (an MPI
 // rank passes its rank on the node, seed 003). Before any call: the current device (0). Does

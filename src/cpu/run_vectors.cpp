@@ -15,6 +15,7 @@
 
 #include "twobody/detail/cpu/ego_join.hpp"
 #include "twobody/detail/cpu/ego_knn.hpp"
+#include "twobody/detail/cpu/gram_key_rows.hpp"
 #include "twobody/detail/cpu/gram_knn.hpp"
 #include "twobody/detail/cpu/block_progress.hpp"
 #include "twobody/detail/cpu/nearest_heap.hpp"
@@ -80,8 +81,9 @@ class VectorKeyRows {
 // The binned reductions (and the join's outputs) by the brute force, or, given `ego`, over the EGO
 // join's leaf pairs, whose positions are in EGO order: per-vector counts and pairs are mapped back
 // to the callers' indices. `evaluated`: the pairs whose keys were computed.
+// Without `ego`, `gram_centre` (gram_key_rows.hpp) has the brute force's rows take the Gram form.
 Result run_binned(const VectorPlan& plan, const RuleRows& A, const RuleRows& B, std::size_t tile, const EgoJoin* ego,
-                  std::uint64_t& evaluated) {
+                  const std::vector<double>* gram_centre, std::uint64_t& evaluated) {
   const Statistic& s = *plan.stat;
   TraversalShape shape;
   shape.is_auto = plan.is_auto();
@@ -89,12 +91,19 @@ Result run_binned(const VectorPlan& plan, const RuleRows& A, const RuleRows& B, 
   shape.tile = tile;
   shape.progress = &plan.progress;
   const std::size_t na = A.size(), nb = B.size();
-  std::atomic<std::uint64_t> ego_evaluated{0};
+  std::atomic<std::uint64_t> ego_evaluated{0}, settled{0};
+  const GramExactness exactness =
+      std::holds_alternative<reduce::PairList>(s.reduction) ? GramExactness::InRange : GramExactness::OnEdges;
   const auto run_with = [&](auto make_sink) {
     if (ego) {
       return traverse_blocks(
           ego->items.size(), [&](std::size_t k) { return ego->items[k]; }, shape, make_sink,
           [&](auto& sink) { return EgoLeafRows<std::decay_t<decltype(sink)>>(*ego, ego_evaluated, sink); });
+    }
+    if (gram_centre) {
+      return traverse(na, nb, shape, make_sink, [&](auto& sink) {
+        return GramKeyRows<std::decay_t<decltype(sink)>>(plan.edges, exactness, A, B, tile, *gram_centre, settled, sink);
+      });
     }
     return traverse(na, nb, shape, make_sink, [&](auto& sink) {
       return VectorKeyRows<std::decay_t<decltype(sink)>>(plan, A, B, tile, sink);
@@ -165,6 +174,7 @@ Result run_binned(const VectorPlan& plan, const RuleRows& A, const RuleRows& B, 
               : shape.is_auto ? static_cast<std::uint64_t>(na) * (nb - 1) - pair_total(na, na, true)
                               : pair_total(na, nb, false);
   r.info.pairs_evaluated = evaluated;
+  if (gram_centre) r.info.pairs_settled_fp64 = settled.load();
   return r;
 }
 
@@ -235,7 +245,8 @@ Result run_band(const VectorPlan& plan) {
   const RuleRows B(partners, m, plan.threads, plan.is_auto() ? "" : "second set: ", trapezoid ? plan.band.begin : 0);
   const std::size_t tile = vector_tile(plan.a->dim(), std::max(anchors.size(), partners.size()), plan.threads);
   std::uint64_t evaluated = 0;
-  Result r = out == OutputKind::Nearest ? run_nearest(plan, A, B, tile) : run_binned(plan, A, B, tile, nullptr, evaluated);
+  Result r = out == OutputKind::Nearest ? run_nearest(plan, A, B, tile)
+                                         : run_binned(plan, A, B, tile, nullptr, nullptr, evaluated);
   r.info.threads = plan.threads;
   return r;
 }
@@ -249,6 +260,9 @@ bool has_path(const VectorPlan& plan) { return plan.stat->output() != OutputKind
 
 // The k-NN's traversal: the EGO trees, or the brute force and why.
 constexpr const char* kEgoKnn = "EGO k-NN";
+constexpr const char* kGramJoinPath =
+    "brute force by the Gram form (q_i + q_j - 2 x_i.x_j by fused multiply-adds, each pair's key bounded; the rule's "
+    "keys where a pair's bound meets an edge of the bins, or, for a pair list, the range)";
 std::string nearest_path(const VectorPlan& plan) {
   const std::string no = ego_knn_refusal(plan);
   return no.empty() ? kEgoKnn : "brute force: " + no;
@@ -291,8 +305,16 @@ Result run_vectors(const VectorPlan& plan, std::string& path) {
   EgoChoice ego;
   if (has_path(plan)) ego = choose_ego(plan);
   path = ego.why;
+  // The brute force: by the Gram form (its bound, the rule's keys where the result depends on
+  // them) where it applies, else the rule's keys throughout.
+  std::optional<std::vector<double>> centre;
+  if (!ego.chosen && gram_join_refusal(plan).empty()) {
+    centre = gram::centre_of(A, B, plan.is_auto(), plan.threads);
+    const std::string why = path.rfind("brute force: ", 0) == 0 ? path.substr(13) : path;
+    path = std::string(kGramJoinPath) + (why.empty() ? "" : ": " + why);
+  }
   std::uint64_t evaluated = 0;
-  Result r = run_binned(plan, A, B, tile, ego.chosen ? ego.join.get() : nullptr, evaluated);
+  Result r = run_binned(plan, A, B, tile, ego.chosen ? ego.join.get() : nullptr, centre ? &*centre : nullptr, evaluated);
   if (ego.chosen) {
     const std::uint64_t brute = pair_total(A.size(), B.size(), plan.is_auto());
     r.info.plan = fmt::format("EGO join: {} pairs evaluated ({:.3g}% of the brute force's {}; anchors beyond eps of a "
@@ -317,6 +339,15 @@ std::string describe_vectors(const VectorPlan& plan, const std::string* ran) {
              fmt::format(", {} OpenMP threads (dynamic schedule over the leaf pairs); per-thread private outputs merged once",
                          plan.threads);
   }
+  const bool nearest = plan.stat->output() == OutputKind::Nearest;
+  if (has_path(plan) && !plan.banded() && (nearest ? gram_knn_refusal(plan) : gram_join_refusal(plan)).empty())
+    return path + fmt::format(
+        "cpu kernel: brute force by the Gram form, {} OpenMP threads (dynamic schedule); partner blocks of {} vectors "
+        "centred and held in panels of 8, the dots of 8 anchors x 8 partners in registers by fused multiply-adds, each "
+        "pair's rule key bounded around q_i + q_j - 2 x_i.x_j and computed only where {}",
+        plan.threads, tile,
+        nearest ? "its bound reaches a query's k-th; a heap of the k best per anchor"
+                : "the result depends on it; per-thread private outputs merged once");
   return path + fmt::format(
       "cpu kernel: brute force in float64 (the rule itself), {} OpenMP threads (dynamic schedule); partner blocks of {} "
       "vectors held in panels of 8, the keys of 4 anchors x 8 partners in registers{}",

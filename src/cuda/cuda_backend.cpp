@@ -16,10 +16,12 @@
 #include "twobody/detail/cuda/device_info.hpp"
 #include "twobody/detail/cuda/device_buffer.hpp"
 #include "twobody/detail/cuda/kernel_shape.hpp"
+#include "twobody/detail/cuda/staging_start_up.hpp"
 #include "twobody/detail/cuda/tuning_policy.hpp"
 #include "twobody/detail/cuda/vector_join.hpp"
 #include "twobody/detail/engine/backend.hpp"
 #include "twobody/detail/engine/chunked_run.hpp"
+#include "twobody/detail/engine/device_start_up.hpp"
 #include "twobody/detail/cuda/lattice_tiles.hpp"
 #include "twobody/detail/engine/lattice_bins.hpp"
 #include "twobody/detail/engine/lattice_plan.hpp"
@@ -188,6 +190,19 @@ std::string describe_binned2d(const Plan& plan) {
          "; no counting tiles";
 }
 
+// The context (cudaFree(nullptr) creates it), the pool's memory mapped now, not inside the first
+// run (the pool keeps it: retain_pool_memory), and the device's properties read: the start-up a
+// warm-up does before any kernel.
+void start_context_and_pool() {
+  TWOBODY_CUDA_CHECK(cudaFree(nullptr));
+  retain_pool_memory();
+  void* p = nullptr;
+  TWOBODY_CUDA_CHECK(cudaMallocAsync(&p, std::size_t(256) << 20, cudaStreamLegacy));
+  TWOBODY_CUDA_CHECK(cudaFreeAsync(p, cudaStreamLegacy));
+  TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
+  device_info();
+}
+
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(std::string name) : device_(std::move(name)) {}
@@ -205,14 +220,7 @@ class CudaBackend final : public Backend {
            (overrides.empty() ? "" : "; " + overrides);
   }
   void warm_up() override {
-    TWOBODY_CUDA_CHECK(cudaFree(nullptr));  // creates the primary context
-    retain_pool_memory();
-    // Pool memory mapped now, not inside the first run (the pool keeps it: retain_pool_memory).
-    void* p = nullptr;
-    TWOBODY_CUDA_CHECK(cudaMallocAsync(&p, std::size_t(256) << 20, cudaStreamLegacy));
-    TWOBODY_CUDA_CHECK(cudaFreeAsync(p, cudaStreamLegacy));
-    TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
-    device_info();
+    start_context_and_pool();
     // Kernels load at their first launch, milliseconds each in a fresh process: a tiny run of the
     // grid path, in a periodic box and in open space, loads the cell index, CUB's sorts and scans
     // and the usual grid kernels while the command is still reading its files.
@@ -371,6 +379,12 @@ int cuda_device_count() {
     return 0;
   }
   return n;
+}
+
+void start_up_cuda_device() {
+  if (!make_cuda_backend()) return;  // (makes the chosen device current)
+  cuda::start_context_and_pool();
+  cuda::prepare_staging();
 }
 
 std::unique_ptr<Backend> make_cuda_backend(int device) {

@@ -480,6 +480,7 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
   for (int k = 0; k < 3; ++k) args.stencil[k] = traversal.stencil[k];
   const DeviceBuffer<long long> runs_x(runs[0]), runs_y(runs[1]), runs_z(runs[2]);
   const long long* const device_runs[3] = {runs_x.get(), runs_y.get(), runs_z.get()};
+  plan.lap("tiles' runs of bins");
   // The passes: compact bins made on the device; or made on the host (when the device cannot hold
   // the binning beside the map); or regular bins and, past a capped depth, the spill's compact bins.
   std::vector<std::unique_ptr<LatticePass>> passes;

@@ -1,10 +1,12 @@
 // Built when CUDA is off at configure time: the engine then offers the CPU backend only.
 #include "twobody/detail/engine/backend.hpp"
+#include "twobody/detail/engine/device_start_up.hpp"
 #include "twobody/detail/engine/gemm_matrix_run.hpp"
 #include "twobody/error.hpp"
 
 namespace twobody {
 std::unique_ptr<Backend> make_cuda_backend(int) { return nullptr; }
+void start_up_cuda_device() {}
 int cuda_device_count() { return 0; }
 std::string cuda_unavailable_reason() { return "this build has no CUDA support (configured with TWOBODY_CUDA=OFF or without nvcc)"; }
 void use_cuda_device(int) {}

@@ -1,4 +1,5 @@
 #include "twobody/detail/cuda/staged_upload.hpp"
+#include "twobody/detail/cuda/staging_start_up.hpp"
 
 #include <cuda_runtime.h>
 #include <omp.h>
@@ -93,6 +94,13 @@ Staging* staged_copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKi
 int copy_threads() { return std::max(1, std::min(kFillThreads, omp_get_max_threads())); }
 
 }  // namespace
+
+void prepare_staging() {
+  Staging* s = staging_for(kStagedFrom);
+  if (!s) return;
+  const std::lock_guard<std::mutex> lock(s->m);
+  if (!s->made) make(*s);
+}
 
 void download_bytes(void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;

@@ -5,6 +5,7 @@
 
 #include "twobody/detail/engine/planner.hpp"
 #include "twobody/detail/engine/backend.hpp"
+#include "twobody/detail/engine/device_start_up.hpp"
 #include "twobody/detail/engine/device_distribution.hpp"
 #include "twobody/detail/engine/devices.hpp"
 #include "twobody/detail/engine/exact_sums.hpp"
@@ -193,6 +194,15 @@ std::string runs_on(const Statistic& stat, const RunOptions& opt) {
 }
 
 void warm_up(const std::string& backend) { warm_up(backend, {}); }
+
+void start_up_device(const std::string& backend) {
+  if (backend != "auto" && backend != "cuda" && backend != "hybrid") return;
+  try {
+    if (simulated_devices() == 0) start_up_cuda_device();
+  } catch (...) {
+    // The run itself reports any problem with the device.
+  }
+}
 
 void warm_up(const std::string& backend, const std::vector<int>& devices) {
   if (backend != "auto" && backend != "cuda" && backend != "hybrid") return;
