@@ -11,9 +11,11 @@
 //   - pair lists (InRange): the rule's key for every pair whose interval meets the range, since
 //     the list holds its distance; pairs wholly outside are dropped either way.
 // So the outputs are the rule's, bit for bit (Joins.GramFormEqualsTheRule*).
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -67,34 +69,51 @@ class GramKeyRows {
     const double qi = qa_[q];
     const double* g = dots_.data() + q * tile_ + (j0 - group_j0_);
     const double* qb = block_.norms().data() + (j0 - bp.b0);
-    double* lower = lower_.data();
-    double* upper = upper_.data();
-#pragma omp simd
-    for (std::size_t t = 0; t < n; ++t) interval_(qi, qb[t], g[t], lower[t], upper[t]);
     const double* e = edges_.padded.data();
     const int nbins = edges_.nbins, steps = edges_.steps;
     const double e_lo = edges_.lo(), e_hi = edges_.hi();
     const bool in_range = exactness_ == GramExactness::InRange;
     unsigned char* need = need_.data();
     double* keys = keys_.data();
-    // Which pairs need the rule's key, vectorised (one bin, a join's range, needs no lookup).
+    // Each pair's interval, whether it needs the rule's key, and the interval's lower end as its
+    // key meanwhile: one vectorised pass for one bin (a join's range needs no lookup), else with
+    // the bins' lookup.
+    double* lower = lower_.data();
+    double* upper = upper_.data();
 #pragma omp simd
-    for (std::size_t t = 0; t < n; ++t) {
-      const bool outside = upper[t] < e_lo || lower[t] >= e_hi;
-      // (Both ends in one bin; not both beyond the range's two ends, which find_bin also calls −1.)
-      const int bin = find_bin(e, nbins, steps, lower[t]);
-      const bool one_bin = nbins == 1 ? lower[t] >= e_lo && upper[t] < e_hi
-                                      : bin >= 0 && bin == find_bin(e, nbins, steps, upper[t]);
-      need[t] = !outside && (in_range || !one_bin);
-      keys[t] = lower[t];
+    for (std::size_t t = 0; t < n; ++t) interval_(qi, qb[t], g[t], lower[t], upper[t]);
+    if (nbins == 1) {
+#pragma omp simd
+      for (std::size_t t = 0; t < n; ++t) {
+        const bool outside = upper[t] < e_lo || lower[t] >= e_hi;
+        const bool inside = lower[t] >= e_lo && upper[t] < e_hi;
+        need[t] = static_cast<unsigned char>(!outside && (in_range || !inside));
+        keys[t] = lower[t];
+      }
+    } else {
+      for (std::size_t t = 0; t < n; ++t) {
+        const bool outside = upper[t] < e_lo || lower[t] >= e_hi;
+        // (Both ends in one bin; not both beyond the range's two ends, which find_bin also calls −1.)
+        const int bin = find_bin(e, nbins, steps, lower[t]);
+        const bool one_bin = bin >= 0 && bin == find_bin(e, nbins, steps, upper[t]);
+        need[t] = static_cast<unsigned char>(!outside && (in_range || !one_bin));
+        keys[t] = lower[t];
+      }
     }
     const double* anchor = raw_.data() + q * static_cast<std::size_t>(dim_);
     std::uint64_t exact = 0;
-    for (std::size_t t = 0; t < n; ++t)
-      if (need[t]) {
-        keys[t] = gram::rule_key(anchor, block_.raw(j0 - bp.b0 + t), dim_, gram::kLanes);
-        ++exact;
-      }
+    for (std::size_t t0 = 0; t0 < n; t0 += 8) {
+      // Eight flags at a time: most rows need a key for a handful of pairs at most.
+      std::uint64_t any = 0;
+      if (t0 + 8 <= n) std::memcpy(&any, need + t0, 8);
+      else any = 1;
+      if (!any) continue;
+      for (std::size_t t = t0; t < std::min(n, t0 + 8); ++t)
+        if (need[t]) {
+          keys[t] = gram::rule_key(anchor, block_.raw(j0 - bp.b0 + t), dim_, gram::kLanes);
+          ++exact;
+        }
+    }
     my_settled_ += exact;
     sink_.consume(i, j0, keys, n, [](double k) { return natural_of_vector_key(Metric::Euclidean, k); });
   }
