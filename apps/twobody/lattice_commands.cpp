@@ -193,18 +193,19 @@ const Command<PotentialCli> potential_command{
           const bool pqr = s.o.data.size() > 4 && s.o.data.substr(s.o.data.size() - 4) == ".pqr";
           if (pqr && s.charge_column > 0) throw_config("a .pqr file holds its charges: no --charge-column");
           if (!pqr && s.charge_column == 0) throw_config("--charge-column is needed (except for .pqr files)");
-          PotentialOptions tiny;
-          tiny.cutoff = s.o.cutoff;
-          tiny.exclusion = s.exclusion;
-          tiny.precision = precision_of(s.o);
-          tiny.binning = binning_of(s.o);
-          tiny.bin_depth = s.o.bin_depth;
+          PotentialOptions p;
+          p.cutoff = s.o.cutoff;
+          p.exclusion = s.exclusion;
+          p.precision = precision_of(s.o);
+          p.binning = binning_of(s.o);
+          p.bin_depth = s.o.bin_depth;
+          PotentialOptions tiny = p;
           tiny.at = tiny_placement(s.o.spacing, s.o.cutoff / s.o.spacing);
           // The device's start-up and the map's kernels while the file is read.
           const BackendWarmUp warm(s.o.backend, "", tiny_map_warm_up(s.o.spacing, s.o.cutoff / s.o.spacing,
-                                                                         [tiny](const PointSet& p, std::span<const double> v,
+                                                                         [tiny](const PointSet& a, std::span<const double> v,
                                                                                 const RunOptions& r) {
-            (void)potential_map(p, v, tiny, r);
+            (void)potential_map(a, v, tiny, r);
           }));
           Catalogue cat;
           if (pqr) {
@@ -214,13 +215,7 @@ const Command<PotentialCli> potential_command{
           } else {
             cat = read_sources(s.o, {s.charge_column});
           }
-          PotentialOptions p;
           p.at = placement_of(s.o, cat.points);
-          p.cutoff = s.o.cutoff;
-          p.exclusion = s.exclusion;
-          p.precision = precision_of(s.o);
-          p.binning = binning_of(s.o);
-          p.bin_depth = s.o.bin_depth;
           const RunOptions r = run_options_of(s.o);
           const LatticeMap m = potential_map(cat.points, cat.values[0], p, r);
           finish(s.o, m, c, fmt::format(R"({{"map": "potential", "cutoff": {}, "exclusion": {}}})", p.cutoff, p.exclusion));
@@ -251,12 +246,13 @@ const Command<DensityCli> density_command{
         },
     .run =
         [](const DensityCli& s, const Context& c) {
-          DensityOptions tiny;
-          tiny.cutoff = s.o.cutoff;
-          tiny.blobbiness = s.blobbiness;
-          tiny.precision = precision_of(s.o);
-          tiny.binning = binning_of(s.o);
-          tiny.bin_depth = s.o.bin_depth;
+          DensityOptions d;
+          d.cutoff = s.o.cutoff;
+          d.blobbiness = s.blobbiness;
+          d.precision = precision_of(s.o);
+          d.binning = binning_of(s.o);
+          d.bin_depth = s.o.bin_depth;
+          DensityOptions tiny = d;
           tiny.at = tiny_placement(s.o.spacing, s.o.cutoff / s.o.spacing);
           const BackendWarmUp warm(s.o.backend, "", tiny_map_warm_up(s.o.spacing, s.o.cutoff / s.o.spacing,
                                                                          [tiny](const PointSet& p, std::span<const double> v,
@@ -265,13 +261,7 @@ const Command<DensityCli> density_command{
             (void)density_map(p, radii, {}, tiny, r);
           }));
           Catalogue cat = read_sources(s.o, {s.radius_column}, s.weight_column);
-          DensityOptions d;
           d.at = placement_of(s.o, cat.points);
-          d.cutoff = s.o.cutoff;
-          d.blobbiness = s.blobbiness;
-          d.precision = precision_of(s.o);
-          d.binning = binning_of(s.o);
-          d.bin_depth = s.o.bin_depth;
           const LatticeMap m = density_map(cat.points, cat.values[0], cat.points.weights(), d, run_options_of(s.o));
           finish(s.o, m, c, fmt::format(R"({{"map": "density", "cutoff": {}, "blobbiness": {}}})", d.cutoff, d.blobbiness));
         },
@@ -337,15 +327,16 @@ const Command<GriddingCli> gridding_command{
         [](const GriddingCli& s, const Context& c) {
           std::vector<int> cols{s.re_column, s.im_column};
           if (s.sdc_column > 0) cols.push_back(s.sdc_column);
-          GriddingOptions tiny;
-          tiny.width = s.width;
-          tiny.beta = s.beta;
-          tiny.oversampling = s.oversampling;
-          tiny.separable = s.kernel_shape == "separable";
-          tiny.wrap = !s.no_wrap;
-          tiny.precision = precision_of(s.o);
-          tiny.binning = binning_of(s.o);
-          tiny.bin_depth = s.o.bin_depth;
+          GriddingOptions g;
+          g.width = s.width;
+          g.beta = s.beta;
+          g.oversampling = s.oversampling;
+          g.separable = s.kernel_shape == "separable";
+          g.wrap = !s.no_wrap;
+          g.precision = precision_of(s.o);
+          g.binning = binning_of(s.o);
+          g.bin_depth = s.o.bin_depth;
+          GriddingOptions tiny = g;
           const double side = std::clamp(std::ceil(1.25 * s.width), 24.0, 96.0);
           tiny.grid = {static_cast<std::int64_t>(side), static_cast<std::int64_t>(side), static_cast<std::int64_t>(side)};
           const BackendWarmUp warm(s.o.backend, "", tiny_map_warm_up(1.0, s.width / 2,
@@ -358,16 +349,7 @@ const Command<GriddingCli> gridding_command{
             (void)grid_samples(k, v, v, {}, tiny, r);
           }));
           Catalogue cat = read_sources(s.o, cols);
-          GriddingOptions g;
           g.grid = parse_grid(s.grid, cat.points.dim());
-          g.width = s.width;
-          g.beta = s.beta;
-          g.oversampling = s.oversampling;
-          g.separable = s.kernel_shape == "separable";
-          g.wrap = !s.no_wrap;
-          g.precision = precision_of(s.o);
-          g.binning = binning_of(s.o);
-          g.bin_depth = s.o.bin_depth;
           const std::span<const double> sdc = s.sdc_column > 0 ? std::span<const double>(cat.values[2]) : std::span<const double>();
           const LatticeMap m = grid_samples(cat.points, cat.values[0], cat.values[1], sdc, g, run_options_of(s.o));
           finish(s.o, m, c,

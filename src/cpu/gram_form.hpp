@@ -18,16 +18,33 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdlib>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "twobody/detail/cpu/vector_rows.hpp"
+#include "twobody/detail/engine/backend.hpp"
 #include "twobody/detail/exact/gemm_bounds.hpp"
 
 namespace twobody::cpu::gram {
 
 constexpr std::size_t kLanes = 8;
 constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Why the Gram form does not serve `plan` ("" when it does): Euclidean vectors of at least 32
+// dimensions (below, the rule's own keys are as fast), not a band of a hybrid run (it takes the
+// rule's keys), unless the variable `force` (TWOBODY_CPU_KNN, TWOBODY_CPU_JOIN_KEYS) says gram or rule.
+inline std::string refusal(const VectorPlan& plan, const char* force) {
+  if (plan.stat->metric != Metric::Euclidean) return "the Gram form serves the Euclidean distance";
+  if (plan.banded()) return "a band of a hybrid run takes the rule's keys";
+  const char* forced = std::getenv(force);
+  const std::string value = forced ? forced : "";
+  if (value == "rule") return std::string(force) + "=rule";
+  if (value == "gram") return {};
+  if (plan.a->dim() < 32) return "below 32 dimensions the rule's own keys are as fast";
+  return {};
+}
 
 // ĝ of Q centred anchors against the n centred partners of `panels` (panel_doubles' layout): the
 // accumulators of 8 partners × Q anchors in registers through the whole sum, one fused

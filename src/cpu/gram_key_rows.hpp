@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -33,15 +32,8 @@ enum class GramExactness { OnEdges, InRange };
 // at least 32 dimensions on the brute force, not a matrix (every entry is a key there) nor a band
 // of a hybrid run, unless TWOBODY_CPU_JOIN_KEYS=gram|rule forces it.
 inline std::string gram_join_refusal(const VectorPlan& plan) {
-  if (plan.stat->metric != Metric::Euclidean) return "the Gram form serves the Euclidean distance";
-  if (plan.banded()) return "a band of a hybrid run takes the rule's keys";
   if (plan.stat->output() == OutputKind::Matrix) return "a matrix takes every pair's key";
-  const char* forced = std::getenv("TWOBODY_CPU_JOIN_KEYS");
-  const std::string force = forced ? forced : "";
-  if (force == "rule") return "TWOBODY_CPU_JOIN_KEYS=rule";
-  if (force == "gram") return {};
-  if (plan.a->dim() < 32) return "below 32 dimensions the rule's own keys are as fast";
-  return {};
+  return gram::refusal(plan, "TWOBODY_CPU_JOIN_KEYS");
 }
 
 // One thread's evaluator (the traversal's rows(i, j0, j1, bp)), VectorKeyRows' counterpart: the

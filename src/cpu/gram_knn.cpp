@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <cstdlib>
 #include <exception>
 #include <limits>
 #include <vector>
@@ -61,16 +60,7 @@ struct QueryBounds {
 
 }  // namespace
 
-std::string gram_knn_refusal(const VectorPlan& plan) {
-  if (plan.stat->metric != Metric::Euclidean) return "the Gram form serves the Euclidean distance";
-  if (plan.banded()) return "a band of a hybrid run takes the rule's keys";
-  const char* forced = std::getenv("TWOBODY_CPU_KNN");
-  const std::string force = forced ? forced : "";
-  if (force == "rule") return "TWOBODY_CPU_KNN=rule";
-  if (force == "gram") return {};
-  if (plan.a->dim() < 32) return "below 32 dimensions the rule's own keys are as fast";
-  return {};
-}
+std::string gram_knn_refusal(const VectorPlan& plan) { return gram::refusal(plan, "TWOBODY_CPU_KNN"); }
 
 Result run_gram_nearest(const VectorPlan& plan, const RuleRows& A, const RuleRows& B, std::size_t tile) {
   const std::size_t na = A.size(), nb = B.size(), k = static_cast<std::size_t>(plan.k);
