@@ -113,14 +113,17 @@ RunOptions run_options_of(const LatticeCliOptions& o) {
 // run's. A kernel loads at its first launch (milliseconds each in a fresh process), and a map
 // launches a dozen (the binning's, CUB's sort, the traversal, the values): they load here, beside
 // the reading, instead of inside the run, as do the pinned buffers of the upload
-// (start_up_device). Sources uniform in a cube of `side` spacings on a
-// lattice at the origin, `spacing` apart; `map` runs one on them.
+// (start_up_device). Sources uniform in a cube of tiny_side spacings on a lattice at the origin,
+// `spacing` apart; `map` runs one on them.
+// The tiny map's cube: nodes (or grid cells) an axis, for a cutoff of this many spacings: its
+// supports fit inside, within 24..96.
+double tiny_side(double cutoff_in_spacings) { return std::clamp(std::ceil(2.5 * cutoff_in_spacings), 24.0, 96.0); }
+
 using TinyMap = std::function<void(const PointSet& sources, std::span<const double> values, const RunOptions&)>;
 
 std::function<void()> tiny_map_warm_up(double spacing, double cutoff_in_spacings, TinyMap map) {
   return [spacing, cutoff_in_spacings, map = std::move(map)] {
-    const double side = std::clamp(std::ceil(2.5 * cutoff_in_spacings), 24.0, 96.0);
-    const PointSet points = generate_uniform_box(400, 3, side * spacing, 7);
+    const PointSet points = generate_uniform_box(400, 3, tiny_side(cutoff_in_spacings) * spacing, 7);
     std::vector<double> values(points.size());
     for (std::size_t i = 0; i < values.size(); ++i) values[i] = i % 2 ? 0.75 : -0.5;
     start_up_device("cuda");  // the context, the pool and the pinned buffers of the sources' upload
@@ -131,11 +134,11 @@ std::function<void()> tiny_map_warm_up(double spacing, double cutoff_in_spacings
   };
 }
 
-// The tiny map's lattice: the origin, the run's spacing, `side` nodes an axis (tiny_map_warm_up's).
+// The tiny map's lattice: the origin, the run's spacing, tiny_side nodes an axis.
 LatticePlacement tiny_placement(double spacing, double cutoff_in_spacings) {
   Lattice L;
   L.dim = 3;
-  const auto n = static_cast<std::int64_t>(std::clamp(std::ceil(2.5 * cutoff_in_spacings), 24.0, 96.0));
+  const auto n = static_cast<std::int64_t>(tiny_side(cutoff_in_spacings));
   for (int k = 0; k < 3; ++k) {
     L.spacing[k] = spacing;
     L.shape[k] = n;
@@ -148,6 +151,14 @@ LatticePlacement tiny_placement(double spacing, double cutoff_in_spacings) {
 Precision precision_of(const LatticeCliOptions& o) { return o.precision == "double" ? Precision::Double : Precision::Single; }
 LatticeBinning binning_of(const LatticeCliOptions& o) {
   return o.binning == "regular" ? LatticeBinning::Regular : LatticeBinning::Compact;
+}
+
+// What every map's options take from the command line alike: precision, bins and their depth.
+template <class MapOptions>
+void set_precision_and_bins(MapOptions& m, const LatticeCliOptions& o) {
+  m.precision = precision_of(o);
+  m.binning = binning_of(o);
+  m.bin_depth = o.bin_depth;
 }
 
 void finish(const LatticeCliOptions& o, const LatticeMap& m, const Context& c, const std::string& meta) {
@@ -196,9 +207,7 @@ const Command<PotentialCli> potential_command{
           PotentialOptions p;
           p.cutoff = s.o.cutoff;
           p.exclusion = s.exclusion;
-          p.precision = precision_of(s.o);
-          p.binning = binning_of(s.o);
-          p.bin_depth = s.o.bin_depth;
+          set_precision_and_bins(p, s.o);
           PotentialOptions tiny = p;
           tiny.at = tiny_placement(s.o.spacing, s.o.cutoff / s.o.spacing);
           // The device's start-up and the map's kernels while the file is read.
@@ -249,9 +258,7 @@ const Command<DensityCli> density_command{
           DensityOptions d;
           d.cutoff = s.o.cutoff;
           d.blobbiness = s.blobbiness;
-          d.precision = precision_of(s.o);
-          d.binning = binning_of(s.o);
-          d.bin_depth = s.o.bin_depth;
+          set_precision_and_bins(d, s.o);
           DensityOptions tiny = d;
           tiny.at = tiny_placement(s.o.spacing, s.o.cutoff / s.o.spacing);
           const BackendWarmUp warm(s.o.backend, "", tiny_map_warm_up(s.o.spacing, s.o.cutoff / s.o.spacing,
@@ -333,11 +340,9 @@ const Command<GriddingCli> gridding_command{
           g.oversampling = s.oversampling;
           g.separable = s.kernel_shape == "separable";
           g.wrap = !s.no_wrap;
-          g.precision = precision_of(s.o);
-          g.binning = binning_of(s.o);
-          g.bin_depth = s.o.bin_depth;
+          set_precision_and_bins(g, s.o);
           GriddingOptions tiny = g;
-          const double side = std::clamp(std::ceil(1.25 * s.width), 24.0, 96.0);
+          const double side = tiny_side(s.width / 2);
           tiny.grid = {static_cast<std::int64_t>(side), static_cast<std::int64_t>(side), static_cast<std::int64_t>(side)};
           const BackendWarmUp warm(s.o.backend, "", tiny_map_warm_up(1.0, s.width / 2,
                                                                          [tiny, side](const PointSet& p, std::span<const double> v,

@@ -260,9 +260,17 @@ bool has_path(const VectorPlan& plan) { return plan.stat->output() != OutputKind
 
 // The k-NN's traversal: the EGO trees, or the brute force and why.
 constexpr const char* kEgoKnn = "EGO k-NN";
+constexpr const char* kGramKnnPath =
+    "brute force by the Gram form (q_i + q_j - 2 x_i.x_j by fused multiply-adds, each pair's key bounded; the rule's "
+    "keys for the partners whose bounds reach a query's k-th)";
 constexpr const char* kGramJoinPath =
     "brute force by the Gram form (q_i + q_j - 2 x_i.x_j by fused multiply-adds, each pair's key bounded; the rule's "
     "keys where a pair's bound meets an edge of the bins, or, for a pair list, the range)";
+// A brute-force path ("brute force: why") said as the Gram form's, with the same why.
+std::string gram_path(const char* gram, const std::string& path) {
+  const std::string why = path.rfind("brute force: ", 0) == 0 ? path.substr(13) : path;
+  return gram + (why.empty() ? std::string() : ": " + why);
+}
 std::string nearest_path(const VectorPlan& plan) {
   const std::string no = ego_knn_refusal(plan);
   return no.empty() ? kEgoKnn : "brute force: " + no;
@@ -293,11 +301,7 @@ Result run_vectors(const VectorPlan& plan, std::string& path) {
     // The brute force: by the Gram form (its bound, the rule's keys near each k-th) where it
     // applies, else the rule's keys throughout.
     const std::string gram = gram_knn_refusal(plan);
-    if (gram.empty()) {
-      const std::string why = path.rfind("brute force: ", 0) == 0 ? path.substr(13) : path;
-      path = "brute force by the Gram form (q_i + q_j - 2 x_i.x_j by fused multiply-adds, each pair's key bounded; the "
-             "rule's keys for the partners whose bounds reach a query's k-th)" + (why.empty() ? "" : ": " + why);
-    }
+    if (gram.empty()) path = gram_path(kGramKnnPath, path);
     Result r = gram.empty() ? run_gram_nearest(plan, A, B, tile) : run_nearest(plan, A, B, tile);
     r.info.threads = plan.threads;
     return r;
@@ -310,8 +314,7 @@ Result run_vectors(const VectorPlan& plan, std::string& path) {
   std::optional<std::vector<double>> centre;
   if (!ego.chosen && gram_join_refusal(plan).empty()) {
     centre = gram::centre_of(A, B, plan.is_auto(), plan.threads);
-    const std::string why = path.rfind("brute force: ", 0) == 0 ? path.substr(13) : path;
-    path = std::string(kGramJoinPath) + (why.empty() ? "" : ": " + why);
+    path = gram_path(kGramJoinPath, path);
   }
   std::uint64_t evaluated = 0;
   Result r = run_binned(plan, A, B, tile, ego.chosen ? ego.join.get() : nullptr, centre ? &*centre : nullptr, evaluated);
@@ -340,7 +343,7 @@ std::string describe_vectors(const VectorPlan& plan, const std::string* ran) {
                          plan.threads);
   }
   const bool nearest = plan.stat->output() == OutputKind::Nearest;
-  if (has_path(plan) && !plan.banded() && (nearest ? gram_knn_refusal(plan) : gram_join_refusal(plan)).empty())
+  if ((nearest ? gram_knn_refusal(plan) : gram_join_refusal(plan)).empty())  // (each refuses bands; the join, matrices)
     return path + fmt::format(
         "cpu kernel: brute force by the Gram form, {} OpenMP threads (dynamic schedule); partner blocks of {} vectors "
         "centred and held in panels of 8, the dots of 8 anchors x 8 partners in registers by fused multiply-adds, each "

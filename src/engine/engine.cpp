@@ -195,8 +195,15 @@ std::string runs_on(const Statistic& stat, const RunOptions& opt) {
 
 void warm_up(const std::string& backend) { warm_up(backend, {}); }
 
+namespace {
+
+// The backends whose runs may take a GPU (what warm_up and start_up_device start).
+bool may_use_device(const std::string& backend) { return backend == "auto" || backend == "cuda" || backend == "hybrid"; }
+
+}  // namespace
+
 void start_up_device(const std::string& backend) {
-  if (backend != "auto" && backend != "cuda" && backend != "hybrid") return;
+  if (!may_use_device(backend)) return;
   try {
     if (simulated_devices() == 0) start_up_cuda_device();
   } catch (...) {
@@ -205,7 +212,7 @@ void start_up_device(const std::string& backend) {
 }
 
 void warm_up(const std::string& backend, const std::vector<int>& devices) {
-  if (backend != "auto" && backend != "cuda" && backend != "hybrid") return;
+  if (!may_use_device(backend)) return;
   try {
     if (simulated_devices() > 0) return;
     if (devices.empty()) {
