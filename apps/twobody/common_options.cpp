@@ -311,6 +311,12 @@ BackendWarmUp::BackendWarmUp(const std::string& backend, const std::string& devi
   });
 }
 
+void BackendWarmUp::finish() {
+  if (!thread_.joinable()) return;
+  thread_.join();
+  ProcessPhases::get().lap("waiting for the device's start-up");
+}
+
 RunOptions make_run_options(const CommonOptions& o, ProgressBar& bar) {
   RunOptions r;
   r.backend = o.backend;

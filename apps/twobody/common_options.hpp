@@ -76,6 +76,11 @@ class BackendWarmUp {
   // The same with a warm-up of the command's own (the lattice maps: a tiny map of the run's
   // function, whose kernels the grid's warm-up does not load) run on the thread instead.
   BackendWarmUp(const std::string& backend, const std::string& devices, std::function<void()> body);
+  // Waits for the warm-up to end, a phase of its own under --explain ("waiting for the device's
+  // start-up"). The lattice commands call it before their run: a run beside the driver's start-up
+  // is slowed by it (bench/RESULTS.md, 2026-11-29: Blinn's plan of 5·10^5 sources 62 ms beside it,
+  // 0.4 ms on the CPU backend), and the engine's seconds are then the run's own.
+  void finish();
   BackendWarmUp(const BackendWarmUp&) = delete;
   BackendWarmUp& operator=(const BackendWarmUp&) = delete;
   ~BackendWarmUp() {

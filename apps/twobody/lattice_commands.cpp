@@ -211,7 +211,7 @@ const Command<PotentialCli> potential_command{
           PotentialOptions tiny = p;
           tiny.at = tiny_placement(s.o.spacing, s.o.cutoff / s.o.spacing);
           // The device's start-up and the map's kernels while the file is read.
-          const BackendWarmUp warm(s.o.backend, "", tiny_map_warm_up(s.o.spacing, s.o.cutoff / s.o.spacing,
+          BackendWarmUp warm(s.o.backend, "", tiny_map_warm_up(s.o.spacing, s.o.cutoff / s.o.spacing,
                                                                          [tiny](const PointSet& a, std::span<const double> v,
                                                                                 const RunOptions& r) {
             (void)potential_map(a, v, tiny, r);
@@ -225,6 +225,7 @@ const Command<PotentialCli> potential_command{
             cat = read_sources(s.o, {s.charge_column});
           }
           p.at = placement_of(s.o, cat.points);
+          warm.finish();
           const RunOptions r = run_options_of(s.o);
           const LatticeMap m = potential_map(cat.points, cat.values[0], p, r);
           finish(s.o, m, c, fmt::format(R"({{"map": "potential", "cutoff": {}, "exclusion": {}}})", p.cutoff, p.exclusion));
@@ -261,7 +262,7 @@ const Command<DensityCli> density_command{
           set_precision_and_bins(d, s.o);
           DensityOptions tiny = d;
           tiny.at = tiny_placement(s.o.spacing, s.o.cutoff / s.o.spacing);
-          const BackendWarmUp warm(s.o.backend, "", tiny_map_warm_up(s.o.spacing, s.o.cutoff / s.o.spacing,
+          BackendWarmUp warm(s.o.backend, "", tiny_map_warm_up(s.o.spacing, s.o.cutoff / s.o.spacing,
                                                                          [tiny](const PointSet& p, std::span<const double> v,
                                                                                 const RunOptions& r) {
             std::vector<double> radii(v.size(), tiny.cutoff / 2);
@@ -269,6 +270,7 @@ const Command<DensityCli> density_command{
           }));
           Catalogue cat = read_sources(s.o, {s.radius_column}, s.weight_column);
           d.at = placement_of(s.o, cat.points);
+          warm.finish();
           const LatticeMap m = density_map(cat.points, cat.values[0], cat.points.weights(), d, run_options_of(s.o));
           finish(s.o, m, c, fmt::format(R"({{"map": "density", "cutoff": {}, "blobbiness": {}}})", d.cutoff, d.blobbiness));
         },
@@ -344,7 +346,7 @@ const Command<GriddingCli> gridding_command{
           GriddingOptions tiny = g;
           const double side = tiny_side(s.width / 2);
           tiny.grid = {static_cast<std::int64_t>(side), static_cast<std::int64_t>(side), static_cast<std::int64_t>(side)};
-          const BackendWarmUp warm(s.o.backend, "", tiny_map_warm_up(1.0, s.width / 2,
+          BackendWarmUp warm(s.o.backend, "", tiny_map_warm_up(1.0, s.width / 2,
                                                                          [tiny, side](const PointSet& p, std::span<const double> v,
                                                                                       const RunOptions& r) {
             // (k in grid units about the centre: the cube moved onto the grid)
@@ -355,6 +357,7 @@ const Command<GriddingCli> gridding_command{
           }));
           Catalogue cat = read_sources(s.o, cols);
           g.grid = parse_grid(s.grid, cat.points.dim());
+          warm.finish();
           const std::span<const double> sdc = s.sdc_column > 0 ? std::span<const double>(cat.values[2]) : std::span<const double>();
           const LatticeMap m = grid_samples(cat.points, cat.values[0], cat.values[1], sdc, g, run_options_of(s.o));
           finish(s.o, m, c,

@@ -263,7 +263,11 @@ __global__ void __launch_bounds__(kMaxThreads, 2) lattice_gather_kernel(const __
   };
   const auto visit = [&](const StagedSource& s) { evaluate(s, i, j, node, excluded, add); };
   // Scatter: the source's stencil clipped to the tile (and the lattice), each node's steps added to
-  // the tile's shared sums.
+  // the tile's shared sums. A warp's lanes hold consecutive sources, mostly of one bin, whose
+  // stencils start at the same node: each lane walks its stencil from its own place in it (its lane
+  // number, modulo the stencil's nodes), so that the warp's atomics at one instant go to different
+  // nodes instead of 32 to one (the sums are integers: the same bits in any order).
+  const int lane = tid & 31;
   const auto scatter = [&](const StagedSource& s) {
     int lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
     for (int k = 0; k < args.dim; ++k) {
@@ -272,25 +276,34 @@ __global__ void __launch_bounds__(kMaxThreads, 2) lattice_gather_kernel(const __
       hi[k] = min(static_cast<int>(min(static_cast<long long>(kTile), args.shape[k] - tile0[k])) - 1,
                   static_cast<int>(floorf(s.t.f[k] + args.stencil[k])) + rel);
     }
-    for (int z = lo[2]; z <= hi[2]; ++z)
-      for (int y = lo[1]; y <= hi[1]; ++y)
-        for (int x = lo[0]; x <= hi[0]; ++x) {
-          const int at = x + kTile * (y + kTile * z);
-          const long long ni[3] = {tile0[0] + x, tile0[1] + y, tile0[2] + z};
-          const float nj[3] = {static_cast<float>(x), static_cast<float>(y), static_cast<float>(z)};
-          double nx[3] = {0, 0, 0};
-          for (int k = 0; k < args.dim; ++k) nx[k] = args.origin[k] + static_cast<double>(ni[k]) * args.spacing[k];
-          bool ex = false;
-          evaluate(s, ni, nj, nx, ex, [&](double re, double im, double g) {
-            const long long v[2] = {grid_steps(args.grid, re * g), args.comps == 2 ? grid_steps(args.grid, im * g) : 0};
-            for (int c = 0; c < args.comps; ++c) {
-              if constexpr (Single) atomicAdd(shared_sum(c, at), static_cast<unsigned long long>(v[c]));
-              else add_steps(reinterpret_cast<DeviceFixedSum*>(shared_sum(c, at)), v[c]);
-            }
-            ++terms;
-          });
-          if (ex) s_ex[at] = 1;
+    const int span[3] = {hi[0] - lo[0] + 1, hi[1] - lo[1] + 1, hi[2] - lo[2] + 1};
+    if (span[0] <= 0 || span[1] <= 0 || span[2] <= 0) return;
+    const int nodes = span[0] * span[1] * span[2], first = lane % nodes;
+    int x = lo[0] + first % span[0], y = lo[1] + first / span[0] % span[1], z = lo[2] + first / (span[0] * span[1]);
+    for (int q = 0; q < nodes; ++q) {
+      if (q > 0 && ++x > hi[0]) {  // the next node, x fastest, wrapping to the stencil's first
+        x = lo[0];
+        if (++y > hi[1]) {
+          y = lo[1];
+          if (++z > hi[2]) z = lo[2];
         }
+      }
+      const int at = x + kTile * (y + kTile * z);
+      const long long ni[3] = {tile0[0] + x, tile0[1] + y, tile0[2] + z};
+      const float nj[3] = {static_cast<float>(x), static_cast<float>(y), static_cast<float>(z)};
+      double nx[3] = {0, 0, 0};
+      for (int k = 0; k < args.dim; ++k) nx[k] = args.origin[k] + static_cast<double>(ni[k]) * args.spacing[k];
+      bool ex = false;
+      evaluate(s, ni, nj, nx, ex, [&](double re, double im, double g) {
+        const long long v[2] = {grid_steps(args.grid, re * g), args.comps == 2 ? grid_steps(args.grid, im * g) : 0};
+        for (int c = 0; c < args.comps; ++c) {
+          if constexpr (Single) atomicAdd(shared_sum(c, at), static_cast<unsigned long long>(v[c]));
+          else add_steps(reinterpret_cast<DeviceFixedSum*>(shared_sum(c, at)), v[c]);
+        }
+        ++terms;
+      });
+      if (ex) s_ex[at] = 1;
+    }
   };
 
   // The tile's units in the host's order (work_items): rows of bins along z, then y, then (compact)

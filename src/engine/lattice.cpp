@@ -5,11 +5,13 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
 #include <numbers>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -107,14 +109,34 @@ void check_column(std::span<const double> v, std::size_t n, const char* what, bo
     throw_input(fmt::format("source {}: {} {} is not {}", first + 1, what, v[first], positive ? "finite and > 0" : "finite"));
 }
 
-// The largest |v| of a column, and its smallest value (one parallel pass each).
-double max_magnitude(std::span<const double> v) {
-  double most = 0;
+// A column's range and largest magnitude, and whether every value is finite, in one parallel
+// pass (x − x is 0 exactly when x is finite, NaN otherwise, and a NaN stays in the sum): the plan
+// reads 2.66·10^6 MRI samples' five columns once, not in ten passes (check, range, magnitude).
+struct ColumnScan {
+  double lo = HUGE_VAL, hi = -HUGE_VAL, most = 0;
+  bool finite = true;
+};
+ColumnScan scan_column(std::span<const double> v) {
+  double lo = HUGE_VAL, hi = -HUGE_VAL, most = 0, nan_if_bad = 0;
   const std::ptrdiff_t m = static_cast<std::ptrdiff_t>(v.size());
-#pragma omp parallel for reduction(max : most) if (m > 100000)
-  for (std::ptrdiff_t i = 0; i < m; ++i) most = std::max(most, std::fabs(v[i]));
-  return most;
+  const double* x = v.data();
+#pragma omp parallel for simd reduction(min : lo) reduction(max : hi, most) reduction(+ : nan_if_bad) if (m > 100000)
+  for (std::ptrdiff_t i = 0; i < m; ++i) {
+    lo = x[i] < lo ? x[i] : lo;
+    hi = x[i] > hi ? x[i] : hi;
+    const double a = std::fabs(x[i]);
+    most = a > most ? a : most;
+    nan_if_bad += x[i] - x[i];
+  }
+  return {lo, hi, most, nan_if_bad == 0};
 }
+
+// What the plan reads of the sources: each coordinate's scan, and the values' largest magnitude.
+struct SourceScan {
+  std::array<ColumnScan, 3> coord;
+  double max_strength = 0;
+};
+
 double smallest(std::span<const double> v) {
   double least = INFINITY;
   const std::ptrdiff_t m = static_cast<std::ptrdiff_t>(v.size());
@@ -123,16 +145,28 @@ double smallest(std::span<const double> v) {
   return least;
 }
 
-void validate(const reduce::OntoLattice& stat, const LatticeSources& src) {
+SourceScan validate(const reduce::OntoLattice& stat, const LatticeSources& src) {
   const Lattice& L = stat.lattice;
   const LatticeFunction& fn = stat.function;
   L.validate();
   if (!src.points) throw_input("a lattice map needs its sources");
   const PointSet& p = *src.points;
   if (p.dim() != L.dim) throw_config(fmt::format("{}-D sources onto a {}-D lattice", p.dim(), L.dim));
-  p.check_finite("the sources");
-  check_column(src.strength, p.size(), "strength", false);
-  check_column(src.strength_im, p.size(), "imaginary part", false);
+  SourceScan scan;
+  bool finite = true;
+  for (int k = 0; k < p.dim(); ++k) {
+    scan.coord[static_cast<std::size_t>(k)] = scan_column(p.coord(k));
+    finite = finite && scan.coord[static_cast<std::size_t>(k)].finite;
+  }
+  if (!finite || p.has_weights()) p.check_finite("the sources");  // (names the first bad coordinate)
+  scan.max_strength = src.strength.empty() ? 1.0 : 0.0;
+  for (const auto& [column, what] : {std::pair{src.strength, "strength"}, std::pair{src.strength_im, "imaginary part"}}) {
+    if (column.empty()) continue;
+    if (column.size() != p.size()) check_column(column, p.size(), what, false);  // (throws: the sizes)
+    const ColumnScan c = scan_column(column);
+    if (!c.finite) check_column(column, p.size(), what, false);  // (throws: names the first)
+    scan.max_strength = std::max(scan.max_strength, c.most);
+  }
   if (!std::isfinite(fn.cutoff) || !(fn.cutoff > 0)) throw_config(fmt::format("the cutoff must be finite and > 0 (got {})", fn.cutoff));
   switch (fn.kind) {
     case LatticeKernel::CoulombSwitched:
@@ -164,6 +198,7 @@ void validate(const reduce::OntoLattice& stat, const LatticeSources& src) {
   }
   if (p.size() >= (std::size_t(1) << 32) && stat.precision == Precision::Single)
     throw_config("more than 2^32 sources need --precision double (64-bit sums hold 2^32 terms)");
+  return scan;
 }
 
 int bin_nodes_for(const reduce::OntoLattice& stat) {
@@ -184,7 +219,7 @@ int bin_nodes_for(const reduce::OntoLattice& stat) {
 }  // namespace
 
 LatticePlan make_lattice_plan(const reduce::OntoLattice& stat, const LatticeSources& src, const RunOptions& opt) {
-  validate(stat, src);
+  const SourceScan scan = validate(stat, src);
   const Lattice& L = stat.lattice;
   const PointSet& p = *src.points;
   LatticePlan plan;
@@ -205,7 +240,7 @@ LatticePlan make_lattice_plan(const reduce::OntoLattice& stat, const LatticeSour
     in.max_spacing = std::max(in.max_spacing, L.spacing[k]);
     far = std::max(far, std::fabs(L.origin[k]) + L.period(k));
     if (p.empty()) continue;
-    const auto [lo, hi] = joint_range(p, p, k);
+    const double lo = scan.coord[static_cast<std::size_t>(k)].lo, hi = scan.coord[static_cast<std::size_t>(k)].hi;
     const double off = std::max(std::fabs(lo - L.origin[k]), std::fabs(hi - L.origin[k]));
     if (!(off / L.spacing[k] < 0x1p50))
       throw_input(fmt::format("a source lies {:.6g} from the lattice's origin along axis {}: more than 2^50 spacings", off, k));
@@ -213,7 +248,7 @@ LatticePlan make_lattice_plan(const reduce::OntoLattice& stat, const LatticeSour
   }
   in.coordinate_scale = far;
   plan.coordinate_scale = far;
-  in.max_strength = std::max({src.strength.empty() ? 1.0 : 0.0, max_magnitude(src.strength), max_magnitude(src.strength_im)});
+  in.max_strength = scan.max_strength;
   in.min_radius = smallest(src.radius);
   const lattice::TermBound tb = lattice::term_bound(stat.function, in);
   const bool single = stat.precision == Precision::Single;
