@@ -38,6 +38,7 @@
 #include "twobody/detail/cuda/lattice_tiles.hpp"
 #include "twobody/detail/cuda/output/exact_sum_atomics.cuh"
 #include "twobody/detail/cuda/staged_upload.hpp"
+#include "twobody/detail/cuda/staged_widening.hpp"
 #include "twobody/detail/engine/lattice_bins.hpp"
 #include "twobody/detail/engine/lattice_plan.hpp"
 #include "twobody/detail/engine/lattice_screen.hpp"
@@ -405,17 +406,17 @@ __global__ void __launch_bounds__(kMaxThreads, 2) lattice_gather_kernel(const __
   if (args.coulomb && excluded) args.excluded[at] = 1;
 }
 
-// Single's values on the device, in place: each 64-bit integer of steps rounded once to float64
-// (the integer's conversion; the power of two is exact) as SumGrid::value does on the host, then to
-// float32, stored as the double it is; excluded nodes 0. The map then comes back as its values,
-// with no pass over it on the host.
-__global__ void lattice_values_kernel(long long* sums, const unsigned char* excluded, unsigned long long slots, int comps,
-                                      int exponent) {
+// Single's values on the device: each 64-bit integer of steps rounded once to float64 (the
+// integer's conversion; the power of two is exact) as SumGrid::value does on the host, then to
+// float32; excluded nodes 0. The map then comes back as its float32 values (half the bytes of
+// float64s), widened on the host as the staging empties, with no other pass over it there.
+__global__ void lattice_values_kernel(const long long* sums, float* values, const unsigned char* excluded,
+                                      unsigned long long slots, int comps, int exponent) {
   for (unsigned long long s = blockIdx.x * static_cast<unsigned long long>(blockDim.x) + threadIdx.x; s < slots;
        s += static_cast<unsigned long long>(gridDim.x) * blockDim.x) {
     const bool ex = excluded && excluded[s / static_cast<unsigned long long>(comps)];
     const double v = ex ? 0.0 : ldexp(__ll2double_rn(sums[s]), exponent);
-    sums[s] = __double_as_longlong(static_cast<double>(__double2float_rn(v)));  // the double's bits
+    values[s] = __double2float_rn(v);
   }
 }
 
@@ -485,7 +486,9 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
   const std::size_t sum_bytes = single ? sizeof(long long) : sizeof(DeviceFixedSum);
   const std::size_t free_bytes = available_device_bytes();
   (void)cudaGetLastError();  // an earlier run's handled failure, still in the slot a launch's check reads
-  const double map_bytes = static_cast<double>(nodes) * static_cast<double>(comps * sum_bytes + 1);
+  // (the sums, single's float32 values beside them, and the exclusion mask)
+  const double map_bytes =
+      static_cast<double>(nodes) * static_cast<double>(comps * (sum_bytes + (single ? sizeof(float) : 0)) + 1);
   const bool regular = plan.stat->binning == LatticeBinning::Regular;
   std::vector<long long> runs[3];
   GatherArgs args = geometry_args(plan, axis, runs);
@@ -560,11 +563,12 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
 
   if (single) {
     const unsigned long long slots = nodes * static_cast<unsigned long long>(comps);
-    lattice_values_kernel<<<1024, 256>>>(reinterpret_cast<long long*>(sums.get()), args.coulomb ? excluded.get() : nullptr,
-                                         slots, comps, plan.grid.exponent);
+    DeviceBuffer<float> values(slots);
+    lattice_values_kernel<<<1024, 256>>>(reinterpret_cast<const long long*>(sums.get()), values.get(),
+                                         args.coulomb ? excluded.get() : nullptr, slots, comps, plan.grid.exponent);
     TWOBODY_CUDA_CHECK(cudaGetLastError());
     out.values.resize(slots);  // not zeroed: the copy writes all of it, on the host's threads
-    download_bytes(out.values.data(), sums.get(), slots * sizeof(double));
+    download_widened(out.values.data(), values.get(), slots);
     out.excluded.assign(args.coulomb ? nodes : 0, 0);
     if (args.coulomb) excluded.download(out.excluded.data(), nodes);
     lattice::finish_mask(out);

@@ -1,4 +1,5 @@
 #include "twobody/detail/cuda/staged_upload.hpp"
+#include "twobody/detail/cuda/staged_widening.hpp"
 #include "twobody/detail/cuda/staging_start_up.hpp"
 
 #include <cuda_runtime.h>
@@ -10,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "twobody/detail/cuda/cuda_check.hpp"
 
@@ -102,15 +104,13 @@ void prepare_staging() {
   if (!s->made) make(*s);
 }
 
-void download_bytes(void* dst, const void* src, std::size_t bytes) {
-  if (bytes == 0) return;
-  std::unique_lock<std::mutex> lock;
-  Staging* staged = staged_copy(dst, src, bytes, cudaMemcpyDeviceToHost, lock);
-  if (!staged) return;
-  Staging& s = *staged;
+namespace {
+
+// The way back of `bytes` from device `src` through the staging: the copy engine fills one buffer
+// while `empty(at, buffer, n)` (the host's threads) empties the other.
+template <class Empty>
+void staged_download(Staging& s, const void* src, std::size_t bytes, Empty&& empty) {
   const auto* from = static_cast<const unsigned char*>(src);
-  auto* to = static_cast<unsigned char*>(dst);
-  const int threads = copy_threads();
   // Chunk c goes through buffer c % 2: its copy is queued once the host has emptied that buffer
   // of chunk c − 2, so the copy engine fills one buffer while the threads empty the other.
   const std::size_t chunks = (bytes + kChunk - 1) / kChunk;
@@ -124,8 +124,52 @@ void download_bytes(void* dst, const void* src, std::size_t bytes) {
     if (c + 1 < chunks) queue(c + 1);
     TWOBODY_CUDA_CHECK(cudaEventSynchronize(s.drained[c % 2]));
     const std::size_t at = c * kChunk;
-    parallel_copy(to + at, static_cast<const unsigned char*>(s.buffer[c % 2]), std::min(kChunk, bytes - at), threads);
+    empty(at, static_cast<const unsigned char*>(s.buffer[c % 2]), std::min(kChunk, bytes - at));
   }
+}
+
+// floats [first, first + n) widened into `to` on `threads` host threads.
+void parallel_widen(double* to, const float* from, std::size_t n, int threads) {
+  const std::size_t piece = (n + static_cast<std::size_t>(threads) - 1) / static_cast<std::size_t>(threads);
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int t = 0; t < threads; ++t) {
+    const std::size_t first = std::min(n, static_cast<std::size_t>(t) * piece);
+    const std::size_t last = std::min(n, first + piece);
+    for (std::size_t i = first; i < last; ++i) to[i] = static_cast<double>(from[i]);
+  }
+}
+
+}  // namespace
+
+void download_bytes(void* dst, const void* src, std::size_t bytes) {
+  if (bytes == 0) return;
+  std::unique_lock<std::mutex> lock;
+  Staging* staged = staged_copy(dst, src, bytes, cudaMemcpyDeviceToHost, lock);
+  if (!staged) return;
+  auto* to = static_cast<unsigned char*>(dst);
+  const int threads = copy_threads();
+  staged_download(*staged, src, bytes, [&](std::size_t at, const unsigned char* buffer, std::size_t n) {
+    parallel_copy(to + at, buffer, n, threads);
+  });
+}
+
+void download_widened(double* dst, const float* src, std::size_t count) {
+  if (count == 0) return;
+  const std::size_t bytes = count * sizeof(float);
+  Staging* staged = staging_for(bytes);
+  const int threads = copy_threads();
+  if (!staged) {
+    std::vector<float> values(count);
+    TWOBODY_CUDA_CHECK(cudaMemcpy(values.data(), src, bytes, cudaMemcpyDeviceToHost));
+    parallel_widen(dst, values.data(), count, threads);
+    return;
+  }
+  const std::unique_lock<std::mutex> lock(staged->m);
+  make(*staged);
+  // (kChunk is a multiple of a float's size: every chunk holds whole floats)
+  staged_download(*staged, src, bytes, [&](std::size_t at, const unsigned char* buffer, std::size_t n) {
+    parallel_widen(dst + at / sizeof(float), reinterpret_cast<const float*>(buffer), n / sizeof(float), threads);
+  });
 }
 
 void upload_bytes(void* dst, const void* src, std::size_t bytes) {
