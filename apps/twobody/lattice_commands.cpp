@@ -212,8 +212,8 @@ const Command<PotentialCli> potential_command{
           tiny.at = tiny_placement(s.o.spacing, s.o.cutoff / s.o.spacing);
           // The device's start-up and the map's kernels while the file is read.
           BackendWarmUp warm(s.o.backend, "", tiny_map_warm_up(s.o.spacing, s.o.cutoff / s.o.spacing,
-                                                                         [tiny](const PointSet& a, std::span<const double> v,
-                                                                                const RunOptions& r) {
+                                                                   [tiny](const PointSet& a, std::span<const double> v,
+                                                                          const RunOptions& r) {
             (void)potential_map(a, v, tiny, r);
           }));
           Catalogue cat;
@@ -263,8 +263,8 @@ const Command<DensityCli> density_command{
           DensityOptions tiny = d;
           tiny.at = tiny_placement(s.o.spacing, s.o.cutoff / s.o.spacing);
           BackendWarmUp warm(s.o.backend, "", tiny_map_warm_up(s.o.spacing, s.o.cutoff / s.o.spacing,
-                                                                         [tiny](const PointSet& p, std::span<const double> v,
-                                                                                const RunOptions& r) {
+                                                                   [tiny](const PointSet& p, std::span<const double> v,
+                                                                          const RunOptions& r) {
             std::vector<double> radii(v.size(), tiny.cutoff / 2);
             (void)density_map(p, radii, {}, tiny, r);
           }));
@@ -347,8 +347,8 @@ const Command<GriddingCli> gridding_command{
           const double side = tiny_side(s.width / 2);
           tiny.grid = {static_cast<std::int64_t>(side), static_cast<std::int64_t>(side), static_cast<std::int64_t>(side)};
           BackendWarmUp warm(s.o.backend, "", tiny_map_warm_up(1.0, s.width / 2,
-                                                                         [tiny, side](const PointSet& p, std::span<const double> v,
-                                                                                      const RunOptions& r) {
+                                                                   [tiny, side](const PointSet& p, std::span<const double> v,
+                                                                                const RunOptions& r) {
             // (k in grid units about the centre: the cube moved onto the grid)
             PointSet k(3, p.size());
             for (int a = 0; a < 3; ++a)

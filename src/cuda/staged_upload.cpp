@@ -128,7 +128,7 @@ void staged_download(Staging& s, const void* src, std::size_t bytes, Empty&& emp
   }
 }
 
-// floats [first, first + n) widened into `to` on `threads` host threads.
+// n floats widened into `to` on `threads` host threads.
 void parallel_widen(double* to, const float* from, std::size_t n, int threads) {
   const std::size_t piece = (n + static_cast<std::size_t>(threads) - 1) / static_cast<std::size_t>(threads);
 #pragma omp parallel for num_threads(threads) schedule(static)
