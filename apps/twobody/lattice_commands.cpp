@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "common_options.hpp"
 #include "mpi_session.hpp"
+#include "process_phases.hpp"
 #include "twobody/error.hpp"
 #include "twobody/generate.hpp"
 #include "twobody/io.hpp"
@@ -72,7 +73,9 @@ Catalogue read_sources(const LatticeCliOptions& o, std::vector<int> value_column
   r.weight_column = weight_column;
   if (!o.columns.empty()) r.columns = parse_column_list(o.columns);
   else r.default_columns = 3;
-  return read_catalogue(o.data, r);
+  Catalogue cat = read_catalogue(o.data, r);
+  ProcessPhases::get().lap("read " + o.data);  // (not a catalogue of the memory ratio: the map outweighs it)
+  return cat;
 }
 
 // The lattice of --origin and --shape, else the sources' bounding box less --padding; --periodic
@@ -163,10 +166,12 @@ void set_precision_and_bins(MapOptions& m, const LatticeCliOptions& o) {
 
 void finish(const LatticeCliOptions& o, const LatticeMap& m, const Context& c, const std::string& meta) {
   c.bar.finish();
+  ProcessPhases::get().lap("map");
   if (!cli_writes_output()) return;
   if (!o.png.empty()) write_lattice_map(o.png, m);
   if (!o.output.empty()) {
     write_lattice_map(o.output, m, meta);
+    ProcessPhases::get().lap("write output");
     return;
   }
   double lo = INFINITY, hi = -INFINITY;
@@ -221,6 +226,7 @@ const Command<PotentialCli> potential_command{
             Atoms atoms = read_pqr(s.o.data);
             cat.points = std::move(atoms.positions);
             cat.values = {std::move(atoms.charges)};
+            ProcessPhases::get().lap("read " + s.o.data);
           } else {
             cat = read_sources(s.o, {s.charge_column});
           }

@@ -28,6 +28,12 @@ template <class State>
 concept TakesCommonOptions = requires(State& s) {
   { s.o } -> std::same_as<CommonOptions&>;
 };
+// A command with --explain in its options (the common ones, or the lattice maps' own): it prints the
+// process's phases too (process_phases.hpp).
+template <class State>
+concept Explains = requires(State& s) {
+  { s.o.explain } -> std::convertible_to<bool>;
+};
 
 // An output named like one of the command's inputs (-o, --save-counts, --covariance against --data,
 // --randoms, --rr, --bins, ...; the same file by any path) would destroy it: Error(Config) before
@@ -61,7 +67,7 @@ class Subcommand {
           cmd->callback([c, state, &bar, cmd] {
             refuse_outputs_over_inputs(*cmd);
             bool explain = false;
-            if constexpr (TakesCommonOptions<State>) explain = state->o.explain;
+            if constexpr (Explains<State>) explain = state->o.explain;
             if (explain) ProcessPhases::get().enable();
             c.run(*state, Context{c.features, bar});
             if (explain) bar.print(ProcessPhases::get().text());

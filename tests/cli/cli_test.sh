@@ -373,6 +373,10 @@ check "potential's .npy is float32 of shape (nz, ny, nx)" "head -c 128 \"$work/v
 check "double precision writes float64" \
   "\"$tb\" potential --data \"$work/atoms.txt\" --charge-column 4 --spacing 0.5 --cutoff 2 --precision double -o \"$work/v8.npy\" && head -c 128 \"$work/v8.npy\" | grep -aq \"'<f8'\""
 explains 1 -- "$tb" potential --data "$work/atoms.txt" --charge-column 4 --spacing 0.5 --cutoff 2
+# A map's process phases under --explain: the reading, (with a device) the wait for its start-up,
+# the map, the writing.
+check "explain names a map's process phases" \
+  "\"$tb\" potential --data \"$work/atoms.txt\" --charge-column 4 --spacing 0.5 --cutoff 2 -o \"$work/vp.npy\" --explain 2>&1 >/dev/null | grep -q '^twobody: process phases (wall time, peak resident memory after each): read .*atoms.txt .*map .*write output '"
 expect 4 'the exclusion radius must be > 0 and at most the cutoff' -- "$tb" potential --data "$work/atoms.txt" --charge-column 4 --cutoff 2 --exclusion 3
 expect 4 '--charge-column is needed' -- "$tb" potential --data "$work/atoms.txt" --cutoff 2
 expect 4 'exceeds half the period' -- "$tb" potential --data "$work/atoms.txt" --charge-column 4 --cutoff 2 --periodic --origin 0,0,0 --shape 4,4,4
