@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <span>
+#include <string>
 #include <vector>
 #include <iostream>
 
@@ -38,8 +39,9 @@ struct LatticeCliOptions {
   bool explain = false;
 };
 
-void add_lattice_options(CLI::App& cmd, LatticeCliOptions& o, bool placement) {
-  cmd.add_option("--data", o.data, "the sources: text, .npy, HDF5 or FITS (see twobody --help)")->required();
+// `data`: the sources' option's names ("--data,--samples" for gridding's k-space samples).
+void add_lattice_options(CLI::App& cmd, LatticeCliOptions& o, bool placement, const std::string& data = "--data") {
+  cmd.add_option(data, o.data, "the sources: text, .npy, HDF5 or FITS (see twobody --help)")->required();
   cmd.add_option("--columns", o.columns, "1-based coordinate columns, e.g. 1,2,3 (default: the first 3 unused)");
   if (placement) {
     cmd.add_option("--spacing", o.spacing, "lattice spacing h (default 0.5)")->check(positive_number);
@@ -323,7 +325,7 @@ const Command<GriddingCli> gridding_command{
     .features = {},
     .add_options =
         [](CLI::App& cmd, GriddingCli& s) {
-          add_lattice_options(cmd, s.o, false);
+          add_lattice_options(cmd, s.o, false, "--data,--samples");
           cmd.get_option("--data")->description("the samples: k in grid units about the grid's centre, and their values");
           cmd.add_option("--re-column", s.re_column, "1-based column of the samples' real parts")->required()->check(CLI::PositiveNumber);
           cmd.add_option("--im-column", s.im_column, "1-based column of the imaginary parts")->required()->check(CLI::PositiveNumber);

@@ -386,6 +386,8 @@ printf '0 0 0 1 0\n1.5 -2 0.5 0 1\n' > "$work/kspace.txt"
 check "gridding writes a complex64 map" \
   "\"$tb\" gridding --data \"$work/kspace.txt\" --re-column 4 --im-column 5 --grid 16x16x8 -o \"$work/g.npy\" && head -c 128 \"$work/g.npy\" | grep -aq \"'<c8'.*'shape': (8, 16, 16)\""
 expect 4 "--grid '16x0'" -- "$tb" gridding --data "$work/kspace.txt" --re-column 4 --im-column 5 --grid 16x0
+check "gridding's --samples is --data" \
+  "\"$tb\" gridding --samples \"$work/kspace.txt\" --re-column 4 --im-column 5 --grid 16x16x8 -o \"$work/g2.npy\" && cmp \"$work/g.npy\" \"$work/g2.npy\""
 
 # Forces: the n x 4 .npy and its totals, the summary, coincident bodies named, bad requests.
 printf '1 1 1 0.5\n2.2 1.5 1 -0.25\n1.5 2 2.5 0.75\n3 3 3 0.1\n' > "$work/bodies.txt"
