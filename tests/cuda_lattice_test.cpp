@@ -46,7 +46,7 @@ TEST_F(CudaLattice, PeriodicAxesOffsetsAndDenseBins) {
 
 TEST_F(CudaLattice, RegularBinsPaddedOrCappedWithASpillGiveTheSameMap) {
   // Seed 002's baseline: every bin padded to the deepest one's depth, or capped at 3 with the
-  // excess in a second, compact pass (the clump's bins spill).
+  // excess (the clump's bins spill) summed on the CPU while the GPU gathers, the sums added.
   for (Precision p : {Precision::Single, Precision::Double}) {
     const Case c = make_case(41, LatticeKernel::CoulombSwitched, Support::Ball, 3, 5000, false);
     expect_same_bits(c, p, "regular", LatticeBinning::Regular);

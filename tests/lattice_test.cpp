@@ -11,6 +11,8 @@
 #include <random>
 
 #include "oracle/lattice_brute_force.hpp"
+#include "twobody/detail/engine/lattice_bins.hpp"
+#include "twobody/detail/engine/lattice_plan.hpp"
 #include "twobody/error.hpp"
 #include "twobody/extend/portable_bessel.hpp"
 #include "twobody/lattice.hpp"
@@ -306,6 +308,61 @@ TEST(Lattice, SameBitsForAnyThreadsBinsAndSourceOrder) {
       EXPECT_EQ(run_case(shuffled, p, 2).values, base.values);
     }
   }
+}
+
+// Seed 002's capped depth on the GPU: the sources beyond the cap (the overflow) are summed on the
+// CPU (cpu::lattice_sums) and added to the GPU's sums as integers. Here on the CPU alone: each bin
+// cut after its first `cap` sources, the two parts' integer sums add to the whole's, and the whole's
+// integers are the map's values (the bits of run()).
+TEST(Lattice, OverflowSumsAddUpToTheWholeMap) {
+  setenv("TWOBODY_LATTICE_BIN", "4", 1);  // bins of 4³ nodes: several sources a bin
+  for (auto kind : {LatticeCase::Coulomb, LatticeCase::KaiserBesselSeparable, LatticeCase::Blinn}) {
+    const LatticeCase c = random_case(31, kind, 700);
+    for (Precision p : {Precision::Single, Precision::Double}) {
+      Request r = request_of(c, p);
+      r.sources.points = &r.points;
+      r.sources.strength = c.re;
+      r.sources.strength_im = c.im;
+      r.sources.radius = c.radius;
+      RunOptions opt;
+      opt.backend = "cpu";
+      opt.threads = 2;
+      const LatticePlan plan = make_lattice_plan(r.stat, r.sources, opt);
+      const lattice::Binned all = lattice::bin_sources(plan);
+      lattice::Binned head, tail;  // each bin's first 2 sources, and the rest
+      head.axis = tail.axis = all.axis;
+      head.start.push_back(0);
+      tail.start.push_back(0);
+      std::size_t spilled = 0;
+      for (std::size_t b = 0; b + 1 < all.start.size(); ++b) {
+        for (std::uint64_t i = all.start[b]; i < all.start[b + 1]; ++i) (i - all.start[b] < 2 ? head : tail).sources.push_back(all.sources[i]);
+        head.start.push_back(head.sources.size());
+        tail.start.push_back(tail.sources.size());
+      }
+      spilled = tail.sources.size();
+      ASSERT_GT(spilled, 0u) << "the case must overflow a depth of 2";
+      const cpu::LatticeSums whole = cpu::lattice_sums(plan, all), a = cpu::lattice_sums(plan, head),
+                             b = cpu::lattice_sums(plan, tail);
+      EXPECT_EQ(a.terms + b.terms, whole.terms);
+      const bool single = p == Precision::Single;
+      const std::size_t slots = single ? whole.narrow.size() : whole.wide.size();
+      for (std::size_t s = 0; s < slots; ++s) {
+        if (single) ASSERT_EQ(a.narrow[s] + b.narrow[s], whole.narrow[s]) << s;
+        else ASSERT_TRUE(a.wide[s] + b.wide[s] == whole.wide[s]) << s;
+      }
+      for (std::size_t n = 0; n < whole.excluded.size(); ++n) ASSERT_EQ(a.excluded[n] | b.excluded[n], whole.excluded[n]) << n;
+      const LatticeMap m = run_case(c, p, 2);
+      ASSERT_EQ(m.values.size(), slots);
+      EXPECT_EQ(m.terms, whole.terms);
+      const std::size_t comps = static_cast<std::size_t>(plan.components);
+      for (std::size_t s = 0; s < slots; ++s) {
+        const bool ex = !whole.excluded.empty() && whole.excluded[s / comps] != 0;
+        const double v = lattice::node_value(plan.grid, single ? static_cast<FixedSum>(whole.narrow[s]) : whole.wide[s], ex, single);
+        ASSERT_EQ(std::memcmp(&v, &m.values[s], sizeof v), 0) << s;
+      }
+    }
+  }
+  unsetenv("TWOBODY_LATTICE_BIN");
 }
 
 // Sources on a finer periodic lattice of dyadic spacing: every node sees the same multiset of

@@ -59,8 +59,8 @@ void add_lattice_options(CLI::App& cmd, LatticeCliOptions& o, bool placement, co
   cmd.add_option("--binning", o.binning, "compact (seed 002's) or regular (its baseline, padded bins read one by one: "
                                          "--backend cuda, for comparison); the same map")
       ->check(CLI::IsMember({"compact", "regular"}));
-  cmd.add_option("--bin-depth", o.bin_depth, "regular bins: pad every bin to this depth, the excess spilled into a "
-                                             "second pass (default: the deepest bin's)")
+  cmd.add_option("--bin-depth", o.bin_depth, "regular bins: pad every bin to this depth, the excess summed on the "
+                                             "CPU while the GPU gathers (default: the deepest bin's)")
       ->check(non_negative_number);
   cmd.add_option("--backend", o.backend, "auto | cpu | cuda (the GPU's gather: the CPU's bits; auto: the GPU for maps of ~10^8 terms or more)");
   add_device_memory_option(cmd, o.device_memory);

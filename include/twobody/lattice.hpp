@@ -72,8 +72,8 @@ struct LatticeFunction {
 
 // How the sources are binned for the GPU's gather: compact (seed 002's: every bin as deep as its
 // sources, a row of bins read as one range) or regular (the seed's baseline, kept for its Table 5:
-// every bin padded to one depth and read bin by bin with its count; a capped depth spills the
-// deeper bins' excess into a second, compact pass). The map is the same bits either way.
+// every bin padded to one depth and read bin by bin with its count; a capped depth's overflow is
+// summed on the CPU while the GPU gathers, as the seed's). The map is the same bits either way.
 enum class LatticeBinning { Compact, Regular };
 
 namespace reduce {
@@ -112,7 +112,7 @@ struct LatticeMap {
   std::uint64_t excluded_count = 0;
   LatticeErrorBound bound;
   std::uint64_t terms = 0;  // (source, node) pairs that added a term
-  std::uint64_t spilled = 0;  // regular bins of a capped depth: the sources the second pass took
+  std::uint64_t spilled = 0;  // regular bins of a capped depth: the sources the CPU's overflow took
   std::string plan;         // what --explain prints
   double seconds = 0;
 };

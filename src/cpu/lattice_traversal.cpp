@@ -55,8 +55,10 @@ void write_tile(const Lattice& L, const TileSums<Acc>& sums, const std::int64_t 
       }
 }
 
-template <class F, class Acc>
-void run_tiles(const LatticePlan& plan, const F& f, const Binned& bins, LatticeMap& out) {
+// Every tile of the lattice over the sources of `bins`, its sums handed to
+// write(sums, a, len) (a: the tile's first node, len: its nodes an axis); returns the terms added.
+template <class F, class Acc, class Write>
+std::uint64_t run_tiles(const LatticePlan& plan, const F& f, const Binned& bins, Write&& write) {
   const Lattice& L = plan.stat->lattice;
   const LatticeFunction& fn = plan.stat->function;
   const bool single = plan.stat->precision == Precision::Single;
@@ -183,12 +185,12 @@ void run_tiles(const LatticePlan& plan, const F& f, const Binned& bins, LatticeM
                   }
                 }
               }
-      write_tile(L, sums, a, len, comps, coulomb, single, grid, out);
+      write(sums, a, len);
       progress.block_done();
     }
   }
   progress.rethrow();
-  out.terms = terms;
+  return terms;
 }
 
 }  // namespace
@@ -198,15 +200,49 @@ void run_lattice(const LatticePlan& plan, LatticeMap& out) {
   const Binned bins = lattice::bin_sources(plan);
   plan.lap("binning");
   out.values.resize(L.nodes() * static_cast<std::uint64_t>(plan.components));  // every tile writes its nodes
-  if (plan.stat->function.kind == LatticeKernel::CoulombSwitched) out.excluded.assign(L.nodes(), 0);
+  const bool coulomb = plan.stat->function.kind == LatticeKernel::CoulombSwitched;
+  if (coulomb) out.excluded.assign(L.nodes(), 0);
+  const bool single = plan.stat->precision == Precision::Single;
   lattice::visit_lattice_function(plan.stat->function, [&](const auto& f) {
-    if (plan.stat->precision == Precision::Single)
-      run_tiles<std::decay_t<decltype(f)>, std::int64_t>(plan, f, bins, out);
-    else
-      run_tiles<std::decay_t<decltype(f)>, FixedSum>(plan, f, bins, out);
+    const auto into_map = [&](const auto& sums, const std::int64_t (&a)[3], const std::int64_t (&len)[3]) {
+      write_tile(L, sums, a, len, plan.components, coulomb, single, plan.grid, out);
+    };
+    out.terms = single ? run_tiles<std::decay_t<decltype(f)>, std::int64_t>(plan, f, bins, into_map)
+                       : run_tiles<std::decay_t<decltype(f)>, FixedSum>(plan, f, bins, into_map);
   });
   plan.lap("traversal");
   lattice::finish_mask(out);
+}
+
+LatticeSums lattice_sums(const LatticePlan& plan, const Binned& bins) {
+  const Lattice& L = plan.stat->lattice;
+  const bool coulomb = plan.stat->function.kind == LatticeKernel::CoulombSwitched;
+  const bool single = plan.stat->precision == Precision::Single;
+  const std::size_t comps = static_cast<std::size_t>(plan.components);
+  const std::size_t slots = static_cast<std::size_t>(L.nodes()) * comps;
+  LatticeSums out;
+  if (single) out.narrow.assign(slots, 0);
+  else out.wide.assign(slots, 0);
+  if (coulomb) out.excluded.assign(static_cast<std::size_t>(L.nodes()), 0);
+  // A tile's sums into the whole lattice's (tiles do not overlap: no two threads write a node).
+  const auto into = [&](auto* total) {
+    return [&, total](const auto& sums, const std::int64_t (&a)[3], const std::int64_t (&len)[3]) {
+      for (std::int64_t jz = 0; jz < len[2]; ++jz)
+        for (std::int64_t jy = 0; jy < len[1]; ++jy)
+          for (std::int64_t jx = 0; jx < len[0]; ++jx) {
+            const std::size_t node = static_cast<std::size_t>(jx + len[0] * (jy + len[1] * jz));
+            const std::size_t at = static_cast<std::size_t>((a[0] + jx) + L.shape[0] * ((a[1] + jy) + L.shape[1] * (a[2] + jz)));
+            if (coulomb) out.excluded[at] = sums.excluded[node];
+            for (std::size_t c = 0; c < comps; ++c) total[at * comps + c] = sums.acc[node * comps + c];
+          }
+    };
+  };
+  lattice::visit_lattice_function(plan.stat->function, [&](const auto& f) {
+    using F = std::decay_t<decltype(f)>;
+    out.terms = single ? run_tiles<F, std::int64_t>(plan, f, bins, into(out.narrow.data()))
+                       : run_tiles<F, FixedSum>(plan, f, bins, into(out.wide.data()));
+  });
+  return out;
 }
 
 }  // namespace twobody::cpu

@@ -28,6 +28,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <future>
 #include <memory>
 #include <type_traits>
 #include <vector>
@@ -421,6 +422,50 @@ __global__ void lattice_values_kernel(const long long* sums, float* values, cons
   }
 }
 
+// The CPU's overflow sums added to the device's, a thread a slot: 64-bit integers, or 128-bit ones
+// (two words, low first, as FixedSum) with the low word's carry; the masks or-ed.
+__global__ void add_sums_kernel(unsigned long long* sums, const unsigned long long* extra, unsigned long long slots, bool wide) {
+  for (unsigned long long s = blockIdx.x * static_cast<unsigned long long>(blockDim.x) + threadIdx.x; s < slots;
+       s += static_cast<unsigned long long>(gridDim.x) * blockDim.x) {
+    if (!wide) {
+      sums[s] += extra[s];
+      continue;
+    }
+    const unsigned long long lo = sums[2 * s] + extra[2 * s];
+    sums[2 * s + 1] += extra[2 * s + 1] + (lo < extra[2 * s] ? 1ull : 0ull);
+    sums[2 * s] = lo;
+  }
+}
+__global__ void or_mask_kernel(unsigned char* mask, const unsigned char* extra, unsigned long long n) {
+  for (unsigned long long i = blockIdx.x * static_cast<unsigned long long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<unsigned long long>(gridDim.x) * blockDim.x)
+    mask[i] |= extra[i];
+}
+
+// `extra` (the CPU's sums of `slots` map slots, and its mask) added to the device's.
+void add_host_sums(const cpu::LatticeSums& extra, void* sums, unsigned char* mask, unsigned long long slots) {
+  const bool wide = extra.narrow.empty();
+  DeviceBuffer<unsigned long long> words(slots * (wide ? 2 : 1));
+  upload_bytes(words.get(), wide ? static_cast<const void*>(extra.wide.data()) : static_cast<const void*>(extra.narrow.data()),
+               words.size() * sizeof(unsigned long long));
+  add_sums_kernel<<<1024, 256>>>(static_cast<unsigned long long*>(sums), words.get(), slots, wide);
+  TWOBODY_CUDA_CHECK(cudaGetLastError());
+  if (!extra.excluded.empty()) {
+    const DeviceBuffer<std::uint8_t> ex(extra.excluded);
+    or_mask_kernel<<<1024, 256>>>(mask, ex.get(), ex.size());
+    TWOBODY_CUDA_CHECK(cudaGetLastError());
+  }
+  TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// The plan for a traversal on another thread: no progress (the GPU's passes report it) and no clock.
+LatticePlan quiet_copy(const LatticePlan& plan) {
+  LatticePlan q = plan;
+  q.progress = nullptr;
+  q.clock = nullptr;
+  return q;
+}
+
 // Progress over the passes of a run: items done of all of them.
 struct Progress {
   std::size_t done = 0, total = 0;
@@ -502,8 +547,9 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
   const long long* const device_runs[3] = {runs_x.get(), runs_y.get(), runs_z.get()};
   plan.lap("tiles' runs of bins");
   // The passes: compact bins made on the device; or made on the host (when the device cannot hold
-  // the binning beside the map); or regular bins and, past a capped depth, the spill's compact bins.
+  // the binning beside the map); or regular bins (past a capped depth, the CPU's overflow below).
   std::vector<std::unique_ptr<LatticePass>> passes;
+  std::unique_ptr<lattice::Binned> overflow;  // regular bins' sources beyond the capped depth
   const bool on_device = bins_on_device(plan, axis, 0.8 * static_cast<double>(free_bytes) - map_bytes);
   if (on_device) {
     passes.push_back(device_pass(plan, axis, device_runs, args.tiles_per, args.nb));
@@ -526,7 +572,12 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
     } else {
       const RegularBins r = regular_bins(bins, plan.stat->bin_depth, 0.8 * static_cast<double>(free_bytes) - map_bytes, free_bytes);
       passes.push_back(regular_pass(r, runs, args.tiles_per, args.nb));
-      if (!r.spill.empty()) passes.push_back(compact_pass(r.spill, r.spill_start, runs, args.tiles_per, args.nb));
+      if (!r.spill.empty()) {  // seed 002's overflow: the CPU's, below
+        overflow = std::make_unique<lattice::Binned>();
+        overflow->sources.assign(r.spill.begin(), r.spill.end());
+        overflow->start.assign(r.spill_start.begin(), r.spill_start.end());
+        overflow->axis = axis;
+      }
       out.spilled = r.spill.size();
     }
   }
@@ -544,6 +595,12 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
   args.sums = sums.get();
   args.excluded = excluded.get();
   args.terms = terms.get();
+  // Seed 002's overflow: the sources beyond a capped depth summed on the CPU (its traversal's
+  // integers, cpu::lattice_sums, on the host's threads) while the GPU gathers the regular bins; the
+  // two are added as integers on the plan's grid after the gather, so the map is one traversal's.
+  std::future<cpu::LatticeSums> cpu_overflow;
+  if (overflow)
+    cpu_overflow = std::async(std::launch::async, [quiet = quiet_copy(plan), &overflow] { return cpu::lattice_sums(quiet, *overflow); });
   const dim3 block(kTile, kTile, L.dim == 3 ? kTile : 1);
   Progress progress;
   for (const auto& p : passes) progress.total += p->n_items;
@@ -564,6 +621,14 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
     });
   }
   plan.lap(traversal.scatter ? "scatter" : "gather");
+  std::uint64_t host_terms = 0;
+  if (cpu_overflow.valid()) {
+    const cpu::LatticeSums extra = cpu_overflow.get();  // (rethrows the CPU's errors)
+    plan.lap("the CPU's overflow, beyond the gather");
+    add_host_sums(extra, sums.get(), excluded.get(), nodes * static_cast<unsigned long long>(comps));
+    host_terms = extra.terms;
+    plan.lap("overflow added");
+  }
 
   if (single) {
     const unsigned long long slots = nodes * static_cast<unsigned long long>(comps);
@@ -576,7 +641,7 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
     out.excluded.assign(args.coulomb ? nodes : 0, 0);
     if (args.coulomb) excluded.download(out.excluded.data(), nodes);
     lattice::finish_mask(out);
-    out.terms = terms.download().at(0);
+    out.terms = terms.download().at(0) + host_terms;
     plan.lap("values and download");
     return;
   }
@@ -586,7 +651,7 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
   download_bytes(host.get(), sums.get(), sums.size());
   std::vector<std::uint8_t> mask(excluded.size());
   if (!mask.empty()) download_bytes(mask.data(), excluded.get(), mask.size());
-  out.terms = terms.download().at(0);
+  out.terms = terms.download().at(0) + host_terms;
   plan.lap("download");
   lattice::write_wide_values(plan, host.get(), mask, out);
   plan.lap("values");

@@ -66,7 +66,8 @@ LatticeTraversal choose_lattice_traversal(const LatticePlan& plan, const lattice
 
 // Seed 002's regular bins: every bin padded to `depth` slots (the deepest bin's when the plan gives
 // none), and the sources beyond a capped depth spilled, bin by bin in bin order, into compact bins
-// for a second pass (on the GPU: its sums add to the first's as integers, so the map keeps its bits).
+// (seed 002's overflow, summed on the CPU: its sums add to the GPU's as integers, so the map keeps
+// its bits).
 struct RegularBins {
   std::vector<lattice::Source> slots;
   std::vector<std::uint32_t> count;

@@ -279,7 +279,7 @@ LatticePlan make_lattice_plan(const reduce::OntoLattice& stat, const LatticeSour
       plan.grid.exponent, tb.grid_bound, single ? 64 : 128, plan.bound.term, plan.bound.step / 2,
       single ? "float32" : "float64", stat.binning == LatticeBinning::Regular ? "regular" : "compact", plan.bin_nodes,
       stat.binning == LatticeBinning::Compact ? std::string()
-      : stat.bin_depth > 0 ? fmt::format(", padded to a depth of {}, the excess spilled into a second, compact pass", stat.bin_depth)
+      : stat.bin_depth > 0 ? fmt::format(", padded to a depth of {}, the excess summed on the CPU while the GPU gathers (seed 002's overflow)", stat.bin_depth)
                            : std::string(", padded to the deepest bin's depth"));
   return plan;
 }

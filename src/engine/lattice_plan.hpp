@@ -2,8 +2,10 @@
 // A lattice map's run as the planner fixed it (src/engine/lattice.cpp): what a backend's lattice
 // traversal takes. Everything that decides bits is here and fixed before the run (the sum grid
 // from a bound over the whole input); the rest (bin size, threads) is speed only.
+#include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "twobody/detail/engine/phase_clock.hpp"
 #include "twobody/exact_sums.hpp"
@@ -35,9 +37,25 @@ struct LatticePlan {
 // takes it; tests read the plan's screen and bins through it.
 LatticePlan make_lattice_plan(const reduce::OntoLattice& stat, const LatticeSources& sources, const RunOptions& opt);
 
+namespace lattice {
+struct Binned;
+}  // namespace lattice
+
 namespace cpu {
 // The CPU backend's lattice traversal (src/cpu/lattice_traversal.cpp): values, mask and term count.
 void run_lattice(const LatticePlan& plan, LatticeMap& out);
+
+// The same traversal's integer sums, before any value is made of them, over the sources of `bins`
+// (lattice::Binned, on the plan's axes): seed 002's overflow of a capped depth, summed on the CPU
+// while the GPU gathers the regular bins, the two added as integers on the plan's grid, which gives
+// the bits of one traversal over every source. nodes × components, x fastest.
+struct LatticeSums {
+  std::vector<std::int64_t> narrow;    // Single: 64-bit sums
+  std::vector<FixedSum> wide;          // Double: 128-bit sums
+  std::vector<std::uint8_t> excluded;  // Coulomb: 1 where a source excludes the node
+  std::uint64_t terms = 0;
+};
+LatticeSums lattice_sums(const LatticePlan& plan, const lattice::Binned& bins);
 }  // namespace cpu
 
 namespace cuda {
