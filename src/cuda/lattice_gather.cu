@@ -6,8 +6,8 @@
 // memory a block's width at a time across rows, so that a staging is full however few sources a
 // row holds. A tile whose nearby sources exceed one item's share (MRI samples crowd k-space's
 // centre) is split into several items whose sums meet in global memory by integer atomics: the
-// seed capped a bin's depth and summed the overflow on the CPU; splitting keeps the GPU's speed on
-// the crowded tiles and, the sums being integers, the bits. Tiles with no source near them take no
+// seed capped a bin's depth and summed the overflow on the CPU (kept for its regular bins, below);
+// splitting keeps the GPU's speed on the crowded tiles and, the sums being integers, the bits. Tiles with no source near them take no
 // item. Every (source, node) pair is first screened in float32 (engine/lattice_screen.hpp: the
 // single-precision term's own displacement, with margins proven against the float64 rule); the
 // pairs the screen cannot decide, and in double precision every pair it keeps, are decided and
@@ -19,9 +19,9 @@
 // the integers are turned into values on the device in single precision (the host's rounding,
 // lattice_values_kernel) and on the host, by the CPU's code, in double. For cutoffs of a few
 // spacings, scatter (lattice_tiles.hpp: choose_lattice_traversal) turns the block around: a thread
-// a source, adding its stencil's terms to the tile's sums in shared memory. Later milestones
-// (issue 24's plan): the depth cap with the CPU taking the overflow, slabs for maps beyond device
-// memory.
+// a source, adding its stencil's terms to the tile's sums in shared memory. Regular bins (the
+// seed's baseline) with a capped depth leave their overflow to the CPU's traversal, run beside the
+// GPU's, its integer sums added after. Later (issue 24's plan): slabs for maps beyond device memory.
 // The host's side: tiles' runs of bins, work items and regular bins in lattice_tiles.hpp, the passes'
 // sources and items on the device in lattice_passes.hpp.
 #include <algorithm>
@@ -549,7 +549,12 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
   // The passes: compact bins made on the device; or made on the host (when the device cannot hold
   // the binning beside the map); or regular bins (past a capped depth, the CPU's overflow below).
   std::vector<std::unique_ptr<LatticePass>> passes;
-  std::unique_ptr<lattice::Binned> overflow;  // regular bins' sources beyond the capped depth
+  // Seed 002's overflow: the sources beyond a regular bins' capped depth summed on the CPU (its
+  // traversal's integers, cpu::lattice_sums, on the host's threads) while the padded bins go up and
+  // the GPU gathers them; the two are added as integers on the plan's grid after the gather, so
+  // the map is one traversal's.
+  std::unique_ptr<lattice::Binned> overflow;
+  std::future<cpu::LatticeSums> cpu_overflow;
   const bool on_device = bins_on_device(plan, axis, 0.8 * static_cast<double>(free_bytes) - map_bytes);
   if (on_device) {
     passes.push_back(device_pass(plan, axis, device_runs, args.tiles_per, args.nb));
@@ -571,13 +576,16 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
       passes.push_back(compact_pass(bins.sources, bins.start, runs, args.tiles_per, args.nb));
     } else {
       const RegularBins r = regular_bins(bins, plan.stat->bin_depth, 0.8 * static_cast<double>(free_bytes) - map_bytes, free_bytes);
-      passes.push_back(regular_pass(r, runs, args.tiles_per, args.nb));
-      if (!r.spill.empty()) {  // seed 002's overflow: the CPU's, below
+      if (!r.spill.empty()) {
         overflow = std::make_unique<lattice::Binned>();
         overflow->sources.assign(r.spill.begin(), r.spill.end());
         overflow->start.assign(r.spill_start.begin(), r.spill_start.end());
         overflow->axis = axis;
+        // (from here on, beside the padded bins' upload and the gather)
+        cpu_overflow =
+            std::async(std::launch::async, [quiet = quiet_copy(plan), &overflow] { return cpu::lattice_sums(quiet, *overflow); });
       }
+      passes.push_back(regular_pass(r, runs, args.tiles_per, args.nb));
       out.spilled = r.spill.size();
     }
   }
@@ -595,12 +603,6 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
   args.sums = sums.get();
   args.excluded = excluded.get();
   args.terms = terms.get();
-  // Seed 002's overflow: the sources beyond a capped depth summed on the CPU (its traversal's
-  // integers, cpu::lattice_sums, on the host's threads) while the GPU gathers the regular bins; the
-  // two are added as integers on the plan's grid after the gather, so the map is one traversal's.
-  std::future<cpu::LatticeSums> cpu_overflow;
-  if (overflow)
-    cpu_overflow = std::async(std::launch::async, [quiet = quiet_copy(plan), &overflow] { return cpu::lattice_sums(quiet, *overflow); });
   const dim3 block(kTile, kTile, L.dim == 3 ? kTile : 1);
   Progress progress;
   for (const auto& p : passes) progress.total += p->n_items;
