@@ -172,6 +172,14 @@ void download_widened(double* dst, const float* src, std::size_t count) {
   });
 }
 
+void fault_in(void* p, std::size_t bytes) {
+  constexpr std::size_t kPage = 4096;
+  auto* b = static_cast<unsigned char*>(p);
+  const auto pages = static_cast<std::ptrdiff_t>((bytes + kPage - 1) / kPage);
+#pragma omp parallel for schedule(static)
+  for (std::ptrdiff_t k = 0; k < pages; ++k) b[static_cast<std::size_t>(k) * kPage] = 0;
+}
+
 void upload_bytes(void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
   std::unique_lock<std::mutex> lock;
