@@ -442,6 +442,11 @@ if "$tb" angular --data "$work/gal.fits" --rmax 5 --nbins 3 >/dev/null 2>&1; the
   # One CI run (2026-11-28) saw cfitsio report "tried to move past end of file" opening the .gz,
   # which never happened here: on failure, say what gzip and the files were.
   check "angular of a gzip'd FITS table equals the text's" "\"$tb\" angular --data \"$work/gal.fits.gz:1\" --columns RA,DEC --rmax 5 --nbins 3 | cmp -s - \"$work/gal_txt.csv\" || { ls -l \"$work\"/gal.fits*; gzip -lv \"$work/gal.fits.gz\"; gzip -tv \"$work/gal.fits.gz\"; df -h \"$work\"; false; }"
+  # A sound gzip of a table cut short, and a gzip stream cut short: input errors, as a plain file's.
+  head -c 9000 "$work/gal.fits" | gzip >"$work/cut.fits.gz"
+  expect 3 'tried to move past end of file' -- "$tb" angular --data "$work/cut.fits.gz:1" --columns RA,DEC --rmax 5 --nbins 3
+  head -c 1000 "$work/gal.fits.gz" >"$work/trunc.fits.gz"
+  expect 3 'not a readable gzip file' -- "$tb" angular --data "$work/trunc.fits.gz" --rmax 5 --nbins 3
 fi
 
 # Triclinic cells: --box with 6 values (a,b,c,alpha,beta,gamma) or 9 (the cell matrix, rows a, b, c)
