@@ -27,6 +27,7 @@
 
 #include "twobody/detail/io/foreign_read.hpp"
 #include "twobody/detail/io/raw_table.hpp"
+#include "twobody/error.hpp"
 
 namespace twobody {
 
@@ -228,14 +229,15 @@ std::string gunzip_to_temp(const std::string& file) {
   const int fd = ::mkstemp(path.data());
   if (fd < 0) {
     gzclose(in);
-    throw_input(fmt::format("{}: cannot make a temporary file for its decompressed copy ({}): {}", file, path,
-                            std::strerror(errno)));
+    throw Error(ErrorKind::Resource, fmt::format("{}: cannot make a temporary file for its decompressed copy ({}): {}",
+                                                 file, path, std::strerror(errno)));
   }
-  const auto fail = [&](const std::string& why) {
+  // Error(Input) for the file's fault, Error(Resource) for the temporary copy's (no room).
+  const auto fail = [&](const std::string& why, ErrorKind kind = ErrorKind::Input) {
     gzclose(in);
     ::close(fd);
     ::unlink(path.c_str());
-    throw_input(fmt::format("{}: {}", file, why));
+    throw Error(kind, fmt::format("{}: {}", file, why));
   };
   std::vector<char> block(std::size_t(1) << 20);
   for (;;) {
@@ -247,7 +249,7 @@ std::string gunzip_to_temp(const std::string& file) {
     if (n == 0) break;
     for (int done = 0; done < n;) {
       const ssize_t w = ::write(fd, block.data() + done, static_cast<std::size_t>(n - done));
-      if (w < 0) fail(fmt::format("cannot write its decompressed copy ({}): {}", path, std::strerror(errno)));
+      if (w < 0) fail(fmt::format("cannot write its decompressed copy ({}): {}", path, std::strerror(errno)), ErrorKind::Resource);
       done += static_cast<int>(w);
     }
   }

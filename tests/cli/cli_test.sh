@@ -447,6 +447,7 @@ if "$tb" angular --data "$work/gal.fits" --rmax 5 --nbins 3 >/dev/null 2>&1; the
   expect 3 'tried to move past end of file' -- "$tb" angular --data "$work/cut.fits.gz:1" --columns RA,DEC --rmax 5 --nbins 3
   head -c 1000 "$work/gal.fits.gz" >"$work/trunc.fits.gz"
   expect 3 'not a readable gzip file' -- "$tb" angular --data "$work/trunc.fits.gz" --rmax 5 --nbins 3
+  expect 5 'a temporary file for its decompressed copy' -- env TMPDIR="$work/no-such-dir" "$tb" angular --data "$work/gal.fits.gz" --rmax 5 --nbins 3
 fi
 
 # Triclinic cells: --box with 6 values (a,b,c,alpha,beta,gamma) or 9 (the cell matrix, rows a, b, c)
