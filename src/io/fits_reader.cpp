@@ -218,9 +218,10 @@ bool gzipped(const std::string& file) {
 }
 
 // A temporary file (in $TMPDIR, else /tmp) holding a gzip file's decompressed bytes (every
-// member); its path, or Error(Input) saying why not. A file, not memory: cfitsio's memory driver
-// reads past the end of a truncated table (AddressSanitizer, 2026-11-29), its disk driver stops
-// there with "tried to move past end of file", as for a plain FITS file.
+// member); its path, or Error(Input) (the gzip file's fault) or Error(Resource) (no room for the
+// copy) saying why not. A file, not memory: cfitsio's memory driver reads past the end of a
+// truncated table (AddressSanitizer, 2026-11-29), its disk driver stops there with "tried to
+// move past end of file", as for a plain FITS file.
 std::string gunzip_to_temp(const std::string& file) {
   gzFile in = gzopen(file.c_str(), "rb");
   if (!in) throw_input(fmt::format("{}: cannot open the gzip file", file));
@@ -249,6 +250,7 @@ std::string gunzip_to_temp(const std::string& file) {
     if (n == 0) break;
     for (int done = 0; done < n;) {
       const ssize_t w = ::write(fd, block.data() + done, static_cast<std::size_t>(n - done));
+      if (w < 0 && errno == EINTR) continue;
       if (w < 0) fail(fmt::format("cannot write its decompressed copy ({}): {}", path, std::strerror(errno)), ErrorKind::Resource);
       done += static_cast<int>(w);
     }
