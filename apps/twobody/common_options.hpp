@@ -77,10 +77,10 @@ class BackendWarmUp {
   // function, whose kernels the grid's warm-up does not load) run on the thread instead.
   BackendWarmUp(const std::string& backend, const std::string& devices, std::function<void()> body);
   // Waits for the warm-up to end, a phase of its own under --explain ("waiting for the device's
-  // start-up"). The lattice commands call it before their run: a run beside the driver's start-up
-  // is slowed by it (bench/RESULTS.md, 2026-11-29, H200: the plan of Blinn's 5·10^5 sources 62 ms
-  // beside it, 0.5 ms after it; MRI's engine 0.185 -> 0.055 s), and the engine's seconds are then
-  // the run's own.
+  // start-up"). The lattice commands call it before a run on the GPU: a run beside the driver's
+  // start-up is slowed by it (bench/RESULTS.md, 2026-11-29, H200: the plan of Blinn's 5·10^5
+  // sources 62 ms beside it, 0.5 ms after it; MRI's engine 0.185 -> 0.055 s), and the engine's
+  // seconds are then the run's own.
   void finish();
   BackendWarmUp(const BackendWarmUp&) = delete;
   BackendWarmUp& operator=(const BackendWarmUp&) = delete;
