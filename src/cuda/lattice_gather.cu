@@ -7,8 +7,8 @@
 // row holds. A tile whose nearby sources exceed one item's share (MRI samples crowd k-space's
 // centre) is split into several items whose sums meet in global memory by integer atomics: the
 // seed capped a bin's depth and summed the overflow on the CPU (kept for its regular bins, below);
-// splitting keeps the GPU's speed on the crowded tiles and, the sums being integers, the bits. Tiles with no source near them take no
-// item. Every (source, node) pair is first screened in float32 (engine/lattice_screen.hpp: the
+// splitting keeps the GPU's speed on the crowded tiles and, the sums being integers, the bits.
+// Tiles with no source near them take no item. Every (source, node) pair is first screened in float32 (engine/lattice_screen.hpp: the
 // single-precision term's own displacement, with margins proven against the float64 rule); the
 // pairs the screen cannot decide, and in double precision every pair it keeps, are decided and
 // their terms computed by the CPU traversal's float64 rule with the same operations
@@ -17,11 +17,11 @@
 // sources are binned on the device (lattice_device_bins.hpp: the host's bins, bit for bit), or on
 // the host (engine/lattice_bins.hpp) for regular bins and when the device cannot hold the binning;
 // the integers are turned into values on the device in single precision (the host's rounding,
-// lattice_values_kernel) and on the host, by the CPU's code, in double. For cutoffs of a few
+// lattice_map_sums.cu) and on the host, by the CPU's code, in double. For cutoffs of a few
 // spacings, scatter (lattice_tiles.hpp: choose_lattice_traversal) turns the block around: a thread
 // a source, adding its stencil's terms to the tile's sums in shared memory. Regular bins (the
-// seed's baseline) with a capped depth leave their overflow to the CPU's traversal, run beside the
-// GPU's, its integer sums added after. Later (issue 24's plan): slabs for maps beyond device memory.
+// seed's baseline) with a capped depth leave their overflow to the CPU, beside the GPU, its sums
+// added after (lattice_map_sums.cu). Later (issue 24's plan): slabs for maps beyond device memory.
 // The host's side: tiles' runs of bins, work items and regular bins in lattice_tiles.hpp, the passes'
 // sources and items on the device in lattice_passes.hpp.
 #include <algorithm>
@@ -35,6 +35,7 @@
 
 #include "twobody/detail/cuda/cuda_check.hpp"
 #include "twobody/detail/cuda/device_buffer.hpp"
+#include "twobody/detail/cuda/lattice_map_sums.hpp"
 #include "twobody/detail/cuda/lattice_passes.hpp"
 #include "twobody/detail/cuda/lattice_tiles.hpp"
 #include "twobody/detail/cuda/output/exact_sum_atomics.cuh"
@@ -408,64 +409,6 @@ __global__ void __launch_bounds__(kMaxThreads, 2) lattice_gather_kernel(const __
   if (args.coulomb && excluded) args.excluded[at] = 1;
 }
 
-// Single's values on the device: each 64-bit integer of steps rounded once to float64 (the
-// integer's conversion; the power of two is exact) as SumGrid::value does on the host, then to
-// float32; excluded nodes 0. The map then comes back as its float32 values (half the bytes of
-// float64s), widened on the host as the staging empties, with no other pass over it there.
-__global__ void lattice_values_kernel(const long long* sums, float* values, const unsigned char* excluded,
-                                      unsigned long long slots, int comps, int exponent) {
-  for (unsigned long long s = blockIdx.x * static_cast<unsigned long long>(blockDim.x) + threadIdx.x; s < slots;
-       s += static_cast<unsigned long long>(gridDim.x) * blockDim.x) {
-    const bool ex = excluded && excluded[s / static_cast<unsigned long long>(comps)];
-    const double v = ex ? 0.0 : ldexp(__ll2double_rn(sums[s]), exponent);
-    values[s] = __double2float_rn(v);
-  }
-}
-
-// The CPU's overflow sums added to the device's, a thread a slot: 64-bit integers, or 128-bit ones
-// (two words, low first, as FixedSum) with the low word's carry; the masks or-ed.
-__global__ void add_sums_kernel(unsigned long long* sums, const unsigned long long* extra, unsigned long long slots, bool wide) {
-  for (unsigned long long s = blockIdx.x * static_cast<unsigned long long>(blockDim.x) + threadIdx.x; s < slots;
-       s += static_cast<unsigned long long>(gridDim.x) * blockDim.x) {
-    if (!wide) {
-      sums[s] += extra[s];
-      continue;
-    }
-    const unsigned long long lo = sums[2 * s] + extra[2 * s];
-    sums[2 * s + 1] += extra[2 * s + 1] + (lo < extra[2 * s] ? 1ull : 0ull);
-    sums[2 * s] = lo;
-  }
-}
-__global__ void or_mask_kernel(unsigned char* mask, const unsigned char* extra, unsigned long long n) {
-  for (unsigned long long i = blockIdx.x * static_cast<unsigned long long>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<unsigned long long>(gridDim.x) * blockDim.x)
-    mask[i] |= extra[i];
-}
-
-// `extra` (the CPU's sums of `slots` map slots, and its mask) added to the device's.
-void add_host_sums(const cpu::LatticeSums& extra, void* sums, unsigned char* mask, unsigned long long slots) {
-  const bool wide = extra.narrow.empty();
-  DeviceBuffer<unsigned long long> words(slots * (wide ? 2 : 1));
-  upload_bytes(words.get(), wide ? static_cast<const void*>(extra.wide.data()) : static_cast<const void*>(extra.narrow.data()),
-               words.size() * sizeof(unsigned long long));
-  add_sums_kernel<<<1024, 256>>>(static_cast<unsigned long long*>(sums), words.get(), slots, wide);
-  TWOBODY_CUDA_CHECK(cudaGetLastError());
-  if (!extra.excluded.empty()) {
-    const DeviceBuffer<std::uint8_t> ex(extra.excluded);
-    or_mask_kernel<<<1024, 256>>>(mask, ex.get(), ex.size());
-    TWOBODY_CUDA_CHECK(cudaGetLastError());
-  }
-  TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
-}
-
-// The plan for a traversal on another thread: no progress (the GPU's passes report it) and no clock.
-LatticePlan quiet_copy(const LatticePlan& plan) {
-  LatticePlan q = plan;
-  q.progress = nullptr;
-  q.clock = nullptr;
-  return q;
-}
-
 // Progress over the passes of a run: items done of all of them.
 struct Progress {
   std::size_t done = 0, total = 0;
@@ -549,11 +492,7 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
   // The passes: compact bins made on the device; or made on the host (when the device cannot hold
   // the binning beside the map); or regular bins (past a capped depth, the CPU's overflow below).
   std::vector<std::unique_ptr<LatticePass>> passes;
-  // Seed 002's overflow: the sources beyond a regular bins' capped depth summed on the CPU (its
-  // traversal's integers, cpu::lattice_sums, on the host's threads) while the padded bins go up and
-  // the GPU gathers them; the two are added as integers on the plan's grid after the gather, so
-  // the map is one traversal's.
-  std::unique_ptr<lattice::Binned> overflow;
+  // Seed 002's overflow of regular bins' capped depth, on the CPU beside the GPU, added after.
   std::future<cpu::LatticeSums> cpu_overflow;
   const bool on_device = bins_on_device(plan, axis, 0.8 * static_cast<double>(free_bytes) - map_bytes);
   if (on_device) {
@@ -576,15 +515,7 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
       passes.push_back(compact_pass(bins.sources, bins.start, runs, args.tiles_per, args.nb));
     } else {
       const RegularBins r = regular_bins(bins, plan.stat->bin_depth, 0.8 * static_cast<double>(free_bytes) - map_bytes, free_bytes);
-      if (!r.spill.empty()) {
-        overflow = std::make_unique<lattice::Binned>();
-        overflow->sources.assign(r.spill.begin(), r.spill.end());
-        overflow->start.assign(r.spill_start.begin(), r.spill_start.end());
-        overflow->axis = axis;
-        // (from here on, beside the padded bins' upload and the gather)
-        cpu_overflow =
-            std::async(std::launch::async, [quiet = quiet_copy(plan), &overflow] { return cpu::lattice_sums(quiet, *overflow); });
-      }
+      if (!r.spill.empty()) cpu_overflow = start_cpu_overflow(plan, r, axis);
       passes.push_back(regular_pass(r, runs, args.tiles_per, args.nb));
       out.spilled = r.spill.size();
     }
@@ -637,18 +568,15 @@ void run_lattice_on_device(const LatticePlan& plan, LatticeMap& out) {
   if (cpu_overflow.valid()) {
     const cpu::LatticeSums extra = cpu_overflow.get();  // (rethrows the CPU's errors)
     plan.lap("the CPU's overflow, beyond the gather");
-    add_host_sums(extra, sums.get(), excluded.get(), slots);
+    add_cpu_overflow(extra, sums.get(), excluded.get(), slots);
     host_terms = extra.terms;
     plan.lap("overflow added");
   }
 
   if (single) {
-    DeviceBuffer<float> values(slots);
-    lattice_values_kernel<<<1024, 256>>>(reinterpret_cast<const long long*>(sums.get()), values.get(),
-                                         args.coulomb ? excluded.get() : nullptr, slots, comps, plan.grid.exponent);
-    TWOBODY_CUDA_CHECK(cudaGetLastError());
     host_map.get();
-    download_widened(out.values.data(), values.get(), slots);
+    single_values_back(reinterpret_cast<const long long*>(sums.get()), args.coulomb ? excluded.get() : nullptr, slots, comps,
+                       plan.grid.exponent, out.values.data());
     out.excluded.assign(args.coulomb ? nodes : 0, 0);
     if (args.coulomb) excluded.download(out.excluded.data(), nodes);
     lattice::finish_mask(out);
