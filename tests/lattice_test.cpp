@@ -68,16 +68,25 @@ Request request_of(const LatticeCase& c, Precision precision) {
   return r;
 }
 
-LatticeMap run_case(const LatticeCase& c, Precision precision, int threads = 0) {
-  Request r = request_of(c, precision);
+// The request's sources: its own points and the case's value columns (once the Request is in place).
+void attach_sources(Request& r, const LatticeCase& c) {
   r.sources.points = &r.points;
   r.sources.strength = c.re;
   r.sources.strength_im = c.im;
   r.sources.radius = c.radius;
+}
+
+RunOptions on_the_cpu(int threads) {
   RunOptions opt;
   opt.backend = "cpu";
   opt.threads = threads;
-  return run(r.stat, r.sources, opt);
+  return opt;
+}
+
+LatticeMap run_case(const LatticeCase& c, Precision precision, int threads = 0) {
+  Request r = request_of(c, precision);
+  attach_sources(r, c);
+  return run(r.stat, r.sources, on_the_cpu(threads));
 }
 
 // Every node within its stated bound of the brute force; the mask and term counts equal.
@@ -312,7 +321,7 @@ TEST(Lattice, SameBitsForAnyThreadsBinsAndSourceOrder) {
 
 // Seed 002's capped depth on the GPU: the sources beyond the cap (the overflow) are summed on the
 // CPU (cpu::lattice_sums) and added to the GPU's sums as integers. Here on the CPU alone: each bin
-// cut after its first `cap` sources, the two parts' integer sums add to the whole's, and the whole's
+// cut after its first 2 sources, the two parts' integer sums add to the whole's, and the whole's
 // integers are the map's values (the bits of run()).
 TEST(Lattice, OverflowSumsAddUpToTheWholeMap) {
   setenv("TWOBODY_LATTICE_BIN", "4", 1);  // bins of 4³ nodes: several sources a bin
@@ -320,27 +329,19 @@ TEST(Lattice, OverflowSumsAddUpToTheWholeMap) {
     const LatticeCase c = random_case(31, kind, 700);
     for (Precision p : {Precision::Single, Precision::Double}) {
       Request r = request_of(c, p);
-      r.sources.points = &r.points;
-      r.sources.strength = c.re;
-      r.sources.strength_im = c.im;
-      r.sources.radius = c.radius;
-      RunOptions opt;
-      opt.backend = "cpu";
-      opt.threads = 2;
-      const LatticePlan plan = make_lattice_plan(r.stat, r.sources, opt);
+      attach_sources(r, c);
+      const LatticePlan plan = make_lattice_plan(r.stat, r.sources, on_the_cpu(2));
       const lattice::Binned all = lattice::bin_sources(plan);
       lattice::Binned head, tail;  // each bin's first 2 sources, and the rest
       head.axis = tail.axis = all.axis;
       head.start.push_back(0);
       tail.start.push_back(0);
-      std::size_t spilled = 0;
       for (std::size_t b = 0; b + 1 < all.start.size(); ++b) {
         for (std::uint64_t i = all.start[b]; i < all.start[b + 1]; ++i) (i - all.start[b] < 2 ? head : tail).sources.push_back(all.sources[i]);
         head.start.push_back(head.sources.size());
         tail.start.push_back(tail.sources.size());
       }
-      spilled = tail.sources.size();
-      ASSERT_GT(spilled, 0u) << "the case must overflow a depth of 2";
+      ASSERT_GT(tail.sources.size(), 0u) << "the case must overflow a depth of 2";
       const cpu::LatticeSums whole = cpu::lattice_sums(plan, all), a = cpu::lattice_sums(plan, head),
                              b = cpu::lattice_sums(plan, tail);
       EXPECT_EQ(a.terms + b.terms, whole.terms);
