@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <charconv>
 #include <climits>
-#include <cstdio>
 #include <string>
 #include <cstring>
 #include <cstdlib>
@@ -207,16 +206,6 @@ int move_to_hdu(FitsFile& f, const std::string& hdu) {
   }
 }
 
-// Whether the file starts with gzip's magic bytes.
-bool gzipped(const std::string& file) {
-  unsigned char magic[2] = {0, 0};
-  FILE* in = std::fopen(file.c_str(), "rb");
-  if (!in) return false;
-  const std::size_t n = std::fread(magic, 1, 2, in);
-  std::fclose(in);
-  return n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-}
-
 // A temporary file (in $TMPDIR, else /tmp) holding a gzip file's decompressed bytes (every
 // member); its path, or Error(Input) (the gzip file's fault) or Error(Resource) (no room for the
 // copy) saying why not. A file, not memory: cfitsio's memory driver reads past the end of a
@@ -267,14 +256,17 @@ std::string gunzip_to_temp(const std::string& file) {
 
 RawTable read_fits(const std::string& file, const std::string& hdu) {
   struct stat st {};
-  ::close(open_input(file, st));  // the usual reasons: no such file, a directory
+  const int fd = open_input(file, st);  // the usual reasons: no such file, a directory
+  unsigned char magic[2] = {0, 0};
+  const bool gzipped = ::pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+  ::close(fd);
   if (st.st_size == 0) throw_input(fmt::format("{}: the file is empty", file));
   fits_clear_errmsg();
   const io::ForeignRead guard("cfitsio", file);
   FitsFile f(file);
   int status = 0;
   off_t size = st.st_size;
-  if (gzipped(file)) {
+  if (gzipped) {
     const std::string copy = gunzip_to_temp(file);
     struct stat cs {};
     const bool opened = ::stat(copy.c_str(), &cs) == 0 && cs.st_size > 0 &&
