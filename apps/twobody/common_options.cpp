@@ -293,9 +293,15 @@ void show_only_the_default_device(const std::string& backend, const std::string&
 
 }  // namespace
 
+namespace {
+std::atomic<const BackendWarmUp*> the_warm_up{nullptr};
+}  // namespace
+
 BackendWarmUp::BackendWarmUp(const std::string& backend, const std::string& devices) : BackendWarmUp(backend, devices, {}) {}
 
-BackendWarmUp::BackendWarmUp(const std::string& backend, const std::string& devices, std::function<void()> body) {
+BackendWarmUp::BackendWarmUp(const std::string& backend, const std::string& devices, std::function<void()> body)
+    : waits_(backend == "cuda") {
+  the_warm_up = this;
   if (backend == "cpu") return;
   show_only_the_default_device(backend, devices);
   thread_ = std::thread([backend, devices, body = std::move(body)] {
@@ -311,13 +317,26 @@ BackendWarmUp::BackendWarmUp(const std::string& backend, const std::string& devi
   });
 }
 
-void BackendWarmUp::finish() {
+BackendWarmUp::~BackendWarmUp() {
+  const BackendWarmUp* self = this;
+  the_warm_up.compare_exchange_strong(self, nullptr);
+  const std::lock_guard lock(m_);
+  if (thread_.joinable()) thread_.join();
+}
+
+const BackendWarmUp* BackendWarmUp::current() { return the_warm_up.load(); }
+
+void BackendWarmUp::before_run() const {
+  if (!waits_) return;
+  const std::lock_guard lock(m_);
   if (!thread_.joinable()) return;
   thread_.join();
   ProcessPhases::get().lap("waiting for the device's start-up");
 }
 
 RunOptions make_run_options(const CommonOptions& o, ProgressBar& bar) {
+  // Every command makes its run options as its run starts: the wait for the device is here once.
+  if (const BackendWarmUp* warm = BackendWarmUp::current()) warm->before_run();
   RunOptions r;
   r.backend = o.backend;
   r.devices = parse_devices(o.devices);

@@ -1,4 +1,5 @@
 #pragma once
+#include <mutex>
 #include <thread>
 // The options every statistic shares, and how they become engine inputs.
 #include <CLI/CLI.hpp>
@@ -66,7 +67,14 @@ void apply_device_memory(const std::string& text);
 std::vector<int> parse_devices(const std::string& text);
 
 // Warms the backend up (twobody::warm_up) on a thread, on each device of --devices, while the
-// command reads its files.
+// command reads its files. With --backend cuda the run waits for it before it starts
+// (before_run, which make_run_options calls): a run beside the driver's start-up is slowed by it
+// (bench/RESULTS.md, 2026-11-29, H200: the plan of Blinn's 5·10^5 sources 62 ms beside it, 0.5 ms
+// after it; MRI's engine 0.185 -> 0.055 s; a 10^6-point paircount's ~110 ms of context creation
+// inside its run), the wait is a process phase of its own under --explain ("waiting for the
+// device's start-up"), and the engine's seconds are the run's own; the process's time stays about
+// the same. "auto" does not wait: it may take the CPU, whose run would then wait for a device it
+// does not use.
 class BackendWarmUp {
  public:
   explicit BackendWarmUp(const CommonOptions& o) : BackendWarmUp(o.backend, o.devices) {}
@@ -76,20 +84,18 @@ class BackendWarmUp {
   // The same with a warm-up of the command's own (the lattice maps: a tiny map of the run's
   // function, whose kernels the grid's warm-up does not load) run on the thread instead.
   BackendWarmUp(const std::string& backend, const std::string& devices, std::function<void()> body);
-  // Waits for the warm-up to end, a phase of its own under --explain ("waiting for the device's
-  // start-up"). The lattice commands call it before a run on the GPU: a run beside the driver's
-  // start-up is slowed by it (bench/RESULTS.md, 2026-11-29, H200: the plan of Blinn's 5·10^5
-  // sources 62 ms beside it, 0.5 ms after it; MRI's engine 0.185 -> 0.055 s), and the engine's
-  // seconds are then the run's own.
-  void finish();
+  // Waits for the warm-up to end when the run will take the GPU (--backend cuda).
+  void before_run() const;
+  // The command's warm-up, if one is under way (one at a time: commands make one each).
+  static const BackendWarmUp* current();
   BackendWarmUp(const BackendWarmUp&) = delete;
   BackendWarmUp& operator=(const BackendWarmUp&) = delete;
-  ~BackendWarmUp() {
-    if (thread_.joinable()) thread_.join();
-  }
+  ~BackendWarmUp();
 
  private:
-  std::thread thread_;
+  bool waits_ = false;
+  mutable std::mutex m_;
+  mutable std::thread thread_;
 };
 
 // Points from a file or a built-in catalogue ("builtin:clustered-sky", see builtin_catalogs.hpp).

@@ -139,13 +139,6 @@ std::function<void()> tiny_map_warm_up(double spacing, double cutoff_in_spacings
   };
 }
 
-// A run on the GPU waits for the warm-up first (BackendWarmUp::finish: beside it the run is slowed,
-// and the map's seconds are then its own; the process's time stays about the same). "auto" does
-// not: it may take the CPU, whose run would then wait for a device it does not use.
-void wait_for_device(BackendWarmUp& warm, const LatticeCliOptions& o) {
-  if (o.backend == "cuda") warm.finish();
-}
-
 // The tiny map's lattice: the origin, the run's spacing, tiny_side nodes an axis.
 LatticePlacement tiny_placement(double spacing, double cutoff_in_spacings) {
   Lattice L;
@@ -240,7 +233,7 @@ const Command<PotentialCli> potential_command{
             cat = read_sources(s.o, {s.charge_column});
           }
           p.at = placement_of(s.o, cat.points);
-          wait_for_device(warm, s.o);
+          warm.before_run();  // (the lattice commands make their run options themselves)
           const RunOptions r = run_options_of(s.o);
           const LatticeMap m = potential_map(cat.points, cat.values[0], p, r);
           finish(s.o, m, c, fmt::format(R"({{"map": "potential", "cutoff": {}, "exclusion": {}}})", p.cutoff, p.exclusion));
@@ -285,7 +278,7 @@ const Command<DensityCli> density_command{
           }));
           Catalogue cat = read_sources(s.o, {s.radius_column}, s.weight_column);
           d.at = placement_of(s.o, cat.points);
-          wait_for_device(warm, s.o);
+          warm.before_run();  // (the lattice commands make their run options themselves)
           const LatticeMap m = density_map(cat.points, cat.values[0], cat.points.weights(), d, run_options_of(s.o));
           finish(s.o, m, c, fmt::format(R"({{"map": "density", "cutoff": {}, "blobbiness": {}}})", d.cutoff, d.blobbiness));
         },
@@ -372,7 +365,7 @@ const Command<GriddingCli> gridding_command{
           }));
           Catalogue cat = read_sources(s.o, cols);
           g.grid = parse_grid(s.grid, cat.points.dim());
-          wait_for_device(warm, s.o);
+          warm.before_run();  // (the lattice commands make their run options themselves)
           const std::span<const double> sdc = s.sdc_column > 0 ? std::span<const double>(cat.values[2]) : std::span<const double>();
           const LatticeMap m = grid_samples(cat.points, cat.values[0], cat.values[1], sdc, g, run_options_of(s.o));
           finish(s.o, m, c,
