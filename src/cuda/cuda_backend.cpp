@@ -221,6 +221,10 @@ class CudaBackend final : public Backend {
   }
   void warm_up() override {
     start_context_and_pool();
+    // The pinned staging of uploads over 16 MB, made here rather than inside the first run's upload
+    // (a 10^7-point paircount's 240 MB took 37–48 ms, ~6 GB/s, with the pinning in it; 10^8 points'
+    // 2.4 GB ran at 28 GB/s: bench/RESULTS.md, 2026-11-29).
+    prepare_staging();
     // Kernels load at their first launch, milliseconds each in a fresh process: a tiny run of the
     // grid path, in a periodic box and in open space, loads the cell index, CUB's sorts and scans
     // and the usual grid kernels while the command is still reading its files.
