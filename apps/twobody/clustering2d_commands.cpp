@@ -130,7 +130,7 @@ void correlate_2d(const Clustering2DOptions& s, Binning2D (*make_bins)(const Clu
                   ProgressBar& bar) {
   const CommonOptions& o = s.o;
   const EstimatorOptions& e = s.e;
-  const BackendWarmUp warm(o);
+  const BackendWarmUp warm(o, estimator_inputs(e));
   if (e.randoms.empty() && !(e.counts.save.empty() && e.counts.rr.empty()))
     throw_config("--save-counts and --rr need random catalogues (--randoms): the analytic RR of a box is not counted");
   if (!e.jk.covariance.empty() && !e.jk.requested())

@@ -294,16 +294,49 @@ void show_only_the_default_device(const std::string& backend, const std::string&
 }  // namespace
 
 namespace {
+
 std::atomic<const BackendWarmUp*> the_warm_up{nullptr};
+
+// Files of at most this many bytes in all are small inputs: 8 MiB is 3.5·10^5 points of three
+// float64 coordinates in .npy, about 10^5 as text.
+constexpr std::uintmax_t kSmallInputBytes = std::uintmax_t(8) << 20;
+
+// Whether every input is a file and their sizes add up to a small input (a built-in catalogue,
+// a missing file or a size that cannot be read: not known to be small).
+bool small_inputs(const std::vector<std::string>& specs) {
+  std::uintmax_t bytes = 0;
+  for (const std::string& spec : specs) {
+    if (spec.empty()) continue;
+    if (spec.rfind("builtin:", 0) == 0) return false;
+    std::error_code ec;
+    const std::uintmax_t size = std::filesystem::file_size(spec, ec);
+    if (ec) return false;
+    bytes += size;
+  }
+  return bytes <= kSmallInputBytes;
+}
+
+// Whether a command's warm-up starts: not for "auto" on small inputs.
+bool warms_up(const CommonOptions& o, std::vector<std::string> inputs) {
+  if (o.backend != "auto") return true;
+  inputs.push_back(o.data);
+  inputs.push_back(o.data2);
+  return !small_inputs(inputs);
+}
+
 }  // namespace
+
+BackendWarmUp::BackendWarmUp(const CommonOptions& o, const std::vector<std::string>& more_inputs)
+    : BackendWarmUp(o.backend, o.devices, {}, warms_up(o, more_inputs)) {}
 
 BackendWarmUp::BackendWarmUp(const std::string& backend, const std::string& devices) : BackendWarmUp(backend, devices, {}) {}
 
-BackendWarmUp::BackendWarmUp(const std::string& backend, const std::string& devices, std::function<void()> body)
+BackendWarmUp::BackendWarmUp(const std::string& backend, const std::string& devices, std::function<void()> body, bool start)
     : waits_(backend == "cuda") {
   the_warm_up = this;
   if (backend == "cpu") return;
   show_only_the_default_device(backend, devices);
+  if (!start) return;
   thread_ = std::thread([backend, devices, body = std::move(body)] {
     const auto t0 = std::chrono::steady_clock::now();
     try {

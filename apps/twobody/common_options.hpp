@@ -77,13 +77,16 @@ std::vector<int> parse_devices(const std::string& text);
 // does not use.
 class BackendWarmUp {
  public:
-  explicit BackendWarmUp(const CommonOptions& o) : BackendWarmUp(o.backend, o.devices) {}
+  // With "auto", none when the inputs (--data, --data2 and `more_inputs`: files, as given) are small:
+  // the engine then takes the CPU for runs shorter than a GPU's start-up (engine/auto_choice.hpp),
+  // and a warm-up would make the process wait for a device it does not use.
+  explicit BackendWarmUp(const CommonOptions& o, const std::vector<std::string>& more_inputs = {});
   // Before the thread starts CUDA, a run on the default device shows the driver that device alone
   // (device_visibility.hpp: the driver's start-up grows with the devices it sees).
   BackendWarmUp(const std::string& backend, const std::string& devices);
   // The same with a warm-up of the command's own (the lattice maps: a tiny map of the run's
   // function, whose kernels the grid's warm-up does not load) run on the thread instead.
-  BackendWarmUp(const std::string& backend, const std::string& devices, std::function<void()> body);
+  BackendWarmUp(const std::string& backend, const std::string& devices, std::function<void()> body, bool start = true);
   // Waits for the warm-up to end when the run will take the GPU (--backend cuda).
   void before_run() const;
   // The command's warm-up, if one is under way (one at a time: commands make one each).

@@ -63,7 +63,7 @@ const Command<CorrelationOptions> xi_command{
         [](const CorrelationOptions& s, const Context& c) {
           const CommonOptions& o = s.o;
           const EstimatorOptions& e = s.e;
-          const BackendWarmUp warm(o);
+          const BackendWarmUp warm(o, estimator_inputs(e));
           if (e.randoms.empty() && !(e.counts.save.empty() && e.counts.rr.empty()))
             throw_config(
                 "--save-counts and --rr need random catalogues (--randoms): the analytic RR of a box is not counted");
@@ -112,7 +112,7 @@ const Command<CorrelationOptions> wtheta_command{
           const CommonOptions& o = s.o;
           const EstimatorOptions& e = s.e;
           const char* columns = c.features.columns_default;
-          const BackendWarmUp warm(o);
+          const BackendWarmUp warm(o, estimator_inputs(e));
           const PointSet a = load_points(o.data, o.columns, o.weight_column, columns, e.jk.region_column);
           const std::vector<PointSet> r = load_randoms(o, e, columns);
           const bool weighted = o.weight_column > 0;

@@ -75,6 +75,13 @@ ReusedCounts reused_counts(const CountsFiles& f, std::optional<SavedCounts>& rr)
   return r;
 }
 
+std::vector<std::string> estimator_inputs(const EstimatorOptions& e) {
+  std::vector<std::string> files = e.randoms;
+  files.insert(files.end(), e.randoms2.begin(), e.randoms2.end());
+  files.push_back(e.data2);
+  return files;
+}
+
 std::vector<PointSet> load_randoms(const CommonOptions& o, const EstimatorOptions& e, const char* columns_default) {
   std::vector<PointSet> r;
   for (const auto& path : e.randoms)

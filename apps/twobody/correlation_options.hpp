@@ -62,6 +62,9 @@ ReusedCounts reused_counts(const CountsFiles& f, std::optional<SavedCounts>& rr)
 
 // The random catalogues of --randoms, read with the data's columns and region column.
 std::vector<PointSet> load_randoms(const CommonOptions& o, const EstimatorOptions& e, const char* columns_default);
+// The estimator's files besides --data and --data2 (its random catalogues and second sample): what
+// the warm-up weighs with them (BackendWarmUp).
+std::vector<std::string> estimator_inputs(const EstimatorOptions& e);
 // Mock catalogues to Cartesian (x, y, z) in Mpc/h about the observer; other catalogues unchanged.
 void to_cartesian(PointSet& p, const MockOptions& m, const std::optional<Box>& box);
 // The catalogues put into the engine's space: mocks to Cartesian, wrapped into the box with --wrap.

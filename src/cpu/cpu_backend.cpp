@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "twobody/detail/engine/backend.hpp"
+#include "twobody/detail/engine/cpu_estimate.hpp"
 #include "twobody/detail/engine/lattice_plan.hpp"
 #include "twobody/detail/cpu/pair_function_runs.hpp"
 #include "twobody/detail/cpu/run_plan.hpp"
@@ -84,15 +85,34 @@ class CpuBackend final : public Backend {
     if (plan.stat->binning2d().active()) return cpu::run_binned2d(plan);
     if (plan.stat->output() == OutputKind::PerPoint)
       require_memory(per_point_bytes(plan), fmt::format("per-point counts on {} threads", plan.threads));
-    const cpu::GridChoice grid = cpu::choose_grid(plan);
+    std::unique_ptr<cpu::GridChoice> estimated = std::move(estimated_);
+    const cpu::GridChoice grid = estimated && estimated_plan_ == &plan ? std::move(*estimated) : cpu::choose_grid(plan);
     ran_plan_ = &plan;
     ran_why_ = grid.why;
     ran_grid_ = grid.chosen;
     return visit_pair_function(*plan.stat, plan.a->dim(),
                                [&](const auto& f) { return cpu::run_pair_function(f, plan, &grid); });
   }
+  // estimate_cpu_run's seconds: the pairs the traversal will evaluate (the grid's candidates, or
+  // all pairs) at kEvaluationsPerThreadSecond a thread.
+  double estimate(const Plan& plan) {
+    if (plan.stat->binning2d().active() || plan.stat->output() == OutputKind::Matrix) return -1;
+    if (plan.a->size() + (plan.is_auto() ? 0 : plan.b->size()) > kEstimatedPoints) return -1;
+    estimated_ = std::make_unique<cpu::GridChoice>(cpu::choose_grid(plan));
+    estimated_plan_ = &plan;
+    const double evaluations = estimated_->chosen ? static_cast<double>(estimated_->plan.evaluations)
+                                                  : static_cast<double>(pair_total(plan.a->size(), plan.b->size(), plan.is_auto()));
+    return evaluations / (kEvaluationsPerThreadSecond * std::max(1, plan.threads));
+  }
 
  private:
+  // A paircount's rate on 16 threads was 4.4·10^9 evaluations a second (2.2·10^9 pairs found, ~2
+  // evaluations each; bench/RESULTS.md, 2026-11-29): this is below it, for the slower outputs
+  // (regions, weights, per-point counts).
+  static constexpr double kEvaluationsPerThreadSecond = 1.5e8;
+  static constexpr std::size_t kEstimatedPoints = std::size_t(1) << 18;
+  std::unique_ptr<cpu::GridChoice> estimated_;  // estimated_seconds' cell index, for the same plan's run
+  const Plan* estimated_plan_ = nullptr;
   const Plan* ran_plan_ = nullptr;  // the plan run() last ran, and its grid choice
   std::string ran_why_;
   bool ran_grid_ = false;
@@ -103,5 +123,11 @@ class CpuBackend final : public Backend {
 }  // namespace
 
 std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+EstimatedCpuRun estimate_cpu_run(const Plan& plan) {
+  auto cpu = std::make_unique<CpuBackend>();
+  const double seconds = cpu->estimate(plan);
+  return {std::move(cpu), seconds};
+}
 
 }  // namespace twobody

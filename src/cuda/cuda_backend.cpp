@@ -391,9 +391,16 @@ void start_up_cuda_device() {
   cuda::prepare_staging();
 }
 
+namespace {
+std::atomic<bool> backend_made{false};
+}  // namespace
+
+bool cuda_backend_made() { return backend_made.load(std::memory_order_relaxed); }
+
 std::unique_ptr<Backend> make_cuda_backend(int device) {
   const int n = cuda_device_count();
   if (n == 0) return nullptr;
+  backend_made.store(true, std::memory_order_relaxed);
   if (device >= n)
     throw Error(ErrorKind::Config, fmt::format("CUDA device {} is not visible: this process sees {} device{} (0 to {})",
                                                device, n, n == 1 ? "" : "s", n - 1));

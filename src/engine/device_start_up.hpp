@@ -7,4 +7,8 @@ namespace twobody {
 
 void start_up_cuda_device();
 
+// Whether this process has made a CUDA backend (and so started the driver): "auto" weighs a GPU's
+// start-up only before it (auto_choice.hpp). False without CUDA.
+bool cuda_backend_made();
+
 }  // namespace twobody

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include "twobody/detail/engine/planner.hpp"
+#include "twobody/detail/engine/auto_choice.hpp"
+#include "twobody/detail/engine/cpu_estimate.hpp"
 #include "twobody/detail/engine/backend.hpp"
 #include "twobody/detail/engine/device_start_up.hpp"
 #include "twobody/detail/engine/device_distribution.hpp"
@@ -29,6 +31,27 @@ std::unique_ptr<Backend> backend_for(const Statistic& stat, const RunOptions& op
   return b;
 }
 
+
+// "auto" before this process has made a CUDA backend: the CPU for a run it finishes in less than
+// a GPU's start-up, while the process's rental account allows (auto_choice.hpp). `estimate` gets
+// the CPU's seconds when it takes the run. Explaining a plan books nothing (`book` false). Without
+// this, deciding would itself start the driver (make_cuda_backend asks it for its devices).
+std::unique_ptr<Backend> cpu_before_a_device(const Plan& plan, const RunOptions& opt, bool book, std::string& why,
+                                             double& estimate) {
+  if (opt.backend != "auto" || !opt.devices.empty() || cuda_backend_made()) return nullptr;
+  EstimatedCpuRun cpu = estimate_cpu_run(plan);
+  estimate = cpu.seconds;
+  CpuRental& account = CpuRental::process();
+  if (!(book ? account.rent(estimate) : account.would_rent(estimate))) {
+    estimate = -1;
+    return nullptr;
+  }
+  why = fmt::format(
+      "auto: the cpu, about {:.2g} s of it, less than starting a GPU (~{} s) which this process has not done; "
+      "--backend cuda takes the GPU (the same result)",
+      estimate, kDeviceStartUpSeconds);
+  return std::move(cpu.backend);
+}
 
 // RunOptions::pair_sink: a pair list a backend (or a distribution) collected in Result::pairs goes
 // to the sink. The CUDA backend streams its batches itself and leaves Result::pairs empty.
@@ -95,9 +118,12 @@ Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const Ru
   clock.lap("plan");
   plan.clock = &clock;
   std::string fallback;
-  auto backend = backend_for(stat, opt, fallback);
+  double rented = -1;
+  auto backend = cpu_before_a_device(plan, opt, true, fallback, rented);
+  if (!backend) backend = backend_for(stat, opt, fallback);
   const auto t0 = std::chrono::steady_clock::now();
   Result r = backend->run(plan);
+  if (rented >= 0) CpuRental::process().settle(rented, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   // A backend that laps no phases of its own (CUDA's are in its "ran:" line) is one phase.
   if (clock.laps() == 1) clock.lap(backend->name() + " run");
   r.exact.grids = plan.grids;
@@ -119,7 +145,9 @@ std::string explain(const Statistic& stat, const PointSet& a, const PointSet* b,
   }
   Plan plan = make_plan(stat, a, b, opt);
   std::string fallback;
-  auto backend = backend_for(stat, opt, fallback);
+  double rented = -1;
+  auto backend = cpu_before_a_device(plan, opt, false, fallback, rented);
+  if (!backend) backend = backend_for(stat, opt, fallback);
   return not_split + plan_text(*backend, fallback, plan.explanation, backend->describe(plan));
 }
 
