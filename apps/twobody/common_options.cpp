@@ -297,9 +297,9 @@ namespace {
 
 std::atomic<const BackendWarmUp*> the_warm_up{nullptr};
 
-// Files of at most this many bytes in all are small inputs: 8 MiB is 3.5·10^5 points of three
-// float64 coordinates in .npy, about 10^5 as text.
-constexpr std::uintmax_t kSmallInputBytes = std::uintmax_t(8) << 20;
+// Files of at most this many bytes in all are small inputs: 6 MiB is 2^18 points of three float64
+// coordinates in .npy (the most the engine's CPU estimate takes), about 10^5 as text.
+constexpr std::uintmax_t kSmallInputBytes = std::uintmax_t(6) << 20;
 
 // Whether every input is a file and their sizes add up to a small input (a built-in catalogue,
 // a missing file or a size that cannot be read: not known to be small).
@@ -318,7 +318,7 @@ bool small_inputs(const std::vector<std::string>& specs) {
 
 // Whether a command's warm-up starts: not for "auto" on small inputs.
 bool warms_up(const CommonOptions& o, std::vector<std::string> inputs) {
-  if (o.backend != "auto") return true;
+  if (o.backend != "auto" || !o.devices.empty()) return true;
   inputs.push_back(o.data);
   inputs.push_back(o.data2);
   return !small_inputs(inputs);
@@ -333,11 +333,9 @@ BackendWarmUp::BackendWarmUp(const std::string& backend, const std::string& devi
 
 BackendWarmUp::BackendWarmUp(const std::string& backend, const std::string& devices, std::function<void()> body, bool start)
     : waits_(backend == "cuda") {
-  the_warm_up = this;
-  if (backend == "cpu") return;
-  show_only_the_default_device(backend, devices);
-  if (!start) return;
-  thread_ = std::thread([backend, devices, body = std::move(body)] {
+  // Registered last, once nothing in here can throw (a throwing constructor runs no destructor).
+  if (backend != "cpu") show_only_the_default_device(backend, devices);
+  if (backend != "cpu" && start) thread_ = std::thread([backend, devices, body = std::move(body)] {
     const auto t0 = std::chrono::steady_clock::now();
     try {
       if (body) body();
@@ -348,6 +346,7 @@ BackendWarmUp::BackendWarmUp(const std::string& backend, const std::string& devi
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (seconds >= 1e-3) ProcessPhases::get().device_start_up(seconds);  // (none without a device)
   });
+  the_warm_up = this;
 }
 
 BackendWarmUp::~BackendWarmUp() {

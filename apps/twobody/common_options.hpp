@@ -1,11 +1,11 @@
 #pragma once
-#include <mutex>
-#include <thread>
 // The options every statistic shares, and how they become engine inputs.
 #include <CLI/CLI.hpp>
 
-#include <optional>
 #include <functional>
+#include <mutex>
+#include <optional>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -77,9 +77,10 @@ std::vector<int> parse_devices(const std::string& text);
 // does not use.
 class BackendWarmUp {
  public:
-  // With "auto", none when the inputs (--data, --data2 and `more_inputs`: files, as given) are small:
-  // the engine then takes the CPU for runs shorter than a GPU's start-up (engine/auto_choice.hpp),
-  // and a warm-up would make the process wait for a device it does not use.
+  // With "auto" on one device, none when the inputs (--data, --data2 and `more_inputs`: files, as
+  // given) are small: the engine may then give its runs to the CPU (engine/auto_choice.hpp), and a
+  // warm-up would make the process wait for a device it does not use. A run that takes the GPU
+  // all the same starts it itself, having lost only the overlap with reading the small files.
   explicit BackendWarmUp(const CommonOptions& o, const std::vector<std::string>& more_inputs = {});
   // Before the thread starts CUDA, a run on the default device shows the driver that device alone
   // (device_visibility.hpp: the driver's start-up grows with the devices it sees).

@@ -233,7 +233,7 @@ const Command<PotentialCli> potential_command{
             cat = read_sources(s.o, {s.charge_column});
           }
           p.at = placement_of(s.o, cat.points);
-          warm.before_run();  // (the lattice commands make their run options themselves)
+          warm.before_run();  // (as make_run_options does: these commands make their own)
           const RunOptions r = run_options_of(s.o);
           const LatticeMap m = potential_map(cat.points, cat.values[0], p, r);
           finish(s.o, m, c, fmt::format(R"({{"map": "potential", "cutoff": {}, "exclusion": {}}})", p.cutoff, p.exclusion));
@@ -278,7 +278,7 @@ const Command<DensityCli> density_command{
           }));
           Catalogue cat = read_sources(s.o, {s.radius_column}, s.weight_column);
           d.at = placement_of(s.o, cat.points);
-          warm.before_run();  // (the lattice commands make their run options themselves)
+          warm.before_run();
           const LatticeMap m = density_map(cat.points, cat.values[0], cat.points.weights(), d, run_options_of(s.o));
           finish(s.o, m, c, fmt::format(R"({{"map": "density", "cutoff": {}, "blobbiness": {}}})", d.cutoff, d.blobbiness));
         },
@@ -365,7 +365,7 @@ const Command<GriddingCli> gridding_command{
           }));
           Catalogue cat = read_sources(s.o, cols);
           g.grid = parse_grid(s.grid, cat.points.dim());
-          warm.before_run();  // (the lattice commands make their run options themselves)
+          warm.before_run();
           const std::span<const double> sdc = s.sdc_column > 0 ? std::span<const double>(cat.values[2]) : std::span<const double>();
           const LatticeMap m = grid_samples(cat.points, cat.values[0], cat.values[1], sdc, g, run_options_of(s.o));
           finish(s.o, m, c,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <thread>
+#include <utility>
 
 #include "twobody/detail/engine/backend.hpp"
 #include "twobody/detail/engine/cpu_estimate.hpp"
@@ -86,7 +87,8 @@ class CpuBackend final : public Backend {
     if (plan.stat->output() == OutputKind::PerPoint)
       require_memory(per_point_bytes(plan), fmt::format("per-point counts on {} threads", plan.threads));
     std::unique_ptr<cpu::GridChoice> estimated = std::move(estimated_);
-    const cpu::GridChoice grid = estimated && estimated_plan_ == &plan ? std::move(*estimated) : cpu::choose_grid(plan);
+    const bool same = estimated && estimated_plan_ == &plan && estimated_sets_ == std::pair{plan.a, plan.b};
+    const cpu::GridChoice grid = same ? std::move(*estimated) : cpu::choose_grid(plan);
     ran_plan_ = &plan;
     ran_why_ = grid.why;
     ran_grid_ = grid.chosen;
@@ -100,6 +102,7 @@ class CpuBackend final : public Backend {
     if (plan.a->size() + (plan.is_auto() ? 0 : plan.b->size()) > kEstimatedPoints) return -1;
     estimated_ = std::make_unique<cpu::GridChoice>(cpu::choose_grid(plan));
     estimated_plan_ = &plan;
+    estimated_sets_ = {plan.a, plan.b};
     const double evaluations = estimated_->chosen ? static_cast<double>(estimated_->plan.evaluations)
                                                   : static_cast<double>(pair_total(plan.a->size(), plan.b->size(), plan.is_auto()));
     return evaluations / (kEvaluationsPerThreadSecond * std::max(1, plan.threads));
@@ -111,8 +114,9 @@ class CpuBackend final : public Backend {
   // (regions, weights, per-point counts).
   static constexpr double kEvaluationsPerThreadSecond = 1.5e8;
   static constexpr std::size_t kEstimatedPoints = std::size_t(1) << 18;
-  std::unique_ptr<cpu::GridChoice> estimated_;  // estimated_seconds' cell index, for the same plan's run
+  std::unique_ptr<cpu::GridChoice> estimated_;  // estimate()'s cell index, for the same plan's run
   const Plan* estimated_plan_ = nullptr;
+  std::pair<const PointSet*, const PointSet*> estimated_sets_{nullptr, nullptr};
   const Plan* ran_plan_ = nullptr;  // the plan run() last ran, and its grid choice
   std::string ran_why_;
   bool ran_grid_ = false;

@@ -221,10 +221,6 @@ class CudaBackend final : public Backend {
   }
   void warm_up() override {
     start_context_and_pool();
-    // The pinned staging of uploads over 16 MB, made here rather than inside the first run's upload
-    // (a 10^7-point paircount's 240 MB took 37–48 ms, ~6 GB/s, with the pinning in it; 10^8 points'
-    // 2.4 GB ran at 28 GB/s: bench/RESULTS.md, 2026-11-29).
-    prepare_staging();
     // Kernels load at their first launch, milliseconds each in a fresh process: a tiny run of the
     // grid path, in a periodic box and in open space, loads the cell index, CUB's sorts and scans
     // and the usual grid kernels while the command is still reading its files.
@@ -240,6 +236,14 @@ class CudaBackend final : public Backend {
     twobody::run(s, points, nullptr, o);
     s.metric = Metric::Euclidean;
     twobody::run(s, points, nullptr, o);
+    // The pinned staging of uploads over 16 MB, made here rather than inside the first run's upload
+    // (a 10^7-point paircount's 240 MB took 37–48 ms, ~6 GB/s, with the pinning in it; 10^8 points'
+    // 2.4 GB ran at 28 GB/s: bench/RESULTS.md, 2026-11-29). Last, and its failure (a memlock
+    // limit) left to the first large upload to report.
+    try {
+      prepare_staging();
+    } catch (...) {
+    }
   }
   // Every reduction runs here. One copy of a 1-D histogram and its float-bits bin table (15-bit
   // bin indices: kMaxTableBins) sit in a block's shared memory, and with jackknife regions the
@@ -392,15 +396,15 @@ void start_up_cuda_device() {
 }
 
 namespace {
-std::atomic<bool> backend_made{false};
+std::atomic<bool> backend_tried{false};
 }  // namespace
 
-bool cuda_backend_made() { return backend_made.load(std::memory_order_relaxed); }
+bool device_start_up_ahead() { return !backend_tried.load(std::memory_order_relaxed); }
 
 std::unique_ptr<Backend> make_cuda_backend(int device) {
+  backend_tried.store(true, std::memory_order_relaxed);
   const int n = cuda_device_count();
   if (n == 0) return nullptr;
-  backend_made.store(true, std::memory_order_relaxed);
   if (device >= n)
     throw Error(ErrorKind::Config, fmt::format("CUDA device {} is not visible: this process sees {} device{} (0 to {})",
                                                device, n, n == 1 ? "" : "s", n - 1));

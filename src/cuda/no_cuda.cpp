@@ -7,7 +7,7 @@
 namespace twobody {
 std::unique_ptr<Backend> make_cuda_backend(int) { return nullptr; }
 void start_up_cuda_device() {}
-bool cuda_backend_made() { return false; }
+bool device_start_up_ahead() { return false; }
 int cuda_device_count() { return 0; }
 std::string cuda_unavailable_reason() { return "this build has no CUDA support (configured with TWOBODY_CUDA=OFF or without nvcc)"; }
 void use_cuda_device(int) {}

@@ -7,6 +7,8 @@
 // reaches the start-up's cost; then the GPU is started, as a ski rental does (rent until the rent
 // paid equals the price: at most twice the cost of either choice made with hindsight, for one
 // small run as for a loop over thousands).
+#include <mutex>
+
 namespace twobody {
 
 inline constexpr double kDeviceStartUpSeconds = 0.3;
@@ -28,6 +30,7 @@ class CpuRental {
 
  private:
   CpuRental() = default;
+  mutable std::mutex m_;
   double spent_ = 0;
 };
 

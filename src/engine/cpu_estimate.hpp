@@ -13,6 +13,8 @@ struct EstimatedCpuRun {
   double seconds = -1;               // -1: not estimated (too many points, or an output it does not model)
 };
 
+// The backend keeps the cell index for a run of this very plan object (its address and sets): a
+// different plan, or this one after it changed, is indexed again.
 EstimatedCpuRun estimate_cpu_run(const Plan& plan);
 
 }  // namespace twobody

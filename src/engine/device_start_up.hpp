@@ -7,8 +7,9 @@ namespace twobody {
 
 void start_up_cuda_device();
 
-// Whether this process has made a CUDA backend (and so started the driver): "auto" weighs a GPU's
-// start-up only before it (auto_choice.hpp). False without CUDA.
-bool cuda_backend_made();
+// Whether a GPU's start-up still lies ahead of this process: CUDA is built and nothing has yet
+// tried to make a CUDA backend (which starts the driver, or finds no device). "auto" weighs the
+// start-up only then (auto_choice.hpp). The CLI's warm-up thread tries at once.
+bool device_start_up_ahead();
 
 }  // namespace twobody

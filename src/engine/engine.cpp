@@ -32,25 +32,39 @@ std::unique_ptr<Backend> backend_for(const Statistic& stat, const RunOptions& op
 }
 
 
-// "auto" before this process has made a CUDA backend: the CPU for a run it finishes in less than
-// a GPU's start-up, while the process's rental account allows (auto_choice.hpp). `estimate` gets
-// the CPU's seconds when it takes the run. Explaining a plan books nothing (`book` false). Without
-// this, deciding would itself start the driver (make_cuda_backend asks it for its devices).
-std::unique_ptr<Backend> cpu_before_a_device(const Plan& plan, const RunOptions& opt, bool book, std::string& why,
-                                             double& estimate) {
-  if (opt.backend != "auto" || !opt.devices.empty() || cuda_backend_made()) return nullptr;
-  EstimatedCpuRun cpu = estimate_cpu_run(plan);
-  estimate = cpu.seconds;
+// "auto" before this process has started a GPU: the CPU for a run it finishes in less than a GPU's
+// start-up, while the process's rental account allows (auto_choice.hpp). Deciding must not start
+// the driver itself (make_cuda_backend asks it for its devices), so the CPU's estimate comes first.
+struct AutoChoice {
+  EstimatedCpuRun cpu;   // the CPU's backend with its estimate (none: not weighed)
+  bool rented = false;   // the CPU takes the run
+  std::string why;
+};
+
+AutoChoice weigh_device_start_up(const Plan& plan, const RunOptions& opt, bool book) {
+  AutoChoice c;
+  if (opt.backend != "auto" || !opt.devices.empty() || !device_start_up_ahead()) return c;
+  c.cpu = estimate_cpu_run(plan);
   CpuRental& account = CpuRental::process();
-  if (!(book ? account.rent(estimate) : account.would_rent(estimate))) {
-    estimate = -1;
-    return nullptr;
+  c.rented = book ? account.rent(c.cpu.seconds) : account.would_rent(c.cpu.seconds);
+  if (c.rented)
+    c.why = fmt::format(
+        "auto: the cpu, about {:.2g} s of it, less than a GPU's start-up (~{} s; none started in this process); "
+        "--backend cuda takes the GPU (the same result)",
+        c.cpu.seconds, kDeviceStartUpSeconds);
+  return c;
+}
+
+// The run's backend: the CPU that auto rented, else backend_for's; a CPU backend that weighed the
+// plan keeps its cell index for the run (a machine without a GPU, once the account is spent).
+std::unique_ptr<Backend> choose_backend(const Statistic& stat, const RunOptions& opt, AutoChoice& c, std::string& why) {
+  if (c.rented) {
+    why = c.why;
+    return std::move(c.cpu.backend);
   }
-  why = fmt::format(
-      "auto: the cpu, about {:.2g} s of it, less than starting a GPU (~{} s) which this process has not done; "
-      "--backend cuda takes the GPU (the same result)",
-      estimate, kDeviceStartUpSeconds);
-  return std::move(cpu.backend);
+  auto b = backend_for(stat, opt, why);
+  if (c.cpu.backend && b->name() == "cpu") return std::move(c.cpu.backend);
+  return b;
 }
 
 // RunOptions::pair_sink: a pair list a backend (or a distribution) collected in Result::pairs goes
@@ -116,16 +130,22 @@ Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const Ru
   PhaseClock clock;
   Plan plan = make_plan(stat, a, b, opt);
   clock.lap("plan");
+  // (The estimate's cell index, when auto weighs the CPU, is one phase of its own, the run's when
+  // the CPU takes it: the run's seconds then start before it.)
+  const auto t_weigh = std::chrono::steady_clock::now();
+  AutoChoice choice = weigh_device_start_up(plan, opt, true);
+  if (choice.cpu.backend) clock.lap("auto: the cpu's estimate (its cell index)");
   plan.clock = &clock;
   std::string fallback;
-  double rented = -1;
-  auto backend = cpu_before_a_device(plan, opt, true, fallback, rented);
-  if (!backend) backend = backend_for(stat, opt, fallback);
-  const auto t0 = std::chrono::steady_clock::now();
+  auto backend = choose_backend(stat, opt, choice, fallback);
+  const auto t0 = choice.rented ? t_weigh : std::chrono::steady_clock::now();
+  const std::size_t laps = clock.laps();
   Result r = backend->run(plan);
-  if (rented >= 0) CpuRental::process().settle(rented, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  if (choice.rented)
+    CpuRental::process().settle(choice.cpu.seconds,
+                                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   // A backend that laps no phases of its own (CUDA's are in its "ran:" line) is one phase.
-  if (clock.laps() == 1) clock.lap(backend->name() + " run");
+  if (clock.laps() == laps) clock.lap(backend->name() + " run");
   r.exact.grids = plan.grids;
   round_exact_sums(r);
   finish_run(r, *backend, not_split + plan_text(*backend, fallback, plan.explanation, backend->describe(plan)), t0,
@@ -145,9 +165,8 @@ std::string explain(const Statistic& stat, const PointSet& a, const PointSet* b,
   }
   Plan plan = make_plan(stat, a, b, opt);
   std::string fallback;
-  double rented = -1;
-  auto backend = cpu_before_a_device(plan, opt, false, fallback, rented);
-  if (!backend) backend = backend_for(stat, opt, fallback);
+  AutoChoice choice = weigh_device_start_up(plan, opt, false);
+  auto backend = choose_backend(stat, opt, choice, fallback);
   return not_split + plan_text(*backend, fallback, plan.explanation, backend->describe(plan));
 }
 
