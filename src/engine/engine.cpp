@@ -130,15 +130,17 @@ Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const Ru
   PhaseClock clock;
   Plan plan = make_plan(stat, a, b, opt);
   clock.lap("plan");
-  // (The estimate's cell index, when auto weighs the CPU, is one phase of its own, the run's when
-  // the CPU takes it: the run's seconds then start before it.)
+  // (The estimate's cell index, when auto weighs the CPU, is one phase of its own, and the run's
+  // when the CPU runs it: the run's seconds then start before it.)
   const auto t_weigh = std::chrono::steady_clock::now();
   AutoChoice choice = weigh_device_start_up(plan, opt, true);
-  if (choice.cpu.backend) clock.lap("auto: the cpu's estimate (its cell index)");
+  const bool weighed = choice.cpu.backend != nullptr;
+  if (weighed) clock.lap("auto: the cpu's estimate (its cell index)");
   plan.clock = &clock;
   std::string fallback;
   auto backend = choose_backend(stat, opt, choice, fallback);
-  const auto t0 = choice.rented ? t_weigh : std::chrono::steady_clock::now();
+  const bool runs_the_estimate = weighed && !choice.cpu.backend;  // (its backend moved into the run's)
+  const auto t0 = runs_the_estimate ? t_weigh : std::chrono::steady_clock::now();
   const std::size_t laps = clock.laps();
   Result r = backend->run(plan);
   if (choice.rented)
