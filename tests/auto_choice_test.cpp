@@ -10,6 +10,8 @@
 #include "twobody/detail/engine/device_start_up.hpp"
 #include "twobody/detail/engine/planner.hpp"
 #include "twobody/engine.hpp"
+#include "twobody/joins.hpp"
+#include "twobody/vectors.hpp"
 
 using namespace twobody;
 using testing_support::fresh_seed;
@@ -99,4 +101,23 @@ TEST(AutoChoice, ASmallAutoRunTakesTheCpuBeforeAnyGpuIsStarted) {
   const double after = CpuRental::process().spent();
   EXPECT_NE(explain(s, a, nullptr, on("auto")).find(kRented), std::string::npos);
   EXPECT_EQ(CpuRental::process().spent(), after);
+}
+
+TEST(AutoChoice, ASmallVectorRunTakesTheCpuBeforeAnyGpuIsStarted) {
+  if (!device_start_up_ahead()) GTEST_SKIP() << "this process has tried a CUDA backend (or has none built): no rental";
+  if (!CpuRental::process().would_rent(0.05)) GTEST_SKIP() << "earlier runs of this process spent the account";
+  std::mt19937_64 rng(fresh_seed());
+  std::normal_distribution<double> g(0, 1);
+  const std::size_t n = 1500;
+  const int d = 24;  // beyond the points' 8 dimensions: the vector paths
+  std::vector<double> rows(n * d);
+  for (double& x : rows) x = g(rng);
+  const VectorSet v = VectorSet::from_rows(rows, n, d);
+  const KnnResult r = nearest_neighbours(v, nullptr, 5, Metric::Euclidean, on("auto"));
+  EXPECT_EQ(r.info.backend, "cpu");
+  EXPECT_NE(r.info.plan.find(kRented), std::string::npos) << r.info.plan;
+  const KnnResult c = nearest_neighbours(v, nullptr, 5, Metric::Euclidean, on("cpu"));
+  EXPECT_EQ(r.indices, c.indices);
+  EXPECT_EQ(r.distances, c.distances);
+  EXPECT_TRUE(device_start_up_ahead());
 }

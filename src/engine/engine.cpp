@@ -67,6 +67,37 @@ std::unique_ptr<Backend> choose_backend(const Statistic& stat, const RunOptions&
   return b;
 }
 
+// The same for vectors: the CPU's seconds bounded from above by its brute force, every pair's d
+// products at kVectorProductsPerThreadSecond a thread (the CPU's Gram k-NN ran 7.9·10^9 a thread on
+// the 2-core host, 2·10^4 × d 128: bench/RESULTS.md; the bound keeps a margin for the cosine's
+// norms, the rule's settling and small d). No index: nothing is built to weigh it.
+constexpr double kVectorProductsPerThreadSecond = 2e9;
+
+struct VectorRental {
+  std::unique_ptr<Backend> cpu;  // null: not rented
+  double seconds = -1;           // the bound booked
+};
+
+VectorRental weigh_vector_start_up(const VectorPlan& plan, const RunOptions& opt, bool book, std::string& why) {
+  VectorRental v;
+  if (opt.backend != "auto" || !opt.devices.empty() || !device_start_up_ahead()) return v;
+  if (plan.stat->output() == OutputKind::Matrix) return v;
+  const bool every_partner = std::holds_alternative<reduce::Nearest>(plan.stat->reduction);
+  const double pairs = every_partner ? static_cast<double>(plan.a->size()) * static_cast<double>(plan.b->size())
+                                     : static_cast<double>(pair_total(plan.a->size(), plan.b->size(), plan.is_auto()));
+  const double seconds =
+      pairs * std::max(plan.a->dim(), 8) / (kVectorProductsPerThreadSecond * std::max(1, plan.threads));
+  CpuRental& account = CpuRental::process();
+  if (!(book ? account.rent(seconds) : account.would_rent(seconds))) return v;
+  why = fmt::format(
+      "auto: the cpu, at most about {:.2g} s of it, less than a GPU's start-up (~{} s; none started in this process); "
+      "--backend cuda takes the GPU (the same result)",
+      seconds, kDeviceStartUpSeconds);
+  v.cpu = make_cpu_backend();
+  v.seconds = seconds;
+  return v;
+}
+
 // RunOptions::pair_sink: a pair list a backend (or a distribution) collected in Result::pairs goes
 // to the sink. The CUDA backend streams its batches itself and leaves Result::pairs empty.
 void hand_pairs_to_sink(const Statistic& stat, const RunOptions& opt, Result& r) {
@@ -214,9 +245,12 @@ Result run(const Statistic& stat, const VectorSet& a, const VectorSet* b, const 
   }
   if (opt.backend == "hybrid") return run_hybrid(stat, a, b, opt);
   std::string fallback;
-  auto backend = backend_for(stat, opt, fallback, true);
+  VectorRental rental = weigh_vector_start_up(plan, opt, true, fallback);
+  auto backend = rental.cpu ? std::move(rental.cpu) : backend_for(stat, opt, fallback, true);
   const auto t0 = std::chrono::steady_clock::now();
   Result r = backend->run_vectors(plan);
+  if (rental.seconds >= 0)
+    CpuRental::process().settle(rental.seconds, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   finish_run(r, *backend, plan_text(*backend, fallback, plan.explanation, backend->describe_vectors(plan)), t0,
              a.size(), b ? b->size() : 0, stat, opt);
   return r;
@@ -232,7 +266,8 @@ std::string explain(const Statistic& stat, const VectorSet& a, const VectorSet* 
   }
   if (opt.backend == "hybrid") return explain_hybrid(stat, a, b, opt);
   std::string fallback;
-  auto backend = backend_for(stat, opt, fallback, true);
+  VectorRental rental = weigh_vector_start_up(plan, opt, false, fallback);
+  auto backend = rental.cpu ? std::move(rental.cpu) : backend_for(stat, opt, fallback, true);
   return plan_text(*backend, fallback, plan.explanation, backend->describe_vectors(plan));
 }
 
