@@ -35,12 +35,14 @@ class CpuBackend final : public Backend {
   }
   std::string describe(const Plan& plan) const override {
     if (plan.stat->binning2d().active()) return cpu::describe_binned2d(plan);
-    // After a run (the engine describes the plan it ran), the choice that run made: choosing
-    // again would sort the points by cell again (about a second at 10^7 points).
-    cpu::GridChoice ran;
-    ran.chosen = ran_grid_;
-    ran.why = ran_why_;
-    const cpu::GridChoice grid = &plan == ran_plan_ ? std::move(ran) : cpu::choose_grid(plan);
+    // After a run (the engine describes the plan it ran), the choice that run made, and after an
+    // estimate (auto's, explained), the estimate's: choosing again would sort the points by cell
+    // again (about a second at 10^7 points).
+    cpu::GridChoice known;
+    const bool estimated = estimated_ && estimated_plan_ == &plan && estimated_sets_ == std::pair{plan.a, plan.b};
+    known.chosen = estimated ? estimated_->chosen : ran_grid_;
+    known.why = estimated ? estimated_->why : ran_why_;
+    const cpu::GridChoice grid = &plan == ran_plan_ || estimated ? std::move(known) : cpu::choose_grid(plan);
     const std::size_t tile = cpu::choose_tile(std::max(plan.a->size(), plan.b->size()), plan.threads);
     const bool fast = plan.stat->output() != OutputKind::Matrix && cpu::fast_rows_fit(plan.edges) &&
                       !std::holds_alternative<reduce::PointSums>(plan.stat->reduction) &&
