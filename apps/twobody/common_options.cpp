@@ -291,10 +291,6 @@ void show_only_the_default_device(const std::string& backend, const std::string&
   }
 }
 
-}  // namespace
-
-namespace {
-
 std::atomic<const BackendWarmUp*> the_warm_up{nullptr};
 
 // Files of at most this many bytes in all are small inputs: 6 MiB is 2^18 points of three float64
