@@ -39,7 +39,7 @@ class CpuBackend final : public Backend {
     // estimate (auto's, explained), the estimate's: choosing again would sort the points by cell
     // again (about a second at 10^7 points).
     cpu::GridChoice known;
-    const bool estimated = estimated_ && estimated_plan_ == &plan && estimated_sets_ == std::pair{plan.a, plan.b};
+    const bool estimated = estimated_for(plan);
     known.chosen = estimated ? estimated_->chosen : ran_grid_;
     known.why = estimated ? estimated_->why : ran_why_;
     const cpu::GridChoice grid = &plan == ran_plan_ || estimated ? std::move(known) : cpu::choose_grid(plan);
@@ -88,8 +88,8 @@ class CpuBackend final : public Backend {
     if (plan.stat->binning2d().active()) return cpu::run_binned2d(plan);
     if (plan.stat->output() == OutputKind::PerPoint)
       require_memory(per_point_bytes(plan), fmt::format("per-point counts on {} threads", plan.threads));
-    std::unique_ptr<cpu::GridChoice> estimated = std::move(estimated_);
-    const bool same = estimated && estimated_plan_ == &plan && estimated_sets_ == std::pair{plan.a, plan.b};
+    const bool same = estimated_for(plan);
+    const std::unique_ptr<cpu::GridChoice> estimated = std::move(estimated_);
     const cpu::GridChoice grid = same ? std::move(*estimated) : cpu::choose_grid(plan);
     ran_plan_ = &plan;
     ran_why_ = grid.why;
@@ -111,6 +111,10 @@ class CpuBackend final : public Backend {
   }
 
  private:
+  // Whether estimate() indexed this very plan (its address and sets) and its index is still here.
+  bool estimated_for(const Plan& plan) const {
+    return estimated_ && estimated_plan_ == &plan && estimated_sets_ == std::pair{plan.a, plan.b};
+  }
   // A paircount's rate on 16 threads was 4.4·10^9 evaluations a second (2.2·10^9 pairs found, ~2
   // evaluations each; bench/RESULTS.md, 2026-11-29): this is below it, for the slower outputs
   // (regions, weights, per-point counts).

@@ -35,24 +35,28 @@ struct TileSums {
   std::vector<std::uint8_t> excluded;
 };
 
+// fn(node, at) for each node of the tile at `a` of `len` nodes an axis: its index in the tile's
+// sums and in the lattice's (x fastest in both).
+template <class Fn>
+void for_each_tile_node(const Lattice& L, const std::int64_t (&a)[3], const std::int64_t (&len)[3], Fn&& fn) {
+  for (std::int64_t jz = 0; jz < len[2]; ++jz)
+    for (std::int64_t jy = 0; jy < len[1]; ++jy)
+      for (std::int64_t jx = 0; jx < len[0]; ++jx)
+        fn(static_cast<std::size_t>(jx + len[0] * (jy + len[1] * jz)),
+           static_cast<std::size_t>((a[0] + jx) + L.shape[0] * ((a[1] + jy) + L.shape[1] * (a[2] + jz))));
+}
+
 // A tile's nodes into the map: each integer rounded once (to float32 too in Single).
 template <class Acc>
 void write_tile(const Lattice& L, const TileSums<Acc>& sums, const std::int64_t (&a)[3], const std::int64_t (&len)[3],
                 int comps, bool coulomb, bool single, const SumGrid& grid, LatticeMap& out) {
-  for (std::int64_t jz = 0; jz < len[2]; ++jz)
-    for (std::int64_t jy = 0; jy < len[1]; ++jy)
-      for (std::int64_t jx = 0; jx < len[0]; ++jx) {
-        const std::size_t node = static_cast<std::size_t>(jx + len[0] * (jy + len[1] * jz));
-        const std::uint64_t at = static_cast<std::uint64_t>(
-            (a[0] + jx) + L.shape[0] * ((a[1] + jy) + L.shape[1] * (a[2] + jz)));
-        const bool ex = coulomb && sums.excluded[node];
-        if (coulomb) out.excluded[at] = ex ? 1 : 0;
-        for (int c = 0; c < comps; ++c) {
-          out.values[at * static_cast<std::uint64_t>(comps) + static_cast<std::uint64_t>(c)] = lattice::node_value(
-              grid, static_cast<FixedSum>(sums.acc[node * static_cast<std::size_t>(comps) + static_cast<std::size_t>(c)]), ex,
-              single);
-        }
-      }
+  const auto nc = static_cast<std::size_t>(comps);
+  for_each_tile_node(L, a, len, [&](std::size_t node, std::size_t at) {
+    const bool ex = coulomb && sums.excluded[node];
+    if (coulomb) out.excluded[at] = ex ? 1 : 0;
+    for (std::size_t c = 0; c < nc; ++c)
+      out.values[at * nc + c] = lattice::node_value(grid, static_cast<FixedSum>(sums.acc[node * nc + c]), ex, single);
+  });
 }
 
 // Every tile of the lattice over the sources of `bins`, its sums handed to
@@ -227,14 +231,10 @@ LatticeSums lattice_sums(const LatticePlan& plan, const Binned& bins) {
   // A tile's sums into the whole lattice's (tiles do not overlap: no two threads write a node).
   const auto into = [&](auto* total) {
     return [&, total](const auto& sums, const std::int64_t (&a)[3], const std::int64_t (&len)[3]) {
-      for (std::int64_t jz = 0; jz < len[2]; ++jz)
-        for (std::int64_t jy = 0; jy < len[1]; ++jy)
-          for (std::int64_t jx = 0; jx < len[0]; ++jx) {
-            const std::size_t node = static_cast<std::size_t>(jx + len[0] * (jy + len[1] * jz));
-            const std::size_t at = static_cast<std::size_t>((a[0] + jx) + L.shape[0] * ((a[1] + jy) + L.shape[1] * (a[2] + jz)));
-            if (coulomb) out.excluded[at] = sums.excluded[node];
-            for (std::size_t c = 0; c < comps; ++c) total[at * comps + c] = sums.acc[node * comps + c];
-          }
+      for_each_tile_node(L, a, len, [&](std::size_t node, std::size_t at) {
+        if (coulomb) out.excluded[at] = sums.excluded[node];
+        for (std::size_t c = 0; c < comps; ++c) total[at * comps + c] = sums.acc[node * comps + c];
+      });
     };
   };
   lattice::visit_lattice_function(plan.stat->function, [&](const auto& f) {

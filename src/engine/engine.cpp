@@ -41,17 +41,28 @@ struct AutoChoice {
   std::string why;
 };
 
+// Whether auto weighs a GPU's start-up for this run: one device, none started yet.
+bool weighs_start_up(const RunOptions& opt) {
+  return opt.backend == "auto" && opt.devices.empty() && device_start_up_ahead();
+}
+
+// The account's verdict on a run of `seconds` on the CPU: booked, or (explaining) only asked; when
+// the CPU takes it, the plan's note in `why` (`estimate`: "about" or, for a bound, "at most about").
+bool rent_the_cpu(double seconds, bool book, const char* estimate, std::string& why) {
+  CpuRental& account = CpuRental::process();
+  if (!(book ? account.rent(seconds) : account.would_rent(seconds))) return false;
+  why = fmt::format(
+      "auto: the cpu, {} {:.2g} s of it, less than a GPU's start-up (~{} s; none started in this process); "
+      "--backend cuda takes the GPU (the same result)",
+      estimate, seconds, kDeviceStartUpSeconds);
+  return true;
+}
+
 AutoChoice weigh_device_start_up(const Plan& plan, const RunOptions& opt, bool book) {
   AutoChoice c;
-  if (opt.backend != "auto" || !opt.devices.empty() || !device_start_up_ahead()) return c;
+  if (!weighs_start_up(opt)) return c;
   c.cpu = estimate_cpu_run(plan);
-  CpuRental& account = CpuRental::process();
-  c.rented = book ? account.rent(c.cpu.seconds) : account.would_rent(c.cpu.seconds);
-  if (c.rented)
-    c.why = fmt::format(
-        "auto: the cpu, about {:.2g} s of it, less than a GPU's start-up (~{} s; none started in this process); "
-        "--backend cuda takes the GPU (the same result)",
-        c.cpu.seconds, kDeviceStartUpSeconds);
+  c.rented = rent_the_cpu(c.cpu.seconds, book, "about", c.why);
   return c;
 }
 
@@ -80,19 +91,13 @@ struct VectorRental {
 
 VectorRental weigh_vector_start_up(const VectorPlan& plan, const RunOptions& opt, bool book, std::string& why) {
   VectorRental v;
-  if (opt.backend != "auto" || !opt.devices.empty() || !device_start_up_ahead()) return v;
-  if (plan.stat->output() == OutputKind::Matrix) return v;
+  if (!weighs_start_up(opt) || plan.stat->output() == OutputKind::Matrix) return v;
   const bool every_partner = std::holds_alternative<reduce::Nearest>(plan.stat->reduction);
   const double pairs = every_partner ? static_cast<double>(plan.a->size()) * static_cast<double>(plan.b->size())
                                      : static_cast<double>(pair_total(plan.a->size(), plan.b->size(), plan.is_auto()));
   const double seconds =
       pairs * std::max(plan.a->dim(), 8) / (kVectorProductsPerThreadSecond * std::max(1, plan.threads));
-  CpuRental& account = CpuRental::process();
-  if (!(book ? account.rent(seconds) : account.would_rent(seconds))) return v;
-  why = fmt::format(
-      "auto: the cpu, at most about {:.2g} s of it, less than a GPU's start-up (~{} s; none started in this process); "
-      "--backend cuda takes the GPU (the same result)",
-      seconds, kDeviceStartUpSeconds);
+  if (!rent_the_cpu(seconds, book, "at most about", why)) return v;
   v.cpu = make_cpu_backend();
   v.seconds = seconds;
   return v;
