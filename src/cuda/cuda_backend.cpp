@@ -236,7 +236,7 @@ class CudaBackend final : public Backend {
     twobody::run(s, points, nullptr, o);
     s.metric = Metric::Euclidean;
     twobody::run(s, points, nullptr, o);
-    // The pinned staging of uploads over 16 MB, made here rather than inside the first run's upload
+    // The pinned staging of uploads (used from 1 MiB once made; made by one of 16 MiB), made here rather than inside the first run's upload
     // (a 10^7-point paircount's 240 MB took 37–48 ms, ~6 GB/s, with the pinning in it; 10^8 points'
     // 2.4 GB ran at 28 GB/s: bench/RESULTS.md, 2026-11-29). Last, and its failure (a memlock
     // limit) left to the first large upload to report.

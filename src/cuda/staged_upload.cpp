@@ -6,6 +6,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -19,8 +20,10 @@ namespace twobody::cuda {
 
 namespace {
 
-constexpr std::size_t kChunk = std::size_t(32) << 20;     // bytes a staging buffer holds
-constexpr std::size_t kStagedFrom = std::size_t(16) << 20;  // smaller copies: cudaMemcpy
+constexpr std::size_t kChunk = std::size_t(32) << 20;      // bytes a staging buffer holds
+constexpr std::size_t kPinFrom = std::size_t(16) << 20;     // a copy this large makes the staging
+constexpr std::size_t kStagedFrom = std::size_t(1) << 20;   // smaller copies: cudaMemcpy
+constexpr std::size_t kMinPiece = std::size_t(512) << 10;   // a piece of a copy, at least
 constexpr int kMaxDevices = 64;
 constexpr int kFillThreads = 8;  // host threads filling a buffer (memory bandwidth, not cores)
 
@@ -29,7 +32,7 @@ constexpr int kFillThreads = 8;  // host threads filling a buffer (memory bandwi
 // uploads reuse them). One upload at a time a device.
 struct Staging {
   std::mutex m;
-  bool made = false;
+  std::atomic<bool> made{false};
   void* buffer[2] = {nullptr, nullptr};
   cudaEvent_t drained[2] = {nullptr, nullptr};
 };
@@ -47,18 +50,31 @@ bool staged_uploads() {
   return on;
 }
 
-// This device's staging, made at its first staged copy; null when the copy should be a cudaMemcpy.
+// This device's staging; null when the copy should be a cudaMemcpy. Copies from 1 MiB take a
+// staging already made (the warm-up pins it); only those from 16 MiB make it, since pinning its
+// 64 MB costs more than the driver's pageable path loses on a few megabytes (7.7 GB/s measured).
 Staging* staging_for(std::size_t bytes) {
   int device = 0;
   TWOBODY_CUDA_CHECK(cudaGetDevice(&device));
   if (bytes < kStagedFrom || !staged_uploads() || device >= kMaxDevices) return nullptr;
-  return &staging(device);
+  Staging& s = staging(device);
+  if (bytes < kPinFrom && !s.made.load(std::memory_order_acquire)) return nullptr;
+  return &s;
+}
+
+// The pieces a copy of `bytes` goes through the two buffers in: about a quarter of it (so that
+// filling one piece overlaps the copy engine's draining of the last one even for a few megabytes:
+// 10^6 points' coordinates are three 8 MB copies), at most a buffer, a whole number of 64 KiB.
+std::size_t piece_for(std::size_t bytes) {
+  constexpr std::size_t kAlign = std::size_t(64) << 10;
+  const std::size_t quarter = (bytes / 4 + kAlign - 1) / kAlign * kAlign;
+  return std::clamp(quarter, kMinPiece, kChunk);
 }
 
 // The buffers and events, made once (a failure part way keeps what was made for the next try);
 // then no copy of an earlier, failed call may still be using them.
 void make(Staging& s) {
-  if (s.made) {
+  if (s.made.load(std::memory_order_relaxed)) {
     for (int k = 0; k < 2; ++k) TWOBODY_CUDA_CHECK(cudaEventSynchronize(s.drained[k]));
     return;
   }
@@ -66,7 +82,7 @@ void make(Staging& s) {
     if (!s.buffer[k]) TWOBODY_CUDA_CHECK(cudaHostAlloc(&s.buffer[k], kChunk, cudaHostAllocPortable));
     if (!s.drained[k]) TWOBODY_CUDA_CHECK(cudaEventCreateWithFlags(&s.drained[k], cudaEventDisableTiming));
   }
-  s.made = true;
+  s.made.store(true, std::memory_order_release);
 }
 
 // n bytes from `from` to `to` on `threads` host threads.
@@ -98,10 +114,10 @@ int copy_threads() { return std::max(1, std::min(kFillThreads, omp_get_max_threa
 }  // namespace
 
 void prepare_staging() {
-  Staging* s = staging_for(kStagedFrom);
+  Staging* s = staging_for(kPinFrom);
   if (!s) return;
   const std::lock_guard<std::mutex> lock(s->m);
-  if (!s->made) make(*s);
+  if (!s->made.load(std::memory_order_relaxed)) make(*s);
 }
 
 namespace {
@@ -111,11 +127,12 @@ namespace {
 template <class Empty>
 void staged_download(Staging& s, const void* src, std::size_t bytes, Empty&& empty) {
   const auto* from = static_cast<const unsigned char*>(src);
-  // Chunk c goes through buffer c % 2: its copy is queued once the host has emptied that buffer
-  // of chunk c − 2, so the copy engine fills one buffer while the threads empty the other.
-  const std::size_t chunks = (bytes + kChunk - 1) / kChunk;
+  // Piece c goes through buffer c % 2: its copy is queued once the host has emptied that buffer
+  // of piece c − 2, so the copy engine fills one buffer while the threads empty the other.
+  const std::size_t piece = piece_for(bytes);
+  const std::size_t chunks = (bytes + piece - 1) / piece;
   const auto queue = [&](std::size_t c) {
-    const std::size_t at = c * kChunk, n = std::min(kChunk, bytes - at);
+    const std::size_t at = c * piece, n = std::min(piece, bytes - at);
     TWOBODY_CUDA_CHECK(cudaMemcpyAsync(s.buffer[c % 2], from + at, n, cudaMemcpyDeviceToHost, cudaStreamLegacy));
     TWOBODY_CUDA_CHECK(cudaEventRecord(s.drained[c % 2], cudaStreamLegacy));
   };
@@ -123,8 +140,8 @@ void staged_download(Staging& s, const void* src, std::size_t bytes, Empty&& emp
   for (std::size_t c = 0; c < chunks; ++c) {
     if (c + 1 < chunks) queue(c + 1);
     TWOBODY_CUDA_CHECK(cudaEventSynchronize(s.drained[c % 2]));
-    const std::size_t at = c * kChunk;
-    empty(at, static_cast<const unsigned char*>(s.buffer[c % 2]), std::min(kChunk, bytes - at));
+    const std::size_t at = c * piece;
+    empty(at, static_cast<const unsigned char*>(s.buffer[c % 2]), std::min(piece, bytes - at));
   }
 }
 
@@ -166,7 +183,7 @@ void download_widened(double* dst, const float* src, std::size_t count) {
   }
   const std::unique_lock<std::mutex> lock(staged->m);
   make(*staged);
-  // (kChunk is a multiple of a float's size: every chunk holds whole floats)
+  // (a piece is a multiple of a float's size: every piece holds whole floats)
   staged_download(*staged, src, bytes, [&](std::size_t at, const unsigned char* buffer, std::size_t n) {
     parallel_widen(dst + at / sizeof(float), reinterpret_cast<const float*>(buffer), n / sizeof(float), threads);
   });
@@ -190,8 +207,9 @@ void upload_bytes(void* dst, const void* src, std::size_t bytes) {
   auto* to = static_cast<unsigned char*>(dst);
   const int threads = copy_threads();
   bool used[2] = {false, false};
-  for (std::size_t at = 0, k = 0; at < bytes; at += kChunk, k ^= 1) {
-    const std::size_t n = std::min(kChunk, bytes - at);
+  const std::size_t piece = piece_for(bytes);
+  for (std::size_t at = 0, k = 0; at < bytes; at += piece, k ^= 1) {
+    const std::size_t n = std::min(piece, bytes - at);
     // The copy that last read this buffer is done before it is filled again.
     if (used[k]) TWOBODY_CUDA_CHECK(cudaEventSynchronize(s.drained[k]));
     auto* buffer = static_cast<unsigned char*>(s.buffer[k]);
