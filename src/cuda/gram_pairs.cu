@@ -57,8 +57,10 @@ __global__ void __launch_bounds__(kThreads, 2) gram_pair_tiles(GramArgs g) {
   float ni[4][2], inv_i[4][2], nj[4][2], inv_j[4][2];
   tile_norms(g, row0, col0, wm, wn, ni, inv_i, nj, inv_j);
   const exact::GramTileThresholds th = s_th;
-  const unsigned below = (1u << lane) - 1;
-  unsigned long long emitted = 0;  // the warp's pairs before this step, in its order
+  // The verdicts first (unrolled: the fragments stay in registers), as two masks over the
+  // warp's fixed order of elements e = (4m + n)·4 + q; then the emission, one rolled loop over e
+  // (unrolled, its ballots, atomics and stores made the kernel ~10 000 instructions).
+  unsigned long long emit_bits = 0, undecided_bits = 0;
 #pragma unroll
   for (int m = 0; m < 4; ++m)
 #pragma unroll
@@ -68,39 +70,47 @@ __global__ void __launch_bounds__(kThreads, 2) gram_pair_tiles(GramArgs g) {
         const int rh = q >> 1, cq = q & 1;
         const std::uint32_t i = static_cast<std::uint32_t>(row0) + wm + m * 16 + gq + 8 * rh;
         const std::uint32_t j = static_cast<std::uint32_t>(col0) + wn + n * 8 + 2 * t4 + cq;
-        bool emit = false, undecided = false;
         if (i < g.na && j < g.nb && !(g.is_auto && j <= i)) {
           const float s = gram_distance(c[m][n][q], ni[m][rh], nj[n][cq], inv_i[m][rh], inv_j[n][cq]);
           const exact::GramVerdict v = exact::gram_verdict(s, th);
-          emit = v != exact::GramVerdict::Out;
-          undecided = v == exact::GramVerdict::Undecided;
-        }
-        const unsigned mask = __ballot_sync(0xffffffffu, emit);
-        if (!mask) continue;  // (warp-uniform, as everything below)
-        const unsigned k = __popc(mask), rank = __popc(mask & below);
-        // Ranks below `fresh` were written by an earlier launch.
-        const unsigned long long fresh = skip > emitted ? min(skip - emitted, static_cast<unsigned long long>(k)) : 0;
-        emitted += k;
-        const unsigned long long need = k - fresh;
-        if (need == 0) continue;
-        unsigned long long base = 0;
-        if (lane == 0) base = atomicAdd(g.pair_count, need);
-        base = __shfl_sync(0xffffffffu, base, 0);
-        if (emit && rank >= fresh) {
-          const unsigned long long at = base + (rank - fresh);
-          if (at < g.pair_capacity) g.pairs[at] = make_uint2(g.order_a[i] | (undecided ? kUndecided : 0u), g.order_b[j]);
-        }
-        if (base + need > g.pair_capacity) {
-          // The buffer is full: this warp stops after the pairs that fit, to be resumed there.
-          const unsigned long long fit = base < g.pair_capacity ? g.pair_capacity - base : 0;
-          if (lane == 0) {
-            const unsigned long long s = atomicAdd(g.stopped, 1ull);
-            const unsigned long long tile = static_cast<unsigned long long>(I) * g.tiles_b + J;
-            g.stopped_list[s] = make_ulonglong2(tile * kWarps + warp, emitted - k + fresh + fit);
-          }
-          return;
+          const unsigned long long bit = 1ull << ((m * 4 + n) * 4 + q);
+          if (v != exact::GramVerdict::Out) emit_bits |= bit;
+          if (v == exact::GramVerdict::Undecided) undecided_bits |= bit;
         }
       }
+  const unsigned below = (1u << lane) - 1;
+  unsigned long long emitted = 0;  // the warp's pairs before this step, in its order
+  for (int e = 0; e < 64; ++e) {
+    const bool emit = (emit_bits >> e) & 1;
+    const unsigned mask = __ballot_sync(0xffffffffu, emit);
+    if (!mask) continue;  // (warp-uniform, as everything below)
+    const unsigned k = __popc(mask), rank = __popc(mask & below);
+    // Ranks below `fresh` were written by an earlier launch.
+    const unsigned long long fresh = skip > emitted ? min(skip - emitted, static_cast<unsigned long long>(k)) : 0;
+    emitted += k;
+    const unsigned long long need = k - fresh;
+    if (need == 0) continue;
+    unsigned long long base = 0;
+    if (lane == 0) base = atomicAdd(g.pair_count, need);
+    base = __shfl_sync(0xffffffffu, base, 0);
+    if (emit && rank >= fresh) {
+      const unsigned long long at = base + (rank - fresh);
+      const int m = e / 16, n = (e / 4) % 4, q = e % 4;
+      const std::size_t i = row0 + wm + m * 16 + gq + 8 * (q >> 1), j = col0 + wn + n * 8 + 2 * t4 + (q & 1);
+      const bool undecided = (undecided_bits >> e) & 1;
+      if (at < g.pair_capacity) g.pairs[at] = make_uint2(g.order_a[i] | (undecided ? kUndecided : 0u), g.order_b[j]);
+    }
+    if (base + need > g.pair_capacity) {
+      // The buffer is full: this warp stops after the pairs that fit, to be resumed there.
+      const unsigned long long fit = base < g.pair_capacity ? g.pair_capacity - base : 0;
+      if (lane == 0) {
+        const unsigned long long s = atomicAdd(g.stopped, 1ull);
+        const unsigned long long tile = static_cast<unsigned long long>(I) * g.tiles_b + J;
+        g.stopped_list[s] = make_ulonglong2(tile * kWarps + warp, emitted - k + fresh + fit);
+      }
+      return;
+    }
+  }
 }
 
 // The launch's `used` buffered pairs settled and compacted into `out` (counters: [0] pairs kept,

@@ -30,6 +30,34 @@ namespace {
 
 using namespace gram_core;
 
+// A thread's undecided elements (bit (4m + n)·4 + q of `undecided`; its first element's row and
+// column `i0`, `j0`) to the queue, or, when it is full, settled here. One loop after the 64
+// unrolled elements rather than a copy in each: there, the queue and the float64 rule made the
+// kernel 41 000 instructions, and a third of its warps' cycles went to fetching them (ncu,
+// 2026-11-29). Inlined (once): a call would copy the kernel's arguments to the stack. Returns how
+// many the tile settled in range (their per-point counts are added here).
+template <GramOutput Out>
+__device__ __forceinline__ unsigned queue_undecided(const GramArgs& g, unsigned long long undecided, std::size_t i0, std::size_t j0) {
+  unsigned in = 0;
+  while (undecided) {
+    const int e = __ffsll(static_cast<long long>(undecided)) - 1;
+    undecided &= undecided - 1;
+    const int m = e / 16, n = (e / 4) % 4, q = e % 4;
+    const std::uint32_t oi = g.order_a[i0 + m * 16 + 8 * (q >> 1)], oj = g.order_b[j0 + n * 8 + (q & 1)];
+    const unsigned long long at = atomicAdd(g.queued, 1ull);
+    if (at < g.capacity) {
+      g.queue[at] = make_uint2(oi, oj);
+    } else if (settle_here(g, oi, oj)) {
+      ++in;
+      if constexpr (Out == GramOutput::PerPoint) {
+        atomicAdd(g.count_a + oi, 1ull);
+        atomicAdd(g.count_b + oj, 1ull);
+      }
+    }
+  }
+  return in;
+}
+
 template <GramOutput Out>
 __global__ void __launch_bounds__(kThreads, 2) gram_tiles(GramArgs g) {
   const std::uint32_t I = g.first_tile + blockIdx.y, J = blockIdx.x;
@@ -51,6 +79,7 @@ __global__ void __launch_bounds__(kThreads, 2) gram_tiles(GramArgs g) {
   tile_norms(g, row0, col0, wm, wn, ni, inv_i, nj, inv_j);
   const exact::GramTileThresholds th = s_th;
   unsigned row_count[4][2] = {}, col_count[4][2] = {};
+  unsigned long long undecided = 0;  // bit (4m + n)·4 + q: element c[m][n][q]
 #pragma unroll
   for (int m = 0; m < 4; ++m)
 #pragma unroll
@@ -71,25 +100,17 @@ __global__ void __launch_bounds__(kThreads, 2) gram_tiles(GramArgs g) {
         }
         if (i >= g.na || j >= g.nb || (g.is_auto && j <= i)) continue;
         const exact::GramVerdict v = exact::gram_verdict(s, th);
-        bool in = v == exact::GramVerdict::In;
-        if (v == exact::GramVerdict::Undecided) {
-          // To the queue, or (full) settled here.
-          const std::uint32_t oi = g.order_a[i], oj = g.order_b[j];
-          const unsigned long long at = atomicAdd(g.queued, 1ull);
-          if (at < g.capacity) {
-            g.queue[at] = make_uint2(oi, oj);
-          } else {
-            in = settle_here(g, oi, oj);
-          }
-        }
-        if (in) {
+        if (v == exact::GramVerdict::In) {
           ++row_count[m][rh];
           ++col_count[n][cq];
+        } else if (v == exact::GramVerdict::Undecided) {
+          undecided |= 1ull << ((m * 4 + n) * 4 + q);
         }
       }
   if constexpr (Out == GramOutput::Distances) return;
+  const unsigned settled_in = undecided ? queue_undecided<Out>(g, undecided, row0 + wm + gq, col0 + wn + 2 * t4) : 0u;
 
-  unsigned total = 0;
+  unsigned total = settled_in;
 #pragma unroll
   for (int m = 0; m < 4; ++m) total += row_count[m][0] + row_count[m][1];
 #pragma unroll
