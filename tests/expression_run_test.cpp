@@ -194,11 +194,17 @@ TEST(ExpressionRun, CutoffsAndTheGridInThePlan) {
   for (const char* where : {"norm(a - b) < h or a.t > 1", "sqrt((a[0]-b[0])^2 + (a[1]-b[1])^2) < h", "norm(a - b) > h",
                             "norm(a - b) < a.t", "norm(a - b) < -1"})
     EXPECT_NE(plan("a.t * b.t", where, s).find("no cutoff"), std::string::npos) << where;
-  // A value that is the distance, binned below hi: its pairs are within hi.
+  // A value that is the distance, binned below hi: its pairs are within hi. (Written as sums of
+  // the coordinates' terms: sum((a-b)^2) and its root take the built-in point paths instead.)
+  const char* distance = "sqrt((a[0]-b[0])^2 + (a[1]-b[1])^2 + (a[2]-b[2])^2)";
+  const char* squared = "(a[0]-b[0])^2 + (a[1]-b[1])^2 + (a[2]-b[2])^2";
   s.reduction = twobody::reduce::Histogram{twobody::Binning::linear_values(0, 0.3, 6)};
-  EXPECT_NE(plan("sqrt(sum((a-b)^2))", "", s).find("the cutoff 0.3"), std::string::npos);
+  EXPECT_NE(plan(distance, "", s).find("the cutoff 0.3"), std::string::npos);
+  EXPECT_NE(plan("sqrt(sum((a-b)^2))", "", s).find("route: the value is the points' Euclidean distance"), std::string::npos);
   s.reduction = twobody::reduce::Count{twobody::Binning::linear_values(0, 0.09, 1)};
-  EXPECT_NE(plan("dot(a - b, a - b)", "", s).find("the cutoff 0.3"), std::string::npos);
+  EXPECT_NE(plan(squared, "", s).find("the cutoff 0.3"), std::string::npos);
+  EXPECT_NE(plan("dot(a - b, a - b)", "", s).find("route: the value is the points' squared Euclidean distance"),
+            std::string::npos);
   // A symmetric expression's auto run takes the half shell; an asymmetric one both orientations.
   s.reduction = twobody::reduce::Sum{};
   EXPECT_NE(plan("a.t * b.t / norm(a - b)", "norm(a - b) < h", s).find("the half shell"), std::string::npos);
@@ -208,7 +214,7 @@ TEST(ExpressionRun, CutoffsAndTheGridInThePlan) {
   twobody::RunOptions brute, grid;
   brute.path = "brute";
   grid.path = "grid";
-  const auto f = twobody::PairExpression::parse("dot(a - b, a - b)", t.schema(), nullptr, p);
+  const auto f = twobody::PairExpression::parse(squared, t.schema(), nullptr, p);
   const auto x = twobody::run_expression(f, s, t, nullptr, brute), y = twobody::run_expression(f, s, t, nullptr, grid);
   EXPECT_EQ(x.counts, y.counts);
   EXPECT_NE(x.info.plan.find("brute-force tiles (requested)"), std::string::npos) << x.info.plan;
@@ -220,6 +226,26 @@ TEST(ExpressionRun, CutoffsAndTheGridInThePlan) {
   twobody::RunOptions hybrid;
   hybrid.backend = "hybrid";
   testing_support::expect_error(twobody::ErrorKind::Backend, "on one GPU", [&] { twobody::run_expression(f, s, t, nullptr, hybrid); });
+}
+
+// auto: the CPU for a run it estimates within the GPU's start-up and link, and the plan says so;
+// beyond that the GPU where one runs generated kernels (this explanation starts no run).
+TEST(ExpressionRun, AutoWeighsTheGpuByTheCpusEstimate) {
+  std::mt19937_64 rng(testing_support::fresh_seed());
+  twobody::Statistic s;
+  s.reduction = twobody::reduce::Sum{};
+  const auto explain = [&](std::size_t n, const char* where) {
+    const twobody::PairTable t = table_of(make_rows(0, n, rng));
+    return twobody::explain_expression(twobody::PairExpression::parse("exp(-dot(a-b, a-b)) * a.t", t.schema(), nullptr, {}, where),
+                                       s, t, nullptr);
+  };
+  EXPECT_NE(explain(500, "").find("auto: the cpu (the cpu's estimate about"), std::string::npos) << explain(500, "");
+  const std::string large = explain(200000, "");
+  EXPECT_TRUE(large.find("auto: the GPU (the cpu's estimate") != std::string::npos ||
+              large.find("no GPU for generated kernels") != std::string::npos)
+      << large;
+  // A cutoff that leaves few pairs to evaluate keeps it on the CPU.
+  EXPECT_NE(explain(200000, "norm(a - b) < 0.01").find("within the 3 s"), std::string::npos);
 }
 
 // A generated sum((a-b)^2) is the built-in Euclidean key, bit for bit.

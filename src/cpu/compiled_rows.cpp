@@ -259,6 +259,11 @@ double interpreted_seconds(const expr::Compiled& c, double pairs, int threads) {
 
 }  // namespace
 
+double cpu_expression_seconds(const expr::Compiled& c, double pairs, int threads) {
+  const double interpreted = interpreted_seconds(c, pairs, threads);
+  return std::min(interpreted, kCompileSeconds + interpreted / 2);
+}
+
 HostCompiler host_compiler() {
   HostCompiler cc;
   cc.path = !env("TWOBODY_CXX").empty() ? env("TWOBODY_CXX") : !env("CXX").empty() ? env("CXX") : TWOBODY_BUILD_CXX;

@@ -12,6 +12,7 @@
 #include "twobody/detail/engine/devices.hpp"
 #include "twobody/detail/engine/exact_sums.hpp"
 #include "twobody/detail/engine/hybrid_run.hpp"
+#include "twobody/detail/engine/key_edge_run.hpp"
 #include "twobody/error.hpp"
 #include "twobody/vectors.hpp"
 
@@ -131,6 +132,35 @@ void finish_run(Result& r, const Backend& backend, const std::string& plan, std:
   if (opt.on_plan) opt.on_plan(r.info.plan);
 }
 
+// A planned run on one backend (run(), and run_on_key_edges()): auto's weighing of the device's
+// start-up, the backend's run, the rented CPU's account, the phases and the plan's text.
+Result run_on_one_backend(const Statistic& stat, Plan plan, PhaseClock& clock, const PointSet& a, const PointSet* b,
+                          const RunOptions& opt, const std::string& not_split) {
+  // (The estimate's cell index, when auto weighs the CPU, is one phase of its own, and the run's
+  // when the CPU runs it: the run's seconds then start before it.)
+  const auto t_weigh = std::chrono::steady_clock::now();
+  AutoChoice choice = weigh_device_start_up(plan, opt, true);
+  const bool weighed = choice.cpu.backend != nullptr;
+  if (weighed) clock.lap("auto: the cpu's estimate (its cell index)");
+  plan.clock = &clock;
+  std::string fallback;
+  auto backend = choose_backend(stat, opt, choice, fallback);
+  const bool runs_the_estimate = weighed && !choice.cpu.backend;  // (its backend moved into the run's)
+  const auto t0 = runs_the_estimate ? t_weigh : std::chrono::steady_clock::now();
+  const std::size_t laps = clock.laps();
+  Result r = backend->run(plan);
+  if (choice.rented)
+    CpuRental::process().settle(choice.cpu.seconds,
+                                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  // A backend that laps no phases of its own (CUDA's are in its "ran:" line) is one phase.
+  if (clock.laps() == laps) clock.lap(backend->name() + " run");
+  r.exact.grids = plan.grids;
+  round_exact_sums(r);
+  finish_run(r, *backend, not_split + plan_text(*backend, fallback, plan.explanation, backend->describe(plan)), t0,
+             a.size(), b ? b->size() : 0, stat, opt, &clock);
+  return r;
+}
+
 }  // namespace
 
 std::string plan_text(const Backend& backend, const std::string& fallback, const std::string& explanation,
@@ -166,29 +196,7 @@ Result run(const Statistic& stat, const PointSet& a, const PointSet* b, const Ru
   PhaseClock clock;
   Plan plan = make_plan(stat, a, b, opt);
   clock.lap("plan");
-  // (The estimate's cell index, when auto weighs the CPU, is one phase of its own, and the run's
-  // when the CPU runs it: the run's seconds then start before it.)
-  const auto t_weigh = std::chrono::steady_clock::now();
-  AutoChoice choice = weigh_device_start_up(plan, opt, true);
-  const bool weighed = choice.cpu.backend != nullptr;
-  if (weighed) clock.lap("auto: the cpu's estimate (its cell index)");
-  plan.clock = &clock;
-  std::string fallback;
-  auto backend = choose_backend(stat, opt, choice, fallback);
-  const bool runs_the_estimate = weighed && !choice.cpu.backend;  // (its backend moved into the run's)
-  const auto t0 = runs_the_estimate ? t_weigh : std::chrono::steady_clock::now();
-  const std::size_t laps = clock.laps();
-  Result r = backend->run(plan);
-  if (choice.rented)
-    CpuRental::process().settle(choice.cpu.seconds,
-                                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  // A backend that laps no phases of its own (CUDA's are in its "ran:" line) is one phase.
-  if (clock.laps() == laps) clock.lap(backend->name() + " run");
-  r.exact.grids = plan.grids;
-  round_exact_sums(r);
-  finish_run(r, *backend, not_split + plan_text(*backend, fallback, plan.explanation, backend->describe(plan)), t0,
-             a.size(), b ? b->size() : 0, stat, opt, &clock);
-  return r;
+  return run_on_one_backend(stat, std::move(plan), clock, a, b, opt, not_split);
 }
 
 std::string explain(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt) {
@@ -206,6 +214,41 @@ std::string explain(const Statistic& stat, const PointSet& a, const PointSet* b,
   AutoChoice choice = weigh_device_start_up(plan, opt, false);
   auto backend = choose_backend(stat, opt, choice, fallback);
   return not_split + plan_text(*backend, fallback, plan.explanation, backend->describe(plan));
+}
+
+namespace {
+
+Plan plan_on_key_edges(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt,
+                       const std::vector<double>& keys, const std::string& why) {
+  if (opt.distribution || opt.backend == "hybrid" || opt.devices.size() > 1)
+    throw Error(ErrorKind::Internal, "a run on given key edges takes one backend");
+  check_devices(opt);
+  if (stat.metric != Metric::Euclidean || stat.is_2d()) throw Error(ErrorKind::Internal, "key edges of a Euclidean 1-D statistic only");
+  Plan plan = make_plan(stat, a, b, opt);
+  if (keys.size() != static_cast<std::size_t>(plan.edges.nbins) + 1)
+    throw Error(ErrorKind::Internal, "key edges: one more than the bins");
+  plan.edges = KeyEdges::from_keys(keys);
+  plan.explanation += "\n" + why;
+  return plan;
+}
+
+}  // namespace
+
+Result run_on_key_edges(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt,
+                        const std::vector<double>& keys, const std::string& why) {
+  PhaseClock clock;
+  Plan plan = plan_on_key_edges(stat, a, b, opt, keys, why);
+  clock.lap("plan");
+  return run_on_one_backend(stat, std::move(plan), clock, a, b, opt, "");
+}
+
+std::string explain_on_key_edges(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt,
+                                 const std::vector<double>& keys, const std::string& why) {
+  const Plan plan = plan_on_key_edges(stat, a, b, opt, keys, why);
+  std::string fallback;
+  AutoChoice choice = weigh_device_start_up(plan, opt, false);
+  auto backend = choose_backend(stat, opt, choice, fallback);
+  return plan_text(*backend, fallback, plan.explanation, backend->describe(plan));
 }
 
 namespace {

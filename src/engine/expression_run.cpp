@@ -7,6 +7,8 @@
 #include "twobody/detail/cpu/compiled_rows.hpp"
 #include "twobody/detail/cpu/run_expression.hpp"
 #include "twobody/detail/engine/backend.hpp"
+#include "twobody/detail/engine/expression_points_route.hpp"
+#include "twobody/detail/engine/key_edge_run.hpp"
 #include "twobody/detail/engine/overloaded.hpp"
 #include "twobody/detail/engine/planner.hpp"
 #include "twobody/detail/expr/compiled.hpp"
@@ -24,14 +26,16 @@ struct ValueKey {
 
 struct Prepared {
   cpu::ExpressionPlan plan;
+  std::string traversal;  // the traversal's and the output's lines
+  std::size_t pairs = 0;
   std::string text;  // the plan up to the kernel's line (the CPU's: its traversal is the run's), then
   std::string tail;  // what follows it
   bool gpu = false;  // --backend cuda: the generated kernels
 };
 
-// `dry` (explain): the evaluator is named, not compiled.
-Prepared prepare(const PairExpression& f, const Statistic& s, const PairTable& a, const PairTable* b, const RunOptions& opt,
-                 CpuCodegen codegen, bool dry) {
+// The run validated (tables, backend, output, range) and its plan's edges and cutoff; the
+// evaluator is chosen after, by choose_evaluator, unless the points' route takes the run.
+Prepared validate(const PairExpression& f, const Statistic& s, const PairTable& a, const PairTable* b, const RunOptions& opt) {
   const expr::Compiled& c = f.compiled();
   if ((s.traversal == Traversal::Cross) != (b != nullptr))
     throw_config(b ? "two tables need a cross traversal" : "a cross traversal needs a second table");
@@ -124,16 +128,56 @@ Prepared prepare(const PairExpression& f, const Statistic& s, const PairTable& a
       p.plan.cutoff_source = "the value is the distance, or its square, below the range's upper edge";
     }
   }
-  const std::size_t pairs = pair_total(a.size(), b ? b->size() : a.size(), b == nullptr);
-  const std::string traversal =
+  p.pairs = pair_total(a.size(), b ? b->size() : a.size(), b == nullptr);
+  p.traversal =
       fmt::format("traversal {}: {}, {} pairs\noutput: {}\n", b ? "cross (every pair of the two sets)" : "auto (each unordered pair once)",
-                  b ? fmt::format("{} x {} points", a.size(), b->size()) : fmt::format("{} points", a.size()), pairs, what);
+                  b ? fmt::format("{} x {} points", a.size(), b->size()) : fmt::format("{} points", a.size()), p.pairs, what);
+  return p;
+}
+
+// `auto` gives a generated function to the GPU when the CPU's estimate exceeds this: the GPU's
+// start-up (~0.3 s) and its kernel's generation and link (0.6–2.6 s measured, bench/RESULTS.md;
+// none once the kernel cache holds it), about twice over.
+constexpr double kGpuWorthSeconds = 3.0;
+
+// auto's backend for a generated function (`gpu`), and the plan's note on it. The CPU's estimate
+// counts the pairs its traversal evaluates (the cell grid's, when the cutoff gives one that pays);
+// below kGpuWorthSeconds the device is not asked (no driver start-up for a small run).
+std::string choose_for_auto(const Prepared& p, const expr::Compiled& c, bool& gpu) {
+  gpu = false;
+  double evaluated = static_cast<double>(p.pairs);
+  double seconds = cpu::cpu_expression_seconds(c, evaluated, p.plan.threads);
+  if (seconds > kGpuWorthSeconds && p.plan.cutoff > 0) {
+    if (const auto grid = cpu::choose_expression_grid(p.plan, false, kCpuTraversalCost); grid && grid->chosen) {
+      evaluated = static_cast<double>(grid->plan.evaluations);
+      seconds = cpu::cpu_expression_seconds(c, evaluated, p.plan.threads);
+    }
+  }
+  const std::string estimate = fmt::format("the cpu's estimate about {:.2g} s for {:.3g} evaluations", seconds, evaluated);
+  if (seconds <= kGpuWorthSeconds)
+    return fmt::format("; auto: the cpu ({}, within the {} s a GPU's start-up and its kernel's generation take, about twice "
+                       "over; --backend cuda runs the generated GPU kernel)",
+                       estimate, kGpuWorthSeconds);
+  if (const std::string why = expression_gpu_unavailable(); !why.empty())
+    return fmt::format("; auto: the cpu ({}; no GPU for generated kernels: {})", estimate, why);
+  gpu = true;
+  return fmt::format("; auto: the GPU ({}, over {} s)", estimate, kGpuWorthSeconds);
+}
+
+// The evaluator (the generated GPU kernels, or the CPU's interpreter or compiled object) and the
+// plan's text. `dry` (explain): the evaluator is named, not compiled.
+void choose_evaluator(Prepared& p, const PairExpression& f, const RunOptions& opt, CpuCodegen codegen, bool dry) {
+  const expr::Compiled& c = f.compiled();
+  const std::string& traversal = p.traversal;
+  const std::size_t pairs = p.pairs;
   // The plan in the engine's layout (backend, traversal, output, kernel), the expression's first.
-  if (opt.backend == "cuda") {
+  bool gpu = opt.backend == "cuda";
+  const std::string auto_note = opt.backend == "auto" ? choose_for_auto(p, c, gpu) : std::string();
+  if (gpu) {
     if (const std::string why = expression_gpu_unavailable(); !why.empty())
       throw Error(ErrorKind::Backend, "the cuda backend was requested for a pair expression, but " + why);
     p.gpu = true;
-    p.text = fmt::format("backend: cuda, {}\n", expression_gpu_kernel(c));
+    p.text = fmt::format("backend: cuda, {}{}\n", expression_gpu_kernel(c), auto_note);
     p.text += f.explain();
     p.text += traversal;
     p.text += "cuda kernel: the expression's function generated as CUDA, compiled by NVRTC and linked into the "
@@ -142,25 +186,45 @@ Prepared prepare(const PairExpression& f, const Statistic& s, const PairTable& a
     if (dry) p.text += cpu::describe_expression_traversal(p.plan, kCudaExpressionTraversalCost);
     p.tail = "\nevaluator: float64 for every pair, the CPU's operations in its order with no FMA (no float32 bound is derived "
              "for expressions), so the results are the CPU's bits";
-    return p;
+    return;
   }
   const cpu::RowsChoice rows = cpu::choose_rows(c, codegen, static_cast<double>(pairs), p.plan.threads, dry);
   p.plan.compiled = rows.fn;
-  p.text = fmt::format("backend: cpu (host, {} threads){}\n", p.plan.threads,
-                       opt.backend == "cpu" ? "" : "; auto runs pair expressions on the cpu (--backend cuda runs their generated GPU kernels)");
+  p.text = fmt::format("backend: cpu (host, {} threads){}\n", p.plan.threads, auto_note);
   p.text += f.explain();
   p.text += traversal;
   p.text += "cpu kernel: ";
   if (dry) p.text += cpu::describe_expression_traversal(p.plan, kCpuTraversalCost);
   p.tail = fmt::format("\nevaluator: {}", rows.how);
-  return p;
+}
+
+// The value edges of a plan (its padded key edges without the padding; none for a sum or
+// per-point values).
+std::vector<double> value_edges(const KeyEdges& e) {
+  if (e.padded.size() < static_cast<std::size_t>(e.nbins) + 1 || e.nbins == 0) return {};
+  return std::vector<double>(e.padded.begin(), e.padded.begin() + e.nbins + 1);
+}
+
+// The options of a routed run: its plan, told to the caller, starts with the expression's.
+RunOptions routed_options(const RunOptions& opt, const std::string& head) {
+  RunOptions o = opt;
+  if (opt.on_plan) o.on_plan = [head, tell = opt.on_plan](const std::string& plan) { tell(head + plan); };
+  return o;
 }
 
 }  // namespace
 
 Result run_expression(const PairExpression& f, const Statistic& stat, const PairTable& a, const PairTable* b,
                       const RunOptions& opt, CpuCodegen codegen) {
-  const Prepared p = prepare(f, stat, a, b, opt, codegen, false);
+  Prepared p = validate(f, stat, a, b, opt);
+  if (const auto route = points_route(f, stat, value_edges(p.plan.edges), a, b, opt)) {
+    const std::string head = f.explain() + p.traversal;
+    Result r = run_on_key_edges(route->stat, route->a, b ? &route->b : nullptr, routed_options(opt, head), route->keys,
+                                route->why);
+    r.info.plan = head + r.info.plan;
+    return r;
+  }
+  choose_evaluator(p, f, opt, codegen, false);
   const auto t0 = std::chrono::steady_clock::now();
   Result r = p.gpu ? run_expression_gpu(p.plan) : cpu::run_expression_cpu(p.plan);
   r.info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -175,7 +239,11 @@ Result run_expression(const PairExpression& f, const Statistic& stat, const Pair
 
 std::string explain_expression(const PairExpression& f, const Statistic& stat, const PairTable& a, const PairTable* b,
                                const RunOptions& opt, CpuCodegen codegen) {
-  const Prepared p = prepare(f, stat, a, b, opt, codegen, true);
+  Prepared p = validate(f, stat, a, b, opt);
+  if (const auto route = points_route(f, stat, value_edges(p.plan.edges), a, b, opt))
+    return f.explain() + p.traversal +
+           explain_on_key_edges(route->stat, route->a, b ? &route->b : nullptr, opt, route->keys, route->why);
+  choose_evaluator(p, f, opt, codegen, true);
   return p.text + p.tail;
 }
 

@@ -120,6 +120,20 @@ DistanceForm distance_form(const Graph& g, int id) {
   return DistanceForm::None;
 }
 
+DistanceForm key_form(const Compiled& c) {
+  const Graph& g = c.g;
+  const auto stored_sum = [&](int id) {
+    const Node& n = g.nodes[id];
+    if (n.op != Op::Sum) return false;
+    const int x = square_of(g, n.arg[0]);
+    return x >= 0 && row_difference(g, x);
+  };
+  const Node& root = g.nodes[g.root];
+  if (root.op == Op::Sqrt && stored_sum(root.arg[0])) return DistanceForm::Distance;
+  if (stored_sum(g.root)) return DistanceForm::Squared;
+  return DistanceForm::None;
+}
+
 std::optional<double> predicate_cutoff(const Compiled& c) {
   const Graph& g = c.g;
   const Node& root = g.nodes[g.root];

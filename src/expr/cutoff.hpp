@@ -14,6 +14,12 @@ namespace twobody::expr {
 enum class DistanceForm { None, Distance, Squared };
 DistanceForm distance_form(const Graph& g, int id);
 
+// The value as the points' distance (Distance) or its square (Squared) with the built-in
+// Euclidean key's bits: Σ_k (a_k − b_k)² over the whole rows in stored order (sum((a-b)^2),
+// sum((b-a)*(b-a)), dot(a-b, a-b)), under sqrt for the distance (or norm(a-b)); no --where. The
+// point paths' key is that sum, so their bins are the expression's (engine/expression_run.cpp).
+DistanceForm key_form(const Compiled& c);
+
 // The distance beyond which no pair gives anything, from the predicate: the --where predicate, or
 // the pair function itself when it is a predicate (a Bool is a count's, pair list's or per-point
 // count's pairs where true), is a conjunction (and) one of whose terms is D < K, D <= K, K > D or

@@ -356,6 +356,13 @@ check "custom count of a predicate = brute force" \
 expect 4 "pair function, column 5: unknown name 'q'" -- "$tb" custom --data "$work/custom.csv" --pair 'a.x+q' --emit sum
 expect 4 '--emit count of a value needs a range' -- "$tb" custom --data "$work/custom.csv" --pair 'a.x-b.x' --emit count
 explains 1 -- "$tb" custom --data "$work/custom.csv" --pair 'a.x-b.x' --emit sum
+# The distance as a value: the built-in point paths on key edges (said in the plan), the same
+# histogram as the same rule written term by term (the generated function).
+rdf_expr=(custom --data builtin:uniform-box:3000 --emit histogram --rmin 0 --rmax 80 --nbins 16 --format csv)
+check "custom sqrt(sum((a-b)^2)): the built-in point paths, the generated function's bins" \
+  "cmp <(\"$tb\" ${rdf_expr[*]@Q} --pair 'sqrt(sum((a-b)^2))') <(\"$tb\" ${rdf_expr[*]@Q} --pair 'sqrt((a[0]-b[0])^2 + (a[1]-b[1])^2 + (a[2]-b[2])^2)')"
+check "custom sqrt(sum((a-b)^2)): the route in the plan" \
+  "\"$tb\" ${rdf_expr[*]@Q} --pair 'norm(a-b)' --explain 2>&1 >/dev/null | grep -q 'route: the value is the points. Euclidean distance'"
 # The compiled evaluator: the same count, the plan says which evaluator ran; a missing compiler
 # leaves the interpreter; the cache lists and clears its entry.
 export TWOBODY_CACHE_DIR="$work/kernel-cache"
