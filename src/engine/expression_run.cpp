@@ -1,5 +1,6 @@
 // run_expression and explain_expression (twobody/expression.hpp): what a statistic over a pair
-// expression requires, its plan, and the backend that runs it (the CPU today).
+// expression requires, its plan, and what runs it: the built-in point paths for the distance
+// itself (expression_points_route.hpp), else the generated function on the CPU or the GPU.
 #include <fmt/format.h>
 
 #include <chrono>
