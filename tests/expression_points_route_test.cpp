@@ -141,6 +141,42 @@ TEST(ExpressionPointsRoute, LargeOffsetsAndRandomPoints) {
   expect_same(kSquared, kSquaredByTerms, true, random, nullptr, 0.4);
 }
 
+// Predicates on the distance (D < K, D <= K, K > D, K >= D, and the squares): counts and per-point
+// counts on a lattice where pairs sit exactly at K, routed and generated equal.
+TEST(ExpressionPointsRoute, PredicatesOnTheDistance) {
+  const twobody::PairTable t = table_of(lattice(6, 0.5, 0));
+  const Rows shifted = lattice(5, 0.5, 0.25);
+  const twobody::PairTable u = table_of(shifted);
+  struct Case {
+    const char *routed, *generated;
+  };
+  const Case cases[] = {
+      {"norm(a - b) < 1.5", "sqrt((a[0]-b[0])^2 + (a[1]-b[1])^2 + (a[2]-b[2])^2) < 1.5"},
+      {"sqrt(sum((a-b)^2)) <= 1.5", "sqrt((a[0]-b[0])^2 + (a[1]-b[1])^2 + (a[2]-b[2])^2) <= 1.5"},
+      {"1.5 > norm(b - a)", "1.5 > sqrt((a[0]-b[0])^2 + (a[1]-b[1])^2 + (a[2]-b[2])^2)"},
+      {"2.25 >= sum((a-b)^2)", "2.25 >= (a[0]-b[0])^2 + (a[1]-b[1])^2 + (a[2]-b[2])^2"},
+      {"dot(a-b, a-b) < 2.25", "(a[0]-b[0])^2 + (a[1]-b[1])^2 + (a[2]-b[2])^2 < 2.25"},
+  };
+  for (const twobody::PairTable* b : {static_cast<const twobody::PairTable*>(nullptr), &u}) {
+    twobody::Statistic s;
+    s.traversal = b ? twobody::Traversal::Cross : twobody::Traversal::Auto;
+    for (const Case& c : cases) {
+      s.reduction = twobody::reduce::Count{};
+      const auto x = run(c.routed, s, t, b, true), y = run(c.generated, s, t, b, false);
+      EXPECT_EQ(x.counts, y.counts) << c.routed;
+      EXPECT_GT(x.counts.at(0), 0u);
+      s.reduction = twobody::reduce::PerPoint{};
+      const auto p = run(c.routed, s, t, b, true), q = run(c.generated, s, t, b, false);
+      EXPECT_EQ(p.per_point_a.counts, q.per_point_a.counts) << c.routed;
+      EXPECT_EQ(p.per_point_b.counts, q.per_point_b.counts) << c.routed;
+    }
+  }
+  // D <= K and D < K differ by the pairs at exactly K (on this lattice, many).
+  twobody::Statistic s;
+  s.reduction = twobody::reduce::Count{};
+  EXPECT_GT(run("norm(a - b) <= 1.5", s, t, nullptr, true).counts.at(0), run("norm(a - b) < 1.5", s, t, nullptr, true).counts.at(0));
+}
+
 // The routed histogram against a float64 brute force of the expression's rule.
 TEST(ExpressionPointsRoute, HistogramEqualsAFloat64BruteForce) {
   std::mt19937_64 rng(testing_support::fresh_seed());

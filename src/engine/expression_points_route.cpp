@@ -50,35 +50,46 @@ bool strictly_increasing_finite(const std::vector<double>& k) {
 std::optional<PointsRoute> points_route(const PairExpression& f, const Statistic& s, const std::vector<double>& value_edges,
                                         const PairTable& a, const PairTable* b, const RunOptions& opt) {
   const expr::Compiled& c = f.compiled();
-  const expr::DistanceForm form = expr::key_form(c);
-  if (form == expr::DistanceForm::None) return std::nullopt;
   // One backend (the key edges are this run's plan), points of the point paths' dimensions.
   if (opt.distribution || opt.devices.size() > 1 || opt.backend == "hybrid") return std::nullopt;
   if (a.dim() < 1 || a.dim() > kMaxDim || (b && b->dim() != a.dim())) return std::nullopt;
-  const bool squared = form == expr::DistanceForm::Squared;
   const OutputKind out = s.output();
-  if (out != OutputKind::Histogram && out != OutputKind::Reduction && out != OutputKind::PerPoint &&
-      out != OutputKind::PairList)
-    return std::nullopt;
   if (!std::holds_alternative<reduce::Histogram>(s.reduction) && !std::holds_alternative<reduce::Count>(s.reduction) &&
       !std::holds_alternative<reduce::PerPoint>(s.reduction) && !std::holds_alternative<reduce::PairList>(s.reduction))
     return std::nullopt;
+  // The form, the edges in the value's units as the rule compares them (a range's include_hi
+  // applied: `value_edges`) and as the statistic gave them. A predicate D < K (D <= K) is the
+  // count of the values below K (up to K): edges 0 and K (the next double above K).
+  expr::DistanceForm form = expr::DistanceForm::None;
+  std::vector<double> edges, given;
+  if (c.result == ValueType::Bool) {
+    const auto p = expr::key_predicate(c);
+    if (!p || (out != OutputKind::Reduction && out != OutputKind::PerPoint)) return std::nullopt;
+    form = p->form;
+    edges = given = {0.0, p->inclusive ? std::nextafter(p->bound, HUGE_VAL) : p->bound};
+  } else {
+    form = expr::key_form(c);
+    edges = value_edges;
+    given = s.binning().edges();
+  }
+  if (form == expr::DistanceForm::None) return std::nullopt;
+  const bool squared = form == expr::DistanceForm::Squared;
   if (squared && out == OutputKind::PairList) return std::nullopt;
-  if (value_edges.size() < 2 || !(value_edges.front() >= 0)) return std::nullopt;
+  if (edges.size() < 2 || edges.size() != given.size() || !(edges.front() >= 0)) return std::nullopt;
 
   PointsRoute r;
   // The keys: the value edges' exact images.
-  r.keys.reserve(value_edges.size());
-  for (double v : value_edges) r.keys.push_back(squared ? v : (v == 0 ? 0.0 : least_key_of_root(v)));
+  r.keys.reserve(edges.size());
+  for (double v : edges) r.keys.push_back(squared ? v : (v == 0 ? 0.0 : least_key_of_root(v)));
   if (!strictly_increasing_finite(r.keys)) return std::nullopt;
   // The edges in distance: the statistic's reach (its last edge bounds every pair in range) and
   // the fast paths' shape. A square's are the roots, the last rounded up.
-  std::vector<double> d = s.binning().edges();
+  std::vector<double> d = given;
   if (squared) {
     for (double& e : d) e = std::sqrt(e);
-    d.back() = std::nextafter(std::sqrt(value_edges.back()), HUGE_VAL);
+    d.back() = std::nextafter(std::sqrt(edges.back()), HUGE_VAL);
   } else {
-    d.back() = std::max(d.back(), value_edges.back());
+    d.back() = std::max(d.back(), edges.back());
   }
   if (!usable_distance_edges(d)) return std::nullopt;
   const Binning bins = Binning::from_edges(std::move(d));

@@ -9,8 +9,9 @@
 //             monotone), so each key edge is the exact image of a value edge;
 //   square:   the value is the key, so the key edges are the value edges themselves.
 // Counts, histograms and per-point counts take it; pair lists of the distance too (the point
-// paths report sqrt(key), the expression's own value). Not a square's pair list (its value would
-// be the distance), nor a --where, sums or per-point values.
+// paths report sqrt(key), the expression's own value). So do the counts and per-point counts of a
+// predicate D < K or D <= K (expr::key_predicate): the values below K, or up to it. Not a
+// square's pair list (its value would be the distance), nor a --where, sums or per-point values.
 #include <optional>
 #include <string>
 #include <vector>

@@ -120,18 +120,39 @@ DistanceForm distance_form(const Graph& g, int id) {
   return DistanceForm::None;
 }
 
-DistanceForm key_form(const Compiled& c) {
-  const Graph& g = c.g;
-  const auto stored_sum = [&](int id) {
-    const Node& n = g.nodes[id];
+namespace {
+
+// Node `id` as the built-in key's sum (whole rows, stored order), under sqrt or not.
+DistanceForm key_form_at(const Graph& g, int id) {
+  const auto stored_sum = [&](int k) {
+    const Node& n = g.nodes[k];
     if (n.op != Op::Sum) return false;
     const int x = square_of(g, n.arg[0]);
     return x >= 0 && row_difference(g, x);
   };
-  const Node& root = g.nodes[g.root];
-  if (root.op == Op::Sqrt && stored_sum(root.arg[0])) return DistanceForm::Distance;
-  if (stored_sum(g.root)) return DistanceForm::Squared;
+  const Node& n = g.nodes[id];
+  if (n.op == Op::Sqrt && stored_sum(n.arg[0])) return DistanceForm::Distance;
+  if (stored_sum(id)) return DistanceForm::Squared;
   return DistanceForm::None;
+}
+
+}  // namespace
+
+DistanceForm key_form(const Compiled& c) { return key_form_at(c.g, c.g.root); }
+
+std::optional<KeyPredicate> key_predicate(const Compiled& c) {
+  const Graph& g = c.g;
+  const Node& n = g.nodes[g.root];
+  int d = -1, k = -1;
+  if (n.op == Op::Less || n.op == Op::LessEq) d = n.arg[0], k = n.arg[1];
+  else if (n.op == Op::Greater || n.op == Op::GreaterEq) d = n.arg[1], k = n.arg[0];
+  else return std::nullopt;
+  KeyPredicate p;
+  p.form = key_form_at(g, d);
+  p.bound = constant_value(g, k);
+  p.inclusive = n.op == Op::LessEq || n.op == Op::GreaterEq;
+  if (p.form == DistanceForm::None || !(p.bound > 0) || !std::isfinite(p.bound)) return std::nullopt;
+  return p;
 }
 
 std::optional<double> predicate_cutoff(const Compiled& c) {

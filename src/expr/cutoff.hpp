@@ -20,6 +20,16 @@ DistanceForm distance_form(const Graph& g, int id);
 // point paths' key is that sum, so their bins are the expression's (engine/expression_run.cpp).
 DistanceForm key_form(const Compiled& c);
 
+// A predicate that is only such a distance (or square) against a bound: D < K, D <= K, K > D or
+// K >= D, K of literals and scalar parameters, finite and positive; no --where. Its pairs are
+// those with D below K (`inclusive`: up to K).
+struct KeyPredicate {
+  DistanceForm form = DistanceForm::None;
+  double bound = 0;
+  bool inclusive = false;
+};
+std::optional<KeyPredicate> key_predicate(const Compiled& c);
+
 // The distance beyond which no pair gives anything, from the predicate: the --where predicate, or
 // the pair function itself when it is a predicate (a Bool is a count's, pair list's or per-point
 // count's pairs where true), is a conjunction (and) one of whose terms is D < K, D <= K, K > D or
