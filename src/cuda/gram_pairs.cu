@@ -19,6 +19,7 @@
 #include "twobody/detail/cuda/device_buffer.hpp"
 #include "twobody/detail/cuda/gram_tile_core.cuh"
 #include "twobody/detail/cuda/gram_tiles.hpp"
+#include "twobody/detail/cuda/warp_slots.cuh"
 
 namespace twobody::cuda {
 
@@ -78,35 +79,24 @@ __global__ void __launch_bounds__(kThreads, 2) gram_pair_tiles(GramArgs g) {
           if (v == exact::GramVerdict::Undecided) undecided_bits |= bit;
         }
       }
-  const unsigned below = (1u << lane) - 1;
   unsigned long long emitted = 0;  // the warp's pairs before this step, in its order
   for (int e = 0; e < 64; ++e) {
     const bool emit = (emit_bits >> e) & 1;
-    const unsigned mask = __ballot_sync(0xffffffffu, emit);
-    if (!mask) continue;  // (warp-uniform, as everything below)
-    const unsigned k = __popc(mask), rank = __popc(mask & below);
-    // Ranks below `fresh` were written by an earlier launch.
-    const unsigned long long fresh = skip > emitted ? min(skip - emitted, static_cast<unsigned long long>(k)) : 0;
-    emitted += k;
-    const unsigned long long need = k - fresh;
-    if (need == 0) continue;
-    unsigned long long base = 0;
-    if (lane == 0) base = atomicAdd(g.pair_count, need);
-    base = __shfl_sync(0xffffffffu, base, 0);
-    if (emit && rank >= fresh) {
-      const unsigned long long at = base + (rank - fresh);
+    const WarpSlots w = claim_warp_slots(emit, skip, emitted, g.pair_count);  // (warp-uniform, as below)
+    if (!w.need) continue;
+    if (w.writes(emit)) {
+      const unsigned long long at = w.at();
       const int m = e / 16, n = (e / 4) % 4, q = e % 4;
       const std::size_t i = row0 + wm + m * 16 + gq + 8 * (q >> 1), j = col0 + wn + n * 8 + 2 * t4 + (q & 1);
       const bool undecided = (undecided_bits >> e) & 1;
       if (at < g.pair_capacity) g.pairs[at] = make_uint2(g.order_a[i] | (undecided ? kUndecided : 0u), g.order_b[j]);
     }
-    if (base + need > g.pair_capacity) {
+    if (w.overflows(g.pair_capacity)) {
       // The buffer is full: this warp stops after the pairs that fit, to be resumed there.
-      const unsigned long long fit = base < g.pair_capacity ? g.pair_capacity - base : 0;
       if (lane == 0) {
         const unsigned long long s = atomicAdd(g.stopped, 1ull);
         const unsigned long long tile = static_cast<unsigned long long>(I) * g.tiles_b + J;
-        g.stopped_list[s] = make_ulonglong2(tile * kWarps + warp, emitted - k + fresh + fit);
+        g.stopped_list[s] = make_ulonglong2(tile * kWarps + warp, w.resume_at(emitted, g.pair_capacity));
       }
       return;
     }

@@ -22,6 +22,7 @@
 #include "twobody/detail/cuda/device_buffer.hpp"
 #include "twobody/detail/cuda/vector_grid.hpp"
 #include "twobody/detail/cuda/vector_grid_index.cuh"
+#include "twobody/detail/cuda/warp_slots.cuh"
 
 namespace twobody::cuda {
 
@@ -58,7 +59,6 @@ struct RefineArgs {
 template <int DMAX>
 __global__ void __launch_bounds__(kRefineThreads) grid_refine(RefineArgs g) {
   const int lane = threadIdx.x % 32;
-  const unsigned below = (1u << lane) - 1;
   unsigned long long mine = 0;
   for (;;) {
     unsigned long long pos = 0, skip = 0;
@@ -121,33 +121,23 @@ __global__ void __launch_bounds__(kRefineThreads) grid_refine(RefineArgs g) {
       row += hit;
       if (hit && g.count_b) atomicAdd(g.count_b + g.order_b[j], 1ull);
       if (!g.pairs) continue;  // (uniform: the rest is the pair list's)
-      const unsigned mask = __ballot_sync(0xffffffffu, hit);
-      if (!mask) continue;
-      const unsigned k = __popc(mask), rank = __popc(mask & below);
-      // Ranks below `fresh` were written by an earlier launch.
-      const unsigned long long fresh = skip > emitted ? min(skip - emitted, static_cast<unsigned long long>(k)) : 0;
-      emitted += k;
-      const unsigned long long need = k - fresh;
-      if (need == 0) continue;
-      unsigned long long base = 0;
-      if (lane == 0) base = atomicAdd(g.counters + 2, need);
-      base = __shfl_sync(0xffffffffu, base, 0);
-      if (hit && rank >= fresh) {
-        const unsigned long long at = base + (rank - fresh);
+      const WarpSlots w = claim_warp_slots(hit, skip, emitted, g.counters + 2);
+      if (!w.need) continue;
+      if (w.writes(hit)) {
+        const unsigned long long at = w.at();
         if (at < g.capacity) {
           const std::uint64_t x = oi, y = g.order_b[j];
           g.pairs[at] = g.self && y < x ? PairRecord{y, x, sqrt(key)} : PairRecord{x, y, sqrt(key)};
         }
       }
-      if (base + need > g.capacity) {
+      if (w.overflows(g.capacity)) {
         // The buffer is full: this unit stops after the pairs that fit, to be resumed there.
-        const unsigned long long fit = base < g.capacity ? g.capacity - base : 0;
         if (lane == 0) {
-          const unsigned long long w = atomicAdd(g.counters + 3, 1ull);
-          g.stopped[w] = make_ulonglong2(pos, emitted - k + fresh + fit);
+          const unsigned long long at = atomicAdd(g.counters + 3, 1ull);
+          g.stopped[at] = make_ulonglong2(pos, w.resume_at(emitted, g.capacity));
           atomicExch(g.counters + 4, 1ull);
         }
-        return;  // (the whole warp: base and need are the warp's)
+        return;  // (the whole warp: the slots are the warp's)
       }
     }
     mine += row;
