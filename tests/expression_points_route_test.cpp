@@ -205,7 +205,7 @@ TEST(ExpressionPointsRoute, HistogramEqualsAFloat64BruteForce) {
 }
 
 // What the route leaves to the generated function: a --where, sums, a square's pair list, a
-// range below zero.
+// range below zero, coordinates that are not finite.
 TEST(ExpressionPointsRoute, WhatItLeavesToTheGeneratedFunction) {
   const twobody::PairTable t = table_of(lattice(4, 1, 0));
   twobody::Statistic s;
@@ -215,6 +215,13 @@ TEST(ExpressionPointsRoute, WhatItLeavesToTheGeneratedFunction) {
   run(kSquared, s, t, nullptr, false);
   s.reduction = twobody::reduce::Histogram{twobody::Binning::linear_values(-1, 2, 3)};
   run(kDistance, s, t, nullptr, false);
+  // A coordinate that is not finite (the C++ API's tables take them; the point paths do not): the
+  // generated function, which bins it nowhere.
+  Rows nan_rows = lattice(3, 1, 0);
+  nan_rows[4] = std::nan("");
+  const twobody::PairTable with_nan = table_of(nan_rows);
+  s.reduction = twobody::reduce::Histogram{twobody::Binning::linear_values(0, 2, 4)};
+  EXPECT_EQ(run(kDistance, s, with_nan, nullptr, false).counts, run(kDistanceByTerms, s, with_nan, nullptr, false).counts);
   s.reduction = twobody::reduce::Count{twobody::Binning::linear_values(0, 2, 1), false};
   const auto f = twobody::PairExpression::parse(kDistance, t.schema(), nullptr, {}, "a[0] < b[0]");
   twobody::RunOptions opt;

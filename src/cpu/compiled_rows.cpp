@@ -259,9 +259,9 @@ double interpreted_seconds(const expr::Compiled& c, double pairs, int threads) {
 
 }  // namespace
 
-double cpu_expression_seconds(const expr::Compiled& c, double pairs, int threads) {
+double cpu_expression_seconds(const expr::Compiled& c, double pairs, int threads, CpuCodegen mode) {
   const double interpreted = interpreted_seconds(c, pairs, threads);
-  return std::min(interpreted, kCompileSeconds + interpreted / 2);
+  return mode == CpuCodegen::Off ? interpreted : std::min(interpreted, kCompileSeconds + interpreted / 2);
 }
 
 HostCompiler host_compiler() {

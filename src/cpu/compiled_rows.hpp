@@ -25,9 +25,10 @@ struct RowsChoice {
 RowsChoice choose_rows(const expr::Compiled& c, twobody::CpuCodegen mode, double pairs, int threads, bool dry);
 
 // The CPU's estimated seconds for `pairs` evaluations of `c` on `threads` threads: the
-// interpreter's, or a compile and the compiled object's where that is less (the object ran 1.4–7.6×
-// the interpreter, bench/RESULTS.md: 2 assumed). For `auto`'s choice of a backend.
-double cpu_expression_seconds(const expr::Compiled& c, double pairs, int threads);
+// interpreter's, or (unless `mode` is Off) a compile and the compiled object's where that is less
+// (the object ran 1.4–7.6× the interpreter, bench/RESULTS.md: 2 assumed). For `auto`'s choice of
+// a backend.
+double cpu_expression_seconds(const expr::Compiled& c, double pairs, int threads, twobody::CpuCodegen mode);
 
 // The compiler a run would call and its first --version line, or why there is none: $TWOBODY_CXX,
 // else $CXX, else the compiler that built twobody. Asked once a process for each path.

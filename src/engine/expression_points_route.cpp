@@ -110,6 +110,14 @@ std::optional<PointsRoute> points_route(const PairExpression& f, const Statistic
       squared ? "equal to the value edges" : "t(e), the least double whose square root rounds to at least e");
   r.a = a.coordinates().to_points();
   if (b) r.b = b->coordinates().to_points();
+  // The point paths take finite coordinates (their grids and float32 copies); the generated
+  // function bins a NaN nowhere, so a table with one keeps it.
+  for (const PointSet* set : {&r.a, b ? &r.b : nullptr}) {
+    if (!set) continue;
+    for (int d = 0; d < set->dim(); ++d)
+      for (double x : set->coord(d))
+        if (!std::isfinite(x)) return std::nullopt;
+  }
   return r;
 }
 

@@ -144,14 +144,14 @@ constexpr double kGpuWorthSeconds = 3.0;
 // auto's backend for a generated function (`gpu`), and the plan's note on it. The CPU's estimate
 // counts the pairs its traversal evaluates (the cell grid's, when the cutoff gives one that pays);
 // below kGpuWorthSeconds the device is not asked (no driver start-up for a small run).
-std::string choose_for_auto(const Prepared& p, const expr::Compiled& c, bool& gpu) {
+std::string choose_for_auto(const Prepared& p, const expr::Compiled& c, CpuCodegen codegen, bool& gpu) {
   gpu = false;
   double evaluated = static_cast<double>(p.pairs);
-  double seconds = cpu::cpu_expression_seconds(c, evaluated, p.plan.threads);
+  double seconds = cpu::cpu_expression_seconds(c, evaluated, p.plan.threads, codegen);
   if (seconds > kGpuWorthSeconds && p.plan.cutoff > 0) {
     if (const auto grid = cpu::choose_expression_grid(p.plan, false, kCpuTraversalCost); grid && grid->chosen) {
       evaluated = static_cast<double>(grid->plan.evaluations);
-      seconds = cpu::cpu_expression_seconds(c, evaluated, p.plan.threads);
+      seconds = cpu::cpu_expression_seconds(c, evaluated, p.plan.threads, codegen);
     }
   }
   const std::string estimate = fmt::format("the cpu's estimate about {:.2g} s for {:.3g} evaluations", seconds, evaluated);
@@ -173,7 +173,7 @@ void choose_evaluator(Prepared& p, const PairExpression& f, const RunOptions& op
   const std::size_t pairs = p.pairs;
   // The plan in the engine's layout (backend, traversal, output, kernel), the expression's first.
   bool gpu = opt.backend == "cuda";
-  const std::string auto_note = opt.backend == "auto" ? choose_for_auto(p, c, gpu) : std::string();
+  const std::string auto_note = opt.backend == "auto" ? choose_for_auto(p, c, codegen, gpu) : std::string();
   if (gpu) {
     if (const std::string why = expression_gpu_unavailable(); !why.empty())
       throw Error(ErrorKind::Backend, "the cuda backend was requested for a pair expression, but " + why);
@@ -206,10 +206,12 @@ std::vector<double> value_edges(const KeyEdges& e) {
   return std::vector<double>(e.padded.begin(), e.padded.begin() + e.nbins + 1);
 }
 
-// The options of a routed run: its plan, told to the caller, starts with the expression's.
+// The options of a routed run: its plan, told to the caller, starts with the expression's; its
+// pairs stay in Result::pairs, as the generated function's do (no pair sink).
 RunOptions routed_options(const RunOptions& opt, const std::string& head) {
   RunOptions o = opt;
   if (opt.on_plan) o.on_plan = [head, tell = opt.on_plan](const std::string& plan) { tell(head + plan); };
+  o.pair_sink = nullptr;
   return o;
 }
 
@@ -227,7 +229,24 @@ Result run_expression(const PairExpression& f, const Statistic& stat, const Pair
   }
   choose_evaluator(p, f, opt, codegen, false);
   const auto t0 = std::chrono::steady_clock::now();
-  Result r = p.gpu ? run_expression_gpu(p.plan) : cpu::run_expression_cpu(p.plan);
+  Result r;
+  if (p.gpu && opt.backend == "auto") {
+    // auto's GPU failing where the CPU would not (the kernel's generation or link): the CPU
+    // runs, and the plan says why.
+    try {
+      r = run_expression_gpu(p.plan);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::Backend) throw;
+      RunOptions cpu = opt;
+      cpu.backend = "cpu";
+      p.gpu = false;
+      choose_evaluator(p, f, cpu, codegen, false);
+      p.text.insert(p.text.find('\n'), fmt::format("; auto took the GPU, which failed ({}): the cpu ran", e.what()));
+      r = cpu::run_expression_cpu(p.plan);
+    }
+  } else {
+    r = p.gpu ? run_expression_gpu(p.plan) : cpu::run_expression_cpu(p.plan);
+  }
   r.info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.info.backend = p.gpu ? "cuda" : "cpu";
   if (!p.gpu) r.info.device = "host";
