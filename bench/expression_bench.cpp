@@ -10,6 +10,11 @@
 // vectors (twobody::vector_matrix, --backend cuda) at n = 10,000 (n = 5,000 times SCALE / 30),
 // d = 5,419: the named kernels l2 and pearson and the expression sum(abs(a - b)^3), each checked
 // against the CPU on 300 rows first, in seconds and elements (pairs x d) a second.
+// twobody_expression_bench gpu-rdf [SCALE]: seed 000's RDF case study — the histogram of
+// sqrt(sum((a-b)^2)) over all pairs of 10^6 points times SCALE / 30 (the built-in point paths on
+// key edges) against the built-in Euclidean histogram on the same points, 50 and 500 bins, best of
+// 3 each on --backend cuda, with the bins in which the two rules differ (pairs within an ulp of an
+// edge: fl(sqrt(key)) >= e against key >= fl(e·e)).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -21,6 +26,7 @@
 #include <random>
 #include <string>
 
+#include "twobody/engine.hpp"
 #include "twobody/expression.hpp"
 #include "twobody/matrices.hpp"
 
@@ -51,7 +57,46 @@ double seconds_of(const auto& f) {
 
 }  // namespace
 
+// seed 000's RDF case study on the GPU: the expression against the built-in histogram.
+int rdf_case_study(double scale) {
+  const std::size_t n = static_cast<std::size_t>(1e6 * scale / 30);
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(0, 100);
+  std::vector<std::vector<double>> cols(3, std::vector<double>(n));
+  for (auto& c : cols)
+    for (double& x : c) x = u(rng);
+  const twobody::PointSet points = twobody::PointSet::from_columns(cols);
+  std::vector<double> rows(3 * n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (int d = 0; d < 3; ++d) rows[3 * i + static_cast<std::size_t>(d)] = cols[static_cast<std::size_t>(d)][i];
+  const twobody::PairTable table(twobody::VectorSet::from_rows(rows, n, 3), {}, {});
+  const auto f = twobody::PairExpression::parse("sqrt(sum((a-b)^2))", table.schema());
+  twobody::RunOptions cuda;
+  cuda.backend = "cuda";
+  fmt::print("# RDF from an expression (the built-in point paths on key edges) against the built-in histogram; {} points, "
+             "all pairs, --backend cuda, best of 3\n",
+             n);
+  fmt::print("{:>6} {:>12} {:>12} {:>8} {:>14}\n", "bins", "built-in s", "expression s", "ratio", "bins differing");
+  for (const int bins : {50, 500}) {
+    twobody::Statistic s;
+    s.reduction = twobody::reduce::Histogram{twobody::Binning::linear(0, 174, static_cast<std::size_t>(bins))};
+    twobody::Result built, generated;
+    const double tb = seconds_of([&] { built = twobody::run(s, points, nullptr, cuda); });
+    s.reduction = twobody::reduce::Histogram{twobody::Binning::linear_values(0, 174, static_cast<std::size_t>(bins))};
+    const double te = seconds_of([&] { generated = twobody::run_expression(f, s, table, nullptr, cuda); });
+    if (generated.info.plan.find("route:") == std::string::npos) {
+      fmt::print(stderr, "the expression did not take the point paths:\n{}\n", generated.info.plan);
+      return 1;
+    }
+    int differ = 0;
+    for (std::size_t k = 0; k < built.counts.size(); ++k) differ += built.counts[k] != generated.counts[k];
+    fmt::print("{:>6} {:>12.4f} {:>12.4f} {:>8.3f} {:>14}\n", bins, tb, te, te / tb, differ);
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "gpu-rdf") return rdf_case_study(argc > 2 ? std::atof(argv[2]) : 30.0);
   const bool matrices_only = argc > 1 && std::string(argv[1]) == "gpu-matrices";
   const bool gpu = matrices_only || (argc > 1 && std::string(argv[1]) == "gpu");
   const int threads = gpu ? 0 : argc > 1 ? std::atoi(argv[1]) : 1;
