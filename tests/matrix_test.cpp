@@ -229,6 +229,22 @@ std::string file_bytes(const std::string& path) {
   return s.str();
 }
 
+// auto: the CPU for a matrix it estimates within a GPU's start-up and link (the plan says so, and
+// the device is not asked); beyond that the GPU where one runs generated kernels (explain only).
+TEST(VectorMatrix, AutoWeighsTheGpuByTheCpusEstimate) {
+  std::mt19937_64 rng(fresh_seed());
+  MatrixOptions m;
+  m.kernel = "l2";
+  const std::string small = twobody::explain_vector_matrix(gaussian(40, 8, rng), nullptr, m);
+  EXPECT_NE(small.find("auto: the cpu (the cpu's estimate about"), std::string::npos) << small;
+  m.output = (std::filesystem::temp_directory_path() / ("twobody-auto-" + std::to_string(fresh_seed()) + ".npy")).string();
+  const std::string large = twobody::explain_vector_matrix(gaussian(20000, 512, rng), nullptr, m);
+  EXPECT_TRUE(large.find("auto: the GPU (the cpu's estimate") != std::string::npos ||
+              large.find("no GPU for generated kernels") != std::string::npos)
+      << large;
+  EXPECT_FALSE(std::filesystem::exists(m.output));  // (an explanation writes nothing)
+}
+
 TEST(VectorMatrix, FilesEqualMemoryByteForByte) {
   std::mt19937_64 rng(fresh_seed());
   const VectorSet a = gaussian(45, 20, rng), b = gaussian(31, 20, rng);

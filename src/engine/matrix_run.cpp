@@ -167,9 +167,10 @@ std::string gemm_text(const GemmChoice& g, int d, const std::string& block) {
   return t;
 }
 
+// `run`'s backend is cpu or cuda (auto resolved by backend_for_auto, whose note is `auto_note`).
 Prepared prepare(const PairExpression& f, const PairTable& a, const PairTable* b, bool symmetric,
                  const MatrixOptions& opt, const RunOptions& run, const std::string& kernel_line, bool dry,
-                 GemmDecision gemm = {}) {
+                 GemmDecision gemm = {}, const std::string& auto_note = {}) {
   const expr::Compiled& c = f.compiled();
   if (run.backend != "auto" && run.backend != "cpu" && run.backend != "cuda") {
     if (run.backend == "hybrid")
@@ -227,9 +228,8 @@ Prepared prepare(const PairExpression& f, const PairTable& a, const PairTable* b
   }
   // The plan, in the engine's layout: backend, kernel, the expression, traversal, kernel, output.
   std::string& t = p.text;
-  t = p.gpu ? fmt::format("backend: cuda, {}\n", expression_gpu_kernel(c))
-            : fmt::format("backend: cpu (host, {} threads){}\n", j.threads,
-                          run.backend == "cpu" ? "" : "; auto runs matrices on the cpu (--backend cuda runs a generated GPU kernel)");
+  t = p.gpu ? fmt::format("backend: cuda, {}{}\n", expression_gpu_kernel(c), auto_note)
+            : fmt::format("backend: cpu (host, {} threads){}\n", j.threads, auto_note);
   t += kernel_line;
   t += f.explain();
   t += fmt::format("traversal {}\n", b ? fmt::format("cross: {} x {}, every entry", p.rows, p.cols)
@@ -403,6 +403,42 @@ VectorSet ranked_rows(const VectorSet& v, int threads) {
   return VectorSet::from_rows(std::move(out), n, v.dim());
 }
 
+// `auto` gives a matrix to the GPU when the CPU's estimate exceeds this: the GPU's start-up
+// (~0.3 s) and a generated kernel's link (0.6–2.6 s), about twice over (as for expressions).
+constexpr double kMatrixGpuWorthSeconds = 3.0;
+// The CPU's tiles of a named kernel, seconds an element (an entry's one coordinate) a thread:
+// 2000 x 5419 l2 on 2 threads took 2.09 s for its 1.08e10 elements (bench/RESULTS.md).
+constexpr double kCpuTileElementSeconds = 0.4e-9;
+
+// `run` with auto resolved to cpu or cuda for a matrix of `c` over `rows` x `cols` entries (the
+// half of A x A), and the plan's note on why (empty for an explicit backend). The device is asked
+// only when the CPU's estimate exceeds kMatrixGpuWorthSeconds.
+RunOptions backend_for_auto(const expr::Compiled& c, std::size_t rows, std::size_t cols, bool cross, CpuCodegen codegen,
+                            const RunOptions& run, std::string& note) {
+  note.clear();
+  if (run.backend != "auto") return run;
+  RunOptions r = run;
+  r.backend = "cpu";
+  const double entries = cross ? static_cast<double>(rows) * static_cast<double>(cols)
+                               : 0.5 * static_cast<double>(rows) * static_cast<double>(rows + 1);
+  const int threads = run_threads(run);
+  const double seconds = cpu::tile_form(c).element != cpu::TileElement::None
+                             ? entries * std::max(1, c.g.dim) * kCpuTileElementSeconds / threads
+                             : cpu::cpu_expression_seconds(c, entries, threads, codegen);
+  const std::string estimate = fmt::format("the cpu's estimate about {:.2g} s for {:.3g} entries", seconds, entries);
+  if (seconds <= kMatrixGpuWorthSeconds) {
+    note = fmt::format("; auto: the cpu ({}, within the {} s a GPU's start-up and its kernel's generation take, about "
+                       "twice over; --backend cuda runs the GPU)",
+                       estimate, kMatrixGpuWorthSeconds);
+  } else if (const std::string why = expression_gpu_unavailable(); !why.empty()) {
+    note = fmt::format("; auto: the cpu ({}; no GPU for generated kernels: {})", estimate, why);
+  } else {
+    r.backend = "cuda";
+    note = fmt::format("; auto: the GPU ({}, over {} s)", estimate, kMatrixGpuWorthSeconds);
+  }
+  return r;
+}
+
 // A vector matrix's kernel, tables and expression, kept together for its run.
 struct VectorKernel {
   expr::KernelChoice choice;
@@ -549,9 +585,11 @@ Element parse_matrix_dtype(const std::string& s) {
 MatrixResult vector_matrix(const VectorSet& a, const VectorSet* b, const MatrixOptions& opt, const RunOptions& run) {
   if (is_mutual_information(opt.kernel)) return mi_matrix(a, b, opt, run);
   const VectorKernel k = vector_kernel(a, b, opt, run);
-  const Prepared p = prepare(*k.f, k.a, k.cross ? &k.b : nullptr, k.choice.named != nullptr, opt, run, k.line, false,
-                             choose_gemm(k, opt, run));
-  MatrixResult r = execute(p, opt, run);
+  std::string note;
+  const RunOptions on = backend_for_auto(k.f->compiled(), k.a.size(), k.cross ? k.b.size() : k.a.size(), k.cross, opt.codegen, run, note);
+  const Prepared p = prepare(*k.f, k.a, k.cross ? &k.b : nullptr, k.choice.named != nullptr, opt, on, k.line, false,
+                             choose_gemm(k, opt, on), note);
+  MatrixResult r = execute(p, opt, on);
   r.kernel = k.choice.named ? k.choice.named->name : "expression";
   return r;
 }
@@ -562,21 +600,27 @@ std::string explain_vector_matrix(const VectorSet& a, const VectorSet* b, const 
                        "(twobody::mutual_information, docs/exactness.md#mutual-information), in bits\n",
                        opt.mi_order, opt.mi_bins);
   const VectorKernel k = vector_kernel(a, b, opt, run);
-  return prepare(*k.f, k.a, k.cross ? &k.b : nullptr, k.choice.named != nullptr, opt, run, k.line, true,
-                 choose_gemm(k, opt, run))
+  std::string note;
+  const RunOptions on = backend_for_auto(k.f->compiled(), k.a.size(), k.cross ? k.b.size() : k.a.size(), k.cross, opt.codegen, run, note);
+  return prepare(*k.f, k.a, k.cross ? &k.b : nullptr, k.choice.named != nullptr, opt, on, k.line, true,
+                 choose_gemm(k, opt, on), note)
       .text;
 }
 
 MatrixResult expression_matrix(const PairExpression& f, const PairTable& a, const PairTable* b, const MatrixOptions& opt,
                                const RunOptions& run) {
-  MatrixResult r = execute(prepare(f, a, b, false, opt, run, "kernel: the pair expression\n", false), opt, run);
+  std::string note;
+  const RunOptions on = backend_for_auto(f.compiled(), a.size(), b ? b->size() : a.size(), b != nullptr, opt.codegen, run, note);
+  MatrixResult r = execute(prepare(f, a, b, false, opt, on, "kernel: the pair expression\n", false, {}, note), opt, on);
   r.kernel = "expression";
   return r;
 }
 
 std::string explain_expression_matrix(const PairExpression& f, const PairTable& a, const PairTable* b,
                                       const MatrixOptions& opt, const RunOptions& run) {
-  return prepare(f, a, b, false, opt, run, "kernel: the pair expression\n", true).text;
+  std::string note;
+  const RunOptions on = backend_for_auto(f.compiled(), a.size(), b ? b->size() : a.size(), b != nullptr, opt.codegen, run, note);
+  return prepare(f, a, b, false, opt, on, "kernel: the pair expression\n", true, {}, note).text;
 }
 
 }  // namespace twobody
