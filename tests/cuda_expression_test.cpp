@@ -7,12 +7,15 @@
 // run reuses the one linked before.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <tuple>
 #include <random>
 
 #include "expression_cases.hpp"
 #include "test_support.hpp"
 #include "twobody/detail/engine/backend.hpp"
+#include "twobody/device_memory.hpp"
 #include "twobody/expression.hpp"
 
 namespace {
@@ -149,6 +152,77 @@ TEST_F(CudaExpression, TheGridPaysAndAgrees) {
   EXPECT_LT(got.info.pairs_evaluated, 200000ull * 199999 / 2 / 100);
   s.reduction = twobody::reduce::PerPointValue{twobody::reduce::PerPointValue::Of::Max};
   expect_same(twobody::run_expression(f, s, t, nullptr, cpu), twobody::run_expression(f, s, t, nullptr, gpu), "per-point max");
+}
+
+// The distance itself (and predicates on it) on the built-in point paths, on the GPU: the counting
+// tiles (equal-width histograms), the FP64 tensor-core histogram, the tensor-core counts, the
+// generic agent and the pair pool, on key edges t(e), give the CPU's bins and the GPU's generated
+// function's (the same rule written term by term), on a lattice with pairs exactly on the edges,
+// with large offsets, auto and cross; and in chunks under a device-memory budget.
+TEST_F(CudaExpression, TheDistanceOnThePointPathsEqualsTheCpuAndTheGeneratedFunction) {
+  const auto lattice = [](int m, double h, double offset) {
+    std::vector<double> r;
+    for (int x = 0; x < m; ++x)
+      for (int y = 0; y < m; ++y)
+        for (int z = 0; z < m; ++z)
+          for (double c : {x * h, y * h, z * h}) r.push_back(offset + c);
+    return twobody::PairTable(twobody::VectorSet::from_rows(r, r.size() / 3, 3), {}, {});
+  };
+  const twobody::PairTable t = lattice(24, 0.5, 0), far = lattice(12, 0.25, 1e6), u = lattice(20, 0.5, 0.25);
+  twobody::RunOptions cpu, gpu;
+  cpu.backend = "cpu";
+  gpu.backend = "cuda";
+  const char* routed_distance = "sqrt(sum((a-b)^2))";
+  const char* generated_distance = "sqrt((a[0]-b[0])^2 + (a[1]-b[1])^2 + (a[2]-b[2])^2)";
+  const auto check = [&](const char* routed, const char* generated, const twobody::Statistic& s, const twobody::PairTable& a,
+                         const twobody::PairTable* b, const std::string& what) {
+    const auto parse = [&](const char* text) { return twobody::PairExpression::parse(text, a.schema(), b ? &b->schema() : nullptr); };
+    // (pair lists compared as sets: the paths may list them in different orders)
+    const auto run = [&](const char* text, const twobody::RunOptions& o) {
+      twobody::Result r = twobody::run_expression(parse(text), s, a, b, o);
+      std::sort(r.pairs.begin(), r.pairs.end(), [](const auto& x, const auto& y) { return std::tie(x.i, x.j) < std::tie(y.i, y.j); });
+      return r;
+    };
+    const auto on_gpu = run(routed, gpu);
+    EXPECT_NE(on_gpu.info.plan.find("route: the value is the points'"), std::string::npos) << what << on_gpu.info.plan;
+    expect_same(run(routed, cpu), on_gpu, what + " (cpu, routed)");
+    expect_same(run(generated, gpu), on_gpu, what + " (gpu, generated)");
+  };
+  for (const twobody::PairTable* b : {static_cast<const twobody::PairTable*>(nullptr), &u}) {
+    twobody::Statistic s;
+    s.traversal = b ? twobody::Traversal::Cross : twobody::Traversal::Auto;
+    const std::string side = b ? "cross" : "auto";
+    for (const int bins : {10, 50, 400}) {  // edges at multiples of 0.5, 0.1 and 0.025 out to 5 (and all pairs)
+      s.reduction = twobody::reduce::Histogram{twobody::Binning::linear_values(0, 5, static_cast<std::size_t>(bins))};
+      check(routed_distance, generated_distance, s, t, b, side + " histogram " + std::to_string(bins));
+      s.reduction = twobody::reduce::Histogram{twobody::Binning::linear_values(0, 21, static_cast<std::size_t>(bins))};
+      check(routed_distance, generated_distance, s, t, b, side + " histogram of every pair " + std::to_string(bins));
+    }
+    s.reduction = twobody::reduce::Count{twobody::Binning::linear_values(0.5, 2, 1), true};
+    check(routed_distance, generated_distance, s, t, b, side + " count [0.5, 2]");
+    s.reduction = twobody::reduce::PerPoint{twobody::Binning::linear_values(0, 1.5, 1), false};
+    check("norm(a - b)", generated_distance, s, t, b, side + " per point [0, 1.5)");
+    s.reduction = twobody::reduce::PairList{twobody::Binning::linear_values(0, 1, 1), true};
+    check(routed_distance, generated_distance, s, t, b, side + " pairs [0, 1]");
+    s.reduction = twobody::reduce::Histogram{twobody::Binning::linear_values(0, 9, 36)};
+    check("sum((a-b)^2)", "(a[0]-b[0])^2 + (a[1]-b[1])^2 + (a[2]-b[2])^2", s, t, b, side + " squared");
+    s.reduction = twobody::reduce::Count{};
+    check("norm(a - b) <= 1.5", "sqrt((a[0]-b[0])^2 + (a[1]-b[1])^2 + (a[2]-b[2])^2) <= 1.5", s, t, b, side + " predicate");
+  }
+  twobody::Statistic s;
+  s.reduction = twobody::reduce::Histogram{twobody::Binning::linear_values(0, 2, 16)};
+  check(routed_distance, generated_distance, s, far, nullptr, "offset 1e6");
+  // In chunks under a budget of device memory: the same bins.
+  const twobody::PairTable big = lattice(70, 0.5, 0);
+  s.reduction = twobody::reduce::Histogram{twobody::Binning::linear_values(0, 3, 12)};
+  const auto f = twobody::PairExpression::parse(routed_distance, big.schema());
+  const auto whole = twobody::run_expression(f, s, big, nullptr, gpu);
+  twobody::set_device_memory_limit(16u << 20);
+  const auto budget = twobody::run_expression(f, s, big, nullptr, gpu);
+  twobody::set_device_memory_limit(0);
+  EXPECT_NE(budget.info.plan.find("in chunks"), std::string::npos) << budget.info.plan;
+  EXPECT_EQ(budget.counts, whole.counts);
+  EXPECT_EQ(whole.counts, twobody::run_expression(f, s, big, nullptr, cpu).counts);
 }
 
 }  // namespace
