@@ -66,10 +66,7 @@ int rdf_case_study(double scale) {
   for (auto& c : cols)
     for (double& x : c) x = u(rng);
   const twobody::PointSet points = twobody::PointSet::from_columns(cols);
-  std::vector<double> rows(3 * n);
-  for (std::size_t i = 0; i < n; ++i)
-    for (int d = 0; d < 3; ++d) rows[3 * i + static_cast<std::size_t>(d)] = cols[static_cast<std::size_t>(d)][i];
-  const twobody::PairTable table(twobody::VectorSet::from_rows(rows, n, 3), {}, {});
+  const twobody::PairTable table(twobody::VectorSet::from_points(points), {}, {});
   const auto f = twobody::PairExpression::parse("sqrt(sum((a-b)^2))", table.schema());
   twobody::RunOptions cuda;
   cuda.backend = "cuda";

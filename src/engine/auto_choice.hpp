@@ -8,6 +8,7 @@
 // paid equals the price: at most twice the cost of either choice made with hindsight, for one
 // small run as for a loop over thousands).
 #include <mutex>
+#include <string>
 
 namespace twobody {
 
@@ -33,5 +34,14 @@ class CpuRental {
   mutable std::mutex m_;
   double spent_ = 0;
 };
+
+// "auto" for a generated function (pair expressions, matrices): the GPU when the CPU's estimated
+// `seconds` (for `count` `units`) exceed kGeneratedGpuWorthSeconds — a GPU's start-up (~0.3 s)
+// and the kernel's generation and link (0.6–2.6 s measured, bench/RESULTS.md; none once the
+// kernel cache holds it), about twice over — and a device runs generated kernels; else the CPU.
+// The device is asked only past the threshold (no driver start-up for a small run). Sets `gpu`,
+// returns the plan's note.
+inline constexpr double kGeneratedGpuWorthSeconds = 3.0;
+std::string weigh_generated_gpu(double seconds, double count, const char* units, bool& gpu);
 
 }  // namespace twobody

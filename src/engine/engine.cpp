@@ -161,6 +161,15 @@ Result run_on_one_backend(const Statistic& stat, Plan plan, PhaseClock& clock, c
   return r;
 }
 
+// A planned run's text without running it (explain(), explain_on_key_edges()): auto's weighing
+// asked of the account, not booked.
+std::string explain_on_one_backend(const Statistic& stat, const Plan& plan, const RunOptions& opt) {
+  std::string fallback;
+  AutoChoice choice = weigh_device_start_up(plan, opt, false);
+  auto backend = choose_backend(stat, opt, choice, fallback);
+  return plan_text(*backend, fallback, plan.explanation, backend->describe(plan));
+}
+
 }  // namespace
 
 std::string plan_text(const Backend& backend, const std::string& fallback, const std::string& explanation,
@@ -209,11 +218,7 @@ std::string explain(const Statistic& stat, const PointSet& a, const PointSet* b,
     if (not_split.empty()) return explain_on_devices(stat, a, b, opt);
     not_split = fmt::format("devices: not split over {} devices: {}\n", opt.devices.size(), not_split);
   }
-  Plan plan = make_plan(stat, a, b, opt);
-  std::string fallback;
-  AutoChoice choice = weigh_device_start_up(plan, opt, false);
-  auto backend = choose_backend(stat, opt, choice, fallback);
-  return not_split + plan_text(*backend, fallback, plan.explanation, backend->describe(plan));
+  return not_split + explain_on_one_backend(stat, make_plan(stat, a, b, opt), opt);
 }
 
 namespace {
@@ -244,11 +249,7 @@ Result run_on_key_edges(const Statistic& stat, const PointSet& a, const PointSet
 
 std::string explain_on_key_edges(const Statistic& stat, const PointSet& a, const PointSet* b, const RunOptions& opt,
                                  const std::vector<double>& keys, const std::string& why) {
-  const Plan plan = plan_on_key_edges(stat, a, b, opt, keys, why);
-  std::string fallback;
-  AutoChoice choice = weigh_device_start_up(plan, opt, false);
-  auto backend = choose_backend(stat, opt, choice, fallback);
-  return plan_text(*backend, fallback, plan.explanation, backend->describe(plan));
+  return explain_on_one_backend(stat, plan_on_key_edges(stat, a, b, opt, keys, why), opt);
 }
 
 namespace {

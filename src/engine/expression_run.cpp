@@ -7,6 +7,7 @@
 
 #include "twobody/detail/cpu/compiled_rows.hpp"
 #include "twobody/detail/cpu/run_expression.hpp"
+#include "twobody/detail/engine/auto_choice.hpp"
 #include "twobody/detail/engine/backend.hpp"
 #include "twobody/detail/engine/expression_points_route.hpp"
 #include "twobody/detail/engine/key_edge_run.hpp"
@@ -136,33 +137,20 @@ Prepared validate(const PairExpression& f, const Statistic& s, const PairTable& 
   return p;
 }
 
-// `auto` gives a generated function to the GPU when the CPU's estimate exceeds this: the GPU's
-// start-up (~0.3 s) and its kernel's generation and link (0.6–2.6 s measured, bench/RESULTS.md;
-// none once the kernel cache holds it), about twice over.
-constexpr double kGpuWorthSeconds = 3.0;
-
-// auto's backend for a generated function (`gpu`), and the plan's note on it. The CPU's estimate
-// counts the pairs its traversal evaluates (the cell grid's, when the cutoff gives one that pays);
-// below kGpuWorthSeconds the device is not asked (no driver start-up for a small run).
+// auto's backend for a generated function (`gpu`), and the plan's note on it
+// (weigh_generated_gpu). The CPU's estimate counts the pairs its traversal evaluates: the cell
+// grid's, when the cutoff gives one that pays (built only when the brute estimate is past the
+// threshold).
 std::string choose_for_auto(const Prepared& p, const expr::Compiled& c, CpuCodegen codegen, bool& gpu) {
-  gpu = false;
   double evaluated = static_cast<double>(p.pairs);
   double seconds = cpu::cpu_expression_seconds(c, evaluated, p.plan.threads, codegen);
-  if (seconds > kGpuWorthSeconds && p.plan.cutoff > 0) {
+  if (seconds > kGeneratedGpuWorthSeconds && p.plan.cutoff > 0) {
     if (const auto grid = cpu::choose_expression_grid(p.plan, false, kCpuTraversalCost); grid && grid->chosen) {
       evaluated = static_cast<double>(grid->plan.evaluations);
       seconds = cpu::cpu_expression_seconds(c, evaluated, p.plan.threads, codegen);
     }
   }
-  const std::string estimate = fmt::format("the cpu's estimate about {:.2g} s for {:.3g} evaluations", seconds, evaluated);
-  if (seconds <= kGpuWorthSeconds)
-    return fmt::format("; auto: the cpu ({}, within the {} s a GPU's start-up and its kernel's generation take, about twice "
-                       "over; --backend cuda runs the generated GPU kernel)",
-                       estimate, kGpuWorthSeconds);
-  if (const std::string why = expression_gpu_unavailable(); !why.empty())
-    return fmt::format("; auto: the cpu ({}; no GPU for generated kernels: {})", estimate, why);
-  gpu = true;
-  return fmt::format("; auto: the GPU ({}, over {} s)", estimate, kGpuWorthSeconds);
+  return weigh_generated_gpu(seconds, evaluated, "evaluations", gpu);
 }
 
 // The evaluator (the generated GPU kernels, or the CPU's interpreter or compiled object) and the

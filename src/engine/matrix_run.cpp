@@ -9,11 +9,12 @@
 #include <cstdlib>
 #include <limits>
 #include <memory>
-#include <numeric>
 #include <optional>
 
 #include "twobody/detail/cpu/compiled_rows.hpp"
 #include "twobody/detail/cpu/matrix_tiles.hpp"
+#include "twobody/detail/cpu/ranked_rows.hpp"
+#include "twobody/detail/engine/auto_choice.hpp"
 #include "twobody/detail/engine/backend.hpp"
 #include "twobody/detail/engine/gemm_matrix_run.hpp"
 #include "twobody/detail/engine/gemm_rows.hpp"
@@ -375,67 +376,27 @@ MatrixResult execute(const Prepared& p, const MatrixOptions& opt, const RunOptio
   return r;
 }
 
-// Each row replaced by its ranks 1 … d, ties given their average (scipy.stats.rankdata's
-// "average"): half-integers, exact in float64.
-VectorSet ranked_rows(const VectorSet& v, int threads) {
-  const std::size_t n = v.size(), d = static_cast<std::size_t>(v.dim());
-  std::vector<double> out(n * d);
-  const std::ptrdiff_t rows = static_cast<std::ptrdiff_t>(n);
-#pragma omp parallel num_threads(std::max(1, threads))
-  {
-    std::vector<double> x(d);
-    std::vector<std::size_t> order(d);
-#pragma omp for schedule(static)
-    for (std::ptrdiff_t ip = 0; ip < rows; ++ip) {
-      const std::size_t i = static_cast<std::size_t>(ip);
-      v.row_f64(i, x.data());
-      std::iota(order.begin(), order.end(), std::size_t{0});
-      std::sort(order.begin(), order.end(), [&](std::size_t p, std::size_t q) { return x[p] < x[q] || (x[p] == x[q] && p < q); });
-      for (std::size_t s = 0; s < d;) {
-        std::size_t e = s + 1;
-        while (e < d && x[order[e]] == x[order[s]]) ++e;
-        const double rank = static_cast<double>(s + 1 + e) / 2;  // the mean of ranks s+1 … e
-        for (std::size_t t = s; t < e; ++t) out[i * d + order[t]] = rank;
-        s = e;
-      }
-    }
-  }
-  return VectorSet::from_rows(std::move(out), n, v.dim());
-}
-
-// `auto` gives a matrix to the GPU when the CPU's estimate exceeds this: the GPU's start-up
-// (~0.3 s) and a generated kernel's link (0.6–2.6 s), about twice over (as for expressions).
-constexpr double kMatrixGpuWorthSeconds = 3.0;
 // The CPU's tiles of a named kernel, seconds an element (an entry's one coordinate) a thread:
 // 2000 x 5419 l2 on 2 threads took 2.09 s for its 1.08e10 elements (bench/RESULTS.md).
 constexpr double kCpuTileElementSeconds = 0.4e-9;
 
-// `run` with auto resolved to cpu or cuda for a matrix of `c` over `rows` x `cols` entries (the
-// half of A x A), and the plan's note on why (empty for an explicit backend). The device is asked
-// only when the CPU's estimate exceeds kMatrixGpuWorthSeconds.
-RunOptions backend_for_auto(const expr::Compiled& c, std::size_t rows, std::size_t cols, bool cross, CpuCodegen codegen,
+// `run` with auto resolved to cpu or cuda for the matrix of `f` over `a` x `b` (the half of A x A)
+// by weigh_generated_gpu, and the plan's note on why (empty for an explicit backend).
+RunOptions backend_for_auto(const PairExpression& f, const PairTable& a, const PairTable* b, CpuCodegen codegen,
                             const RunOptions& run, std::string& note) {
   note.clear();
   if (run.backend != "auto") return run;
-  RunOptions r = run;
-  r.backend = "cpu";
-  const double entries = cross ? static_cast<double>(rows) * static_cast<double>(cols)
-                               : 0.5 * static_cast<double>(rows) * static_cast<double>(rows + 1);
+  const expr::Compiled& c = f.compiled();
+  const double rows = static_cast<double>(a.size());
+  const double entries = b ? rows * static_cast<double>(b->size()) : 0.5 * rows * (rows + 1);
   const int threads = run_threads(run);
   const double seconds = cpu::tile_form(c).element != cpu::TileElement::None
                              ? entries * std::max(1, c.g.dim) * kCpuTileElementSeconds / threads
                              : cpu::cpu_expression_seconds(c, entries, threads, codegen);
-  const std::string estimate = fmt::format("the cpu's estimate about {:.2g} s for {:.3g} entries", seconds, entries);
-  if (seconds <= kMatrixGpuWorthSeconds) {
-    note = fmt::format("; auto: the cpu ({}, within the {} s a GPU's start-up and its kernel's generation take, about "
-                       "twice over; --backend cuda runs the GPU)",
-                       estimate, kMatrixGpuWorthSeconds);
-  } else if (const std::string why = expression_gpu_unavailable(); !why.empty()) {
-    note = fmt::format("; auto: the cpu ({}; no GPU for generated kernels: {})", estimate, why);
-  } else {
-    r.backend = "cuda";
-    note = fmt::format("; auto: the GPU ({}, over {} s)", estimate, kMatrixGpuWorthSeconds);
-  }
+  bool gpu = false;
+  note = weigh_generated_gpu(seconds, entries, "entries", gpu);
+  RunOptions r = run;
+  r.backend = gpu ? "cuda" : "cpu";
   return r;
 }
 
@@ -459,9 +420,9 @@ VectorKernel vector_kernel(const VectorSet& a, const VectorSet* b, const MatrixO
     throw_config(fmt::format("--p {}: lp needs a finite p >= 1 (chebyshev is p = inf)", opt.p));
   const bool ranks = k.choice.named && k.choice.named->ranks;
   const int threads = run_threads(run);
-  k.a = PairTable(ranks ? ranked_rows(a, threads) : a, {}, {});
+  k.a = PairTable(ranks ? cpu::ranked_rows(a, threads) : a, {}, {});
   k.cross = b != nullptr;
-  if (b) k.b = PairTable(ranks ? ranked_rows(*b, threads) : *b, {}, {});
+  if (b) k.b = PairTable(ranks ? cpu::ranked_rows(*b, threads) : *b, {}, {});
   ExpressionParams params;  // (a parameter the expression does not name is not taken)
   params.scalars["p"] = opt.p;
   k.f = PairExpression::parse(k.choice.text, k.a.schema(), b ? &k.b.schema() : nullptr, params);
@@ -586,7 +547,7 @@ MatrixResult vector_matrix(const VectorSet& a, const VectorSet* b, const MatrixO
   if (is_mutual_information(opt.kernel)) return mi_matrix(a, b, opt, run);
   const VectorKernel k = vector_kernel(a, b, opt, run);
   std::string note;
-  const RunOptions on = backend_for_auto(k.f->compiled(), k.a.size(), k.cross ? k.b.size() : k.a.size(), k.cross, opt.codegen, run, note);
+  const RunOptions on = backend_for_auto(*k.f, k.a, k.cross ? &k.b : nullptr, opt.codegen, run, note);
   const Prepared p = prepare(*k.f, k.a, k.cross ? &k.b : nullptr, k.choice.named != nullptr, opt, on, k.line, false,
                              choose_gemm(k, opt, on), note);
   MatrixResult r = execute(p, opt, on);
@@ -601,7 +562,7 @@ std::string explain_vector_matrix(const VectorSet& a, const VectorSet* b, const 
                        opt.mi_order, opt.mi_bins);
   const VectorKernel k = vector_kernel(a, b, opt, run);
   std::string note;
-  const RunOptions on = backend_for_auto(k.f->compiled(), k.a.size(), k.cross ? k.b.size() : k.a.size(), k.cross, opt.codegen, run, note);
+  const RunOptions on = backend_for_auto(*k.f, k.a, k.cross ? &k.b : nullptr, opt.codegen, run, note);
   return prepare(*k.f, k.a, k.cross ? &k.b : nullptr, k.choice.named != nullptr, opt, on, k.line, true,
                  choose_gemm(k, opt, on), note)
       .text;
@@ -610,7 +571,7 @@ std::string explain_vector_matrix(const VectorSet& a, const VectorSet* b, const 
 MatrixResult expression_matrix(const PairExpression& f, const PairTable& a, const PairTable* b, const MatrixOptions& opt,
                                const RunOptions& run) {
   std::string note;
-  const RunOptions on = backend_for_auto(f.compiled(), a.size(), b ? b->size() : a.size(), b != nullptr, opt.codegen, run, note);
+  const RunOptions on = backend_for_auto(f, a, b, opt.codegen, run, note);
   MatrixResult r = execute(prepare(f, a, b, false, opt, on, "kernel: the pair expression\n", false, {}, note), opt, on);
   r.kernel = "expression";
   return r;
@@ -619,7 +580,7 @@ MatrixResult expression_matrix(const PairExpression& f, const PairTable& a, cons
 std::string explain_expression_matrix(const PairExpression& f, const PairTable& a, const PairTable* b,
                                       const MatrixOptions& opt, const RunOptions& run) {
   std::string note;
-  const RunOptions on = backend_for_auto(f.compiled(), a.size(), b ? b->size() : a.size(), b != nullptr, opt.codegen, run, note);
+  const RunOptions on = backend_for_auto(f, a, b, opt.codegen, run, note);
   return prepare(f, a, b, false, opt, on, "kernel: the pair expression\n", true, {}, note).text;
 }
 

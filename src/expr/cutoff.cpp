@@ -53,12 +53,16 @@ bool squared_terms(const Graph& g, int id, std::vector<int>& seen) {
   return true;
 }
 
-bool is_squared_distance_at(const Graph& g, int id) {
+// sum((a-b)^2) (or of (a-b)*(a-b), b - a as well): the built-in key's sum, whole rows in stored order.
+bool is_stored_squared_sum(const Graph& g, int id) {
   const Node& n = g.nodes[id];
-  if (n.op == Op::Sum) {
-    const int x = square_of(g, n.arg[0]);
-    return x >= 0 && row_difference(g, x);
-  }
+  if (n.op != Op::Sum) return false;
+  const int x = square_of(g, n.arg[0]);
+  return x >= 0 && row_difference(g, x);
+}
+
+bool is_squared_distance_at(const Graph& g, int id) {
+  if (g.nodes[id].op == Op::Sum) return is_stored_squared_sum(g, id);
   if (g.dim < 1) return false;
   std::vector<int> seen(static_cast<std::size_t>(g.dim), 0);
   if (!squared_terms(g, id, seen)) return false;
@@ -80,18 +84,39 @@ double constant_value(const Graph& g, int id) {
   return apply_op(n.op, n.index, x[0], x[1], x[2]);
 }
 
+// A comparison x < K, x <= K, K > x or K >= x, K of literals and scalar parameters, finite and
+// positive: x's node, K and whether K itself is in. `value` -1: not one.
+struct BoundTerm {
+  int value = -1;
+  double bound = 0;
+  bool inclusive = false;
+};
+BoundTerm bound_term(const Graph& g, int id) {
+  const Node& n = g.nodes[id];
+  int x = -1, k = -1;
+  if (n.op == Op::Less || n.op == Op::LessEq) x = n.arg[0], k = n.arg[1];
+  else if (n.op == Op::Greater || n.op == Op::GreaterEq) x = n.arg[1], k = n.arg[0];
+  else return {};
+  const double K = constant_value(g, k);
+  if (!(K > 0) || !std::isfinite(K)) return {};
+  return {x, K, n.op == Op::LessEq || n.op == Op::GreaterEq};
+}
+
+// Node `id` as D (sqrt over a squared distance) or D², a squared distance being what `squared` says.
+template <class Squared>
+DistanceForm form_at(const Graph& g, int id, Squared squared) {
+  const Node& n = g.nodes[id];
+  if (n.op == Op::Sqrt && squared(g, n.arg[0])) return DistanceForm::Distance;
+  if (squared(g, id)) return DistanceForm::Squared;
+  return DistanceForm::None;
+}
+
 // The cutoff one term of a conjunction gives, or NaN.
 double term_cutoff(const Graph& g, int id) {
-  const Node& n = g.nodes[id];
-  int d = -1, k = -1;
-  if (n.op == Op::Less || n.op == Op::LessEq) d = n.arg[0], k = n.arg[1];
-  else if (n.op == Op::Greater || n.op == Op::GreaterEq) d = n.arg[1], k = n.arg[0];
-  else return nan_value();
-  const DistanceForm form = distance_form(g, d);
+  const BoundTerm t = bound_term(g, id);
+  const DistanceForm form = t.value < 0 ? DistanceForm::None : distance_form(g, t.value);
   if (form == DistanceForm::None) return nan_value();
-  const double K = constant_value(g, k);
-  if (!(K > 0) || !std::isfinite(K)) return nan_value();
-  return form == DistanceForm::Distance ? K : std::sqrt(K);
+  return form == DistanceForm::Distance ? t.bound : std::sqrt(t.bound);
 }
 
 // The least cutoff of the terms of an And tree, or NaN.
@@ -113,46 +138,15 @@ std::optional<double> finite(double x) {
 
 }  // namespace
 
-DistanceForm distance_form(const Graph& g, int id) {
-  const Node& n = g.nodes[id];
-  if (n.op == Op::Sqrt && is_squared_distance_at(g, n.arg[0])) return DistanceForm::Distance;
-  if (is_squared_distance_at(g, id)) return DistanceForm::Squared;
-  return DistanceForm::None;
-}
+DistanceForm distance_form(const Graph& g, int id) { return form_at(g, id, is_squared_distance_at); }
 
-namespace {
-
-// Node `id` as the built-in key's sum (whole rows, stored order), under sqrt or not.
-DistanceForm key_form_at(const Graph& g, int id) {
-  const auto stored_sum = [&](int k) {
-    const Node& n = g.nodes[k];
-    if (n.op != Op::Sum) return false;
-    const int x = square_of(g, n.arg[0]);
-    return x >= 0 && row_difference(g, x);
-  };
-  const Node& n = g.nodes[id];
-  if (n.op == Op::Sqrt && stored_sum(n.arg[0])) return DistanceForm::Distance;
-  if (stored_sum(id)) return DistanceForm::Squared;
-  return DistanceForm::None;
-}
-
-}  // namespace
-
-DistanceForm key_form(const Compiled& c) { return key_form_at(c.g, c.g.root); }
+DistanceForm key_form(const Compiled& c) { return form_at(c.g, c.g.root, is_stored_squared_sum); }
 
 std::optional<KeyPredicate> key_predicate(const Compiled& c) {
-  const Graph& g = c.g;
-  const Node& n = g.nodes[g.root];
-  int d = -1, k = -1;
-  if (n.op == Op::Less || n.op == Op::LessEq) d = n.arg[0], k = n.arg[1];
-  else if (n.op == Op::Greater || n.op == Op::GreaterEq) d = n.arg[1], k = n.arg[0];
-  else return std::nullopt;
-  KeyPredicate p;
-  p.form = key_form_at(g, d);
-  p.bound = constant_value(g, k);
-  p.inclusive = n.op == Op::LessEq || n.op == Op::GreaterEq;
-  if (p.form == DistanceForm::None || !(p.bound > 0) || !std::isfinite(p.bound)) return std::nullopt;
-  return p;
+  const BoundTerm t = bound_term(c.g, c.g.root);
+  const DistanceForm form = t.value < 0 ? DistanceForm::None : form_at(c.g, t.value, is_stored_squared_sum);
+  if (form == DistanceForm::None) return std::nullopt;
+  return KeyPredicate{form, t.bound, t.inclusive};
 }
 
 std::optional<double> predicate_cutoff(const Compiled& c) {
