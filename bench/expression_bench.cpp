@@ -88,6 +88,11 @@ int rdf_case_study(double scale) {
     int differ = 0;
     for (std::size_t k = 0; k < built.counts.size(); ++k) differ += built.counts[k] != generated.counts[k];
     fmt::print("{:>6} {:>12.4f} {:>12.4f} {:>8.3f} {:>14}\n", bins, tb, te, te / tb, differ);
+    // Where the two differ: each run's phases and its kernel's report.
+    for (const auto* r : {&built, &generated})
+      for (const std::string key : {"phases", "ran:"})
+        if (const auto at = r->info.plan.find(key); at != std::string::npos)
+          fmt::print("   {} {}\n", r == &built ? "built-in  " : "expression", r->info.plan.substr(at, r->info.plan.find('\n', at) - at).substr(0, 600));
   }
   return 0;
 }

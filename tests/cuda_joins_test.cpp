@@ -209,6 +209,35 @@ TEST_F(CudaJoins, GramCountsOnLatticesDuplicatesOffsetsAndHalves) {
   expect_same_gram_counts(small, nullptr, eps_for(small, Metric::Euclidean, 0.03), "forced fp16 d=9");
 }
 
+TEST_F(CudaJoins, TheBoundInDistanceSpaceSettlesFewerPairsAndAgrees) {
+  // Clusters far from the centre with eps inside them (gaussian_mixture: spreads 1 to 10^-3, centres
+  // 4 apart a coordinate): the tiles on the bound in distance space (the default) and on E of the
+  // norms (TWOBODY_GRAM_BOUND=norms) give the CPU's counts and pair lists; the first settles fewer.
+  const auto seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const ScopedEnv fp16("TWOBODY_VECTOR_PRECISION", "fp16"), no_grid("TWOBODY_VECTOR_GRID", "off");
+  for (int d : {24, 128, 700}) {
+    const VectorSet both = gaussian_mixture(1700, d, rng);
+    const VectorSet a = both.slice(0, 1400), b = both.slice(1400, 300);
+    const double eps = eps_for(a, Metric::Euclidean, 0.01);
+    const std::string what = "d=" + std::to_string(d);
+    JoinOptions o;
+    o.eps = eps;
+    o.output = JoinOutput::Total;
+    const std::uint64_t settled = similarity_join(a, nullptr, o, on("cuda")).info.pairs_settled_fp64;
+    expect_same_gram_counts(a, nullptr, eps, "distance space " + what);
+    expect_same_gram_counts(a, &b, eps, "distance space cross " + what);
+    expect_same_join(a, &b, eps, Metric::Euclidean, "distance space cross " + what);
+    const ScopedEnv norms("TWOBODY_GRAM_BOUND", "norms");
+    const std::uint64_t settled_e = similarity_join(a, nullptr, o, on("cuda")).info.pairs_settled_fp64;
+    expect_same_gram_counts(a, nullptr, eps, "norms " + what);
+    expect_same_join(a, nullptr, eps, Metric::Euclidean, "norms " + what);
+    std::cout << what << ": settled " << settled << " in distance space, " << settled_e << " on E\n";
+    EXPECT_LT(settled, settled_e) << what;
+  }
+}
+
 TEST_F(CudaJoins, GramCountsStayExactWithATinySettleQueue) {
   const auto seed = fresh_seed();
   std::mt19937_64 rng(seed);

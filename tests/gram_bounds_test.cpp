@@ -342,3 +342,82 @@ TEST(GramBounds, KnnCandidatesWithinTheBoundHoldTheExactLists) {
     }
   }
 }
+
+// The joins' thresholds in distance space (gram_knn_tile_thresholds; the tiles on N̂ rows): a
+// tile's thresholds from its largest m, ρ and n never contradict the rule, for ranges with edges
+// exactly on keys, between them, at 0 and the smallest double; each threshold lies within two
+// floats of the bound's own limit; and on clustered rows far from the centre they leave fewer
+// pairs undecided than the thresholds of E.
+TEST(GramBounds, DistanceSpaceThresholdsNeverContradictTheRule) {
+  const auto seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::size_t narrower = 0, clustered_cases = 0;
+  for (int d : {3, 17, 128}) {
+    std::vector<std::vector<std::vector<double>>> sets;
+    auto clusters = gaussian(160, d, rng, 0.0, 1.0);  // 4 clusters of 40, centres ~50 apart
+    const auto centres = gaussian(4, d, rng, 0.0, 30.0);
+    for (std::size_t i = 0; i < clusters.size(); ++i)
+      for (int k = 0; k < d; ++k) clusters[i][static_cast<std::size_t>(k)] += centres[i % 4][static_cast<std::size_t>(k)];
+    sets.push_back(clusters);
+    std::uniform_int_distribution<int> u(0, 2);
+    std::vector<std::vector<double>> lattice(120, std::vector<double>(static_cast<std::size_t>(d)));
+    for (auto& r : lattice)
+      for (double& v : r) v = 1e3 + u(rng);  // integer keys, far from 0
+    for (std::size_t i = 0; i < 8; ++i) lattice.push_back(lattice[i]);
+    sets.push_back(lattice);
+    auto norms = gaussian(100, d, rng, 0.0, 1.0);
+    for (std::size_t i = 0; i < norms.size(); ++i)
+      for (double& v : norms[i]) v *= std::pow(10.0, static_cast<double>(i % 5) - 2);
+    sets.push_back(norms);
+    for (std::size_t which = 0; which < sets.size(); ++which) {
+      const auto r = prepare(sets[which]);
+      double m = 0, rho = 0, n = 0, e = 0;
+      for (const Row& w : r) m = std::max(m, w.m), rho = std::max(rho, w.rho), n = std::max(n, w.n_up);
+      std::vector<double> keys;
+      for (std::size_t i = 0; i < r.size(); ++i)
+        for (std::size_t j = i + 1; j < r.size(); ++j) {
+          keys.push_back(key64(r[i], r[j]));
+          e = std::max(e, gram_distance_bound(kFp16Gram, d, r[i].n_up, r[j].n_up, r[i].sigma, r[j].sigma));
+        }
+      const GramKnnBound b = gram_knn_bound(kFp16Gram, d, m, m, rho, rho, n, n);
+      std::vector<double> sorted = keys;
+      std::sort(sorted.begin(), sorted.end());
+      const double q10 = sorted[sorted.size() / 10], q50 = sorted[sorted.size() / 2], top = sorted.back();
+      const double ranges[][2] = {{0, q50}, {q10, q50}, {q10, std::nextafter(q10, HUGE_VAL)}, {0, 0x1p-1074},
+                                  {0x1p-1074, q10 * 1.5}, {q50 * 0.999, top * 2}, {1, 1e300}};
+      for (const auto& range : ranges) {
+        const GramRange gr = gram_range(range[0], range[1]);
+        const GramTileThresholds t = gram_knn_tile_thresholds(gr, b), te = gram_tile_thresholds(gr, e);
+        std::size_t open = 0, open_e = 0, k = 0;
+        for (std::size_t i = 0; i < r.size(); ++i)
+          for (std::size_t j = i + 1; j < r.size(); ++j, ++k) {
+            const bool truth = keys[k] >= range[0] && keys[k] < range[1];
+            const GramVerdict v = gram_verdict(model_knn_distance(r[i], r[j]), t);
+            if (v == GramVerdict::In) EXPECT_TRUE(truth) << "d " << d << " key " << keys[k] << " called in [" << range[0] << ", " << range[1] << ")";
+            if (v == GramVerdict::Out) EXPECT_FALSE(truth) << "d " << d << " key " << keys[k] << " called out of [" << range[0] << ", " << range[1] << ")";
+            open += v == GramVerdict::Undecided;
+            open_e += gram_verdict(model_distance(r[i], r[j]), te) == GramVerdict::Undecided;
+          }
+        if (which == 0 && d >= 17 && range[0] == 0x1p-1074) {
+          ++clustered_cases;
+          narrower += open < open_e;
+          RecordProperty("undecided_distance_space_d" + std::to_string(d), std::to_string(open) + " of " + std::to_string(keys.size()) + " (E: " + std::to_string(open_e) + ")");
+        }
+        // Each threshold within two floats of the bound's limit (the loops' steps are the roundings').
+        for (const double limit : {gr.limit_hi, gr.has_lo ? gr.limit_lo : -1.0}) {
+          if (limit < 0) continue;
+          const GramThresholds th = gram_knn_thresholds(limit, b);
+          if (std::isfinite(th.in_below)) {
+            EXPECT_LE(gram_key_upper(b, th.in_below), limit);
+            EXPECT_GT(gram_key_upper(b, std::nextafter(std::nextafter(std::nextafter(th.in_below, HUGE_VALF), HUGE_VALF), HUGE_VALF)), limit);
+          }
+          ASSERT_TRUE(std::isfinite(th.out_above));
+          EXPECT_GT(gram_key_lower(b, std::nextafter(th.out_above, HUGE_VALF)), limit);
+          EXPECT_LE(gram_key_lower(b, std::nextafter(th.out_above, -HUGE_VALF)), limit);
+        }
+      }
+    }
+  }
+  EXPECT_EQ(narrower, clustered_cases) << "the distance-space band is not narrower on clusters far from the centre";
+}

@@ -174,7 +174,8 @@ GramPairsResult run_gram_pairs(const VectorJoinInput& in, const GramRows& ga, co
 }
 
 GramPairsResult run_gram_pairs(const VectorJoinInput& in, const DeviceGramRows& da, const DeviceGramRows* db_or_null,
-                               std::size_t buffer_pairs, const std::function<void(std::vector<PairRecord>&)>& take) {
+                               std::size_t buffer_pairs, const std::function<void(std::vector<PairRecord>&)>& take,
+                               const DeviceGramKnnRows* ka, const DeviceGramKnnRows* kb) {
   GramPairsResult out;
   if (in.output != VectorJoinOutput::Pairs) throw Error(ErrorKind::Internal, "the Gram tiles' pair lists take pairs only");
   const DeviceGramRows& db = db_or_null && !in.is_auto ? *db_or_null : da;
@@ -201,6 +202,7 @@ GramPairsResult run_gram_pairs(const VectorJoinInput& in, const DeviceGramRows& 
   g.hi = in.hi;
   g.cosine = in.cosine;
   g.range = tile_range(in.lo, in.hi, in.cosine);
+  use_distance_space(g, da, db, ka, in.is_auto ? nullptr : kb);
   g.pairs = pairs.get();
   g.pair_count = counters.get();
   g.stopped = counters.get() + 1;

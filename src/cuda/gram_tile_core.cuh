@@ -6,9 +6,11 @@
 #include <cstdint>
 
 #include "twobody/detail/cuda/device_buffer.hpp"
+#include "twobody/detail/cuda/gram_knn_rows_device.hpp"
 #include "twobody/detail/cuda/gram_rows.hpp"
 #include "twobody/detail/cuda/gram_rows_device.hpp"
 #include "twobody/detail/exact/gram_bounds.hpp"
+#include "twobody/error.hpp"
 
 namespace twobody::cuda::gram_core {
 
@@ -28,6 +30,9 @@ struct GramArgs {
   const float *inv_a, *inv_b;      // 1/σ
   const double *bmax_a, *bmax_b;   // per 128-row block: max n
   const double *bmin_a, *bmin_b;   //                    min σ
+  // The bound in distance space (use_distance_space): per 128-row block the k-NN's terms, and
+  // norm_a, norm_b then the rounded rows' N̂; null: the bound E of the norms and scales above.
+  const GramKnnBlock *dblk_a, *dblk_b;
   const std::uint32_t *order_a, *order_b;  // each Gram row's index in its set (gram_rows.hpp)
   const double *rows_a, *rows_b;   // the rule's rows, in the sets' order (settlement)
   std::uint32_t na, nb;
@@ -182,8 +187,14 @@ __device__ __forceinline__ void gram_mainloop(const GramArgs& g, std::size_t row
 }
 
 // Tile (I, J)'s verdict thresholds: the range's edges moved by the bound E of its largest norms and
-// smallest scales (exact/gram_bounds.hpp), rounded outward to float32.
+// smallest scales (exact/gram_bounds.hpp), rounded outward to float32; or, on N̂ rows, those of the
+// bound in distance space from its blocks' largest m, ρ and n.
 __device__ __forceinline__ exact::GramTileThresholds tile_thresholds(const GramArgs& g, std::uint32_t I, std::uint32_t J) {
+  if (g.dblk_a) {
+    const GramKnnBlock &bi = g.dblk_a[I], &bj = g.dblk_b[J];
+    return exact::gram_knn_tile_thresholds(
+        g.range, exact::gram_knn_bound(g.format, g.dim, bi.m_max, bj.m_max, bi.rho_max, bj.rho_max, bi.n_max, bj.n_max));
+  }
   const double ni = g.bmax_a[I], nj = g.bmax_b[J], si = g.bmin_a[I], sj = g.bmin_b[J];
   return exact::gram_tile_thresholds(g.range, g.cosine ? exact::gram_cosine_bound(g.format, g.dim, ni, nj, si, sj)
                                                        : exact::gram_distance_bound(g.format, g.dim, ni, nj, si, sj));
@@ -246,6 +257,22 @@ inline GramArgs gram_args(const DeviceGramRows& a, const DeviceGramRows& b) {
   g.format = exact::kFp16Gram;
   return g;
 }
+// The joins' tiles on the bound in distance space (Euclidean only: the cosine distance keeps E):
+// the rows' N̂ for norms and their blocks' terms for the thresholds (gram_knn_rows_device.hpp, of
+// the same rows; kb null for a self-join). `g.cosine` must be set first.
+inline void use_distance_space(GramArgs& g, const DeviceGramRows& da, const DeviceGramRows& db, const DeviceGramKnnRows* ka,
+                               const DeviceGramKnnRows* kb) {
+  if (g.cosine || !ka) return;
+  const DeviceGramKnnRows& tb = kb ? *kb : *ka;
+  if (ka->blocks.size() != da.n_padded / kTile || tb.blocks.size() != db.n_padded / kTile ||
+      ka->norm2.size() != da.n_padded || tb.norm2.size() != db.n_padded)
+    throw Error(ErrorKind::Internal, "the row terms of the bound in distance space are not those of the Gram rows");
+  g.norm_a = ka->norm2.get();
+  g.norm_b = tb.norm2.get();
+  g.dblk_a = ka->blocks.get();
+  g.dblk_b = tb.blocks.get();
+}
+
 inline GramArgs gram_args(const DeviceGramRows& a, const DeviceGramRows& b, const GramRows&, const GramRows&) {
   return gram_args(a, b);
 }

@@ -170,7 +170,7 @@ GramJoinResult run_gram_join(const VectorJoinInput& in, const GramRows& ga, cons
 }
 
 GramJoinResult run_gram_join(const VectorJoinInput& in, const DeviceGramRows& da, const DeviceGramRows* db_or_null,
-                             std::size_t queue_capacity) {
+                             std::size_t queue_capacity, const DeviceGramKnnRows* ka, const DeviceGramKnnRows* kb) {
   GramJoinResult out;
   const bool per_point = in.output == VectorJoinOutput::PerPoint;
   if (in.output == VectorJoinOutput::Pairs) throw Error(ErrorKind::Internal, "the Gram tiles' counts take no pairs");
@@ -199,6 +199,7 @@ GramJoinResult run_gram_join(const VectorJoinInput& in, const DeviceGramRows& da
   g.hi = in.hi;
   g.cosine = in.cosine;
   g.range = tile_range(in.lo, in.hi, in.cosine);
+  use_distance_space(g, da, db, ka, in.is_auto ? nullptr : kb);
   g.total = counters.get();
   g.queued = counters.get() + 1;
   g.settled_inline = counters.get() + 3;

@@ -11,6 +11,7 @@
 #include <functional>
 #include <vector>
 
+#include "twobody/detail/cuda/gram_knn_rows_device.hpp"
 #include "twobody/detail/cuda/gram_rows.hpp"
 #include "twobody/detail/cuda/gram_rows_device.hpp"
 #include "twobody/detail/cuda/vector_join.hpp"
@@ -29,9 +30,13 @@ struct GramJoinResult {
 // `in` as for run_vector_join (range, Total or PerPoint, metric, progress); `da` and `db` the
 // device rows of its sets about one centre (prepared for in's metric), Gram rows and rule rows (gram_rows_device.hpp; db null
 // for a self-join). `queue_capacity` undecided pairs are held per slab of tiles; beyond it the
-// tiles settle pairs themselves (slower, never wrong).
+// tiles settle pairs themselves (slower, never wrong). `ka`, `kb` (Euclidean; kb null for a
+// self-join): the rows' terms of the bound in distance space (make_gram_knn_rows_on_device), with
+// which the tiles decide on the rounded rows' norms by exact::gram_knn_tile_thresholds, a band of
+// undecided pairs narrower than E's by about the distance over the norms; null: E.
 GramJoinResult run_gram_join(const VectorJoinInput& in, const DeviceGramRows& da, const DeviceGramRows* db,
-                             std::size_t queue_capacity);
+                             std::size_t queue_capacity, const DeviceGramKnnRows* ka = nullptr,
+                             const DeviceGramKnnRows* kb = nullptr);
 // The same from the host preparation (make_gram_rows, sort_by_norm) and `in`'s rule rows, uploaded.
 GramJoinResult run_gram_join(const VectorJoinInput& in, const GramRows& ga, const GramRows* gb,
                              std::size_t queue_capacity);
@@ -43,7 +48,8 @@ GramJoinResult run_gram_join(const VectorJoinInput& in, const GramRows& ga, cons
 // compacts the rest, which `take` receives as one batch: the sets' indices, i < j for a
 // self-join, in no order. A full buffer stops the warps that could not write; the next launch
 // resumes their tiles after the pairs they wrote (each warp emits its pairs in one fixed order),
-// so no pair is lost or written twice and memory stays bounded whatever the list's length.
+// so no pair is lost or written twice and memory stays bounded whatever the list's length. `ka`,
+// `kb` as for run_gram_join.
 struct GramPairsResult {
   std::uint64_t pairs = 0;     // handed to `take`
   std::uint64_t settled = 0;   // undecided pairs settled by the rule (in or out)
@@ -54,7 +60,8 @@ struct GramPairsResult {
   double kernel_seconds = 0;
 };
 GramPairsResult run_gram_pairs(const VectorJoinInput& in, const DeviceGramRows& da, const DeviceGramRows* db,
-                               std::size_t buffer_pairs, const std::function<void(std::vector<PairRecord>&)>& take);
+                               std::size_t buffer_pairs, const std::function<void(std::vector<PairRecord>&)>& take,
+                               const DeviceGramKnnRows* ka = nullptr, const DeviceGramKnnRows* kb = nullptr);
 GramPairsResult run_gram_pairs(const VectorJoinInput& in, const GramRows& ga, const GramRows* gb,
                                std::size_t buffer_pairs, const std::function<void(std::vector<PairRecord>&)>& take);
 

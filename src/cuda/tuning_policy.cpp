@@ -63,6 +63,11 @@ TuningPolicy TuningPolicy::current(int sm) {
   }
   if (const char* e = env("TWOBODY_GRAM_QUEUE_PAIRS"))
     p.gram_queue_pairs = static_cast<std::size_t>(positive(e, "TWOBODY_GRAM_QUEUE_PAIRS", 1ull << 30));
+  if (const char* e = env("TWOBODY_GRAM_BOUND")) {
+    const std::string v = e;
+    if (v != "distance" && v != "norms") throw Error(ErrorKind::Config, "TWOBODY_GRAM_BOUND must be distance or norms");
+    p.gram_distance_space = v == "distance";
+  }
   if (const char* e = env("TWOBODY_GRAM_PAIR_BUFFER"))
     p.gram_pair_buffer = static_cast<std::size_t>(positive(e, "TWOBODY_GRAM_PAIR_BUFFER", 1ull << 30));
   if (const char* e = env("TWOBODY_VECTOR_GRID")) {
@@ -107,6 +112,7 @@ std::string TuningPolicy::overrides() const {
   if (vector_precision != d.vector_precision)
     add(vector_precision == VectorPrecision::Fp64 ? "vector joins in float64" : "vector joins on FP16 Gram tiles");
   if (gram_queue_pairs != d.gram_queue_pairs) add(fmt::format("a Gram settle queue of {} pairs", gram_queue_pairs));
+  if (gram_distance_space != d.gram_distance_space) add("the Gram joins on the bound E of the norms");
   if (gram_pair_buffer != d.gram_pair_buffer) add(fmt::format("a Gram pair buffer of {} pairs", gram_pair_buffer));
   if (vector_grid != d.vector_grid) add(vector_grid == VectorGrid::Grid ? "the vector grid forced" : "no vector grid");
   if (vector_grid_dims) add(fmt::format("a vector grid of {} dimensions", vector_grid_dims));

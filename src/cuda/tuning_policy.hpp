@@ -64,6 +64,9 @@ struct TuningPolicy {
   // Undecided pairs held per slab of Gram tiles (TWOBODY_GRAM_QUEUE_PAIRS): beyond it the tiles
   // settle them themselves, slower but exact (tests force a tiny queue).
   std::size_t gram_queue_pairs = std::size_t(1) << 22;
+  // The Euclidean joins' tiles on the bound in distance space (gram_tiles.hpp), or on E of the
+  // norms (TWOBODY_GRAM_BOUND=distance|norms: the benchmark's before and after).
+  bool gram_distance_space = true;
   // Pairs the Gram tiles' pair-list buffer holds (TWOBODY_GRAM_PAIR_BUFFER): certain and undecided
   // pairs of a slab, settled and drained when it is done or full (gram_pairs.hpp); 32 bytes a pair
   // on the device with the compacted copy. Tests force a tiny one.

@@ -38,12 +38,14 @@ std::vector<std::size_t> sample_indices(std::size_t n, std::size_t count, std::u
   return out;
 }
 
-// Sampled rows promoted to float64, and the bound's inputs about a centre: n (norm_upper) and σ;
-// a row out of the FP16 path's range gets n = ∞ (every pair of it undecided).
+// Sampled rows promoted to float64, and the bound's inputs about a centre: n (norm_upper) and σ,
+// and for the bound in distance space m ≈ ‖ĥ‖ and ρ ≈ ‖ĥ − x'‖ of the row's FP16 rounding (an
+// estimate's, not the tiles' rigorous terms); a row out of the FP16 path's range gets n = m = ∞
+// (every pair of it undecided).
 struct SampledRows {
   std::vector<std::size_t> index;
   std::vector<double> x;  // rows x d
-  std::vector<double> norm_up, sigma;
+  std::vector<double> norm_up, sigma, m, rho;
 };
 
 // The sampled rows as the rule reads them: promoted, and for the cosine distance normalised (a row
@@ -67,6 +69,8 @@ void bound_inputs(SampledRows& s, const std::vector<double>& centre) {
   const std::size_t d = centre.size(), n = s.index.size();
   s.norm_up.resize(n);
   s.sigma.resize(n);
+  s.m.resize(n);
+  s.rho.resize(n);
   for (std::size_t r = 0; r < n; ++r) {
     double mx = 0, ss = 0;
     for (std::size_t k = 0; k < d; ++k) {
@@ -77,6 +81,14 @@ void bound_inputs(SampledRows& s, const std::vector<double>& centre) {
     const bool fits = gram_row_fits(mx, ss);
     s.norm_up[r] = fits ? exact::norm_upper(ss, static_cast<int>(d)) : HUGE_VAL;
     s.sigma[r] = fits ? gram_row_scale(mx) : 1.0;
+    double hat = 0, err = 0;
+    for (std::size_t k = 0; fits && k < d; ++k) {
+      const double v = s.x[r * d + k] - centre[k], h = half_value(half_bits(s.sigma[r] * v)) / s.sigma[r];
+      hat += h * h;
+      err += (h - v) * (h - v);
+    }
+    s.m[r] = fits ? std::sqrt(hat) : HUGE_VAL;
+    s.rho[r] = fits ? std::sqrt(err) : HUGE_VAL;
   }
 }
 
@@ -85,6 +97,18 @@ void bound_inputs(SampledRows& s, const std::vector<double>& centre) {
 // undecided when key64 lies within E of an edge. NaN counts as undecided.
 bool undecided(double key, double e, const exact::GramRange& r) {
   return !(std::fabs(key - r.limit_hi) > e) || (r.has_lo && !(std::fabs(key - r.limit_lo) > e));
+}
+
+// The same for the tiles on the bound in distance space (exact::gram_knn_thresholds): s̃ lies near
+// key64 there too, so the pair is undecided when key64 lies in an edge's band
+// ((√(L − C) − r)₊² − A, (√(L + C) + r)² + A].
+bool undecided_in_distance_space(double key, const exact::GramKnnBound& b, const exact::GramRange& r) {
+  const auto in_band = [&](double limit) {
+    const double room = limit - b.c, below = room > 0 ? std::max(std::sqrt(room) - b.r, 0.0) : 0.0;
+    const double above = std::sqrt(limit + b.c) + b.r;
+    return key > below * below - b.a && key <= above * above + b.a;
+  };
+  return std::isnan(key) || in_band(r.limit_hi) || (r.has_lo && in_band(r.limit_lo));
 }
 
 std::string pairs_text(double pairs) { return fmt::format("{:.3g}", pairs); }
@@ -177,6 +201,7 @@ PrecisionChoice choose_precision(const VectorSet& a, const VectorSet* b, double 
   // (The cosine distance in the tiles' units: 2·key against twice the range, 2E.)
   const exact::GramRange range = cosine ? exact::gram_cosine_range(lo, hi) : exact::gram_range(lo, hi);
   const double unit = cosine ? 2.0 : 1.0;
+  const bool distance_space = !cosine && policy.gram_distance_space;  // (as vector_runs.cpp decides)
   constexpr std::size_t kQueries = 4;
   std::uint64_t sampled = 0, open = 0;
   const auto groups = static_cast<std::ptrdiff_t>((nq + kQueries - 1) / kQueries);
@@ -198,6 +223,12 @@ PrecisionChoice choose_precision(const VectorSet& a, const VectorSet* b, double 
           if (!b && sq.index[r] == sp.index[j]) continue;
           ++sampled;
           const double ni = sq.norm_up[r], nj = sp.norm_up[j], si = sq.sigma[r], sj = sp.sigma[j];
+          if (distance_space) {
+            open += undecided_in_distance_space(
+                key[t * np + j], exact::gram_knn_bound(exact::kFp16Gram, dim, sq.m[r], sp.m[j], sq.rho[r], sp.rho[j], ni, nj),
+                range);
+            continue;
+          }
           const double e = cosine ? exact::gram_cosine_bound(exact::kFp16Gram, dim, ni, nj, si, sj)
                                   : exact::gram_distance_bound(exact::kFp16Gram, dim, ni, nj, si, sj);
           open += undecided(unit * key[t * np + j], e, range);

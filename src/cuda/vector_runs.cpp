@@ -11,7 +11,10 @@
 #include <algorithm>
 #include <chrono>
 #include <future>
+#include <optional>
 
+#include "twobody/detail/cuda/cuda_check.hpp"
+#include "twobody/detail/cuda/gram_knn_rows_device.hpp"
 #include "twobody/detail/cuda/gram_rows_device.hpp"
 #include "twobody/detail/cuda/gram_tiles.hpp"
 #include "twobody/detail/cuda/tuning_policy.hpp"
@@ -219,9 +222,20 @@ Result run_vectors_on_device(const VectorPlan& plan) {
     in.device_b = plan.is_auto() ? in.device_a : rows.b.rule.get();
   }
   const std::string choice_note = path.gram && fallback.empty() && choice.sampled ? "; chosen by " + choice.why : "";
+  // The Euclidean tiles' bound in distance space: the rows' terms, one pass over them on the device.
+  std::optional<DeviceGramKnnRows> terms_a, terms_b;
+  if (path.gram && fallback.empty() && !cosine && policy.gram_distance_space) {
+    const auto t = std::chrono::steady_clock::now();
+    terms_a.emplace(make_gram_knn_rows_on_device(rows.a, rows.centre));
+    if (!plan.is_auto()) terms_b.emplace(make_gram_knn_rows_on_device(rows.b, rows.centre));
+    TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
+    prepared += fmt::format("; the bound in distance space (the rows' N̂, m, ρ) {:.4f} s", seconds_since(t));
+  }
+  const DeviceGramKnnRows* ka = terms_a ? &*terms_a : nullptr;
+  const DeviceGramKnnRows* kb = terms_b ? &*terms_b : nullptr;
 
   if (path.gram && fallback.empty() && out == OutputKind::PairList) {
-    const GramPairsResult g = run_gram_pairs(in, rows.a, plan.is_auto() ? nullptr : &rows.b, policy.gram_pair_buffer, in.take);
+    const GramPairsResult g = run_gram_pairs(in, rows.a, plan.is_auto() ? nullptr : &rows.b, policy.gram_pair_buffer, in.take, ka, kb);
     if (!plan.pair_sink) std::sort(r.pairs.begin(), r.pairs.end(), pair_order);
     r.info.pairs_settled_fp64 = g.settled;
     r.info.plan = fmt::format(
@@ -233,7 +247,7 @@ Result run_vectors_on_device(const VectorPlan& plan) {
     return r;
   }
   if (path.gram && fallback.empty()) {
-    GramJoinResult g = run_gram_join(in, rows.a, plan.is_auto() ? nullptr : &rows.b, policy.gram_queue_pairs);
+    GramJoinResult g = run_gram_join(in, rows.a, plan.is_auto() ? nullptr : &rows.b, policy.gram_queue_pairs, ka, kb);
     if (out == OutputKind::Reduction) r.counts = {g.total};
     if (out == OutputKind::PerPoint) {
       r.per_point_a.counts = std::move(g.count_a);

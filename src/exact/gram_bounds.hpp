@@ -147,6 +147,34 @@ TWOBODY_GRAM_HD inline double gram_key_admits(const GramKnnBound& b, double u) {
   const double q = outward_up(outward_up(std::sqrt(outward_up(u + b.c))) + b.r);
   return outward_up(outward_up(q * q) + b.a);
 }
+// The joins' thresholds from the bound in distance space: the tiles take the rounded rows' N̂ (as
+// the k-NN's) and compare s̃ with these instead of limit ± E. E holds the FP16 rounding in
+// proportion to n_i n_j; here it enters as r, in proportion to the distance, so for clustered
+// rows far from the centre the band of undecided pairs is narrower by about √limit / n. For keys
+// <= limit: s̃ <= in_below has gram_key_upper <= limit (key64 <= limit), s̃ > out_above has
+// gram_key_lower > limit. Both bounds are non-decreasing in s̃ (every step, the outward ones
+// included, is monotone), so one check at the threshold holds for every s̃ beyond it. Each starts
+// from the closed form, (√(limit − C) − r)² − A and gram_key_admits, and steps past the outward
+// roundings (an ulp or two); one that would not settle in 64 steps gives up to ∓inf (every such
+// pair undecided: settled by the rule).
+TWOBODY_GRAM_HD inline GramThresholds gram_knn_thresholds(double limit, const GramKnnBound& b) {
+  float in = -HUGE_VALF;
+  const double room = limit - b.c;
+  const double root = room >= 0 ? std::sqrt(room) - b.r : -1.0;
+  if (root >= 0) {
+    float s = static_cast<float>(root * root - b.a);
+    int k = 0;
+    for (; k < 64 && gram_key_upper(b, s) > limit; ++k) s = std::nextafter(s, -HUGE_VALF);
+    if (k < 64) in = s;
+  }
+  const double admit = gram_key_admits(b, limit);
+  float out = static_cast<float>(admit);
+  if (static_cast<double>(out) < admit) out = std::nextafter(out, HUGE_VALF);
+  int k = 0;
+  for (; k < 64 && gram_key_lower(b, std::nextafter(out, HUGE_VALF)) <= limit; ++k) out = std::nextafter(out, HUGE_VALF);
+  return {in, k < 64 ? out : HUGE_VALF};
+}
+
 // Whether every pair of rows whose norms ‖x'‖ lie a gap of at least `gap` apart (a lower bound of
 // |‖x'_i‖ − ‖x'_j‖| <= ‖x'_i − x'_j‖) has key64 > u: κ' >= gap², key64 >= κ' − C.
 TWOBODY_GRAM_HD inline bool gram_gap_exceeds(const GramKnnBound& b, double gap, double u) {
@@ -176,6 +204,14 @@ TWOBODY_GRAM_HD inline GramTileThresholds gram_tile_thresholds(const GramRange& 
   const GramThresholds hi = gram_thresholds(r.limit_hi, bound);
   if (!r.has_lo) return {hi.in_below, hi.out_above, -HUGE_VALF, -HUGE_VALF};
   const GramThresholds lo = gram_thresholds(r.limit_lo, bound);
+  return {hi.in_below, hi.out_above, lo.in_below, lo.out_above};
+}
+
+// The same four from the bound in distance space (gram_knn_thresholds), for the tiles on N̂ rows.
+TWOBODY_GRAM_HD inline GramTileThresholds gram_knn_tile_thresholds(const GramRange& r, const GramKnnBound& b) {
+  const GramThresholds hi = gram_knn_thresholds(r.limit_hi, b);
+  if (!r.has_lo) return {hi.in_below, hi.out_above, -HUGE_VALF, -HUGE_VALF};
+  const GramThresholds lo = gram_knn_thresholds(r.limit_lo, b);
   return {hi.in_below, hi.out_above, lo.in_below, lo.out_above};
 }
 
