@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <span>
 
 #include "twobody/detail/engine/overloaded.hpp"
 #include "twobody/detail/expr/compiled.hpp"
@@ -114,9 +115,14 @@ std::optional<PointsRoute> points_route(const PairExpression& f, const Statistic
   // function bins a NaN nowhere, so a table with one keeps it.
   for (const PointSet* set : {&r.a, b ? &r.b : nullptr}) {
     if (!set) continue;
-    for (int d = 0; d < set->dim(); ++d)
-      for (double x : set->coord(d))
-        if (!std::isfinite(x)) return std::nullopt;
+    for (int d = 0; d < set->dim(); ++d) {
+      const std::span<const double> c = set->coord(d);
+      const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(c.size());
+      bool finite = true;
+#pragma omp parallel for reduction(&& : finite) schedule(static) if (n > 65536)
+      for (std::ptrdiff_t i = 0; i < n; ++i) finite = finite && std::isfinite(c[static_cast<std::size_t>(i)]);
+      if (!finite) return std::nullopt;
+    }
   }
   return r;
 }
