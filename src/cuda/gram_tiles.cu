@@ -10,7 +10,8 @@
 // with the lower column in the lower 16 bits: both operands are K-contiguous rows, so every
 // fragment register is one 32-bit shared load. Epilogue per element: s̃ = fl32(fl32(N_i + N_j) −
 // 2D), D = G/(σ_iσ_j) (powers of two: exact), against the tile's thresholds from E_tile (the
-// tile's largest norms and smallest scales). Certain pairs are counted in registers; undecided
+// tile's largest norms and smallest scales), or for Euclidean rows with their terms (N̂ then the
+// rounded rows' norms) from the bound in distance space (gram_tile_core.cuh: use_distance_space). Certain pairs are counted in registers; undecided
 // ones go to a queue that a settle kernel drains after every slab of tile rows, in float64 by the
 // rule (stored order, no FMA). A full queue never loses a pair: the tile settles it itself.
 // Rows may come sorted by norm: the queue and the counts take their sets' indices (`order`).
