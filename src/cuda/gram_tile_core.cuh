@@ -81,8 +81,17 @@ __device__ __forceinline__ void mma_f16(float (&d)[4], const std::uint32_t (&a)[
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
-__device__ __forceinline__ std::uint32_t word(const std::uint16_t* s, int row, int col) {
-  return *reinterpret_cast<const std::uint32_t*>(s + row * kStride + col);
+// Four 8 x 8 matrices of halves from shared memory: lanes 8q .. 8q + 7 give the addresses of matrix
+// q's rows (16 bytes each); register q then holds the lane's fragment of matrix q, row lane / 4,
+// columns 2(lane % 4) .. +1 — the mma operands' layout. One instruction for four 32-bit loads a
+// lane (ncu, 2026-11-29: the mainloop's 24 shared loads a k-step were a seventh of the kernel's
+// instructions). Rows of kStride halves (80 bytes) put 8 rows' 16 bytes in distinct banks.
+__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const std::uint16_t* row) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(s)
+               : "memory");
 }
 
 // Coordinates k0 .. k0 + 31 of rows row0 .. row0 + 127 into shared memory (16 bytes a copy).
@@ -136,7 +145,7 @@ __device__ __forceinline__ float gram_distance(float g, float ni, float nj, floa
 __device__ __forceinline__ void gram_mainloop(const GramArgs& g, std::size_t row0, std::size_t col0, int wm, int wn,
                                               std::uint16_t (*sa)[kTile * kStride], std::uint16_t (*sb)[kTile * kStride],
                                               float (&c)[4][4][4]) {
-  const int lane = threadIdx.x % 32, gq = lane / 4, t4 = lane % 4;
+  const int lane = threadIdx.x % 32;
 #pragma unroll
   for (int m = 0; m < 4; ++m)
 #pragma unroll
@@ -161,21 +170,21 @@ __device__ __forceinline__ void gram_mainloop(const GramArgs& g, std::size_t row
 #pragma unroll
     for (int ks = 0; ks < kChunk / 16; ++ks) {
       if (ch * kChunk + ks * 16 >= g.dim) break;  // (block-uniform) only the MMAs that hold coordinates
-      const int kk = ks * 16 + 2 * t4;
       std::uint32_t a[4][4], b[4][2];
+      // A's 16 x 16 block m: matrices (rows 0-7, k 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15)
+      // = a0..a3. B's blocks n, n + 1: (n, k 0-7), (n, 8-15), (n + 1, 0-7), (n + 1, 8-15).
 #pragma unroll
-      for (int m = 0; m < 4; ++m) {
-        const int r = wm + m * 16 + gq;
-        a[m][0] = word(sa[buf], r, kk);
-        a[m][1] = word(sa[buf], r + 8, kk);
-        a[m][2] = word(sa[buf], r, kk + 8);
-        a[m][3] = word(sa[buf], r + 8, kk + 8);
-      }
+      for (int m = 0; m < 4; ++m)
+        ldmatrix_x4(a[m], sa[buf] + (wm + m * 16 + lane % 16) * kStride + ks * 16 + (lane / 16) * 8);
 #pragma unroll
-      for (int n = 0; n < 4; ++n) {
-        const int r = wn + n * 8 + gq;
-        b[n][0] = word(sb[buf], r, kk);
-        b[n][1] = word(sb[buf], r, kk + 8);
+      for (int n = 0; n < 4; n += 2) {
+        std::uint32_t t[4];
+        const int q = lane / 8;
+        ldmatrix_x4(t, sb[buf] + (wn + (n + q / 2) * 8 + lane % 8) * kStride + ks * 16 + (q % 2) * 8);
+        b[n][0] = t[0];
+        b[n][1] = t[1];
+        b[n + 1][0] = t[2];
+        b[n + 1][1] = t[3];
       }
 #pragma unroll
       for (int m = 0; m < 4; ++m)

@@ -7,8 +7,8 @@
 //   A (row-major 16 x 16): a0 (g, 2t..2t+1), a1 (g+8, 2t..), a2 (g, 2t+8..), a3 (g+8, 2t+8..)
 //   B (col-major 16 x 8):  b0 (k 2t..2t+1, n g), b1 (k 2t+8..2t+9, n g)
 //   C (16 x 8):            c0 (g, 2t), c1 (g, 2t+1), c2 (g+8, 2t), c3 (g+8, 2t+1)
-// with the lower column in the lower 16 bits: both operands are K-contiguous rows, so every
-// fragment register is one 32-bit shared load. Epilogue per element: s̃ = fl32(fl32(N_i + N_j) −
+// with the lower column in the lower 16 bits: both operands are K-contiguous rows, so four
+// fragment registers are one ldmatrix.x4 (gram_tile_core.cuh). Epilogue per element: s̃ = fl32(fl32(N_i + N_j) −
 // 2D), D = G/(σ_iσ_j) (powers of two: exact), against the tile's thresholds from E_tile (the
 // tile's largest norms and smallest scales), or for Euclidean rows with their terms (N̂ then the
 // rounded rows' norms) from the bound in distance space (gram_tile_core.cuh: use_distance_space). Certain pairs are counted in registers; undecided
