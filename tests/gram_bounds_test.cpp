@@ -421,3 +421,69 @@ TEST(GramBounds, DistanceSpaceThresholdsNeverContradictTheRule) {
   }
   EXPECT_EQ(narrower, clustered_cases) << "the distance-space band is not narrower on clusters far from the centre";
 }
+
+// The settle queue's first look (gram_half_distance_bound): ‖ĥ_i − ĥ_j‖² of the FP16 rows summed
+// in float64 in any order (here backwards), its interval holds key64 for every pair of adversarial
+// rows (duplicates, 10^3 offsets, tiny spreads, norms over six decades), its verdicts never
+// contradict the rule, and it decides most pairs the tiles' band in distance space left undecided.
+TEST(GramBounds, TheFirstLookOnTheHalfRowsHoldsTheRuleKey) {
+  const auto seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::size_t tile_open = 0, still_open = 0;
+  for (int d : {3, 17, 128, 960}) {
+    const std::size_t n = d >= 960 ? 40 : 90;
+    std::vector<std::vector<std::vector<double>>> sets;
+    auto clusters = gaussian(n, d, rng, 0.0, 1.0);
+    const auto centres = gaussian(3, d, rng, 0.0, 20.0);
+    for (std::size_t i = 0; i < clusters.size(); ++i)
+      for (int k = 0; k < d; ++k) clusters[i][static_cast<std::size_t>(k)] += centres[i % 3][static_cast<std::size_t>(k)];
+    sets.push_back(clusters);
+    auto dup = gaussian(n / 2, d, rng, 1e3, 1.0);
+    for (std::size_t i = 0, m = dup.size(); i < m; ++i) dup.push_back(dup[i]);
+    sets.push_back(dup);
+    auto tiny = gaussian(n, d, rng, 0.0, 1e-7);
+    for (auto& r : tiny) r[rng() % r.size()] = 3.0;
+    sets.push_back(tiny);
+    auto norms = gaussian(n, d, rng, 0.0, 1.0);
+    for (std::size_t i = 0; i < norms.size(); ++i)
+      for (double& v : norms[i]) v *= std::pow(10.0, static_cast<double>(i % 7) - 3);
+    sets.push_back(norms);
+    for (std::size_t which = 0; which < sets.size(); ++which) {
+      const auto r = prepare(sets[which]);
+      std::vector<double> keys;
+      double m = 0, rho = 0, nmax = 0;
+      for (const Row& w : r) m = std::max(m, w.m), rho = std::max(rho, w.rho), nmax = std::max(nmax, w.n_up);
+      for (std::size_t i = 0; i < r.size(); ++i)
+        for (std::size_t j = i + 1; j < r.size(); ++j) keys.push_back(key64(r[i], r[j]));
+      std::vector<double> sorted = keys;
+      std::sort(sorted.begin(), sorted.end());
+      const double q = sorted[sorted.size() / 8];  // ε² at a key: pairs exactly on the edge
+      const GramRange range = gram_range(0, std::nextafter(q, HUGE_VAL));
+      const GramTileThresholds tile = gram_knn_tile_thresholds(range, gram_knn_bound(kFp16Gram, d, m, m, rho, rho, nmax, nmax));
+      std::size_t k = 0;
+      for (std::size_t i = 0; i < r.size(); ++i)
+        for (std::size_t j = i + 1; j < r.size(); ++j, ++k) {
+          double s = 0;
+          for (std::size_t c = r[i].h.size(); c-- > 0;) {
+            const double t = r[i].h[c] / r[i].sigma - r[j].h[c] / r[j].sigma;
+            s += t * t;
+          }
+          const GramKnnBound b = gram_half_distance_bound(d, s, r[i].rho, r[j].rho, r[i].n_up, r[j].n_up);
+          const double lo = gram_key_lower(b, s), up = gram_key_upper(b, s);
+          ASSERT_LE(lo, keys[k]) << "d " << d << " set " << which << " pair " << i << ", " << j;
+          ASSERT_GE(up, keys[k]) << "d " << d << " set " << which << " pair " << i << ", " << j;
+          const bool truth = keys[k] <= q;
+          const GramVerdict v = gram_interval_verdict(lo, up, range);
+          if (v == GramVerdict::In) ASSERT_TRUE(truth) << "key " << keys[k] << " against " << q;
+          if (v == GramVerdict::Out) ASSERT_FALSE(truth) << "key " << keys[k] << " against " << q;
+          if (which == 0 && d >= 128 && gram_verdict(model_knn_distance(r[i], r[j]), tile) == GramVerdict::Undecided) {
+            ++tile_open;
+            still_open += v == GramVerdict::Undecided;
+          }
+        }
+    }
+  }
+  RecordProperty("first_look_left", std::to_string(still_open) + " of " + std::to_string(tile_open));
+  EXPECT_LT(2 * still_open, tile_open) << "the first look decides fewer than half of what the tiles leave";
+}

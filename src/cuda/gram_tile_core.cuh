@@ -2,6 +2,8 @@
 // What the FP16 Gram tiles' kernels share (gram_tiles.cu: counts; gram_pairs.cu: pair lists;
 // gram_knn.cu): the arguments, the cp.async/mma.sync mainloop, the distance model of the bound and
 // the rule's float64 keys (squared distance and cosine). gram_tiles.cu's opening comment gives the fragment layouts and the tile shape.
+#include <cuda_fp16.h>
+
 #include <cstddef>
 #include <cstdint>
 
@@ -33,6 +35,8 @@ struct GramArgs {
   // The bound in distance space (use_distance_space): per 128-row block the k-NN's terms, and
   // norm_a, norm_b then the rounded rows' N̂; null: the bound E of the norms and scales above.
   const GramKnnBlock *dblk_a, *dblk_b;
+  // With them, per row: ρ (the FP16 rounding) and n (norm_upper): the settle queue's first look.
+  const double *rho_a, *rho_b, *nup_a, *nup_b;
   const std::uint32_t *order_a, *order_b;  // each Gram row's index in its set (gram_rows.hpp)
   const double *rows_a, *rows_b;   // the rule's rows, in the sets' order (settlement)
   std::uint32_t na, nb;
@@ -125,6 +129,36 @@ __device__ __forceinline__ double pair_key(const GramArgs& g, std::uint32_t i, s
   const double* a = g.rows_a + static_cast<std::size_t>(i) * g.dim;
   const double* b = g.rows_b + static_cast<std::size_t>(j) * g.dim;
   return g.cosine ? rule_cosine_key(a, b, g.dim) : rule_key(a, b, g.dim);
+}
+
+// ‖ĥ_i − ĥ_j‖² of Gram rows i, j (ĥ = h/σ, exact in float64) summed in float64: the settle queue's
+// first look (exact::gram_half_distance_bound). 16 bytes a load; the padding's zeros add nothing.
+__device__ __forceinline__ double half_distance(const GramArgs& g, std::uint32_t i, std::uint32_t j) {
+  const uint4* a = reinterpret_cast<const uint4*>(g.ha + static_cast<std::size_t>(i) * g.dim_padded);
+  const uint4* b = reinterpret_cast<const uint4*>(g.hb + static_cast<std::size_t>(j) * g.dim_padded);
+  const double si = g.inv_a[i], sj = g.inv_b[j];
+  double s = 0;
+  for (int k = 0; k < g.dim_padded / 8; ++k) {
+    const uint4 x = a[k], y = b[k];
+    const unsigned xs[4] = {x.x, x.y, x.z, x.w}, ys[4] = {y.x, y.y, y.z, y.w};
+#pragma unroll
+    for (int w = 0; w < 4; ++w)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const double u = static_cast<double>(__half2float(__ushort_as_half(static_cast<unsigned short>(xs[w] >> (16 * h))))) * si;
+        const double v = static_cast<double>(__half2float(__ushort_as_half(static_cast<unsigned short>(ys[w] >> (16 * h))))) * sj;
+        const double t = u - v;
+        s += t * t;
+      }
+  }
+  return s;
+}
+
+// The first look's verdict on Gram rows i, j (Euclidean, with the rows' terms: g.rho_a set).
+__device__ __forceinline__ exact::GramVerdict first_look(const GramArgs& g, std::uint32_t i, std::uint32_t j) {
+  const double s = half_distance(g, i, j);
+  const exact::GramKnnBound b = exact::gram_half_distance_bound(g.dim, s, g.rho_a[i], g.rho_b[j], g.nup_a[i], g.nup_b[j]);
+  return exact::gram_interval_verdict(exact::gram_key_lower(b, s), exact::gram_key_upper(b, s), g.range);
 }
 
 // A pair the full queue could not take, settled where it was found (rare).
@@ -280,6 +314,10 @@ inline void use_distance_space(GramArgs& g, const DeviceGramRows& da, const Devi
   g.norm_b = tb.norm2.get();
   g.dblk_a = ka->blocks.get();
   g.dblk_b = tb.blocks.get();
+  g.rho_a = ka->rounding.get();
+  g.rho_b = tb.rounding.get();
+  g.nup_a = da.norm_up.get();
+  g.nup_b = db.norm_up.get();
 }
 
 inline GramArgs gram_args(const DeviceGramRows& a, const DeviceGramRows& b, const GramRows&, const GramRows&) {

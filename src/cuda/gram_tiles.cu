@@ -44,10 +44,11 @@ __device__ __forceinline__ unsigned queue_undecided(const GramArgs& g, unsigned 
     const int e = __ffsll(static_cast<long long>(undecided)) - 1;
     undecided &= undecided - 1;
     const int m = e / 16, n = (e / 4) % 4, q = e % 4;
-    const std::uint32_t oi = g.order_a[i0 + m * 16 + 8 * (q >> 1)], oj = g.order_b[j0 + n * 8 + (q & 1)];
+    const std::uint32_t i = static_cast<std::uint32_t>(i0 + m * 16 + 8 * (q >> 1)), j = static_cast<std::uint32_t>(j0 + n * 8 + (q & 1));
+    const std::uint32_t oi = g.order_a[i], oj = g.order_b[j];
     const unsigned long long at = atomicAdd(g.queued, 1ull);
     if (at < g.capacity) {
-      g.queue[at] = make_uint2(oi, oj);
+      g.queue[at] = make_uint2(i, j);  // (Gram rows: the first look reads their FP16 rows)
     } else if (settle_here(g, oi, oj)) {
       ++in;
       if constexpr (Out == GramOutput::PerPoint) {
@@ -141,24 +142,37 @@ __global__ void __launch_bounds__(kThreads, 2) gram_tiles(GramArgs g) {
   }
 }
 
-// The queued pairs (indices in the sets' order) of a slab (min(queued, capacity)), by the rule; the host then zeroes the queue.
-__global__ void __launch_bounds__(kThreads) settle_queue(GramArgs g, unsigned long long* settled) {
+// The queued pairs (Gram rows) of a slab (min(queued, capacity)); the host then zeroes the queue.
+// Euclidean rows with their terms take a first look (first_look: the FP16 rows' distance summed in
+// float64, 4 bytes a coordinate a pair); what it leaves undecided, and every cosine pair, the rule
+// decides on the float64 rows (16 bytes a coordinate).
+__global__ void __launch_bounds__(kThreads) settle_queue(GramArgs g, unsigned long long* settled, unsigned long long* looked) {
   const unsigned long long n = min(*g.queued, g.capacity);
   if (blockIdx.x == 0 && threadIdx.x == 0 && n) atomicAdd(settled, n);
-  unsigned long long mine = 0;
+  unsigned long long mine = 0, decided = 0;
   for (unsigned long long t = blockIdx.x * static_cast<unsigned long long>(kThreads) + threadIdx.x; t < n;
        t += static_cast<unsigned long long>(gridDim.x) * kThreads) {
     const uint2 p = g.queue[t];
-    const double key = pair_key(g, p.x, p.y);
-    if (!(key >= g.lo && key < g.hi)) continue;
+    const exact::GramVerdict v = g.rho_a ? first_look(g, p.x, p.y) : exact::GramVerdict::Undecided;
+    decided += v != exact::GramVerdict::Undecided;
+    if (v == exact::GramVerdict::Out) continue;
+    const std::uint32_t oi = g.order_a[p.x], oj = g.order_b[p.y];
+    if (v == exact::GramVerdict::Undecided) {
+      const double key = pair_key(g, oi, oj);
+      if (!(key >= g.lo && key < g.hi)) continue;
+    }
     ++mine;
     if (g.count_a) {
-      atomicAdd(g.count_a + p.x, 1ull);
-      atomicAdd(g.count_b + p.y, 1ull);
+      atomicAdd(g.count_a + oi, 1ull);
+      atomicAdd(g.count_b + oj, 1ull);
     }
   }
-  for (int off = 16; off > 0; off >>= 1) mine += __shfl_xor_sync(0xffffffffu, mine, off);
+  for (int off = 16; off > 0; off >>= 1) {
+    mine += __shfl_xor_sync(0xffffffffu, mine, off);
+    decided += __shfl_xor_sync(0xffffffffu, decided, off);
+  }
   if (threadIdx.x % 32 == 0 && mine) atomicAdd(g.total, mine);
+  if (threadIdx.x % 32 == 0 && decided) atomicAdd(looked, decided);
 }
 
 }  // namespace
@@ -188,7 +202,7 @@ GramJoinResult run_gram_join(const VectorJoinInput& in, const DeviceGramRows& da
 
   out.queue_capacity = std::max<std::size_t>(queue_capacity, 1);
   DeviceBuffer<uint2> queue(out.queue_capacity);
-  DeviceBuffer<unsigned long long> counters(4);  // total, queued, settled, settled inline
+  DeviceBuffer<unsigned long long> counters(5);  // total, queued, settled, settled inline, decided by the first look
   counters.zero();
   DeviceBuffer<unsigned long long> count_a(per_point ? in.na : 0), count_b(per_point && !in.is_auto ? in.nb : 0);
   count_a.zero();
@@ -223,7 +237,7 @@ GramJoinResult run_gram_join(const VectorJoinInput& in, const DeviceGramRows& da
     else
       gram_tiles<GramOutput::Total><<<grid, kThreads>>>(g);
     TWOBODY_CUDA_CHECK_LAUNCH("gram_tiles");
-    settle_queue<<<264, kThreads>>>(g, counters.get() + 2);
+    settle_queue<<<264, kThreads>>>(g, counters.get() + 2, counters.get() + 4);
     TWOBODY_CUDA_CHECK_LAUNCH("settle_queue");
     TWOBODY_CUDA_CHECK(cudaMemsetAsync(g.queued, 0, sizeof(unsigned long long), 0));
     if (in.progress) {
@@ -233,11 +247,12 @@ GramJoinResult run_gram_join(const VectorJoinInput& in, const DeviceGramRows& da
   }
   TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
   out.kernel_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  unsigned long long c[4];
-  counters.download(c, 4);
+  unsigned long long c[5];
+  counters.download(c, 5);
   out.total = c[0];
   out.settled = c[2] + c[3];
   out.settled_inline = c[3];
+  out.first_look = c[4];
   if (per_point) {
     count_a.download(reinterpret_cast<unsigned long long*>(out.count_a.data()), in.na);
     if (!in.is_auto) count_b.download(reinterpret_cast<unsigned long long*>(out.count_b.data()), in.nb);

@@ -23,6 +23,7 @@ struct GramJoinResult {
   std::vector<std::uint64_t> count_a, count_b;  // PerPoint (count_b empty for a self-join)
   std::uint64_t settled = 0;         // undecided pairs settled by the rule
   std::uint64_t settled_inline = 0;  // of those, settled inside the tiles because the queue was full
+  std::uint64_t first_look = 0;      // of those, decided by the FP16 rows' float64 distance (the rest by the rule)
   std::size_t queue_capacity = 0;
   double kernel_seconds = 0;
 };

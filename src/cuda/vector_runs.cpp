@@ -255,7 +255,10 @@ Result run_vectors_on_device(const VectorPlan& plan) {
     }
     r.info.pairs_settled_fp64 = g.settled;
     r.info.plan = fmt::format(
-        "FP16 Gram tiles on the tensor cores: {} undecided pairs settled in float64{}; kernels {:.4f} s{}{}", g.settled,
+        "FP16 Gram tiles on the tensor cores: {} undecided pairs settled in float64{}{}; kernels {:.4f} s{}{}", g.settled,
+        g.first_look ? fmt::format(" ({} by the FP16 rows' distance summed in float64 within its bound, the rest by the rule)",
+                                   g.first_look)
+                     : "",
         g.settled_inline ? fmt::format(" ({} inside the tiles: the settle queue of {} pairs was full)", g.settled_inline,
                                        g.queue_capacity)
                          : "",

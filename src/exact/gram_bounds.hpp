@@ -175,6 +175,20 @@ TWOBODY_GRAM_HD inline GramThresholds gram_knn_thresholds(double limit, const Gr
   return {in, k < 64 ? out : HUGE_VALF};
 }
 
+// The settle queue's first look at an undecided pair (cuda/gram_tiles.cu), before the rule: s =
+// ‖ĥ_i − ĥ_j‖² of the rounded rows ĥ = h/σ (each ĥ_k exact in float64) summed in float64 on the
+// CUDA cores, in any order. A term's difference, its square and its addition round once each, and
+// a square may underflow (2^-1074 at most), so |s − ‖ĥ_i − ĥ_j‖²| ≤ 2γ_{d+3}·s + d·2^-1074 =: a;
+// with r = ρ_i + ρ_j and C from the norms as gram_knn_bound's, the k-NN's argument gives key64 in
+// [gram_key_lower(b, s), gram_key_upper(b, s)] for b = {a, r, C}. It reads each coordinate as
+// FP16 (2 bytes against the rule's 8) and has no tensor-core or float32 term: a pair the tiles
+// left undecided is often decided here, and only the rest reads the rule's rows.
+TWOBODY_GRAM_HD inline GramKnnBound gram_half_distance_bound(int d, double s, double ri, double rj, double ni, double nj) {
+  const double a = outward_up(outward_up(s * (2 * gamma64(d + 3))) + static_cast<double>(d) * 0x1p-1070);
+  const double c = 1.01 * (6 * kUnit64 + gamma64(d + 1)) * (ni + nj) * (ni + nj);
+  return {a, outward_up(ri + rj), outward_up(c)};
+}
+
 // Whether every pair of rows whose norms ‖x'‖ lie a gap of at least `gap` apart (a lower bound of
 // |‖x'_i‖ − ‖x'_j‖| <= ‖x'_i − x'_j‖) has key64 > u: κ' >= gap², key64 >= κ' − C.
 TWOBODY_GRAM_HD inline bool gram_gap_exceeds(const GramKnnBound& b, double gap, double u) {
@@ -221,6 +235,15 @@ enum class GramVerdict { In, Out, Undecided };
 TWOBODY_GRAM_HD inline GramVerdict gram_verdict(float s, const GramTileThresholds& t) {
   if (s <= t.hi_in && s > t.lo_out) return GramVerdict::In;
   if (s > t.hi_out || s <= t.lo_in) return GramVerdict::Out;
+  return GramVerdict::Undecided;
+}
+
+// A pair's verdict from an interval [low, up] holding its key (the first look's): in when the whole
+// interval is in [lo, hi), out when it is wholly outside, else undecided (NaN included).
+TWOBODY_GRAM_HD inline GramVerdict gram_interval_verdict(double low, double up, const GramRange& r) {
+  if (!(low <= up)) return GramVerdict::Undecided;
+  if (up <= r.limit_hi && (!r.has_lo || low > r.limit_lo)) return GramVerdict::In;
+  if (low > r.limit_hi || (r.has_lo && up <= r.limit_lo)) return GramVerdict::Out;
   return GramVerdict::Undecided;
 }
 
