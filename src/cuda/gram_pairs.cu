@@ -49,10 +49,10 @@ __global__ void __launch_bounds__(kThreads, 2) gram_pair_tiles(GramArgs g) {
   const int gq = lane / 4, t4 = lane % 4;
   const int wm = (warp / 4) * 64, wn = (warp % 4) * 32;
   const std::size_t row0 = static_cast<std::size_t>(I) * kTile, col0 = static_cast<std::size_t>(J) * kTile;
-  if (threadIdx.x == 0)  // (read after the mainloop's barriers)
-    s_th = tile_thresholds(g, I, J);
   float c[4][4][4];
-  gram_mainloop(g, row0, col0, wm, wn, sa, sb, c);
+  gram_mainloop(g, row0, col0, wm, wn, sa, sb, c, [&] {
+    if (threadIdx.x == 0) s_th = tile_thresholds(g, I, J);  // (read after the mainloop's barriers)
+  });
   if (skip == kAllWritten) return;  // (no barrier follows)
 
   float ni[4][2], inv_i[4][2], nj[4][2], inv_j[4][2];

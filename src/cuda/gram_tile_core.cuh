@@ -174,11 +174,19 @@ __device__ __forceinline__ float gram_distance(float g, float ni, float nj, floa
   return __fmaf_rn(-2.f, d, __fadd_rn(ni, nj));
 }
 
+struct NothingMeanwhile {
+  __device__ void operator()() const {}
+};
+
 // The warp's 64 x 32 Gram products G of rows row0 + wm .. and columns col0 + wn .., in c[m][n]
-// (the C fragments of 16-row block m and 8-column block n).
+// (the C fragments of 16-row block m and 8-column block n). `meanwhile` runs once while the
+// first stage's copies are in flight (a tile's thresholds: computed before them, their square
+// roots and steps held every block's first barrier, 3.5 % of the expo 10^6 x 128 run); what it
+// writes to shared memory is visible after the mainloop (its barriers).
+template <class Meanwhile = NothingMeanwhile>
 __device__ __forceinline__ void gram_mainloop(const GramArgs& g, std::size_t row0, std::size_t col0, int wm, int wn,
                                               std::uint16_t (*sa)[kTile * kStride], std::uint16_t (*sb)[kTile * kStride],
-                                              float (&c)[4][4][4]) {
+                                              float (&c)[4][4][4], const Meanwhile& meanwhile = {}) {
   const int lane = threadIdx.x % 32;
 #pragma unroll
   for (int m = 0; m < 4; ++m)
@@ -190,6 +198,7 @@ __device__ __forceinline__ void gram_mainloop(const GramArgs& g, std::size_t row
   stage(sa[0], g.ha, row0, g.dim_padded, 0);
   stage(sb[0], g.hb, col0, g.dim_padded, 0);
   cp_async_commit();
+  meanwhile();
   for (int ch = 0; ch < chunks; ++ch) {
     const int buf = ch & 1;
     if (ch + 1 < chunks) {
