@@ -121,6 +121,22 @@ std::vector<std::vector<double>> gaussian(std::size_t n, int d, std::mt19937_64&
   return rows;
 }
 
+// One large coordinate (3 plus up to 1, `jitter`), the others tiny: FP16 subnormals after the
+// row's scaling.
+std::vector<std::vector<double>> spiky(std::size_t n, int d, std::mt19937_64& rng, bool jitter) {
+  auto rows = gaussian(n, d, rng, 0.0, 1e-7);
+  for (auto& r : rows) r[rng() % r.size()] = 3.0 + (jitter ? 1e-3 * static_cast<double>(rng() % 1000) : 0.0);
+  return rows;
+}
+
+// Rows of norms over `decades` decades centred on 1: the scales differ between a pair's rows.
+std::vector<std::vector<double>> spread_norms(std::size_t n, int d, std::mt19937_64& rng, int decades) {
+  auto rows = gaussian(n, d, rng, 0.0, 1.0);
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    for (double& v : rows[i]) v *= std::pow(10.0, static_cast<double>(static_cast<int>(i) % (decades + 1) - decades / 2));
+  return rows;
+}
+
 }  // namespace
 
 TEST(GramBounds, TheModelStaysWithinTheBoundOnAdversarialRows) {
@@ -141,15 +157,8 @@ TEST(GramBounds, TheModelStaysWithinTheBoundOnAdversarialRows) {
       near.push_back(copy);
     }
     worst = std::max(worst, worst_ratio(near, "near duplicates"));
-    // One large coordinate, the others tiny: FP16 subnormals after the row's scaling.
-    auto spiky = gaussian(n, d, rng, 0.0, 1e-7);
-    for (auto& r : spiky) r[rng() % r.size()] = 3.0;
-    worst = std::max(worst, worst_ratio(spiky, "spikes and subnormals"));
-    // Rows of norms from 1e-3 to 1e3: the scales differ between the two rows of a pair.
-    auto norms = gaussian(n, d, rng, 0.0, 1.0);
-    for (std::size_t i = 0; i < norms.size(); ++i)
-      for (double& v : norms[i]) v *= std::pow(10.0, static_cast<double>(i % 7) - 3);
-    worst = std::max(worst, worst_ratio(norms, "norms 1e-3..1e3"));
+    worst = std::max(worst, worst_ratio(spiky(n, d, rng, false), "spikes and subnormals"));
+    worst = std::max(worst, worst_ratio(spread_norms(n, d, rng, 6), "norms 1e-3..1e3"));
     // An integer lattice: FP16 holds small integers exactly, the accumulation still rounds.
     std::uniform_int_distribution<int> u(0, 2);
     std::vector<std::vector<double>> lattice(n, std::vector<double>(static_cast<std::size_t>(d)));
@@ -255,13 +264,8 @@ TEST(GramBounds, KnnKeyIntervalsHoldTheRuleKey) {
     }
     near.push_back(near[0]);  // an exact duplicate: key 0
     sets.push_back(near);
-    auto spiky = gaussian(n, d, rng, 0.0, 1e-7);
-    for (auto& r : spiky) r[rng() % r.size()] = 3.0 + 1e-3 * (rng() % 1000);
-    sets.push_back(spiky);
-    auto norms = gaussian(n, d, rng, 0.0, 1.0);
-    for (std::size_t i = 0; i < norms.size(); ++i)
-      for (double& v : norms[i]) v *= std::pow(10.0, static_cast<double>(i % 7) - 3);
-    sets.push_back(norms);
+    sets.push_back(spiky(n, d, rng, true));
+    sets.push_back(spread_norms(n, d, rng, 6));
     for (const auto& rows : sets) {
       const auto r = prepare(rows);
       std::uniform_real_distribution<double> frac(0, 1);
@@ -366,10 +370,7 @@ TEST(GramBounds, DistanceSpaceThresholdsNeverContradictTheRule) {
       for (double& v : r) v = 1e3 + u(rng);  // integer keys, far from 0
     for (std::size_t i = 0; i < 8; ++i) lattice.push_back(lattice[i]);
     sets.push_back(lattice);
-    auto norms = gaussian(100, d, rng, 0.0, 1.0);
-    for (std::size_t i = 0; i < norms.size(); ++i)
-      for (double& v : norms[i]) v *= std::pow(10.0, static_cast<double>(i % 5) - 2);
-    sets.push_back(norms);
+    sets.push_back(spread_norms(100, d, rng, 4));
     for (std::size_t which = 0; which < sets.size(); ++which) {
       const auto r = prepare(sets[which]);
       double m = 0, rho = 0, n = 0, e = 0;
@@ -442,13 +443,8 @@ TEST(GramBounds, TheFirstLookOnTheHalfRowsHoldsTheRuleKey) {
     auto dup = gaussian(n / 2, d, rng, 1e3, 1.0);
     for (std::size_t i = 0, m = dup.size(); i < m; ++i) dup.push_back(dup[i]);
     sets.push_back(dup);
-    auto tiny = gaussian(n, d, rng, 0.0, 1e-7);
-    for (auto& r : tiny) r[rng() % r.size()] = 3.0;
-    sets.push_back(tiny);
-    auto norms = gaussian(n, d, rng, 0.0, 1.0);
-    for (std::size_t i = 0; i < norms.size(); ++i)
-      for (double& v : norms[i]) v *= std::pow(10.0, static_cast<double>(i % 7) - 3);
-    sets.push_back(norms);
+    sets.push_back(spiky(n, d, rng, false));
+    sets.push_back(spread_norms(n, d, rng, 6));
     for (std::size_t which = 0; which < sets.size(); ++which) {
       const auto r = prepare(sets[which]);
       std::vector<double> keys;
