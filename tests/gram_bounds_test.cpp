@@ -454,32 +454,56 @@ TEST(GramBounds, TheFirstLookOnTheHalfRowsHoldsTheRuleKey) {
         for (std::size_t j = i + 1; j < r.size(); ++j) keys.push_back(key64(r[i], r[j]));
       std::vector<double> sorted = keys;
       std::sort(sorted.begin(), sorted.end());
-      const double q = sorted[sorted.size() / 8];  // ε² at a key: pairs exactly on the edge
-      const GramRange range = gram_range(0, std::nextafter(q, HUGE_VAL));
-      const GramTileThresholds tile = gram_knn_tile_thresholds(range, gram_knn_bound(kFp16Gram, d, m, m, rho, rho, nmax, nmax));
-      std::size_t k = 0;
-      for (std::size_t i = 0; i < r.size(); ++i)
-        for (std::size_t j = i + 1; j < r.size(); ++j, ++k) {
-          double s = 0;
-          for (std::size_t c = r[i].h.size(); c-- > 0;) {
-            const double t = r[i].h[c] / r[i].sigma - r[j].h[c] / r[j].sigma;
-            s += t * t;
+      // ε² at a key (pairs exactly on the edge), and a range above 0 whose lower edge is a key too.
+      const double q = sorted[sorted.size() / 8], q0 = sorted[sorted.size() / 40];
+      for (const bool from_zero : {true, false}) {
+        const GramRange range = gram_range(from_zero ? 0.0 : q0, std::nextafter(q, HUGE_VAL));
+        const GramTileThresholds tile = gram_knn_tile_thresholds(range, gram_knn_bound(kFp16Gram, d, m, m, rho, rho, nmax, nmax));
+        std::size_t k = 0;
+        for (std::size_t i = 0; i < r.size(); ++i)
+          for (std::size_t j = i + 1; j < r.size(); ++j, ++k) {
+            double s = 0;
+            for (std::size_t c = r[i].h.size(); c-- > 0;) {
+              const double t = r[i].h[c] / r[i].sigma - r[j].h[c] / r[j].sigma;
+              s += t * t;
+            }
+            const GramKnnBound b = gram_half_distance_bound(d, s, r[i].rho, r[j].rho, r[i].n_up, r[j].n_up);
+            const double lo = gram_key_lower(b, s), up = gram_key_upper(b, s);
+            ASSERT_LE(lo, keys[k]) << "d " << d << " set " << which << " pair " << i << ", " << j;
+            ASSERT_GE(up, keys[k]) << "d " << d << " set " << which << " pair " << i << ", " << j;
+            const bool truth = keys[k] <= q && (from_zero || keys[k] >= q0);
+            const GramVerdict v = gram_interval_verdict(lo, up, range);
+            if (v == GramVerdict::In) ASSERT_TRUE(truth) << "key " << keys[k] << " in [" << q0 << ", " << q << "]?";
+            if (v == GramVerdict::Out) ASSERT_FALSE(truth) << "key " << keys[k] << " in [" << q0 << ", " << q << "]?";
+            if (from_zero && which == 0 && d >= 128 &&
+                gram_verdict(model_knn_distance(r[i], r[j]), tile) == GramVerdict::Undecided) {
+              ++tile_open;
+              still_open += v == GramVerdict::Undecided;
+            }
           }
-          const GramKnnBound b = gram_half_distance_bound(d, s, r[i].rho, r[j].rho, r[i].n_up, r[j].n_up);
-          const double lo = gram_key_lower(b, s), up = gram_key_upper(b, s);
-          ASSERT_LE(lo, keys[k]) << "d " << d << " set " << which << " pair " << i << ", " << j;
-          ASSERT_GE(up, keys[k]) << "d " << d << " set " << which << " pair " << i << ", " << j;
-          const bool truth = keys[k] <= q;
-          const GramVerdict v = gram_interval_verdict(lo, up, range);
-          if (v == GramVerdict::In) ASSERT_TRUE(truth) << "key " << keys[k] << " against " << q;
-          if (v == GramVerdict::Out) ASSERT_FALSE(truth) << "key " << keys[k] << " against " << q;
-          if (which == 0 && d >= 128 && gram_verdict(model_knn_distance(r[i], r[j]), tile) == GramVerdict::Undecided) {
-            ++tile_open;
-            still_open += v == GramVerdict::Undecided;
-          }
-        }
+      }
     }
   }
   RecordProperty("first_look_left", std::to_string(still_open) + " of " + std::to_string(tile_open));
   EXPECT_LT(2 * still_open, tile_open) << "the first look decides fewer than half of what the tiles leave";
+}
+
+// Thresholds whose closed form nearly cancels (√(L − C) − r)² against A: the start holds none of
+// the threshold's bits and single-float steps would give up; the doubling steps find one that
+// keeps its guarantee (a review's case: A = 1, L = 1 + 2^-40).
+TEST(GramBounds, DistanceSpaceThresholdsFarFromTheirClosedForm) {
+  for (const GramKnnBound b : {GramKnnBound{1, 0, 0}, GramKnnBound{1e-3, 1e-9, 1e-12}, GramKnnBound{2.0, 0.5, 0.0}}) {
+    for (const double limit : {1 + 0x1p-40, 1.0, 0x1p-30, 2.25 + 0x1p-45, 1e6}) {
+      const GramThresholds t = gram_knn_thresholds(limit, b);
+      if (std::sqrt(limit - b.c) - b.r >= 0 && std::isfinite(t.in_below) == false)
+        ADD_FAILURE() << "gave up below " << limit << " for a " << b.a;
+      if (std::isfinite(t.in_below)) EXPECT_LE(gram_key_upper(b, t.in_below), limit);
+      ASSERT_TRUE(std::isfinite(t.out_above)) << limit;
+      EXPECT_GT(gram_key_lower(b, std::nextafter(t.out_above, HUGE_VALF)), limit);
+    }
+  }
+  // Here the threshold lies a few 2^-50 (the outward roundings) below 2^-40.
+  const GramThresholds t = gram_knn_thresholds(1 + 0x1p-40, GramKnnBound{1, 0, 0});
+  EXPECT_GT(t.in_below, 0x1p-41f);
+  EXPECT_LT(t.in_below, 0x1p-40f);
 }

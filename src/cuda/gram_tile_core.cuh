@@ -315,9 +315,11 @@ inline GramArgs gram_args(const DeviceGramRows& a, const DeviceGramRows& b) {
 inline void use_distance_space(GramArgs& g, const DeviceGramRows& da, const DeviceGramRows& db, const DeviceGramKnnRows* ka,
                                const DeviceGramKnnRows* kb) {
   if (g.cosine || !ka) return;
+  if (!kb && &db != &da) throw Error(ErrorKind::Internal, "a cross join's bound in distance space needs both sets' row terms");
   const DeviceGramKnnRows& tb = kb ? *kb : *ka;
   if (ka->blocks.size() != da.n_padded / kTile || tb.blocks.size() != db.n_padded / kTile ||
-      ka->norm2.size() != da.n_padded || tb.norm2.size() != db.n_padded)
+      ka->norm2.size() != da.n_padded || tb.norm2.size() != db.n_padded || ka->rounding.size() != da.n ||
+      tb.rounding.size() != db.n)
     throw Error(ErrorKind::Internal, "the row terms of the bound in distance space are not those of the Gram rows");
   g.norm_a = ka->norm2.get();
   g.norm_b = tb.norm2.get();

@@ -11,10 +11,12 @@
 // fragment registers are one ldmatrix.x4 (gram_tile_core.cuh). Epilogue per element: s̃ = fl32(fl32(N_i + N_j) −
 // 2D), D = G/(σ_iσ_j) (powers of two: exact), against the tile's thresholds from E_tile (the
 // tile's largest norms and smallest scales), or for Euclidean rows with their terms (N̂ then the
-// rounded rows' norms) from the bound in distance space (gram_tile_core.cuh: use_distance_space). Certain pairs are counted in registers; undecided
-// ones go to a queue that a settle kernel drains after every slab of tile rows, in float64 by the
-// rule (stored order, no FMA). A full queue never loses a pair: the tile settles it itself.
-// Rows may come sorted by norm: the queue and the counts take their sets' indices (`order`).
+// rounded rows' norms) from the bound in distance space (gram_tile_core.cuh: use_distance_space).
+// Certain pairs are counted in registers; undecided ones go to a queue (their Gram rows) that a
+// settle kernel drains after every slab of tile rows: a first look on the FP16 rows in float64
+// where the rows carry their terms, then the rule (stored order, no FMA) on the float64 rows. A
+// full queue never loses a pair: the tile settles it itself, by the rule. Rows may come sorted by
+// norm: the rule's rows and the counts take the sets' indices (`order`).
 #include <algorithm>
 #include <chrono>
 #include <cmath>

@@ -106,7 +106,7 @@ bool undecided_in_distance_space(double key, const exact::GramKnnBound& b, const
   const auto in_band = [&](double limit) {
     const double room = limit - b.c, below = room > 0 ? std::max(std::sqrt(room) - b.r, 0.0) : 0.0;
     const double above = std::sqrt(limit + b.c) + b.r;
-    return key > below * below - b.a && key <= above * above + b.a;
+    return !(key <= below * below - b.a) && !(key > above * above + b.a);  // (NaN: undecided)
   };
   return std::isnan(key) || in_band(r.limit_hi) || (r.has_lo && in_band(r.limit_lo));
 }

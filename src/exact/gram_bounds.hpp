@@ -155,30 +155,42 @@ TWOBODY_GRAM_HD inline double gram_key_admits(const GramKnnBound& b, double u) {
 // gram_key_lower > limit. Both bounds are non-decreasing in s̃ (every step, the outward ones
 // included, is monotone), so one check at the threshold holds for every s̃ beyond it. Each starts
 // from the closed form, (√(limit − C) − r)² − A and gram_key_admits, and steps past the outward
-// roundings (an ulp or two); one that would not settle in 64 steps gives up to ∓inf (every such
-// pair undecided: settled by the rule).
+// roundings (a float or two; doubling steps when the start is far off); one that would not settle
+// in 64 steps gives up to ∓inf (every such pair undecided: settled by the rule).
 TWOBODY_GRAM_HD inline GramThresholds gram_knn_thresholds(double limit, const GramKnnBound& b) {
+  // A float at or below (above) x; and the k-th step away from a start x: four floats first,
+  // then doubling steps of 2^(k−52)·scale, which reach a threshold far from the closed form (when
+  // the root part nearly cancels against A, the start holds none of its bits).
+  const auto below = [](double x) {
+    float f = static_cast<float>(x);
+    return static_cast<double>(f) > x ? std::nextafter(f, -HUGE_VALF) : f;
+  };
+  const auto above = [](double x) {
+    float f = static_cast<float>(x);
+    return static_cast<double>(f) < x ? std::nextafter(f, HUGE_VALF) : f;
+  };
   float in = -HUGE_VALF;
   const double room = limit - b.c;
   const double root = room >= 0 ? std::sqrt(room) - b.r : -1.0;
   if (root >= 0) {
-    float s = static_cast<float>(root * root - b.a);
-    int k = 0;
-    for (; k < 64 && gram_key_upper(b, s) > limit; ++k) s = std::nextafter(s, -HUGE_VALF);
-    if (k < 64) in = s;
+    const double start = root * root - b.a, scale = std::fmax(std::fabs(start), b.a);
+    float s = below(start);
+    for (int k = 0; k < 64 && gram_key_upper(b, s) > limit; ++k)
+      s = k < 4 ? std::nextafter(s, -HUGE_VALF) : below(start - scale * std::ldexp(1.0, k - 52));
+    if (gram_key_upper(b, s) <= limit) in = s;
   }
-  const double admit = gram_key_admits(b, limit);
-  float out = static_cast<float>(admit);
-  if (static_cast<double>(out) < admit) out = std::nextafter(out, HUGE_VALF);
-  int k = 0;
-  for (; k < 64 && gram_key_lower(b, std::nextafter(out, HUGE_VALF)) <= limit; ++k) out = std::nextafter(out, HUGE_VALF);
-  return {in, k < 64 ? out : HUGE_VALF};
+  const double start = gram_key_admits(b, limit), scale = std::fmax(std::fabs(start), b.a);
+  float out = above(start);
+  for (int k = 0; k < 64 && gram_key_lower(b, std::nextafter(out, HUGE_VALF)) <= limit; ++k)
+    out = k < 4 ? std::nextafter(out, HUGE_VALF) : above(start + scale * std::ldexp(1.0, k - 52));
+  if (!(gram_key_lower(b, std::nextafter(out, HUGE_VALF)) > limit)) out = HUGE_VALF;
+  return {in, out};
 }
 
 // The settle queue's first look at an undecided pair (cuda/gram_tiles.cu), before the rule: s =
 // ‖ĥ_i − ĥ_j‖² of the rounded rows ĥ = h/σ (each ĥ_k exact in float64) summed in float64 on the
 // CUDA cores, in any order. A term's difference, its square and its addition round once each, and
-// a square may underflow (2^-1074 at most), so |s − ‖ĥ_i − ĥ_j‖²| ≤ 2γ_{d+3}·s + d·2^-1074 =: a;
+// a square may underflow (2^-1074 at most), so |s − ‖ĥ_i − ĥ_j‖²| ≤ 2γ_{d+3}·s + d·2^-1070 =: a;
 // with r = ρ_i + ρ_j and C from the norms as gram_knn_bound's, the k-NN's argument gives key64 in
 // [gram_key_lower(b, s), gram_key_upper(b, s)] for b = {a, r, C}. It reads each coordinate as
 // FP16 (2 bytes against the rule's 8) and has no tensor-core or float32 term: a pair the tiles
