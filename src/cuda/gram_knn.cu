@@ -94,8 +94,7 @@ __device__ void next_tile(const KnnArgs& p, KnnShared& s, std::uint32_t I) {
       ++s.swept;
       s.tile_bound = p.cosine ? exact::gram_cosine_knn_bound(p.g.format, p.g.dim, bi.m_max, bj.m_max, bi.rho_max,
                                                              bj.rho_max, bi.n_max, bj.n_max, bi.n_min, bj.n_min)
-                              : exact::gram_knn_bound(p.g.format, p.g.dim, bi.m_max, bj.m_max, bi.rho_max, bj.rho_max,
-                                                      bi.n_max, bj.n_max);
+                              : block_knn_bound(p.g.format, p.g.dim, bi, bj);
     }
     s.tile = J;
   }

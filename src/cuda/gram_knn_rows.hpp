@@ -26,6 +26,12 @@ struct GramKnnBlock {
   double n_min;    // smallest ‖x'‖ (lower bounds)
 };
 
+// The bound in distance space of every pair of blocks i and j (from their largest m, ρ and n).
+TWOBODY_GRAM_HD inline exact::GramKnnBound block_knn_bound(const exact::GramFormat& f, int d, const GramKnnBlock& i,
+                                                           const GramKnnBlock& j) {
+  return exact::gram_knn_bound(f, d, i.m_max, j.m_max, i.rho_max, j.rho_max, i.n_max, j.n_max);
+}
+
 struct GramKnnRows {
   std::vector<float> norm2;          // N̂, n_padded (0 for padding)
   std::vector<double> rounded_norm;  // m of each real row

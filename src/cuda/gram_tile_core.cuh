@@ -243,9 +243,7 @@ __device__ __forceinline__ void gram_mainloop(const GramArgs& g, std::size_t row
 // bound in distance space from its blocks' largest m, ρ and n.
 __device__ __forceinline__ exact::GramTileThresholds tile_thresholds(const GramArgs& g, std::uint32_t I, std::uint32_t J) {
   if (g.dblk_a) {
-    const GramKnnBlock &bi = g.dblk_a[I], &bj = g.dblk_b[J];
-    return exact::gram_knn_tile_thresholds(
-        g.range, exact::gram_knn_bound(g.format, g.dim, bi.m_max, bj.m_max, bi.rho_max, bj.rho_max, bi.n_max, bj.n_max));
+    return exact::gram_knn_tile_thresholds(g.range, block_knn_bound(g.format, g.dim, g.dblk_a[I], g.dblk_b[J]));
   }
   const double ni = g.bmax_a[I], nj = g.bmax_b[J], si = g.bmin_a[I], sj = g.bmin_b[J];
   return exact::gram_tile_thresholds(g.range, g.cosine ? exact::gram_cosine_bound(g.format, g.dim, ni, nj, si, sj)

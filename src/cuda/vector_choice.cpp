@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "twobody/detail/cpu/vector_rows.hpp"
+#include "twobody/detail/cuda/gram_knn_rows.hpp"
 #include "twobody/detail/cuda/gram_rows.hpp"
 #include "twobody/detail/exact/gram_bounds.hpp"
 
@@ -87,8 +88,9 @@ void bound_inputs(SampledRows& s, const std::vector<double>& centre) {
       hat += h * h;
       err += (h - v) * (h - v);
     }
-    s.m[r] = fits ? std::sqrt(hat) : HUGE_VAL;
-    s.rho[r] = fits ? std::sqrt(err) : HUGE_VAL;
+    const GramKnnRowTerms t = gram_knn_row_terms(hat, err, ss, static_cast<int>(d));  // (the tiles' finish)
+    s.m[r] = fits ? t.rounded_norm : HUGE_VAL;
+    s.rho[r] = fits ? t.rounding : HUGE_VAL;
   }
 }
 
@@ -100,13 +102,11 @@ bool undecided(double key, double e, const exact::GramRange& r) {
 }
 
 // The same for the tiles on the bound in distance space (exact::gram_knn_thresholds): s̃ lies near
-// key64 there too, so the pair is undecided when key64 lies in an edge's band
-// ((√(L − C) − r)₊² − A, (√(L + C) + r)² + A].
+// key64 there too, so the pair is undecided when key64 lies in an edge's band (gram_knn_band).
 bool undecided_in_distance_space(double key, const exact::GramKnnBound& b, const exact::GramRange& r) {
   const auto in_band = [&](double limit) {
-    const double room = limit - b.c, below = room > 0 ? std::max(std::sqrt(room) - b.r, 0.0) : 0.0;
-    const double above = std::sqrt(limit + b.c) + b.r;
-    return !(key <= below * below - b.a) && !(key > above * above + b.a);  // (NaN: undecided)
+    const exact::GramKnnBand band = exact::gram_knn_band(limit, b);
+    return !(key <= band.in_start) && !(key > band.out_start);  // (NaN: undecided)
   };
   return std::isnan(key) || in_band(r.limit_hi) || (r.has_lo && in_band(r.limit_lo));
 }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 
+#include "twobody/detail/engine/first_where.hpp"
 #include "twobody/detail/engine/overloaded.hpp"
 #include "twobody/detail/expr/compiled.hpp"
 #include "twobody/detail/expr/cutoff.hpp"
@@ -117,11 +118,7 @@ std::optional<PointsRoute> points_route(const PairExpression& f, const Statistic
     if (!set) continue;
     for (int d = 0; d < set->dim(); ++d) {
       const std::span<const double> c = set->coord(d);
-      const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(c.size());
-      bool finite = true;
-#pragma omp parallel for reduction(&& : finite) schedule(static) if (n > 65536)
-      for (std::ptrdiff_t i = 0; i < n; ++i) finite = finite && std::isfinite(c[static_cast<std::size_t>(i)]);
-      if (!finite) return std::nullopt;
+      if (first_where(c.data(), c.size(), [](double v) { return !std::isfinite(v); }) < c.size()) return std::nullopt;
     }
   }
   return r;

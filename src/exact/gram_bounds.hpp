@@ -55,6 +55,9 @@ constexpr double kUnit32 = 0x1p-24;
 // γ_n = n u / (1 − n u), float64.
 TWOBODY_GRAM_HD inline double gamma64(int n) { return n * kUnit64 / (1.0 - n * kUnit64); }
 
+// The centring line above per (n_i + n_j)²: |‖x'_i − x'_j‖² − key64| ≤ this · (n_i + n_j)².
+TWOBODY_GRAM_HD inline double centring_factor(int d) { return 6 * kUnit64 + gamma64(d + 1); }
+
 // An upper bound of ‖x'‖ from nu = fl64(Σ_k x'_k²) summed in order over d terms.
 TWOBODY_GRAM_HD inline double norm_upper(double nu, int d) { return std::sqrt(nu * (1.0 + gamma64(d))) * (1.0 + 2 * kUnit64); }
 
@@ -74,7 +77,7 @@ TWOBODY_GRAM_HD inline double gram_distance_bound(const GramFormat& f, int d, do
   const double norm_rel = kUnit32 * (1 + gamma64(d)) + gamma64(d);
   const double sum2 = (ni + nj) * (ni + nj);
   const double epilogue = 2 * kUnit32 * (1 + 1e-6) * sum2;
-  const double centring = (6 * kUnit64 + gamma64(d + 1)) * sum2;
+  const double centring = centring_factor(d) * sum2;
   return 1.01 * (2 * gram + norm_rel * (ni * ni + nj * nj) + epilogue + centring);
 }
 
@@ -126,7 +129,7 @@ TWOBODY_GRAM_HD inline GramKnnBound gram_knn_bound(const GramFormat& f, int d, d
   const double msum = (mi + mj) * (mi + mj), nsum = (ni + nj) * (ni + nj);
   const double a = 1.01 * (norm_rel * (mi * mi + mj * mj) + 2 * mmas * (f.depth + 2) * f.u_acc * mi * mj +
                            2 * kUnit32 * (1 + 1e-6) * msum);
-  const double c = 1.01 * (6 * kUnit64 + gamma64(d + 1)) * nsum;
+  const double c = 1.01 * centring_factor(d) * nsum;
   return {outward_up(a), outward_up(ri + rj), outward_up(c)};
 }
 
@@ -157,6 +160,19 @@ TWOBODY_GRAM_HD inline double gram_key_admits(const GramKnnBound& b, double u) {
 // from the closed form, (√(limit − C) − r)² − A and gram_key_admits, and steps past the outward
 // roundings (a float or two; doubling steps when the start is far off); one that would not settle
 // in 64 steps gives up to ∓inf (every such pair undecided: settled by the rule).
+// The band's closed forms about a limit L: s̃ at or below in_start has keys ≤ L but for the
+// outward roundings (−inf when √(L − C) ≤ r: no s̃ certifies that), every s̃ above out_start
+// (gram_key_admits) keys > L. The thresholds below start from them; the precision choice's
+// estimate (cuda/vector_choice.cpp) takes them as they are.
+struct GramKnnBand {
+  double in_start, out_start;
+};
+TWOBODY_GRAM_HD inline GramKnnBand gram_knn_band(double limit, const GramKnnBound& b) {
+  const double room = limit - b.c;
+  const double root = room >= 0 ? std::sqrt(room) - b.r : -1.0;
+  return {root >= 0 ? root * root - b.a : -HUGE_VAL, gram_key_admits(b, limit)};
+}
+
 TWOBODY_GRAM_HD inline GramThresholds gram_knn_thresholds(double limit, const GramKnnBound& b) {
   // A float at or below (above) x; and the k-th step away from a start x: four floats first,
   // then doubling steps of 2^(k−52)·scale, which reach a threshold far from the closed form (when
@@ -169,17 +185,16 @@ TWOBODY_GRAM_HD inline GramThresholds gram_knn_thresholds(double limit, const Gr
     float f = static_cast<float>(x);
     return static_cast<double>(f) < x ? std::nextafter(f, HUGE_VALF) : f;
   };
+  const GramKnnBand band = gram_knn_band(limit, b);
   float in = -HUGE_VALF;
-  const double room = limit - b.c;
-  const double root = room >= 0 ? std::sqrt(room) - b.r : -1.0;
-  if (root >= 0) {
-    const double start = root * root - b.a, scale = std::fmax(std::fabs(start), b.a);
+  if (band.in_start > -HUGE_VAL) {
+    const double start = band.in_start, scale = std::fmax(std::fabs(start), b.a);
     float s = below(start);
     for (int k = 0; k < 64 && gram_key_upper(b, s) > limit; ++k)
       s = k < 4 ? std::nextafter(s, -HUGE_VALF) : below(start - scale * std::ldexp(1.0, k - 52));
     if (gram_key_upper(b, s) <= limit) in = s;
   }
-  const double start = gram_key_admits(b, limit), scale = std::fmax(std::fabs(start), b.a);
+  const double start = band.out_start, scale = std::fmax(std::fabs(start), b.a);
   float out = above(start);
   for (int k = 0; k < 64 && gram_key_lower(b, std::nextafter(out, HUGE_VALF)) <= limit; ++k)
     out = k < 4 ? std::nextafter(out, HUGE_VALF) : above(start + scale * std::ldexp(1.0, k - 52));
@@ -197,7 +212,7 @@ TWOBODY_GRAM_HD inline GramThresholds gram_knn_thresholds(double limit, const Gr
 // left undecided is often decided here, and only the rest reads the rule's rows.
 TWOBODY_GRAM_HD inline GramKnnBound gram_half_distance_bound(int d, double s, double ri, double rj, double ni, double nj) {
   const double a = outward_up(outward_up(s * (2 * gamma64(d + 3))) + static_cast<double>(d) * 0x1p-1070);
-  const double c = 1.01 * (6 * kUnit64 + gamma64(d + 1)) * (ni + nj) * (ni + nj);
+  const double c = 1.01 * centring_factor(d) * (ni + nj) * (ni + nj);
   return {a, outward_up(ri + rj), outward_up(c)};
 }
 
