@@ -16,11 +16,19 @@ inline double fp16_round(double v) {
   return std::copysign(std::nearbyint(a / q) * q, v);
 }
 
-// The tensor cores' sum of the products, MMA by MMA (K products each) into a float32 accumulator.
-inline float mma_model_dot(const std::vector<double>& hi, const std::vector<double>& hj, int depth) {
-  float acc = 0;
+// The tensor cores' sum of the products, MMA by MMA (K products each) into a float32 accumulator;
+// with `fold` F > 0, the accumulator restarts from 0 every F MMAs and each partial is added to a
+// running float32 sum (the joins' tiles: exact::GramFormat::fold).
+inline float mma_model_dot(const std::vector<double>& hi, const std::vector<double>& hj, int depth, int fold = 0) {
+  float acc = 0, running = 0;
+  bool folded = false;
   const std::size_t d = hi.size();
-  for (std::size_t k0 = 0; k0 < d; k0 += static_cast<std::size_t>(depth)) {
+  for (std::size_t k0 = 0, mma = 0; k0 < d; k0 += static_cast<std::size_t>(depth), ++mma) {
+    if (fold > 0 && mma > 0 && mma % static_cast<std::size_t>(fold) == 0) {
+      running = folded ? running + acc : acc;
+      folded = true;
+      acc = 0;
+    }
     std::vector<double> add{static_cast<double>(acc)};
     for (std::size_t k = k0; k < std::min(d, k0 + static_cast<std::size_t>(depth)); ++k) add.push_back(hi[k] * hj[k]);
     double m = 0;
@@ -31,7 +39,7 @@ inline float mma_model_dot(const std::vector<double>& hi, const std::vector<doub
     for (double a : add) sum += std::trunc(a / q) * q;  // exact: multiples of q, few bits
     acc = static_cast<float>(sum);
   }
-  return acc;
+  return folded ? running + acc : acc;
 }
 
 }  // namespace gram_model

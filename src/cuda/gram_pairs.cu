@@ -46,13 +46,14 @@ __global__ void __launch_bounds__(kThreads, 2) gram_pair_tiles(GramArgs g) {
   __shared__ alignas(16) std::uint16_t sa[2][kTile * kStride];
   __shared__ alignas(16) std::uint16_t sb[2][kTile * kStride];
   __shared__ exact::GramTileThresholds s_th;
+  extern __shared__ float fold_sums[];  // gram_fold_bytes(g) of them
   const int gq = lane / 4, t4 = lane % 4;
   const int wm = (warp / 4) * 64, wn = (warp % 4) * 32;
   const std::size_t row0 = static_cast<std::size_t>(I) * kTile, col0 = static_cast<std::size_t>(J) * kTile;
   float c[4][4][4];
   gram_mainloop(g, row0, col0, wm, wn, sa, sb, c, [&] {
     if (threadIdx.x == 0) s_th = tile_thresholds(g, I, J);  // (read after the mainloop's barriers)
-  });
+  }, fold_sums);
   if (skip == kAllWritten) return;  // (no barrier follows)
 
   float ni[4][2], inv_i[4][2], nj[4][2], inv_j[4][2];
@@ -214,6 +215,8 @@ GramPairsResult run_gram_pairs(const VectorJoinInput& in, const DeviceGramRows& 
   std::vector<ulonglong2> stopped;
   std::vector<unsigned long long> tiles, skips;
   unsigned long long broken = 0;
+  allow_fold(gram_pair_tiles, g);
+  const std::size_t fold = gram_fold_bytes(g);
   const auto t0 = std::chrono::steady_clock::now();
   for (std::size_t first = 0; first < tiles_a; first += slab) {
     g.first_tile = static_cast<std::uint32_t>(first);
@@ -222,7 +225,7 @@ GramPairsResult run_gram_pairs(const VectorJoinInput& in, const DeviceGramRows& 
     dim3 grid(static_cast<unsigned>(tiles_b), static_cast<unsigned>(std::min(slab, tiles_a - first)));
     for (;;) {
       counters.zero();
-      gram_pair_tiles<<<grid, kThreads>>>(g);
+      gram_pair_tiles<<<grid, kThreads, fold>>>(g);
       TWOBODY_CUDA_CHECK_LAUNCH("gram_pair_tiles");
       ++out.launches;
       unsigned long long c[2];

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "twobody/detail/cuda/cuda_check.hpp"
 #include "twobody/detail/cuda/device_buffer.hpp"
 #include "twobody/detail/cuda/gram_knn_rows_device.hpp"
 #include "twobody/detail/cuda/gram_rows.hpp"
@@ -174,6 +175,48 @@ __device__ __forceinline__ float gram_distance(float g, float ni, float nj, floa
   return __fmaf_rn(-2.f, d, __fadd_rn(ni, nj));
 }
 
+// The joins' partial sums (exact::GramFormat::fold): each thread's 64 running sums in dynamic
+// shared memory, element e of thread t at e·kThreads + t (a warp's 32 threads: 32 banks). 64 KB
+// a block; with the two 20 KB stages two blocks still fit an SM (228 KB).
+constexpr int kFoldFloats = 64 * kThreads;
+constexpr std::size_t kFoldBytes = sizeof(float) * kFoldFloats;
+static_assert(exact::kFp16GramFolded.fold % (kChunk / 16) == 0, "a partial sum spans whole stages");
+
+// Whether tiles of rows with this format and dimension fold (the bound's α assumes so exactly then).
+__host__ __device__ inline bool gram_folds(const exact::GramFormat& f, int dim) {
+  return f.fold > 0 && (dim + f.depth - 1) / f.depth > f.fold;
+}
+// The dynamic shared memory a tile kernel's launch gives for the fold (0 when it does not fold).
+inline std::size_t gram_fold_bytes(const GramArgs& g) { return gram_folds(g.format, g.dim) ? kFoldBytes : 0; }
+
+// Lets a tile kernel take the fold's shared memory beyond the default 48 KB, when these tiles fold.
+template <class Kernel>
+inline void allow_fold(Kernel kernel, const GramArgs& g) {
+  if (!gram_fold_bytes(g)) return;
+  TWOBODY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kFoldBytes)));
+  TWOBODY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+}
+
+__device__ __forceinline__ unsigned dynamic_smem_bytes() {
+  unsigned r;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r));
+  return r;
+}
+
+// A partial sum added to the thread's running sums (`first`: copied, exactly) and restarted at 0.
+__device__ __forceinline__ void fold_partial(float (&c)[4][4][4], float* sums, bool first) {
+#pragma unroll
+  for (int m = 0; m < 4; ++m)
+#pragma unroll
+    for (int n = 0; n < 4; ++n)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        float& v = sums[((m * 4 + n) * 4 + q) * kThreads + threadIdx.x];
+        v = first ? c[m][n][q] : __fadd_rn(v, c[m][n][q]);
+        c[m][n][q] = 0.f;
+      }
+}
+
 struct NothingMeanwhile {
   __device__ void operator()() const {}
 };
@@ -182,12 +225,19 @@ struct NothingMeanwhile {
 // (the C fragments of 16-row block m and 8-column block n). `meanwhile` runs once while the
 // first stage's copies are in flight (a tile's thresholds: computed before them, their square
 // roots and steps held every block's first barrier, 3.5 % of the expo 10^6 x 128 run); what it
-// writes to shared memory is visible after the mainloop (its barriers).
+// writes to shared memory is visible after the mainloop (its barriers). When the format folds
+// (gram_folds), every F MMAs the partial sums go to `sums` (kFoldBytes of dynamic shared memory)
+// and restart from 0; G is then the running sum plus the last partial, as gram_accumulation
+// assumes. A launch without that memory stops the kernel (a bound that would not hold).
 template <class Meanwhile = NothingMeanwhile>
 __device__ __forceinline__ void gram_mainloop(const GramArgs& g, std::size_t row0, std::size_t col0, int wm, int wn,
                                               std::uint16_t (*sa)[kTile * kStride], std::uint16_t (*sb)[kTile * kStride],
-                                              float (&c)[4][4][4], const Meanwhile& meanwhile = {}) {
+                                              float (&c)[4][4][4], const Meanwhile& meanwhile = {}, float* sums = nullptr) {
   const int lane = threadIdx.x % 32;
+  const bool folds = gram_folds(g.format, g.dim);
+  if (folds && (!sums || dynamic_smem_bytes() < kFoldBytes)) __trap();
+  const int fold_stages = g.format.fold / (kChunk / 16);
+  bool folded = false;
 #pragma unroll
   for (int m = 0; m < 4; ++m)
 #pragma unroll
@@ -234,7 +284,20 @@ __device__ __forceinline__ void gram_mainloop(const GramArgs& g, std::size_t row
 #pragma unroll
         for (int n = 0; n < 4; ++n) mma_f16(c[m][n], a[m], b[n][0], b[n][1]);
     }
+    // (block-uniform) a partial of F MMAs ends here and more MMAs follow
+    if (folds && (ch + 1) % fold_stages == 0 && (ch + 1) * kChunk < g.dim) {
+      fold_partial(c, sums, !folded);
+      folded = true;
+    }
     __syncthreads();  // the next stage overwrites this buffer
+  }
+  if (folded) {
+#pragma unroll
+    for (int m = 0; m < 4; ++m)
+#pragma unroll
+      for (int n = 0; n < 4; ++n)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) c[m][n][q] = __fadd_rn(sums[((m * 4 + n) * 4 + q) * kThreads + threadIdx.x], c[m][n][q]);
   }
 }
 
@@ -304,7 +367,7 @@ inline GramArgs gram_args(const DeviceGramRows& a, const DeviceGramRows& b) {
   g.nb = static_cast<std::uint32_t>(b.n);
   g.dim = a.dim;
   g.dim_padded = a.dim_padded;
-  g.format = exact::kFp16Gram;
+  g.format = exact::kFp16GramFolded;  // (the k-NN's tiles take kFp16Gram: one accumulator)
   return g;
 }
 // The joins' tiles on the bound in distance space (Euclidean only: the cosine distance keeps E):

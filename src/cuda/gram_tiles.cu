@@ -3,7 +3,7 @@
 // 64·(w / 4) .. +63 and columns 32·(w % 4) .. +31: 4 x 4 fragments of mma.m16n8k16 (FP16 in,
 // float32 accumulate). The FP16 rows stream through shared memory 32 coordinates at a time, two
 // stages deep by cp.async; MMAs beyond d are skipped, so the accumulation has ⌈d/16⌉ MMAs as the
-// bound assumes. Fragment layouts (PTX ISA, m16n8k16 .f16, g = lane / 4, t = lane % 4):
+// bound assumes, in partial sums of 16 MMAs beyond d = 256 (exact::gram_accumulation). Fragment layouts (PTX ISA, m16n8k16 .f16, g = lane / 4, t = lane % 4):
 //   A (row-major 16 x 16): a0 (g, 2t..2t+1), a1 (g+8, 2t..), a2 (g, 2t+8..), a3 (g+8, 2t+8..)
 //   B (col-major 16 x 8):  b0 (k 2t..2t+1, n g), b1 (k 2t+8..2t+9, n g)
 //   C (16 x 8):            c0 (g, 2t), c1 (g, 2t+1), c2 (g+8, 2t), c3 (g+8, 2t+1)
@@ -69,6 +69,7 @@ __global__ void __launch_bounds__(kThreads, 2) gram_tiles(GramArgs g) {
   __shared__ alignas(16) std::uint16_t sa[2][kTile * kStride];
   __shared__ alignas(16) std::uint16_t sb[2][kTile * kStride];
   __shared__ exact::GramTileThresholds s_th;
+  extern __shared__ float fold_sums[];  // gram_fold_bytes(g) of them
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int gq = lane / 4, t4 = lane % 4;
   const int wm = (warp / 4) * 64, wn = (warp % 4) * 32;
@@ -76,7 +77,7 @@ __global__ void __launch_bounds__(kThreads, 2) gram_tiles(GramArgs g) {
   float c[4][4][4];
   gram_mainloop(g, row0, col0, wm, wn, sa, sb, c, [&] {
     if (threadIdx.x == 0) s_th = tile_thresholds(g, I, J);  // (read after the mainloop's barriers)
-  });
+  }, fold_sums);
 
   // The epilogue: rows row0 + wm + 16m + gq (+8), columns col0 + wn + 8n + 2t4 (+1).
   float ni[4][2], inv_i[4][2], nj[4][2], inv_j[4][2];
@@ -230,14 +231,17 @@ GramJoinResult run_gram_join(const VectorJoinInput& in, const DeviceGramRows& da
   const std::size_t tiles_a = da.n_padded / kTile, tiles_b = db.n_padded / kTile;
   // About 2^15 blocks a slab, as the float64 kernel; the queue is drained after each.
   const std::size_t slab = std::clamp<std::size_t>((std::size_t(1) << 15) / tiles_b, 1, 65535);
+  const std::size_t fold = gram_fold_bytes(g);
+  allow_fold(gram_tiles<GramOutput::PerPoint>, g);
+  allow_fold(gram_tiles<GramOutput::Total>, g);
   const auto t0 = std::chrono::steady_clock::now();
   for (std::size_t first = 0; first < tiles_a; first += slab) {
     g.first_tile = static_cast<std::uint32_t>(first);
     const dim3 grid(static_cast<unsigned>(tiles_b), static_cast<unsigned>(std::min(slab, tiles_a - first)));
     if (per_point)
-      gram_tiles<GramOutput::PerPoint><<<grid, kThreads>>>(g);
+      gram_tiles<GramOutput::PerPoint><<<grid, kThreads, fold>>>(g);
     else
-      gram_tiles<GramOutput::Total><<<grid, kThreads>>>(g);
+      gram_tiles<GramOutput::Total><<<grid, kThreads, fold>>>(g);
     TWOBODY_CUDA_CHECK_LAUNCH("gram_tiles");
     settle_queue<<<264, kThreads>>>(g, counters.get() + 2, counters.get() + 4);
     TWOBODY_CUDA_CHECK_LAUNCH("settle_queue");
@@ -273,7 +277,8 @@ GramDistances gram_distances(const GramRows& ga, const GramRows& gb) {
   g.products = p.get();
   g.range = exact::gram_range(0, 1);  // (verdicts unused)
   const dim3 grid(static_cast<unsigned>(gb.n_padded / kTile), static_cast<unsigned>(ga.n_padded / kTile));
-  gram_tiles<GramOutput::Distances><<<grid, kThreads>>>(g);
+  allow_fold(gram_tiles<GramOutput::Distances>, g);
+  gram_tiles<GramOutput::Distances><<<grid, kThreads, gram_fold_bytes(g)>>>(g);
   TWOBODY_CUDA_CHECK_LAUNCH("gram_tiles");
   TWOBODY_CUDA_CHECK(cudaDeviceSynchronize());
   out.distances = d.download();

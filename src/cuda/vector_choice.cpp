@@ -223,14 +223,15 @@ PrecisionChoice choose_precision(const VectorSet& a, const VectorSet* b, double 
           if (!b && sq.index[r] == sp.index[j]) continue;
           ++sampled;
           const double ni = sq.norm_up[r], nj = sp.norm_up[j], si = sq.sigma[r], sj = sp.sigma[j];
+          // (the joins' tiles sum in partials: cuda/gram_tile_core.cuh's gram_args)
           if (distance_space) {
             open += undecided_in_distance_space(
-                key[t * np + j], exact::gram_knn_bound(exact::kFp16Gram, dim, sq.m[r], sp.m[j], sq.rho[r], sp.rho[j], ni, nj),
+                key[t * np + j], exact::gram_knn_bound(exact::kFp16GramFolded, dim, sq.m[r], sp.m[j], sq.rho[r], sp.rho[j], ni, nj),
                 range);
             continue;
           }
-          const double e = cosine ? exact::gram_cosine_bound(exact::kFp16Gram, dim, ni, nj, si, sj)
-                                  : exact::gram_distance_bound(exact::kFp16Gram, dim, ni, nj, si, sj);
+          const double e = cosine ? exact::gram_cosine_bound(exact::kFp16GramFolded, dim, ni, nj, si, sj)
+                                  : exact::gram_distance_bound(exact::kFp16GramFolded, dim, ni, nj, si, sj);
           open += undecided(unit * key[t * np + j], e, range);
         }
       }

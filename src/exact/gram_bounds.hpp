@@ -11,7 +11,9 @@
 //                                           subnormals spaced 2^-24, so an absolute error η = 2^-25)
 //   G   = the tensor cores' sum of h_ik h_jk over k, m = ⌈d/K⌉ MMAs of depth K into a float32
 //         accumulator; products exact; each MMA's K + 1 addends kept to 22 bits of the largest,
-//         then rounded to float32: per MMA an error ≤ (K + 2)·u_acc·Σ|addends| with u_acc = 2^-22
+//         then rounded to float32: per MMA an error ≤ (K + 2)·u_acc·Σ|addends| with u_acc = 2^-22;
+//         with a fold F (the joins' tiles), the accumulator restarts from 0 every F MMAs and each
+//         partial sum is added to a running float32 sum (gram_accumulation)
 //   D   = G / (σ_i σ_j)                     exact (powers of two; no float32 under- or overflow:
 //                                           the planner keeps the norms in range)
 //   N   = fl32(fl64(Σ_k x'_k²))             squared norms
@@ -20,7 +22,7 @@
 //
 // With n = ‖x'‖ (an upper bound of it, norm_upper), e_p = u n + η√d / σ the rounding of a row,
 // S = (n_i(1 + u) + η√d/σ_i)(n_j(1 + u) + η√d/σ_j) the bound of Σ|h h| / (σ_i σ_j):
-//   |D − x'_i·x'_j| ≤ e_i n_j + n_i e_j + e_i e_j + m(K + 2)u_acc·S                  (Gram)
+//   |D − x'_i·x'_j| ≤ e_i n_j + n_i e_j + e_i e_j + α·S, α = gram_accumulation         (Gram)
 //   |N − n²|        ≤ (u32(1 + γ_d) + γ_d) n²                                          (norms)
 //   epilogue        ≤ 2·u32·(1 + 10⁻⁶)(n_i + n_j)²                                       (float32)
 //   |κ' − key64|    ≤ (6u64 + γ_{d+1})(n_i + n_j)² + O(u64²)   κ' = ‖x'_i − x'_j‖², the centring
@@ -39,18 +41,34 @@
 
 namespace twobody::exact {
 
-// An input format of the tensor cores and the MMA depth it is used with.
+// An input format of the tensor cores, the MMA depth it is used with, and how the MMAs accumulate.
 struct GramFormat {
   double u;      // unit roundoff of the rounded rows
   double eta;    // absolute rounding error near zero (half the smallest subnormal spacing)
   int depth;     // K, products per MMA
   double u_acc;  // the accumulator's alignment loss per addend (kTensorAccumulation)
+  int fold;      // F: MMAs a partial sum takes before it is added to the running sum (0: never)
 };
 
-constexpr GramFormat kFp16Gram{0x1p-11, 0x1p-25, 16, 0x1p-22};
+// The k-NN tiles: one accumulator. The joins' tiles (counts, pair lists): partial sums of 16 MMAs.
+constexpr GramFormat kFp16Gram{0x1p-11, 0x1p-25, 16, 0x1p-22, 0};
+constexpr GramFormat kFp16GramFolded{0x1p-11, 0x1p-25, 16, 0x1p-22, 16};
 
 constexpr double kUnit64 = 0x1p-53;
 constexpr double kUnit32 = 0x1p-24;
+
+// α: the accumulation's error over the m = ⌈d/K⌉ MMAs per S (the bound of Σ_k |h_ik h_jk|). One
+// accumulator carries up to S into every MMA: m(K + 2)u_acc. With partial sums of F MMAs each
+// from 0, an MMA of partial c carries at most S_c = Σ_{k in c} |h h|, so the MMAs give
+// F(K + 2)u_acc·Σ_c S_c = F(K + 2)u_acc·S, and each of the ⌈m/F⌉ − 1 float32 additions of a
+// partial to the running sum (the first is a copy) rounds once, at most u32·S. At d = 4 096
+// (m = 256, F = 16) that is 16× narrower: there the accumulation was most of the band (RESULTS,
+// 2026-11-29). Second-order terms (a partial's own error inside S_c) are in the callers' 1.01.
+TWOBODY_GRAM_HD inline double gram_accumulation(const GramFormat& f, int d) {
+  const double mmas = std::ceil(static_cast<double>(d) / f.depth), per_mma = (f.depth + 2) * f.u_acc;
+  if (f.fold <= 0 || mmas <= f.fold) return mmas * per_mma;
+  return f.fold * per_mma + (std::ceil(mmas / f.fold) - 1) * kUnit32;
+}
 
 // γ_n = n u / (1 − n u), float64.
 TWOBODY_GRAM_HD inline double gamma64(int n) { return n * kUnit64 / (1.0 - n * kUnit64); }
@@ -66,9 +84,8 @@ TWOBODY_GRAM_HD inline double norm_upper(double nu, int d) { return std::sqrt(nu
 TWOBODY_GRAM_HD inline double gram_product_bound(const GramFormat& f, int d, double ni, double nj, double si, double sj) {
   const double rd = std::sqrt(static_cast<double>(d));
   const double ei = f.u * ni + f.eta * rd / si, ej = f.u * nj + f.eta * rd / sj;
-  const double mmas = std::ceil(static_cast<double>(d) / f.depth);
   const double s = (ni * (1 + f.u) + f.eta * rd / si) * (nj * (1 + f.u) + f.eta * rd / sj);
-  return ei * nj + ni * ej + ei * ej + mmas * (f.depth + 2) * f.u_acc * s;
+  return ei * nj + ni * ej + ei * ej + gram_accumulation(f, d) * s;
 }
 
 // E for one pair (arguments as gram_product_bound's).
@@ -114,7 +131,7 @@ TWOBODY_GRAM_HD inline double outward_down(double x) { return x - std::fabs(x) *
 // row's rounding, measured on the host (ρ ≥ ‖δ‖: cuda/gram_knn_rows.hpp). With C the centring
 // term of gram_distance_bound,
 //   key64 ∈ [ (√(s̃ − A) − r)₊² − C , (√(s̃ + A) + r)² + C ],
-//   A = 1.01·[norm_rel·(m_i² + m_j²) + 2⌈d/K⌉(K + 2)u_acc·m_i m_j + 2u32(1 + 10⁻⁶)(m_i + m_j)²]:
+//   A = 1.01·[norm_rel·(m_i² + m_j²) + 2α·m_i m_j + 2u32(1 + 10⁻⁶)(m_i + m_j)²]  (α: gram_accumulation):
 // the FP16 rounding enters as r, proportional to the distance rather than to the norms, so near
 // neighbours far from the centre keep a narrow band (gram_distance_bound's E grows with n_i n_j).
 // A, r and C from a tile's largest m, ρ and n bound every pair of the tile (all three increase
@@ -124,10 +141,9 @@ struct GramKnnBound {
 };
 TWOBODY_GRAM_HD inline GramKnnBound gram_knn_bound(const GramFormat& f, int d, double mi, double mj, double ri, double rj,
                                                    double ni, double nj) {
-  const double mmas = std::ceil(static_cast<double>(d) / f.depth);
   const double norm_rel = kUnit32 * (1 + gamma64(d)) + gamma64(d);
   const double msum = (mi + mj) * (mi + mj), nsum = (ni + nj) * (ni + nj);
-  const double a = 1.01 * (norm_rel * (mi * mi + mj * mj) + 2 * mmas * (f.depth + 2) * f.u_acc * mi * mj +
+  const double a = 1.01 * (norm_rel * (mi * mi + mj * mj) + 2 * gram_accumulation(f, d) * mi * mj +
                            2 * kUnit32 * (1 + 1e-6) * msum);
   const double c = 1.01 * centring_factor(d) * nsum;
   return {outward_up(a), outward_up(ri + rj), outward_up(c)};
