@@ -244,6 +244,37 @@ TEST_F(CudaJoins, TheBoundInDistanceSpaceSettlesFewerPairsAndAgrees) {
   }
 }
 
+TEST_F(CudaJoins, PartialSumsSettleFewerPairsAtHighDAndAgree) {
+  // Beyond d = 256 the joins' tiles sum in partials of TWOBODY_GRAM_FOLD MMAs (16 by default; 2:
+  // a fold every stage; 0: one accumulator): every choice gives the CPU's counts and pair lists
+  // (d = 300: one fold and a short last partial; d = 1 100: five partials), and at d = 1 100 the
+  // partials' narrower bound settles fewer pairs than one accumulator.
+  const auto seed = fresh_seed();
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const ScopedEnv fp16("TWOBODY_VECTOR_PRECISION", "fp16"), no_grid("TWOBODY_VECTOR_GRID", "off");
+  for (int d : {300, 1100}) {
+    const VectorSet both = gaussian_mixture(1500, d, rng);
+    const VectorSet a = both.slice(0, 1200), b = both.slice(1200, 300);
+    const double eps = eps_for(a, Metric::Euclidean, 0.01);
+    JoinOptions o;
+    o.eps = eps;
+    o.output = JoinOutput::Total;
+    std::uint64_t settled[3] = {};
+    const char* folds[3] = {"16", "2", "0"};
+    for (int f = 0; f < 3; ++f) {
+      const ScopedEnv fold("TWOBODY_GRAM_FOLD", folds[f]);
+      const std::string what = "d=" + std::to_string(d) + " fold " + folds[f];
+      settled[f] = similarity_join(a, nullptr, o, on("cuda")).info.pairs_settled_fp64;
+      expect_same_gram_counts(a, nullptr, eps, what);
+      expect_same_join(a, &b, eps, Metric::Euclidean, "cross " + what);
+    }
+    std::cout << "d=" << d << ": settled " << settled[0] << " (partials of 16), " << settled[1] << " (of 2), " << settled[2]
+              << " (one accumulator)\n";
+    if (d == 1100) EXPECT_LT(settled[0], settled[2]);
+  }
+}
+
 TEST_F(CudaJoins, GramCountsStayExactWithATinySettleQueue) {
   const auto seed = fresh_seed();
   std::mt19937_64 rng(seed);

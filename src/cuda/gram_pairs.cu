@@ -198,6 +198,7 @@ GramPairsResult run_gram_pairs(const VectorJoinInput& in, const DeviceGramRows& 
   DeviceBuffer<unsigned long long> task_tile(max_blocks), task_skip(max_blocks * kWarps);
 
   GramArgs g = gram_args(da, db);
+  g.format = gram_join_format(in.gram_fold);
   g.is_auto = in.is_auto;
   g.lo = in.lo;
   g.hi = in.hi;

@@ -182,6 +182,14 @@ constexpr int kFoldFloats = 64 * kThreads;
 constexpr std::size_t kFoldBytes = sizeof(float) * kFoldFloats;
 static_assert(exact::kFp16GramFolded.fold % (kChunk / 16) == 0, "a partial sum spans whole stages");
 
+// The joins' format with partial sums of `fold` MMAs (TuningPolicy::gram_fold; 0: one accumulator).
+inline exact::GramFormat gram_join_format(int fold) {
+  if (fold < 0 || fold % (kChunk / 16)) throw Error(ErrorKind::Internal, "a Gram partial sum must span whole stages");
+  exact::GramFormat f = exact::kFp16GramFolded;
+  f.fold = fold;
+  return f;
+}
+
 // Whether tiles of rows with this format and dimension fold (the bound's α assumes so exactly then).
 __host__ __device__ inline bool gram_folds(const exact::GramFormat& f, int dim) {
   return f.fold > 0 && (dim + f.depth - 1) / f.depth > f.fold;

@@ -212,6 +212,7 @@ GramJoinResult run_gram_join(const VectorJoinInput& in, const DeviceGramRows& da
   count_b.zero();
 
   GramArgs g = gram_args(da, db);
+  g.format = gram_join_format(in.gram_fold);
   g.is_auto = in.is_auto;
   g.lo = in.lo;
   g.hi = in.hi;

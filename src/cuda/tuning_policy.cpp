@@ -68,6 +68,11 @@ TuningPolicy TuningPolicy::current(int sm) {
     if (v != "distance" && v != "norms") throw Error(ErrorKind::Config, "TWOBODY_GRAM_BOUND must be distance or norms");
     p.gram_distance_space = v == "distance";
   }
+  if (const char* e = env("TWOBODY_GRAM_FOLD")) {
+    const std::string v = e;
+    p.gram_fold = v == "0" ? 0 : static_cast<int>(positive(e, "TWOBODY_GRAM_FOLD", 1 << 16));
+    if (p.gram_fold % 2) throw Error(ErrorKind::Config, "TWOBODY_GRAM_FOLD must be 0 or an even number of MMAs");
+  }
   if (const char* e = env("TWOBODY_GRAM_PAIR_BUFFER"))
     p.gram_pair_buffer = static_cast<std::size_t>(positive(e, "TWOBODY_GRAM_PAIR_BUFFER", 1ull << 30));
   if (const char* e = env("TWOBODY_VECTOR_GRID")) {
@@ -113,6 +118,7 @@ std::string TuningPolicy::overrides() const {
     add(vector_precision == VectorPrecision::Fp64 ? "vector joins in float64" : "vector joins on FP16 Gram tiles");
   if (gram_queue_pairs != d.gram_queue_pairs) add(fmt::format("a Gram settle queue of {} pairs", gram_queue_pairs));
   if (gram_distance_space != d.gram_distance_space) add("the Gram joins on the bound E of the norms");
+  if (gram_fold != d.gram_fold) add(gram_fold ? fmt::format("Gram partial sums of {} MMAs", gram_fold) : "one Gram accumulator");
   if (gram_pair_buffer != d.gram_pair_buffer) add(fmt::format("a Gram pair buffer of {} pairs", gram_pair_buffer));
   if (vector_grid != d.vector_grid) add(vector_grid == VectorGrid::Grid ? "the vector grid forced" : "no vector grid");
   if (vector_grid_dims) add(fmt::format("a vector grid of {} dimensions", vector_grid_dims));

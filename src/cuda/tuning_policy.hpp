@@ -67,6 +67,9 @@ struct TuningPolicy {
   // The Euclidean joins' tiles on the bound in distance space (gram_tiles.hpp), or on E of the
   // norms (TWOBODY_GRAM_BOUND=distance|norms: the benchmark's before and after).
   bool gram_distance_space = true;
+  // MMAs a partial sum of the joins' Gram tiles takes before it is added to the running sum
+  // (TWOBODY_GRAM_FOLD: an even number, 0 for one accumulator; exact::GramFormat::fold).
+  int gram_fold = 16;
   // Pairs the Gram tiles' pair-list buffer holds (TWOBODY_GRAM_PAIR_BUFFER): certain and undecided
   // pairs of a slab, settled and drained when it is done or full (gram_pairs.hpp); 32 bytes a pair
   // on the device with the compacted copy. Tests force a tiny one.

@@ -202,6 +202,8 @@ PrecisionChoice choose_precision(const VectorSet& a, const VectorSet* b, double 
   const exact::GramRange range = cosine ? exact::gram_cosine_range(lo, hi) : exact::gram_range(lo, hi);
   const double unit = cosine ? 2.0 : 1.0;
   const bool distance_space = !cosine && policy.gram_distance_space;  // (as vector_runs.cpp decides)
+  exact::GramFormat format = exact::kFp16GramFolded;  // the joins' tiles' (gram_tile_core.cuh: gram_join_format)
+  format.fold = policy.gram_fold;
   constexpr std::size_t kQueries = 4;
   std::uint64_t sampled = 0, open = 0;
   const auto groups = static_cast<std::ptrdiff_t>((nq + kQueries - 1) / kQueries);
@@ -223,15 +225,14 @@ PrecisionChoice choose_precision(const VectorSet& a, const VectorSet* b, double 
           if (!b && sq.index[r] == sp.index[j]) continue;
           ++sampled;
           const double ni = sq.norm_up[r], nj = sp.norm_up[j], si = sq.sigma[r], sj = sp.sigma[j];
-          // (the joins' tiles sum in partials: cuda/gram_tile_core.cuh's gram_args)
           if (distance_space) {
             open += undecided_in_distance_space(
-                key[t * np + j], exact::gram_knn_bound(exact::kFp16GramFolded, dim, sq.m[r], sp.m[j], sq.rho[r], sp.rho[j], ni, nj),
+                key[t * np + j], exact::gram_knn_bound(format, dim, sq.m[r], sp.m[j], sq.rho[r], sp.rho[j], ni, nj),
                 range);
             continue;
           }
-          const double e = cosine ? exact::gram_cosine_bound(exact::kFp16GramFolded, dim, ni, nj, si, sj)
-                                  : exact::gram_distance_bound(exact::kFp16GramFolded, dim, ni, nj, si, sj);
+          const double e = cosine ? exact::gram_cosine_bound(format, dim, ni, nj, si, sj)
+                                  : exact::gram_distance_bound(format, dim, ni, nj, si, sj);
           open += undecided(unit * key[t * np + j], e, range);
         }
       }

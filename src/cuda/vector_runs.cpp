@@ -168,6 +168,7 @@ Result run_vectors_on_device(const VectorPlan& plan) {
   PairTaker taker{plan, r.pairs};
   if (out == OutputKind::PairList) in.take = [&taker](std::vector<PairRecord>& batch) { taker(batch); };
   const TuningPolicy policy = policy_for(plan);
+  in.gram_fold = policy.gram_fold;
   const VectorPath path = choose_vector_path(plan, policy);
   std::string fallback = path.why_not;
   DeviceGramSets rows;
