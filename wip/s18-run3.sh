@@ -17,3 +17,6 @@ echo "== d 1024"; run gauss-200000-d1024
 echo "== d 384"; run --eps 3.955021208541023 gauss-100000-d384
 echo "== expo d 128"; run --eps 0.29503902482824806 expo-1000000-d128
 echo "done $(( $(date +%s) - t0 )) s"
+echo "== ncu, d 4096 tiles with partials of 16"
+timeout 90 ncu --clock-control none --section SpeedOfLight --section Occupancy --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum -k regex:gram_tiles -c 1 $B/twobody join --data /tmp/bj/gauss-100000-d4096.npy --eps 13.378530850296343 --emit total --backend cuda 2>&1 | grep -E "hmma|Duration|L2 Cache Th|DRAM Th|Registers Per|Achieved Occ|inst_executed|Dynamic Shared" | head -12
+echo "all $(( $(date +%s) - t0 )) s"
