@@ -227,7 +227,7 @@ double worst_cosine_ratio(const std::vector<double>& raw, std::size_t n, int d, 
       double dot = 0;
       for (std::size_t k = 0; k < du; ++k) dot += unit[i * du + k] * unit[j * du + k];
       const double key = 1.0 - dot;
-      const double e = exact::gram_cosine_bound(exact::kFp16Gram, d, g.norm_up[i], g.norm_up[j], g.sigma[i], g.sigma[j]);
+      const double e = exact::gram_cosine_bound(exact::kFp16GramFolded, d, g.norm_up[i], g.norm_up[j], g.sigma[i], g.sigma[j]);
       const double ratio = std::fabs(static_cast<double>(s) - 2 * key) / e;
       worst = std::max(worst, ratio);
       if ((s != s_model || !(ratio <= 1.0)) && bad++ < 5)

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <iostream>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gram_model.hpp"
@@ -509,53 +510,65 @@ TEST(GramBounds, DistanceSpaceThresholdsFarFromTheirClosedForm) {
   EXPECT_LT(t.in_below, 0x1p-40f);
 }
 
-// The joins' tiles sum in partials of 16 MMAs (kFp16GramFolded): on the model of that arithmetic,
-// beyond d = 256, the accumulation stays within its narrower term α·S, and every key within both
-// the bound E and the bound in distance space that the joins' thresholds take — on rows where the
-// accumulator grows with every MMA (near-constant rows), spikes, norms over six decades, offsets
-// and near-duplicates. The α of one accumulator is 1.5x (d 257) to 15.8x (d 4 096) wider.
+// The joins' tiles sum in partials of F MMAs (exact::GramFormat::fold): on the model of that
+// arithmetic, for F = 2, 16 and 32 at d = 16F (no fold: one accumulator's bound), 16F + 1 (a
+// last partial of one MMA), 16F + 7 and a few partials more, the accumulation stays within its
+// narrower term α·S, and every key within both the bound E and the bound in distance space that
+// the joins' thresholds take — on rows of one sign after centring (two groups at ±3 a coordinate:
+// within a group every product adds to the accumulator), spikes, norms over six decades and
+// near-duplicates. One accumulator's α is 15.8× (F 16) and 8× (F 32) wider at d = 4 096.
 TEST(GramBounds, FoldedPartialSumsStayWithinTheirNarrowerBound) {
   const auto seed = fresh_seed();
   std::mt19937_64 rng(seed);
   SCOPED_TRACE("seed " + std::to_string(seed));
-  EXPECT_EQ(gram_accumulation(kFp16GramFolded, 256), gram_accumulation(kFp16Gram, 256));  // no partials below
+  GramFormat f32 = kFp16GramFolded, f2 = kFp16GramFolded;
+  f32.fold = 32;
+  f2.fold = 2;
+  EXPECT_EQ(gram_accumulation(f32, 512), gram_accumulation(kFp16Gram, 512));  // m = F: one partial
+  EXPECT_LT(gram_accumulation(f32, 513), gram_accumulation(kFp16Gram, 513));
   EXPECT_GT(gram_accumulation(kFp16Gram, 4096) / gram_accumulation(kFp16GramFolded, 4096), 15.0);
+  EXPECT_GT(gram_accumulation(kFp16Gram, 4096) / gram_accumulation(f32, 4096), 7.5);
   double worst_acc = 0, worst_e = 0;
-  for (int d : {257, 960, 4096}) {
-    const std::size_t n = d > 1000 ? 24 : 48;
-    std::vector<std::vector<std::vector<double>>> sets{gaussian(n, d, rng, 0.0, 1.0), gaussian(n, d, rng, 1e3, 1.0),
-                                                         gaussian(n, d, rng, 0.5, 1e-3), spiky(n, d, rng, true),
-                                                         spread_norms(n, d, rng, 6)};
-    auto near = gaussian(n / 2, d, rng, 2.0, 1.0);
-    std::normal_distribution<double> tiny(0, 1e-4);
-    for (std::size_t i = 0, m = near.size(); i < m; ++i) {
-      near.push_back(near[i]);
-      for (double& v : near.back()) v += tiny(rng);
-    }
-    sets.push_back(near);
-    for (const auto& rows : sets) {
-      const auto r = prepare(rows);
-      for (std::size_t i = 0; i < r.size(); ++i)
-        for (std::size_t j = i + 1; j < r.size(); ++j) {
-          long double sum = 0, size = 0;
-          for (std::size_t k = 0; k < r[i].h.size(); ++k) {
-            sum += static_cast<long double>(r[i].h[k]) * r[j].h[k];
-            size += std::fabs(static_cast<long double>(r[i].h[k]) * r[j].h[k]);
+  std::normal_distribution<double> tiny(0, 1e-4);
+  for (const GramFormat& f : {f2, kFp16GramFolded, f32}) {
+    for (int d : {16 * f.fold, 16 * f.fold + 1, 16 * f.fold + 7, 16 * f.fold * 3 + 5}) {
+      const std::size_t n = d > 1000 ? 16 : 32, du = static_cast<std::size_t>(d);
+      auto groups = gaussian(n, d, rng, 0.0, 0.1);
+      for (std::size_t i = 0; i < n; ++i)
+        for (double& v : groups[i]) v += i % 2 ? 3.0 : -3.0;
+      auto near = gaussian(n / 2, d, rng, 2.0, 1.0);
+      for (std::size_t i = 0, m = near.size(); i < m; ++i) {
+        near.push_back(near[i]);
+        for (double& v : near.back()) v += tiny(rng);
+      }
+      const std::vector<std::vector<std::vector<double>>> sets{gaussian(n, d, rng, 0.0, 1.0), groups,
+                                                               spiky(n, d, rng, true), spread_norms(n, d, rng, 6), near};
+      for (const auto& rows : sets) {
+        const auto r = prepare(rows);
+        for (std::size_t i = 0; i < r.size(); ++i)
+          for (std::size_t j = i + 1; j < r.size(); ++j) {
+            long double sum = 0, size = 0;
+            for (std::size_t k = 0; k < du; ++k) {
+              sum += static_cast<long double>(r[i].h[k]) * r[j].h[k];
+              size += std::fabs(static_cast<long double>(r[i].h[k]) * r[j].h[k]);
+            }
+            const std::string at = "F " + std::to_string(f.fold) + " d " + std::to_string(d) + " pair " +
+                                   std::to_string(i) + ", " + std::to_string(j);
+            const double g = mma_model_dot(r[i].h, r[j].h, f.depth, f.fold);
+            const double acc = std::fabs(g - static_cast<double>(sum)), room = gram_accumulation(f, d) * static_cast<double>(size);
+            EXPECT_LE(acc, room) << at;
+            if (room > 0) worst_acc = std::max(worst_acc, acc / room);
+            const double key = key64(r[i], r[j]);
+            const double e = gram_distance_bound(f, d, r[i].n_up, r[j].n_up, r[i].sigma, r[j].sigma);
+            const double err = std::fabs(static_cast<double>(model_distance(r[i], r[j], f)) - key);
+            EXPECT_LE(err, e) << at;
+            worst_e = std::max(worst_e, err / e);
+            const GramKnnBound b = gram_knn_bound(f, d, r[i].m, r[j].m, r[i].rho, r[j].rho, r[i].n_up, r[j].n_up);
+            const double s = model_knn_distance(r[i], r[j], f);
+            EXPECT_LE(gram_key_lower(b, s), key) << at;
+            EXPECT_GE(gram_key_upper(b, s), key) << at;
           }
-          const double g = mma_model_dot(r[i].h, r[j].h, kFp16GramFolded.depth, kFp16GramFolded.fold);
-          const double acc = std::fabs(g - static_cast<double>(sum)), room = gram_accumulation(kFp16GramFolded, d) * static_cast<double>(size);
-          EXPECT_LE(acc, room) << "d " << d << " pair " << i << ", " << j;
-          if (room > 0) worst_acc = std::max(worst_acc, acc / room);
-          const double key = key64(r[i], r[j]);
-          const double e = gram_distance_bound(kFp16GramFolded, d, r[i].n_up, r[j].n_up, r[i].sigma, r[j].sigma);
-          const double err = std::fabs(static_cast<double>(model_distance(r[i], r[j], kFp16GramFolded)) - key);
-          EXPECT_LE(err, e) << "d " << d << " pair " << i << ", " << j;
-          worst_e = std::max(worst_e, err / e);
-          const GramKnnBound b = gram_knn_bound(kFp16GramFolded, d, r[i].m, r[j].m, r[i].rho, r[j].rho, r[i].n_up, r[j].n_up);
-          const double s = model_knn_distance(r[i], r[j], kFp16GramFolded);
-          EXPECT_LE(gram_key_lower(b, s), key) << "d " << d << " pair " << i << ", " << j;
-          EXPECT_GE(gram_key_upper(b, s), key) << "d " << d << " pair " << i << ", " << j;
-        }
+      }
     }
   }
   std::cout << "folded partials: worst accumulation error / alpha " << worst_acc << ", worst |s - key| / E " << worst_e << "\n";

@@ -332,7 +332,6 @@ GramKnnResult run_gram_knn(const GramKnnInput& in, const DeviceGramRows& da, con
 
   KnnArgs p{};
   p.g = gram_core::gram_args(da, db);
-  p.g.format = exact::kFp16Gram;  // (one accumulator: its tiles' shared memory holds the lists)
   p.g.norm_a = ka.norm2.get();
   p.g.norm_b = kb.norm2.get();
   p.blk_a = ka.blocks.get();

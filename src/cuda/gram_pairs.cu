@@ -46,7 +46,7 @@ __global__ void __launch_bounds__(kThreads, 2) gram_pair_tiles(GramArgs g) {
   __shared__ alignas(16) std::uint16_t sa[2][kTile * kStride];
   __shared__ alignas(16) std::uint16_t sb[2][kTile * kStride];
   __shared__ exact::GramTileThresholds s_th;
-  extern __shared__ float fold_sums[];  // gram_fold_bytes(g) of them
+  extern __shared__ __align__(16) float fold_sums[];  // gram_fold_bytes(g) of them (read as float2)
   const int gq = lane / 4, t4 = lane % 4;
   const int wm = (warp / 4) * 64, wn = (warp % 4) * 32;
   const std::size_t row0 = static_cast<std::size_t>(I) * kTile, col0 = static_cast<std::size_t>(J) * kTile;
@@ -218,6 +218,7 @@ GramPairsResult run_gram_pairs(const VectorJoinInput& in, const DeviceGramRows& 
   unsigned long long broken = 0;
   allow_fold(gram_pair_tiles, g);
   const std::size_t fold = gram_fold_bytes(g);
+  out.fold = fold ? g.format.fold : 0;
   const auto t0 = std::chrono::steady_clock::now();
   for (std::size_t first = 0; first < tiles_a; first += slab) {
     g.first_tile = static_cast<std::uint32_t>(first);

@@ -81,6 +81,12 @@ template <int N>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
+// d = a·b from a zero accumulator: a partial sum's first MMA (no 4 zeroing moves a fragment).
+__device__ __forceinline__ void mma_f16_from_zero(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};"
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.f));
+}
 __device__ __forceinline__ void mma_f16(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
   asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
@@ -176,24 +182,32 @@ __device__ __forceinline__ float gram_distance(float g, float ni, float nj, floa
 }
 
 // The joins' partial sums (exact::GramFormat::fold): each thread's 64 running sums in dynamic
-// shared memory, element e of thread t at e·kThreads + t (a warp's 32 threads: 32 banks). 64 KB
-// a block; with the two 20 KB stages two blocks still fit an SM (228 KB).
+// shared memory as 32 pairs (c[m][n][0..1], [2..3]), pair p of thread t at p·kThreads + t (a
+// warp's 32 threads: 256 consecutive bytes, two wavefronts without conflicts). 64 KB a block;
+// with the two 20 KB stages two blocks still fit an SM (228 KB).
 constexpr int kFoldFloats = 64 * kThreads;
 constexpr std::size_t kFoldBytes = sizeof(float) * kFoldFloats;
 static_assert(exact::kFp16GramFolded.fold % (kChunk / 16) == 0, "a partial sum spans whole stages");
 
-// The joins' format with partial sums of `fold` MMAs (TuningPolicy::gram_fold; 0: one accumulator).
+// The joins' format with partial sums of `fold` MMAs (TuningPolicy::gram_fold_for; 0: one
+// accumulator). A device whose blocks cannot take the running sums beside the two stages (under
+// ~105 KB a block: not sm_90, but some later parts running this PTX) gets one accumulator: the
+// format and the launch's memory both follow from this one decision.
 inline exact::GramFormat gram_join_format(int fold) {
-  if (fold < 0 || fold % (kChunk / 16)) throw Error(ErrorKind::Internal, "a Gram partial sum must span whole stages");
+  if (fold < 0 || fold > exact::kMaxGramFold || fold % (kChunk / 16))
+    throw Error(ErrorKind::Internal, "a Gram partial sum must span whole stages, at most kMaxGramFold MMAs");
   exact::GramFormat f = exact::kFp16GramFolded;
   f.fold = fold;
+  if (fold > 0) {
+    int device = 0, optin = 0;
+    TWOBODY_CUDA_CHECK(cudaGetDevice(&device));
+    TWOBODY_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    if (static_cast<std::size_t>(optin) < kFoldBytes + 2 * 2 * kTile * kStride * sizeof(std::uint16_t) + 1024) f.fold = 0;
+  }
   return f;
 }
 
-// Whether tiles of rows with this format and dimension fold (the bound's α assumes so exactly then).
-__host__ __device__ inline bool gram_folds(const exact::GramFormat& f, int dim) {
-  return f.fold > 0 && (dim + f.depth - 1) / f.depth > f.fold;
-}
+using exact::gram_folds;
 // The dynamic shared memory a tile kernel's launch gives for the fold (0 when it does not fold).
 inline std::size_t gram_fold_bytes(const GramArgs& g) { return gram_folds(g.format, g.dim) ? kFoldBytes : 0; }
 
@@ -211,17 +225,25 @@ __device__ __forceinline__ unsigned dynamic_smem_bytes() {
   return r;
 }
 
-// A partial sum added to the thread's running sums (`first`: copied, exactly) and restarted at 0.
-__device__ __forceinline__ void fold_partial(float (&c)[4][4][4], float* sums, bool first) {
+// A partial sum added to the thread's running sums (`first`: copied, exactly); the next partial
+// starts from a zero accumulator (mma_f16_from_zero). `add_to_c`: the end, c = running sum + c.
+__device__ __forceinline__ void fold_partial(float (&c)[4][4][4], float* sums, bool first, bool add_to_c = false) {
+  float2* pairs = reinterpret_cast<float2*>(sums);
 #pragma unroll
   for (int m = 0; m < 4; ++m)
 #pragma unroll
     for (int n = 0; n < 4; ++n)
 #pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        float& v = sums[((m * 4 + n) * 4 + q) * kThreads + threadIdx.x];
-        v = first ? c[m][n][q] : __fadd_rn(v, c[m][n][q]);
-        c[m][n][q] = 0.f;
+      for (int h = 0; h < 2; ++h) {
+        float2& v = pairs[((m * 4 + n) * 2 + h) * kThreads + threadIdx.x];
+        float &x = c[m][n][2 * h], &y = c[m][n][2 * h + 1];
+        if (add_to_c) {
+          const float2 r = v;
+          x = __fadd_rn(r.x, x);
+          y = __fadd_rn(r.y, y);
+        } else {
+          v = first ? make_float2(x, y) : make_float2(__fadd_rn(v.x, x), __fadd_rn(v.y, y));
+        }
       }
 }
 
@@ -243,9 +265,9 @@ __device__ __forceinline__ void gram_mainloop(const GramArgs& g, std::size_t row
                                               float (&c)[4][4][4], const Meanwhile& meanwhile = {}, float* sums = nullptr) {
   const int lane = threadIdx.x % 32;
   const bool folds = gram_folds(g.format, g.dim);
-  if (folds && (!sums || dynamic_smem_bytes() < kFoldBytes)) __trap();
+  if (folds && (!sums || dynamic_smem_bytes() < kFoldBytes || g.format.fold % (kChunk / 16))) __trap();
   const int fold_stages = g.format.fold / (kChunk / 16);
-  bool folded = false;
+  bool folded = false, restart = false;  // restart: the next MMA begins a partial sum
 #pragma unroll
   for (int m = 0; m < 4; ++m)
 #pragma unroll
@@ -287,26 +309,27 @@ __device__ __forceinline__ void gram_mainloop(const GramArgs& g, std::size_t row
         b[n + 1][0] = t[2];
         b[n + 1][1] = t[3];
       }
+      if (restart) {  // (block-uniform; the first k-step after a fold)
 #pragma unroll
-      for (int m = 0; m < 4; ++m)
+        for (int m = 0; m < 4; ++m)
 #pragma unroll
-        for (int n = 0; n < 4; ++n) mma_f16(c[m][n], a[m], b[n][0], b[n][1]);
+          for (int n = 0; n < 4; ++n) mma_f16_from_zero(c[m][n], a[m], b[n][0], b[n][1]);
+        restart = false;
+      } else {
+#pragma unroll
+        for (int m = 0; m < 4; ++m)
+#pragma unroll
+          for (int n = 0; n < 4; ++n) mma_f16(c[m][n], a[m], b[n][0], b[n][1]);
+      }
     }
     // (block-uniform) a partial of F MMAs ends here and more MMAs follow
     if (folds && (ch + 1) % fold_stages == 0 && (ch + 1) * kChunk < g.dim) {
       fold_partial(c, sums, !folded);
-      folded = true;
+      folded = restart = true;
     }
     __syncthreads();  // the next stage overwrites this buffer
   }
-  if (folded) {
-#pragma unroll
-    for (int m = 0; m < 4; ++m)
-#pragma unroll
-      for (int n = 0; n < 4; ++n)
-#pragma unroll
-        for (int q = 0; q < 4; ++q) c[m][n][q] = __fadd_rn(sums[((m * 4 + n) * 4 + q) * kThreads + threadIdx.x], c[m][n][q]);
-  }
+  if (folded) fold_partial(c, sums, false, true);
 }
 
 // Tile (I, J)'s verdict thresholds: the range's edges moved by the bound E of its largest norms and
@@ -375,7 +398,7 @@ inline GramArgs gram_args(const DeviceGramRows& a, const DeviceGramRows& b) {
   g.nb = static_cast<std::uint32_t>(b.n);
   g.dim = a.dim;
   g.dim_padded = a.dim_padded;
-  g.format = exact::kFp16GramFolded;  // (the k-NN's tiles take kFp16Gram: one accumulator)
+  g.format = exact::kFp16Gram;  // one accumulator; the joins set theirs (gram_join_format)
   return g;
 }
 // The joins' tiles on the bound in distance space (Euclidean only: the cosine distance keeps E):

@@ -3,7 +3,8 @@
 // 64·(w / 4) .. +63 and columns 32·(w % 4) .. +31: 4 x 4 fragments of mma.m16n8k16 (FP16 in,
 // float32 accumulate). The FP16 rows stream through shared memory 32 coordinates at a time, two
 // stages deep by cp.async; MMAs beyond d are skipped, so the accumulation has ⌈d/16⌉ MMAs as the
-// bound assumes, in partial sums of 16 MMAs beyond d = 256 (exact::gram_accumulation). Fragment layouts (PTX ISA, m16n8k16 .f16, g = lane / 4, t = lane % 4):
+// bound assumes, in partial sums of 32 MMAs from d = 2 048 (TuningPolicy::gram_fold_for,
+// exact::gram_accumulation). Fragment layouts (PTX ISA, m16n8k16 .f16, g = lane / 4, t = lane % 4):
 //   A (row-major 16 x 16): a0 (g, 2t..2t+1), a1 (g+8, 2t..), a2 (g, 2t+8..), a3 (g+8, 2t+8..)
 //   B (col-major 16 x 8):  b0 (k 2t..2t+1, n g), b1 (k 2t+8..2t+9, n g)
 //   C (16 x 8):            c0 (g, 2t), c1 (g, 2t+1), c2 (g+8, 2t), c3 (g+8, 2t+1)
@@ -69,7 +70,7 @@ __global__ void __launch_bounds__(kThreads, 2) gram_tiles(GramArgs g) {
   __shared__ alignas(16) std::uint16_t sa[2][kTile * kStride];
   __shared__ alignas(16) std::uint16_t sb[2][kTile * kStride];
   __shared__ exact::GramTileThresholds s_th;
-  extern __shared__ float fold_sums[];  // gram_fold_bytes(g) of them
+  extern __shared__ __align__(16) float fold_sums[];  // gram_fold_bytes(g) of them (read as float2)
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int gq = lane / 4, t4 = lane % 4;
   const int wm = (warp / 4) * 64, wn = (warp % 4) * 32;
@@ -233,6 +234,7 @@ GramJoinResult run_gram_join(const VectorJoinInput& in, const DeviceGramRows& da
   // About 2^15 blocks a slab, as the float64 kernel; the queue is drained after each.
   const std::size_t slab = std::clamp<std::size_t>((std::size_t(1) << 15) / tiles_b, 1, 65535);
   const std::size_t fold = gram_fold_bytes(g);
+  out.fold = fold ? g.format.fold : 0;
   allow_fold(gram_tiles<GramOutput::PerPoint>, g);
   allow_fold(gram_tiles<GramOutput::Total>, g);
   const auto t0 = std::chrono::steady_clock::now();
@@ -267,13 +269,14 @@ GramJoinResult run_gram_join(const VectorJoinInput& in, const DeviceGramRows& da
   return out;
 }
 
-GramDistances gram_distances(const GramRows& ga, const GramRows& gb) {
+GramDistances gram_distances(const GramRows& ga, const GramRows& gb, int fold) {
   GramDistances out;
   const std::size_t pairs = ga.n * gb.n;
   if (pairs == 0) return out;
   const DeviceGramRows da(ga), db(gb);
   DeviceBuffer<float> d(pairs), p(pairs);
   GramArgs g = gram_args(da, db, ga, gb);
+  g.format = gram_join_format(fold);
   g.distances = d.get();
   g.products = p.get();
   g.range = exact::gram_range(0, 1);  // (verdicts unused)

@@ -25,6 +25,7 @@ struct GramJoinResult {
   std::uint64_t settled_inline = 0;  // of those, settled inside the tiles because the queue was full
   std::uint64_t first_look = 0;      // of those, decided by the FP16 rows' float64 distance (the rest by the rule)
   std::size_t queue_capacity = 0;
+  int fold = 0;                      // the MMAs' partial sums (exact::GramFormat::fold; 0: one accumulator)
   double kernel_seconds = 0;
 };
 
@@ -58,6 +59,7 @@ struct GramPairsResult {
   std::uint64_t resumed = 0;   // of those, launches of tiles a full buffer stopped
   std::uint64_t batches = 0;   // drains (settle, compaction, copy to the host)
   std::size_t buffer_pairs = 0;
+  int fold = 0;                // as GramJoinResult's
   double kernel_seconds = 0;
 };
 GramPairsResult run_gram_pairs(const VectorJoinInput& in, const DeviceGramRows& da, const DeviceGramRows* db,
@@ -67,10 +69,11 @@ GramPairsResult run_gram_pairs(const VectorJoinInput& in, const GramRows& ga, co
                                std::size_t buffer_pairs, const std::function<void(std::vector<PairRecord>&)>& take);
 
 // For the bound test: of every pair (i, j) of the sets' indices, ga.n x gb.n row-major, from the
-// same tiles: s̃, and the tensor cores' sum G of the FP16 products (scaled units).
+// same tiles: s̃, and the tensor cores' sum G of the FP16 products (scaled units), G summed in
+// partials of `fold` MMAs as the joins' tiles (0: one accumulator; gram_join_format).
 struct GramDistances {
   std::vector<float> distances, products;
 };
-GramDistances gram_distances(const GramRows& ga, const GramRows& gb);
+GramDistances gram_distances(const GramRows& ga, const GramRows& gb, int fold = 16);
 
 }  // namespace twobody::cuda

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "twobody/detail/exact/gram_bounds.hpp"
 #include "twobody/error.hpp"
 
 namespace twobody::cuda {
@@ -70,8 +71,9 @@ TuningPolicy TuningPolicy::current(int sm) {
   }
   if (const char* e = env("TWOBODY_GRAM_FOLD")) {
     const std::string v = e;
-    p.gram_fold = v == "0" ? 0 : static_cast<int>(positive(e, "TWOBODY_GRAM_FOLD", 1 << 16));
+    p.gram_fold = v == "0" ? 0 : static_cast<int>(positive(e, "TWOBODY_GRAM_FOLD", exact::kMaxGramFold));
     if (p.gram_fold % 2) throw Error(ErrorKind::Config, "TWOBODY_GRAM_FOLD must be 0 or an even number of MMAs");
+    p.gram_fold_min_dim = 0;
   }
   if (const char* e = env("TWOBODY_GRAM_PAIR_BUFFER"))
     p.gram_pair_buffer = static_cast<std::size_t>(positive(e, "TWOBODY_GRAM_PAIR_BUFFER", 1ull << 30));
@@ -118,7 +120,8 @@ std::string TuningPolicy::overrides() const {
     add(vector_precision == VectorPrecision::Fp64 ? "vector joins in float64" : "vector joins on FP16 Gram tiles");
   if (gram_queue_pairs != d.gram_queue_pairs) add(fmt::format("a Gram settle queue of {} pairs", gram_queue_pairs));
   if (gram_distance_space != d.gram_distance_space) add("the Gram joins on the bound E of the norms");
-  if (gram_fold != d.gram_fold) add(gram_fold ? fmt::format("Gram partial sums of {} MMAs", gram_fold) : "one Gram accumulator");
+  if (gram_fold != d.gram_fold || gram_fold_min_dim != d.gram_fold_min_dim)
+    add(gram_fold ? fmt::format("Gram partial sums of {} MMAs at every d", gram_fold) : "one Gram accumulator");
   if (gram_pair_buffer != d.gram_pair_buffer) add(fmt::format("a Gram pair buffer of {} pairs", gram_pair_buffer));
   if (vector_grid != d.vector_grid) add(vector_grid == VectorGrid::Grid ? "the vector grid forced" : "no vector grid");
   if (vector_grid_dims) add(fmt::format("a vector grid of {} dimensions", vector_grid_dims));

@@ -68,8 +68,14 @@ struct TuningPolicy {
   // norms (TWOBODY_GRAM_BOUND=distance|norms: the benchmark's before and after).
   bool gram_distance_space = true;
   // MMAs a partial sum of the joins' Gram tiles takes before it is added to the running sum
-  // (TWOBODY_GRAM_FOLD: an even number, 0 for one accumulator; exact::GramFormat::fold).
-  int gram_fold = 16;
+  // (exact::GramFormat::fold), from d = gram_fold_min_dim. Measured on the H200 (RESULTS,
+  // 2026-11-29, eighteenth session; kernels with partials of 32 against one accumulator): d = 384
+  // +10 % (partials of 16), 1 024 +4 %, 2 048 −13 %, 4 096 −38 % (43 M pairs settled → 8 M). Below
+  // 2 048 the folds cost more than the narrower band saves. TWOBODY_GRAM_FOLD=N (an even number, 0
+  // for one accumulator) forces N at every d.
+  int gram_fold = 32;
+  int gram_fold_min_dim = 2048;
+  int gram_fold_for(int dim) const { return dim >= gram_fold_min_dim ? gram_fold : 0; }
   // Pairs the Gram tiles' pair-list buffer holds (TWOBODY_GRAM_PAIR_BUFFER): certain and undecided
   // pairs of a slab, settled and drained when it is done or full (gram_pairs.hpp); 32 bytes a pair
   // on the device with the compacted copy. Tests force a tiny one.

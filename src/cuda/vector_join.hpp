@@ -30,7 +30,7 @@ struct VectorJoinInput {
   double lo = 0, hi = 0;  // keys in [lo, hi)
   VectorJoinOutput output = VectorJoinOutput::Total;
   std::size_t max_pairs = 0;  // Pairs: more is Error(Resource)
-  int gram_fold = 16;         // the Gram tiles' partial sums (TuningPolicy::gram_fold)
+  int gram_fold = 0;          // the Gram tiles' partial sums (TuningPolicy::gram_fold_for)
   std::function<void(double)> progress;
   // Pairs: each batch as it is drained (the sets' indices, unsorted); the taker may keep or empty it.
   std::function<void(std::vector<PairRecord>&)> take;

@@ -168,7 +168,7 @@ Result run_vectors_on_device(const VectorPlan& plan) {
   PairTaker taker{plan, r.pairs};
   if (out == OutputKind::PairList) in.take = [&taker](std::vector<PairRecord>& batch) { taker(batch); };
   const TuningPolicy policy = policy_for(plan);
-  in.gram_fold = policy.gram_fold;
+  in.gram_fold = policy.gram_fold_for(in.dim);
   const VectorPath path = choose_vector_path(plan, policy);
   std::string fallback = path.why_not;
   DeviceGramSets rows;
@@ -234,16 +234,18 @@ Result run_vectors_on_device(const VectorPlan& plan) {
   }
   const DeviceGramKnnRows* ka = terms_a ? &*terms_a : nullptr;
   const DeviceGramKnnRows* kb = terms_b ? &*terms_b : nullptr;
+  const auto partials = [](int fold) { return fold ? fmt::format(", the products summed in partials of {} MMAs", fold) : ""; };
 
   if (path.gram && fallback.empty() && out == OutputKind::PairList) {
     const GramPairsResult g = run_gram_pairs(in, rows.a, plan.is_auto() ? nullptr : &rows.b, policy.gram_pair_buffer, in.take, ka, kb);
     if (!plan.pair_sink) std::sort(r.pairs.begin(), r.pairs.end(), pair_order);
     r.info.pairs_settled_fp64 = g.settled;
     r.info.plan = fmt::format(
-        "FP16 Gram tiles on the tensor cores, pair list: {} undecided pairs settled in float64, every listed pair's "
+        "FP16 Gram tiles on the tensor cores, pair list{}: {} undecided pairs settled in float64, every listed pair's "
         "distance by the rule; a buffer of {} pairs, {} tile launches ({} resuming tiles stopped by a full buffer){}; "
         "kernels {:.4f} s{}{}",
-        g.settled, g.buffer_pairs, g.launches, g.resumed, taker.note(), g.kernel_seconds, prepared, choice_note);
+        partials(g.fold), g.settled, g.buffer_pairs, g.launches, g.resumed, taker.note(), g.kernel_seconds, prepared,
+        choice_note);
     r.info.plan += grid_note;
     return r;
   }
@@ -256,7 +258,8 @@ Result run_vectors_on_device(const VectorPlan& plan) {
     }
     r.info.pairs_settled_fp64 = g.settled;
     r.info.plan = fmt::format(
-        "FP16 Gram tiles on the tensor cores: {} undecided pairs settled in float64{}{}; kernels {:.4f} s{}{}", g.settled,
+        "FP16 Gram tiles on the tensor cores{}: {} undecided pairs settled in float64{}{}; kernels {:.4f} s{}{}",
+        partials(g.fold), g.settled,
         g.first_look ? fmt::format(" ({} by the FP16 rows' distance summed in float64 within its bound, the rest by the rule)",
                                    g.first_look)
                      : "",
@@ -301,7 +304,10 @@ std::string describe_all_pairs(const VectorPlan& plan) {
                                   : "; rows uploaded as stored and promoted to float64 on the device";
   if (!path.gram) return fmt::format("cuda kernel: {} (not the FP16 Gram tiles: {}){}{}", fp64, path.why_not, rows, tail);
   const std::string gram =
-      "FP16 Gram tiles on the tensor cores (mma.sync m16n8k16, float32 accumulation), blocks of 128 x 128 pairs" +
+      "FP16 Gram tiles on the tensor cores (mma.sync m16n8k16, float32 accumulation" +
+      (policy.gram_fold_for(plan.a->dim()) ? fmt::format(" in partial sums of {} MMAs", policy.gram_fold_for(plan.a->dim()))
+                                           : std::string()) +
+      "), blocks of 128 x 128 pairs" +
       std::string(plan.is_auto() ? " (the triangle's tiles only)" : "") +
       (cosine ? ", rows uploaded as stored, normalised in float64 (the rule's rows), scaled by powers of two, rounded "
                 "to FP16 and sorted by norm on the device; each pair's 2(1 - a.b) in float32 within a proven bound of "

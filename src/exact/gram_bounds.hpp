@@ -50,7 +50,8 @@ struct GramFormat {
   int fold;      // F: MMAs a partial sum takes before it is added to the running sum (0: never)
 };
 
-// The k-NN tiles: one accumulator. The joins' tiles (counts, pair lists): partial sums of 16 MMAs.
+// One accumulator (the k-NN's tiles, and the joins' below TuningPolicy::gram_fold_min_dim); partial
+// sums of 16 MMAs (the tests' folded format; the joins set their F from TuningPolicy::gram_fold).
 constexpr GramFormat kFp16Gram{0x1p-11, 0x1p-25, 16, 0x1p-22, 0};
 constexpr GramFormat kFp16GramFolded{0x1p-11, 0x1p-25, 16, 0x1p-22, 16};
 
@@ -62,11 +63,19 @@ constexpr double kUnit32 = 0x1p-24;
 // from 0, an MMA of partial c carries at most S_c = Σ_{k in c} |h h|, so the MMAs give
 // F(K + 2)u_acc·Σ_c S_c = F(K + 2)u_acc·S, and each of the ⌈m/F⌉ − 1 float32 additions of a
 // partial to the running sum (the first is a copy) rounds once, at most u32·S. At d = 4 096
-// (m = 256, F = 16) that is 16× narrower: there the accumulation was most of the band (RESULTS,
-// 2026-11-29). Second-order terms (a partial's own error inside S_c) are in the callers' 1.01.
+// (m = 256) that is 8× narrower with F = 32 (the joins' default), 16× with F = 16: there the
+// accumulation was most of the band (RESULTS, 2026-11-29). Whenever partials are summed (m > F)
+// this is below m(K + 2)u_acc. Second-order terms (a partial's own error inside S_c, the running
+// sum's own) are in the callers' 1.01, which holds while F(K + 2)u_acc stays under 10^-2
+// (F ≤ kMaxGramFold; one accumulator: d up to ~37 000).
+constexpr int kMaxGramFold = 1024;
+// Whether the MMAs of dimension d sum in partials of f.fold (F even: whole stages of 2 MMAs).
+TWOBODY_GRAM_HD inline bool gram_folds(const GramFormat& f, int d) {
+  return f.fold > 0 && (d + f.depth - 1) / f.depth > f.fold;
+}
 TWOBODY_GRAM_HD inline double gram_accumulation(const GramFormat& f, int d) {
   const double mmas = std::ceil(static_cast<double>(d) / f.depth), per_mma = (f.depth + 2) * f.u_acc;
-  if (f.fold <= 0 || mmas <= f.fold) return mmas * per_mma;
+  if (!gram_folds(f, d)) return mmas * per_mma;
   return f.fold * per_mma + (std::ceil(mmas / f.fold) - 1) * kUnit32;
 }
 
