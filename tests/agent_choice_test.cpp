@@ -250,5 +250,27 @@ TEST(TuningPolicy, ReadsEveryOverrideFromTheEnvironmentInOnePlace) {
   EXPECT_EQ(TuningPolicy::current().overrides(), "");
 }
 
+TEST(TuningPolicy, GramPartialSumsFromD2048AndForcedByTheEnvironment) {
+  const TuningPolicy p = TuningPolicy::current();
+  EXPECT_EQ(p.gram_fold_for(2047), 0);
+  EXPECT_EQ(p.gram_fold_for(2048), 32);
+  EXPECT_EQ(p.gram_fold_for(4096), 32);
+  {
+    ScopedEnv a("TWOBODY_GRAM_FOLD", "16");
+    const TuningPolicy q = TuningPolicy::current();
+    EXPECT_EQ(q.gram_fold_for(300), 16);  // forced at every d
+    EXPECT_NE(q.overrides().find("partial sums of 16 MMAs"), std::string::npos) << q.overrides();
+  }
+  {
+    ScopedEnv a("TWOBODY_GRAM_FOLD", "0");
+    EXPECT_EQ(TuningPolicy::current().gram_fold_for(4096), 0);
+    EXPECT_NE(TuningPolicy::current().overrides().find("one Gram accumulator"), std::string::npos);
+  }
+  for (const char* bad : {"3", "-2", "x", "2048"}) {  // odd, negative, not a number, beyond kMaxGramFold
+    ScopedEnv a("TWOBODY_GRAM_FOLD", bad);
+    EXPECT_THROW(TuningPolicy::current(), Error) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace twobody::cuda
