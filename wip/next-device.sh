@@ -14,5 +14,6 @@ j() { timeout 60 python3 scripts/bench-joins --cli $B/twobody --codes cuda --no-
 for f in 32 0; do echo "d4096 F $f: $(TWOBODY_GRAM_FOLD=$f j --eps 13.378530850296343 gauss-100000-d4096)"; done
 for f in 32 0; do echo "d2048 F $f: $(TWOBODY_GRAM_FOLD=$f j gauss-100000-d2048)"; done
 for f in 32 16 0; do echo "d1024 F $f: $(TWOBODY_GRAM_FOLD=$f j gauss-200000-d1024)"; done
+echo "expo d128 (interior tiles): $(j --eps 0.29503902482824806 expo-1000000-d128)"
 echo "measured $(( $(date +%s) - t0 )) s"
 wait; tail -1 /tmp/peers.log

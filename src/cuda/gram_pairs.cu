@@ -59,6 +59,7 @@ __global__ void __launch_bounds__(kThreads, 2) gram_pair_tiles(GramArgs g) {
   float ni[4][2], inv_i[4][2], nj[4][2], inv_j[4][2];
   tile_norms(g, row0, col0, wm, wn, ni, inv_i, nj, inv_j);
   const exact::GramTileThresholds th = s_th;
+  const bool interior = tile_is_interior(g, I, J, row0, col0);
   // The verdicts first (unrolled: the fragments stay in registers), as two masks over the
   // warp's fixed order of elements e = (4m + n)·4 + q; then the emission, one rolled loop over e
   // (unrolled, its ballots, atomics and stores made the kernel ~10 000 instructions).
@@ -72,7 +73,7 @@ __global__ void __launch_bounds__(kThreads, 2) gram_pair_tiles(GramArgs g) {
         const int rh = q >> 1, cq = q & 1;
         const std::uint32_t i = static_cast<std::uint32_t>(row0) + wm + m * 16 + gq + 8 * rh;
         const std::uint32_t j = static_cast<std::uint32_t>(col0) + wn + n * 8 + 2 * t4 + cq;
-        if (i < g.na && j < g.nb && !(g.is_auto && j <= i)) {
+        if (interior || (i < g.na && j < g.nb && !(g.is_auto && j <= i))) {
           const float s = gram_distance(c[m][n][q], ni[m][rh], nj[n][cq], inv_i[m][rh], inv_j[n][cq]);
           const exact::GramVerdict v = exact::gram_verdict(s, th);
           const unsigned long long bit = 1ull << ((m * 4 + n) * 4 + q);

@@ -349,6 +349,14 @@ inline exact::GramRange tile_range(double lo, double hi, bool cosine) {
   return cosine ? exact::gram_cosine_range(lo, hi) : exact::gram_range(lo, hi);
 }
 
+// Whether every pair of tile (I, J) is one the epilogue takes (no padding row or column, and not a
+// self-join's diagonal tile): then it skips the per-element checks, a few instructions of the ~33
+// an element that bound the kernel at d = 128 (ncu, 2026-11-29).
+__device__ __forceinline__ bool tile_is_interior(const GramArgs& g, std::uint32_t I, std::uint32_t J, std::size_t row0,
+                                                 std::size_t col0) {
+  return row0 + kTile <= g.na && col0 + kTile <= g.nb && !(g.is_auto && I == J);
+}
+
 // The epilogue's per-row and per-column inputs of a warp's fragments: rows row0 + wm + 16m + gq
 // (+8 for h = 1), columns col0 + wn + 8n + 2t4 (+1): N and 1/σ.
 __device__ __forceinline__ void tile_norms(const GramArgs& g, std::size_t row0, std::size_t col0, int wm, int wn,

@@ -84,6 +84,7 @@ __global__ void __launch_bounds__(kThreads, 2) gram_tiles(GramArgs g) {
   float ni[4][2], inv_i[4][2], nj[4][2], inv_j[4][2];
   tile_norms(g, row0, col0, wm, wn, ni, inv_i, nj, inv_j);
   const exact::GramTileThresholds th = s_th;
+  const bool interior = tile_is_interior(g, I, J, row0, col0);
   unsigned row_count[4][2] = {}, col_count[4][2] = {};
   unsigned long long undecided = 0;  // bit (4m + n)·4 + q: element c[m][n][q]
 #pragma unroll
@@ -104,7 +105,7 @@ __global__ void __launch_bounds__(kThreads, 2) gram_tiles(GramArgs g) {
           }
           continue;
         }
-        if (i >= g.na || j >= g.nb || (g.is_auto && j <= i)) continue;
+        if (!interior && (i >= g.na || j >= g.nb || (g.is_auto && j <= i))) continue;
         const exact::GramVerdict v = exact::gram_verdict(s, th);
         if (v == exact::GramVerdict::In) {
           ++row_count[m][rh];
