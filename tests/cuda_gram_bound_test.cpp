@@ -48,8 +48,7 @@ struct Ratios {
 
 // The three checks on every pair i < j; the worst ratios.
 Ratios check_pairs(const Rows& rows, std::size_t n, int d, const std::string& what, int fold = 16) {
-  exact::GramFormat format = exact::kFp16GramFolded;
-  format.fold = fold;
+  const exact::GramFormat format = exact::fp16_gram(fold);
   const std::vector<double> centre = cuda::gram_centre(rows.data(), n, nullptr, 0, d, 1);
   const cuda::GramRows g = cuda::make_gram_rows(rows.data(), n, d, centre, 1);
   EXPECT_EQ(g.refusal, "") << what;
@@ -97,6 +96,14 @@ Rows gaussian(std::size_t n, int d, std::mt19937_64& rng, double offset, double 
   return r;
 }
 
+// Near-duplicates: n / 2 rows about 5, then each again moved by N(0, 1e-4) a coordinate.
+Rows near_duplicates(std::size_t n, int d, std::mt19937_64& rng) {
+  Rows near = gaussian(n / 2, d, rng, 5, 1);
+  std::normal_distribution<double> tiny(0, 1e-4);
+  for (std::size_t t = 0, m = near.size(); t < m; ++t) near.push_back(near[t] + tiny(rng));
+  return near;
+}
+
 }  // namespace
 
 TEST(CudaGramBound, TensorCoreDistancesStayWithinTheBound) {
@@ -129,10 +136,7 @@ TEST(CudaGramBound, TensorCoreDistancesStayWithinTheBound) {
       for (std::size_t k = 0; k < du; ++k) norms[i * du + k] *= std::pow(10.0, static_cast<double>(i % 7) - 3);
     keep(check_pairs(norms, n, d, "norms 1e-3..1e3"));
     // Near-duplicates: distances far below the norms.
-    Rows near = gaussian(n / 2, d, rng, 5, 1);
-    std::normal_distribution<double> tiny(0, 1e-4);
-    for (std::size_t t = 0, m = near.size(); t < m; ++t) near.push_back(near[t] + tiny(rng));
-    keep(check_pairs(near, n, d, "near duplicates"));
+    keep(check_pairs(near_duplicates(n, d, rng), n, d, "near duplicates"));
   }
   // Other partial sums: of 2 MMAs (a fold every stage) at d = 300, of 32 (the joins' default from
   // d = 2 048) at d = 2 100 (a short last partial); rows with one sign after centring (two groups
@@ -144,10 +148,7 @@ TEST(CudaGramBound, TensorCoreDistancesStayWithinTheBound) {
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t k = 0; k < du; ++k) groups[i * du + k] += i % 2 ? 3.0 : -3.0;
     keep(check_pairs(groups, n, d, "two groups at +-3", fold));
-    Rows near = gaussian(n / 2, d, rng, 5, 1);
-    std::normal_distribution<double> tiny(0, 1e-4);
-    for (std::size_t t = 0, m = near.size(); t < m; ++t) near.push_back(near[t] + tiny(rng));
-    keep(check_pairs(near, n, d, "near duplicates", fold));
+    keep(check_pairs(near_duplicates(n, d, rng), n, d, "near duplicates", fold));
   }
   RecordProperty("worst_error_over_bound", std::to_string(worst.whole));
   RecordProperty("worst_accumulation_over_its_bound", std::to_string(worst.accumulation));

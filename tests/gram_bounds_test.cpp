@@ -131,6 +131,19 @@ std::vector<std::vector<double>> spiky(std::size_t n, int d, std::mt19937_64& rn
   return rows;
 }
 
+// Near-duplicates: n / 2 rows about `offset`, then each again moved by N(0, jitter) a coordinate:
+// distances far below the norms.
+std::vector<std::vector<double>> near_duplicates(std::size_t n, int d, std::mt19937_64& rng, double offset, double jitter) {
+  auto rows = gaussian(n / 2, d, rng, offset, 1.0);
+  std::normal_distribution<double> tiny(0.0, jitter);
+  for (std::size_t i = 0, m = rows.size(); i < m; ++i) {
+    auto copy = rows[i];
+    for (double& v : copy) v += tiny(rng);
+    rows.push_back(copy);
+  }
+  return rows;
+}
+
 // Rows of norms over `decades` decades centred on 1: the scales differ between a pair's rows.
 std::vector<std::vector<double>> spread_norms(std::size_t n, int d, std::mt19937_64& rng, int decades) {
   auto rows = gaussian(n, d, rng, 0.0, 1.0);
@@ -150,15 +163,8 @@ TEST(GramBounds, TheModelStaysWithinTheBoundOnAdversarialRows) {
     const std::size_t n = d >= 960 ? 40 : 90;
     worst = std::max(worst, worst_ratio(gaussian(n, d, rng, 0.0, 1.0), "gaussian"));
     worst = std::max(worst, worst_ratio(gaussian(n, d, rng, 1e3, 1.0), "offset 1e3"));
-    // Near-duplicates: distances far below the norms, the bound's hardest regime in relative terms.
-    auto near = gaussian(n / 2, d, rng, 0.0, 1.0);
-    std::normal_distribution<double> tiny(0.0, 1e-4);
-    for (std::size_t i = 0, m = near.size(); i < m; ++i) {
-      auto copy = near[i];
-      for (double& v : copy) v += tiny(rng);
-      near.push_back(copy);
-    }
-    worst = std::max(worst, worst_ratio(near, "near duplicates"));
+    // Near-duplicates: the bound's hardest regime in relative terms.
+    worst = std::max(worst, worst_ratio(near_duplicates(n, d, rng, 0.0, 1e-4), "near duplicates"));
     worst = std::max(worst, worst_ratio(spiky(n, d, rng, false), "spikes and subnormals"));
     worst = std::max(worst, worst_ratio(spread_norms(n, d, rng, 6), "norms 1e-3..1e3"));
     // An integer lattice: FP16 holds small integers exactly, the accumulation still rounds.
@@ -257,13 +263,7 @@ TEST(GramBounds, KnnKeyIntervalsHoldTheRuleKey) {
     std::vector<std::vector<std::vector<double>>> sets;
     sets.push_back(gaussian(n, d, rng, 0.0, 1.0));
     sets.push_back(gaussian(n, d, rng, 1e3, 1.0));
-    auto near = gaussian(n / 2, d, rng, 10.0, 1.0);
-    std::normal_distribution<double> tiny(0.0, 1e-3);
-    for (std::size_t i = 0, m = near.size(); i < m; ++i) {
-      auto copy = near[i];
-      for (double& v : copy) v += tiny(rng);
-      near.push_back(copy);
-    }
+    auto near = near_duplicates(n, d, rng, 10.0, 1e-3);
     near.push_back(near[0]);  // an exact duplicate: key 0
     sets.push_back(near);
     sets.push_back(spiky(n, d, rng, true));
@@ -521,28 +521,21 @@ TEST(GramBounds, FoldedPartialSumsStayWithinTheirNarrowerBound) {
   const auto seed = fresh_seed();
   std::mt19937_64 rng(seed);
   SCOPED_TRACE("seed " + std::to_string(seed));
-  GramFormat f32 = kFp16GramFolded, f2 = kFp16GramFolded;
-  f32.fold = 32;
-  f2.fold = 2;
+  constexpr GramFormat f32 = fp16_gram(32), f2 = fp16_gram(2);
   EXPECT_EQ(gram_accumulation(f32, 512), gram_accumulation(kFp16Gram, 512));  // m = F: one partial
   EXPECT_LT(gram_accumulation(f32, 513), gram_accumulation(kFp16Gram, 513));
   EXPECT_GT(gram_accumulation(kFp16Gram, 4096) / gram_accumulation(kFp16GramFolded, 4096), 15.0);
   EXPECT_GT(gram_accumulation(kFp16Gram, 4096) / gram_accumulation(f32, 4096), 7.5);
   double worst_acc = 0, worst_e = 0;
-  std::normal_distribution<double> tiny(0, 1e-4);
   for (const GramFormat& f : {f2, kFp16GramFolded, f32}) {
     for (int d : {16 * f.fold, 16 * f.fold + 1, 16 * f.fold + 7, 16 * f.fold * 3 + 5}) {
       const std::size_t n = d > 1000 ? 16 : 32, du = static_cast<std::size_t>(d);
       auto groups = gaussian(n, d, rng, 0.0, 0.1);
       for (std::size_t i = 0; i < n; ++i)
         for (double& v : groups[i]) v += i % 2 ? 3.0 : -3.0;
-      auto near = gaussian(n / 2, d, rng, 2.0, 1.0);
-      for (std::size_t i = 0, m = near.size(); i < m; ++i) {
-        near.push_back(near[i]);
-        for (double& v : near.back()) v += tiny(rng);
-      }
-      const std::vector<std::vector<std::vector<double>>> sets{gaussian(n, d, rng, 0.0, 1.0), groups,
-                                                               spiky(n, d, rng, true), spread_norms(n, d, rng, 6), near};
+      const std::vector<std::vector<std::vector<double>>> sets{gaussian(n, d, rng, 0.0, 1.0), groups, spiky(n, d, rng, true),
+                                                               spread_norms(n, d, rng, 6),
+                                                               near_duplicates(n, d, rng, 2.0, 1e-4)};
       for (const auto& rows : sets) {
         const auto r = prepare(rows);
         for (std::size_t i = 0; i < r.size(); ++i)

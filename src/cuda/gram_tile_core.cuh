@@ -20,6 +20,7 @@ namespace twobody::cuda::gram_core {
 constexpr int kTile = kGramRowBlock;  // 128 rows of A x 128 rows of B
 constexpr int kChunk = kGramChunk;    // 32 coordinates a stage
 constexpr int kStride = kChunk + 8;   // halves a staged row: 20 words, so a fragment load's 8 rows hit distinct banks
+constexpr std::size_t kStageBytes = 2 * 2 * kTile * kStride * sizeof(std::uint16_t);  // the kernels' sa and sb
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 constexpr unsigned long long kAllWritten = ~0ull;  // a warp of a resumed tile with nothing left to write
@@ -196,13 +197,12 @@ static_assert(exact::kFp16GramFolded.fold % (kChunk / 16) == 0, "a partial sum s
 inline exact::GramFormat gram_join_format(int fold) {
   if (fold < 0 || fold > exact::kMaxGramFold || fold % (kChunk / 16))
     throw Error(ErrorKind::Internal, "a Gram partial sum must span whole stages, at most kMaxGramFold MMAs");
-  exact::GramFormat f = exact::kFp16GramFolded;
-  f.fold = fold;
+  exact::GramFormat f = exact::fp16_gram(fold);
   if (fold > 0) {
     int device = 0, optin = 0;
     TWOBODY_CUDA_CHECK(cudaGetDevice(&device));
     TWOBODY_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    if (static_cast<std::size_t>(optin) < kFoldBytes + 2 * 2 * kTile * kStride * sizeof(std::uint16_t) + 1024) f.fold = 0;
+    if (static_cast<std::size_t>(optin) < kFoldBytes + kStageBytes + 1024) f.fold = 0;  // (+ s_th and the reserve)
   }
   return f;
 }

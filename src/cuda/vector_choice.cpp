@@ -202,8 +202,7 @@ PrecisionChoice choose_precision(const VectorSet& a, const VectorSet* b, double 
   const exact::GramRange range = cosine ? exact::gram_cosine_range(lo, hi) : exact::gram_range(lo, hi);
   const double unit = cosine ? 2.0 : 1.0;
   const bool distance_space = !cosine && policy.gram_distance_space;  // (as vector_runs.cpp decides)
-  exact::GramFormat format = exact::kFp16GramFolded;  // the joins' tiles' (gram_tile_core.cuh: gram_join_format)
-  format.fold = policy.gram_fold_for(dim);
+  const exact::GramFormat format = exact::fp16_gram(policy.gram_fold_for(dim));  // the joins' tiles' (gram_join_format)
   constexpr std::size_t kQueries = 4;
   std::uint64_t sampled = 0, open = 0;
   const auto groups = static_cast<std::ptrdiff_t>((nq + kQueries - 1) / kQueries);

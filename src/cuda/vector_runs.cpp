@@ -40,6 +40,11 @@ TuningPolicy policy_for(const VectorPlan& plan) {
   return p;
 }
 
+// The plan's words for the Gram tiles' partial sums of `fold` MMAs (none for one accumulator).
+std::string partial_sums_note(int fold) {
+  return fold ? fmt::format(", the products summed in partials of {} MMAs", fold) : std::string();
+}
+
 // Whether a join may take the FP16 Gram tiles, and if not why (for the plan). Whether it then
 // does is the precision choice's (vector_choice.hpp), and the rows' range is tested as they are
 // prepared (gram_rows_device.hpp), so a run may still take the float64 kernel.
@@ -234,7 +239,6 @@ Result run_vectors_on_device(const VectorPlan& plan) {
   }
   const DeviceGramKnnRows* ka = terms_a ? &*terms_a : nullptr;
   const DeviceGramKnnRows* kb = terms_b ? &*terms_b : nullptr;
-  const auto partials = [](int fold) { return fold ? fmt::format(", the products summed in partials of {} MMAs", fold) : ""; };
 
   if (path.gram && fallback.empty() && out == OutputKind::PairList) {
     const GramPairsResult g = run_gram_pairs(in, rows.a, plan.is_auto() ? nullptr : &rows.b, policy.gram_pair_buffer, in.take, ka, kb);
@@ -244,7 +248,7 @@ Result run_vectors_on_device(const VectorPlan& plan) {
         "FP16 Gram tiles on the tensor cores, pair list{}: {} undecided pairs settled in float64, every listed pair's "
         "distance by the rule; a buffer of {} pairs, {} tile launches ({} resuming tiles stopped by a full buffer){}; "
         "kernels {:.4f} s{}{}",
-        partials(g.fold), g.settled, g.buffer_pairs, g.launches, g.resumed, taker.note(), g.kernel_seconds, prepared,
+        partial_sums_note(g.fold), g.settled, g.buffer_pairs, g.launches, g.resumed, taker.note(), g.kernel_seconds, prepared,
         choice_note);
     r.info.plan += grid_note;
     return r;
@@ -259,7 +263,7 @@ Result run_vectors_on_device(const VectorPlan& plan) {
     r.info.pairs_settled_fp64 = g.settled;
     r.info.plan = fmt::format(
         "FP16 Gram tiles on the tensor cores{}: {} undecided pairs settled in float64{}{}; kernels {:.4f} s{}{}",
-        partials(g.fold), g.settled,
+        partial_sums_note(g.fold), g.settled,
         g.first_look ? fmt::format(" ({} by the FP16 rows' distance summed in float64 within its bound, the rest by the rule)",
                                    g.first_look)
                      : "",
@@ -305,9 +309,7 @@ std::string describe_all_pairs(const VectorPlan& plan) {
   if (!path.gram) return fmt::format("cuda kernel: {} (not the FP16 Gram tiles: {}){}{}", fp64, path.why_not, rows, tail);
   const std::string gram =
       "FP16 Gram tiles on the tensor cores (mma.sync m16n8k16, float32 accumulation" +
-      (policy.gram_fold_for(plan.a->dim()) ? fmt::format(" in partial sums of {} MMAs", policy.gram_fold_for(plan.a->dim()))
-                                           : std::string()) +
-      "), blocks of 128 x 128 pairs" +
+      partial_sums_note(policy.gram_fold_for(plan.a->dim())) + "), blocks of 128 x 128 pairs" +
       std::string(plan.is_auto() ? " (the triangle's tiles only)" : "") +
       (cosine ? ", rows uploaded as stored, normalised in float64 (the rule's rows), scaled by powers of two, rounded "
                 "to FP16 and sorted by norm on the device; each pair's 2(1 - a.b) in float32 within a proven bound of "

@@ -50,10 +50,12 @@ struct GramFormat {
   int fold;      // F: MMAs a partial sum takes before it is added to the running sum (0: never)
 };
 
+// FP16 rows in MMAs of depth 16, summed in partials of `fold` MMAs (0: one accumulator).
+constexpr GramFormat fp16_gram(int fold) { return {0x1p-11, 0x1p-25, 16, 0x1p-22, fold}; }
 // One accumulator (the k-NN's tiles, and the joins' below TuningPolicy::gram_fold_min_dim); partial
 // sums of 16 MMAs (the tests' folded format; the joins set their F from TuningPolicy::gram_fold).
-constexpr GramFormat kFp16Gram{0x1p-11, 0x1p-25, 16, 0x1p-22, 0};
-constexpr GramFormat kFp16GramFolded{0x1p-11, 0x1p-25, 16, 0x1p-22, 16};
+constexpr GramFormat kFp16Gram = fp16_gram(0);
+constexpr GramFormat kFp16GramFolded = fp16_gram(16);
 
 constexpr double kUnit64 = 0x1p-53;
 constexpr double kUnit32 = 0x1p-24;
